@@ -1,0 +1,1270 @@
+"""SKEL (DART XML) reader building exactly the model DART 6.20 builds.
+
+One ``_parse_<element>`` function per element. The rules (defaults, DOF names,
+build order, implicit ``root`` joints, composite inertia, name de-duplication)
+are those of ``shared/spec/skel-semantics.md``; where DART would crash, hang or
+abort, a :class:`~skel_ros.model.errors.SkelError` is raised instead, and where
+DART silently drops something that is almost surely a mistake, a warning with
+file:line is recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from skel_ros.model import inertia as inertia_mod
+from skel_ros.model.errors import (
+    Location,
+    SkelError,
+    SkelLegacyFormatError,
+    SkelMissingElementError,
+    SkelReferenceError,
+    SkelSyntaxError,
+    SkelUnsupportedError,
+    SkelValueError,
+)
+from skel_ros.model.meshes import MeshReadError, mesh_bounds
+from skel_ros.model.transforms import inverse, skel_transform
+from skel_ros.model.types import (
+    IDENTITY4,
+    ActuatorType,
+    Array,
+    Body,
+    Box,
+    Capsule,
+    CollisionDetector,
+    Cone,
+    Cylinder,
+    Dof,
+    Ellipsoid,
+    EulerOrder,
+    Geometry,
+    Inertia,
+    Joint,
+    JointType,
+    Marker,
+    Mesh,
+    MultiSphere,
+    Plane,
+    PlaneType,
+    Pyramid,
+    Shape,
+    ShapeRole,
+    Skeleton,
+    SoftShape,
+    Sphere,
+    World,
+    frozen_array,
+)
+from skel_ros.model.xmlread import Element, XmlReader
+
+_MAX_BYTES = 256 * 1024 * 1024
+
+_WORLD_TAGS = frozenset({"physics", "skeleton"})
+_PHYSICS_TAGS = frozenset({"time_step", "gravity", "collision_detector"})
+_SKELETON_TAGS = frozenset({"transformation", "mobile", "body", "joint"})
+_BODY_TAGS = frozenset(
+    {
+        "gravity",
+        "transformation",
+        "inertia",
+        "visualization_shape",
+        "collision_shape",
+        "marker",
+        "soft_shape",
+    }
+)
+_INERTIA_TAGS = frozenset({"mass", "offset", "moment_of_inertia"})
+_JOINT_COMMON = frozenset({"parent", "child", "transformation", "init_pos", "init_vel", "dof"})
+_AXIS_TAGS = frozenset({"xyz", "pitch", "limit", "dynamics", "damping"})
+_DYNAMICS_TAGS = frozenset({"damping", "friction", "spring_rest_position", "spring_stiffness"})
+_DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNAMICS_TAGS
+
+_GEOMETRY_ORDER = (
+    "sphere",
+    "box",
+    "ellipsoid",
+    "cylinder",
+    "capsule",
+    "cone",
+    "pyramid",
+    "plane",
+    "multi_sphere",
+    "mesh",
+)
+
+# Which <axisN> elements each joint type reads, and whether <xyz> is read there.
+_AXES_READ: dict[JointType, int] = {
+    JointType.WELD: 0,
+    JointType.REVOLUTE: 1,
+    JointType.PRISMATIC: 1,
+    JointType.SCREW: 1,
+    JointType.UNIVERSAL: 2,
+    JointType.BALL: 0,
+    JointType.EULER: 3,
+    JointType.TRANSLATIONAL: 3,
+    JointType.TRANSLATIONAL2D: 2,
+    JointType.PLANAR: 3,
+    JointType.FREE: 0,
+}
+_XYZ_AXES: dict[JointType, int] = {
+    JointType.REVOLUTE: 1,
+    JointType.PRISMATIC: 1,
+    JointType.SCREW: 1,
+    JointType.UNIVERSAL: 2,
+}
+_DEFAULT_AXES: dict[JointType, tuple[tuple[float, float, float], ...]] = {
+    JointType.REVOLUTE: ((0.0, 0.0, 1.0),),
+    JointType.PRISMATIC: ((0.0, 0.0, 1.0),),
+    JointType.SCREW: ((0.0, 0.0, 1.0),),
+    JointType.UNIVERSAL: ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+}
+_DEFAULT_SCREW_PITCH = 0.1
+
+_PLANE_AXES = {
+    PlaneType.XY: ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+    PlaneType.YZ: ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    PlaneType.ZX: ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0)),
+}
+_PLANE_SUFFIXES = {
+    PlaneType.XY: ("_x", "_y"),
+    PlaneType.YZ: ("_y", "_z"),
+    PlaneType.ZX: ("_z", "_x"),
+    PlaneType.ARBITRARY: ("_1", "_2"),
+}
+
+_LEGACY_HINT = (
+    "this is DART's legacy pre-XML .skel text format (dofs { ... }), which DART 6 "
+    "cannot load either; convert it to SKEL XML (<skel><world>...)"
+)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> World:
+    """Read a SKEL world.
+
+    Args:
+        source: A path to a ``.skel`` file, or a string of SKEL XML (anything
+            starting with ``<`` after optional whitespace / BOM).
+        name: Name used in messages for an XML string (default ``<string>``);
+            for a string it is also the base for relative mesh paths when it
+            names an existing file or directory.
+
+    Returns:
+        The immutable world model.
+
+    Raises:
+        SkelError: For anything that prevents loading; the message names the
+            file, the line and the element path. Nothing else escapes.
+    """
+    try:
+        return _load(source, name)
+    except SkelError:
+        raise
+    except RecursionError:
+        raise SkelSyntaxError("document is nested too deeply", Location(_source_name(source, name)))
+    except MemoryError:
+        raise SkelSyntaxError("document is too large", Location(_source_name(source, name)))
+    except Exception as exc:  # noqa: BLE001 - the API promises SkelError only
+        raise SkelError(
+            f"internal error while reading ({type(exc).__name__}: {exc}); please report this",
+            Location(_source_name(source, name)),
+        ) from exc
+
+
+def _source_name(source: object, name: str | None) -> str:
+    if name is not None:
+        return name
+    if isinstance(source, os.PathLike):
+        return os.fspath(source)
+    if isinstance(source, str) and not _looks_like_xml(source):
+        return source
+    return "<string>"
+
+
+def _looks_like_xml(text: str) -> bool:
+    return text.lstrip("\ufeff \t\r\n").startswith("<")
+
+
+def _load(source: str | os.PathLike[str], name: str | None) -> World:
+    base_dir: Path | None
+    if isinstance(source, str) and _looks_like_xml(source):
+        label = name or "<string>"
+        data = source.encode("utf-8", "surrogatepass")
+        base_dir = None
+        if name:
+            candidate = Path(name)
+            base_dir = candidate if candidate.is_dir() else candidate.parent
+    else:
+        path = Path(os.fspath(source))
+        label = name or str(path)
+        try:
+            if path.is_dir():
+                raise SkelSyntaxError("is a directory, not a SKEL file", Location(label))
+            size = path.stat().st_size
+            if size > _MAX_BYTES:
+                raise SkelSyntaxError(f"file is too large ({size} bytes)", Location(label))
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SkelSyntaxError(
+                f"cannot read file: {exc.strerror or exc}", Location(label)
+            ) from None
+        base_dir = path.resolve().parent
+    return _parse_document(data, label, base_dir)
+
+
+def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped.startswith(b"<"):
+        if b"dofs" in data[:4096] or b"{" in data[:4096]:
+            raise SkelLegacyFormatError("not an XML file", Location(label, 1), _LEGACY_HINT)
+        raise SkelSyntaxError(
+            "not an XML file (SKEL files start with <skel>)", Location(label, 1)
+        )
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+        remove_comments=True, remove_pis=True,
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or 0
+        raise SkelSyntaxError(f"malformed XML: {exc.msg}", Location(label, line)) from None
+    except ValueError as exc:
+        raise SkelSyntaxError(f"malformed XML: {exc}", Location(label)) from None
+    reader = XmlReader(label)
+    if root.tag != "skel":
+        raise SkelSyntaxError(
+            f"root element is <{root.tag}>, not <skel>", reader.loc(root),
+            "a SKEL file is <skel><world>...</world></skel>",
+        )
+    world_el = reader.child(root, "world")
+    if world_el is None:
+        hint = ""
+        if reader.child(root, "skeleton") is not None:
+            hint = "this looks like a single-skeleton file; wrap the <skeleton> in <world>"
+        raise SkelMissingElementError("<skel> has no <world> element", reader.loc(root), hint)
+    for extra in list(reader.children(root, "world"))[1:]:
+        reader.warn("only the first <world> is read by DART; this one is ignored", extra)
+    reader.check_children(root, frozenset({"world"}))
+    return _parse_world(world_el, reader, base_dir)
+
+
+# --------------------------------------------------------------------------- world
+
+
+def _parse_world(el: Element, r: XmlReader, base_dir: Path | None) -> World:
+    r.check_children(el, _WORLD_TAGS)
+    time_step = 0.001
+    gravity = [0.0, 0.0, -9.81]
+    detector = CollisionDetector.FCL
+    physics = r.child(el, "physics")
+    if physics is not None:
+        r.check_children(physics, _PHYSICS_TAGS)
+        ts = r.child(physics, "time_step")
+        if ts is not None:
+            time_step = r.number(ts, positive=True)
+        g = r.child(physics, "gravity")
+        if g is not None:
+            gravity = r.vector(g, 3)
+        cd = r.child(physics, "collision_detector")
+        if cd is not None:
+            text = (cd.text or "").strip()
+            try:
+                detector = CollisionDetector(text)
+            except ValueError:
+                r.warn(
+                    f"unknown collision detector {text[:40]!r} (fcl, fcl_mesh, dart, bullet, ode);"
+                    " DART uses FCL",
+                    cd,
+                )
+    skeletons: list[Skeleton] = []
+    names = _NameManager()
+    for skel_el in r.children(el, "skeleton"):
+        skeletons.append(_parse_skeleton(skel_el, r, base_dir, names))
+    return World(
+        time_step=time_step,
+        gravity=frozen_array(gravity),
+        collision_detector=detector,
+        skeletons=tuple(skeletons),
+        source=r.source,
+        warnings=tuple(r.warnings),
+    )
+
+
+class _NameManager:
+    """DART's NameManager: a repeated name gets ``(1)``, ``(2)``, ... appended."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def issue(self, name: str) -> str:
+        new = name
+        count = 1
+        while new in self._used:
+            new = f"{name}({count})"
+            count += 1
+        self._used.add(new)
+        return new
+
+
+# --------------------------------------------------------------------------- skeleton
+
+
+@dataclass
+class _BodyDraft:
+    el: Element
+    name: str
+    rest: Array
+    mass: float
+    com: Array
+    moment: Array | None
+    has_inertia: bool
+    gravity: bool
+    markers: list[tuple[str, Array]]
+    soft: SoftShape | None
+
+
+@dataclass
+class _DofDraft:
+    name: str | None = None
+    position_lower: float = -math.inf
+    position_upper: float = math.inf
+    velocity_lower: float = -math.inf
+    velocity_upper: float = math.inf
+    acceleration_lower: float = -math.inf
+    acceleration_upper: float = math.inf
+    force_lower: float = -math.inf
+    force_upper: float = math.inf
+    initial_position: float = 0.0
+    initial_velocity: float = 0.0
+    damping: float = 0.0
+    coulomb_friction: float = 0.0
+    spring_stiffness: float = 0.0
+    rest_position: float = 0.0
+
+
+@dataclass
+class _JointDraft:
+    el: Element
+    name: str
+    type: JointType
+    actuator: ActuatorType
+    parent: str | None
+    child: str
+    t_parent: Array
+    t_child: Array
+    axes: list[Array]
+    pitch: float
+    euler_order: EulerOrder | None
+    plane: PlaneType | None
+    plane_axes: list[Array]
+    dofs: list[_DofDraft] = field(default_factory=list)
+    implicit: bool = False
+
+
+def _parse_skeleton(
+    el: Element, r: XmlReader, base_dir: Path | None, world_names: _NameManager
+) -> Skeleton:
+    r.check_children(el, _SKELETON_TAGS | {"immobile", "self_collide"})
+    raw_name = el.get("name")
+    if raw_name is None:
+        r.warn('<skeleton> has no "name" attribute; DART names it ""', el)
+        raw_name = ""
+    name = world_names.issue(raw_name)
+    if name != raw_name:
+        r.warn(f"skeleton name {raw_name!r} is used twice; DART renames it {name!r}", el)
+    frame = _optional_transform(el, r)
+    mobile = True
+    mobile_el = r.child(el, "mobile")
+    if mobile_el is not None:
+        mobile = r.flag(mobile_el)
+    immobile = r.child(el, "immobile")
+    if immobile is not None:
+        r.warn(
+            "<immobile> is ignored by DART (it reads <mobile>); use <mobile>false</mobile>",
+            immobile,
+        )
+
+    bodies: dict[str, _BodyDraft] = {}
+    for body_el in r.children(el, "body"):
+        draft = _parse_body(body_el, r, frame)
+        if draft.name in bodies:
+            raise SkelReferenceError(
+                f"body name {draft.name!r} is used twice in skeleton {name!r}",
+                r.loc(body_el),
+                "DART drops the second body but attaches its shapes to the first",
+            )
+        bodies[draft.name] = draft
+
+    joints: dict[str, _JointDraft] = {}  # by child body name, in file order
+    for joint_el in r.children(el, "joint"):
+        joint = _parse_joint(joint_el, r, bodies)
+        if joint is None:
+            continue
+        if joint.child in joints:
+            r.warn(
+                f"body {joint.child!r} already has parent joint {joints[joint.child].name!r};"
+                f" DART discards joint {joint.name!r}",
+                joint_el,
+            )
+            continue
+        joints[joint.child] = joint
+
+    order = _assembly_order(joints, bodies, r)
+    return _build_skeleton(el, r, name, mobile, frame, bodies, order, base_dir)
+
+
+def _optional_transform(el: Element, r: XmlReader) -> Array:
+    t = r.child(el, "transformation")
+    if t is None:
+        return IDENTITY4
+    return frozen_array(skel_transform(np.array(r.vector(t, 6))))
+
+
+def _assembly_order(
+    joints: dict[str, _JointDraft],
+    bodies: dict[str, _BodyDraft],
+    r: XmlReader,
+) -> list[_JointDraft]:
+    """DART's build order: file order, but every joint after its ancestors.
+
+    A body that is some joint's parent but no joint's child gets an implicit
+    free joint named ``root``. A loop in the parent chain (DART hangs) raises.
+    """
+    pending = dict(joints)
+    created: set[str] = set()
+    order: list[_JointDraft] = []
+    while pending:
+        joint = next(iter(pending.values()))
+        chain: list[str] = []
+        while joint.parent is not None and joint.parent not in created:
+            if joint.child in chain:
+                raise SkelReferenceError(
+                    "joints form a loop: " + " -> ".join(repr(c) for c in chain + [joint.child]),
+                    r.loc(joint.el),
+                    "DART hangs on this file; every body needs exactly one path to the world",
+                )
+            chain.append(joint.child)
+            parent_joint = pending.get(joint.parent)
+            if parent_joint is not None:
+                joint = parent_joint
+                continue
+            # The parent body exists but no joint has it as child: DART adds a
+            # free joint named "root" that holds it at its rest pose.
+            parent_body = bodies[joint.parent]
+            root = _JointDraft(
+                el=parent_body.el,
+                name="root",
+                type=JointType.FREE,
+                actuator=ActuatorType.FORCE,
+                parent=None,
+                child=parent_body.name,
+                t_parent=parent_body.rest,
+                t_child=IDENTITY4,
+                axes=[],
+                pitch=0.0,
+                euler_order=None,
+                plane=None,
+                plane_axes=[],
+                dofs=[_DofDraft() for _ in range(6)],
+                implicit=True,
+            )
+            r.warn(
+                f"body {parent_body.name!r} is the parent of joint {joint.name!r} but the child of"
+                " no joint; DART gives it a free joint named 'root'",
+                parent_body.el,
+            )
+            order.append(root)
+            created.add(parent_body.name)
+            break
+        else:
+            order.append(joint)
+            created.add(joint.child)
+            del pending[joint.child]
+    for body in bodies.values():
+        if body.name in created:
+            continue
+        if (body.has_inertia and body.moment is None) or _has_shapes(body.el, r):
+            raise SkelUnsupportedError(
+                f"body {body.name!r} is not attached by any joint but has shapes or a mass-only"
+                " inertia",
+                r.loc(body.el),
+                "DART crashes (segfault) on this; attach it with a joint (e.g. weld to world)"
+                " or remove it",
+            )
+        r.warn(f"body {body.name!r} is not attached by any joint; DART drops it", body.el)
+    return order
+
+
+def _has_shapes(el: Element, r: XmlReader) -> bool:
+    return any(True for _ in r.children(el, "visualization_shape")) or any(
+        True for _ in r.children(el, "collision_shape")
+    )
+
+
+# --------------------------------------------------------------------------- body
+
+
+def _parse_body(el: Element, r: XmlReader, frame: Array) -> _BodyDraft:
+    r.check_children(el, _BODY_TAGS | {"self_collide"})
+    name = r.attribute(el, "name")
+    gravity = True
+    g = r.child(el, "gravity")
+    if g is not None:
+        gravity = r.flag(g)
+    rest = frozen_array(np.asarray(frame) @ np.asarray(_optional_transform(el, r)))
+    mass, com, moment = 1.0, np.zeros(3), None
+    has_inertia = False
+    inertia_el = r.child(el, "inertia")
+    if inertia_el is not None:
+        has_inertia = True
+        r.check_children(inertia_el, _INERTIA_TAGS | {"transformation"})
+        tr = r.child(inertia_el, "transformation")
+        if tr is not None:
+            r.warn("<inertia><transformation> is ignored by DART; use <offset> for the COM", tr)
+        mass = r.number(
+            r.require(inertia_el, "mass", "DART aborts the load without it"), nonneg=True
+        )
+        moi = r.child(inertia_el, "moment_of_inertia")
+        if moi is not None:
+            r.check_children(moi, frozenset({"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}))
+            ixx, iyy, izz, ixy, ixz, iyz = (
+                r.number(r.require(moi, tag)) for tag in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+            )
+            moment = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        off = r.child(inertia_el, "offset")
+        if off is not None:
+            com = np.array(r.vector(off, 3))
+    markers = []
+    for m in r.children(el, "marker"):
+        m_name = r.attribute(m, "name")
+        off = r.child(m, "offset")
+        markers.append((m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3))))
+    soft = None
+    soft_el = r.child(el, "soft_shape")
+    if soft_el is not None:
+        soft = _parse_soft_shape(soft_el, r)
+    return _BodyDraft(
+        el=el,
+        name=name,
+        rest=rest,
+        mass=mass,
+        com=frozen_array(com),
+        moment=moment,
+        has_inertia=has_inertia,
+        gravity=gravity,
+        markers=markers,
+        soft=soft,
+    )
+
+
+def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
+    r.check_children(el, frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"}))
+    total_mass = r.number(r.require(el, "total_mass"), nonneg=True)
+    transform = _optional_transform(el, r)
+    geom = r.require(el, "geometry")
+    size = np.zeros(3)
+    radius = height = 0.0
+    frags = (0, 0, 0)
+    slices = stacks = rings = 0
+    kind = ""
+    for tag in ("sphere", "box", "ellipsoid", "cylinder"):
+        g = r.child(geom, tag)
+        if g is None:
+            continue
+        kind = tag
+        if tag == "sphere":
+            radius = r.number(r.require(g, "radius"), positive=True)
+        elif tag == "box":
+            size = np.array(r.vector(r.require(g, "size"), 3, positive=True))
+            f = r.integers(r.require(g, "frags", "soft boxes need <frags>i j k</frags>"), 3)
+            frags = (f[0], f[1], f[2])
+        elif tag == "ellipsoid":
+            size = np.array(r.vector(r.require(g, "size"), 3, positive=True))
+        else:
+            radius = r.number(r.require(g, "radius"), positive=True)
+            height = r.number(r.require(g, "height"), positive=True)
+            rings = r.integers(r.require(g, "num_rings"), 1)[0]
+        if tag != "box":
+            slices = r.integers(r.require(g, "num_slices"), 1)[0]
+            stacks = r.integers(r.require(g, "num_stacks"), 1)[0]
+        break
+    if not kind:
+        raise SkelUnsupportedError(
+            "<soft_shape><geometry> has none of sphere, box, ellipsoid, cylinder",
+            r.loc(geom),
+            "DART builds an empty soft body from this",
+        )
+
+    def opt(tag: str) -> float | None:
+        e = r.child(el, tag)
+        return None if e is None else r.number(e)
+
+    return SoftShape(
+        kind=kind,
+        total_mass=total_mass,
+        transform=transform,
+        size=frozen_array(size),
+        radius=radius,
+        height=height,
+        frags=frags,
+        num_slices=slices,
+        num_stacks=stacks,
+        num_rings=rings,
+        kv=opt("kv"),
+        ke=opt("ke"),
+        damp=opt("damp"),
+    )
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _parse_geometry(el: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
+    geom = r.require(el, "geometry", "DART crashes on a shape without geometry")
+    for tag in _GEOMETRY_ORDER:
+        g = r.child(geom, tag)
+        if g is not None:
+            return _GEOMETRY_PARSERS[tag](g, r, base_dir)
+    found = [c.tag for c in r.children(geom)]
+    raise SkelUnsupportedError(
+        f"<geometry> holds {', '.join(f'<{t}>' for t in found) or 'nothing'}; expected one of "
+        + ", ".join(_GEOMETRY_ORDER),
+        r.loc(geom),
+        "DART crashes on an unknown geometry",
+    )
+
+
+def _dim(g: Element, r: XmlReader, tag: str) -> float:
+    hint = ""
+    if tag == "height" and r.child(g, "length") is not None:
+        hint = "SKEL uses <height>, not <length> (the old docs are wrong)"
+    return r.number(r.require(g, tag, hint), positive=True)
+
+
+def _geom_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Sphere(_dim(g, r, "radius"))
+
+
+def _geom_box(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    size_el = r.require(g, "size")
+    size = r.vector(size_el, 3, finite=False)
+    if not all(math.isfinite(v) and v > 0.0 for v in size):
+        # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
+        r.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
+        size = [1.0, 1.0, 1.0]
+    return Box(frozen_array(size))
+
+
+def _geom_ellipsoid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Ellipsoid(frozen_array(r.vector(r.require(g, "size"), 3, positive=True)))
+
+
+def _geom_cylinder(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Cylinder(_dim(g, r, "radius"), _dim(g, r, "height"))
+
+
+def _geom_capsule(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Capsule(_dim(g, r, "radius"), _dim(g, r, "height"))
+
+
+def _geom_cone(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Cone(_dim(g, r, "radius"), _dim(g, r, "height"))
+
+
+def _geom_pyramid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    return Pyramid(_dim(g, r, "base_width"), _dim(g, r, "base_depth"), _dim(g, r, "height"))
+
+
+def _geom_plane(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    normal = np.array(r.vector(r.require(g, "normal"), 3))
+    norm = float(np.linalg.norm(normal))
+    if norm == 0.0:
+        raise SkelValueError("plane <normal> is the zero vector", r.loc(g))
+    normal = normal / norm
+    off = r.child(g, "offset")
+    if off is not None:
+        offset = r.number(off)
+    else:
+        point = r.child(g, "point")
+        if point is not None:
+            r.warn("<point> of <plane> is deprecated; use <offset>", point)
+            offset = float(normal @ np.array(r.vector(point, 3)))
+        else:
+            r.warn("<plane> has no <offset>; DART uses 0", g)
+            offset = 0.0
+    return Plane(frozen_array(normal), offset)
+
+
+def _geom_multi_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+    spheres = []
+    for s in r.children(g, "sphere"):
+        radius = _dim(s, r, "radius")
+        pos = frozen_array(r.vector(r.require(s, "position"), 3))
+        spheres.append((radius, pos))
+    if not spheres:
+        raise SkelValueError("<multi_sphere> has no <sphere>", r.loc(g))
+    return MultiSphere(tuple(spheres))
+
+
+def _geom_mesh(g: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
+    file_name = r.text(r.require(g, "file_name"))
+    scale = frozen_array(r.vector(r.require(g, "scale", "DART requires <scale> for meshes"), 3))
+    rel = file_name[len("file://"):] if file_name.startswith("file://") else file_name
+    if "://" in rel:
+        raise SkelUnsupportedError(
+            f"mesh URI {file_name!r} has a scheme other than file://", r.loc(g),
+            "give a path relative to the .skel file",
+        )
+    path = Path(rel)
+    if not path.is_absolute():
+        if base_dir is None:
+            raise SkelUnsupportedError(
+                f"mesh {file_name!r} is relative, but the XML string has no base directory",
+                r.loc(g),
+                "load the file by path, or pass name= with the file's path",
+            )
+        path = base_dir / path
+    try:
+        lo, hi = mesh_bounds(path)
+    except MeshReadError as exc:
+        raise SkelUnsupportedError(
+            str(exc), r.loc(g), "DART crashes when a mesh cannot be loaded"
+        ) from None
+    s = np.asarray(scale)
+    corners = np.stack([lo * s, hi * s])
+    bounds = (frozen_array(corners.min(axis=0)), frozen_array(corners.max(axis=0)))
+    return Mesh(file_name=file_name, path=path, scale=scale, bounds=bounds)
+
+
+_GEOMETRY_PARSERS = {
+    "sphere": _geom_sphere,
+    "box": _geom_box,
+    "ellipsoid": _geom_ellipsoid,
+    "cylinder": _geom_cylinder,
+    "capsule": _geom_capsule,
+    "cone": _geom_cone,
+    "pyramid": _geom_pyramid,
+    "plane": _geom_plane,
+    "multi_sphere": _geom_multi_sphere,
+    "mesh": _geom_mesh,
+}
+
+
+def _parse_shape(
+    el: Element, r: XmlReader, role: ShapeRole, name: str, base_dir: Path | None
+) -> Shape:
+    known = {"transformation", "geometry", "color" if role is ShapeRole.VISUAL else "collidable"}
+    r.check_children(el, frozenset(known))
+    geometry = _parse_geometry(el, r, base_dir)
+    transform = _optional_transform(el, r)
+    color = None
+    collidable = True
+    if role is ShapeRole.VISUAL:
+        c = r.child(el, "color")
+        if c is not None:
+            values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
+            if len(values) == 3:
+                color = frozen_array([*values, 1.0])
+            elif len(values) == 4:
+                color = frozen_array(values)
+            else:
+                r.warn(f"<color> has {len(values)} numbers (3 or 4 expected); DART ignores it", c)
+    else:
+        c = r.child(el, "collidable")
+        if c is not None:
+            text = (c.text or "").strip().lower()
+            if text in ("true", "false"):
+                raise SkelValueError(
+                    f"<collidable> is {text!r}", r.loc(c), "DART reads a number here: use 1 or 0"
+                )
+            collidable = r.number(c) != 0.0
+    return Shape(
+        name=name,
+        role=role,
+        geometry=geometry,
+        transform=transform,
+        color=color,
+        collidable=collidable,
+        location=r.loc(el),
+    )
+
+
+# --------------------------------------------------------------------------- joints
+
+
+def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _JointDraft | None:
+    name = r.attribute(el, "name")
+    type_text = r.attribute(el, "type")
+    try:
+        jtype = JointType(type_text)
+    except ValueError:
+        r.warn(
+            f"unknown joint type {type_text!r} ({', '.join(t.value for t in JointType)});"
+            f" DART discards joint {name!r}",
+            el,
+        )
+        return None
+    if not jtype.dart_builds:
+        r.warn(
+            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it (it stops"
+            " assembling the skeleton there); skel_ros keeps it",
+            el,
+        )
+    known = set(_JOINT_COMMON)
+    known |= {"axis", "axis2", "axis3"} if jtype not in (JointType.BALL, JointType.FREE) else set()
+    if jtype is JointType.EULER:
+        known.add("axis_order")
+    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
+        known.add("plane")
+    if jtype in (JointType.BALL, JointType.FREE):
+        for ax in (*r.children(el, "axis"), *r.children(el, "axis2"), *r.children(el, "axis3")):
+            r.warn(f"<{ax.tag}> is ignored by DART for {jtype.value} joints; use <dof>", ax)
+            known.add(str(ax.tag))
+    r.check_children(el, frozenset(known))
+
+    actuator = ActuatorType.FORCE
+    act = el.get("actuator")
+    if act is not None:
+        try:
+            actuator = ActuatorType(act)
+        except ValueError:
+            hint = " ('torque' is spelled 'force' in SKEL)" if act.lower() == "torque" else ""
+            r.warn(
+                f"unknown actuator {act!r} (force, passive, servo, acceleration, velocity,"
+                f" locked){hint}; DART keeps 'force'",
+                el,
+            )
+
+    parent_el = r.child(el, "parent")
+    parent: str | None
+    if parent_el is None:
+        r.warn(f"joint {name!r} has no <parent>; DART attaches it to the world", el)
+        parent = None
+    else:
+        parent = r.text(parent_el)
+        if parent == "world" and "world" not in bodies:
+            parent = None
+        elif parent not in bodies:
+            r.warn(f"parent body {parent!r} does not exist; DART discards joint {name!r}", parent_el)
+            return None
+    child_el = r.child(el, "child")
+    if child_el is None:
+        r.warn(f"joint {name!r} has no <child>; DART discards it", el)
+        return None
+    child = r.text(child_el)
+    if child not in bodies:
+        r.warn(f"child body {child!r} does not exist; DART discards joint {name!r}", child_el)
+        return None
+    if parent == child:
+        raise SkelReferenceError(
+            f"joint {name!r} has body {child!r} as both parent and child",
+            r.loc(el),
+            "DART hangs on this",
+        )
+
+    t_child = _optional_transform(el, r)
+    parent_world = np.asarray(bodies[parent].rest) if parent is not None else np.eye(4)
+    t_parent = inverse(parent_world) @ np.asarray(bodies[child].rest) @ np.asarray(t_child)
+
+    dofs = [_DofDraft() for _ in range(jtype.num_dofs)]
+    axes = [np.array(a) for a in _DEFAULT_AXES.get(jtype, ())]
+    pitch = _DEFAULT_SCREW_PITCH if jtype is JointType.SCREW else 0.0
+    euler_order = _parse_euler_order(el, r, name) if jtype is JointType.EULER else None
+    plane, plane_axes = None, []
+    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
+        plane, plane_axes = _parse_plane(el, r, name)
+
+    for i in range(_AXES_READ[jtype]):
+        tag = "axis" if i == 0 else f"axis{i + 1}"
+        ax = r.child(el, tag)
+        if ax is None:
+            if i < _XYZ_AXES.get(jtype, 0):
+                r.warn(
+                    f"{jtype.value} joint {name!r} has no <{tag}>; DART uses"
+                    f" {tuple(axes[i])}",
+                    el,
+                )
+            continue
+        if i < _XYZ_AXES.get(jtype, 0):
+            xyz = np.array(r.vector(r.require(ax, "xyz"), 3))
+            norm = float(np.linalg.norm(xyz))
+            if norm == 0.0:
+                raise SkelValueError("joint axis <xyz> is the zero vector", r.loc(ax))
+            axes[i] = xyz / norm
+            if jtype is JointType.SCREW:
+                p = r.child(ax, "pitch")
+                if p is not None:
+                    pitch = r.number(p)
+        _parse_axis_dynamics(ax, r, dofs[i], jtype)
+
+    _parse_init(el, r, "init_pos", jtype, dofs, "initial_position")
+    _parse_init(el, r, "init_vel", jtype, dofs, "initial_velocity")
+    for dof_el in r.children(el, "dof"):
+        _parse_dof(dof_el, r, dofs, name)
+
+    return _JointDraft(
+        el=el,
+        name=name,
+        type=jtype,
+        actuator=actuator,
+        parent=parent,
+        child=child,
+        t_parent=frozen_array(t_parent),
+        t_child=t_child,
+        axes=axes,
+        pitch=pitch,
+        euler_order=euler_order,
+        plane=plane,
+        plane_axes=plane_axes,
+        dofs=dofs,
+    )
+
+
+def _parse_euler_order(el: Element, r: XmlReader, name: str) -> EulerOrder:
+    order_el = r.require(el, "axis_order", "euler joints need <axis_order>xyz</axis_order> or zyx")
+    text = r.text(order_el)
+    try:
+        return EulerOrder(text)
+    except ValueError:
+        r.warn(f"euler joint {name!r}: axis_order {text!r} is not xyz or zyx; DART uses xyz",
+               order_el)
+        return EulerOrder.XYZ
+
+
+def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[Array]]:
+    plane_el = r.child(el, "plane")
+    if plane_el is None:
+        r.warn(f"joint {name!r} has no <plane>; DART uses the XY plane", el)
+        return PlaneType.XY, [np.array(a) for a in _PLANE_AXES[PlaneType.XY]]
+    text = plane_el.get("type", "")
+    try:
+        ptype = PlaneType(text)
+    except ValueError:
+        r.warn(f"joint {name!r}: plane type {text!r} is not xy, yz, zx or arbitrary;"
+               " DART uses the XY plane", plane_el)
+        ptype = PlaneType.XY
+    if ptype is not PlaneType.ARBITRARY:
+        return ptype, [np.array(a) for a in _PLANE_AXES[ptype]]
+    axes = []
+    for tag in ("translation_axis1", "translation_axis2"):
+        v = np.array(r.vector(r.require(r.require(plane_el, tag), "xyz"), 3))
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            raise SkelValueError(f"<{tag}> is the zero vector", r.loc(plane_el))
+        axes.append(v / norm)
+    if float(np.linalg.norm(np.cross(axes[0], axes[1]))) < 1e-9:
+        raise SkelValueError("the two translation axes of the plane are parallel", r.loc(plane_el))
+    return ptype, axes
+
+
+def _parse_axis_dynamics(ax: Element, r: XmlReader, dof: _DofDraft, jtype: JointType) -> None:
+    known = set(_AXIS_TAGS)
+    if jtype not in _XYZ_AXES:
+        known.discard("xyz")
+    if jtype is not JointType.SCREW:
+        known.discard("pitch")
+    r.check_children(ax, frozenset(known))
+    damping = r.child(ax, "damping")
+    if damping is not None:
+        r.warn("<damping> directly under <axis> is deprecated; put it in <dynamics>", damping)
+        dof.damping = r.number(damping)
+    dyn = r.child(ax, "dynamics")
+    if dyn is not None:
+        _read_dynamics(dyn, r, dof)
+    limit = r.child(ax, "limit")
+    if limit is not None:
+        for child in r.children(limit):
+            if child.tag in ("effort", "velocity"):
+                r.warn(
+                    f"<limit><{child.tag}> is ignored by DART; set it with"
+                    f' <dof><{"force" if child.tag == "effort" else "velocity"}'
+                    ' lower=".." upper=".."/></dof>',
+                    child,
+                )
+            elif child.tag not in ("lower", "upper"):
+                r.warn(f"unknown element <{child.tag}> in <limit> is ignored by DART", child)
+        lo = r.child(limit, "lower")
+        if lo is not None:
+            dof.position_lower = r.number(lo, finite=False)
+        hi = r.child(limit, "upper")
+        if hi is not None:
+            dof.position_upper = r.number(hi, finite=False)
+
+
+def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
+    for child in r.children(el):
+        if child.tag == "sprint_stiffness":
+            r.warn("<sprint_stiffness> is ignored by DART; did you mean <spring_stiffness>?", child)
+        elif child.tag not in _DYNAMICS_TAGS and el.tag == "dynamics":
+            r.warn(f"unknown element <{child.tag}> in <dynamics> is ignored by DART", child)
+    for tag, attr in (
+        ("damping", "damping"),
+        ("friction", "coulomb_friction"),
+        ("spring_rest_position", "rest_position"),
+        ("spring_stiffness", "spring_stiffness"),
+    ):
+        e = r.child(el, tag)
+        if e is not None:
+            setattr(dof, attr, r.number(e))
+
+
+def _parse_init(
+    el: Element, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], attr: str
+) -> None:
+    e = r.child(el, tag)
+    if e is None or jtype.num_dofs == 0:
+        if e is not None:
+            r.warn(f"<{tag}> of a weld joint is ignored", e)
+        return
+    n = jtype.num_dofs
+    if n == 1:
+        values = [r.number(e)]
+    else:
+        toks = r.tokens(e)
+        if len(toks) < n:
+            raise SkelValueError(
+                f"<{tag}> holds {len(toks)} number(s) but the {jtype.value} joint has {n} DOFs",
+                r.loc(e),
+                "DART leaves the missing components undefined; give all of them",
+            )
+        values = r.vector(e, n)
+    for dof, v in zip(dofs, values):
+        setattr(dof, attr, v)
+
+
+def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str) -> None:
+    r.check_children(el, _DOF_TAGS)
+    n = len(dofs)
+    raw = el.get("local_index")
+    if raw is None:
+        if n > 1:
+            r.warn(
+                f"<dof> of joint {joint_name!r} ({n} DOFs) has no local_index; DART ignores it", el
+            )
+            return
+        index = 0
+    else:
+        text = raw.strip()
+        if not text.lstrip("+-").isdigit():
+            r.warn(f'<dof> local_index="{raw[:20]}" is not an integer; DART ignores it', el)
+            return
+        index = int(text)
+        if index >= n:
+            r.warn(f"<dof> local_index {index} is out of range (joint has {n} DOFs);"
+                   " DART ignores it", el)
+            return
+        if index == -1 and n > 1:
+            r.warn("<dof> local_index -1 is ignored by DART", el)
+            return
+        if index < 0 and not (index == -1 and n == 1):
+            raise SkelValueError(
+                f"<dof> local_index {index} is negative", r.loc(el),
+                "DART writes outside the joint's memory on this",
+            )
+        index = max(index, 0)
+    dof = dofs[index]
+    dof_name = el.get("name")
+    if dof_name is not None:
+        dof.name = dof_name
+    for kind in ("position", "velocity", "acceleration", "force"):
+        e = r.child(el, kind)
+        if e is None:
+            continue
+        for bound, attr in (("lower", f"{kind}_lower"), ("upper", f"{kind}_upper")):
+            v = r.number_attribute(e, bound)
+            if v is not None:
+                setattr(dof, attr, v)
+        init = r.number_attribute(e, "initial")
+        if init is not None:
+            if kind == "position":
+                dof.initial_position = init
+            elif kind == "velocity":
+                dof.initial_velocity = init
+        for attr_name in e.attrib:
+            if attr_name not in ("lower", "upper", "initial"):
+                r.warn(f'attribute {attr_name}="..." of <{kind}> is ignored by DART', e)
+    _read_dynamics(el, r, dof)
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def _dof_suffixes(joint: _JointDraft) -> tuple[str, ...]:
+    t = joint.type
+    if t.num_dofs == 1:
+        return ("",)
+    if t is JointType.UNIVERSAL:
+        return ("_1", "_2")
+    if t in (JointType.BALL, JointType.TRANSLATIONAL):
+        return ("_x", "_y", "_z")
+    if t is JointType.EULER:
+        return ("_x", "_y", "_z") if joint.euler_order is EulerOrder.XYZ else ("_z", "_y", "_x")
+    if t is JointType.FREE:
+        return ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z")
+    if t in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
+        assert joint.plane is not None  # noqa: S101 - set for these types by _parse_joint
+        return _PLANE_SUFFIXES[joint.plane]
+    return ()
+
+
+def _build_skeleton(
+    el: Element,
+    r: XmlReader,
+    name: str,
+    mobile: bool,
+    frame: Array,
+    bodies: dict[str, _BodyDraft],
+    order: list[_JointDraft],
+    base_dir: Path | None,
+) -> Skeleton:
+    joint_names = _NameManager()
+    dof_names = _NameManager()
+    shape_names = _NameManager()
+    marker_names = _NameManager()
+    joints: list[Joint] = []
+    out_bodies: list[Body] = []
+    dofs: list[Dof] = []
+    for index, jd in enumerate(order):
+        jname = joint_names.issue(jd.name)
+        if jname != jd.name and not jd.implicit:
+            r.warn(f"joint name {jd.name!r} is used twice; DART renames it {jname!r}", jd.el)
+        first = len(dofs)
+        dof_list = []
+        suffixes = _dof_suffixes(jd)
+        for k, draft in enumerate(jd.dofs):
+            if draft.name is not None:
+                base, preserved = draft.name, True
+            elif jd.type is JointType.PLANAR and k == 2:
+                base, preserved = "default", False
+            else:
+                base, preserved = jname + suffixes[k], False
+            dname = dof_names.issue(base)
+            dof = Dof(
+                name=dname,
+                index=len(dofs),
+                joint=jname,
+                index_in_joint=k,
+                position_lower=draft.position_lower,
+                position_upper=draft.position_upper,
+                velocity_lower=draft.velocity_lower,
+                velocity_upper=draft.velocity_upper,
+                acceleration_lower=draft.acceleration_lower,
+                acceleration_upper=draft.acceleration_upper,
+                force_lower=draft.force_lower,
+                force_upper=draft.force_upper,
+                initial_position=draft.initial_position,
+                initial_velocity=draft.initial_velocity,
+                damping=draft.damping,
+                coulomb_friction=draft.coulomb_friction,
+                spring_stiffness=draft.spring_stiffness,
+                rest_position=draft.rest_position,
+                name_preserved=preserved,
+            )
+            dofs.append(dof)
+            dof_list.append(dname)
+            _check_dof(dof, r, jd.el)
+        joints.append(
+            Joint(
+                name=jname,
+                type=jd.type,
+                index=index,
+                parent=jd.parent,
+                child=jd.child,
+                actuator=jd.actuator,
+                T_parent_to_joint=jd.t_parent,
+                T_child_to_joint=jd.t_child,
+                axes=tuple(frozen_array(a) for a in jd.axes),
+                pitch=jd.pitch,
+                euler_order=jd.euler_order,
+                plane=jd.plane,
+                plane_axes=tuple(frozen_array(a) for a in jd.plane_axes),
+                dofs=tuple(dof_list),
+                first_dof=first,
+                implicit=jd.implicit,
+                location=r.loc(jd.el),
+            )
+        )
+        out_bodies.append(
+            _build_body(bodies[jd.child], index, jname, r, base_dir, shape_names, marker_names)
+        )
+    return Skeleton(
+        name=name,
+        mobile=mobile,
+        frame=frame,
+        joints=tuple(joints),
+        bodies=tuple(out_bodies),
+        dofs=tuple(dofs),
+        location=r.loc(el),
+    )
+
+
+def _check_dof(dof: Dof, r: XmlReader, el: Element) -> None:
+    for kind in ("position", "velocity", "acceleration", "force"):
+        lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
+        if lo > hi:
+            r.warn(f"DOF {dof.name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
+    if not dof.position_lower <= dof.initial_position <= dof.position_upper:
+        r.warn(
+            f"DOF {dof.name!r}: initial position {dof.initial_position} is outside its limits"
+            f" [{dof.position_lower}, {dof.position_upper}]",
+            el,
+        )
+
+
+def _build_body(
+    draft: _BodyDraft,
+    index: int,
+    parent_joint: str,
+    r: XmlReader,
+    base_dir: Path | None,
+    shape_names: _NameManager,
+    marker_names: _NameManager,
+) -> Body:
+    shapes: list[Shape] = []
+    for tag, role, suffix in (
+        ("visualization_shape", ShapeRole.VISUAL, " - visual shape"),
+        ("collision_shape", ShapeRole.COLLISION, " - collision shape"),
+    ):
+        for shape_el in r.children(draft.el, tag):
+            name = shape_names.issue(draft.name + suffix)
+            shapes.append(_parse_shape(shape_el, r, role, name, base_dir))
+    moment = draft.moment
+    from_shapes = False
+    if moment is None and draft.has_inertia:
+        computed = inertia_mod.moment_from_shapes(
+            draft.mass, np.asarray(draft.com), [(s.geometry, np.asarray(s.transform)) for s in shapes]
+        )
+        if computed is not None:
+            moment, from_shapes = computed, True
+    if moment is None:
+        moment = np.eye(3)
+    markers = tuple(
+        Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
+    )
+    return Body(
+        name=draft.name,
+        index=index,
+        parent_joint=parent_joint,
+        inertia=Inertia(
+            mass=draft.mass,
+            com=draft.com,
+            moment=frozen_array(moment),
+            moment_from_shapes=from_shapes,
+        ),
+        gravity_mode=draft.gravity,
+        rest_transform=draft.rest,
+        shapes=tuple(shapes),
+        markers=markers,
+        soft=draft.soft,
+        location=r.loc(draft.el),
+    )

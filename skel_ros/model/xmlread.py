@@ -1,0 +1,228 @@
+"""Reading XML elements with locations: every failure becomes a ``SkelError``.
+
+All text-to-value conversion of the SKEL parser goes through :class:`XmlReader`,
+so no ``KeyError``/``ValueError``/``AttributeError`` can escape and every
+message carries file, line and element path.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+
+from lxml import etree
+
+from skel_ros.model.errors import (
+    Location,
+    SkelMissingElementError,
+    SkelValueError,
+    SkelWarning,
+)
+
+Element = etree._Element  # noqa: SLF001 - lxml's element type
+
+# A C-locale floating-point number as std::stod reads it, or inf / nan.
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z", re.IGNORECASE
+)
+_INTEGER = re.compile(r"[+-]?\d+\Z")
+
+
+def parse_number(token: str) -> float | None:
+    """Return the value of one numeric token, or None if it is not a number."""
+    if not _NUMBER.match(token):
+        return None
+    return float(token)
+
+
+class XmlReader:
+    """Element access bound to one source, collecting warnings.
+
+    Args:
+        source: File name (or the name given to an XML string) for messages.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.warnings: list[SkelWarning] = []
+
+    # ------------------------------------------------------------------ locations
+
+    def path(self, el: Element) -> str:
+        """XPath-like path of ``el`` with ``name`` attributes, e.g. ``/skel/world/body[@name='a']``."""
+        parts: list[str] = []
+        node: Element | None = el
+        while node is not None:
+            tag = node.tag if isinstance(node.tag, str) else "?"
+            name = node.get("name")
+            parts.append(f"{tag}[@name='{name}']" if name is not None else tag)
+            node = node.getparent()
+        return "/" + "/".join(reversed(parts))
+
+    def loc(self, el: Element) -> Location:
+        """Location of ``el``."""
+        return Location(self.source, int(el.sourceline or 0), self.path(el))
+
+    def warn(self, message: str, el: Element) -> None:
+        """Record a warning at ``el``."""
+        self.warnings.append(SkelWarning(message, self.loc(el)))
+
+    # ------------------------------------------------------------------ structure
+
+    @staticmethod
+    def children(el: Element, tag: str | None = None) -> Iterator[Element]:
+        """Child elements (comments and processing instructions skipped)."""
+        for child in el:
+            if isinstance(child.tag, str) and (tag is None or child.tag == tag):
+                yield child
+
+    def child(self, el: Element, tag: str) -> Element | None:
+        """First child element called ``tag``, or None."""
+        return next(self.children(el, tag), None)
+
+    def require(self, el: Element, tag: str, hint: str = "") -> Element:
+        """First child element called ``tag``; raise if there is none."""
+        found = self.child(el, tag)
+        if found is None:
+            raise SkelMissingElementError(
+                f"<{el.tag}> needs a <{tag}> element", self.loc(el), hint
+            )
+        return found
+
+    def attribute(self, el: Element, name: str) -> str:
+        """Value of a required attribute."""
+        value = el.get(name)
+        if value is None:
+            raise SkelMissingElementError(f'<{el.tag}> needs a "{name}" attribute', self.loc(el))
+        return str(value)
+
+    def check_children(self, el: Element, known: frozenset[str], what: str = "") -> None:
+        """Warn about child tags DART does not read (it silently ignores them)."""
+        for child in self.children(el):
+            if child.tag not in known:
+                self.warn(
+                    f"unknown element <{child.tag}> in <{el.tag}>{what} is ignored by DART",
+                    child,
+                )
+
+    # ------------------------------------------------------------------ values
+
+    def text(self, el: Element) -> str:
+        """Stripped text of ``el``; raise if empty."""
+        value = (el.text or "").strip()
+        if not value:
+            raise SkelValueError(f"<{el.tag}> is empty", self.loc(el))
+        return value
+
+    def tokens(self, el: Element) -> list[str]:
+        """Whitespace-separated tokens of the text of ``el`` (raise if empty)."""
+        text = self.text(el)
+        if "," in text:
+            raise SkelValueError(
+                f"<{el.tag}> text {text[:60]!r} contains commas",
+                self.loc(el),
+                "SKEL separates numbers by whitespace only",
+            )
+        return text.split()
+
+    def _number(self, token: str, el: Element) -> float:
+        value = parse_number(token)
+        if value is None:
+            raise SkelValueError(f"<{el.tag}>: {token[:60]!r} is not a number", self.loc(el))
+        return value
+
+    def number(
+        self, el: Element, *, finite: bool = True, positive: bool = False, nonneg: bool = False
+    ) -> float:
+        """The single number in ``el``'s text."""
+        toks = self.tokens(el)
+        if len(toks) > 1:
+            raise SkelValueError(
+                f"<{el.tag}> holds {len(toks)} values where one number is expected",
+                self.loc(el),
+            )
+        value = self._number(toks[0], el)
+        self._check_value(value, el, finite=finite, positive=positive, nonneg=nonneg)
+        return value
+
+    def _check_value(
+        self, value: float, el: Element, *, finite: bool, positive: bool, nonneg: bool
+    ) -> None:
+        if math.isnan(value):
+            raise SkelValueError(f"<{el.tag}> is NaN", self.loc(el))
+        if finite and math.isinf(value):
+            raise SkelValueError(f"<{el.tag}> must be finite, got {value}", self.loc(el))
+        if positive and not value > 0.0:
+            raise SkelValueError(f"<{el.tag}> must be positive, got {value}", self.loc(el))
+        if nonneg and value < 0.0:
+            raise SkelValueError(f"<{el.tag}> must not be negative, got {value}", self.loc(el))
+
+    def vector(
+        self, el: Element, size: int, *, finite: bool = True, positive: bool = False
+    ) -> list[float]:
+        """A vector of ``size`` numbers from ``el``'s text.
+
+        Fewer numbers are an error (DART reads undefined memory); extra numbers are
+        ignored by DART, so they are dropped with a warning.
+        """
+        toks = self.tokens(el)
+        if len(toks) < size:
+            raise SkelValueError(
+                f"<{el.tag}> holds {len(toks)} number(s) where {size} are required",
+                self.loc(el),
+            )
+        if len(toks) > size:
+            self.warn(f"<{el.tag}> holds {len(toks)} numbers; DART reads the first {size}", el)
+        values = [self._number(t, el) for t in toks[:size]]
+        for v in values:
+            self._check_value(v, el, finite=finite, positive=positive, nonneg=False)
+        return values
+
+    def integers(self, el: Element, size: int) -> list[int]:
+        """A vector of ``size`` non-negative integers."""
+        toks = self.tokens(el)
+        if len(toks) < size:
+            raise SkelValueError(
+                f"<{el.tag}> holds {len(toks)} integer(s) where {size} are required",
+                self.loc(el),
+            )
+        out: list[int] = []
+        for tok in toks[:size]:
+            if not _INTEGER.match(tok) or int(tok) < 0 or int(tok) > 1_000_000:
+                raise SkelValueError(
+                    f"<{el.tag}>: {tok[:60]!r} is not a non-negative integer", self.loc(el)
+                )
+            out.append(int(tok))
+        return out
+
+    def flag(self, el: Element) -> bool:
+        """A SKEL bool: ``1``/``true`` or ``0``/``false`` in any case.
+
+        DART reads anything else as false and logs an error; we do the same with
+        a warning.
+        """
+        text = (el.text or "").strip()
+        low = text.lower()
+        if low in ("1", "true"):
+            return True
+        if low in ("0", "false"):
+            return False
+        self.warn(f"<{el.tag}> {text[:40]!r} is not a bool (1/true/0/false); DART reads false", el)
+        return False
+
+    def optional_number(self, parent: Element, tag: str, default: float, **kw: bool) -> float:
+        """Number in child ``tag`` of ``parent``, or ``default`` when absent."""
+        el = self.child(parent, tag)
+        return default if el is None else self.number(el, **kw)
+
+    def number_attribute(self, el: Element, name: str) -> float | None:
+        """Numeric attribute value; None (with a warning) when it is not a number."""
+        raw = el.get(name)
+        if raw is None:
+            return None
+        value = parse_number(raw.strip())
+        if value is None or math.isnan(value):
+            self.warn(f'attribute {name}="{raw[:40]}" is not a number; DART ignores it', el)
+            return None
+        return value
