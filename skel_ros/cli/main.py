@@ -1,0 +1,115 @@
+"""Entry point of the ``skel-ros`` console script.
+
+Subcommands import what they need only when run, so ``skel-ros validate`` works
+on a machine without DART or ROS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from skel_ros.model.errors import SkelError
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from skel_ros.model import load_skel
+
+    world = load_skel(args.file)
+    if args.json:
+        from skel_ros.model.report import world_to_dict
+
+        print(json.dumps(world_to_dict(world), indent=1))
+    else:
+        from skel_ros.cli.inspect_cmd import render
+
+        print(render(world))
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from skel_ros.model import load_skel
+
+    status = 0
+    for file in args.files:
+        try:
+            world = load_skel(file)
+        except SkelError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        for warning in world.warnings:
+            print(str(warning), file=sys.stderr)
+        if args.strict and world.warnings:
+            status = 1
+        dofs = sum(s.num_dofs for s in world.skeletons)
+        print(f"{file}: OK ({len(world.skeletons)} skeleton(s), {dofs} DOFs, "
+              f"{len(world.warnings)} warning(s))")
+    return status
+
+
+def _cmd_urdf(args: argparse.Namespace) -> int:
+    from skel_ros.model import load_skel
+    from skel_ros.model.urdf import world_to_urdf
+
+    world = load_skel(args.file)
+    text = world_to_urdf(world, **({"skeleton": args.skeleton} if args.skeleton else {}))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``skel-ros``."""
+    parser = argparse.ArgumentParser(
+        prog="skel-ros",
+        description="DART SKEL robot models for ROS 2: inspect, validate, convert, simulate.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("inspect", help="show skeletons, bodies, joints, DOF limits, warnings")
+    p.add_argument("file", help="SKEL file")
+    p.add_argument("--json", action="store_true",
+                   help="print the model as JSON in the layout of DART's corpus fixtures")
+    p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("validate", help="check SKEL files; exit 1 on any error")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("urdf", help="export URDF (for RViz / robot_state_publisher)")
+    p.add_argument("file", help="SKEL file")
+    p.add_argument("-o", "--output", help="output file (default: standard output)")
+    p.add_argument("--skeleton", help="export only this skeleton (default: all, under 'world')")
+    p.set_defaults(func=_cmd_urdf)
+
+    from skel_ros.cli import extra_commands
+
+    extra_commands.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``skel-ros``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SkelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

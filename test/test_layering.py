@@ -1,0 +1,63 @@
+"""Import layering: the model is ROS-free and DART-free; the core is ROS-free.
+
+Each check runs in a fresh interpreter with the forbidden packages blocked in
+``sys.modules`` (set to None, so any ``import`` of them raises ImportError),
+then imports every module of the package under test.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ROS = ["rclpy", "sensor_msgs", "geometry_msgs", "tf2_msgs", "std_msgs", "trajectory_msgs",
+       "visualization_msgs", "rosgraph_msgs", "diagnostic_msgs", "std_srvs", "builtin_interfaces"]
+
+CHECK = """
+import importlib, pkgutil, sys
+for name in {blocked!r}:
+    sys.modules[name] = None
+import {package} as pkg
+names = [m.name for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+for name in names:
+    importlib.import_module(name)
+leaked = sorted(n for n in {blocked!r} if sys.modules.get(n) is not None)
+print(len(names), "modules", "leaked:", leaked)
+assert not leaked
+"""
+
+
+def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
+    code = CHECK.format(package=package, blocked=blocked)
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+@pytest.mark.parametrize(
+    ("package", "blocked"),
+    [
+        ("skel_ros.model", ROS + ["dartpy"]),
+        ("skel_ros.hardware", ROS + ["dartpy"]),
+        ("skel_ros.sim", ROS),
+    ],
+)
+def test_core_imports_without_forbidden_packages(package: str, blocked: list[str]) -> None:
+    if not (REPO / package.replace(".", "/") / "__init__.py").exists():
+        pytest.skip(f"{package} does not exist yet")
+    result = _run(package, blocked)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "modules" in result.stdout
+
+
+def test_blocking_works() -> None:
+    """The check can fail: a module importing a blocked package is caught."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['numpy'] = None; import skel_ros.model"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode != 0
+    assert "numpy" in result.stderr
