@@ -1,0 +1,77 @@
+"""Shared fixtures for the whole test suite.
+
+``ros_env`` gives every ROS test, and every process it starts, an isolated ROS 2 setting:
+a DDS domain of its own, discovery confined to this machine, logs in a temporary
+directory. See ``shared/ros-env.md`` and ``config/fastdds_localhost.xml``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FASTDDS_PROFILE = REPO_ROOT / "config" / "fastdds_localhost.xml"
+
+# Variables that would take discovery elsewhere (a discovery server, static peers, another
+# middleware) if the developer's shell happens to set them.
+_CLEARED = (
+    "ROS_LOCALHOST_ONLY",
+    "ROS_STATIC_PEERS",
+    "ROS_DISCOVERY_SERVER",
+    "ROS_SUPER_CLIENT",
+    "FASTRTPS_DEFAULT_PROFILES_FILE",
+    "RMW_FASTRTPS_USE_QOS_FROM_XML",
+    "ROS_SECURITY_ENABLE",
+)
+
+
+def session_domain_id(pid: int) -> int:
+    """Return the ROS domain id for a test session run by process ``pid``.
+
+    Domains 1..101 are valid on Linux with the default port mapping. 0 is left out: it is
+    every ROS installation's default, where stray nodes live.
+    """
+    return 1 + pid % 101
+
+
+@pytest.fixture(scope="session")
+def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """Apply an isolated ROS 2 environment to this process and return it for children.
+
+    Sets, in ``os.environ`` for the whole session (restored afterwards):
+
+    * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``: no discovery traffic off this machine;
+    * ``ROS_DOMAIN_ID``: 1..101 from this process id, so parallel sessions do not meet;
+    * ``ROS_HOME`` and ``ROS_LOG_DIR`` in a temporary directory (not ``~/.ros``);
+    * ``FASTDDS_DEFAULT_PROFILES_FILE``: ``config/fastdds_localhost.xml`` (loopback UDP and
+      shared memory only; 250 ms discovery announcements, so late joiners connect fast);
+    * ``RMW_IMPLEMENTATION=rmw_fastrtps_cpp`` (the profile is Fast DDS's);
+    * ``PYTHONUNBUFFERED=1``, so a child's output can be read line by line.
+
+    Returns:
+        A complete environment (a copy of ``os.environ`` after the changes) to pass as
+        ``env=`` to ``subprocess``; children also inherit it without that.
+    """
+    ros_home = tmp_path_factory.mktemp("ros_home")
+    settings = {
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+        "ROS_DOMAIN_ID": str(session_domain_id(os.getpid())),
+        "ROS_HOME": str(ros_home),
+        "ROS_LOG_DIR": str(ros_home / "log"),
+        "FASTDDS_DEFAULT_PROFILES_FILE": str(FASTDDS_PROFILE),
+        "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp",
+        "PYTHONUNBUFFERED": "1",
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        for name in _CLEARED:
+            patch.delenv(name, raising=False)
+        for name, value in settings.items():
+            patch.setenv(name, value)
+        yield dict(os.environ)
