@@ -10,6 +10,8 @@ kept (checked against DART on the corpus's kima meshes, to 1e-13).
 
 from __future__ import annotations
 
+import functools
+import stat
 import struct
 from pathlib import Path
 
@@ -17,6 +19,8 @@ import numpy as np
 from lxml import etree
 
 from skel_ros.model.types import Array
+
+_STL_VERTEX_FIELDS = 4  # "vertex x y z"
 
 
 class MeshReadError(Exception):
@@ -26,13 +30,41 @@ class MeshReadError(Exception):
 def mesh_bounds(path: Path) -> tuple[Array, Array]:
     """Bounds (min, max) of all vertices of the mesh at ``path``, unscaled.
 
+    Files are read once per (path, device, inode, modification time, size): a
+    model that uses one large mesh in many shapes would otherwise parse it again
+    for each.
+
     Raises:
         MeshReadError: The file is missing, unreadable or of an unknown kind.
     """
     try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return _read_bounds(path)  # raises the right MeshReadError
+    if not stat.S_ISREG(st.st_mode):
+        return _read_bounds(path)
+    # The file's identity is in the key too: a relative path may name another file
+    # after a chdir.
+    identity = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    lo, hi = _cached_bounds(str(path), identity)
+    return lo.copy(), hi.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_bounds(path: str, identity: tuple[int, ...]) -> tuple[Array, Array]:  # noqa: ARG001
+    return _read_bounds(Path(path))
+
+
+def _read_bounds(path: Path) -> tuple[Array, Array]:
+    try:
+        if path.exists() and not path.is_file():
+            # A directory, FIFO or device (/dev/zero) would fail, block or never end.
+            raise MeshReadError(f"mesh {path} is not a regular file")
         data = path.read_bytes()
     except OSError as exc:
         raise MeshReadError(f"cannot read mesh {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # "embedded null byte"
+        raise MeshReadError(f"cannot read mesh {path!r}: {exc}") from None
     suffix = path.suffix.lower()
     if suffix == ".obj":
         points = _obj_vertices(data)
@@ -72,6 +104,8 @@ def _stl_vertices(data: bytes) -> Array:
     for line in data.decode("utf-8", "replace").splitlines():
         parts = line.split()
         if parts[:1] == ["vertex"]:
+            if len(parts) < _STL_VERTEX_FIELDS:
+                raise MeshReadError(f"bad STL vertex line {line[:60]!r}")
             try:
                 rows.append([float(p) for p in parts[1:4]])
             except ValueError:
@@ -139,14 +173,18 @@ def _dae_vertices(data: bytes) -> Array:
             geometries[geom.get("id", "")] = positions.reshape(-1, 3)
     points: list[Array] = []
 
-    def visit(node: etree._Element, parent: Array) -> None:
-        mat = parent @ _dae_node_matrix(node)
-        for inst in node.findall("{*}instance_geometry"):
-            pts = geometries.get(inst.get("url", "").lstrip("#"))
-            if pts is not None:
-                points.append(pts @ mat[:3, :3].T + mat[:3, 3])
-        for child in node.findall("{*}node"):
-            visit(child, mat)
+    def visit(top: etree._Element, parent: Array) -> None:
+        # An explicit stack, not recursion: node nesting deeper than Python's
+        # recursion limit is valid XML. Only the bounds matter, so order does not.
+        stack = [(top, parent)]
+        while stack:
+            node, outer = stack.pop()
+            mat = outer @ _dae_node_matrix(node)
+            for inst in node.findall("{*}instance_geometry"):
+                pts = geometries.get(inst.get("url", "").lstrip("#"))
+                if pts is not None:
+                    points.append(pts @ mat[:3, :3].T + mat[:3, 3])
+            stack.extend((child, mat) for child in node.findall("{*}node"))
 
     unit = 1.0
     unit_el = root.find("{*}asset/{*}unit")

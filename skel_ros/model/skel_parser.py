@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,9 @@ from skel_ros.model.types import (
 from skel_ros.model.xmlread import Element, XmlReader
 
 _MAX_BYTES = 256 * 1024 * 1024
+_ASCII_INT = re.compile(r"[+-]?[0-9]+\Z")
+_MAX_INDEX_DIGITS = 9  # checked before int(): Python refuses > 4300 digits, std::stoi > 2**31
+_LEGACY_START = re.compile(rb"dofs\s*\{")
 
 _WORLD_TAGS = frozenset({"physics", "skeleton"})
 _PHYSICS_TAGS = frozenset({"time_step", "gravity", "collision_detector"})
@@ -153,7 +157,8 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
 
     Args:
         source: A path to a ``.skel`` file, or a string of SKEL XML (anything
-            starting with ``<`` after optional whitespace / BOM).
+            starting with ``<`` after optional whitespace / BOM; a blank string
+            is an empty document).
         name: Name used in messages for an XML string (default ``<string>``);
             for a string it is also the base for relative mesh paths when it
             names an existing file or directory.
@@ -191,7 +196,9 @@ def _source_name(source: object, name: str | None) -> str:
 
 
 def _looks_like_xml(text: str) -> bool:
-    return text.lstrip("\ufeff \t\r\n").startswith("<")
+    # A blank string is an empty document, not a path ("" would name the current directory).
+    stripped = text.lstrip("\ufeff \t\r\n")
+    return not stripped or stripped.startswith("<")
 
 
 def _load(source: str | os.PathLike[str], name: str | None) -> World:
@@ -209,6 +216,9 @@ def _load(source: str | os.PathLike[str], name: str | None) -> World:
         try:
             if path.is_dir():
                 raise SkelSyntaxError("is a directory, not a SKEL file", Location(label))
+            if path.exists() and not path.is_file():
+                # A FIFO or a device such as /dev/zero would block or never end.
+                raise SkelSyntaxError("is not a regular file", Location(label))
             size = path.stat().st_size
             if size > _MAX_BYTES:
                 raise SkelSyntaxError(f"file is too large ({size} bytes)", Location(label))
@@ -217,14 +227,24 @@ def _load(source: str | os.PathLike[str], name: str | None) -> World:
             raise SkelSyntaxError(
                 f"cannot read file: {exc.strerror or exc}", Location(label)
             ) from None
+        except ValueError as exc:  # e.g. "embedded null byte": not a possible file name
+            raise SkelSyntaxError(
+                f"cannot read file: {exc}", Location(label),
+                "XML text must start with '<' to be read as a string, not as a path",
+            ) from None
         base_dir = path.resolve().parent
     return _parse_document(data, label, base_dir)
 
 
 def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped:
+        raise SkelSyntaxError("the document is empty", Location(label, 1),
+                              "a SKEL file is <skel><world>...</world></skel>")
     if not stripped.startswith(b"<"):
-        if b"dofs" in data[:4096] or b"{" in data[:4096]:
+        # Every legacy file starts with its "dofs {" block; anything else (binary data,
+        # JSON, ...) is just not XML.
+        if _LEGACY_START.match(stripped):
             raise SkelLegacyFormatError("not an XML file", Location(label, 1), _LEGACY_HINT)
         raise SkelSyntaxError(
             "not an XML file (SKEL files start with <skel>)", Location(label, 1)
@@ -255,7 +275,34 @@ def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
     for extra in list(reader.children(root, "world"))[1:]:
         reader.warn("only the first <world> is read by DART; this one is ignored", extra)
     reader.check_children(root, frozenset({"world"}))
-    return _parse_world(world_el, reader, base_dir)
+    # Huge but finite numbers (1e308) can overflow in the transforms and inertias built
+    # from them; numpy's overflow warnings are silenced here and the results are checked
+    # with _require_finite where they are made.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        return _parse_world(world_el, reader, base_dir)
+
+
+def _require_finite(value: Array, what: str, r: XmlReader, el: Element) -> None:
+    """Raise if a value computed from finite input overflowed to inf / NaN."""
+    if not np.all(np.isfinite(value)):
+        raise SkelValueError(
+            f"{what} is not finite (inf/NaN from extremely large or small input values)",
+            r.loc(el),
+            "DART would build a model with inf/NaN values from this; use realistic magnitudes",
+        )
+
+
+def _unit_vector(v: Array, what: str, r: XmlReader, el: Element) -> Array:
+    """``v`` normalised as DART does; a zero or overflowing norm is an error."""
+    norm = float(np.linalg.norm(v))
+    if norm == 0.0:
+        raise SkelValueError(f"{what} is the zero vector", r.loc(el))
+    if not math.isfinite(norm):
+        raise SkelValueError(
+            f"{what} is too large to normalise", r.loc(el),
+            "its squared length overflows, and DART's normalisation gives a zero vector",
+        )
+    return v / norm
 
 
 # --------------------------------------------------------------------------- world
@@ -305,13 +352,20 @@ class _NameManager:
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        # Next count to try per base name: names are never released, so every lower
+        # count is still taken (this keeps many repeats linear, not quadratic).
+        self._next: dict[str, int] = {}
 
     def issue(self, name: str) -> str:
         new = name
-        count = 1
-        while new in self._used:
+        count = self._next.get(name, 1)
+        if new in self._used:
             new = f"{name}({count})"
             count += 1
+            while new in self._used:
+                new = f"{name}({count})"
+                count += 1
+            self._next[name] = count
         self._used.add(new)
         return new
 
@@ -440,56 +494,32 @@ def _assembly_order(
     A body that is some joint's parent but no joint's child gets an implicit
     free joint named ``root``. A loop in the parent chain (DART hangs) raises.
     """
-    pending = dict(joints)
+    # DART takes the earliest joint not yet built; if its parent body is not built
+    # yet it moves up to the joint building that body, builds the top-most one and
+    # starts again from the earliest joint. That is the same order as building,
+    # for each joint in file order, its unbuilt ancestors top-down and then itself,
+    # which is what is done here, in linear time (a literal restart loop is
+    # quadratic or worse on long chains written leaf first).
     created: set[str] = set()
     order: list[_JointDraft] = []
-    while pending:
-        joint = next(iter(pending.values()))
-        chain: list[str] = []
-        while joint.parent is not None and joint.parent not in created:
-            if joint.child in chain:
-                raise SkelReferenceError(
-                    "joints form a loop: " + " -> ".join(repr(c) for c in chain + [joint.child]),
-                    r.loc(joint.el),
-                    "DART hangs on this file; every body needs exactly one path to the world",
-                )
-            chain.append(joint.child)
-            parent_joint = pending.get(joint.parent)
-            if parent_joint is not None:
-                joint = parent_joint
-                continue
+    for first in joints.values():
+        if first.child in created:
+            continue
+        chain, rootless = _unbuilt_chain(first, joints, created, r)
+        if rootless is not None:
             # The parent body exists but no joint has it as child: DART adds a
             # free joint named "root" that holds it at its rest pose.
-            parent_body = bodies[joint.parent]
-            root = _JointDraft(
-                el=parent_body.el,
-                name="root",
-                type=JointType.FREE,
-                actuator=ActuatorType.FORCE,
-                parent=None,
-                child=parent_body.name,
-                t_parent=parent_body.rest,
-                t_child=IDENTITY4,
-                axes=[],
-                pitch=0.0,
-                euler_order=None,
-                plane=None,
-                plane_axes=[],
-                dofs=[_DofDraft() for _ in range(6)],
-                implicit=True,
-            )
+            parent_body = bodies[rootless]
             r.warn(
-                f"body {parent_body.name!r} is the parent of joint {joint.name!r} but the child of"
+                f"body {rootless!r} is the parent of joint {chain[-1].name!r} but the child of"
                 " no joint; DART gives it a free joint named 'root'",
                 parent_body.el,
             )
-            order.append(root)
-            created.add(parent_body.name)
-            break
-        else:
-            order.append(joint)
-            created.add(joint.child)
-            del pending[joint.child]
+            order.append(_implicit_root(parent_body))
+            created.add(rootless)
+        for built in reversed(chain):
+            order.append(built)
+            created.add(built.child)
     for body in bodies.values():
         if body.name in created:
             continue
@@ -503,6 +533,55 @@ def _assembly_order(
             )
         r.warn(f"body {body.name!r} is not attached by any joint; DART drops it", body.el)
     return order
+
+
+def _unbuilt_chain(
+    first: _JointDraft, joints: dict[str, _JointDraft], created: set[str], r: XmlReader
+) -> tuple[list[_JointDraft], str | None]:
+    """``first``, the joint of its parent body, ... up to the top-most unbuilt joint.
+
+    Returns the chain and, when the top-most joint's parent body is the child of
+    no joint, that body's name (it needs an implicit root joint), else None.
+    """
+    chain: list[_JointDraft] = []
+    on_chain: set[str] = set()
+    joint = first
+    while True:
+        if joint.child in on_chain:
+            names = [*(j.child for j in chain), joint.child]
+            raise SkelReferenceError(
+                "joints form a loop: " + " -> ".join(repr(c) for c in names),
+                r.loc(joint.el),
+                "DART hangs on this file; every body needs exactly one path to the world",
+            )
+        chain.append(joint)
+        on_chain.add(joint.child)
+        if joint.parent is None or joint.parent in created:
+            return chain, None
+        parent_joint = joints.get(joint.parent)
+        if parent_joint is None:
+            return chain, joint.parent
+        joint = parent_joint
+
+
+def _implicit_root(body: _BodyDraft) -> _JointDraft:
+    return _JointDraft(
+        el=body.el,
+        name="root",
+        type=JointType.FREE,
+        actuator=ActuatorType.FORCE,
+        parent=None,
+        child=body.name,
+        t_parent=body.rest,
+        t_child=IDENTITY4,
+        axes=[],
+        pitch=0.0,
+        euler_order=None,
+        plane=None,
+        plane_axes=[],
+        dofs=[_DofDraft() for _ in range(6)],
+        implicit=True,
+    )
 
 
 def _has_shapes(el: Element, r: XmlReader) -> bool:
@@ -522,6 +601,7 @@ def _parse_body(el: Element, r: XmlReader, frame: Array) -> _BodyDraft:
     if g is not None:
         gravity = r.flag(g)
     rest = frozen_array(np.asarray(frame) @ np.asarray(_optional_transform(el, r)))
+    _require_finite(rest, f"the rest pose of body {name!r}", r, el)
     mass, com, moment = 1.0, np.zeros(3), None
     has_inertia = False
     inertia_el = r.child(el, "inertia")
@@ -687,10 +767,7 @@ def _geom_pyramid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
 
 def _geom_plane(g: Element, r: XmlReader, _: Path | None) -> Geometry:
     normal = np.array(r.vector(r.require(g, "normal"), 3))
-    norm = float(np.linalg.norm(normal))
-    if norm == 0.0:
-        raise SkelValueError("plane <normal> is the zero vector", r.loc(g))
-    normal = normal / norm
+    normal = _unit_vector(normal, "plane <normal>", r, g)
     off = r.child(g, "offset")
     if off is not None:
         offset = r.number(off)
@@ -742,6 +819,7 @@ def _geom_mesh(g: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
         ) from None
     s = np.asarray(scale)
     corners = np.stack([lo * s, hi * s])
+    _require_finite(corners, f"the scaled bounds of mesh {file_name!r}", r, g)
     bounds = (frozen_array(corners.min(axis=0)), frozen_array(corners.max(axis=0)))
     return Mesh(file_name=file_name, path=path, scale=scale, bounds=bounds)
 
@@ -816,8 +894,9 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
         return None
     if not jtype.dart_builds:
         r.warn(
-            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it (it stops"
-            " assembling the skeleton there); skel_ros keeps it",
+            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it, so it"
+            " drops this joint and every joint not yet built (assembly stops there);"
+            " skel_ros keeps it",
             el,
         )
     known = set(_JOINT_COMMON)
@@ -875,6 +954,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
     t_child = _optional_transform(el, r)
     parent_world = np.asarray(bodies[parent].rest) if parent is not None else np.eye(4)
     t_parent = inverse(parent_world) @ np.asarray(bodies[child].rest) @ np.asarray(t_child)
+    _require_finite(t_parent, f"the parent-side transform of joint {name!r}", r, el)
 
     dofs = [_DofDraft() for _ in range(jtype.num_dofs)]
     axes = [np.array(a) for a in _DEFAULT_AXES.get(jtype, ())]
@@ -897,10 +977,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
             continue
         if i < _XYZ_AXES.get(jtype, 0):
             xyz = np.array(r.vector(r.require(ax, "xyz"), 3))
-            norm = float(np.linalg.norm(xyz))
-            if norm == 0.0:
-                raise SkelValueError("joint axis <xyz> is the zero vector", r.loc(ax))
-            axes[i] = xyz / norm
+            axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
             if jtype is JointType.SCREW:
                 p = r.child(ax, "pitch")
                 if p is not None:
@@ -958,10 +1035,7 @@ def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[
     axes = []
     for tag in ("translation_axis1", "translation_axis2"):
         v = np.array(r.vector(r.require(r.require(plane_el, tag), "xyz"), 3))
-        norm = float(np.linalg.norm(v))
-        if norm == 0.0:
-            raise SkelValueError(f"<{tag}> is the zero vector", r.loc(plane_el))
-        axes.append(v / norm)
+        axes.append(_unit_vector(v, f"<{tag}>", r, plane_el))
     if float(np.linalg.norm(np.cross(axes[0], axes[1]))) < 1e-9:
         raise SkelValueError("the two translation axes of the plane are parallel", r.loc(plane_el))
     return ptype, axes
@@ -1042,36 +1116,48 @@ def _parse_init(
         setattr(dof, attr, v)
 
 
-def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str) -> None:
-    r.check_children(el, _DOF_TAGS)
-    n = len(dofs)
+def _dof_index(el: Element, r: XmlReader, n: int, joint_name: str) -> int | None:
+    """The DOF a ``<dof>`` element addresses, or None when DART ignores the element."""
     raw = el.get("local_index")
     if raw is None:
-        if n > 1:
-            r.warn(
-                f"<dof> of joint {joint_name!r} ({n} DOFs) has no local_index; DART ignores it", el
-            )
-            return
-        index = 0
-    else:
-        text = raw.strip()
-        if not text.lstrip("+-").isdigit():
-            r.warn(f'<dof> local_index="{raw[:20]}" is not an integer; DART ignores it', el)
-            return
-        index = int(text)
-        if index >= n:
-            r.warn(f"<dof> local_index {index} is out of range (joint has {n} DOFs);"
-                   " DART ignores it", el)
-            return
-        if index == -1 and n > 1:
-            r.warn("<dof> local_index -1 is ignored by DART", el)
-            return
-        if index < 0 and not (index == -1 and n == 1):
-            raise SkelValueError(
-                f"<dof> local_index {index} is negative", r.loc(el),
-                "DART writes outside the joint's memory on this",
-            )
-        index = max(index, 0)
+        if n == 1:
+            return 0
+        r.warn(
+            f"<dof> of joint {joint_name!r}, which has no DOFs, is ignored by DART" if n == 0 else
+            f"<dof> of joint {joint_name!r} ({n} DOFs) has no local_index; DART ignores it",
+            el,
+        )
+        return None
+    text = raw.strip()
+    if not _ASCII_INT.match(text):
+        r.warn(f'<dof> local_index="{raw[:20]}" is not an integer; DART ignores it', el)
+        return None
+    if len(text.lstrip("+-").lstrip("0")) > _MAX_INDEX_DIGITS:
+        raise SkelValueError(
+            f"<dof> local_index {text[:20]}... is out of range", r.loc(el),
+            "DART's std::stoi throws on this and aborts the load",
+        )
+    index = int(text)
+    if index >= n:
+        r.warn(f"<dof> local_index {index} is out of range (joint has {n} DOFs);"
+               " DART ignores it", el)
+        return None
+    if index == -1 and n > 1:
+        r.warn("<dof> local_index -1 is ignored by DART", el)
+        return None
+    if index < 0 and not (index == -1 and n == 1):
+        raise SkelValueError(
+            f"<dof> local_index {index} is negative", r.loc(el),
+            "DART writes outside the joint's memory on this",
+        )
+    return max(index, 0)
+
+
+def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str) -> None:
+    r.check_children(el, _DOF_TAGS)
+    index = _dof_index(el, r, len(dofs), joint_name)
+    if index is None:
+        return
     dof = dofs[index]
     dof_name = el.get("name")
     if dof_name is not None:
@@ -1241,10 +1327,18 @@ def _build_body(
     moment = draft.moment
     from_shapes = False
     if moment is None and draft.has_inertia:
-        computed = inertia_mod.moment_from_shapes(
-            draft.mass, np.asarray(draft.com), [(s.geometry, np.asarray(s.transform)) for s in shapes]
-        )
+        try:
+            computed = inertia_mod.moment_from_shapes(
+                draft.mass, np.asarray(draft.com),
+                [(s.geometry, np.asarray(s.transform)) for s in shapes],
+            )
+        except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
+            computed = np.full((3, 3), math.nan)
         if computed is not None:
+            _require_finite(
+                computed, f"the moment of inertia computed from the shapes of body {draft.name!r}",
+                r, draft.el,
+            )
             moment, from_shapes = computed, True
     if moment is None:
         moment = np.eye(3)

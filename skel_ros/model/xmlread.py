@@ -23,10 +23,14 @@ from skel_ros.model.errors import (
 Element = etree._Element  # noqa: SLF001 - lxml's element type
 
 # A C-locale floating-point number as std::stod reads it, or inf / nan.
+# ASCII digits only: Python's \d and float() also take other scripts' digits (Arabic-Indic,
+# superscripts), which std::stod rejects.
 _NUMBER = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z", re.IGNORECASE
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z",
+    re.IGNORECASE | re.ASCII,
 )
-_INTEGER = re.compile(r"[+-]?\d+\Z")
+_INTEGER = re.compile(r"[+-]?\d+\Z", re.ASCII)
+_MAX_INTEGER_CHARS = 12  # checked before int(), which refuses more than 4300 digits
 
 
 def parse_number(token: str) -> float | None:
@@ -189,7 +193,8 @@ class XmlReader:
             )
         out: list[int] = []
         for tok in toks[:size]:
-            if not _INTEGER.match(tok) or int(tok) < 0 or int(tok) > 1_000_000:
+            if (not _INTEGER.match(tok) or len(tok) > _MAX_INTEGER_CHARS
+                    or not 0 <= int(tok) <= 1_000_000):
                 raise SkelValueError(
                     f"<{el.tag}>: {tok[:60]!r} is not a non-negative integer", self.loc(el)
                 )
