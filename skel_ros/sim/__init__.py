@@ -1,0 +1,48 @@
+"""The simulation engine: our model run in DART, without ROS.
+
+``build_dart_world`` builds the dartpy World DART's SkelParser would build, from
+the model and through DART's API; ``SimEngine`` owns one, steps it, takes joint
+commands as each joint's actuator type allows (through the shared limits module),
+and turns position commands into per-DOF controller output.
+
+Example::
+
+    from skel_ros.model import load_skel
+    from skel_ros.sim import SimEngine
+
+    engine = SimEngine(load_skel("robot.skel"))
+    engine.set_commands("position", ["elbow"], [0.5])
+    engine.step(1000)
+    print(engine.positions())
+
+dartpy is imported when a World is built, not when this package is imported.
+"""
+
+from skel_ros.sim.actuation import ActuationMode
+from skel_ros.sim.engine import SimEngine
+from skel_ros.sim.errors import CommandError, SimBuildError, SimError, SimUnsupportedError
+from skel_ros.sim.gains import (
+    GainDefaults,
+    GainsError,
+    PositionGains,
+    SimGains,
+    load_gains,
+    parse_gains,
+)
+from skel_ros.sim.world_builder import build_dart_world
+
+__all__ = [
+    "ActuationMode",
+    "CommandError",
+    "GainDefaults",
+    "GainsError",
+    "PositionGains",
+    "SimBuildError",
+    "SimEngine",
+    "SimError",
+    "SimGains",
+    "SimUnsupportedError",
+    "build_dart_world",
+    "load_gains",
+    "parse_gains",
+]

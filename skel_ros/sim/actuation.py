@@ -1,0 +1,376 @@
+"""Joint commands for the simulator: what each actuator type takes, and position control.
+
+Every DOF is driven as its joint's ``actuator`` says (DART's meaning of
+``Joint::setCommand``):
+
+==============  =======================================  ===============================
+actuator        direct command                           a *position* command becomes
+==============  =======================================  ===============================
+FORCE           effort (N, N m)                          PD(+I) effort plus gravity
+                                                         compensation, clamped to the
+                                                         effort limits
+SERVO           velocity (DART's servo motor reaches it  velocity ``kp_vel * error``,
+                within the force limits)                 clamped to the velocity limits
+VELOCITY        velocity (kinematic: set exactly)        as SERVO
+ACCELERATION    acceleration (kinematic)                 ``kp_vel^2 error - 2 kp_vel v``
+                                                         (critically damped), clamped
+                                                         to the acceleration limits
+PASSIVE/LOCKED  none: every command is rejected          rejected
+==============  =======================================  ===============================
+
+Every command first goes through the shared limits module
+(:meth:`skel_ros.model.limits.LimitSet.check`): a command with a NaN or an
+infinity, an unknown or repeated joint name, or a count mismatch is rejected
+whole (:class:`~skel_ros.sim.errors.CommandError`); otherwise each value is
+clamped into its limits (position targets into the position limits). A command
+holds until replaced or cleared. A position target is always reached through the
+controller, never by setting the position, so joints never jump. Gains:
+:mod:`skel_ros.sim.gains`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from skel_ros.model.limits import CheckResult, Clamp, CommandKind, LimitKind, LimitSet
+from skel_ros.model.types import ActuatorType
+from skel_ros.sim.errors import CommandError
+
+if TYPE_CHECKING:
+    from skel_ros.model.types import Skeleton
+    from skel_ros.sim.gains import PositionGains, SimGains
+
+__all__ = ["ActuationMode", "SkeletonActuation", "effective_inertia"]
+
+Vector = npt.NDArray[np.float64]
+
+
+class ActuationMode(enum.Enum):
+    """What a DOF is commanded with."""
+
+    NONE = "none"
+    EFFORT = "effort"
+    VELOCITY = "velocity"
+    ACCELERATION = "acceleration"
+    POSITION = "position"
+
+
+# The direct command each actuator type takes (position goes to every actuated one).
+_DIRECT = {
+    ActuatorType.FORCE: ActuationMode.EFFORT,
+    ActuatorType.SERVO: ActuationMode.VELOCITY,
+    ActuatorType.VELOCITY: ActuationMode.VELOCITY,
+    ActuatorType.ACCELERATION: ActuationMode.ACCELERATION,
+}
+_UNACTUATED = (ActuatorType.PASSIVE, ActuatorType.LOCKED)
+
+
+def effective_inertia(dart_skeleton: Any) -> Vector:
+    """``M_ii`` of every DOF at the skeleton's current configuration.
+
+    The inertia the DOF moves when the other joints hold still: what its
+    controller has to push when the robot is position-controlled.
+    """
+    if not dart_skeleton.getNumDofs():
+        return np.zeros(0)
+    return np.asarray(np.diag(dart_skeleton.getMassMatrix()), dtype=float)
+
+
+def _ancestor_dofs(skeleton: Skeleton) -> list[npt.NDArray[np.intp]]:
+    """For every DOF, the indices of the DOFs of all joints between its joint and the world."""
+    out = []
+    for dof in skeleton.dofs:
+        above: list[int] = []
+        joint = skeleton.joint(dof.joint)
+        while joint.parent is not None:
+            joint = skeleton.joint(skeleton.body(joint.parent).parent_joint)
+            above.extend(range(joint.first_dof, joint.first_dof + joint.num_dofs))
+        out.append(np.array(above, dtype=np.intp))
+    return out
+
+
+class SkeletonActuation:
+    """The commands of one skeleton: validation, holding, and conversion to DART commands.
+
+    Args:
+        skeleton: The model skeleton.
+        dart_skeleton: Its dartpy skeleton (same DOF order), at the initial state.
+        limits: Its limit set (``LimitSet.from_skeleton``, maybe tightened).
+        gains: Gain settings; per-DOF gains are derived at construction.
+        time_step: The simulation step (for the integral term).
+    """
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        dart_skeleton: Any,
+        limits: LimitSet,
+        gains: SimGains,
+        time_step: float,
+    ) -> None:
+        self.skeleton = skeleton
+        self.limits = limits
+        self._dart = dart_skeleton
+        self._dt = float(time_step)
+        n = skeleton.num_dofs
+        self._actuator = tuple(skeleton.joint(d.joint).actuator for d in skeleton.dofs)
+        inertia = effective_inertia(dart_skeleton)
+        self.gains: tuple[PositionGains, ...] = tuple(
+            gains.gains_for(d.name, inertia[i]) for i, d in enumerate(skeleton.dofs)
+        )
+
+        def column(attr: str) -> Vector:
+            return np.array([float(getattr(g, attr)) for g in self.gains])
+
+        self._kp, self._kd, self._ki = column("kp"), column("kd"), column("ki")
+        self._i_limit, self._i_zone, self._kv = column("i_limit"), column("i_zone"), column("kp_vel")
+        self._gravity = np.array([g.gravity_compensation for g in self.gains], dtype=bool)
+        self._is = {
+            a: np.array([x is a for x in self._actuator], dtype=bool) for a in ActuatorType
+        }
+        self._dofs = [dart_skeleton.getDof(i) for i in range(n)]
+        self._model_k = np.array([d.spring_stiffness for d in skeleton.dofs], dtype=float)
+        self._model_rest = np.array([d.rest_position for d in skeleton.dofs], dtype=float)
+        self._model_d = np.array([d.damping for d in skeleton.dofs], dtype=float)
+        self._ancestors = _ancestor_dofs(skeleton)
+        self._kinematic = (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY]
+                           | self._is[ActuatorType.ACCELERATION] | self._is[ActuatorType.LOCKED])
+        self._gravity_ok = np.zeros(n, dtype=bool)
+        self._spring_on = np.zeros(n, dtype=bool)  # PD carried by DART's joint spring/damper
+        self._spring_rest = np.zeros(n)
+        self._implicit_cmd = np.zeros(n)
+        self._mode = [ActuationMode.NONE] * n
+        self._value = np.zeros(n)  # effort / velocity / acceleration / position target
+        self._integral = np.zeros(n)
+        self._efforts = np.zeros(n)
+        self._direct = np.zeros(n, dtype=bool)
+        self._position = np.zeros(n, dtype=bool)
+
+    # ----------------------------------------------------------------- commands
+
+    def modes(self) -> tuple[ActuationMode, ...]:
+        """The current mode of every DOF."""
+        return tuple(self._mode)
+
+    def targets(self) -> Vector:
+        """The held command value of every DOF (0 where there is none), a copy."""
+        return self._value.copy()
+
+    def command(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
+                ) -> CheckResult:
+        """Validate, clamp and hold a command (see the module docstring).
+
+        Returns:
+            The limits module's result (what was clamped).
+
+        Raises:
+            CommandError: The command is rejected whole; nothing changed.
+        """
+        result = self.prepare(mode, names, values)
+        self.hold(mode, result)
+        return result
+
+    def prepare(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
+                ) -> CheckResult:
+        """Validate and clamp a command without holding it.
+
+        Raises:
+            CommandError: The command is rejected whole.
+        """
+        result = self._check(mode, names, values)
+        for i in result.indices:
+            actuator = self._actuator[i]
+            name = self.skeleton.dofs[i].name
+            if actuator in _UNACTUATED:
+                raise CommandError(f"joint {name!r} is {actuator.value}: it takes no commands")
+            if mode is not ActuationMode.POSITION and _DIRECT[actuator] is not mode:
+                raise CommandError(
+                    f"joint {name!r} has a {actuator.value} actuator: it takes "
+                    f"{_DIRECT[actuator].value} or position commands, not {mode.value}"
+                )
+        return result
+
+    def hold(self, mode: ActuationMode, result: CheckResult) -> None:
+        """Hold a command that :meth:`prepare` accepted."""
+        for i, v in zip(result.indices, result.values):
+            if mode is ActuationMode.POSITION and self._mode[i] is not ActuationMode.POSITION:
+                self._integral[i] = 0.0
+            self._mode[i] = mode
+            self._value[i] = v
+        self._update_masks()
+
+    def clear(self, names: Sequence[str] | None = None) -> None:
+        """Drop the commands of ``names`` (all when None); those DOFs go uncommanded."""
+        indices = (range(len(self._mode)) if names is None
+                   else [self.skeleton.dof_index(n) for n in names])
+        for i in indices:
+            self._mode[i] = ActuationMode.NONE
+            self._value[i] = 0.0
+            self._integral[i] = 0.0
+        self._update_masks()
+
+    def _update_masks(self) -> None:
+        self._position = np.array([m is ActuationMode.POSITION for m in self._mode], dtype=bool)
+        self._direct = np.array(
+            [m not in (ActuationMode.NONE, ActuationMode.POSITION) for m in self._mode],
+            dtype=bool,
+        )
+        # Gravity compensation is right only where the joint's support is held: every
+        # DOF between it and the world is position-controlled or kinematic.
+        held = self._position | self._kinematic
+        self._gravity_ok = self._gravity & np.array(
+            [bool(held[a].all()) for a in self._ancestors], dtype=bool
+        )
+        self._sync_springs(self._spring_on & self._position)
+
+    def _check(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
+               ) -> CheckResult:
+        if mode is ActuationMode.NONE:
+            raise CommandError("no command kind given")
+        kind = getattr(CommandKind, mode.name, None)
+        if kind is None:
+            # limits.CommandKind has no ACCELERATION: names, count and finiteness
+            # are checked there; the values are clamped into its acceleration limits here.
+            result = self.limits.check(CommandKind.EFFORT, names, values)
+            if not result.ok:
+                raise CommandError(result.reason)
+            lo = self.limits.lower(LimitKind.ACCELERATION)[result.indices]
+            hi = self.limits.upper(LimitKind.ACCELERATION)[result.indices]
+            applied = np.clip(result.requested, lo, hi)
+            applied.setflags(write=False)
+            clamps = tuple(
+                Clamp(result.names[k], float(result.requested[k]), float(applied[k]))
+                for k in np.flatnonzero(applied != result.requested)
+            )
+            return replace(result, values=applied, clamped=clamps)
+        result = self.limits.check(kind, names, values)
+        if not result.ok:
+            raise CommandError(result.reason)
+        return result
+
+    # ----------------------------------------------------------------- per step
+
+    @property
+    def active(self) -> bool:
+        """True when some DOF holds a command."""
+        return bool(self._direct.any() or self._position.any())
+
+    def apply(self) -> None:
+        """Give DART this step's commands (call before ``world.step``)."""
+        if not self.active:
+            return
+        cmd = np.where(self._direct, self._value, 0.0)
+        if self._position.any():
+            self._position_control(cmd)
+        self._dart.setCommands(cmd)
+
+    def _position_control(self, cmd: Vector) -> None:
+        sel = self._position
+        q = self._dart.getPositions()
+        v = self._dart.getVelocities()
+        target = np.where(sel, self._value, q)
+        # DART's own difference: right for rotation-vector coordinates (ball, free).
+        error = np.where(sel, self._dart.getPositionDifferences(target, q), 0.0)
+        lim = self.limits
+
+        force = sel & self._is[ActuatorType.FORCE]
+        if force.any():
+            self._force_control(force, error, v, cmd)
+        else:
+            self._sync_springs(force)
+
+        accel = sel & self._is[ActuatorType.ACCELERATION]
+        if accel.any():
+            acc = self._kv * self._kv * error - 2.0 * self._kv * v
+            acc = np.clip(acc, lim.lower(LimitKind.ACCELERATION), lim.upper(LimitKind.ACCELERATION))
+            cmd[accel] = acc[accel]
+
+        servo = sel & (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY])
+        if servo.any():
+            vel = np.clip(self._kv * error, lim.lower(LimitKind.VELOCITY),
+                          lim.upper(LimitKind.VELOCITY))
+            cmd[servo] = vel[servo]
+
+    def _force_control(self, force: npt.NDArray[np.bool_], error: Vector, v: Vector,
+                       cmd: Vector) -> None:
+        """PD(+I) with gravity compensation for FORCE joints.
+
+        The law is ``tau = kp e - kd v + ki I + g``. Its stiffness and damping are
+        handed to DART as the joint's spring (rest = target) and damper, which DART
+        integrates implicitly, so any gains are stable, however stiff and however
+        coupled the DOFs; the integral and gravity terms go in as the command. When
+        the law's effort (at this step's state) is outside the effort limits, the
+        DOF gets the clamped effort as a plain command instead, so the limits hold.
+        """
+        grow = force & (self._ki > 0) & (np.abs(error) <= self._i_zone)
+        if grow.any():
+            bound = np.where(grow, self._i_limit / np.where(grow, self._ki, 1.0), 0.0)
+            self._integral = np.where(
+                grow, np.clip(self._integral + error * self._dt, -bound, bound), self._integral
+            )
+        feed = self._ki * self._integral
+        if (force & self._gravity_ok).any():
+            feed = feed + np.where(self._gravity_ok, self._dart.getGravityForces(), 0.0)
+        tau = self._kp * error - self._kd * v + feed
+        lo, hi = self.limits.lower(LimitKind.EFFORT), self.limits.upper(LimitKind.EFFORT)
+        saturated = force & ((tau < lo) | (tau > hi))
+        implicit = force & ~saturated
+        self._sync_springs(implicit)
+        feed = np.clip(feed, lo, hi)
+        cmd[implicit] = feed[implicit]
+        cmd[saturated] = np.clip(tau, lo, hi)[saturated]
+        self._implicit_cmd = np.where(implicit, feed, 0.0)
+
+    def _sync_springs(self, implicit: npt.NDArray[np.bool_]) -> None:
+        """Give DART's joint springs/dampers the PD of ``implicit`` DOFs, the model's to the rest."""
+        for i in np.flatnonzero(implicit | self._spring_on):
+            dof = self._dofs[i]
+            if implicit[i]:
+                k = self._model_k[i] + self._kp[i]
+                rest = (self._model_k[i] * self._model_rest[i] + self._kp[i] * self._value[i]) / k \
+                    if k > 0 else self._value[i]
+                if not self._spring_on[i]:
+                    dof.setSpringStiffness(k)
+                    dof.setDampingCoefficient(self._model_d[i] + self._kd[i])
+                if not self._spring_on[i] or rest != self._spring_rest[i]:
+                    dof.setRestPosition(rest)
+                    self._spring_rest[i] = rest
+            else:
+                dof.setSpringStiffness(self._model_k[i])
+                dof.setDampingCoefficient(self._model_d[i])
+                dof.setRestPosition(self._model_rest[i])
+        self._spring_on = implicit.copy()
+
+    def record_efforts(self) -> None:
+        """Read the efforts of the step just taken (before DART clears its forces)."""
+        if not len(self._mode):
+            return
+        forces = np.array(self._dart.getForces(), dtype=float)
+        if self._spring_on.any():
+            # The PD part DART applied through the spring/damper, at the new state.
+            on = self._spring_on
+            q = self._dart.getPositions()
+            v = self._dart.getVelocities()
+            error = self._dart.getPositionDifferences(np.where(on, self._value, q), q)
+            pd = self._kp * error - self._kd * v
+            forces[on] = (self._implicit_cmd + pd)[on]
+        servo = self._is[ActuatorType.SERVO]
+        if servo.any():
+            forces[servo] = self._dart.getConstraintForces()[servo]
+        forces[self._is[ActuatorType.PASSIVE]] = 0.0
+        self._efforts = forces
+
+    def efforts(self) -> Vector:
+        """The efforts of the last step (see ``SimEngine.efforts``), a copy."""
+        return self._efforts.copy()
+
+    def reset(self) -> None:
+        """Drop every command, the integrals and the recorded efforts."""
+        self.clear()
+        self._efforts = np.zeros(len(self._mode))

@@ -1,0 +1,86 @@
+"""``skel-ros simulate``: step a SKEL world with zero commands and print every DOF's state."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from skel_ros.model import SkelError, load_skel
+from skel_ros.model.report import number
+from skel_ros.sim.engine import SimEngine
+from skel_ros.sim.errors import SimError
+
+__all__ = ["after_steps", "simulate"]
+
+
+def after_steps(engine: SimEngine, steps: int) -> dict[str, Any]:
+    """The state in the layout of the corpus fixtures' ``after_steps``.
+
+    ``{"steps", "time", "positions": [[per skeleton]], "velocities": [[...]]}``,
+    one list per skeleton in world order (empty for a skeleton without DOFs);
+    non-finite numbers as the strings ``"nan"``, ``"inf"``, ``"-inf"``.
+    """
+    positions, velocities = [], []
+    q, v = engine.positions(), engine.velocities()
+    start = 0
+    for skel in engine.model.skeletons:
+        end = start + skel.num_dofs
+        positions.append([number(x) for x in q[start:end]])
+        velocities.append([number(x) for x in v[start:end]])
+        start = end
+    return {"steps": steps, "time": engine.time, "positions": positions,
+            "velocities": velocities}
+
+
+def simulate(
+    file: str | Path,
+    steps: int,
+    as_json: bool,  # noqa: FBT001 - mirrors the command line
+    *,
+    enforce_limits: bool = True,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Load ``file``, take ``steps`` steps with zero commands, print every DOF's state.
+
+    Args:
+        file: SKEL file.
+        steps: Number of world steps (>= 0).
+        as_json: Print the fixtures' ``after_steps`` layout as JSON instead of a table.
+        enforce_limits: Enforce joint position limits (the simulator's default);
+            False reproduces DART's SkelParser world, which never enforces them.
+        out: Where to print (standard output by default).
+        err: Where errors go (standard error by default).
+
+    Returns:
+        The exit status: 0, or 1 when the file cannot be loaded or simulated.
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if steps < 0:
+        err.write(f"error: steps must be >= 0, got {steps}\n")
+        return 1
+    try:
+        engine = SimEngine(load_skel(file), enforce_limits=enforce_limits)
+        engine.step(steps)
+    except (SkelError, SimError) as exc:
+        err.write(f"error: {exc}\n")
+        return 1
+    state = after_steps(engine, steps)
+    if as_json:
+        out.write(json.dumps(state, indent=1) + "\n")
+        return 0
+    out.write(f"{file}: {steps} steps, t = {engine.time:.6f} s, limits "
+              f"{'enforced' if enforce_limits else 'not enforced'}\n")
+    rows = [("skeleton", "dof", "position", "velocity")]
+    q, v = engine.positions(), engine.velocities()
+    for i, (skel, dof) in enumerate(engine.dof_names):
+        rows.append((skel, dof, f"{q[i]: .9g}", f"{v[i]: .9g}"))
+    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    for r in rows:
+        out.write("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() + "\n")
+    if len(rows) == 1:
+        out.write("(no degrees of freedom)\n")
+    return 0

@@ -1,0 +1,220 @@
+"""Gains of the simulator's per-DOF position controllers, and the YAML file that sets them.
+
+Defaults are derived from a DOF's *effective inertia* ``m = M_ii``, the diagonal
+of the mass matrix at the initial configuration (the inertia the DOF moves while
+the other joints hold still, as they do under position control). With a natural
+frequency ``w`` and damping ratio ``zeta``::
+
+    kp = m w^2        kd = 2 zeta m w        ki = integral_ratio m w^3
+    i_limit = integral_limit kp               (the push of that much error)
+
+File format (``config/sim_gains.yaml``)::
+
+    default:                 # how unlisted gains are derived (all keys optional)
+      natural_frequency: 20.0
+      damping_ratio: 1.0
+      ...
+    dofs:                    # per DOF name (DOF names may be anything, even "default")
+      "joint 1": {kp: 200.0, kd: 20.0}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import yaml
+
+from skel_ros.sim.errors import SimError
+
+__all__ = ["GainDefaults", "GainsError", "PositionGains", "SimGains", "load_gains", "parse_gains"]
+
+_FLAGS = frozenset({"gravity_compensation"})
+
+
+class GainsError(SimError, ValueError):
+    """Gains that cannot be used: a malformed file or a negative / non-finite gain."""
+
+
+def _check_fields(obj: object, what: str, *, allow_inf: frozenset[str] = frozenset()) -> None:
+    for f in fields(obj):  # type: ignore[arg-type]
+        v = getattr(obj, f.name)
+        if f.name in _FLAGS:
+            if not isinstance(v, bool):
+                raise GainsError(f"{what}{f.name} must be true or false, got {v!r}")
+            continue
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+        ok = ok and (math.isfinite(v) or (f.name in allow_inf and v == math.inf))
+        if not ok:
+            raise GainsError(f"{what}{f.name} must be a finite number >= 0, got {v!r}")
+
+
+@dataclass(frozen=True)
+class PositionGains:
+    """Position-controller gains of one DOF.
+
+    Attributes:
+        kp: Proportional gain of FORCE joints (N m / rad, N / m).
+        kd: Derivative gain on the measured velocity (N m s / rad).
+        ki: Integral gain (N m / (rad s)); 0 disables the integral.
+        i_limit: Largest magnitude of the integral term (N m).
+        i_zone: The error is integrated only while its magnitude is at most this
+            (rad, m), so a large move does not wind the integral up.
+        kp_vel: Velocity gain (1/s) of SERVO / VELOCITY joints (velocity command
+            ``kp_vel * error``) and the bandwidth of ACCELERATION joints.
+        gravity_compensation: Add the generalized gravity force DART computes for
+            the DOF at the current configuration (FORCE joints), so a static target
+            is held without steady error.
+    """
+
+    kp: float
+    kd: float
+    ki: float = 0.0
+    i_limit: float = math.inf
+    i_zone: float = math.inf
+    kp_vel: float = 10.0
+    gravity_compensation: bool = True
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "gain ", allow_inf=frozenset({"i_limit", "i_zone"}))
+
+
+@dataclass(frozen=True)
+class GainDefaults:
+    """How default gains are derived from a DOF's effective inertia (module docstring).
+
+    Attributes:
+        natural_frequency: ``w`` (rad/s). 20 rad/s settles in about 0.3 s and is
+            far inside the stability limit of a 1 ms explicit step (``w dt << 1``).
+        damping_ratio: ``zeta`` (1: critically damped).
+        integral_ratio: ``ki = integral_ratio m w^3``. Off by default: gravity
+            compensation already removes the static error in free space, and an
+            integral adds a slow overshoot; up to ~0.1 stays well inside the PID's
+            stability region (``ki < kp kd / m = 2 zeta m w^3``).
+        integral_limit: ``i_limit = integral_limit kp`` (rad or m of error).
+        integral_zone: ``i_zone`` (rad or m).
+        velocity_gain: ``kp_vel`` (1/s).
+        gravity_compensation: Default of :attr:`PositionGains.gravity_compensation`.
+    """
+
+    natural_frequency: float = 20.0
+    damping_ratio: float = 1.0
+    integral_ratio: float = 0.0
+    integral_limit: float = 0.1
+    integral_zone: float = 0.05
+    velocity_gain: float = 10.0
+    gravity_compensation: bool = True
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "default ")
+
+    def gains_for(self, inertia: float) -> PositionGains:
+        """The default gains of a DOF whose effective inertia is ``inertia``."""
+        m = float(inertia) if math.isfinite(inertia) and inertia > 0 else 0.0
+        w = self.natural_frequency
+        kp = m * w * w
+        return PositionGains(
+            kp=kp,
+            kd=2.0 * self.damping_ratio * m * w,
+            ki=self.integral_ratio * m * w**3,
+            i_limit=self.integral_limit * kp,
+            i_zone=self.integral_zone,
+            kp_vel=self.velocity_gain,
+            gravity_compensation=self.gravity_compensation,
+        )
+
+
+_GAIN_KEYS = frozenset(f.name for f in fields(PositionGains))
+_DEFAULT_KEYS = frozenset(f.name for f in fields(GainDefaults))
+
+
+@dataclass(frozen=True)
+class SimGains:
+    """Gain settings: defaults plus per-DOF values (by DOF name).
+
+    Attributes:
+        defaults: How unlisted gains are derived.
+        dofs: Per DOF name, the gains given explicitly (the others default).
+        source: Where the settings come from (for messages).
+    """
+
+    defaults: GainDefaults = field(default_factory=GainDefaults)
+    dofs: Mapping[str, Mapping[str, float | bool]] = field(default_factory=dict)
+    source: str = "<built-in defaults>"
+
+    def gains_for(self, name: str, inertia: float) -> PositionGains:
+        """The gains of DOF ``name`` whose effective inertia is ``inertia``."""
+        base = self.defaults.gains_for(inertia)
+        given = self.dofs.get(name)
+        return replace(base, **given) if given else base
+
+
+def _value(value: object, key: str, where: str) -> float | bool:
+    if key in _FLAGS:
+        if not isinstance(value, bool):
+            raise GainsError(f"{where}: {key} must be true or false, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GainsError(f"{where}: {key} must be a number, got {value!r}")
+    return float(value)
+
+
+def _section(raw: object, allowed: frozenset[str], where: str) -> dict[str, float | bool]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise GainsError(f"{where}: expected a mapping, got {raw!r}")
+    bad = sorted(str(k) for k in raw if k not in allowed)
+    if bad:
+        raise GainsError(f"{where}: unknown key(s) {bad} (expected {sorted(allowed)})")
+    return {str(k): _value(v, str(k), where) for k, v in raw.items()}
+
+
+def parse_gains(data: object, source: str = "<gains>") -> SimGains:
+    """Gains from the parsed YAML of a gains file.
+
+    Raises:
+        GainsError: Unknown keys, non-numbers, negative or non-finite gains; the
+            message names ``source`` and the key.
+    """
+    if data is None:
+        return SimGains(source=source)
+    if not isinstance(data, Mapping):
+        raise GainsError(f"{source}: expected a mapping with 'default' and 'dofs'")
+    unknown = sorted(str(k) for k in data if k not in ("default", "dofs"))
+    if unknown:
+        raise GainsError(f"{source}: unknown top-level key(s) {unknown} "
+                         "(per-DOF gains go under 'dofs:')")
+    try:
+        defaults = GainDefaults(**_section(data.get("default"), _DEFAULT_KEYS,  # type: ignore[arg-type]
+                                           f"{source}: default"))
+    except GainsError as exc:
+        raise GainsError(f"{source}: {exc}") from None
+    raw_dofs = data.get("dofs") or {}
+    if not isinstance(raw_dofs, Mapping):
+        raise GainsError(f"{source}: 'dofs' must be a mapping DOF name -> gains")
+    dofs: dict[str, dict[str, float | bool]] = {}
+    for name, spec in raw_dofs.items():
+        where = f"{source}: dofs: {name!r}"
+        dofs[str(name)] = _section(spec, _GAIN_KEYS, where)
+        try:
+            replace(defaults.gains_for(1.0), **dofs[str(name)])
+        except GainsError as exc:
+            raise GainsError(f"{where}: {exc}") from None
+    return SimGains(defaults=defaults, dofs=dofs, source=source)
+
+
+def load_gains(path: str | Path) -> SimGains:
+    """Read a gains YAML file (``config/sim_gains.yaml`` documents the format).
+
+    Raises:
+        GainsError: The file cannot be read or is malformed.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise GainsError(f"Could not load gains from {path}: {exc}") from None
+    return parse_gains(data, str(path))
