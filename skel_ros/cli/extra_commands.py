@@ -1,25 +1,26 @@
-"""Subcommands of the other layers (simulation, hardware, workflow), registered lazily.
+"""Subcommands of the other layers (simulation, hardware, workflow, interchange).
 
-Each registers only its argument parser here; its implementation module is
-imported when the command runs.
+Each module listed in ``COMMAND_MODULES`` has a ``register(sub)`` function adding its
+argument parsers; it must import its implementation (dartpy, rclpy, python-can ...) only
+inside the command's function, so ``skel-ros inspect`` stays fast and works where those
+are not installed.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib
 from typing import Any
 
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from skel_ros.cli.demo import run_demo
-
-    return run_demo(args)
+COMMAND_MODULES = (
+    "skel_ros.cli.demo_cmd",  # demo
+    "skel_ros.cli.sim_cmd",  # simulate
+    "skel_ros.cli.hardware_cmd",  # scan, emulate
+    "skel_ros.cli.workflow_cmd",  # play, compare
+    "skel_ros.cli.interchange_cmd",  # convert (Phobos, CASPR, SKEL writer)
+)
 
 
 def register(sub: Any) -> None:
-    """Add the workflow subcommands to the ``skel-ros`` parser."""
-    p: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="run the bundled example end to end and say where the results are"
-    )
-    p.add_argument("--out", default="out/demo", help="output directory (default: out/demo)")
-    p.set_defaults(func=_cmd_demo)
+    """Add every layer's subcommands to the ``skel-ros`` parser."""
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
