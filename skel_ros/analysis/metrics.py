@@ -1,0 +1,171 @@
+"""Tracking metrics of one run: how far simulation, hardware and command are apart.
+
+All streams are resampled onto one uniform time grid covering the span where every
+stream has data (linear interpolation; recording times are used, so streams stamped by
+different clocks still line up). For each joint and each pair of streams this gives the
+RMS and maximum absolute position error and the lag: the shift of the second stream
+that best explains the first (the time shift minimising the RMS error, searched on the
+grid up to ``max_lag``); positive means the first stream follows the second.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from skel_ros.analysis.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from skel_ros.analysis.series import Array, JointSeries
+
+# The pairs reported, in this order, when both streams are present.
+PAIRS: tuple[tuple[str, str], ...] = (("sim", "real"), ("sim", "command"), ("real", "command"))
+# A position within this distance of a limit counts as a limit hit (rad or m).
+LIMIT_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class PairError:
+    """Position error of stream ``a`` against stream ``b`` for one joint."""
+
+    a: str
+    b: str
+    rms: float
+    max_abs: float
+    lag: float  # seconds; NaN when the reference does not move enough to tell
+
+
+@dataclass(frozen=True)
+class JointComparison:
+    """Everything measured for one joint."""
+
+    joint: str
+    errors: tuple[PairError, ...]
+    limit_hits: Mapping[str, int]  # stream -> samples at or beyond a position limit
+    lower: float
+    upper: float
+
+    def error(self, a: str, b: str) -> PairError | None:
+        """The error of ``a`` against ``b``, if both streams were there."""
+        for e in self.errors:
+            if (e.a, e.b) == (a, b):
+                return e
+        return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A whole run: the common grid, the resampled positions and per-joint results."""
+
+    grid: Array
+    streams: tuple[str, ...]
+    positions: Mapping[str, Mapping[str, Array]]  # stream -> joint -> positions on grid
+    joints: tuple[JointComparison, ...]
+
+    @property
+    def duration(self) -> float:
+        """Length of the compared span in seconds."""
+        return float(self.grid[-1] - self.grid[0]) if self.grid.size else 0.0
+
+
+def estimate_lag(signal: Array, reference: Array, dt: float, max_lag: float) -> float:
+    """Shift (s) of ``reference`` that makes it best match ``signal`` (min RMS).
+
+    Positive: ``signal`` happens later than ``reference``. NaN when the reference
+    hardly moves (then every shift fits equally well) or the data are too short.
+    """
+    ok = np.isfinite(signal) & np.isfinite(reference)
+    if ok.sum() < 4 or float(np.ptp(reference[ok])) < 1e-6:  # noqa: PLR2004
+        return math.nan
+    n = signal.size
+    k_max = min(round(max_lag / dt), n // 2)
+    best_k, best = 0, math.inf
+    for k in range(-k_max, k_max + 1):
+        if k >= 0:
+            a, b = signal[k:], reference[: n - k]
+        else:
+            a, b = signal[: n + k], reference[-k:]
+        d = a - b
+        d = d[np.isfinite(d)]
+        if d.size < n // 4:
+            continue
+        rms = float(np.sqrt(np.mean(d * d)))
+        if rms < best - 1e-15:
+            best_k, best = k, rms
+    return best_k * dt
+
+
+def _pair_error(  # noqa: PLR0917
+    a: str, b: str, x: Array, y: Array, dt: float, max_lag: float
+) -> PairError:
+    d = x - y
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return PairError(a, b, math.nan, math.nan, math.nan)
+    return PairError(a, b, float(np.sqrt(np.mean(d * d))), float(np.max(np.abs(d))),
+                     estimate_lag(x, y, dt, max_lag))
+
+
+def compare(
+    streams: Sequence[JointSeries],
+    limits: Mapping[str, tuple[float, float]] | None = None,
+    *,
+    rate: float = 100.0,
+    max_lag: float = 0.5,
+    joints: Sequence[str] | None = None,
+) -> Comparison:
+    """Compare the streams joint by joint.
+
+    Args:
+        streams: any of ``command``, ``sim``, ``real`` (by :attr:`JointSeries.name`).
+        limits: position limits per joint, for the limit-hit counts.
+        rate: grid rate in Hz.
+        max_lag: largest lag searched, seconds.
+        joints: joints to compare (default: those in every non-command stream).
+
+    Raises:
+        AnalysisError: fewer than two streams, no overlap in time, no common joint.
+    """
+    by_name = {s.name: s for s in streams if len(s) > 0}
+    if len(by_name) < 2:  # noqa: PLR2004 - a comparison needs two streams
+        raise AnalysisError(
+            f"need at least two non-empty streams to compare, got {sorted(by_name) or 'none'}")
+    if rate <= 0 or not math.isfinite(rate):
+        raise AnalysisError(f"grid rate must be positive, got {rate}")
+    start = max(float(s.times[0]) for s in by_name.values())
+    end = min(float(s.times[-1]) for s in by_name.values())
+    if end - start < 2.0 / rate:
+        raise AnalysisError(
+            f"the streams do not overlap in time ({start:.3f} .. {end:.3f} s)")
+    dt = 1.0 / rate
+    grid = start + dt * np.arange(math.floor((end - start) / dt) + 1)
+    if joints is None:
+        measured = [s for n, s in by_name.items() if n != "command"] or list(by_name.values())
+        common = set(measured[0].joint_names).intersection(*(s.joint_names for s in measured))
+        joints = [j for j in measured[0].joint_names if j in common]
+    if not joints:
+        raise AnalysisError("the streams have no joint in common")
+    positions: dict[str, dict[str, Array]] = {n: {} for n in by_name}
+    results = []
+    for joint in joints:
+        for n, s in by_name.items():
+            positions[n][joint] = (s.resample(joint, grid) if joint in s.joint_names
+                                   else np.full(grid.shape, np.nan))
+        errors = tuple(
+            _pair_error(a, b, positions[a][joint], positions[b][joint], dt, max_lag)
+            for a, b in PAIRS if a in by_name and b in by_name
+        )
+        lo, hi = (limits or {}).get(joint, (-math.inf, math.inf))
+        hits = {}
+        for n in by_name:
+            p = positions[n][joint]
+            p = p[np.isfinite(p)]
+            at_limit = (p <= lo + LIMIT_TOLERANCE) | (p >= hi - LIMIT_TOLERANCE)
+            hits[n] = int(np.count_nonzero(at_limit))
+        results.append(JointComparison(joint, errors, hits, lo, hi))
+    return Comparison(grid, tuple(by_name), positions, tuple(results))

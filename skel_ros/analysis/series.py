@@ -1,0 +1,98 @@
+"""Joint time series: what one stream (command, simulation, hardware) did over a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from skel_ros.analysis.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+Array = npt.NDArray[np.float64]
+
+
+def _frozen(a: npt.ArrayLike, shape: tuple[int, ...], what: str) -> Array:
+    out = np.array(a, dtype=np.float64)
+    if out.shape != shape:
+        raise AnalysisError(f"{what}: shape {out.shape}, expected {shape}")
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class JointSeries:
+    """Samples of some joints over time; NaN where a sample lacks a value.
+
+    Attributes:
+        name: the stream's name (``"command"``, ``"sim"``, ``"real"``).
+        times: seconds, shape (N,), non-decreasing.
+        joint_names: the joints, shape (J,).
+        positions, velocities, efforts: shape (N, J).
+    """
+
+    name: str
+    times: Array
+    joint_names: tuple[str, ...]
+    positions: Array
+    velocities: Array
+    efforts: Array
+
+    @classmethod
+    def from_samples(  # noqa: PLR0917 - mirrors the JointState fields
+        cls,
+        name: str,
+        times: Sequence[float],
+        joint_names: Sequence[str],
+        positions: npt.ArrayLike,
+        velocities: npt.ArrayLike | None = None,
+        efforts: npt.ArrayLike | None = None,
+    ) -> JointSeries:
+        """Build a series, sorting the samples by time.
+
+        Raises:
+            AnalysisError: inconsistent shapes or duplicated joint names.
+        """
+        names = tuple(joint_names)
+        if len(set(names)) != len(names):
+            raise AnalysisError(f"{name}: duplicated joint names in {names}")
+        t = np.asarray(times, dtype=np.float64)
+        if t.ndim != 1 or not np.all(np.isfinite(t)):
+            raise AnalysisError(f"{name}: times must be a finite 1-D sequence")
+        shape = (t.size, len(names))
+        nan = np.full(shape, np.nan)
+        order = np.argsort(t, kind="stable")
+        pos = _frozen(positions, shape, f"{name} positions")[order]
+        vel = nan if velocities is None else _frozen(velocities, shape, f"{name} velocities")[order]
+        eff = nan if efforts is None else _frozen(efforts, shape, f"{name} efforts")[order]
+        fields = [np.array(a) for a in (t[order], pos, vel, eff)]
+        for a in fields:
+            a.setflags(write=False)
+        return cls(name, fields[0], names, fields[1], fields[2], fields[3])
+
+    def __len__(self) -> int:
+        return int(self.times.size)
+
+    def column(self, joint: str, field: str = "positions") -> Array:
+        """One joint's samples of ``positions``, ``velocities`` or ``efforts``."""
+        data: Array = getattr(self, field)
+        return data[:, self.joint_names.index(joint)]
+
+    def resample(self, joint: str, grid: Array, field: str = "positions") -> Array:
+        """Linear interpolation of one joint onto ``grid`` (NaN outside the samples).
+
+        Samples with NaN are skipped, so a stream that publishes only some joints per
+        message still interpolates between the messages that carried the joint.
+        """
+        values = self.column(joint, field)
+        ok = np.isfinite(values)
+        if ok.sum() < 2:  # noqa: PLR2004 - interpolation needs two samples
+            return np.full(grid.shape, np.nan)
+        t, v = self.times[ok], values[ok]
+        out = np.interp(grid, t, v)
+        out[(grid < t[0]) | (grid > t[-1])] = np.nan
+        return out
