@@ -1,0 +1,108 @@
+"""The simulated and the real robot side by side, driven by one command stream.
+
+    ros2 launch skel_ros sim_to_real.launch.py                  # emulated hardware
+    ros2 launch skel_ros sim_to_real.launch.py emulate:=false port:=/dev/ttyUSB0
+    ros2 launch skel_ros sim_to_real.launch.py \\
+        trajectory:=$(ros2 pkg prefix skel_ros)/share/skel_ros/examples/arm_trajectory.xml
+
+The simulation node runs in namespace ``sim`` with frame prefix ``sim/``, the hardware
+node in ``real`` with ``real/``; both take their commands from the global
+``/joint_commands`` and ``/joint_trajectory``, so one publisher drives both. Static
+transforms put ``sim/world`` and ``real/world`` 0.6 m apart along y, so the two robots
+stand side by side in RViz. ``skel-ros compare`` records and compares the run.
+
+Arguments: skel_file, hardware_config, port, can_interface, can_channel, emulate,
+trajectory ("" = none; a CASPR trajectories.xml or a trajectory YAML), rviz,
+spacing (distance between the robots in RViz, m).
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+COMMAND_REMAPS = [("joint_commands", "/joint_commands"), ("joint_trajectory", "/joint_trajectory")]
+
+
+def _world_offset(side: str, y: str) -> Node:
+    # tf2_ros's static publisher: the two robots' world frames, apart along y.
+    return Node(
+        package="tf2_ros",
+        executable="static_transform_publisher",
+        name=f"{side}_world_offset",
+        arguments=["--x", "0", "--y", y, "--z", "0", "--frame-id", "world",
+                   "--child-frame-id", f"{side}/world"],
+    )
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = FindPackageShare("skel_ros")
+    skel_file = LaunchConfiguration("skel_file")
+    spacing = LaunchConfiguration("spacing")
+    return LaunchDescription([
+        DeclareLaunchArgument("skel_file", default_value="package://skel_ros/examples/arm.skel",
+                              description="SKEL model of the robot (path or package:// URL)"),
+        DeclareLaunchArgument(
+            "hardware_config",
+            default_value=PathJoinSubstitution([share, "config", "hardware", "arm_dynamixel.yaml"]),
+            description="joint -> actuator mapping YAML"),
+        DeclareLaunchArgument("port", default_value="", description="serial port override"),
+        DeclareLaunchArgument("can_interface", default_value="",
+                              description="python-can interface override"),
+        DeclareLaunchArgument("can_channel", default_value="", description="CAN channel override"),
+        DeclareLaunchArgument("emulate", default_value="true",
+                              description="emulated actuators instead of hardware"),
+        DeclareLaunchArgument("trajectory", default_value="",
+                              description="trajectory file to play to both robots"),
+        DeclareLaunchArgument("rviz", default_value="true", description="start RViz"),
+        DeclareLaunchArgument("spacing", default_value="0.6",
+                              description="distance between the two robots in RViz (m)"),
+        Node(
+            package="skel_ros",
+            executable="sim_node",
+            name="sim_node",
+            namespace="sim",
+            output="screen",
+            parameters=[PathJoinSubstitution([share, "config", "sim.yaml"]),
+                        {"skel_file": skel_file, "frame_prefix": "sim/"}],
+            remappings=COMMAND_REMAPS,
+        ),
+        Node(
+            package="skel_ros",
+            executable="hardware_node",
+            name="hardware_node",
+            namespace="real",
+            output="screen",
+            parameters=[{
+                "skel_file": skel_file,
+                "hardware_config": LaunchConfiguration("hardware_config"),
+                "port": LaunchConfiguration("port"),
+                "can_interface": LaunchConfiguration("can_interface"),
+                "can_channel": LaunchConfiguration("can_channel"),
+                "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
+                "frame_prefix": "real/",
+            }],
+            remappings=COMMAND_REMAPS,
+        ),
+        _world_offset("sim", PythonExpression(["str(", spacing, " / 2)"])),
+        _world_offset("real", PythonExpression(["str(-", spacing, " / 2)"])),
+        Node(
+            package="skel_ros",
+            executable="trajectory_player",
+            name="trajectory_player",
+            output="screen",
+            parameters=[{"trajectory_file": LaunchConfiguration("trajectory"),
+                         "skel_file": skel_file}],
+            condition=IfCondition(PythonExpression(["'", LaunchConfiguration("trajectory"), "' != ''"])),
+        ),
+        Node(
+            package="rviz2",
+            executable="rviz2",
+            name="rviz2",
+            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros_sim_to_real.rviz"])],
+            condition=IfCondition(LaunchConfiguration("rviz")),
+        ),
+    ])
