@@ -1,13 +1,18 @@
-"""``skel-ros demo``: the bundled example, end to end, on a machine with no robot.
+"""``skel-ros demo``: the whole product on the bundled arm, on a machine with no robot.
 
-It loads the bundled arm, prints its joint model and limits, and writes its
-URDF and its DART-layout JSON into the output directory.
+1. loads the bundled arm (examples/arm.skel), prints its joint model and limits, and
+   writes its URDF and its DART-layout JSON;
+2. runs the sim-to-real workflow (:mod:`skel_ros.nodes.sim_to_real`): the simulation
+   node and the hardware node on emulated Dynamixel servos, the bundled CASPR
+   trajectory played to both, recorded to MCAP, compared;
+3. prints where the report is.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -17,7 +22,8 @@ def run_demo(args: argparse.Namespace) -> int:
     from skel_ros.model import load_skel
     from skel_ros.model.report import world_to_dict
     from skel_ros.model.urdf import world_to_urdf
-    from skel_ros.resources import example
+    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
+    from skel_ros.resources import example, resolve
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -28,8 +34,20 @@ def run_demo(args: argparse.Namespace) -> int:
     urdf_path.write_text(world_to_urdf(world), encoding="utf-8")
     json_path = out / "arm.json"
     json_path.write_text(json.dumps(world_to_dict(world), indent=1), encoding="utf-8")
-    print()
-    print(f"model of {skel_file}:")
-    print(f"  URDF: {urdf_path.resolve()}")
-    print(f"  JSON (DART fixture layout): {json_path.resolve()}")
+    print(f"\nURDF: {urdf_path.resolve()}\nJSON (DART fixture layout): {json_path.resolve()}\n")
+
+    config = RunConfig(
+        skel_file=skel_file,
+        hardware_config=resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"),
+        trajectory=example("arm_trajectory.xml"),
+        out_dir=out / "sim_to_real",
+    )
+    try:
+        result = run_sim_to_real(config)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"\nreport: {result.report.resolve()}")
+    print(f"recording: {result.recording.resolve()}  (MCAP: open with Foxglove or ros2 bag)")
+    print(f"node logs: {result.logs.resolve()}")
     return 0

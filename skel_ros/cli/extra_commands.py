@@ -15,7 +15,8 @@ COMMAND_MODULES = (
     "skel_ros.cli.demo_cmd",  # demo
     "skel_ros.cli.sim_cmd",  # simulate
     "skel_ros.cli.hardware_cmd",  # scan, emulate
-    "skel_ros.cli.workflow_cmd",  # play, compare
+    "skel_ros.cli.workflow_cmd",  # play
+    "skel_ros.cli.compare_cmd",  # compare, sim-to-real
     "skel_ros.cli.interchange_cmd",  # convert (Phobos, CASPR, SKEL writer)
 )
 

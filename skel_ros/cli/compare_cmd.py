@@ -1,0 +1,83 @@
+"""``skel-ros compare`` and ``skel-ros sim-to-real``: the sim-to-real workflow."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording, write_report
+
+    limits = None
+    if args.skel:
+        from skel_ros.model import load_skel
+
+        world = load_skel(args.skel)
+        limits = {d.name: (d.position_lower, d.position_upper)
+                  for s in world.skeletons for d in s.dofs}
+    topics = StreamTopics(command=tuple(args.command_topic), sim=args.sim_topic,
+                          real=args.real_topic)
+    try:
+        streams = read_recording(args.recording, topics)
+        comparison = compare(list(streams.values()), limits, rate=args.rate)
+    except AnalysisError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    out = Path(args.out) if args.out else Path(args.recording).with_suffix("")
+    report = write_report(comparison, out, fmt=args.format,
+                          notes=(f"recording: {args.recording}",))
+    print(f"report: {report.page.resolve()}")
+    return 0
+
+
+def _cmd_sim_to_real(args: argparse.Namespace) -> int:
+    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
+    from skel_ros.resources import resolve
+
+    config = RunConfig(
+        skel_file=resolve(args.skel), hardware_config=resolve(args.hardware_config),
+        trajectory=resolve(args.trajectory), out_dir=Path(args.out),
+        mapping_file=resolve(args.mapping) if args.mapping else None,
+        emulate=not args.hardware, report_format=args.format)
+    try:
+        result = run_sim_to_real(config)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"report: {result.report.resolve()}")
+    print(f"recording: {result.recording.resolve()}  (MCAP: Foxglove, ros2 bag)")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "compare", help="compare command, simulation and hardware in a recorded run (MCAP)")
+    p.add_argument("recording", help="MCAP file (skel-ros sim-to-real or ros2 bag -s mcap)")
+    p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
+    p.add_argument("--out", help="report directory (default: next to the recording)")
+    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument("--rate", type=float, default=100.0, help="comparison grid rate, Hz")
+    p.add_argument("--sim-topic", default="/sim/joint_states")
+    p.add_argument("--real-topic", default="/real/joint_states")
+    p.add_argument("--command-topic", action="append",
+                   default=["/joint_commands", "/joint_trajectory"],
+                   help="topic of the commands (JointState or JointTrajectory)")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "sim-to-real",
+        help="run sim and hardware (emulated by default) on one trajectory, record, compare")
+    p.add_argument("--skel", default="package://skel_ros/examples/arm.skel")
+    p.add_argument("--hardware-config",
+                   default="package://skel_ros/config/hardware/arm_dynamixel.yaml")
+    p.add_argument("--trajectory", default="package://skel_ros/examples/arm_trajectory.xml")
+    p.add_argument("--mapping", help="CASPR q -> DOF name mapping file")
+    p.add_argument("--out", default="out/sim_to_real", help="output directory")
+    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument("--hardware", action="store_true",
+                   help="use the real actuators of the hardware config (default: emulate them)")
+    p.set_defaults(func=_cmd_sim_to_real)

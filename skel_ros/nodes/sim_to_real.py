@@ -1,0 +1,276 @@
+"""One sim-to-real run without ``ros2 launch``: what ``skel-ros demo`` and
+``skel-ros sim-to-real`` do.
+
+1. start the simulation node (namespace ``sim``) and the hardware node (namespace
+   ``real``; on emulated actuators unless told otherwise) as separate processes, both
+   taking their commands from ``/joint_commands`` and ``/joint_trajectory`` — exactly
+   the graph ``launch/sim_to_real.launch.py`` builds;
+2. record ``/joint_commands``, ``/joint_trajectory``, ``/sim/joint_states`` and
+   ``/real/joint_states`` to MCAP from this process;
+3. enable the hardware (``/real/hardware_node/enable``), play the trajectory with the
+   ``trajectory_player`` (streaming position commands), let the robots settle;
+4. stop everything and write the comparison report (:mod:`skel_ros.analysis`).
+
+DDS stays on this machine: unless the caller's environment says otherwise, discovery
+is limited to localhost, a domain id is derived from this process id, and Fast DDS
+gets the loopback-only profile ``config/fastdds_localhost.xml``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from skel_ros.analysis import Comparison
+
+COMMAND_REMAPS = ("-r", "joint_commands:=/joint_commands",
+                  "-r", "joint_trajectory:=/joint_trajectory")
+
+
+class RunError(RuntimeError):
+    """The run could not be completed; the message says which step failed and why."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run.
+
+    Attributes:
+        skel_file: the robot's model.
+        hardware_config: joint -> actuator mapping YAML.
+        trajectory: CASPR trajectories.xml or trajectory YAML, played to both robots.
+        out_dir: where the recording, the logs and the report go.
+        mapping_file: maps a CASPR trajectory's q entries to DOF names (optional).
+        emulate: emulated actuators (True) or the real hardware of the YAML.
+        command_rate: rate of the streamed position commands, Hz.
+        settle: seconds recorded after the trajectory ends.
+        startup_timeout: seconds to wait for both nodes to publish joint_states.
+        report_format: ``"html"`` or ``"md"``.
+    """
+
+    skel_file: Path
+    hardware_config: Path
+    trajectory: Path
+    out_dir: Path
+    mapping_file: Path | None = None
+    emulate: bool = True
+    command_rate: float = 100.0
+    settle: float = 1.0
+    startup_timeout: float = 60.0
+    report_format: str = "html"
+    extra_sim_params: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Where the results are, and the comparison itself."""
+
+    report: Path
+    recording: Path
+    logs: Path
+    comparison: Comparison
+
+
+def ros_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: ``os.environ``) with DDS confined to this machine.
+
+    Only settings the caller has not made are added: ``ROS_AUTOMATIC_DISCOVERY_RANGE``
+    (LOCALHOST), ``ROS_DOMAIN_ID`` (1..101 from the process id, so a run does not meet
+    other ROS graphs on this machine) and Fast DDS's loopback profile.
+    """
+    from skel_ros.resources import resolve
+
+    env = dict(os.environ if base is None else base)
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
+    if "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
+        try:
+            env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(
+                resolve("package://skel_ros/config/fastdds_localhost.xml"))
+        except FileNotFoundError:
+            pass
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _node_command(module: str, namespace: str, params: Mapping[str, str],
+                  remaps: Sequence[str] = COMMAND_REMAPS) -> list[str]:
+    args = [sys.executable, "-c", f"from {module} import main; main()", "--ros-args"]
+    if namespace:
+        args += ["-r", f"__ns:=/{namespace}"]
+    args += list(remaps)
+    for name, value in params.items():
+        args += ["-p", f"{name}:={value}"]
+    return args
+
+
+class _Processes:
+    """Child processes with their logs; stopped (SIGINT, then SIGKILL) on exit."""
+
+    def __init__(self, log_dir: Path, env: Mapping[str, str]) -> None:
+        self.log_dir = log_dir
+        self.env = dict(env)
+        self.children: dict[str, tuple[subprocess.Popen[bytes], TextIO]] = {}
+
+    def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+        log = (self.log_dir / f"{name}.log").open("w", encoding="utf-8")
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                start_new_session=True)
+        self.children[name] = (proc, log)
+        return proc
+
+    def check(self) -> None:
+        for name, (proc, _) in self.children.items():
+            if proc.poll() is not None and name != "player":
+                raise RunError(f"the {name} process exited with status {proc.returncode}:\n"
+                               f"{self.tail(name)}")
+
+    def tail(self, name: str, lines: int = 25) -> str:
+        path = self.log_dir / f"{name}.log"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join(f"    {line}" for line in text[-lines:]) + f"\n  (full log: {path})"
+
+    def stop(self) -> None:
+        for proc, _ in self.children.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + 10.0
+        for proc, log in self.children.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+
+
+def _wait(condition: Callable[[], bool], timeout: float, what: str,
+          check: Callable[[], None]) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        check()
+        if time.monotonic() > deadline:
+            raise RunError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def run_sim_to_real(config: RunConfig, log: Callable[[str], None] = print) -> RunResult:
+    """Run the whole workflow; see the module docstring.
+
+    Raises:
+        RunError: a node did not start, the hardware could not be enabled, the
+            trajectory failed; the message includes the end of the relevant log.
+    """
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool
+    from trajectory_msgs.msg import JointTrajectory
+
+    from skel_ros.analysis import compare, read_recording, write_report
+    from skel_ros.model import load_skel
+    from skel_ros.nodes.recorder import McapRecorder
+
+    out = config.out_dir
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = ros_environment()
+    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
+    if "FASTDDS_DEFAULT_PROFILES_FILE" in env:
+        os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = env["FASTDDS_DEFAULT_PROFILES_FILE"]
+    world = load_skel(config.skel_file)
+    limits = {d.name: (d.position_lower, d.position_upper)
+              for s in world.skeletons for d in s.dofs}
+    log(f"robot: {config.skel_file} ({len(limits)} DOFs); ROS domain {env['ROS_DOMAIN_ID']}, "
+        "discovery on localhost")
+
+    procs = _Processes(logs, env)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    recording = out / "run.mcap"
+    recorder: McapRecorder | None = None
+    spin_thread: threading.Thread | None = None
+    try:
+        node = rclpy.create_node("sim_to_real_run", context=context)
+        executor.add_node(node)
+        recorder = McapRecorder(node, recording, {
+            "/joint_commands": JointState, "/joint_trajectory": JointTrajectory,
+            "/sim/joint_states": JointState, "/real/joint_states": JointState})
+        spin_thread = threading.Thread(target=executor.spin, daemon=True)
+        spin_thread.start()
+
+        sim_params = {"skel_file": str(config.skel_file), "frame_prefix": "sim/",
+                      **config.extra_sim_params}
+        procs.start("sim", _node_command("skel_ros.nodes.sim_node", "sim", sim_params))
+        procs.start("real", _node_command("skel_ros.nodes.hardware_node", "real", {
+            "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
+            "emulate": "true" if config.emulate else "false", "frame_prefix": "real/"}))
+        log("started the simulation node (/sim) and the hardware node (/real"
+            f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
+        counts = recorder.counts
+        _wait(lambda: counts["/sim/joint_states"] > 0 and counts["/real/joint_states"] > 0,
+              config.startup_timeout, "joint_states from both nodes", procs.check)
+
+        client = node.create_client(SetBool, "/real/hardware_node/enable")
+        _wait(lambda: client.service_is_ready(), 30.0, "the /real/hardware_node/enable service",
+              procs.check)
+        future = client.call_async(SetBool.Request(data=True))
+        _wait(future.done, 30.0, "the hardware to be enabled", procs.check)
+        reply = future.result()
+        if reply is None or not reply.success:
+            raise RunError("the hardware node refused to enable: "
+                           f"{getattr(reply, 'message', 'no reply')}\n{procs.tail('real')}")
+        log(f"hardware enabled: {reply.message}")
+
+        player_params = {"trajectory_file": str(config.trajectory),
+                         "skel_file": str(config.skel_file), "mode": "stream",
+                         "rate": str(config.command_rate)}
+        if config.mapping_file:
+            player_params["mapping_file"] = str(config.mapping_file)
+        player = procs.start("player", _node_command(
+            "skel_ros.nodes.trajectory_player", "", player_params, remaps=()))
+        log(f"playing {config.trajectory} to both robots ...")
+        _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", procs.check)
+        if player.returncode != 0:
+            raise RunError(f"the trajectory player failed (status {player.returncode}):\n"
+                           f"{procs.tail('player')}")
+        time.sleep(config.settle)
+        procs.check()
+    finally:
+        if recorder is not None:
+            recorder.close()
+        procs.stop()
+        executor.shutdown()
+        rclpy.try_shutdown(context=context)
+        if spin_thread is not None:
+            spin_thread.join(timeout=5.0)
+
+    streams = read_recording(recording)
+    comparison = compare(list(streams.values()), limits)
+    worst = max((e.max_abs for j in comparison.joints for e in j.errors
+                 if (e.a, e.b) == ("sim", "real") and math.isfinite(e.max_abs)), default=math.nan)
+    notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}"
+             f"{' (emulated)' if config.emulate else ''}",
+             f"trajectory: {config.trajectory}", f"recording: {recording.name} (MCAP)")
+    report = write_report(comparison, out, fmt=config.report_format, notes=notes)
+    log(f"compared {len(comparison.joints)} joints over {comparison.duration:.1f} s; "
+        f"largest sim-vs-real error {worst:.4g}")
+    return RunResult(report.page, recording, logs, comparison)
