@@ -1,0 +1,722 @@
+"""The hardware YAML: which actuator drives which DOF, on which bus, and how safely.
+
+A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one)::
+
+    control_rate: 200.0           # Hz, the control loop's rate
+    command_timeout: 0.5          # s without a command -> safe_state
+    safe_state: hold              # hold | torque_off
+    auto_resume: false            # after a fault and reconnect: enable again by itself?
+    buses:
+      arm_bus:
+        protocol: dynamixel       # dynamixel | canopen | mit
+        transport: {port: /dev/ttyUSB0, baudrate: 1000000}
+    joints:
+      shoulder_yaw:               # a DOF name of the SKEL model
+        bus: arm_bus
+        id: 1
+        model: XM430-W350
+        mode: position            # position | velocity | effort | mit
+        direction: 1              # 1 or -1
+        zero_offset: 0.0          # actuator position (rad) when the DOF is at 0
+        gear_ratio: 1.0           # actuator turns per DOF turn
+        limits: {position: {lower: -1.5, upper: 1.5}}   # tighten only
+
+The file is read in two steps: :func:`load_hardware_config` checks its form (every
+error is a :class:`~skel_ros.hardware.errors.ConfigError` ``"file:line: ..."``), then
+:meth:`HardwareConfig.bind` checks it against the SKEL model (unknown DOFs, limit
+overrides that would widen the model's limits) and returns a :class:`BoundConfig`.
+
+Joint and actuator are related by (all SI: rad or m, at the actuator's output)::
+
+    actuator_position = zero_offset + direction * gear_ratio * joint_position
+    actuator_velocity = direction * gear_ratio * joint_velocity
+    actuator_effort   = direction * joint_effort / gear_ratio
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypedDict
+
+import numpy as np
+import yaml
+
+from skel_ros.hardware.base import PROTOCOLS, ActuatorSpec, BusSpec, ControlMode
+from skel_ros.hardware.errors import ConfigError
+from skel_ros.model.limits import (
+    BoundOverride,
+    JointOverride,
+    LimitError,
+    LimitOverrides,
+    LimitSet,
+    load_limit_overrides,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from skel_ros.model.types import Array, Skeleton, World
+
+__all__ = [
+    "BoundConfig",
+    "HardwareConfig",
+    "JointMapping",
+    "ReconnectPolicy",
+    "SafeState",
+    "load_hardware_config",
+    "parse_hardware_config",
+]
+
+MAX_CONTROL_RATE: Final = 10_000.0
+_SERIAL_PROTOCOLS: Final = frozenset({"dynamixel"})
+_CAN_PROTOCOLS: Final = frozenset({"canopen", "mit"})
+_SHOWN: Final = 12  # DOF names listed in an "unknown DOF" message
+
+
+class SafeState(enum.Enum):
+    """What the manager does when commands stop coming or a bus fails."""
+
+    HOLD = "hold"  # torque stays on, the target stays where the joint is
+    TORQUE_OFF = "torque_off"  # torque off: the joint goes limp
+
+
+# --------------------------------------------------------------------------- raw YAML
+
+
+class RawReconnect(TypedDict, total=False):
+    """``reconnect:`` as written."""
+
+    initial_delay: float
+    max_delay: float
+    factor: float
+
+
+class RawBus(TypedDict, total=False):
+    """One entry of ``buses:`` as written."""
+
+    protocol: str
+    transport: dict[str, Any]
+    options: dict[str, Any]
+
+
+class RawLimits(TypedDict, total=False):
+    """``limits:`` of one joint as written (the format of ``skel_ros.model.limits``)."""
+
+    position: dict[str, float]
+    velocity: float | dict[str, float]
+    acceleration: float | dict[str, float]
+    effort: float | dict[str, float]
+
+
+class RawJoint(TypedDict, total=False):
+    """One entry of ``joints:`` as written."""
+
+    bus: str
+    id: int
+    protocol: str
+    model: str
+    mode: str
+    direction: int
+    zero_offset: float
+    gear_ratio: float
+    options: dict[str, Any]
+    limits: RawLimits
+
+
+class RawConfig(TypedDict, total=False):
+    """The whole document as written."""
+
+    skeleton: str
+    control_rate: float
+    command_timeout: float
+    safe_state: str
+    auto_resume: bool
+    fault_threshold: int
+    reconnect: RawReconnect
+    limits_file: str
+    buses: dict[str, RawBus]
+    joints: dict[str, RawJoint]
+
+
+# --------------------------------------------------------------------------- typed config
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """Exponential backoff between attempts to reopen a failed bus.
+
+    Attributes:
+        initial_delay: seconds before the first attempt.
+        max_delay: the longest wait between attempts.
+        factor: how much the wait grows after each failed attempt.
+    """
+
+    initial_delay: float = 0.1
+    max_delay: float = 2.0
+    factor: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt number ``attempt`` (0-based)."""
+        return min(self.max_delay, self.initial_delay * self.factor ** min(attempt, 64))
+
+
+@dataclass(frozen=True)
+class JointMapping:
+    """One DOF and the actuator that drives it.
+
+    Attributes:
+        name: the DOF's name in the SKEL model.
+        bus: the bus's name.
+        actuator: the actuator (id, mode, model, options; ``name`` is the DOF).
+        direction: 1 or -1.
+        zero_offset: actuator position when the DOF is at 0 (rad or m, actuator side).
+        gear_ratio: actuator turns per DOF turn (> 0).
+        limits: tighter limits for this DOF, or None.
+        line: the line of the DOF's entry in the file.
+    """
+
+    name: str
+    bus: str
+    actuator: ActuatorSpec
+    direction: int = 1
+    zero_offset: float = 0.0
+    gear_ratio: float = 1.0
+    limits: JointOverride | None = None
+    line: int = 0
+
+    def to_actuator(self, position: float) -> float:
+        """The actuator position for a DOF position."""
+        return self.zero_offset + self.direction * self.gear_ratio * position
+
+    def from_actuator(self, position: float) -> float:
+        """The DOF position for an actuator position."""
+        return self.direction * (position - self.zero_offset) / self.gear_ratio
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    """A hardware YAML, checked for form (not yet against a model).
+
+    Attributes:
+        source: the file name, for messages.
+        buses: every bus, in file order.
+        joints: every mapped DOF, in file order.
+        control_rate: control loop rate, Hz.
+        command_timeout: seconds without a command before ``safe_state`` (0: never).
+        safe_state: what to do on a command timeout or a fault.
+        auto_resume: after a fault and a successful reconnect, enable again by itself
+            (only if motion was enabled when the fault happened).
+        fault_threshold: consecutive failed cycles of a bus (timeouts, bad frames)
+            tolerated before it counts as failed; a vanished port or a drive in fault
+            fails it at once.
+        reconnect: backoff between reconnect attempts.
+        skeleton: the skeleton of the SKEL world to drive ("" = the first with DOFs).
+        limit_overrides: override files (``limits_file:``) and the joints' inline
+            ``limits:``, in the order they are applied.
+    """
+
+    source: str
+    buses: tuple[BusSpec, ...]
+    joints: tuple[JointMapping, ...]
+    control_rate: float = 200.0
+    command_timeout: float = 0.5
+    safe_state: SafeState = SafeState.HOLD
+    auto_resume: bool = False
+    fault_threshold: int = 3
+    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    skeleton: str = ""
+    limit_overrides: tuple[LimitOverrides, ...] = ()
+
+    def bus(self, name: str) -> BusSpec:
+        """The bus called ``name`` (KeyError if none)."""
+        for spec in self.buses:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def joints_on(self, bus: str) -> tuple[JointMapping, ...]:
+        """The mapped DOFs on bus ``bus``, in file order."""
+        return tuple(j for j in self.joints if j.bus == bus)
+
+    def with_transport(self, bus: str, transport: Mapping[str, Any]) -> HardwareConfig:
+        """A copy with ``bus``'s transport replaced (emulators, command-line overrides)."""
+        buses = tuple(
+            replace(b, transport=dict(transport)) if b.name == bus else b for b in self.buses
+        )
+        if buses == self.buses and bus not in {b.name for b in self.buses}:
+            raise KeyError(bus)
+        return replace(self, buses=buses)
+
+    def with_overrides(self, port: str = "", can_interface: str = "",
+                       can_channel: str = "") -> HardwareConfig:
+        """A copy with every serial bus on ``port`` and every CAN bus on the interface/channel.
+
+        Empty strings keep what the file says (the launch files' ``port``,
+        ``can_interface`` and ``can_channel`` arguments).
+        """
+        result = self
+        for spec in self.buses:
+            transport = dict(spec.transport)
+            if spec.protocol in _SERIAL_PROTOCOLS and port:
+                transport["port"] = port
+            if spec.protocol in _CAN_PROTOCOLS:
+                if can_interface:
+                    transport["interface"] = can_interface
+                if can_channel:
+                    transport["channel"] = can_channel
+            if transport != dict(spec.transport):
+                result = result.with_transport(spec.name, transport)
+        return result
+
+    def select_skeleton(self, world: World) -> Skeleton:
+        """The skeleton of ``world`` this configuration drives.
+
+        Raises:
+            ConfigError: the named skeleton does not exist, or none has DOFs.
+        """
+        if self.skeleton:
+            for skel in world.skeletons:
+                if skel.name == self.skeleton:
+                    return skel
+            names = ", ".join(repr(s.name) for s in world.skeletons)
+            raise ConfigError(f"{self.source}: skeleton {self.skeleton!r} is not in the model"
+                              f" (it has {names})")
+        for skel in world.skeletons:
+            if skel.num_dofs:
+                return skel
+        raise ConfigError(f"{self.source}: the model has no skeleton with DOFs")
+
+    def bind(self, skeleton: Skeleton) -> BoundConfig:
+        """Check the configuration against ``skeleton`` and compute the limits.
+
+        Raises:
+            ConfigError: a mapped name that is not a DOF of the skeleton (a multi-DOF
+                joint's name is not enough: each DOF is mapped on its own), or a limit
+                override that widens a limit; ``"file:line: ..."``.
+        """
+        dof_names = [d.name for d in skeleton.dofs]
+        known = set(dof_names)
+        for jm in self.joints:
+            if jm.name not in known:
+                raise ConfigError(_at(self.source, jm.line,
+                                      f"{jm.name!r} is not a DOF of skeleton {skeleton.name!r}"
+                                      f"{_dof_hint(jm.name, skeleton)}"))
+        try:
+            limits = LimitSet.from_skeleton(skeleton)
+        except LimitError as exc:
+            raise ConfigError(str(exc)) from None
+        try:
+            for overrides in self.limit_overrides:
+                limits = limits.tightened(overrides)
+        except LimitError as exc:
+            raise ConfigError(str(exc)) from None
+        mapped = {jm.name for jm in self.joints}
+        unmapped = tuple(n for n in dof_names if n not in mapped)
+        return BoundConfig(self, skeleton, limits, unmapped)
+
+
+@dataclass(frozen=True, eq=False)
+class BoundConfig:
+    """A configuration checked against a skeleton.
+
+    Attributes:
+        config: the configuration.
+        skeleton: the skeleton it drives.
+        limits: the model's limits, tightened by the configuration's overrides (all DOFs).
+        unmapped: DOFs of the skeleton no actuator drives, in DOF order.
+    """
+
+    config: HardwareConfig
+    skeleton: Skeleton
+    limits: LimitSet
+    unmapped: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The mapped DOFs in the skeleton's DOF order (the manager's array order)."""
+        order = {d.name: i for i, d in enumerate(self.skeleton.dofs)}
+        return tuple(sorted((j.name for j in self.config.joints), key=order.__getitem__))
+
+    def mappings(self) -> tuple[JointMapping, ...]:
+        """The joints' mappings in :attr:`names` order."""
+        by_name = {j.name: j for j in self.config.joints}
+        return tuple(by_name[n] for n in self.names)
+
+    def conversion_arrays(self) -> tuple[Array, Array, Array]:
+        """``(direction, gear_ratio, zero_offset)`` as arrays in :attr:`names` order."""
+        maps = self.mappings()
+        return (np.array([float(m.direction) for m in maps]),
+                np.array([m.gear_ratio for m in maps]),
+                np.array([m.zero_offset for m in maps]))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_hardware_config(path: str | Path) -> HardwareConfig:
+    """Read and check a hardware YAML file (see the module docstring).
+
+    Raises:
+        ConfigError: unreadable file, invalid YAML, or anything malformed: ``"file:line: ..."``.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{source}: cannot read hardware configuration: {reason}") from None
+    return parse_hardware_config(text, source, base_dir=Path(path).parent)
+
+
+def parse_hardware_config(text: str, source: str = "<string>",
+                          base_dir: Path | None = None) -> HardwareConfig:
+    """Parse hardware YAML text.
+
+    Args:
+        text: the document.
+        source: name for messages.
+        base_dir: where relative ``limits_file:`` paths are resolved (default: cwd).
+
+    Raises:
+        ConfigError: invalid YAML or malformed configuration, ``"file:line: ..."``.
+    """
+    loader = _Loader(text)
+    loader.source = source
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 0
+        problem = exc.problem or exc.context
+        raise ConfigError(_at(source, line, f"invalid YAML: {problem}")) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    return _Parser(source, base_dir or Path()).document(data)
+
+
+class _Marked(dict[Any, Any]):
+    """A YAML mapping that remembers its line and each key's line."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+
+
+class _Loader(yaml.SafeLoader):
+    source = "<string>"
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Marked:
+    loader.flatten_mapping(node)
+    result = _Marked(node.start_mark.line + 1)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise ConfigError(_at(loader.source, line, f"mapping key {key!r} is not a scalar"))
+        if key in result:
+            raise ConfigError(_at(loader.source, line,
+                                  f"duplicate key {key!r} (first on line {result.key_lines[key]})"))
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = line
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _at(source: str, line: int, message: str) -> str:
+    return f"{source}:{line}: {message}" if line else f"{source}: {message}"
+
+
+def _line(mapping: object, key: object = None) -> int:
+    if not isinstance(mapping, _Marked):
+        return 0
+    if key is None:
+        return mapping.line
+    return mapping.key_lines.get(key, mapping.line)
+
+
+def _dof_hint(name: str, skeleton: Skeleton) -> str:
+    for joint in skeleton.joints:
+        if joint.name == name:
+            if not joint.dofs:
+                return f"; joint {name!r} has no DOFs"
+            return (f"; joint {name!r} has {len(joint.dofs)} DOFs, map each by name: "
+                    + ", ".join(repr(d) for d in joint.dofs))
+    names = [d.name for d in skeleton.dofs]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if close:
+        return "; did you mean " + ", ".join(repr(c) for c in close) + "?"
+    shown = ", ".join(repr(n) for n in names[:_SHOWN])
+    return f"; its DOFs are {shown}{' ...' if len(names) > _SHOWN else ''}"
+
+
+_TOP_KEYS: Final = frozenset(RawConfig.__annotations__)
+_BUS_KEYS: Final = frozenset(RawBus.__annotations__)
+_JOINT_KEYS: Final = frozenset(RawJoint.__annotations__)
+_RECONNECT_KEYS: Final = frozenset(RawReconnect.__annotations__)
+
+
+class _Parser:
+    """Turns the loaded document into a :class:`HardwareConfig`; one method per section."""
+
+    def __init__(self, source: str, base_dir: Path) -> None:
+        self.source = source
+        self.base_dir = base_dir
+
+    def fail(self, line: int, message: str) -> ConfigError:
+        return ConfigError(_at(self.source, line, message))
+
+    # ----------------------------------------------------------------- helpers
+
+    def mapping(self, value: object, what: str, line: int) -> Mapping[Any, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(line, f"{what} must be a mapping, got {value!r}")
+        return value
+
+    def keys(self, mapping: Mapping[Any, Any], allowed: frozenset[str], what: str) -> None:
+        for key in mapping:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else (
+                    f"; expected one of {', '.join(sorted(allowed))}")
+                raise self.fail(_line(mapping, key), f"unknown key {key!r} in {what}{hint}")
+
+    def number(self, mapping: Mapping[Any, Any], key: str, what: str, default: float,
+               *, positive: bool = False, minimum: float | None = None) -> float:
+        if key not in mapping:
+            return default
+        line = _line(mapping, key)
+        value = mapping[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(line, f"{what} {key} must be a number, got {value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise self.fail(line, f"{what} {key} must be finite, got {value!r}")
+        if positive and number <= 0:
+            raise self.fail(line, f"{what} {key} must be > 0, got {value!r}")
+        if minimum is not None and number < minimum:
+            raise self.fail(line, f"{what} {key} must be >= {minimum:g}, got {value!r}")
+        return number
+
+    def integer(self, mapping: Mapping[Any, Any], key: str, what: str, default: int | None,
+                minimum: int = 0) -> int:
+        if key not in mapping:
+            if default is None:
+                raise self.fail(_line(mapping), f"{what} has no {key!r}")
+            return default
+        value = mapping[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(_line(mapping, key),
+                            f"{what} {key} must be an integer >= {minimum}, got {value!r}")
+        return value
+
+    def string(self, mapping: Mapping[Any, Any], key: str, what: str,
+               default: str | None) -> str:
+        if key not in mapping:
+            if default is None:
+                raise self.fail(_line(mapping), f"{what} has no {key!r}")
+            return default
+        value = mapping[key]
+        if not isinstance(value, str) or not value:
+            raise self.fail(_line(mapping, key),
+                            f"{what} {key} must be a non-empty string, got {value!r}")
+        return value
+
+    def boolean(self, mapping: Mapping[Any, Any], key: str, what: str, default: bool) -> bool:  # noqa: FBT001
+        if key not in mapping:
+            return default
+        value = mapping[key]
+        if not isinstance(value, bool):
+            raise self.fail(_line(mapping, key),
+                            f"{what} {key} must be true or false, got {value!r}")
+        return value
+
+    def choice(self, mapping: Mapping[Any, Any], key: str, what: str,
+               enum_type: type[enum.Enum], default: enum.Enum) -> Any:  # noqa: ANN401
+        if key not in mapping:
+            return default
+        value = mapping[key]
+        try:
+            return enum_type(value)
+        except ValueError:
+            valid = " | ".join(str(m.value) for m in enum_type)
+            raise self.fail(_line(mapping, key),
+                            f"{what} {key} must be one of {valid}, got {value!r}") from None
+
+    def plain(self, mapping: Mapping[Any, Any], key: str, what: str) -> dict[str, Any]:
+        """A free-form sub-mapping (transport, options) with string keys."""
+        if key not in mapping:
+            return {}
+        value = mapping[key]
+        if value is None:
+            return {}
+        sub = self.mapping(value, f"{what} {key}", _line(mapping, key))
+        for k in sub:
+            if not isinstance(k, str):
+                raise self.fail(_line(sub, k), f"{what} {key}: key {k!r} is not a string")
+        return dict(sub)
+
+    # ----------------------------------------------------------------- sections
+
+    def document(self, data: object) -> HardwareConfig:
+        if data is None:
+            raise self.fail(1, "empty document; expected a mapping with 'buses' and 'joints'")
+        top = self.mapping(data, "the document", 1)
+        self.keys(top, _TOP_KEYS, "the top level")
+        what = "configuration"
+        control_rate = self.number(top, "control_rate", what, 200.0, positive=True)
+        if control_rate > MAX_CONTROL_RATE:
+            raise self.fail(_line(top, "control_rate"),
+                            f"control_rate {control_rate:g} Hz is above {MAX_CONTROL_RATE:g} Hz")
+        command_timeout = self.number(top, "command_timeout", what, 0.5, minimum=0.0)
+        safe_state = self.choice(top, "safe_state", what, SafeState, SafeState.HOLD)
+        auto_resume = self.boolean(top, "auto_resume", what, default=False)
+        fault_threshold = self.integer(top, "fault_threshold", what, 3, minimum=1)
+        reconnect = self.reconnect(top)
+        skeleton = self.string(top, "skeleton", what, "")
+        overrides: list[LimitOverrides] = []
+        if "limits_file" in top:
+            overrides.append(self.limits_file(top))
+        if "buses" not in top:
+            raise self.fail(_line(top), "missing 'buses'")
+        if "joints" not in top:
+            raise self.fail(_line(top), "missing 'joints'")
+        buses = self.buses(top)
+        joints = self.joints(top, {b.name: b for b in buses})
+        inline = tuple(j.limits for j in joints if j.limits is not None)
+        if inline:
+            overrides.append(LimitOverrides(self.source, inline))
+        return HardwareConfig(
+            source=self.source, buses=buses, joints=joints, control_rate=control_rate,
+            command_timeout=command_timeout, safe_state=safe_state, auto_resume=auto_resume,
+            fault_threshold=fault_threshold, reconnect=reconnect, skeleton=skeleton,
+            limit_overrides=tuple(overrides),
+        )
+
+    def reconnect(self, top: Mapping[Any, Any]) -> ReconnectPolicy:
+        if "reconnect" not in top:
+            return ReconnectPolicy()
+        raw = self.mapping(top["reconnect"], "reconnect", _line(top, "reconnect"))
+        self.keys(raw, _RECONNECT_KEYS, "reconnect")
+        initial = self.number(raw, "initial_delay", "reconnect", 0.1, positive=True)
+        maximum = self.number(raw, "max_delay", "reconnect", max(2.0, initial), positive=True)
+        factor = self.number(raw, "factor", "reconnect", 2.0, minimum=1.0)
+        if maximum < initial:
+            raise self.fail(_line(raw, "max_delay"),
+                            f"reconnect max_delay {maximum:g} is below initial_delay {initial:g}")
+        return ReconnectPolicy(initial, maximum, factor)
+
+    def limits_file(self, top: Mapping[Any, Any]) -> LimitOverrides:
+        name = self.string(top, "limits_file", "configuration", None)
+        path = Path(name)
+        if not path.is_absolute():
+            path = self.base_dir / path
+        try:
+            return load_limit_overrides(path)
+        except LimitError as exc:
+            raise self.fail(_line(top, "limits_file"), f"limits_file: {exc}") from None
+
+    def buses(self, top: Mapping[Any, Any]) -> tuple[BusSpec, ...]:
+        raw = self.mapping(top["buses"], "buses", _line(top, "buses"))
+        if not raw:
+            raise self.fail(_line(top, "buses"), "'buses' is empty")
+        specs = []
+        for name, value in raw.items():
+            line = _line(raw, name)
+            if not isinstance(name, str) or not name:
+                raise self.fail(line, f"bus name {name!r} is not a string")
+            what = f"bus {name!r}"
+            bus = self.mapping(value, what, line)
+            self.keys(bus, _BUS_KEYS, what)
+            protocol = self.string(bus, "protocol", what, None)
+            if protocol not in PROTOCOLS:
+                raise self.fail(_line(bus, "protocol"),
+                                f"{what}: unknown protocol {protocol!r}; known:"
+                                f" {', '.join(sorted(PROTOCOLS))}")
+            transport = self.plain(bus, "transport", what)
+            if not transport:
+                raise self.fail(line, f"{what} has no 'transport' (port or CAN channel)")
+            specs.append(BusSpec(name, protocol, transport, self.plain(bus, "options", what)))
+        return tuple(specs)
+
+    def joints(self, top: Mapping[Any, Any], buses: Mapping[str, BusSpec],
+               ) -> tuple[JointMapping, ...]:
+        raw = self.mapping(top["joints"], "joints", _line(top, "joints"))
+        if not raw:
+            raise self.fail(_line(top, "joints"), "'joints' is empty")
+        result = []
+        used: dict[tuple[str, int], tuple[str, int]] = {}
+        for name, value in raw.items():
+            line = _line(raw, name)
+            if not isinstance(name, str) or not name:
+                raise self.fail(line, f"joint name {name!r} is not a string")
+            jm = self.joint(name, self.mapping(value, f"joint {name!r}", line), line, buses)
+            key = (jm.bus, jm.actuator.id)
+            if key in used:
+                other, other_line = used[key]
+                raise self.fail(line, f"joint {name!r}: bus {jm.bus!r} id {jm.actuator.id} is"
+                                      f" already used by {other!r} (line {other_line})")
+            used[key] = (name, line)
+            result.append(jm)
+        return tuple(result)
+
+    def joint(self, name: str, raw: Mapping[Any, Any], line: int,
+              buses: Mapping[str, BusSpec]) -> JointMapping:
+        what = f"joint {name!r}"
+        self.keys(raw, _JOINT_KEYS, what)
+        bus_name = self.string(raw, "bus", what, None)
+        if bus_name not in buses:
+            raise self.fail(_line(raw, "bus"),
+                            f"{what}: unknown bus {bus_name!r}; the file defines"
+                            f" {', '.join(repr(b) for b in buses)}")
+        bus = buses[bus_name]
+        protocol = self.string(raw, "protocol", what, bus.protocol)
+        if protocol != bus.protocol:
+            raise self.fail(_line(raw, "protocol"),
+                            f"{what}: protocol {protocol!r} but bus {bus_name!r} is"
+                            f" {bus.protocol!r}")
+        actuator_id = self.integer(raw, "id", what, None)
+        mode = self.choice(raw, "mode", what, ControlMode, ControlMode.POSITION)
+        if mode is ControlMode.MIT and protocol != "mit":
+            raise self.fail(_line(raw, "mode"), f"{what}: mode 'mit' needs protocol 'mit'")
+        direction = raw.get("direction", 1)
+        if isinstance(direction, bool) or direction not in (1, -1):
+            raise self.fail(_line(raw, "direction"),
+                            f"{what} direction must be 1 or -1, got {direction!r}")
+        zero_offset = self.number(raw, "zero_offset", what, 0.0)
+        gear_ratio = self.number(raw, "gear_ratio", what, 1.0, positive=True)
+        model = self.string(raw, "model", what, "")
+        actuator = ActuatorSpec(id=actuator_id, mode=mode, model=model,
+                                options=self.plain(raw, "options", what), name=name)
+        limits = self.limits(name, raw) if "limits" in raw else None
+        return JointMapping(name=name, bus=bus_name, actuator=actuator, direction=direction,
+                            zero_offset=zero_offset, gear_ratio=gear_ratio, limits=limits,
+                            line=line)
+
+    def limits(self, name: str, raw: Mapping[Any, Any]) -> JointOverride:
+        """Inline ``limits:``, parsed by the limits module, with this file's lines."""
+        line = _line(raw, "limits")
+        spec = raw["limits"]
+        try:
+            parsed = LimitOverrides.from_mapping({"joints": {name: spec}}, self.source)
+        except LimitError as exc:
+            raise self.fail(line, f"joint {name!r} limits: {exc.message}") from None
+        bounds = []
+        for bo in parsed.joints[0].bounds:
+            entry = spec.get(bo.kind.value) if isinstance(spec, dict) else None
+            if isinstance(entry, dict):
+                bo_line = _line(entry, bo.bound.value)
+            else:
+                bo_line = _line(spec, bo.kind.value)
+            bounds.append(BoundOverride(bo.kind, bo.bound, bo.value, bo_line or line))
+        return JointOverride(name, line, tuple(bounds))
+
