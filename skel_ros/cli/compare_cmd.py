@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -52,7 +54,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
         "compare", help="compare command, simulation and hardware in a recorded run (MCAP)")

@@ -1,5 +1,4 @@
-"""One sim-to-real run without ``ros2 launch``: what ``skel-ros demo`` and
-``skel-ros sim-to-real`` do.
+"""One sim-to-real run without ``ros2 launch``, as ``skel-ros demo`` and ``sim-to-real`` do.
 
 1. start the simulation node (namespace ``sim``) and the hardware node (namespace
    ``real``; on emulated actuators unless told otherwise) as separate processes, both
@@ -27,11 +26,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
 
     from skel_ros.analysis import Comparison
 
@@ -96,11 +95,9 @@ def ros_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
     if "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(
                 resolve("package://skel_ros/config/fastdds_localhost.xml"))
-        except FileNotFoundError:
-            pass
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -126,7 +123,7 @@ class _Processes:
 
     def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
         log = (self.log_dir / f"{name}.log").open("w", encoding="utf-8")
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+        proc = subprocess.Popen(command,  # noqa: S603 - our own interpreter and modules stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                 start_new_session=True)
         self.children[name] = (proc, log)
         return proc
@@ -171,7 +168,9 @@ def _wait(condition: Callable[[], bool], timeout: float, what: str,
         time.sleep(0.05)
 
 
-def run_sim_to_real(config: RunConfig, log: Callable[[str], None] = print) -> RunResult:
+def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
+    config: RunConfig, log: Callable[[str], None] = print
+) -> RunResult:
     """Run the whole workflow; see the module docstring.
 
     Raises:
@@ -230,7 +229,7 @@ def run_sim_to_real(config: RunConfig, log: Callable[[str], None] = print) -> Ru
               config.startup_timeout, "joint_states from both nodes", procs.check)
 
         client = node.create_client(SetBool, "/real/hardware_node/enable")
-        _wait(lambda: client.service_is_ready(), 30.0, "the /real/hardware_node/enable service",
+        _wait(client.service_is_ready, 30.0, "the /real/hardware_node/enable service",
               procs.check)
         future = client.call_async(SetBool.Request(data=True))
         _wait(future.done, 30.0, "the hardware to be enabled", procs.check)
@@ -267,8 +266,8 @@ def run_sim_to_real(config: RunConfig, log: Callable[[str], None] = print) -> Ru
     comparison = compare(list(streams.values()), limits)
     worst = max((e.max_abs for j in comparison.joints for e in j.errors
                  if (e.a, e.b) == ("sim", "real") and math.isfinite(e.max_abs)), default=math.nan)
-    notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}"
-             f"{' (emulated)' if config.emulate else ''}",
+    emulated = " (emulated)" if config.emulate else ""
+    notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
              f"trajectory: {config.trajectory}", f"recording: {recording.name} (MCAP)")
     report = write_report(comparison, out, fmt=config.report_format, notes=notes)
     log(f"compared {len(comparison.joints)} joints over {comparison.duration:.1f} s; "

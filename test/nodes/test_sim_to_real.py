@@ -1,0 +1,51 @@
+"""End to end: sim node + hardware node on emulated servos + player + recorder + compare.
+
+The real thing, in separate processes over DDS on localhost: the bundled arm, its
+emulated Dynamixel servos, the bundled CASPR trajectory (slow: about 10 s, well inside
+every velocity limit). The report must exist, hold a plot per DOF, and every error must
+be finite and below a bound that says "the same robot doing the same motion": both
+robots track the command to within TRACKING_BOUND, and each other to within 2x that.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pytest
+
+from skel_ros.resources import example, resolve
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
+
+TRACKING_BOUND = 0.1  # rad, max |error| over the run, per joint and pair of streams
+
+
+def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
+    from skel_ros.nodes.sim_to_real import RunConfig, run_sim_to_real
+
+    lines: list[str] = []
+    result = run_sim_to_real(RunConfig(
+        skel_file=example("arm.skel"),
+        hardware_config=resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"),
+        trajectory=example("arm_trajectory.xml"),
+        out_dir=tmp_path / "run",
+    ), log=lines.append)
+    assert result.report.exists()
+    assert result.recording.stat().st_size > 0
+    comparison = result.comparison
+    assert set(comparison.streams) == {"command", "sim", "real"}
+    assert [j.joint for j in comparison.joints] == ["shoulder_yaw", "shoulder_pitch", "elbow",
+                                                    "wrist"]
+    assert comparison.duration > 5.0
+    for joint in comparison.joints:
+        assert (result.report.parent / f"joint_{joint.joint}.png").exists()
+        for error in joint.errors:
+            bound = 2 * TRACKING_BOUND if (error.a, error.b) == ("sim", "real") else TRACKING_BOUND
+            assert math.isfinite(error.rms), (joint.joint, error)
+            assert error.max_abs < bound, (joint.joint, error)
+        assert joint.limit_hits["command"] == 0
+    assert any("hardware enabled" in line for line in lines)
