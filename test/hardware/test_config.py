@@ -1,0 +1,203 @@
+"""The hardware YAML: form, file:line errors, binding to the model, limit overrides."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.config import (
+    ReconnectPolicy,
+    SafeState,
+    load_hardware_config,
+    parse_hardware_config,
+)
+from skel_ros.hardware.errors import ConfigError
+from skel_ros.model import load_skel
+
+REPO = Path(__file__).resolve().parents[2]
+ARM = REPO / "examples" / "arm.skel"
+ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
+
+BASE = """\
+buses:
+  b:
+    protocol: dynamixel
+    transport: {port: /dev/null, baudrate: 57600}
+joints:
+  shoulder_yaw:
+    bus: b
+    id: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return load_skel(ARM).skeletons[0]
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_hardware_config(text, "hw.yaml")
+    return str(info.value)
+
+
+def test_bundled_arm_config_binds_to_the_arm(arm) -> None:
+    cfg = load_hardware_config(ARM_YAML)
+    bound = cfg.bind(cfg.select_skeleton(load_skel(ARM)))
+    assert bound.names == ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
+    assert bound.unmapped == ()
+    assert [j.actuator.id for j in bound.mappings()] == [1, 2, 3, 4]
+    assert cfg.buses[0].protocol == "dynamixel"
+    assert cfg.safe_state is SafeState.HOLD
+    # Inline overrides tighten the model's limits; untouched DOFs keep the model's.
+    assert bound.limits["shoulder_pitch"].position_lower == -1.5
+    assert bound.limits["wrist"].velocity_upper == 4.0
+    assert bound.limits["elbow"].position_upper == arm.dof("elbow").position_upper
+
+
+def test_defaults_and_fields() -> None:
+    cfg = parse_hardware_config(BASE, "hw.yaml")
+    assert cfg.control_rate == 200.0
+    assert cfg.command_timeout == 0.5
+    assert cfg.safe_state is SafeState.HOLD
+    assert cfg.auto_resume is False
+    assert cfg.reconnect == ReconnectPolicy()
+    j = cfg.joints[0]
+    assert (j.name, j.bus, j.actuator.id, j.actuator.mode) == (
+        "shoulder_yaw", "b", 1, ControlMode.POSITION)
+    assert j.line == 6
+    assert cfg.buses[0].transport["baudrate"] == 57600
+
+
+def test_mapping_math_round_trips() -> None:
+    text = BASE + "    direction: -1\n    gear_ratio: 2.5\n    zero_offset: 0.3\n"
+    j = parse_hardware_config(text).joints[0]
+    assert j.to_actuator(0.0) == pytest.approx(0.3)
+    assert j.to_actuator(1.0) == pytest.approx(0.3 - 2.5)
+    assert j.from_actuator(j.to_actuator(0.7)) == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "hw.yaml:1: empty document"),
+        ("buses: [\n", "hw.yaml:2: invalid YAML"),
+        (BASE + "    idd: 3\n", "hw.yaml:9: unknown key 'idd' in joint 'shoulder_yaw'"),
+        (BASE + "    id: 2\n", "hw.yaml:9: duplicate key 'id' (first on line 8)"),
+        (BASE + "    direction: 2\n", "hw.yaml:9: joint 'shoulder_yaw' direction must be 1 or -1"),
+        (BASE + "    gear_ratio: 0\n", "hw.yaml:9: joint 'shoulder_yaw' gear_ratio must be > 0"),
+        (BASE + "    zero_offset: .nan\n", ("hw.yaml:9: joint 'shoulder_yaw' zero_offset must be"
+                                          " finite")),
+        (BASE + "    mode: torque\n", "hw.yaml:9: joint 'shoulder_yaw' mode must be one of"),
+        (BASE + "    mode: mit\n", "hw.yaml:9: joint 'shoulder_yaw': mode 'mit' needs protocol"),
+        (BASE + "    protocol: mit\n", "hw.yaml:9: joint 'shoulder_yaw': protocol 'mit' but bus"),
+        (BASE.replace("bus: b", "bus: c"), "hw.yaml:7: joint 'shoulder_yaw': unknown bus 'c'"),
+        (BASE.replace("    id: 1\n", "    id: -1\n"), ("hw.yaml:8: joint 'shoulder_yaw' id must"
+                                                     " be an integer >= 0")),
+        (BASE.replace("    id: 1\n", ""), "hw.yaml:7: joint 'shoulder_yaw' has no 'id'"),
+        (BASE.replace("dynamixel", "ethercat"), ("hw.yaml:3: bus 'b': unknown protocol"
+                                                " 'ethercat'")),
+        (BASE.replace("    transport: {port: /dev/null, baudrate: 57600}\n", ""),
+         "hw.yaml:2: bus 'b' has no 'transport'"),
+        (BASE + "  elbow:\n    bus: b\n    id: 1\n",
+         "hw.yaml:9: joint 'elbow': bus 'b' id 1 is already used by 'shoulder_yaw' (line 6)"),
+        ("control_rate: -5\n" + BASE, "hw.yaml:1: configuration control_rate must be > 0"),
+        ("control_rate: 1.0e+9\n" + BASE, "hw.yaml:1: control_rate 1e+09 Hz is above"),
+        ("safe_state: limp\n" + BASE, ("hw.yaml:1: configuration safe_state must be one of"
+                                      " hold | torque_off")),
+        ("auto_resume: 1\n" + BASE, ("hw.yaml:1: configuration auto_resume must be true or"
+                                    " false")),
+        ("reconnect: {initial_delay: 1, max_delay: 0.5}\n" + BASE,
+         "hw.yaml:1: reconnect max_delay 0.5 is below initial_delay 1"),
+        ("control_rat: 100\n" + BASE, ("hw.yaml:1: unknown key 'control_rat' in the top level;"
+                                      " did you mean 'control_rate'?")),
+        (BASE + "    limits: {position: 3}\n", ("hw.yaml:9: joint 'shoulder_yaw' limits:"
+                                              " DOF 'shoulder_yaw': position must be a mapping")),
+        (BASE + "    limits: {force: 3}\n", "hw.yaml:9: joint 'shoulder_yaw' limits:"),
+        ("buses: {}\njoints: {}\n", "hw.yaml:1: 'buses' is empty"),
+    ],
+)
+def test_errors_name_the_line(text: str, expected: str) -> None:
+    assert expected in _error(text)
+
+
+def test_unknown_dof_names_the_line_and_suggests(arm) -> None:
+    cfg = parse_hardware_config(BASE + "  elbw:\n    bus: b\n    id: 2\n", "hw.yaml")
+    with pytest.raises(ConfigError, match=r"hw.yaml:9: 'elbw' is not a DOF of skeleton 'arm';"
+                                          r" did you mean 'elbow'\?"):
+        cfg.bind(arm)
+
+
+def test_multi_dof_joint_name_asks_for_dof_names() -> None:
+    world = load_skel(REPO / "test" / "hardware" / "data" / "ball_arm.skel")
+    skel = world.skeletons[0]
+    text = BASE.replace("shoulder_yaw", "ball")
+    cfg = parse_hardware_config(text, "hw.yaml")
+    with pytest.raises(ConfigError, match=r"hw.yaml:6: 'ball' is not a DOF.*joint 'ball' has 3"
+                                          r" DOFs, map each by name: 'ball_x'"):
+        cfg.bind(skel)
+    ok = parse_hardware_config(text.replace("  ball:", "  ball_y:"), "hw.yaml").bind(skel)
+    assert ok.names == ("ball_y",)
+    assert ok.unmapped == ("ball_x", "ball_z", "tip")
+
+
+def test_unmapped_dofs_are_listed(arm) -> None:
+    bound = parse_hardware_config(BASE).bind(arm)
+    assert bound.unmapped == ("shoulder_pitch", "elbow", "wrist")
+
+
+def test_limit_overrides_only_tighten(arm) -> None:
+    wider = BASE + "    limits:\n      position: {lower: -1.0, upper: 9.0}\n"
+    cfg = parse_hardware_config(wider, "hw.yaml")
+    with pytest.raises(ConfigError, match=r"hw.yaml:10: DOF 'shoulder_yaw': position upper 9 is"
+                                          r" wider than the current limit 2.6"):
+        cfg.bind(arm)
+    tighter = BASE + "    limits:\n      velocity: 1.0\n      effort: {upper: 0.5}\n"
+    limits = parse_hardware_config(tighter, "hw.yaml").bind(arm).limits
+    assert limits["shoulder_yaw"].velocity_lower == -1.0
+    assert limits["shoulder_yaw"].effort_upper == 0.5
+    assert limits["shoulder_yaw"].effort_lower == -1.5
+
+
+def test_limits_file_is_applied_relative_to_the_config(tmp_path: Path, arm) -> None:
+    (tmp_path / "lim.yaml").write_text("joints:\n  elbow:\n    position: {upper: 1.0}\n")
+    (tmp_path / "hw.yaml").write_text("limits_file: lim.yaml\n" + BASE)
+    limits = load_hardware_config(tmp_path / "hw.yaml").bind(arm).limits
+    assert limits["elbow"].position_upper == 1.0
+    (tmp_path / "lim.yaml").write_text("joints:\n  elbow:\n    position: {upper: 5.0}\n")
+    with pytest.raises(ConfigError, match=r"lim.yaml:3: DOF 'elbow': position upper 5"):
+        load_hardware_config(tmp_path / "hw.yaml").bind(arm)
+    (tmp_path / "lim.yaml").write_text("joints: [\n")
+    with pytest.raises(ConfigError, match=r"hw.yaml:1: limits_file: .*lim.yaml:2: invalid YAML"):
+        load_hardware_config(tmp_path / "hw.yaml")
+
+
+def test_unreadable_file() -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read hardware configuration"):
+        load_hardware_config("nope.yaml")
+
+
+def test_transport_overrides() -> None:
+    text = BASE.replace("joints:", "  legs:\n    protocol: mit\n    transport: {interface:"
+                        " socketcan, channel: can0}\njoints:")
+    cfg = parse_hardware_config(text)
+    moved = cfg.with_overrides(port="/dev/ttyACM3", can_interface="virtual", can_channel="v1")
+    assert moved.bus("b").transport["port"] == "/dev/ttyACM3"
+    assert moved.bus("b").transport["baudrate"] == 57600
+    assert dict(moved.bus("legs").transport) == {"interface": "virtual", "channel": "v1"}
+    assert cfg.with_overrides() == cfg
+    emulated = cfg.with_transport("b", {"port": "/dev/pts/9"})
+    assert dict(emulated.bus("b").transport) == {"port": "/dev/pts/9"}
+    with pytest.raises(KeyError):
+        cfg.with_transport("nope", {})
+
+
+def test_reconnect_backoff_grows_to_its_maximum() -> None:
+    policy = ReconnectPolicy(initial_delay=0.1, max_delay=1.0, factor=2.0)
+    delays = [policy.delay(i) for i in range(6)]
+    assert delays[:4] == pytest.approx([0.1, 0.2, 0.4, 0.8])
+    assert delays[4:] == [1.0, 1.0]
+    assert math.isfinite(policy.delay(10_000))
