@@ -2,6 +2,16 @@
 
 Drivers for each protocol live in their own subpackage and are imported only when a
 hardware configuration names them (:func:`skel_ros.hardware.base.bus_class`).
+
+Typical use (what the hardware node does)::
+
+    from skel_ros.hardware import HardwareManager, load_hardware_config
+    config = load_hardware_config("config/hardware/arm_dynamixel.yaml")
+    bound = config.bind(config.select_skeleton(load_skel("examples/arm.skel")))
+    manager = HardwareManager(bound)
+    manager.start()                      # control loop thread; connects the buses
+    manager.enable(wait=1.0)             # torque on, holding the measured positions
+    manager.command(CommandKind.POSITION, ["elbow"], [0.5])
 """
 
 from skel_ros.hardware.base import (
@@ -15,6 +25,16 @@ from skel_ros.hardware.base import (
     ScanResult,
     bus_class,
 )
+from skel_ros.hardware.config import (
+    BoundConfig,
+    HardwareConfig,
+    JointMapping,
+    ReconnectPolicy,
+    SafeState,
+    load_hardware_config,
+    parse_hardware_config,
+)
+from skel_ros.hardware.diagnostics import ActuatorDiagnostics, BusDiagnostics, Level
 from skel_ros.hardware.errors import (
     ConfigError,
     DeviceError,
@@ -23,21 +43,38 @@ from skel_ros.hardware.errors import (
     TransportError,
     TransportTimeoutError,
 )
+from skel_ros.hardware.manager import CommandResult, HardwareManager, HardwareStatus, Request
+from skel_ros.hardware.safety import MotionState
 
 __all__ = [
     "PROTOCOLS",
     "ActuatorBus",
     "ActuatorCommand",
+    "ActuatorDiagnostics",
     "ActuatorSpec",
     "ActuatorState",
+    "BoundConfig",
+    "BusDiagnostics",
     "BusSpec",
+    "CommandResult",
     "ConfigError",
     "ControlMode",
     "DeviceError",
+    "HardwareConfig",
     "HardwareError",
+    "HardwareManager",
+    "HardwareStatus",
+    "JointMapping",
+    "Level",
+    "MotionState",
     "ProtocolError",
+    "ReconnectPolicy",
+    "Request",
+    "SafeState",
     "ScanResult",
     "TransportError",
     "TransportTimeoutError",
     "bus_class",
+    "load_hardware_config",
+    "parse_hardware_config",
 ]

@@ -517,7 +517,7 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.fail(_line(mapping, key),
                             f"{what} {key} must be an integer >= {minimum}, got {value!r}")
-        return value
+        return int(value)
 
     def string(self, mapping: Mapping[Any, Any], key: str, what: str,
                default: str | None) -> str:

@@ -1,0 +1,952 @@
+"""The hardware manager: joint <-> actuator mapping, limits, safety, faults, control loop.
+
+One :class:`HardwareManager` drives every bus of a :class:`~skel_ros.hardware.config.
+BoundConfig`. Its control loop runs in a thread of its own at ``control_rate``
+(deadline-based: a late cycle does not shift the later ones); all bus I/O happens in
+that thread. Other threads (the ROS executor) only hand in commands, trajectories and
+enable / disable / estop requests, and read the latest :class:`HardwareStatus`; they
+never wait for the bus, and the loop never waits for them.
+
+Safety, in order of precedence:
+
+* Everything starts with torque off (the drivers' ``open`` contract). Motion only after
+  :meth:`~HardwareManager.enable`, which reads the measured positions and makes them
+  the targets before torque goes on, so nothing jumps.
+* :meth:`~HardwareManager.estop` cuts torque on every bus at once (it wakes the loop);
+  only a new enable moves again.
+* Every command is checked by the shared :class:`~skel_ros.model.limits.LimitSet`
+  (model limits tightened by the YAML); every cycle's targets come from the
+  :class:`~skel_ros.hardware.safety.MotionLimiter` (velocity and acceleration limits)
+  and pass its guard before any driver encodes them.
+* No command for ``command_timeout`` -> ``safe_state`` (hold the current target, or
+  torque off) on the next cycle.
+* Bus errors never escape the loop: they are counted; ``fault_threshold`` failed cycles
+  in a row (or at once: a vanished port, a drive in fault) fail the bus: it is closed,
+  the others get the safe state, and it is reopened with exponential backoff. Motion
+  resumes after a new enable, or by itself with ``auto_resume`` (targets reset to the
+  measured positions either way).
+
+Units: DOF side (what the model and ROS see) in the model's units; actuator side as in
+:mod:`skel_ros.hardware.base`. See :mod:`skel_ros.hardware.config` for the mapping.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, ControlMode, bus_class
+from skel_ros.hardware.config import SafeState
+from skel_ros.hardware.diagnostics import (
+    ActuatorDiagnostics,
+    BusDiagnostics,
+    ErrorCounts,
+    ErrorKind,
+    Level,
+    classify,
+)
+from skel_ros.hardware.errors import DeviceError, HardwareError
+from skel_ros.hardware.safety import MODE_COMMANDS, MotionLimiter, MotionState
+from skel_ros.hardware.watchdog import Watchdog
+from skel_ros.model.limits import Clamp, CommandKind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    import numpy.typing as npt
+
+    from skel_ros.hardware.base import ActuatorBus, ActuatorState, BusSpec
+    from skel_ros.hardware.config import BoundConfig
+    from skel_ros.model.types import Array
+
+__all__ = [
+    "CommandResult",
+    "HardwareManager",
+    "HardwareStatus",
+    "Request",
+    "Trajectory",
+]
+
+_LOG = logging.getLogger("skel_ros.hardware")
+_DIAG_PERIOD = 0.05  # s between diagnostics snapshots (they allocate; joint data is per cycle)
+_MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to the last is skipped
+_LATENCY_SAMPLES = 200_000
+
+
+class Trajectory(Protocol):
+    """What the loop samples: positions of ``names`` at time ``t`` since its start.
+
+    :class:`skel_ros.trajectory.points.PointTrajectory` is one.
+    """
+
+    @property
+    def names(self) -> Sequence[str]:
+        """The DOFs it moves."""
+        ...
+
+    @property
+    def duration(self) -> float:
+        """Seconds from start to the last point."""
+        ...
+
+    def sample(self, t: float) -> object:
+        """Positions at ``t`` (an array, or an object with a ``positions`` array)."""
+        ...
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The outcome of handing in a command.
+
+    Attributes:
+        ok: whether it was taken.
+        message: why not, or what was clamped / ignored; ``""`` when nothing to say.
+        clamped: values moved into the limits.
+    """
+
+    ok: bool
+    message: str = ""
+    clamped: tuple[Clamp, ...] = ()
+
+
+class Request:
+    """An enable / disable / estop request; the loop thread completes it."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.ok = False
+        self.message = ""
+        self._done = threading.Event()
+
+    def finish(self, ok: bool, message: str) -> None:  # noqa: FBT001
+        """Record the outcome and wake the waiters."""
+        self.ok, self.message = ok, message
+        self._done.set()
+
+    @property
+    def done(self) -> bool:
+        """Whether the loop has handled it."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until handled; returns :attr:`done`."""
+        return self._done.wait(timeout)
+
+
+@dataclass(frozen=True, eq=False)
+class HardwareStatus:
+    """What the loop measured and decided in its last cycle (immutable, for any thread).
+
+    Attributes:
+        stamp: the manager's clock at the cycle.
+        state: the safety state.
+        message: why the state is what it is (last fault, watchdog ...).
+        names: the mapped DOFs, in the arrays' order (the model's DOF order).
+        position, velocity, effort: measured, DOF side; the last known value where a
+            bus is down, NaN where never known.
+        target: the last position target sent (NaN for DOFs without one).
+        fresh: whether every bus answered this cycle.
+        watchdog_tripped: commands stopped and the safe state holds.
+        cycles: control cycles run.
+        overruns: cycles that ended after the next deadline.
+        guard_corrections: targets the last gate had to change (should stay 0).
+        buses, actuators: diagnostics (refreshed every 50 ms).
+    """
+
+    stamp: float
+    state: MotionState
+    message: str
+    names: tuple[str, ...]
+    position: Array
+    velocity: Array
+    effort: Array
+    target: Array
+    fresh: bool = False
+    watchdog_tripped: bool = False
+    cycles: int = 0
+    overruns: int = 0
+    guard_corrections: int = 0
+    buses: tuple[BusDiagnostics, ...] = ()
+    actuators: tuple[ActuatorDiagnostics, ...] = ()
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One bus and its bookkeeping (loop thread only)."""
+
+    spec: BusSpec
+    driver: ActuatorBus
+    dofs: npt.NDArray[np.intp]  # DOF index of each actuator, in ``actuators`` order
+    actuators: tuple[ActuatorSpec, ...]
+    is_open: bool = False
+    torque: bool = False
+    ever_opened: bool = False
+    consecutive: int = 0
+    attempts: int = 0
+    next_retry: float = -math.inf
+    reconnects: int = 0
+    last_error: str = ""
+    fresh: bool = False
+    counts: ErrorCounts = field(default_factory=ErrorCounts)
+    device_counts: dict[int, ErrorCounts] = field(default_factory=dict)
+    states: dict[int, ActuatorState] = field(default_factory=dict)
+
+
+def _default_factory(spec: BusSpec, actuators: Sequence[ActuatorSpec],
+                     clock: Callable[[], float]) -> ActuatorBus:
+    return bus_class(spec.protocol)(spec, actuators, clock)
+
+
+def _arr(values: Array) -> Array:
+    values.setflags(write=False)
+    return values
+
+
+class HardwareManager:
+    """Drives the buses of a bound configuration; see the module docstring.
+
+    Args:
+        bound: the configuration checked against the model.
+        clock: monotonic seconds (injected for tests; the loop thread waits in real time,
+            so give it a real clock when you :meth:`start` it).
+        bus_factory: builds the driver of a bus (default: the protocol's class from
+            :data:`~skel_ros.hardware.base.PROTOCOLS`).
+        control_rate, command_timeout, safe_state, auto_resume: override the YAML's values.
+        write_on_command: when a command arrives between cycles, compute and write its
+            targets at once (no read) instead of at the next deadline; the rate limiter
+            uses the real time elapsed, so the limits hold either way.
+        record_latency: keep "command handed in -> bytes written" latencies (benchmarks).
+
+    Raises:
+        ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
+        LimitError: limits the rate limiter cannot work with.
+    """
+
+    def __init__(
+        self,
+        bound: BoundConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        bus_factory: Callable[[BusSpec, Sequence[ActuatorSpec], Callable[[], float]],
+                              ActuatorBus] | None = None,
+        control_rate: float | None = None,
+        command_timeout: float | None = None,
+        safe_state: SafeState | None = None,
+        auto_resume: bool | None = None,
+        write_on_command: bool = True,
+        record_latency: bool = False,
+    ) -> None:
+        cfg = bound.config
+        self.bound = bound
+        self.names = bound.names
+        self.control_rate = float(control_rate or cfg.control_rate)
+        if not (math.isfinite(self.control_rate) and self.control_rate > 0):
+            raise ValueError(f"control_rate must be > 0, got {control_rate!r}")
+        self.period = 1.0 / self.control_rate
+        self.safe_state = safe_state or cfg.safe_state
+        self.auto_resume = cfg.auto_resume if auto_resume is None else auto_resume
+        self.fault_threshold = cfg.fault_threshold
+        self.reconnect_policy = cfg.reconnect
+        self.write_on_command = write_on_command
+        self._record_latency = record_latency
+        self._clock = clock
+        self._limits = bound.limits
+        maps = bound.mappings()
+        self._modes = tuple(m.actuator.mode for m in maps)
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._direction, self._gear, self._zero = bound.conversion_arrays()
+        self._limiter = MotionLimiter(bound.limits, self.names, self._modes)
+        self._watchdog = Watchdog(cfg.command_timeout if command_timeout is None
+                                  else command_timeout)
+        self._slots = self._build_slots(bus_factory or _default_factory)
+        self._init_state()
+        if bound.unmapped:
+            _LOG.warning("%s: %d DOF(s) of skeleton %r have no actuator and are not driven: %s",
+                         cfg.source, len(bound.unmapped), bound.skeleton.name,
+                         ", ".join(bound.unmapped))
+        self._status = self._make_status(math.nan)
+
+    def _init_state(self) -> None:
+        n = len(self.names)
+        self._q = np.full(n, np.nan)
+        self._v = np.full(n, np.nan)
+        self._e = np.full(n, np.nan)
+        self._goal_q = np.full(n, np.nan)
+        self._goal_v = np.zeros(n)
+        self._goal_e = np.zeros(n)
+        self._target = np.full(n, np.nan)
+        self._state = MotionState.OFFLINE
+        self._message = "not started"
+        self._resume_wanted = False
+        self._last_compute: float | None = None
+        self._cycles = 0
+        self._overruns = 0
+        self._last_diag = -math.inf
+        self._diag: tuple[tuple[BusDiagnostics, ...], tuple[ActuatorDiagnostics, ...]] = ((), ())
+        # Handed in by other threads, under _lock.
+        self._lock = threading.Lock()
+        self._pending_q = np.full(n, np.nan)
+        self._pending_v = np.full(n, np.nan)
+        self._pending_e = np.full(n, np.nan)
+        self._pending_new = False
+        self._pending_stamp: float | None = None
+        self._last_command: float | None = None
+        self._pending_traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
+        self._requests: list[Request] = []
+        self._estop_requested = False
+        self._warned_unmapped: set[str] = set()
+        # Loop thread state.
+        self._traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
+        self._watchdog_fed: float | None = None
+        self._diag_state: MotionState | None = None
+        self._io = threading.RLock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.latencies: collections.deque[float] | None = (
+            collections.deque(maxlen=_LATENCY_SAMPLES) if self._record_latency else None)
+
+    def _build_slots(
+        self,
+        factory: Callable[[BusSpec, Sequence[ActuatorSpec], Callable[[], float]], ActuatorBus],
+    ) -> list[_Slot]:
+        maps = self.bound.mappings()
+        slots = []
+        for spec in self.bound.config.buses:
+            on_bus = [(self._index[m.name], m.actuator) for m in maps if m.bus == spec.name]
+            if not on_bus:
+                continue
+            actuators = tuple(a for _, a in on_bus)
+            slots.append(_Slot(
+                spec=spec, driver=factory(spec, actuators, self._clock),
+                dofs=np.array([i for i, _ in on_bus], dtype=np.intp), actuators=actuators,
+                device_counts={a.id: ErrorCounts() for a in actuators},
+            ))
+        return slots
+
+    # ================================================================ other threads
+
+    @property
+    def state(self) -> MotionState:
+        """The current safety state."""
+        return self._state
+
+    def status(self) -> HardwareStatus:
+        """The latest cycle's status (immutable; safe from any thread)."""
+        return self._status
+
+    def command(self, kind: CommandKind, names: Sequence[str],
+                values: npt.ArrayLike) -> CommandResult:
+        """Hand in a joint command (positions, velocities or efforts of some DOFs).
+
+        The whole command is refused when the limit check rejects it (NaN, inf, unknown
+        or repeated names, count mismatch), when a DOF is not in a control mode for
+        ``kind``, or when motion is not enabled. DOFs of the model without an actuator
+        are dropped (reported once per name). Values outside the limits are clamped.
+        """
+        check = self._limits.check(kind, names, values)
+        if not check.ok:
+            return CommandResult(ok=False, message=check.message)
+        keep = [i for i, n in enumerate(check.names) if n in self._index]
+        self._report_unmapped([n for n in check.names if n not in self._index])
+        if not keep:
+            return CommandResult(ok=False, message=f"{kind.value} command names no DOF with an"
+                                                   " actuator")
+        problem = self._mode_problem(kind, [check.names[i] for i in keep])
+        if problem:
+            return CommandResult(ok=False, message=problem)
+        if self._state is not MotionState.ENABLED:
+            return CommandResult(ok=False, message=f"{kind.value} command ignored: motion is not"
+                                                   f" enabled (state {self._state.value})")
+        idx = np.array([self._index[check.names[i]] for i in keep], dtype=np.intp)
+        vals = np.asarray(check.values)[keep]
+        now = self._clock()
+        with self._lock:
+            target = {CommandKind.POSITION: self._pending_q, CommandKind.VELOCITY:
+                      self._pending_v, CommandKind.EFFORT: self._pending_e}[kind]
+            target[idx] = vals
+            self._pending_new = True
+            if self._pending_stamp is None:
+                self._pending_stamp = now
+            self._last_command = now
+            if kind is CommandKind.POSITION:
+                self._pending_traj = None  # a position command replaces a trajectory
+        if self.write_on_command:
+            self._wake.set()
+        return CommandResult(ok=True, message=check.message, clamped=check.clamped)
+
+    def follow(self, trajectory: Trajectory, start: float | None = None) -> CommandResult:
+        """Follow ``trajectory`` from ``start`` (manager clock; default now).
+
+        Its samples are position goals and pass the same limits as commands; a new
+        trajectory or a position command replaces it.
+        """
+        names = list(trajectory.names)
+        check = self._limits.check(CommandKind.POSITION, names, np.zeros(len(names)))
+        if not check.ok:
+            return CommandResult(ok=False, message=f"trajectory rejected: {check.reason}")
+        unmapped = [n for n in names if n not in self._index]
+        if unmapped:
+            return CommandResult(ok=False, message="trajectory rejected: DOF(s) without an"
+                                 f" actuator: {', '.join(unmapped)}")
+        problem = self._mode_problem(CommandKind.POSITION, names)
+        if problem:
+            return CommandResult(ok=False, message=f"trajectory rejected: {problem}")
+        if self._state is not MotionState.ENABLED:
+            return CommandResult(ok=False, message="trajectory ignored: motion is not enabled"
+                                                   f" (state {self._state.value})")
+        now = self._clock()
+        idx = np.array([self._index[n] for n in names], dtype=np.intp)
+        with self._lock:
+            self._pending_traj = (trajectory, idx, now if start is None else start)
+            self._last_command = now
+        return CommandResult(ok=True)
+
+    def enable(self, *, wait: float | None = None) -> Request:
+        """Ask for torque on, holding the measured positions; clears an estop.
+
+        Args:
+            wait: seconds to wait for the loop to handle it (None: do not wait).
+        """
+        return self._request("enable", wait)
+
+    def disable(self, *, wait: float | None = None) -> Request:
+        """Ask for torque off (no motion until the next enable)."""
+        return self._request("disable", wait)
+
+    def estop(self, *, wait: float | None = None) -> Request:
+        """Emergency stop: torque off on every bus as soon as the loop wakes."""
+        with self._lock:
+            self._estop_requested = True
+        return self._request("estop", wait)
+
+    def _request(self, kind: str, wait: float | None) -> Request:
+        req = Request(kind)
+        with self._lock:
+            self._requests.append(req)
+        self._wake.set()
+        if wait is not None:
+            req.wait(wait)
+        return req
+
+    def _mode_problem(self, kind: CommandKind, names: Sequence[str]) -> str:
+        wrong = [n for n in names if MODE_COMMANDS[self._modes[self._index[n]]] is not kind]
+        if not wrong:
+            return ""
+        n = wrong[0]
+        return (f"{kind.value} command rejected: DOF {n!r} runs in"
+                f" {self._modes[self._index[n]].value} mode")
+
+    def _report_unmapped(self, names: Sequence[str]) -> None:
+        new = [n for n in names if n not in self._warned_unmapped]
+        if new:
+            self._warned_unmapped.update(new)
+            _LOG.warning("commands for DOF(s) without an actuator are ignored: %s",
+                         ", ".join(new))
+
+    # ================================================================ thread
+
+    def start(self) -> None:
+        """Start the control loop thread (it connects the buses itself)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="skel_ros-hardware",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the loop, switch torque off and close every bus. Never raises."""
+        thread = self._thread
+        if thread is not None:
+            self._stop.set()
+            self._wake.set()
+            thread.join(timeout)
+            self._thread = None
+        with self._io:
+            for slot in self._slots:
+                slot.driver.close()
+                slot.is_open = slot.torque = False
+            self._state = MotionState.OFFLINE
+            self._message = "stopped"
+            with self._lock:
+                requests, self._requests = self._requests, []
+            for req in requests:
+                req.finish(ok=False, message="the hardware manager stopped")
+            self._status = self._make_status(self._clock())
+
+    def _run(self) -> None:
+        deadline = self._clock()
+        while not self._stop.is_set():
+            now = self._clock()
+            if now >= deadline:
+                self.step(now)
+                deadline += self.period
+                late = self._clock() - deadline
+                if late > 0:  # overran: skip the slots already missed, keep the grid
+                    self._overruns += 1
+                    deadline += math.ceil(late / self.period) * self.period
+                continue
+            if self._wake.wait(deadline - now):
+                self._wake.clear()
+                if not self._stop.is_set():
+                    self.wake_cycle(self._clock())
+
+    # ================================================================ loop thread
+
+    def step(self, now: float | None = None) -> HardwareStatus:
+        """Run one full control cycle at ``now`` (default: the clock).
+
+        Reconnect failed buses whose backoff expired; estop; read every bus; handle
+        faults; enable / disable requests; watchdog; compute the targets; write them.
+        Called by the loop thread; tests call it directly with an injected clock.
+        """
+        now = self._clock() if now is None else now
+        with self._io:
+            self._cycles += 1
+            self._reconnect(now)
+            self._handle_estop(now)
+            self._read_all(now)
+            self._settle(now)
+            self._handle_requests(now)
+            self._control(now, read_cycle=True)
+            self._status = self._make_status(now)
+            return self._status
+
+    def wake_cycle(self, now: float | None = None) -> None:
+        """Between deadlines: handle estop and requests, and write new commands at once."""
+        now = self._clock() if now is None else now
+        with self._io:
+            self._handle_estop(now)
+            with self._lock:
+                has_requests = bool(self._requests)
+                new = self._pending_new
+            if has_requests:
+                self._read_all(now)
+                self._settle(now)
+                self._handle_requests(now)
+            if new and self.write_on_command:
+                self._control(now, read_cycle=False)
+            self._status = self._make_status(now)
+
+    # ---------------------------------------------------------------- connection
+
+    def _reconnect(self, now: float) -> None:
+        for slot in self._slots:
+            if slot.is_open or now < slot.next_retry:
+                continue
+            try:
+                slot.driver.open()
+            except HardwareError as exc:
+                slot.counts.add(classify(exc))
+                slot.last_error = str(exc)
+                delay = self.reconnect_policy.delay(slot.attempts)
+                slot.attempts += 1
+                slot.next_retry = now + delay
+                log = _LOG.warning if slot.attempts == 1 else _LOG.debug
+                log("bus %r: cannot open (attempt %d), retrying in %.3g s: %s",
+                    slot.spec.name, slot.attempts, delay, exc)
+                if self._state is MotionState.OFFLINE:
+                    self._state = MotionState.FAULT
+                    self._message = f"bus {slot.spec.name!r} cannot be opened: {exc}"
+                continue
+            if slot.ever_opened:
+                slot.reconnects += 1
+                _LOG.warning("bus %r: reconnected after %d attempt(s)", slot.spec.name,
+                             slot.attempts + 1)
+            slot.is_open, slot.ever_opened, slot.torque = True, True, False
+            slot.attempts, slot.consecutive, slot.next_retry = 0, 0, -math.inf
+
+    def _settle(self, now: float) -> None:
+        """Leave OFFLINE / FAULT once every bus is open and healthy."""
+        if self._state not in (MotionState.OFFLINE, MotionState.FAULT):
+            return
+        if not all(s.is_open for s in self._slots):
+            return
+        if self._resume_wanted and self.auto_resume:
+            ok, message = self._do_enable(now)
+            if ok:
+                _LOG.warning("resumed automatically after the fault (auto_resume)")
+                return
+            self._message = f"auto_resume failed: {message}"
+            if self._state is not MotionState.FAULT:
+                return
+        if any(s.torque for s in self._slots):
+            self._state = MotionState.HOLDING
+            self._message = "reconnected; holding: enable to move again"
+        else:
+            was_fault = self._state is MotionState.FAULT
+            self._state = MotionState.DISABLED
+            self._message = ("reconnected; torque off: enable to move again" if was_fault
+                             else "connected; torque off: enable to move")
+
+    def _fail_bus(self, slot: _Slot, exc: HardwareError | None, kind: ErrorKind,
+                  message: str, now: float, *, hard: bool = False) -> None:
+        """Count an error of ``slot``; fail the bus when it is hard or repeated."""
+        slot.counts.add(kind)
+        if isinstance(exc, DeviceError) and exc.actuator_id in slot.device_counts:
+            slot.device_counts[exc.actuator_id].add(kind)
+        slot.last_error = message
+        slot.consecutive += 1
+        slot.fresh = False
+        hard = hard or kind in (ErrorKind.TRANSPORT, ErrorKind.DEVICE)
+        if not hard and slot.consecutive < self.fault_threshold:
+            _LOG.debug("bus %r: %s (%d in a row)", slot.spec.name, message, slot.consecutive)
+            return
+        _LOG.error("bus %r failed: %s; closing it and reconnecting", slot.spec.name, message)
+        slot.driver.close()
+        slot.is_open = slot.torque = False
+        slot.attempts = 0
+        slot.next_retry = now + self.reconnect_policy.delay(0)
+        self._enter_fault(f"bus {slot.spec.name!r} failed: {message}", now)
+
+    def _enter_fault(self, message: str, now: float) -> None:
+        if self._state is MotionState.ESTOP:
+            self._message = f"{self._message}; {message}"
+            return
+        if self._state in (MotionState.ENABLED, MotionState.HOLDING):
+            self._resume_wanted = self._resume_wanted or self._state is MotionState.ENABLED
+        self._state = MotionState.FAULT
+        self._message = message
+        self._clear_commands()
+        if self.safe_state is SafeState.HOLD:
+            self._hold_goals()
+        else:
+            self._torque_off_all(now)
+
+    # ---------------------------------------------------------------- requests
+
+    def _handle_estop(self, now: float) -> None:
+        with self._lock:
+            if not self._estop_requested:
+                return
+            self._estop_requested = False
+        self._torque_off_all(now)
+        self._clear_commands()
+        self._resume_wanted = False
+        self._state = MotionState.ESTOP
+        self._message = "emergency stop: torque off; enable to move again"
+        _LOG.error("emergency stop: torque off on every bus")
+
+    def _handle_requests(self, now: float) -> None:
+        with self._lock:
+            requests, self._requests = self._requests, []
+        for req in requests:
+            if req.kind == "estop":
+                req.finish(ok=self._state is MotionState.ESTOP and
+                           not any(s.torque for s in self._slots),
+                           message=self._message)
+            elif req.kind == "disable":
+                self._torque_off_all(now)
+                self._clear_commands()
+                self._resume_wanted = False
+                if self._state is not MotionState.FAULT:
+                    self._state = MotionState.DISABLED
+                    self._message = "disabled: torque off"
+                req.finish(ok=True, message="torque off")
+            else:
+                ok, message = self._do_enable(now)
+                req.finish(ok=ok, message=message)
+
+    def _do_enable(self, now: float) -> tuple[bool, str]:
+        closed = [s.spec.name for s in self._slots if not s.is_open]
+        if closed:
+            last = next(s.last_error for s in self._slots if not s.is_open)
+            return False, f"cannot enable: bus {closed[0]!r} is not connected ({last})"
+        stale = [s.spec.name for s in self._slots if not s.fresh]
+        if stale:
+            return False, f"cannot enable: no fresh measurement from bus {stale[0]!r}"
+        faulty = [(s, a) for s in self._slots for a in s.actuators
+                  if (st := s.states.get(a.id)) is not None and st.error_code]
+        if faulty:
+            slot, act = faulty[0]
+            return False, (f"cannot enable: {act.name!r} (bus {slot.spec.name!r} id {act.id})"
+                           f" reports a fault: {slot.states[act.id].fault}")
+        unknown = [self.names[i] for i in np.flatnonzero(~np.isfinite(self._q))]
+        if unknown:
+            return False, f"cannot enable: no measured position for {', '.join(unknown)}"
+        self._clear_commands()
+        self._limiter.reset(self._q)
+        self._goal_q = np.where(self._limiter.position_mask, self._q, np.nan)
+        self._goal_v = np.zeros(len(self.names))
+        self._goal_e = np.zeros(len(self.names))
+        self._target = self._limiter.position_targets
+        hold = self._commands_for(self._target, np.zeros(len(self.names)),
+                                  np.zeros(len(self.names)))
+        for slot in self._slots:
+            try:
+                # Goals = measured before torque goes on, and again after: no jump.
+                slot.driver.write(hold[id(slot)])
+                slot.driver.set_torque(True)
+                slot.torque = True
+                slot.driver.write(hold[id(slot)])
+            except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
+                self._fail_bus(slot, exc, classify(exc), str(exc), now, hard=True)
+                self._torque_off_all(now)
+                return False, f"cannot enable: bus {slot.spec.name!r}: {exc}"
+        self._state = MotionState.ENABLED
+        self._message = "enabled: holding the measured positions"
+        self._resume_wanted = False
+        self._last_compute = now
+        self._watchdog.feed(now)
+        _LOG.info("enabled; holding the measured positions")
+        return True, self._message
+
+    def _torque_off_all(self, now: float) -> None:
+        for slot in self._slots:
+            if not slot.is_open:
+                continue
+            try:
+                slot.driver.set_torque(False)
+                slot.torque = False
+            except HardwareError as exc:
+                self._fail_bus(slot, exc, classify(exc), f"torque off failed: {exc}", now,
+                               hard=True)
+        self._watchdog.disarm()
+
+    def _clear_commands(self) -> None:
+        with self._lock:
+            self._pending_q.fill(np.nan)
+            self._pending_v.fill(np.nan)
+            self._pending_e.fill(np.nan)
+            self._pending_new = False
+            self._pending_stamp = None
+            self._pending_traj = None
+        self._traj = None
+
+    def _hold_goals(self) -> None:
+        self._goal_q = self._limiter.hold()
+        self._goal_v = np.zeros(len(self.names))
+        self._goal_e = np.zeros(len(self.names))
+        self._traj = None
+
+    # ---------------------------------------------------------------- I/O
+
+    def _read_all(self, now: float) -> None:
+        for slot in self._slots:
+            if not slot.is_open:
+                slot.fresh = False
+                continue
+            try:
+                states = slot.driver.read()
+            except HardwareError as exc:
+                self._fail_bus(slot, exc, classify(exc), str(exc), now)
+                continue
+            self._take_states(slot, states, now)
+
+    def _take_states(self, slot: _Slot, states: Mapping[int, ActuatorState],
+                     now: float) -> None:
+        missing = [a.id for a in slot.actuators if a.id not in states]
+        if missing:
+            self._fail_bus(slot, None, ErrorKind.TIMEOUT, f"no state from id(s) {missing}", now)
+            return
+        slot.states = dict(states)
+        slot.consecutive = 0
+        slot.fresh = True
+        for dof, act in zip(slot.dofs, slot.actuators, strict=True):
+            st = states[act.id]
+            d, g, z = self._direction[dof], self._gear[dof], self._zero[dof]
+            if math.isfinite(st.position):
+                self._q[dof] = d * (st.position - z) / g
+            if math.isfinite(st.velocity):
+                self._v[dof] = d * st.velocity / g
+            if math.isfinite(st.effort):
+                self._e[dof] = d * st.effort * g
+        faulty = [a for a in slot.actuators if states[a.id].error_code]
+        if faulty:
+            act = faulty[0]
+            st = states[act.id]
+            slot.device_counts[act.id].add(ErrorKind.DEVICE)
+            self._fail_bus(slot, None, ErrorKind.DEVICE,
+                           f"{act.name!r} (id {act.id}) in fault: {st.fault or st.error_code}",
+                           now, hard=True)
+
+    def _control(self, now: float, *, read_cycle: bool) -> None:
+        """Take new commands, apply the watchdog, compute and write the targets."""
+        torque = [s for s in self._slots if s.is_open and s.torque]
+        new, stamp, last_command = self._take_handed_in()
+        if not torque:
+            return
+        if self._state is MotionState.ENABLED:
+            if not self._follow_and_watch(now, last_command):
+                return
+        last = self._last_compute
+        dt = self.period if last is None else min(now - last, 2.0 * self.period)
+        if not read_cycle and dt < _MIN_DT_FRACTION * self.period:
+            return
+        if dt <= 0:
+            dt = self.period
+        self._last_compute = now
+        q, v, e = self._limiter.step(self._goal_q, self._goal_v, self._goal_e, self._q, dt)
+        self._target = q
+        commands = self._commands_for(q, v, e)
+        for slot in torque:
+            try:
+                slot.driver.write(commands[id(slot)])
+            except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
+                self._fail_bus(slot, exc, classify(exc), f"write failed: {exc}", now)
+        if new and stamp is not None and self.latencies is not None:
+            self.latencies.append(self._clock() - stamp)
+
+    def _take_handed_in(self) -> tuple[bool, float | None, float | None]:
+        """Take the commands handed in since the last cycle: ``(new, stamp, last_command)``."""
+        with self._lock:
+            new = self._pending_new
+            stamp = self._pending_stamp
+            if self._state is MotionState.ENABLED:
+                if new:
+                    self._take_pending()
+                if self._pending_traj is not None:
+                    self._traj, self._pending_traj = self._pending_traj, None
+            self._pending_new, self._pending_stamp = False, None
+            return new, stamp, self._last_command
+
+    def _follow_and_watch(self, now: float, last_command: float | None) -> bool:
+        """Sample the trajectory or feed the watchdog; apply a timeout. False: torque went off."""
+        if self._traj is not None:
+            self._sample_trajectory(now)
+        elif last_command is not None and last_command != self._watchdog_fed:
+            self._watchdog.feed(last_command)
+            self._watchdog_fed = last_command
+        if self._watchdog.poll(now):
+            self._on_timeout(now)
+        return any(s.torque for s in self._slots)
+
+    def _take_pending(self) -> None:
+        """Move handed-in goals into the loop's goals (caller holds _lock)."""
+        if self._traj is not None and np.isfinite(self._pending_q[self._traj[1]]).any():
+            self._traj = None  # a position command for its DOFs replaces the trajectory
+        for pending, goal in ((self._pending_q, self._goal_q), (self._pending_v, self._goal_v),
+                              (self._pending_e, self._goal_e)):
+            given = np.isfinite(pending)
+            goal[given] = pending[given]
+            pending.fill(np.nan)
+
+    def _sample_trajectory(self, now: float) -> None:
+        traj, idx, start = self._traj  # type: ignore[misc]
+        t = now - start
+        try:
+            sample = traj.sample(max(t, 0.0))
+            positions = np.asarray(getattr(sample, "positions", sample), dtype=np.float64)
+        except (ValueError, TypeError, IndexError) as exc:
+            _LOG.error("trajectory sampling failed, holding: %s", exc)
+            self._hold_goals()
+            return
+        names = [self.names[i] for i in idx]
+        check = self._limits.check(CommandKind.POSITION, names, positions)
+        if not check.ok:
+            _LOG.error("trajectory sample rejected, holding: %s", check.reason)
+            self._hold_goals()
+            return
+        self._goal_q[idx] = check.values
+        self._watchdog.feed(now)
+        if t > traj.duration:
+            self._traj = None  # reached its end; the watchdog counts from here
+
+    def _on_timeout(self, now: float) -> None:
+        timeout = self._watchdog.timeout
+        if self.safe_state is SafeState.HOLD:
+            self._hold_goals()
+            self._message = f"no command for {timeout:g} s: holding position"
+            _LOG.warning("no command for %g s: holding position", timeout)
+        else:
+            self._torque_off_all(now)
+            self._state = MotionState.DISABLED
+            self._message = f"no command for {timeout:g} s: torque off; enable to move again"
+            _LOG.warning("no command for %g s: torque off", timeout)
+
+    def _commands_for(self, q: Array, v: Array, e: Array,
+                      ) -> dict[int, dict[int, ActuatorCommand]]:
+        """DOF targets -> actuator commands per bus (keyed by ``id(slot)``)."""
+        aq = self._zero + self._direction * self._gear * q
+        av = self._direction * self._gear * v
+        ae = self._direction * e / self._gear
+        out: dict[int, dict[int, ActuatorCommand]] = {}
+        for slot in self._slots:
+            cmds: dict[int, ActuatorCommand] = {}
+            for dof, act in zip(slot.dofs, slot.actuators, strict=True):
+                mode = act.mode
+                if mode is ControlMode.POSITION:
+                    if math.isfinite(aq[dof]):
+                        cmds[act.id] = ActuatorCommand(position=float(aq[dof]))
+                elif mode is ControlMode.MIT:
+                    if math.isfinite(aq[dof]):
+                        cmds[act.id] = ActuatorCommand(
+                            position=float(aq[dof]), velocity=float(av[dof]), effort=0.0,
+                            kp=float(act.options.get("kp", math.nan)),
+                            kd=float(act.options.get("kd", math.nan)))
+                elif mode is ControlMode.VELOCITY:
+                    cmds[act.id] = ActuatorCommand(velocity=float(np.nan_to_num(av[dof])))
+                else:
+                    cmds[act.id] = ActuatorCommand(effort=float(np.nan_to_num(ae[dof])))
+            out[id(slot)] = cmds
+        return out
+
+    # ---------------------------------------------------------------- status
+
+    def _make_status(self, now: float) -> HardwareStatus:
+        if not now - self._last_diag < _DIAG_PERIOD or self._state is not self._diag_state:
+            self._diag = (self._bus_diagnostics(), self._actuator_diagnostics())
+            self._last_diag = now if math.isfinite(now) else -math.inf
+            self._diag_state = self._state
+        return HardwareStatus(
+            stamp=now, state=self._state, message=self._message, names=self.names,
+            position=_arr(self._q.copy()), velocity=_arr(self._v.copy()),
+            effort=_arr(self._e.copy()), target=_arr(np.asarray(self._target, float).copy()),
+            fresh=all(s.fresh for s in self._slots), watchdog_tripped=self._watchdog.tripped,
+            cycles=self._cycles, overruns=self._overruns,
+            guard_corrections=self._limiter.corrections,
+            buses=self._diag[0], actuators=self._diag[1],
+        )
+
+    def _bus_diagnostics(self) -> tuple[BusDiagnostics, ...]:
+        out = []
+        for s in self._slots:
+            if not s.is_open:
+                level = Level.ERROR
+                message = f"not connected: {s.last_error}" if s.last_error else "not connected"
+            elif s.consecutive:
+                level, message = Level.WARN, f"{s.consecutive} failed cycle(s): {s.last_error}"
+            else:
+                level, message = Level.OK, "connected"
+            out.append(BusDiagnostics(
+                name=s.spec.name, protocol=s.spec.protocol, level=level, message=message,
+                connected=s.is_open, errors=s.counts.frozen(),
+                consecutive_failures=s.consecutive, reconnects=s.reconnects,
+                reconnect_attempts=s.attempts, last_error=s.last_error))
+        return tuple(out)
+
+    def _actuator_diagnostics(self) -> tuple[ActuatorDiagnostics, ...]:
+        out = []
+        for s in self._slots:
+            for dof, act in zip(s.dofs, s.actuators, strict=True):
+                st = s.states.get(act.id)
+                if not s.is_open:
+                    level, message = Level.ERROR, "bus not connected"
+                elif st is None:
+                    level, message = Level.STALE, "no data yet"
+                elif st.error_code:
+                    level, message = Level.ERROR, f"fault: {st.fault or st.error_code}"
+                elif self._watchdog.tripped and s.torque:
+                    level, message = Level.WARN, "command timeout: holding"
+                elif s.consecutive:
+                    level, message = Level.WARN, f"bus errors: {s.last_error}"
+                else:
+                    level = Level.OK
+                    message = "torque on" if s.torque else "torque off"
+                out.append(ActuatorDiagnostics(
+                    name=act.name, bus=s.spec.name, id=act.id, model=act.model, level=level,
+                    message=message, torque_enabled=bool(st and st.torque_enabled),
+                    error_code=st.error_code if st else 0, fault=st.fault if st else "",
+                    temperature=st.temperature if st else None,
+                    voltage=st.voltage if st else None,
+                    errors=s.device_counts[act.id].frozen(),
+                    position=float(self._q[dof]), target=float(self._target[dof])))
+        return tuple(out)
