@@ -774,9 +774,8 @@ class HardwareManager:
         new, stamp, last_command = self._take_handed_in()
         if not torque:
             return
-        if self._state is MotionState.ENABLED:
-            if not self._follow_and_watch(now, last_command):
-                return
+        if self._state is MotionState.ENABLED and not self._follow_and_watch(now, last_command):
+            return
         last = self._last_compute
         dt = self.period if last is None else min(now - last, 2.0 * self.period)
         if not read_cycle and dt < _MIN_DT_FRACTION * self.period:
