@@ -38,7 +38,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -81,14 +81,14 @@ _LATENCY_SAMPLES = 200_000
 
 
 class Trajectory(Protocol):
-    """What the loop samples: positions of ``names`` at time ``t`` since its start.
+    """What the loop samples: positions of ``joint_names`` at ``t`` seconds from its start.
 
     :class:`skel_ros.trajectory.points.PointTrajectory` is one.
     """
 
     @property
-    def names(self) -> Sequence[str]:
-        """The DOFs it moves."""
+    def joint_names(self) -> Sequence[str]:
+        """The DOFs it moves, in the order of the sampled arrays."""
         ...
 
     @property
@@ -96,8 +96,8 @@ class Trajectory(Protocol):
         """Seconds from start to the last point."""
         ...
 
-    def sample(self, t: float) -> object:
-        """Positions at ``t`` (an array, or an object with a ``positions`` array)."""
+    def sample(self, t: float) -> Sequence[Any]:
+        """``(positions, velocities, accelerations)`` at ``t``; only positions are used."""
         ...
 
 
@@ -388,7 +388,7 @@ class HardwareManager:
         Its samples are position goals and pass the same limits as commands; a new
         trajectory or a position command replaces it.
         """
-        names = list(trajectory.names)
+        names = list(trajectory.joint_names)
         check = self._limits.check(CommandKind.POSITION, names, np.zeros(len(names)))
         if not check.ok:
             return CommandResult(ok=False, message=f"trajectory rejected: {check.reason}")
@@ -832,8 +832,7 @@ class HardwareManager:
         traj, idx, start = self._traj  # type: ignore[misc]
         t = now - start
         try:
-            sample = traj.sample(max(t, 0.0))
-            positions = np.asarray(getattr(sample, "positions", sample), dtype=np.float64)
+            positions = np.asarray(traj.sample(max(t, 0.0))[0], dtype=np.float64)
         except (ValueError, TypeError, IndexError) as exc:
             _LOG.error("trajectory sampling failed, holding: %s", exc)
             self._hold_goals()
