@@ -26,6 +26,16 @@ clamped into its limits (position targets into the position limits). A command
 holds until replaced or cleared. A position target is always reached through the
 controller, never by setting the position, so joints never jump. Gains:
 :mod:`skel_ros.sim.gains`.
+
+Position targets of DOFs with a finite velocity or acceleration limit are first
+shaped by the limits module's :class:`~skel_ros.model.limits.RateLimiter`: the
+controller follows a *setpoint* that starts at the joint's position (and
+velocity) when the DOF enters position mode and moves toward the target no
+faster than the velocity limits and with no more than the acceleration limits
+allow, stopping exactly on it. DOFs whose velocity and acceleration limits are
+all infinite (most SKEL files) get the target as the setpoint at once; so do
+DOFs whose limits the rate limiter cannot work with (velocity limits not
+containing 0, acceleration limits not straddling 0).
 """
 
 from __future__ import annotations
@@ -38,7 +48,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from skel_ros.model.limits import CheckResult, Clamp, CommandKind, LimitKind, LimitSet
+from skel_ros.model.limits import (
+    CheckResult,
+    Clamp,
+    CommandKind,
+    LimitKind,
+    LimitSet,
+    RateLimiter,
+)
 from skel_ros.model.types import ActuatorType
 from skel_ros.sim.errors import CommandError
 
@@ -80,6 +97,22 @@ def effective_inertia(dart_skeleton: Any) -> Vector:
     if not dart_skeleton.getNumDofs():
         return np.zeros(0)
     return np.asarray(np.diag(dart_skeleton.getMassMatrix()), dtype=float)
+
+
+def _rate_limiter(limits: LimitSet) -> tuple[npt.NDArray[np.intp], RateLimiter | None]:
+    """The DOFs whose position setpoints are rate-limited, and the limiter for them.
+
+    Those with a finite velocity or acceleration limit that the limiter can work
+    with (velocity limits containing 0, acceleration limits straddling 0).
+    """
+    vlo, vhi = limits.lower(LimitKind.VELOCITY), limits.upper(LimitKind.VELOCITY)
+    alo, ahi = limits.lower(LimitKind.ACCELERATION), limits.upper(LimitKind.ACCELERATION)
+    finite = np.isfinite(vlo) | np.isfinite(vhi) | np.isfinite(alo) | np.isfinite(ahi)
+    usable = (vlo <= 0.0) & (vhi >= 0.0) & (alo < 0.0) & (ahi > 0.0)
+    idx = np.flatnonzero(finite & usable).astype(np.intp)
+    if not idx.size:
+        return idx, None
+    return idx, RateLimiter(limits, [limits.names[i] for i in idx])
 
 
 def _ancestor_dofs(skeleton: Skeleton) -> list[npt.NDArray[np.intp]]:
@@ -147,6 +180,11 @@ class SkeletonActuation:
         self._implicit_cmd = np.zeros(n)
         self._mode = [ActuationMode.NONE] * n
         self._value = np.zeros(n)  # effort / velocity / acceleration / position target
+        self._setpoint = np.zeros(n)  # what the position controller aims at this step
+        self._setpoint_v = np.zeros(n)  # the setpoint's velocity (rate-limited DOFs)
+        self._ramp_idx, self._ramp = _rate_limiter(limits)
+        self._ramped = np.zeros(n, dtype=bool)
+        self._ramped[self._ramp_idx] = True
         self._integral = np.zeros(n)
         self._efforts = np.zeros(n)
         self._direct = np.zeros(n, dtype=bool)
@@ -161,6 +199,14 @@ class SkeletonActuation:
     def targets(self) -> Vector:
         """The held command value of every DOF (0 where there is none), a copy."""
         return self._value.copy()
+
+    def setpoints(self) -> Vector:
+        """The position setpoint of every DOF in position mode (NaN elsewhere), a copy.
+
+        The rate-limited way from where the joint was toward its target (module
+        docstring); equal to the target for DOFs without velocity/acceleration limits.
+        """
+        return np.where(self._position, self._setpoint, np.nan)
 
     def command(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
                 ) -> CheckResult:
@@ -198,11 +244,24 @@ class SkeletonActuation:
 
     def hold(self, mode: ActuationMode, result: CheckResult) -> None:
         """Hold a command that :meth:`prepare` accepted."""
-        for i, v in zip(result.indices, result.values):
-            if mode is ActuationMode.POSITION and self._mode[i] is not ActuationMode.POSITION:
+        entering = [i for i in result.indices if mode is ActuationMode.POSITION
+                    and self._mode[i] is not ActuationMode.POSITION]
+        if entering:
+            # The setpoint of a DOF entering position mode starts where the joint is.
+            q = np.asarray(self._dart.getPositions(), dtype=float)
+            v = np.asarray(self._dart.getVelocities(), dtype=float)
+            vlo = self.limits.lower(LimitKind.VELOCITY)
+            vhi = self.limits.upper(LimitKind.VELOCITY)
+            for i in entering:
                 self._integral[i] = 0.0
+                self._setpoint[i] = q[i] if np.isfinite(q[i]) else 0.0
+                self._setpoint_v[i] = float(np.clip(v[i], vlo[i], vhi[i])) \
+                    if np.isfinite(v[i]) else 0.0
+        for i, value in zip(result.indices, result.values):
             self._mode[i] = mode
-            self._value[i] = v
+            self._value[i] = value
+            if mode is ActuationMode.POSITION and not self._ramped[i]:
+                self._setpoint[i] = value
         self._update_masks()
 
     def clear(self, names: Sequence[str] | None = None) -> None:
@@ -270,11 +329,27 @@ class SkeletonActuation:
             self._position_control(cmd)
         self._dart.setCommands(cmd)
 
+    def _advance_setpoints(self) -> None:
+        """One rate-limiter step of the setpoints of the rate-limited DOFs in position mode."""
+        idx = self._ramp_idx
+        if self._ramp is None:
+            return
+        on = self._position[idx]
+        if not on.any():
+            return
+        # DOFs not in position mode stand still at their (finite) stored setpoint.
+        start = self._setpoint[idx]
+        goal = np.where(on, self._value[idx], start)
+        q, v = self._ramp.limit(start, np.where(on, self._setpoint_v[idx], 0.0), goal, self._dt)
+        self._setpoint[idx] = np.where(on, q, start)
+        self._setpoint_v[idx] = np.where(on, v, 0.0)
+
     def _position_control(self, cmd: Vector) -> None:
         sel = self._position
+        self._advance_setpoints()
         q = self._dart.getPositions()
         v = self._dart.getVelocities()
-        target = np.where(sel, self._value, q)
+        target = np.where(sel, self._setpoint, q)
         # DART's own difference: right for rotation-vector coordinates (ball, free).
         error = np.where(sel, self._dart.getPositionDifferences(target, q), 0.0)
         lim = self.limits
@@ -333,8 +408,8 @@ class SkeletonActuation:
             dof = self._dofs[i]
             if implicit[i]:
                 k = self._model_k[i] + self._kp[i]
-                rest = (self._model_k[i] * self._model_rest[i] + self._kp[i] * self._value[i]) / k \
-                    if k > 0 else self._value[i]
+                rest = (self._model_k[i] * self._model_rest[i] + self._kp[i] * self._setpoint[i]) \
+                    / k if k > 0 else self._setpoint[i]
                 if not self._spring_on[i]:
                     dof.setSpringStiffness(k)
                     dof.setDampingCoefficient(self._model_d[i] + self._kd[i])
@@ -357,7 +432,7 @@ class SkeletonActuation:
             on = self._spring_on
             q = self._dart.getPositions()
             v = self._dart.getVelocities()
-            error = self._dart.getPositionDifferences(np.where(on, self._value, q), q)
+            error = self._dart.getPositionDifferences(np.where(on, self._setpoint, q), q)
             pd = self._kp * error - self._kd * v
             forces[on] = (self._implicit_cmd + pd)[on]
         servo = self._is[ActuatorType.SERVO]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skel_ros.model import SkelError, load_skel
 from skel_ros.model.report import number
 from skel_ros.sim.engine import SimEngine
 from skel_ros.sim.errors import SimError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["after_steps", "simulate"]
 
@@ -74,13 +76,13 @@ def simulate(
         return 0
     out.write(f"{file}: {steps} steps, t = {engine.time:.6f} s, limits "
               f"{'enforced' if enforce_limits else 'not enforced'}\n")
-    rows = [("skeleton", "dof", "position", "velocity")]
+    rows = [("joint", "position", "velocity")]
     q, v = engine.positions(), engine.velocities()
-    for i, (skel, dof) in enumerate(engine.dof_names):
-        rows.append((skel, dof, f"{q[i]: .9g}", f"{v[i]: .9g}"))
-    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    rows.extend((name, f"{q[i]: .17g}", f"{v[i]: .17g}")
+                for i, name in enumerate(engine.dof_names))
+    widths = [max(len(r[c]) for r in rows) for c in range(3)]
     for r in rows:
-        out.write("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() + "\n")
+        out.write("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip() + "\n")
     if len(rows) == 1:
         out.write("(no degrees of freedom)\n")
     return 0

@@ -2,26 +2,52 @@
 
 No ROS here: the simulation node wraps a :class:`SimEngine` (clock, topics), the
 CLI and the tests use it directly.
+
+Public names
+------------
+The node publishes and takes joint names as :attr:`SimEngine.dof_names` gives
+them, and the same rule names the frames (:attr:`SimEngine.frame_names`). It is
+the rule of the URDF export (``skel_ros.model.urdf.skeleton_namespace``), so
+``sensor_msgs/JointState`` names match the joints of ``world_to_urdf(world)``:
+
+* a world in which at most one skeleton has bodies: the SKEL names as they are
+  (DART already makes DOF and body names unique within a skeleton);
+* a world with several skeletons that have bodies: every name is
+  ``"<skeleton>/<name>"``, whether it clashes or not (``"arm/elbow"``,
+  ``"ground skeleton/ground"``). Always prefixing, rather than only the names
+  that clash, keeps a DOF's name from changing when a skeleton is added to or
+  removed from the file, and is what RViz sees through the URDF.
+
+Skeleton names are unique in a world (DART renames repeats), so the only way two
+prefixed names can still clash is a ``/`` inside names (skeleton ``"a"`` with DOF
+``"b/c"`` and skeleton ``"a/b"`` with DOF ``"c"``); such a world is refused
+with a :class:`~skel_ros.sim.errors.SimBuildError` naming both.
+
+:meth:`SimEngine.set_commands` takes public names, or, with ``skeleton=``, the
+plain names of one skeleton.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from skel_ros.model.limits import CheckResult, LimitSet
+from skel_ros.model.limits import CheckResult, LimitError, LimitSet
+from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
+from skel_ros.sim.errors import CommandError, SimBuildError
 from skel_ros.sim.gains import SimGains
-from skel_ros.sim.errors import CommandError
 from skel_ros.sim.world_builder import build_dart_world
 
 if TYPE_CHECKING:
-    from skel_ros.model.types import World
+    from skel_ros.model.types import ActuatorType, World
 
-__all__ = ["SimEngine"]
+__all__ = ["SimEngine", "public_names"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -33,11 +59,41 @@ _KINDS = {
 }
 
 
+def public_names(world_model: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The public DOF names and frame (body) names of a world (module docstring).
+
+    Returns:
+        ``(dof_names, frame_names)``, flat, one skeleton after another.
+
+    Raises:
+        SimBuildError: Two public names are equal (only possible with ``/`` in names).
+    """
+    out: list[tuple[str, ...]] = []
+    for what, parts in (("DOF", lambda s: s.dofs), ("body", lambda s: s.bodies)):
+        names: dict[str, tuple[str, str]] = {}
+        for skel in world_model.skeletons:
+            prefix = skeleton_namespace(world_model, skel)
+            for item in parts(skel):
+                public = prefix + item.name
+                other = names.get(public)
+                if other is not None:
+                    raise SimBuildError(
+                        f"{skel.location}: {what} {item.name!r} of skeleton {skel.name!r} and "
+                        f"{what} {other[1]!r} of skeleton {other[0]!r} would both be "
+                        f"published as {public!r}; rename one of them"
+                    )
+                names[public] = (skel.name, item.name)
+        out.append(tuple(names))
+    return out[0], out[1]
+
+
 class SimEngine:
     """Owns the dartpy World of a model and steps it.
 
     State vectors (:meth:`positions`, :meth:`velocities`, :meth:`efforts`) are flat,
-    in our DOF order, one skeleton after another (:attr:`dof_names` names them).
+    in our DOF order, one skeleton after another; :attr:`dof_names` names them
+    (public names, see the module docstring), :attr:`dof_ids` gives the
+    (skeleton, DOF) of each.
 
     Args:
         world_model: The model (``load_skel``).
@@ -47,6 +103,11 @@ class SimEngine:
         gains: Position-controller gains (``load_gains``); built-in defaults if None.
         limits: Per skeleton name, a limit set to use instead of the model's
             (e.g. one tightened by an override file).
+
+    Raises:
+        SimBuildError: The world cannot be built (a mesh DART cannot load, limits
+            that cannot be used, public names that clash); the message names the
+            file and line.
     """
 
     def __init__(
@@ -59,15 +120,26 @@ class SimEngine:
     ) -> None:
         self.model = world_model
         self._gains = gains or SimGains()
-        self._limit_sets = {
-            skel.name: (limits or {}).get(skel.name) or LimitSet.from_skeleton(skel)
-            for skel in world_model.skeletons
-        }
+        try:
+            self._limit_sets = {
+                skel.name: (limits or {}).get(skel.name) or LimitSet.from_skeleton(skel)
+                for skel in world_model.skeletons
+            }
+        except LimitError as exc:
+            raise SimBuildError(str(exc)) from None
+        for skel in world_model.skeletons:
+            if self._limit_sets[skel.name].names != tuple(d.name for d in skel.dofs):
+                raise SimBuildError(
+                    f"{skel.location}: the limit set given for skeleton {skel.name!r} does "
+                    "not have its DOFs in its order"
+                )
         self._enforced = bool(enforce_limits)
-        self._build()
-        sizes = [s.num_dofs for s in world_model.skeletons]
-        self._slices = [slice(a, a + n) for a, n in zip(np.cumsum([0, *sizes[:-1]]), sizes)]
-        self.dof_names: tuple[tuple[str, str], ...] = tuple(
+        names, frames = public_names(world_model)
+        self.dof_names: tuple[str, ...] = names
+        """Public name of every entry of the state vectors (module docstring)."""
+        self.frame_names: tuple[str, ...] = frames
+        """Public name of every body, in :attr:`body_names` order (the URDF link names)."""
+        self.dof_ids: tuple[tuple[str, str], ...] = tuple(
             (s.name, d.name) for s in world_model.skeletons for d in s.dofs
         )
         """(skeleton name, DOF name) of every entry of the state vectors."""
@@ -75,7 +147,15 @@ class SimEngine:
             (s.name, b.name) for s in world_model.skeletons for b in s.bodies
         )
         """(skeleton name, body name) of every entry of :meth:`body_transforms`."""
-        self._dof_sets = {s.name: {d.name for d in s.dofs} for s in world_model.skeletons}
+        self.actuator_types: tuple[ActuatorType, ...] = tuple(
+            s.joint(d.joint).actuator for s in world_model.skeletons for d in s.dofs
+        )
+        """The SKEL actuator type of every DOF's joint (what commands it takes)."""
+        self._by_public = dict(zip(self.dof_names, self.dof_ids))
+        self._public_of = dict(zip(self.dof_ids, self.dof_names))
+        self._build()
+        sizes = [s.num_dofs for s in world_model.skeletons]
+        self._slices = [slice(a, a + n) for a, n in zip(np.cumsum([0, *sizes[:-1]]), sizes)]
 
     def _build(self) -> None:
         """(Re)build the dartpy World at the initial state, with fresh actuation."""
@@ -203,7 +283,7 @@ class SimEngine:
 
     def set_commands(
         self,
-        kind: str,
+        kind: str | ActuationMode,
         names: Sequence[str],
         values: npt.ArrayLike,
         *,
@@ -211,69 +291,157 @@ class SimEngine:
     ) -> list[CheckResult]:
         """Hold a command for some DOFs until replaced or cleared.
 
+        Every command goes through the limits module first
+        (:meth:`skel_ros.model.limits.LimitSet.check`); see
+        :mod:`skel_ros.sim.actuation` for what each actuator type takes.
+
         Args:
             kind: ``"effort"`` (FORCE joints), ``"velocity"`` (SERVO, VELOCITY),
                 ``"acceleration"`` (ACCELERATION) or ``"position"`` (any actuated
-                joint, through its position controller).
-            names: DOF names.
+                joint, through its position controller), or the
+                :class:`~skel_ros.sim.actuation.ActuationMode`.
+            names: Public DOF names (:attr:`dof_names`); with ``skeleton``, the
+                plain DOF names of that skeleton.
             values: One value per name.
-            skeleton: The skeleton the names belong to; if None, each name must
-                belong to exactly one skeleton.
+            skeleton: The skeleton the names belong to, or None for public names.
 
         Returns:
-            The limits module's result per skeleton touched (``clamped`` lists the
-            values moved into their limits).
+            The limits module's result per skeleton touched, in world order of
+            first appearance. ``names`` and ``clamped`` use the names the command
+            was given with (``clamped`` lists the values moved into their limits;
+            ``result.message`` is a log line, empty when nothing was clamped).
 
         Raises:
-            CommandError: The command is rejected whole (unknown kind or joint, NaN
-                or infinite value, a kind the joint's actuator does not take, ...);
-                nothing was applied.
+            CommandError: The command is rejected whole (unknown kind, skeleton or
+                joint, a repeated joint, NaN or infinite value, count mismatch, a
+                kind the joint's actuator does not take, a passive or locked
+                joint); nothing was applied.
         """
-        mode = _KINDS.get(kind.value if hasattr(kind, "value") else str(kind))
+        raw = kind.value if isinstance(kind, ActuationMode) else kind
+        mode = _KINDS.get(raw) if isinstance(raw, str) else None
         if mode is None:
             raise CommandError(f"unknown command kind {kind!r} (expected {sorted(_KINDS)})")
         names = [names] if isinstance(names, str) else list(names)
         if skeleton is not None:
-            groups = {skeleton: (names, values)}
+            groups = {skeleton: (names, values, {})}
         else:
             groups = self._group_by_skeleton(names, values)
         # Check every part before holding any: a rejected part rejects the whole command.
         prepared = [
-            (act, act.prepare(mode, n, v))
-            for act, (n, v) in ((self._actuation_of(k), g) for k, g in groups.items())
+            (self._actuation_of(skel), self._actuation_of(skel).prepare(mode, plain, v), rename)
+            for skel, (plain, v, rename) in groups.items()
         ]
-        for act, result in prepared:
+        for act, result, _ in prepared:
             act.hold(mode, result)
-        return [result for _, result in prepared]
+        return [_renamed(result, rename) for _, result, rename in prepared]
 
-    def clear_commands(self) -> None:
-        """Drop every held command."""
+    def clear_commands(self, names: Sequence[str] | None = None) -> None:
+        """Drop held commands: of every DOF (``names`` None) or of the DOFs named (public names).
+
+        DOFs without a command are driven by nothing but the world (as a passive joint).
+
+        Raises:
+            CommandError: An unknown name; nothing was cleared.
+        """
+        if names is None:
+            for act in self._actuation:
+                act.clear()
+            return
+        names = [names] if isinstance(names, str) else list(names)
+        ids = [self._resolve(n) for n in names]
         for act in self._actuation:
-            act.clear()
+            mine = [dof for skel, dof in ids if skel == act.skeleton.name]
+            if mine:
+                act.clear(mine)
+
+    def commands(self) -> dict[str, tuple[ActuationMode, float]]:
+        """The held command of every commanded DOF: public name -> (mode, value)."""
+        out: dict[str, tuple[ActuationMode, float]] = {}
+        for act in self._actuation:
+            values = act.targets()
+            for i, mode in enumerate(act.modes()):
+                if mode is not ActuationMode.NONE:
+                    name = self._public_of[act.skeleton.name, act.skeleton.dofs[i].name]
+                    out[name] = (mode, float(values[i]))
+        return out
+
+    def setpoints(self) -> Vector:
+        """Position setpoint of every DOF this step (flat, our order; NaN where not in
+        position mode): the rate-limited way toward the target (see
+        :mod:`skel_ros.sim.actuation`)."""
+        if not self.num_dofs:
+            return np.zeros(0)
+        return np.concatenate([a.setpoints() for a in self._actuation])
 
     def _actuation_of(self, skeleton: str) -> SkeletonActuation:
         for act in self._actuation:
             if act.skeleton.name == skeleton:
                 return act
-        raise CommandError(f"unknown skeleton {skeleton!r}")
+        known = ", ".join(repr(a.skeleton.name) for a in self._actuation) or "none"
+        raise CommandError(f"unknown skeleton {skeleton!r} (skeletons: {known})")
 
-    def _group_by_skeleton(self, names: list[str], values: Any
-                           ) -> dict[str, tuple[list[str], Any]]:
-        with_dofs = [s for s in self.model.skeletons if s.num_dofs]
-        if len(with_dofs) == 1:
-            return {with_dofs[0].name: (names, values)}
-        flat = np.asarray(values)
+    def _resolve(self, name: object) -> tuple[str, str]:
+        """(skeleton, DOF) of a public name."""
+        if not isinstance(name, str):
+            raise CommandError(f"joint names must be strings, got {name!r}")
+        found = self._by_public.get(name)
+        if found is not None:
+            return found
+        plain = [p for p, (_, dof) in self._by_public.items() if dof == name]
+        if plain:
+            hint = f"; in this world it is {_quoted(plain)}"
+        else:
+            close = difflib.get_close_matches(name, list(self._by_public), n=3, cutoff=0.6)
+            hint = (f"; did you mean {_quoted(close)}?" if close
+                    else f"; the joints are {_quoted(list(self._by_public))}")
+        raise CommandError(f"unknown joint {name!r}{hint}")
+
+    def _group_by_skeleton(
+        self, names: list[str], values: Any
+    ) -> dict[str, tuple[list[str], Any, dict[str, str]]]:
+        """Split a command in public names into per-skeleton commands in plain names.
+
+        Returns:
+            Per skeleton: plain names, values, and plain name -> public name.
+        """
+        ids = [self._resolve(n) for n in names]
+        owners = list(dict.fromkeys(skel for skel, _ in ids))
+        if len(owners) <= 1:
+            # One skeleton: the limits module checks the values as given.
+            owner = owners[0] if owners else next(
+                (s.name for s in self.model.skeletons if s.num_dofs), None)
+            if owner is None:
+                raise CommandError("this world has no joints to command")
+            plain = [dof for _, dof in ids]
+            return {owner: (plain, values, dict(zip(plain, names)))}
+        try:
+            flat = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise CommandError("values must be a flat list of numbers") from None
         if flat.ndim != 1 or flat.size != len(names):
             raise CommandError(f"{len(names)} names but {flat.size} values")
-        groups: dict[str, tuple[list[str], list[Any]]] = {}
-        for name, value in zip(names, flat):
-            owners = [s.name for s in with_dofs if name in self._dof_sets[s.name]]
-            if len(owners) != 1:
-                where = "no skeleton" if not owners else f"skeletons {owners}"
-                raise CommandError(
-                    f"joint {name!r} is in {where}; pass skeleton= to say which"
-                )
-            entry = groups.setdefault(owners[0], ([], []))
-            entry[0].append(name)
-            entry[1].append(value)
-        return {k: (n, np.array(v)) for k, (n, v) in groups.items()}
+        groups: dict[str, tuple[list[str], list[float], dict[str, str]]] = {
+            skel: ([], [], {}) for skel in owners
+        }
+        for (skel, dof), public, value in zip(ids, names, flat):
+            plain, vals, rename = groups[skel]
+            plain.append(dof)
+            vals.append(float(value))
+            rename[dof] = public
+        return {k: (p, np.array(v), r) for k, (p, v, r) in groups.items()}
+
+
+def _quoted(names: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _renamed(result: CheckResult, rename: dict[str, str]) -> CheckResult:
+    """``result`` with its joint names mapped through ``rename`` (others kept)."""
+    if not rename or all(rename.get(n, n) == n for n in result.names):
+        return result
+    return replace(
+        result,
+        names=tuple(rename.get(n, n) for n in result.names),
+        clamped=tuple(replace(c, name=rename.get(c.name, c.name)) for c in result.clamped),
+    )
