@@ -1,0 +1,135 @@
+"""Benchmark: command received -> bytes written, inside the hardware node.
+
+The hardware node runs in this process on 12 emulated Dynamixel servos (the quadruped
+example, one bus, the emulator in its own process on a pty) with its control loop at
+1 kHz. A second node publishes ``joint_commands`` (all 12 positions) at 500 Hz. For each
+command the manager records the time from the node's subscription callback handing it
+in to the driver's Sync Write returning (bytes written to the port). Prints p50 / p99
+and the ratio p99 / 1 ms (goal: < 1).
+
+Usage: .venv/bin/python bench/hw_latency.py [--seconds S]
+(``bench/hardware.py`` imports :func:`run`.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+GOAL_P99 = 1e-3  # s
+LEGS = ("fl", "fr", "hl", "hr")
+DOFS = ("hip_abd", "hip_pitch", "knee")
+
+
+def quadruped_dynamixel_yaml(control_rate: float) -> str:
+    """A 12-servo, one-bus Dynamixel mapping of examples/quadruped.skel."""
+    lines = [f"control_rate: {control_rate}", "command_timeout: 0.0", "buses:",
+             "  legs:", "    protocol: dynamixel",
+             "    transport: {port: /dev/null, baudrate: 4000000}", "joints:"]
+    for i, (leg, dof) in enumerate((leg, dof) for leg in LEGS for dof in DOFS):
+        lines.append(f"  {leg}_{dof}: {{bus: legs, id: {i + 1}, model: XM430-W350}}")
+    return "\n".join(lines) + "\n"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def run(seconds: float = 3.0, control_rate: float = 1000.0,
+        command_rate: float = 500.0) -> list[str]:
+    """Measure and return the report lines."""
+    from skel_ros.nodes.sim_to_real import ros_environment
+
+    os.environ.update(ros_environment())
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.hardware import MotionState
+    from skel_ros.nodes.hardware_node import HardwareNode
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "quadruped_dynamixel.yaml"
+        config.write_text(quadruped_dynamixel_yaml(control_rate), encoding="utf-8")
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        node = commander = None
+        executor = MultiThreadedExecutor(num_threads=2, context=context)
+        try:
+            node = HardwareNode(context=context, record_latency=True, parameter_overrides=[
+                Parameter("skel_file", value=str(REPO / "examples" / "quadruped.skel")),
+                Parameter("hardware_config", value=str(config)),
+                Parameter("emulate", value=True),
+            ])
+            commander = rclpy.create_node("hw_latency_commander", context=context)
+            pub = commander.create_publisher(JointState, "joint_commands", 10)
+            executor.add_node(node)
+            executor.add_node(commander)
+            spinner = threading.Thread(target=executor.spin, daemon=True)
+            spinner.start()
+            manager = node.manager
+            deadline = time.monotonic() + 20.0
+            while manager.state is not MotionState.DISABLED and time.monotonic() < deadline:
+                time.sleep(0.05)
+            req = manager.enable(wait=5.0)
+            if not req.ok:
+                return [f"hw_latency: could not enable the emulated servos: {req.message}"]
+            names = list(manager.names)
+            start = measured = time.monotonic()
+            period = 1.0 / command_rate
+            sent = 0
+            while measured - start < seconds:
+                phase = measured - start
+                msg = JointState(name=names, position=[
+                    0.2 * math.sin(2 * math.pi * 0.5 * phase + i) - (0.8 if "knee" in n else 0)
+                    for i, n in enumerate(names)])
+                pub.publish(msg)
+                sent += 1
+                time.sleep(max(0.0, start + sent * period - time.monotonic()))
+                measured = time.monotonic()
+            time.sleep(0.05)
+            status = manager.status()
+            samples = list(manager.latencies or [])
+        finally:
+            executor.shutdown()
+            if commander is not None:
+                commander.destroy_node()
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown(context=context)
+    if not samples:
+        return ["hw_latency: no command reached the bus"]
+    p50, p99 = _percentile(samples, 0.50), _percentile(samples, 0.99)
+    return [
+        (f"hw_latency: 12 emulated Dynamixel joints, control loop {control_rate:g} Hz,"
+        f" commands {command_rate:g} Hz for {seconds:g} s"),
+        (f"  commands published {sent}, written {len(samples)}; cycles {status.cycles},"
+        f" overruns {status.overruns}"),
+        (f"  command received -> bytes written: p50 {p50 * 1e6:.0f} us, p99 {p99 * 1e6:.0f} us,"
+        f" max {max(samples) * 1e6:.0f} us"),
+        f"  p99 / goal (1 ms): {p99 / GOAL_P99:.2f} ({'met' if p99 < GOAL_P99 else 'NOT met'})",
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    for line in run(seconds=args.seconds):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,410 @@
+"""The hardware node: real (or emulated) actuators behind the simulation node's interface.
+
+Thin: it declares and validates its parameters, builds a
+:class:`~skel_ros.hardware.manager.HardwareManager` (which runs the control loop in its
+own thread), and converts messages. ROS callbacks only hand commands to the manager and
+read its latest status; they never touch a bus.
+
+Parameters:
+    skel_file (string): the robot's SKEL file (path or ``package://skel_ros/...``).
+    hardware_config (string): the joint -> actuator YAML.
+    control_rate (double): control loop rate in Hz; 0 = the YAML's ``control_rate``.
+    command_timeout (double): seconds without a command before the safe state;
+        -1 = the YAML's ``command_timeout``; 0 = never.
+    auto_resume (string): "" = the YAML's; "true"/"false" override it.
+    frame_prefix (string): prefix of every TF frame (``real/`` next to a simulation).
+    emulate (bool): start each bus's emulator and drive it instead of the hardware.
+    publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
+    port, can_interface, can_channel (string): override every serial / CAN bus's
+        transport ("" = as in the YAML).
+
+Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajectory``
+(trajectory_msgs/JointTrajectory), ``~/estop`` (std_msgs/Bool, true = stop); publishes
+``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics``.
+Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off),
+``~/estop`` (std_srvs/Trigger).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+import sys
+from typing import TYPE_CHECKING, Any
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from skel_ros.hardware import HardwareManager, MotionState, load_hardware_config
+from skel_ros.hardware.base import PROTOCOLS
+from skel_ros.hardware.errors import ConfigError, HardwareError
+from skel_ros.model import SkelError, load_skel
+from skel_ros.model.limits import CommandKind, LimitError
+from skel_ros.resources import resolve
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rclpy.context import Context
+    from rclpy.parameter import Parameter
+
+    from skel_ros.hardware import ActuatorDiagnostics, BusDiagnostics, HardwareStatus
+
+MAX_CONTROL_RATE = 10_000.0  # Hz
+MAX_PUBLISH_RATE = 1_000.0  # Hz
+DIAGNOSTICS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+_DIAGNOSTICS_PERIOD = 1.0  # s, the diagnostics convention
+_LOGGERS = ("skel_ros.hardware",)
+
+
+class NodeSetupError(RuntimeError):
+    """The node cannot start: bad parameter, model or configuration; the message says which."""
+
+
+def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescriptor:
+    return ParameterDescriptor(description=description, read_only=read_only)
+
+
+PARAMETERS: dict[str, tuple[Any, str]] = {
+    "skel_file": ("", "the robot's SKEL file (path or package://skel_ros/...)"),
+    "hardware_config": ("", "joint -> actuator mapping YAML (config/hardware/*.yaml)"),
+    "control_rate": (0.0, "control loop rate in Hz; 0 = the YAML's control_rate"),
+    "command_timeout": (-1.0, ("seconds without a command before the safe state; -1 = the"
+                              " YAML's, 0 = never")),
+    "auto_resume": ("", "resume by itself after a fault: '' = as in the YAML, 'true', 'false'"),
+    "frame_prefix": ("", "prefix of every TF frame, e.g. 'real/'"),
+    "emulate": (False, "start emulated actuators (each protocol's emulator) instead of hardware"),
+    "publish_rate": (50.0, "rate of joint_states and /tf in Hz"),
+    "port": ("", "serial port for every serial bus ('' = as in the YAML)"),
+    "can_interface": ("", "python-can interface for every CAN bus ('' = as in the YAML)"),
+    "can_channel": ("", "CAN channel for every CAN bus ('' = as in the YAML)"),
+}
+
+
+class _RosLogHandler(logging.Handler):
+    """Forwards the hardware layer's ``logging`` records to the node's ROS logger."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(logging.DEBUG)
+        self._logger = node.get_logger()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            message = str(record.msg)
+        if record.levelno >= logging.ERROR:
+            self._logger.error(message)
+        elif record.levelno >= logging.WARNING:
+            self._logger.warning(message)
+        elif record.levelno >= logging.INFO:
+            self._logger.info(message)
+        else:
+            self._logger.debug(message)
+
+
+class HardwareNode(Node):
+    """The hardware node; see the module docstring.
+
+    Args:
+        parameter_overrides: parameters (tests, benchmarks), as for :class:`rclpy.node.Node`.
+        record_latency: keep command -> bytes-written latencies (bench/hw_latency.py).
+
+    Raises:
+        NodeSetupError: a parameter, the model or the hardware configuration is invalid.
+    """
+
+    def __init__(self, *, parameter_overrides: Sequence[Parameter] | None = None,
+                 record_latency: bool = False, node_name: str = "hardware_node",
+                 context: Context | None = None) -> None:
+        super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
+                         context=context)
+        self._emulators: list[Any] = []
+        self._manager: HardwareManager | None = None
+        self._log_handler = _RosLogHandler(self)
+        for name in _LOGGERS:
+            logging.getLogger(name).addHandler(self._log_handler)
+            logging.getLogger(name).setLevel(logging.INFO)
+        try:
+            self._setup(record_latency=record_latency)
+        except BaseException:
+            self.shutdown()
+            raise
+
+    # ---------------------------------------------------------------- setup
+
+    def _setup(self, *, record_latency: bool) -> None:
+        for name, (default, text) in PARAMETERS.items():
+            self.declare_parameter(name, default, _descriptor(text))
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self._check_parameters(p)
+        try:
+            skel_path = resolve(p["skel_file"])
+            world = load_skel(skel_path)
+            config = load_hardware_config(resolve(p["hardware_config"]))
+            config = config.with_overrides(port=p["port"], can_interface=p["can_interface"],
+                                           can_channel=p["can_channel"])
+            skeleton = config.select_skeleton(world)
+            bound = config.bind(skeleton)
+        except (FileNotFoundError, SkelError, ConfigError, LimitError) as exc:
+            raise NodeSetupError(str(exc)) from None
+        if p["emulate"]:
+            config = self._start_emulators(config, bound)
+            bound = config.bind(skeleton)
+        auto_resume = {"": None, "true": True, "false": False}[p["auto_resume"]]
+        try:
+            self._manager = HardwareManager(
+                bound, control_rate=p["control_rate"] or None,
+                command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
+                auto_resume=auto_resume, record_latency=record_latency)
+        except (ConfigError, LimitError) as exc:
+            raise NodeSetupError(str(exc)) from None
+        self.world, self.skeleton, self.bound = world, skeleton, bound
+        self.frame_prefix = p["frame_prefix"]
+        self._create_interfaces(p)
+        self._manager.start()
+        self.get_logger().info(
+            f"driving {len(bound.names)} DOF(s) of {skeleton.name!r} on"
+            f" {len(config.buses)} bus(es){' (emulated)' if p['emulate'] else ''} at"
+            f" {self._manager.control_rate:g} Hz; torque is off until ~/enable")
+
+    def _check_parameters(self, p: dict[str, Any]) -> None:
+        problems = []
+        if not p["skel_file"]:
+            problems.append("skel_file is required")
+        if not p["hardware_config"]:
+            problems.append("hardware_config is required")
+        rate = p["control_rate"]
+        if not (math.isfinite(rate) and 0.0 <= rate <= MAX_CONTROL_RATE):
+            problems.append(f"control_rate must be in [0, 10000] Hz, got {rate}")
+        timeout = p["command_timeout"]
+        if not (math.isfinite(timeout) and (timeout >= 0.0 or timeout == -1.0)):
+            problems.append(f"command_timeout must be >= 0 or -1, got {timeout}")
+        if p["auto_resume"] not in ("", "true", "false"):
+            problems.append(f"auto_resume must be '', 'true' or 'false', got {p['auto_resume']!r}")
+        publish = p["publish_rate"]
+        if not (math.isfinite(publish) and 0.0 < publish <= MAX_PUBLISH_RATE):
+            problems.append(f"publish_rate must be in (0, 1000] Hz, got {publish}")
+        if problems:
+            raise NodeSetupError("invalid parameters: " + "; ".join(problems))
+
+    def _start_emulators(self, config: Any, bound: Any) -> Any:  # noqa: ANN401 - HardwareConfig
+        """Start each bus's emulator (actuators at the model's initial positions)."""
+        initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
+        for spec in config.buses:
+            maps = config.joints_on(spec.name)
+            if not maps:
+                continue
+            package = PROTOCOLS[spec.protocol].partition(":")[0].rpartition(".")[0]
+            try:
+                module = importlib.import_module(package)
+            except ImportError as exc:
+                raise NodeSetupError(f"bus {spec.name!r}: no emulator for protocol"
+                                     f" {spec.protocol!r}: {exc}") from None
+            options = {"initial_positions": {m.actuator.id: m.to_actuator(initial[m.name])
+                                             for m in maps}}
+            try:
+                emulator = module.start_emulator(spec.transport, [m.actuator for m in maps],
+                                                 options)
+            except HardwareError as exc:
+                raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"
+                                     ) from None
+            self._emulators.append(emulator)
+            config = config.with_transport(spec.name, emulator.transport)
+            self.get_logger().info(f"bus {spec.name!r}: emulated {spec.protocol} actuators"
+                                   f" at {dict(emulator.transport)}")
+        return config
+
+    def _create_interfaces(self, p: dict[str, Any]) -> None:
+        self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
+        self.create_service(SetBool, "~/enable", self._on_enable)
+        self.create_service(Trigger, "~/estop", self._on_estop)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics",
+                                                      DIAGNOSTICS_QOS)
+        self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
+        self.create_timer(1.0 / p["publish_rate"], self._publish_state)
+        self._joint_states = self.create_publisher(JointState, "joint_states", 10)
+        self.create_subscription(JointState, "joint_commands", self._on_joint_command, 10)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
+
+    # ---------------------------------------------------------------- commands and state
+
+    def _on_joint_command(self, msg: JointState) -> None:
+        kinds = [(CommandKind.POSITION, msg.position), (CommandKind.VELOCITY, msg.velocity),
+                 (CommandKind.EFFORT, msg.effort)]
+        given = [(k, list(v)) for k, v in kinds if len(v)]
+        if len(given) != 1:
+            self._warn(f"joint_commands: expected exactly one of position, velocity, effort;"
+                       f" got {len(given)}")
+            return
+        kind, values = given[0]
+        result = self.manager.command(kind, list(msg.name), values)
+        if not result.ok:
+            self._warn(f"joint_commands: {result.message}")
+        elif result.message:
+            self._warn(result.message)
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+        try:
+            points = [TrajectoryPoint(p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec,
+                                      tuple(p.positions), tuple(p.velocities) or None,
+                                      tuple(p.accelerations) or None) for p in msg.points]
+            trajectory = PointTrajectory(list(msg.joint_names), points)
+        except (ValueError, TypeError) as exc:
+            self._warn(f"joint_trajectory rejected: {exc}")
+            return
+        result = self.manager.follow(trajectory)
+        if not result.ok:
+            self._warn(f"joint_trajectory: {result.message}")
+
+    def _publish_state(self) -> None:
+        status = self.manager.status()
+        if not math.isfinite(status.stamp):
+            return
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name = list(status.names)
+        msg.position = [float(x) for x in status.position]
+        msg.velocity = [float(x) for x in status.velocity]
+        msg.effort = [float(x) for x in status.effort]
+        self._joint_states.publish(msg)
+
+    def _warn(self, message: str) -> None:
+        self.get_logger().warning(message, throttle_duration_sec=1.0)
+
+    # ---------------------------------------------------------------- services
+
+    @property
+    def manager(self) -> HardwareManager:
+        """The manager (exists once the node is constructed)."""
+        if self._manager is None:
+            raise RuntimeError("the hardware node is not set up")
+        return self._manager
+
+    def _on_enable(self, request: SetBool.Request, response: SetBool.Response,
+                   ) -> SetBool.Response:
+        req = self.manager.enable(wait=2.0) if request.data else self.manager.disable(wait=2.0)
+        response.success = req.done and req.ok
+        response.message = req.message if req.done else "the control loop did not answer"
+        return response
+
+    def _on_estop(self, _request: Trigger.Request, response: Trigger.Response,
+                  ) -> Trigger.Response:
+        req = self.manager.estop(wait=1.0)
+        response.success = req.done and req.ok
+        response.message = req.message if req.done else "estop requested; loop did not answer"
+        return response
+
+    def _on_estop_topic(self, msg: Bool) -> None:
+        if msg.data:
+            self.manager.estop()
+
+    # ---------------------------------------------------------------- diagnostics
+
+    def _publish_diagnostics(self) -> None:
+        status = self.manager.status()
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.status = [self._summary(status)]
+        msg.status += [_bus_status(b, self.get_name()) for b in status.buses]
+        msg.status += [_actuator_status(a, self.get_name()) for a in status.actuators]
+        self._diagnostics_pub.publish(msg)
+
+    def _summary(self, status: HardwareStatus) -> DiagnosticStatus:
+        levels = [int(b.level) for b in status.buses] + [int(a.level) for a in status.actuators]
+        level = max(levels, default=0)
+        if status.state in (MotionState.FAULT, MotionState.ESTOP):
+            level = max(level, int(DiagnosticStatus.ERROR))
+        return DiagnosticStatus(
+            level=bytes([min(level, 3)]), name=f"{self.get_name()}: hardware",
+            message=f"{status.state.value}: {status.message}", hardware_id=self.skeleton.name,
+            values=[KeyValue(key="state", value=status.state.value),
+                    KeyValue(key="control_rate", value=f"{self.manager.control_rate:g}"),
+                    KeyValue(key="cycles", value=str(status.cycles)),
+                    KeyValue(key="overruns", value=str(status.overruns)),
+                    KeyValue(key="guard_corrections", value=str(status.guard_corrections)),
+                    KeyValue(key="watchdog_tripped", value=str(status.watchdog_tripped))])
+
+    # ---------------------------------------------------------------- shutdown
+
+    def shutdown(self) -> None:
+        """Stop the loop (torque off, buses closed) and the emulators. Idempotent."""
+        if self._manager is not None:
+            self._manager.stop()
+        for emulator in self._emulators:
+            emulator.stop()
+        self._emulators.clear()
+        for name in _LOGGERS:
+            logging.getLogger(name).removeHandler(self._log_handler)
+
+    def destroy_node(self) -> None:
+        """Shut the hardware down, then destroy the node."""
+        self.shutdown()
+        super().destroy_node()
+
+
+def _bus_status(bus: BusDiagnostics, node: str) -> DiagnosticStatus:
+    values = [KeyValue(key="protocol", value=bus.protocol),
+              KeyValue(key="connected", value=str(bus.connected)),
+              KeyValue(key="consecutive_failures", value=str(bus.consecutive_failures)),
+              KeyValue(key="reconnects", value=str(bus.reconnects)),
+              KeyValue(key="reconnect_attempts", value=str(bus.reconnect_attempts))]
+    values += [KeyValue(key=f"errors.{k}", value=str(v)) for k, v in bus.errors.items()]
+    if bus.last_error:
+        values.append(KeyValue(key="last_error", value=bus.last_error))
+    return DiagnosticStatus(level=bytes([int(bus.level)]), name=f"{node}: bus {bus.name}",
+                            message=bus.message, hardware_id=bus.name, values=values)
+
+
+def _actuator_status(act: ActuatorDiagnostics, node: str) -> DiagnosticStatus:
+    values = [KeyValue(key="bus", value=act.bus), KeyValue(key="id", value=str(act.id)),
+              KeyValue(key="model", value=act.model),
+              KeyValue(key="torque_enabled", value=str(act.torque_enabled)),
+              KeyValue(key="error_code", value=str(act.error_code)),
+              KeyValue(key="position", value=f"{act.position:.6g}"),
+              KeyValue(key="target", value=f"{act.target:.6g}")]
+    if act.fault:
+        values.append(KeyValue(key="fault", value=act.fault))
+    if act.temperature is not None:
+        values.append(KeyValue(key="temperature", value=f"{act.temperature:g}"))
+    if act.voltage is not None:
+        values.append(KeyValue(key="voltage", value=f"{act.voltage:g}"))
+    values += [KeyValue(key=f"errors.{k}", value=str(v)) for k, v in act.errors.items()]
+    return DiagnosticStatus(level=bytes([int(act.level)]), name=f"{node}: {act.name}",
+                            message=act.message, hardware_id=f"{act.bus}/{act.id}",
+                            values=values)
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Console script ``hardware_node``."""
+    rclpy.init(args=args)
+    node: HardwareNode | None = None
+    try:
+        node = HardwareNode()
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(node)
+        executor.spin()
+    except NodeSetupError as exc:
+        logging.getLogger("skel_ros.hardware_node").critical("%s", exc)
+        print(f"hardware_node: {exc}", file=sys.stderr)  # noqa: T201 - before ROS logging
+        sys.exit(2)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+
+

@@ -1,0 +1,401 @@
+"""The hardware manager on the real Dynamixel driver and its emulator (a process on a pty).
+
+Between the driver and the emulator sits :class:`SerialProxy`, a second pty pair that
+forwards bytes both ways and can drop replies (read timeouts), corrupt them (CRC errors),
+prepend garbage, or make the port vanish and come back (under the same path, a symlink).
+The manager's clock is injected: the tests call ``step(now)`` with chosen times, so the
+watchdog and the reconnect backoff are deterministic; the bus I/O is real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import random
+import select
+import threading
+import tty
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+from skel_ros.hardware import HardwareManager, MotionState, parse_hardware_config
+from skel_ros.hardware.diagnostics import Level
+from skel_ros.model import load_skel
+from skel_ros.model.limits import CommandKind
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+dynamixel = pytest.importorskip("skel_ros.hardware.dynamixel")
+
+REPO = Path(__file__).resolve().parents[2]
+ARM = REPO / "examples" / "arm.skel"
+BAUD = 1_000_000
+START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}  # actuator positions the emulator starts at
+
+CONFIG = """\
+control_rate: 100.0
+command_timeout: 0.5
+safe_state: {safe_state}
+auto_resume: {auto_resume}
+fault_threshold: 3
+reconnect: {{initial_delay: 0.1, max_delay: 0.4, factor: 2.0}}
+buses:
+  arm_bus:
+    protocol: dynamixel
+    transport: {{port: "{port}", baudrate: {baud}, timeout: 0.02}}
+joints:
+  shoulder_yaw: {{bus: arm_bus, id: 1, model: XM430-W350}}
+  shoulder_pitch: {{bus: arm_bus, id: 2, model: XM430-W350, direction: -1}}
+  elbow: {{bus: arm_bus, id: 3, model: XM430-W350, gear_ratio: 2.0, zero_offset: 0.1}}
+  wrist: {{bus: arm_bus, id: 4, model: XL430-W250}}
+"""
+
+
+class SerialProxy:
+    """A pty that forwards to another pty, with faults on demand.
+
+    ``path`` is a symlink to the current pty slave: the driver opens it like a port.
+    Modes for the emulator -> driver direction: ``pass``, ``drop`` (no replies),
+    ``corrupt`` (last byte of each chunk flipped: CRC error), ``garbage`` (random bytes
+    before each chunk).
+    """
+
+    def __init__(self, target: str, path: Path) -> None:
+        self.path = path
+        self.mode = "pass"
+        self._rng = random.Random(7)  # noqa: S311 - reproducible garbage, not crypto
+        self._target = os.open(target, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self._target)
+        self._lock = threading.Lock()
+        self._master = self._slave = -1
+        self._stop = threading.Event()
+        self.appear()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def appear(self) -> None:
+        """Create a new pty pair and point ``path`` at it."""
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        with self._lock:
+            self._master, self._slave = master, slave
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self.path.symlink_to(os.ttyname(slave))
+
+    def vanish(self) -> None:
+        """Close the pty (the driver's reads and writes fail) and remove ``path``."""
+        with self._lock:
+            master, slave = self._master, self._slave
+            self._master = self._slave = -1
+        for fd in (master, slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+        self.vanish()
+        os.close(self._target)
+
+    def _pump(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                master = self._master
+            fds = [self._target] + ([master] if master >= 0 else [])
+            try:
+                ready, _, _ = select.select(fds, [], [], 0.01)
+            except (OSError, ValueError):
+                continue
+            for fd in ready:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    continue
+                if fd == self._target:
+                    self._to_driver(master, data)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.write(self._target, data)
+
+    def _to_driver(self, master: int, data: bytes) -> None:
+        if master < 0 or self.mode == "drop":
+            return
+        if self.mode == "corrupt":
+            data = data[:-1] + bytes([data[-1] ^ 0x5A])
+        elif self.mode == "garbage":
+            data = bytes(self._rng.randrange(256) for _ in range(7)) + data
+        with contextlib.suppress(OSError):
+            os.write(master, data)
+
+
+class Rig:
+    """Emulator + proxy + manager, with a stepping clock."""
+
+    def __init__(self, tmp: Path, *, safe_state: str = "hold", auto_resume: bool = False,
+                 ) -> None:
+        world = load_skel(ARM)
+        self.skeleton = world.skeletons[0]
+        text = CONFIG.format(safe_state=safe_state, auto_resume=str(auto_resume).lower(),
+                             port=tmp / "ttyDXL", baud=BAUD)
+        config = parse_hardware_config(text, "test.yaml")
+        self.bound = config.bind(self.skeleton)
+        self.actuators = [m.actuator for m in config.joints]
+        self.emulator = dynamixel.start_emulator(
+            {"baudrate": BAUD}, self.actuators, {"initial_positions": START})
+        self.proxy = SerialProxy(self.emulator.transport["port"], tmp / "ttyDXL")
+        self.t = 0.0
+        self.manager = HardwareManager(self.bound, clock=lambda: self.t)
+
+    def step(self, n: int = 1, dt: float | None = None) -> object:
+        status = None
+        for _ in range(n):
+            self.t += self.manager.period if dt is None else dt
+            status = self.manager.step(self.t)
+        return status
+
+    def until(self, predicate: object, limit: int = 500) -> None:
+        """Run cycles until ``predicate()`` (each cycle is real bus I/O)."""
+        for _ in range(limit):
+            self.step()
+            if predicate():  # type: ignore[operator]
+                return
+        raise AssertionError(f"condition not reached in {limit} cycles: "
+                             f"{self.manager.status().state} {self.manager.status().message}")
+
+    def enable(self) -> None:
+        req = self.manager.enable()
+        self.step()
+        assert req.done
+        assert req.ok, req.message
+
+    def actuator(self, actuator_id: int) -> float:
+        return float(self.emulator.state(actuator_id).position)
+
+    def close(self) -> None:
+        self.manager.stop()
+        self.proxy.close()
+        self.emulator.stop()
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    r = Rig(tmp_path)
+    yield r
+    r.close()
+
+
+def test_starts_disabled_with_torque_off_and_measures(rig: Rig) -> None:
+    status = rig.step()
+    assert status.state is MotionState.DISABLED
+    assert not any(rig.emulator.state(i).torque_enabled for i in START)
+    # The DOF is direction * (actuator - zero_offset) / gear_ratio.
+    expected = [0.3, 0.2, (0.5 - 0.1) / 2.0, 0.1]
+    assert status.position == pytest.approx(expected, abs=2e-3)
+    assert status.names == ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
+
+
+def test_commands_before_enable_are_refused(rig: Rig) -> None:
+    rig.step()
+    result = rig.manager.command(CommandKind.POSITION, ["elbow"], [1.0])
+    assert not result.ok
+    assert "not enabled" in result.message
+    rig.step(5)
+    assert rig.actuator(3) == pytest.approx(0.5, abs=2e-3)
+
+
+def test_enable_holds_the_measured_position_then_moves(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    assert rig.manager.state is MotionState.ENABLED
+    assert all(rig.emulator.state(i).torque_enabled for i in START)
+    rig.step(20)
+    for i, start in START.items():  # no jump at enable
+        assert rig.actuator(i) == pytest.approx(start, abs=3e-3)
+    result = rig.manager.command(CommandKind.POSITION, ["elbow"], [0.6])
+    assert result.ok
+    # elbow target 0.6 rad -> actuator 0.1 + 2 * 0.6 = 1.3 rad
+    rig.until(lambda: abs(rig.actuator(3) - 1.3) < 0.01)
+    assert rig.actuator(1) == pytest.approx(0.3, abs=3e-3)
+
+
+def test_targets_respect_the_velocity_limit(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.manager.command(CommandKind.POSITION, ["wrist"], [1.5])
+    targets = [rig.step().target[3] for _ in range(10)]  # type: ignore[attr-defined]
+    steps = np.diff([0.1, *targets])
+    assert np.all(np.abs(steps) <= 6.0 * rig.manager.period + 1e-9)  # wrist: 6 rad/s
+    assert steps[0] > 0
+
+
+def test_bad_commands_are_rejected_whole(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    for names, values in [(["elbow"], [math.nan]), (["elbow"], [math.inf]),
+                          (["nope"], [0.0]), (["elbow", "elbow"], [0.0, 0.1]),
+                          (["elbow"], [0.0, 1.0])]:
+        assert not rig.manager.command(CommandKind.POSITION, names, values).ok
+    wrong_mode = rig.manager.command(CommandKind.VELOCITY, ["elbow"], [0.1])
+    assert not wrong_mode.ok
+    assert "position mode" in wrong_mode.message
+    clamped = rig.manager.command(CommandKind.POSITION, ["elbow"], [1e300])
+    assert clamped.ok
+    assert clamped.clamped[0].applied == 2.2
+
+
+def test_estop_cuts_torque_at_once_and_needs_enable(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    req = rig.manager.estop()
+    rig.manager.wake_cycle(rig.t)  # what the loop thread does when woken
+    assert rig.manager.state is MotionState.ESTOP
+    assert not any(rig.emulator.state(i).torque_enabled for i in START)
+    rig.step()
+    assert req.done
+    assert req.ok
+    assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    rig.enable()
+    assert rig.manager.state is MotionState.ENABLED
+
+
+def test_watchdog_holds_position(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.manager.command(CommandKind.POSITION, ["elbow"], [1.0])
+    rig.step(5)
+    assert not rig.manager.status().watchdog_tripped
+    before = rig.manager.status().target.copy()
+    status = rig.step(dt=0.5)  # no command for command_timeout
+    assert status.watchdog_tripped  # type: ignore[attr-defined]
+    assert status.state is MotionState.ENABLED  # type: ignore[attr-defined]
+    held = status.target.copy()  # type: ignore[attr-defined]
+    rig.step(10)
+    assert rig.manager.status().target == pytest.approx(held)
+    assert held[2] < 1.0
+    assert held[2] >= before[2]
+    # A new command resumes.
+    assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    rig.step()
+    assert not rig.manager.status().watchdog_tripped
+
+
+def test_watchdog_torque_off(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, safe_state="torque_off")
+    try:
+        rig.step()
+        rig.enable()
+        rig.manager.command(CommandKind.POSITION, ["elbow"], [0.3])
+        rig.step(3)
+        rig.step(dt=0.5)
+        assert rig.manager.state is MotionState.DISABLED
+        assert not any(rig.emulator.state(i).torque_enabled for i in START)
+        assert "no command" in rig.manager.status().message
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize("mode", ["drop", "corrupt", "garbage"])
+def test_transient_errors_are_counted_then_fail_the_bus(rig: Rig, mode: str) -> None:
+    rig.step()
+    rig.enable()
+    rig.proxy.mode = mode
+    status = rig.step()
+    assert status.state is MotionState.ENABLED  # type: ignore[attr-defined]
+    assert status.buses[0].consecutive_failures == 1  # type: ignore[attr-defined]
+    rig.step(2)  # fault_threshold = 3
+    status = rig.manager.status()
+    assert status.state is MotionState.FAULT
+    kind = {"drop": "timeout", "corrupt": "protocol", "garbage": "protocol"}[mode]
+    assert status.buses[0].errors[kind] >= 3
+    assert status.buses[0].level is Level.ERROR
+    assert all(a.level is Level.ERROR for a in status.actuators)
+    # Healed: reconnect after the backoff, then wait for an enable with targets = measured.
+    rig.proxy.mode = "pass"
+    rig.until(lambda: rig.manager.state is MotionState.DISABLED)
+    assert rig.manager.status().buses[0].reconnects == 1
+    assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    rig.enable()
+    status = rig.step()
+    measured = status.position  # type: ignore[attr-defined]
+    assert status.target == pytest.approx(measured, abs=3e-3)  # type: ignore[attr-defined]
+
+
+def test_port_vanishes_and_comes_back_with_backoff(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.proxy.vanish()
+    rig.step()
+    status = rig.manager.status()
+    assert status.state is MotionState.FAULT
+    assert status.buses[0].errors["transport"] >= 1
+    # Reconnect attempts back off: 0.1, 0.2, 0.4, 0.4 ... s (clock driven).
+    attempts = []
+    for _ in range(120):  # 1.2 s at 100 Hz
+        rig.step()
+        attempts.append(rig.manager.status().buses[0].reconnect_attempts)
+    changes = [i for i in range(1, len(attempts)) if attempts[i] != attempts[i - 1]]
+    gaps = np.diff(changes)
+    assert len(changes) >= 3
+    assert list(gaps[:2]) == [20, 40]  # 0.2 s, then 0.4 s, in cycles of 10 ms
+    rig.proxy.appear()
+    rig.until(lambda: rig.manager.state is MotionState.DISABLED, limit=100)
+    assert rig.manager.status().buses[0].connected
+    rig.enable()
+    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.2]).ok
+    rig.until(lambda: abs(rig.actuator(4) - 0.2) < 0.01)
+
+
+def test_auto_resume_after_reconnect(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, auto_resume=True)
+    try:
+        rig.step()
+        rig.enable()
+        rig.proxy.vanish()
+        rig.step()
+        assert rig.manager.state is MotionState.FAULT
+        rig.proxy.appear()
+        rig.until(lambda: rig.manager.state is MotionState.ENABLED, limit=100)
+        status = rig.step()
+        assert status.target == pytest.approx(status.position, abs=3e-3)  # type: ignore[attr-defined]
+    finally:
+        rig.close()
+
+
+def test_diagnostics_per_actuator(rig: Rig) -> None:
+    rig.step()
+    status = rig.step()
+    assert [a.name for a in status.actuators] == list(status.names)  # type: ignore[attr-defined]
+    act = status.actuators[0]  # type: ignore[attr-defined]
+    assert act.level is Level.OK
+    assert act.bus == "arm_bus"
+    assert act.id == 1
+    assert act.error_code == 0
+    assert status.buses[0].connected  # type: ignore[attr-defined]
+
+
+def test_control_loop_thread_runs_and_stops(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    import time
+
+    rig.manager = HardwareManager(rig.bound, clock=time.monotonic)
+    try:
+        rig.manager.start()
+        req = rig.manager.enable(wait=5.0)
+        assert req.done, "the loop did not handle the enable"
+        assert req.ok, req.message
+        assert rig.manager.command(CommandKind.POSITION, ["shoulder_yaw"], [0.5]).ok
+        estop = rig.manager.estop(wait=5.0)
+        assert estop.done
+        assert estop.ok
+        assert rig.manager.status().cycles > 0
+    finally:
+        rig.close()
+    assert rig.manager.state is MotionState.OFFLINE
