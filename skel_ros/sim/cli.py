@@ -65,7 +65,10 @@ def simulate(
         err.write(f"error: steps must be >= 0, got {steps}\n")
         return 1
     try:
-        engine = SimEngine(load_skel(file), enforce_limits=enforce_limits)
+        world = load_skel(file)
+        for warning in world.warnings:
+            err.write(f"{warning}\n")
+        engine = SimEngine(world, enforce_limits=enforce_limits)
         engine.step(steps)
     except (SkelError, SimError) as exc:
         err.write(f"error: {exc}\n")
