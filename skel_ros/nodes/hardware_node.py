@@ -49,6 +49,7 @@ from skel_ros.hardware.base import PROTOCOLS
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.model import SkelError, load_skel
 from skel_ros.model.limits import CommandKind, LimitError
+from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.resources import resolve
 
 if TYPE_CHECKING:
@@ -170,6 +171,7 @@ class HardwareNode(Node):
             raise NodeSetupError(str(exc)) from None
         self.world, self.skeleton, self.bound = world, skeleton, bound
         self.frame_prefix = p["frame_prefix"]
+        self._prefix = skeleton_namespace(world, skeleton)  # public DOF names, as the sim
         self._create_interfaces(p)
         self._manager.start()
         self.get_logger().info(
@@ -238,6 +240,11 @@ class HardwareNode(Node):
 
     # ---------------------------------------------------------------- commands and state
 
+    def _dof_names(self, public: Sequence[str]) -> list[str]:
+        """Public names (as the simulation node uses them) -> this skeleton's DOF names."""
+        p = self._prefix
+        return [n[len(p):] if p and n.startswith(p) else n for n in public]
+
     def _on_joint_command(self, msg: JointState) -> None:
         kinds = [(CommandKind.POSITION, msg.position), (CommandKind.VELOCITY, msg.velocity),
                  (CommandKind.EFFORT, msg.effort)]
@@ -247,7 +254,7 @@ class HardwareNode(Node):
                        f" got {len(given)}")
             return
         kind, values = given[0]
-        result = self.manager.command(kind, list(msg.name), values)
+        result = self.manager.command(kind, self._dof_names(msg.name), values)
         if not result.ok:
             self._warn(f"joint_commands: {result.message}")
         elif result.message:
@@ -256,12 +263,18 @@ class HardwareNode(Node):
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
 
+        names = self._dof_names(msg.joint_names)
+        status = self.manager.status()
+        index = {n: i for i, n in enumerate(status.names)}
+        # The first segment starts where the targets are now (when the names are known).
+        start = [float(status.target[index[n]]) if n in index else math.nan for n in names]
         try:
             points = [TrajectoryPoint(p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec,
                                       tuple(p.positions), tuple(p.velocities) or None,
                                       tuple(p.accelerations) or None) for p in msg.points]
-            trajectory = PointTrajectory(list(msg.joint_names), points)
-        except (ValueError, TypeError) as exc:
+            trajectory = PointTrajectory(
+                names, points, start if all(map(math.isfinite, start)) else None)
+        except (ValueError, TypeError) as exc:  # TrajectoryError is a ValueError
             self._warn(f"joint_trajectory rejected: {exc}")
             return
         result = self.manager.follow(trajectory)
@@ -274,7 +287,7 @@ class HardwareNode(Node):
             return
         msg = JointState()
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.name = list(status.names)
+        msg.name = [self._prefix + n for n in status.names]
         msg.position = [float(x) for x in status.position]
         msg.velocity = [float(x) for x in status.velocity]
         msg.effort = [float(x) for x in status.effort]
