@@ -11,15 +11,21 @@ Example::
     from skel_ros.sim import SimEngine
 
     engine = SimEngine(load_skel("robot.skel"))
-    engine.set_commands("position", ["elbow"], [0.5])
+    for result in engine.set_commands("position", ["elbow"], [0.5]):
+        if result.clamped:
+            print(result.message)
     engine.step(1000)
-    print(engine.positions())
+    print(dict(zip(engine.dof_names, engine.positions())))
+
+Joint names are *public names* (``engine.dof_names``): the SKEL DOF names, with
+``"<skeleton>/"`` in front when the world has several skeletons with bodies (see
+:mod:`skel_ros.sim.engine`). docs/simulation.md describes the whole layer.
 
 dartpy is imported when a World is built, not when this package is imported.
 """
 
 from skel_ros.sim.actuation import ActuationMode
-from skel_ros.sim.engine import SimEngine
+from skel_ros.sim.engine import SimEngine, public_names
 from skel_ros.sim.errors import CommandError, SimBuildError, SimError, SimUnsupportedError
 from skel_ros.sim.gains import (
     GainDefaults,
@@ -45,4 +51,5 @@ __all__ = [
     "build_dart_world",
     "load_gains",
     "parse_gains",
+    "public_names",
 ]

@@ -41,9 +41,8 @@ containing 0, acceleration limits not straddling 0).
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -60,7 +59,10 @@ from skel_ros.model.types import ActuatorType
 from skel_ros.sim.errors import CommandError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from skel_ros.model.types import Skeleton
+    from skel_ros.sim._typing import Dart
     from skel_ros.sim.gains import PositionGains, SimGains
 
 __all__ = ["ActuationMode", "SkeletonActuation", "effective_inertia"]
@@ -88,7 +90,7 @@ _DIRECT = {
 _UNACTUATED = (ActuatorType.PASSIVE, ActuatorType.LOCKED)
 
 
-def effective_inertia(dart_skeleton: Any) -> Vector:
+def effective_inertia(dart_skeleton: Dart) -> Vector:
     """``M_ii`` of every DOF at the skeleton's current configuration.
 
     The inertia the DOF moves when the other joints hold still: what its
@@ -142,7 +144,7 @@ class SkeletonActuation:
     def __init__(
         self,
         skeleton: Skeleton,
-        dart_skeleton: Any,
+        dart_skeleton: Dart,
         limits: LimitSet,
         gains: SimGains,
         time_step: float,
@@ -162,7 +164,8 @@ class SkeletonActuation:
             return np.array([float(getattr(g, attr)) for g in self.gains])
 
         self._kp, self._kd, self._ki = column("kp"), column("kd"), column("ki")
-        self._i_limit, self._i_zone, self._kv = column("i_limit"), column("i_zone"), column("kp_vel")
+        self._i_limit, self._i_zone = column("i_limit"), column("i_zone")
+        self._kv = column("kp_vel")
         self._gravity = np.array([g.gravity_compensation for g in self.gains], dtype=bool)
         self._is = {
             a: np.array([x is a for x in self._actuator], dtype=bool) for a in ActuatorType
@@ -198,7 +201,8 @@ class SkeletonActuation:
 
     def targets(self) -> Vector:
         """The held command value of every DOF (0 where there is none), a copy."""
-        return self._value.copy()
+        copy: Vector = self._value.copy()
+        return copy
 
     def setpoints(self) -> Vector:
         """The position setpoint of every DOF in position mode (NaN elsewhere), a copy.
@@ -257,7 +261,7 @@ class SkeletonActuation:
                 self._setpoint[i] = q[i] if np.isfinite(q[i]) else 0.0
                 self._setpoint_v[i] = float(np.clip(v[i], vlo[i], vhi[i])) \
                     if np.isfinite(v[i]) else 0.0
-        for i, value in zip(result.indices, result.values):
+        for i, value in zip(result.indices, result.values, strict=True):
             self._mode[i] = mode
             self._value[i] = value
             if mode is ActuationMode.POSITION and not self._ramped[i]:
@@ -403,7 +407,7 @@ class SkeletonActuation:
         self._implicit_cmd = np.where(implicit, feed, 0.0)
 
     def _sync_springs(self, implicit: npt.NDArray[np.bool_]) -> None:
-        """Give DART's joint springs/dampers the PD of ``implicit`` DOFs, the model's to the rest."""
+        """Give DART's joint springs/dampers the PD of ``implicit`` DOFs; the others the model's."""
         for i in np.flatnonzero(implicit | self._spring_on):
             dof = self._dofs[i]
             if implicit[i]:
@@ -443,7 +447,8 @@ class SkeletonActuation:
 
     def efforts(self) -> Vector:
         """The efforts of the last step (see ``SimEngine.efforts``), a copy."""
-        return self._efforts.copy()
+        copy: Vector = self._efforts.copy()
+        return copy
 
     def reset(self) -> None:
         """Drop every command, the integrals and the recorded efforts."""

@@ -30,7 +30,7 @@ re-configures through the API).
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET  # noqa: N817 - writing, never parsing, XML here
+import xml.etree.ElementTree as ET  # writing, never parsing, XML here
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,7 +41,10 @@ from skel_ros.sim.errors import SimBuildError, SimUnsupportedError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import numpy.typing as npt
+
     from skel_ros.model.types import Body, Joint, Pyramid, SoftShape
+    from skel_ros.sim._typing import Dart
 
 # SkelParser cannot build these joint types (§6 of the semantics), so a body that
 # needs a SkelParser template cannot hang from them.
@@ -56,7 +59,7 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-def _vec(values: Any) -> str:
+def _vec(values: npt.ArrayLike) -> str:
     return " ".join(_num(v) for v in np.asarray(values, dtype=float).ravel())
 
 
@@ -67,16 +70,19 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -
     return el
 
 
+_NEAR = 1e-9
+
+
 def _shortest_near(x: float) -> float:
     """The shortest decimal within 1e-9 of ``x`` (a file's ``1`` comes back as 1.0)."""
     for digits in range(1, 18):
         y = float(f"{x:.{digits}g}")
-        if abs(y - x) <= 1e-9:
+        if abs(y - x) <= _NEAR:
             return y
     return x
 
 
-def _transformation_text(t: Any) -> str:
+def _transformation_text(t: npt.ArrayLike) -> str:
     """SKEL's 6 numbers for the 4x4 ``t``.
 
     The model keeps only the matrix. Re-deriving the angles with ``atan2`` gives
@@ -91,7 +97,8 @@ def _transformation_text(t: Any) -> str:
     # Both Euler solutions (b and pi - b), each angle also shifted by a turn.
     for base in ((a, b, c), (a + pi, pi - b, c + pi)):
         for shifts in np.ndindex(3, 3, 3):
-            angles = [_shortest_near(x + (k - 1) * 2 * pi) for x, k in zip(base, shifts)]
+            angles = [_shortest_near(x + (k - 1) * 2 * pi)
+                      for x, k in zip(base, shifts, strict=True)]
             if np.array_equal(skel_transform(np.array([*t[:3, 3], *angles])), t):
                 return _vec([*t[:3, 3], *angles])
     return _vec([*t[:3, 3], a, b, c])
@@ -113,7 +120,7 @@ class DartFactories:
 
     # ----------------------------------------------------------------- skel snippets
 
-    def _read_snippet(self, skeleton: ET.Element, what: str) -> Any:
+    def _read_snippet(self, skeleton: ET.Element, what: str) -> Dart:
         root = ET.Element("skel", version="1.0")
         world = _sub(root, "world", name="template")
         world.append(skeleton)
@@ -133,7 +140,7 @@ class DartFactories:
         _sub(joint, "child", body_name)
         return skel, body, joint
 
-    def euler_zyx_properties(self) -> Any:
+    def euler_zyx_properties(self) -> Dart:
         """A fresh ``EulerJointProperties`` whose axis order is ZYX (everything else default)."""
         if self._zyx_joint is None:
             skel, _, joint = self._skeleton("b", "euler")
@@ -141,7 +148,7 @@ class DartFactories:
             self._zyx_joint = self._read_snippet(skel, "a ZYX euler joint").getJoint(0)
         return self._zyx_joint.getEulerJointProperties()
 
-    def pyramid_shape(self, geometry: Pyramid) -> Any:
+    def pyramid_shape(self, geometry: Pyramid) -> Dart:
         """A DART ``PyramidShape`` with the model's dimensions."""
         skel, body, _ = self._skeleton("b", "weld")
         shape = _sub(body, "visualization_shape")
@@ -152,7 +159,7 @@ class DartFactories:
         template = self._read_snippet(skel, "a pyramid shape")
         return template.getBodyNode(0).getShapeNode(0).getShape()
 
-    def template_body(self, body: Body, joint: Joint) -> Any:
+    def template_body(self, body: Body, joint: Joint) -> Dart:
         """A body carrying what only SkelParser can create: its soft shape and its markers.
 
         The body hangs from the world by a joint of ``joint``'s type (and euler
@@ -174,7 +181,7 @@ class DartFactories:
         skel, bel, jel = self._skeleton(body.name, jtype)
         if joint.euler_order is not None:
             _sub(jel, "axis_order", joint.euler_order.value)
-        for tag, axis in zip(("axis", "axis2"), joint.axes):
+        for tag, axis in zip(("axis", "axis2"), joint.axes, strict=False):
             _sub(_sub(jel, tag), "xyz", _vec(axis))  # else SkelParser logs a missing axis
         if body.soft is not None:
             self._soft_shape(bel, body, body.soft)
@@ -215,7 +222,7 @@ class DartFactories:
 
     # ----------------------------------------------------------------- meshes
 
-    def mesh_shape(self, path: Path, scale: Any) -> Any:
+    def mesh_shape(self, path: Path, scale: npt.ArrayLike) -> Dart:
         """A DART ``MeshShape`` of the file ``path`` scaled by ``scale``.
 
         Raises:

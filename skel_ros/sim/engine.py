@@ -30,9 +30,8 @@ plain names of one skeleton.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +44,10 @@ from skel_ros.sim.gains import SimGains
 from skel_ros.sim.world_builder import build_dart_world
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from skel_ros.model.types import ActuatorType, World
+    from skel_ros.sim._typing import Dart
 
 __all__ = ["SimEngine", "public_names"]
 
@@ -68,23 +70,27 @@ def public_names(world_model: World) -> tuple[tuple[str, ...], tuple[str, ...]]:
     Raises:
         SimBuildError: Two public names are equal (only possible with ``/`` in names).
     """
-    out: list[tuple[str, ...]] = []
-    for what, parts in (("DOF", lambda s: s.dofs), ("body", lambda s: s.bodies)):
-        names: dict[str, tuple[str, str]] = {}
-        for skel in world_model.skeletons:
-            prefix = skeleton_namespace(world_model, skel)
-            for item in parts(skel):
-                public = prefix + item.name
-                other = names.get(public)
-                if other is not None:
-                    raise SimBuildError(
-                        f"{skel.location}: {what} {item.name!r} of skeleton {skel.name!r} and "
-                        f"{what} {other[1]!r} of skeleton {other[0]!r} would both be "
-                        f"published as {public!r}; rename one of them"
-                    )
-                names[public] = (skel.name, item.name)
-        out.append(tuple(names))
-    return out[0], out[1]
+    dofs = _public(world_model, "DOF", [[d.name for d in s.dofs] for s in world_model.skeletons])
+    bodies = _public(world_model, "body",
+                     [[b.name for b in s.bodies] for s in world_model.skeletons])
+    return dofs, bodies
+
+
+def _public(world_model: World, what: str, per_skeleton: list[list[str]]) -> tuple[str, ...]:
+    names: dict[str, tuple[str, str]] = {}
+    for skel, items in zip(world_model.skeletons, per_skeleton, strict=True):
+        prefix = skeleton_namespace(world_model, skel)
+        for item in items:
+            public = prefix + item
+            other = names.get(public)
+            if other is not None:
+                raise SimBuildError(
+                    f"{skel.location}: {what} {item!r} of skeleton {skel.name!r} and "
+                    f"{what} {other[1]!r} of skeleton {other[0]!r} would both be "
+                    f"published as {public!r}; rename one of them"
+                )
+            names[public] = (skel.name, item)
+    return tuple(names)
 
 
 class SimEngine:
@@ -151,11 +157,9 @@ class SimEngine:
             s.joint(d.joint).actuator for s in world_model.skeletons for d in s.dofs
         )
         """The SKEL actuator type of every DOF's joint (what commands it takes)."""
-        self._by_public = dict(zip(self.dof_names, self.dof_ids))
-        self._public_of = dict(zip(self.dof_ids, self.dof_names))
+        self._by_public = dict(zip(self.dof_names, self.dof_ids, strict=True))
+        self._public_of = dict(zip(self.dof_ids, self.dof_names, strict=True))
         self._build()
-        sizes = [s.num_dofs for s in world_model.skeletons]
-        self._slices = [slice(a, a + n) for a, n in zip(np.cumsum([0, *sizes[:-1]]), sizes)]
 
     def _build(self) -> None:
         """(Re)build the dartpy World at the initial state, with fresh actuation."""
@@ -166,14 +170,14 @@ class SimEngine:
         self._actuation = [
             SkeletonActuation(skel, dart, self._limit_sets[skel.name], self._gains,
                               model.time_step)
-            for skel, dart in zip(model.skeletons, self._skeletons)
+            for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
         ]
         self.set_limit_enforcement(self._enforced)
 
     # ----------------------------------------------------------------- properties
 
     @property
-    def world(self) -> Any:
+    def world(self) -> Dart:
         """The dartpy World (for inspection; step it through :meth:`step`; new after reset)."""
         return self._world
 
@@ -214,8 +218,9 @@ class SimEngine:
         for _ in range(int(n)):
             for act in self._actuation:
                 act.apply()
-            world.step(False)
-            for skel, mobile, act in zip(self._skeletons, self._mobile, self._actuation):
+            world.step(resetCommand=False)
+            steppers = zip(self._skeletons, self._mobile, self._actuation, strict=True)
+            for skel, mobile, act in steppers:
                 if mobile:
                     act.record_efforts()
                     skel.clearInternalForces()
@@ -240,7 +245,7 @@ class SimEngine:
         With it on, DART adds a joint-limit constraint (it also bounds the
         velocity by the velocity limits of those joints).
         """
-        for model, dart in zip(self.model.skeletons, self._skeletons):
+        for model, dart in zip(self.model.skeletons, self._skeletons, strict=True):
             for joint in model.joints:
                 dofs = model.dofs[joint.first_dof : joint.first_dof + joint.num_dofs]
                 if any(np.isfinite(d.position_lower) or np.isfinite(d.position_upper)
@@ -275,8 +280,9 @@ class SimEngine:
         out = [b.getWorldTransform().matrix() for s in self._skeletons for b in s.getBodyNodes()]
         return np.array(out).reshape(len(out), 4, 4)
 
-    def _gather(self, get: Any) -> Vector:
-        parts = [get(s) for s, m in zip(self._skeletons, self.model.skeletons) if m.num_dofs]
+    def _gather(self, get: Callable[[Dart], npt.ArrayLike]) -> Vector:
+        pairs = zip(self._skeletons, self.model.skeletons, strict=True)
+        parts = [np.asarray(get(s), dtype=float) for s, m in pairs if m.num_dofs]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     # ----------------------------------------------------------------- commands
@@ -317,11 +323,12 @@ class SimEngine:
                 kind the joint's actuator does not take, a passive or locked
                 joint); nothing was applied.
         """
-        raw = kind.value if isinstance(kind, ActuationMode) else kind
+        raw: object = kind.value if isinstance(kind, ActuationMode) else kind
         mode = _KINDS.get(raw) if isinstance(raw, str) else None
         if mode is None:
             raise CommandError(f"unknown command kind {kind!r} (expected {sorted(_KINDS)})")
         names = [names] if isinstance(names, str) else list(names)
+        groups: dict[str, tuple[list[str], npt.ArrayLike, dict[str, str]]]
         if skeleton is not None:
             groups = {skeleton: (names, values, {})}
         else:
@@ -366,9 +373,12 @@ class SimEngine:
         return out
 
     def setpoints(self) -> Vector:
-        """Position setpoint of every DOF this step (flat, our order; NaN where not in
-        position mode): the rate-limited way toward the target (see
-        :mod:`skel_ros.sim.actuation`)."""
+        """Position setpoint of every DOF this step (flat, our order; NaN out of position mode).
+
+        The rate-limited way from where the joint was toward its target (see
+        :mod:`skel_ros.sim.actuation`); the target itself for DOFs without
+        velocity or acceleration limits.
+        """
         if not self.num_dofs:
             return np.zeros(0)
         return np.concatenate([a.setpoints() for a in self._actuation])
@@ -397,8 +407,8 @@ class SimEngine:
         raise CommandError(f"unknown joint {name!r}{hint}")
 
     def _group_by_skeleton(
-        self, names: list[str], values: Any
-    ) -> dict[str, tuple[list[str], Any, dict[str, str]]]:
+        self, names: list[str], values: npt.ArrayLike
+    ) -> dict[str, tuple[list[str], npt.ArrayLike, dict[str, str]]]:
         """Split a command in public names into per-skeleton commands in plain names.
 
         Returns:
@@ -413,7 +423,7 @@ class SimEngine:
             if owner is None:
                 raise CommandError("this world has no joints to command")
             plain = [dof for _, dof in ids]
-            return {owner: (plain, values, dict(zip(plain, names)))}
+            return {owner: (plain, values, dict(zip(plain, names, strict=True)))}
         try:
             flat = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
@@ -423,7 +433,7 @@ class SimEngine:
         groups: dict[str, tuple[list[str], list[float], dict[str, str]]] = {
             skel: ([], [], {}) for skel in owners
         }
-        for (skel, dof), public, value in zip(ids, names, flat):
+        for (skel, dof), public, value in zip(ids, names, flat, strict=True):
             plain, vals, rename = groups[skel]
             plain.append(dof)
             vals.append(float(value))

@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 
@@ -148,7 +149,8 @@ class SimGains:
         """The gains of DOF ``name`` whose effective inertia is ``inertia``."""
         base = self.defaults.gains_for(inertia)
         given = self.dofs.get(name)
-        return replace(base, **given) if given else base
+        # The keys and value types were checked when the settings were parsed.
+        return replace(base, **cast("dict[str, Any]", given)) if given else base
 
 
 def _value(value: object, key: str, where: str) -> float | bool:
@@ -200,7 +202,7 @@ def parse_gains(data: object, source: str = "<gains>") -> SimGains:
         where = f"{source}: dofs: {name!r}"
         dofs[str(name)] = _section(spec, _GAIN_KEYS, where)
         try:
-            replace(defaults.gains_for(1.0), **dofs[str(name)])
+            replace(defaults.gains_for(1.0), **cast("dict[str, Any]", dofs[str(name)]))
         except GainsError as exc:
             raise GainsError(f"{where}: {exc}") from None
     return SimGains(defaults=defaults, dofs=dofs, source=source)

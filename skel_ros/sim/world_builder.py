@@ -30,17 +30,32 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from skel_ros.model.types import (
+    Box,
+    Capsule,
     CollisionDetector,
+    Cone,
+    Cylinder,
+    Ellipsoid,
     EulerOrder,
     JointType,
+    Mesh,
+    MultiSphere,
+    Plane,
     PlaneType,
+    Pyramid,
     ShapeRole,
+    Sphere,
 )
 from skel_ros.sim.dart_gaps import DartFactories
 from skel_ros.sim.errors import SimBuildError
 
 if TYPE_CHECKING:
-    from skel_ros.model.types import Body, Joint, Shape, Skeleton, World
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from skel_ros.model.types import Body, Dof, Joint, Shape, Skeleton, World
+    from skel_ros.sim._typing import Dart, Vector
 
 __all__ = ["build_dart_world", "build_skeleton", "make_collision_detector"]
 
@@ -64,7 +79,7 @@ _PROPERTIES_CLASS = {
 }
 
 
-def build_dart_world(world: World) -> Any:
+def build_dart_world(world: World) -> Dart:
     """Build the ``dartpy.simulation.World`` DART's SkelParser would build for ``world``.
 
     Args:
@@ -96,7 +111,7 @@ def build_dart_world(world: World) -> Any:
     return out
 
 
-def make_collision_detector(kind: CollisionDetector) -> Any:
+def make_collision_detector(kind: CollisionDetector) -> Dart:
     """The collision detector SkelParser sets for ``<collision_detector>`` ``kind``."""
     from dartpy import collision
 
@@ -120,7 +135,7 @@ def make_collision_detector(kind: CollisionDetector) -> Any:
     return getattr(collision, factory)()
 
 
-def build_skeleton(skel: Skeleton, factories: DartFactories | None = None) -> Any:
+def build_skeleton(skel: Skeleton, factories: DartFactories | None = None) -> Dart:
     """Build one ``dartpy.dynamics.Skeleton`` (see the module docstring for the steps).
 
     Args:
@@ -136,14 +151,14 @@ def build_skeleton(skel: Skeleton, factories: DartFactories | None = None) -> An
     out = dynamics.Skeleton(skel.name)
     out.setMobile(bool(skel.mobile))
     nodes: dict[str, Any] = {}
-    for joint, body in zip(skel.joints, skel.bodies):
+    for joint, body in zip(skel.joints, skel.bodies, strict=True):
         if body.parent_joint != joint.name or joint.child != body.name:
             raise SimBuildError(
                 f"{joint.location}: model order broken: joint {joint.name!r} and body "
                 f"{body.name!r} are not a joint/child pair"
             )
         parent = None if joint.parent is None else nodes[joint.parent]
-        nodes[body.name] = _add_pair(out, parent, joint, body, skel, factories)
+        nodes[body.name] = _add_pair(out, parent, joint, body, skel, factories=factories)
     for body in sorted(skel.bodies, key=lambda b: (b.location.line, b.index)):
         node = nodes[body.name]
         for shape in body.shapes:
@@ -158,8 +173,8 @@ def build_skeleton(skel: Skeleton, factories: DartFactories | None = None) -> An
 
 
 def _add_pair(
-    out: Any, parent: Any, joint: Joint, body: Body, skel: Skeleton, factories: DartFactories
-) -> Any:
+    out: Dart, parent: Dart, joint: Joint, body: Body, skel: Skeleton, *, factories: DartFactories
+) -> Dart:
     """Create ``joint`` and its child ``body`` in ``out``; return the body node."""
     from dartpy import dynamics
 
@@ -203,8 +218,8 @@ def _add_pair(
 
 
 def _joint_properties(
-    joint: Joint, dofs: Any, factories: DartFactories, base: Any = None
-) -> Any:
+    joint: Joint, dofs: Sequence[Dof], factories: DartFactories, base: Dart = None
+) -> Dart:
     """The dartpy ``<X>JointProperties`` of ``joint`` (``base``: an object to fill instead)."""
     from dartpy import dynamics
 
@@ -222,7 +237,7 @@ def _joint_properties(
     if joint.num_dofs == 0:
         return props
 
-    def column(attr: str) -> Any:
+    def column(attr: str) -> Vector:
         return np.array([float(getattr(d, attr)) for d in dofs])
 
     props.mDofNames = [d.name for d in dofs]
@@ -250,21 +265,21 @@ def _joint_properties(
     return props
 
 
-def _set_plane(dart_joint: Any, joint: Joint) -> None:
+def _set_plane(dart_joint: Dart, joint: Joint) -> None:
     """Set the plane of a planar / translational2d joint (no dartpy property for it)."""
     plane = joint.plane or PlaneType.XY
     if plane is PlaneType.ARBITRARY:
         a1, a2 = (np.asarray(a, dtype=float) for a in joint.plane_axes)
-        dart_joint.setArbitraryPlane(a1, a2, False)
+        dart_joint.setArbitraryPlane(a1, a2, renameDofs=False)
     else:
-        getattr(dart_joint, f"set{plane.name}Plane")(False)
+        getattr(dart_joint, f"set{plane.name}Plane")(renameDofs=False)
     # DART 6.20's TranslationalJoint2D keeps the Jacobian of its old plane after
     # set*Plane (it is constant, so only a mandatory update recomputes it);
     # setting the child transform forces that update.
     dart_joint.setTransformFromChildBodyNode(dart_joint.getTransformFromChildBodyNode())
 
 
-def _check_dofs(out: Any, skel: Skeleton) -> None:
+def _check_dofs(out: Dart, skel: Skeleton) -> None:
     if out.getNumDofs() != skel.num_dofs or out.getNumBodyNodes() != len(skel.bodies):
         raise SimBuildError(
             f"{skel.location}: DART built {out.getNumDofs()} DOFs / {out.getNumBodyNodes()} "
@@ -283,7 +298,7 @@ def _check_dofs(out: Any, skel: Skeleton) -> None:
 # --------------------------------------------------------------------------- shapes
 
 
-def _add_shape_node(node: Any, shape: Shape, factories: DartFactories) -> Any:
+def _add_shape_node(node: Dart, shape: Shape, factories: DartFactories) -> Dart:
     """Create ``shape`` as a ShapeNode of ``node`` with the aspects SkelParser gives it."""
     dart_shape = _make_shape(shape, factories)
     shape_node = node.createShapeNode(dart_shape, shape.name)
@@ -292,7 +307,7 @@ def _add_shape_node(node: Any, shape: Shape, factories: DartFactories) -> Any:
         visual = shape_node.createVisualAspect()
         if shape.color is not None:
             color = np.asarray(shape.color, dtype=float)
-            if color.size == 3:
+            if color.size == 3:  # noqa: PLR2004 - RGB, else RGBA
                 visual.setColor(color)
             else:
                 visual.setRGBA(color)
@@ -303,40 +318,40 @@ def _add_shape_node(node: Any, shape: Shape, factories: DartFactories) -> Any:
     return shape_node
 
 
-def _isometry(t: Any) -> Any:
+def _isometry(t: npt.ArrayLike) -> Dart:
     from dartpy import math as dmath
 
     return dmath.Isometry3(np.asarray(t, dtype=float))
 
 
-def _make_shape(shape: Shape, factories: DartFactories) -> Any:  # noqa: PLR0911 - one per kind
+def _make_shape(shape: Shape, factories: DartFactories) -> Dart:  # noqa: PLR0911 - one per kind
     from dartpy import dynamics
 
     g = shape.geometry
-    if g.kind == "sphere":
+    if isinstance(g, Sphere):
         return dynamics.SphereShape(float(g.radius))
-    if g.kind == "box":
+    if isinstance(g, Box):
         return dynamics.BoxShape(np.asarray(g.size, dtype=float))
-    if g.kind == "ellipsoid":
+    if isinstance(g, Ellipsoid):
         # dartpy 6.20's EllipsoidShape takes the diameters, as SKEL's <size> gives.
         return dynamics.EllipsoidShape(np.asarray(g.size, dtype=float))
-    if g.kind in ("cylinder", "capsule", "cone"):
-        cls = {"cylinder": dynamics.CylinderShape, "capsule": dynamics.CapsuleShape,
-               "cone": dynamics.ConeShape}[g.kind]
+    if isinstance(g, (Cylinder, Capsule, Cone)):
+        cls = {Cylinder: dynamics.CylinderShape, Capsule: dynamics.CapsuleShape,
+               Cone: dynamics.ConeShape}[type(g)]
         return cls(float(g.radius), float(g.height))
-    if g.kind == "plane":
+    if isinstance(g, Plane):
         return dynamics.PlaneShape(np.asarray(g.normal, dtype=float), float(g.offset))
-    if g.kind == "multi_sphere":
+    if isinstance(g, MultiSphere):
         return dynamics.MultiSphereConvexHullShape(
             [(float(r), np.asarray(p, dtype=float)) for r, p in g.spheres]
         )
-    if g.kind == "pyramid":
+    if isinstance(g, Pyramid):
         return factories.pyramid_shape(g)
-    if g.kind == "mesh":
+    if isinstance(g, Mesh):
         if g.path is None:
             raise SimBuildError(
                 f"{shape.location}: mesh {g.file_name!r} has no resolved path (the model "
                 "was read from a string without a base directory)"
             )
         return factories.mesh_shape(g.path, g.scale)
-    raise SimBuildError(f"{shape.location}: unknown geometry {g.kind!r}")
+    raise SimBuildError(f"{shape.location}: unknown geometry {type(g).__name__}")

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("dartpy")
 
-from skel_ros.model import load_skel  # noqa: E402
-from skel_ros.model.limits import CheckResult, LimitSet, RateLimiter  # noqa: E402
-from skel_ros.model.types import ActuatorType  # noqa: E402
-from skel_ros.model.urdf import world_joint_values  # noqa: E402
-from skel_ros.sim import (  # noqa: E402
+from skel_ros.model import load_skel
+from skel_ros.model.limits import CheckResult, LimitSet, RateLimiter
+from skel_ros.model.types import ActuatorType
+from skel_ros.model.urdf import world_joint_values
+from skel_ros.sim import (
     ActuationMode,
     CommandError,
     SimBuildError,
@@ -136,7 +136,8 @@ def test_effort_command_on_a_force_joint() -> None:
     engine = engine_of(pendulum(gravity=False))
     torque, steps = 0.3, 400
     [result] = engine.set_commands("effort", ["hinge"], [torque])
-    assert result.ok and not result.clamped
+    assert result.ok
+    assert not result.clamped
     q, v = trajectory(engine, steps)
     acc = torque / INERTIA
     assert v[-1] == pytest.approx(acc * DT * steps, rel=1e-12)
@@ -342,7 +343,7 @@ def test_unknown_kind_and_skeleton_are_rejected() -> None:
     engine = engine_of(pendulum())
     with pytest.raises(CommandError, match="unknown command kind 'torque'"):
         engine.set_commands("torque", ["hinge"], [0.1])
-    with pytest.raises(CommandError, match="unknown skeleton 'robot'.*'pendulum'"):
+    with pytest.raises(CommandError, match=r"unknown skeleton 'robot'.*'pendulum'"):
         engine.set_commands("effort", ["hinge"], [0.1], skeleton="robot")
 
 
@@ -362,7 +363,8 @@ def test_out_of_limit_values_are_clamped_and_reported() -> None:
     engine.step()
     assert engine.efforts()[0] == -2.0
     [ok] = engine.set_commands("effort", ["hinge"], [1.5])
-    assert ok.clamped == () and ok.message == ""
+    assert ok.clamped == ()
+    assert ok.message == ""
 
     servo = engine_of(pendulum("servo", dof=dof))
     [vel] = servo.set_commands("velocity", ["hinge"], [3.0])
@@ -400,7 +402,8 @@ def test_reset_repeats_the_first_run() -> None:
     engine.set_commands("position", ["hinge"], [0.3])
     first, _ = trajectory(engine, 300)
     engine.reset()
-    assert engine.time == 0.0 and engine.commands() == {}
+    assert engine.time == 0.0
+    assert engine.commands() == {}
     engine.set_commands("position", ["hinge"], [0.3])
     again, _ = trajectory(engine, 300)
     np.testing.assert_array_equal(first, again)
