@@ -139,6 +139,7 @@ class SkeletonActuation:
         limits: Its limit set (``LimitSet.from_skeleton``, maybe tightened).
         gains: Gain settings; per-DOF gains are derived at construction.
         time_step: The simulation step (for the integral term).
+        public_names: The DOFs' public names, for per-DOF gains given under them.
     """
 
     def __init__(
@@ -148,6 +149,8 @@ class SkeletonActuation:
         limits: LimitSet,
         gains: SimGains,
         time_step: float,
+        *,
+        public_names: Sequence[str] | None = None,
     ) -> None:
         self.skeleton = skeleton
         self.limits = limits
@@ -157,7 +160,8 @@ class SkeletonActuation:
         self._actuator = tuple(skeleton.joint(d.joint).actuator for d in skeleton.dofs)
         inertia = effective_inertia(dart_skeleton)
         self.gains: tuple[PositionGains, ...] = tuple(
-            gains.gains_for(d.name, inertia[i]) for i, d in enumerate(skeleton.dofs)
+            gains.gains_for(d.name, inertia[i], None if public_names is None else public_names[i])
+            for i, d in enumerate(skeleton.dofs)
         )
 
         def column(attr: str) -> Vector:

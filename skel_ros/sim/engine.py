@@ -40,7 +40,7 @@ from skel_ros.model.limits import CheckResult, LimitError, LimitSet
 from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
 from skel_ros.sim.errors import CommandError, SimBuildError
-from skel_ros.sim.gains import SimGains
+from skel_ros.sim.gains import GainsError, SimGains
 from skel_ros.sim.world_builder import build_dart_world
 
 if TYPE_CHECKING:
@@ -114,6 +114,7 @@ class SimEngine:
         SimBuildError: The world cannot be built (a mesh DART cannot load, limits
             that cannot be used, public names that clash); the message names the
             file and line.
+        GainsError: ``gains`` names a DOF the world does not have.
     """
 
     def __init__(
@@ -159,6 +160,7 @@ class SimEngine:
         """The SKEL actuator type of every DOF's joint (what commands it takes)."""
         self._by_public = dict(zip(self.dof_names, self.dof_ids, strict=True))
         self._public_of = dict(zip(self.dof_ids, self.dof_names, strict=True))
+        self._check_gain_names()
         self._build()
 
     def _build(self) -> None:
@@ -169,10 +171,24 @@ class SimEngine:
         self._mobile = [s.isMobile() for s in self._skeletons]
         self._actuation = [
             SkeletonActuation(skel, dart, self._limit_sets[skel.name], self._gains,
-                              model.time_step)
+                              model.time_step,
+                              public_names=[self._public_of[skel.name, d.name]
+                                            for d in skel.dofs])
             for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
         ]
         self.set_limit_enforcement(self._enforced)
+
+    def _check_gain_names(self) -> None:
+        """Refuse gains given for DOFs this world does not have (a typo would go unnoticed)."""
+        known = set(self.dof_names) | {dof for _, dof in self.dof_ids}
+        unknown = [n for n in self._gains.dofs if n not in known]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(known), n=3, cutoff=0.6)
+            hint = f"; did you mean {_quoted(close)}?" if close else ""
+            raise GainsError(
+                f"{self._gains.source}: gains for unknown DOF {_quoted(unknown)}{hint} "
+                f"(the world {self.model.source} has {_quoted(self.dof_names, limit=8)})"
+            )
 
     # ----------------------------------------------------------------- properties
 

@@ -16,6 +16,11 @@ File format (``config/sim_gains.yaml``)::
       ...
     dofs:                    # per DOF name (DOF names may be anything, even "default")
       "joint 1": {kp: 200.0, kd: 20.0}
+      "left/elbow": {kp_vel: 5.0}   # a public name: only that skeleton's DOF
+
+A plain DOF name applies to that DOF in every skeleton that has it; a public
+name (``SimEngine.dof_names``) to that one DOF, and wins over the plain name.
+``SimEngine`` refuses a file naming a DOF the world does not have.
 """
 
 from __future__ import annotations
@@ -145,10 +150,20 @@ class SimGains:
     dofs: Mapping[str, Mapping[str, float | bool]] = field(default_factory=dict)
     source: str = "<built-in defaults>"
 
-    def gains_for(self, name: str, inertia: float) -> PositionGains:
-        """The gains of DOF ``name`` whose effective inertia is ``inertia``."""
+    def gains_for(self, name: str, inertia: float, public_name: str | None = None
+                  ) -> PositionGains:
+        """The gains of DOF ``name`` whose effective inertia is ``inertia``.
+
+        Args:
+            name: The DOF's name in its skeleton.
+            inertia: Its effective inertia.
+            public_name: Its public name (``"<skeleton>/<dof>"`` in a world of
+                several skeletons); an entry under that name wins over one under
+                ``name``.
+        """
         base = self.defaults.gains_for(inertia)
-        given = self.dofs.get(name)
+        key = public_name if public_name is not None and public_name in self.dofs else name
+        given = self.dofs.get(key)
         # The keys and value types were checked when the settings were parsed.
         return replace(base, **cast("dict[str, Any]", given)) if given else base
 

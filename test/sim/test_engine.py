@@ -23,9 +23,12 @@ from skel_ros.model.urdf import world_joint_values
 from skel_ros.sim import (
     ActuationMode,
     CommandError,
+    GainDefaults,
+    GainsError,
     SimBuildError,
     SimEngine,
     SimGains,
+    load_gains,
     parse_gains,
 )
 
@@ -493,3 +496,29 @@ def test_gains_by_dof_name() -> None:
     gains = SimGains(dofs={"hinge": {"kp": 7.0, "kd": 0.5}})
     engine = engine_of(pendulum(), gains=gains)
     assert engine._actuation[0].gains[0].kp == 7.0
+    assert engine._actuation[0].gains[0].kd == 0.5
+
+
+def test_gains_by_public_name_win_over_plain_names() -> None:
+    gains = parse_gains({"dofs": {"elbow": {"kp_vel": 3.0}, "right/elbow": {"kp_vel": 7.0}}})
+    engine = SimEngine(load_skel(TWO_ARMS), gains=gains)
+    left, right = engine._actuation
+    assert left.gains[1].kp_vel == 3.0
+    assert right.gains[1].kp_vel == 7.0
+    assert left.gains[0].kp_vel == right.gains[0].kp_vel == 10.0  # the default
+
+
+def test_gains_for_unknown_dofs_are_refused() -> None:
+    gains = parse_gains({"dofs": {"elbw": {"kp": 1.0}}}, "my_gains.yaml")
+    with pytest.raises(GainsError, match=r"my_gains\.yaml: gains for unknown DOF 'elbw'; "
+                       r"did you mean 'elbow'\? \(the world .*two_arms\.skel has 'left/shoulder'"):
+        SimEngine(load_skel(TWO_ARMS), gains=gains)
+
+
+def test_shipped_gains_file_loads_and_gives_the_documented_defaults() -> None:
+    gains = load_gains(Path(__file__).resolve().parents[2] / "config" / "sim_gains.yaml")
+    assert gains.defaults == GainDefaults()
+    assert gains.dofs == {}
+    m = 2.0
+    g = gains.gains_for("any", m)
+    assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 400.0, 2 * m * 20.0, 0.0, 10.0)
