@@ -1,5 +1,9 @@
 """Joint trajectories without ROS: timed points, file readers, limit checks.
 
+``load_trajectory`` reads a CASPR ``trajectories.xml`` (sampled as CASPR
+interpolates it, ``q`` columns mapped to the model's DOFs) or a
+trajectory_msgs-style YAML file; ``check_limits`` checks it against the model.
+
 ``PointTrajectory`` holds named joints and timed points and samples them as
 ros2_control's joint_trajectory_controller interpolates (quintic, cubic or
 linear per segment). The simulation and hardware nodes use it to follow a
@@ -15,19 +19,57 @@ Example::
     positions, velocities, accelerations = traj.sample(1.0)
 """
 
+from skel_ros.trajectory.caspr import (
+    CasprKind,
+    CasprPoint,
+    CasprSamples,
+    CasprTrajectory,
+    TimeDefinition,
+    parse_caspr,
+    read_caspr,
+)
 from skel_ros.trajectory.errors import (
     TrajectoryError,
     TrajectoryFileError,
     TrajectoryLimitError,
     TrajectoryMappingError,
 )
+from skel_ros.trajectory.limits import DofLimits, check_limits, model_limits
+from skel_ros.trajectory.loader import load_trajectory, sniff_format
+from skel_ros.trajectory.mapping import (
+    DofMapping,
+    MappedColumn,
+    load_mapping,
+    parse_mapping,
+    resolve_columns,
+)
 from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.yaml_file import parse_trajectory_yaml, read_trajectory_yaml
 
 __all__ = [
+    "CasprKind",
+    "CasprPoint",
+    "CasprSamples",
+    "CasprTrajectory",
+    "DofLimits",
+    "DofMapping",
+    "MappedColumn",
     "PointTrajectory",
+    "TimeDefinition",
     "TrajectoryError",
     "TrajectoryFileError",
     "TrajectoryLimitError",
     "TrajectoryMappingError",
     "TrajectoryPoint",
+    "check_limits",
+    "load_mapping",
+    "load_trajectory",
+    "model_limits",
+    "parse_caspr",
+    "parse_mapping",
+    "parse_trajectory_yaml",
+    "read_caspr",
+    "read_trajectory_yaml",
+    "resolve_columns",
+    "sniff_format",
 ]

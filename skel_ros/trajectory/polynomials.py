@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
-__all__ = ["FloatArray", "cubic", "evaluate", "linear", "quintic"]
+__all__ = ["FloatArray", "cubic", "evaluate", "evaluate_many", "linear", "quintic"]
 
 ORDER = 6  # coefficients per segment (quintic); lower orders leave the top ones zero
 
@@ -62,4 +62,14 @@ def evaluate(c: FloatArray, tau: float) -> tuple[FloatArray, FloatArray, FloatAr
     pos = powers @ c
     vel = (k[1:] * powers[:-1]) @ c[1:]
     acc = (k[2:] * (k[2:] - 1.0) * powers[:-2]) @ c[2:]
+    return pos, vel, acc
+
+
+def evaluate_many(c: FloatArray, tau: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Like :func:`evaluate` at every time of ``tau``; arrays of shape ``(len(tau), n)``."""
+    k = np.arange(ORDER, dtype=np.float64)
+    powers = tau[:, None] ** k[None, :]
+    pos = powers @ c
+    vel = (powers[:, :-1] * k[1:]) @ c[1:]
+    acc = (powers[:, :-2] * (k[2:] * (k[2:] - 1.0))) @ c[2:]
     return pos, vel, acc

@@ -1,0 +1,98 @@
+"""``load_trajectory``: one entry point for every trajectory file format.
+
+The reader is chosen by content, not by file name: a document whose first
+non-blank character is ``<`` is XML and must be a CASPR ``<trajectories>``
+file; anything else is read as trajectory YAML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from skel_ros.model.errors import Location
+from skel_ros.trajectory.caspr import parse_caspr
+from skel_ros.trajectory.errors import TrajectoryFileError, TrajectoryMappingError
+from skel_ros.trajectory.mapping import DofMapping, load_mapping, resolve_columns
+from skel_ros.trajectory.yaml_file import parse_trajectory_yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from skel_ros.trajectory.points import PointTrajectory
+
+__all__ = ["TrajectoryFormat", "load_trajectory", "sniff_format"]
+
+TrajectoryFormat = Literal["caspr", "yaml"]
+
+
+def sniff_format(data: bytes) -> TrajectoryFormat:
+    """``"caspr"`` for XML content, ``"yaml"`` otherwise."""
+    head = data.lstrip(b"\xef\xbb\xbf").lstrip()
+    return "caspr" if head.startswith(b"<") else "yaml"
+
+
+def load_trajectory(path: str | Path, model_dof_names: Sequence[str] | None,
+                    mapping: str | Path | DofMapping | None = None, *,
+                    trajectory_id: str | None = None) -> PointTrajectory:
+    """Read a CASPR ``trajectories.xml`` or a trajectory YAML file.
+
+    Args:
+        path: The trajectory file.
+        model_dof_names: The model's (public) DOF names: CASPR ``q`` columns map to
+            them in order (without a mapping), and every joint must be one of them.
+            None skips the name check (YAML only; CASPR then needs a mapping).
+        mapping: A mapping file (or a parsed one) for CASPR ``q`` columns.
+        trajectory_id: Which CASPR joint trajectory of the file (default: the first).
+
+    Returns:
+        The trajectory on the model's DOF names; CASPR trajectories are sampled at
+        their ``time_step`` (with CASPR's velocities and accelerations at each sample).
+
+    Raises:
+        TrajectoryFileError: A file cannot be read or is malformed (file:line).
+        TrajectoryMappingError: Columns or joints that are not the model's DOFs.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TrajectoryFileError(f"cannot read trajectory file: {exc.strerror or exc}",
+                                  Location(str(path))) from None
+    source = str(path)
+    if sniff_format(data) == "caspr":
+        trajectories = parse_caspr(data, source)
+        if trajectory_id is None:
+            chosen = trajectories[0]
+        else:
+            found = [t for t in trajectories if t.id == trajectory_id]
+            if not found:
+                raise TrajectoryFileError(
+                    f"no joint trajectory with id {trajectory_id!r}; the file has"
+                    f" {', '.join(repr(t.id) for t in trajectories)}", Location(source))
+            chosen = found[0]
+        parsed = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
+        columns = resolve_columns(chosen.num_q, model_dof_names, parsed, chosen.location)
+        return chosen.to_point_trajectory(columns)
+    if mapping is not None:
+        raise TrajectoryMappingError("a mapping file applies to CASPR trajectories only; a"
+                                     " trajectory YAML names its joints", Location(source))
+    if trajectory_id is not None:
+        raise TrajectoryFileError("trajectory_id selects a CASPR trajectory; this is a"
+                                  " trajectory YAML", Location(source))
+    trajectory = parse_trajectory_yaml(data, source)
+    if model_dof_names is not None:
+        known = set(model_dof_names)
+        unknown = [n for n in trajectory.joint_names if n not in known]
+        if unknown:
+            line = _joint_names_line(data)
+            raise TrajectoryMappingError(
+                f"unknown DOF(s) {', '.join(map(repr, unknown))} in joint_names; the model's"
+                f" DOFs are {', '.join(model_dof_names)}", Location(source, line, "/joint_names"))
+    return trajectory
+
+
+def _joint_names_line(data: bytes) -> int:
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.lstrip().startswith(b"joint_names"):
+            return number
+    return 0

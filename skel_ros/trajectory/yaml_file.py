@@ -1,0 +1,209 @@
+"""Trajectory YAML in the layout of ``trajectory_msgs/JointTrajectory``.
+
+::
+
+    joint_names: [shoulder_yaw, elbow]
+    points:
+      - positions: [0.0, 0.3]
+        time_from_start: 0.0             # seconds, or {sec: 0, nanosec: 0}
+      - positions: [0.5, 0.8]
+        velocities: [0.0, 0.0]           # optional
+        accelerations: [0.0, 0.0]        # optional (needs velocities)
+        time_from_start: {sec: 2, nanosec: 500000000}
+
+The output of ``ros2 topic echo --once /joint_trajectory`` is accepted too: a
+``header`` is ignored, empty ``velocities``/``accelerations``/``effort`` lists
+mean "not given". Points are interpolated as :class:`PointTrajectory` does. Every
+problem raises :class:`TrajectoryFileError` with file and line.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import yaml
+
+from skel_ros.model.errors import Location
+from skel_ros.trajectory.errors import TrajectoryError, TrajectoryFileError
+from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+__all__ = ["parse_trajectory_yaml", "read_trajectory_yaml"]
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z", re.ASCII)
+_INTEGER = re.compile(r"[+-]?\d{1,12}\Z", re.ASCII)
+_STR = "tag:yaml.org,2002:str"
+_TOP_KEYS = frozenset({"header", "joint_names", "points"})
+_POINT_KEYS = frozenset({"positions", "velocities", "accelerations", "effort",
+                         "time_from_start"})
+_NANOSEC = 1_000_000_000
+
+
+def read_trajectory_yaml(path: str | Path) -> PointTrajectory:
+    """Read a trajectory YAML file (module docstring).
+
+    Raises:
+        TrajectoryFileError: The file cannot be read or is not a valid trajectory.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TrajectoryFileError(f"cannot read trajectory file: {exc.strerror or exc}",
+                                  Location(str(path))) from None
+    return parse_trajectory_yaml(data, str(path))
+
+
+def parse_trajectory_yaml(text: bytes | str, source: str = "<string>") -> PointTrajectory:
+    """Parse trajectory YAML ``text``; ``source`` names it in errors.
+
+    Raises:
+        TrajectoryFileError: Malformed YAML or not a valid trajectory.
+    """
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        raise TrajectoryFileError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+                                  Location(source, line)) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise TrajectoryFileError(f"not valid YAML: {exc}", Location(source)) from None
+    return _Reader(source).trajectory(root)
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def loc(self, node: yaml.Node, path: str) -> Location:
+        return Location(self.source, node.start_mark.line + 1, path)
+
+    def error(self, reason: str, node: yaml.Node, path: str) -> TrajectoryFileError:
+        return TrajectoryFileError(reason, self.loc(node, path))
+
+    def mapping(self, node: yaml.Node, path: str, keys: frozenset[str]
+                ) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error("expected a map", node, path)
+        out: dict[str, yaml.Node] = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            if not isinstance(name, str) or name not in keys:
+                raise self.error(f"unknown key {name!r} (expected: {', '.join(sorted(keys))})",
+                                 key, path)
+            if name in out:
+                raise self.error(f"key {name!r} appears twice", key, path)
+            out[name] = value
+        return out
+
+    def trajectory(self, root: yaml.Node | None) -> PointTrajectory:
+        if root is None:
+            raise TrajectoryFileError("the file is empty", Location(self.source))
+        top = self.mapping(root, "/", _TOP_KEYS)
+        for key in ("joint_names", "points"):
+            if key not in top:
+                raise self.error(f"missing key {key!r}", root, "/")
+        names = self.names(top["joint_names"])
+        points_node = top["points"]
+        if not isinstance(points_node, yaml.SequenceNode) or not points_node.value:
+            raise self.error("points must be a non-empty list", points_node, "/points")
+        points = []
+        previous = -math.inf
+        for i, node in enumerate(points_node.value):
+            point = self.point(node, i, len(names))
+            if not point.time_from_start > previous:
+                raise self.error(f"time_from_start {point.time_from_start:g} s is not after the"
+                                 f" previous point's ({previous:g} s)", node, f"/points[{i}]")
+            previous = point.time_from_start
+            points.append(point)
+        try:
+            return PointTrajectory(names, points)
+        except TrajectoryError as exc:  # checked above; kept for a located message
+            raise self.error(exc.reason, points_node, "/points") from None
+
+    def names(self, node: yaml.Node) -> list[str]:
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            raise self.error("joint_names must be a non-empty list of names", node,
+                             "/joint_names")
+        names: list[str] = []
+        for i, item in enumerate(node.value):
+            if not (isinstance(item, yaml.ScalarNode) and item.tag == _STR
+                    and item.value.strip()):
+                raise self.error(f"joint_names[{i}] is not a name", item, f"/joint_names[{i}]")
+            if item.value in names:
+                raise self.error(f"joint {item.value!r} is listed twice", item,
+                                 f"/joint_names[{i}]")
+            names.append(item.value)
+        return names
+
+    def point(self, node: yaml.Node, i: int, n: int) -> TrajectoryPoint:
+        path = f"/points[{i}]"
+        fields = self.mapping(node, path, _POINT_KEYS)
+        if "positions" not in fields:
+            raise self.error("the point has no positions", node, path)
+        if "time_from_start" not in fields:
+            raise self.error("the point has no time_from_start", node, path)
+        positions = self.vector(fields["positions"], f"{path}/positions", n)
+        if positions is None:
+            raise self.error("positions is empty", fields["positions"], f"{path}/positions")
+        velocities = self.optional(fields, "velocities", path, n)
+        accelerations = self.optional(fields, "accelerations", path, n)
+        if accelerations is not None and velocities is None:
+            raise self.error("accelerations need velocities (quintic interpolation)", node, path)
+        effort = fields.get("effort")
+        if effort is not None and self.vector(effort, f"{path}/effort", n) is not None:
+            raise self.error("effort is not played (position trajectories only); remove it",
+                             effort, f"{path}/effort")
+        time = self.time(fields["time_from_start"], f"{path}/time_from_start")
+        return TrajectoryPoint(time, positions, velocities, accelerations)
+
+    def optional(self, fields: dict[str, yaml.Node], key: str, path: str, n: int
+                 ) -> tuple[float, ...] | None:
+        node = fields.get(key)
+        if node is None or (isinstance(node, yaml.ScalarNode)
+                            and node.tag == "tag:yaml.org,2002:null"):
+            return None
+        return self.vector(node, f"{path}/{key}", n)
+
+    def vector(self, node: yaml.Node, path: str, n: int) -> tuple[float, ...] | None:
+        """``n`` finite numbers, or None for an empty list."""
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error("expected a list of numbers", node, path)
+        if not node.value:
+            return None
+        if len(node.value) != n:
+            raise self.error(f"{len(node.value)} values for {n} joints", node, path)
+        return tuple(self.number(item, f"{path}[{k}]") for k, item in enumerate(node.value))
+
+    def number(self, node: yaml.Node, path: str) -> float:
+        text = node.value.strip() if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(text, str) or not _NUMBER.match(text):
+            shown = repr(text[:40]) if isinstance(text, str) else "a list or map"
+            raise self.error(f"{shown} is not a number", node, path)
+        value = float(text)
+        if not math.isfinite(value):
+            raise self.error(f"{text[:40]} is not finite", node, path)
+        return value
+
+    def time(self, node: yaml.Node, path: str) -> float:
+        if isinstance(node, yaml.MappingNode):
+            parts = self.mapping(node, path, frozenset({"sec", "nanosec"}))
+            sec = self.integer(parts.get("sec"), f"{path}/sec")
+            nanosec = self.integer(parts.get("nanosec"), f"{path}/nanosec")
+            if not 0 <= nanosec < _NANOSEC:
+                raise self.error(f"nanosec {nanosec} must be in [0, 1e9)", node, path)
+            value = sec + nanosec * 1e-9
+        else:
+            value = self.number(node, path)
+        if value < 0.0:
+            raise self.error(f"time_from_start {value:g} s is negative", node, path)
+        return value
+
+    def integer(self, node: yaml.Node | None, path: str) -> int:
+        if node is None:
+            return 0
+        text = node.value.strip() if isinstance(node, yaml.ScalarNode) else None
+        if not isinstance(text, str) or not _INTEGER.match(text):
+            raise self.error("expected a whole number", node, path)
+        return int(text)
