@@ -5,7 +5,8 @@ The tree::
     SimError
     ├── SimBuildError        the model cannot be turned into a DART world
     │   └── SimUnsupportedError   dartpy 6.20 offers no way to build this part
-    └── CommandError         a command that is rejected whole (NaN, unknown joint, ...)
+    ├── CommandError         a command that is rejected whole (NaN, unknown joint, ...)
+    └── GainsError           controller gains that cannot be used (file, key)
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ class SimBuildError(SimError):
 
 class SimUnsupportedError(SimBuildError):
     """The model needs something that neither dartpy's API nor a DART factory can build."""
+
+
+class GainsError(SimError, ValueError):
+    """Gains that cannot be used: a malformed file, a negative / non-finite gain, an unknown DOF."""
 
 
 class CommandError(SimError, ValueError):

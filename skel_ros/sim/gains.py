@@ -33,15 +33,11 @@ from typing import Any, cast
 
 import yaml
 
-from skel_ros.sim.errors import SimError
+from skel_ros.sim.errors import GainsError
 
 __all__ = ["GainDefaults", "GainsError", "PositionGains", "SimGains", "load_gains", "parse_gains"]
 
 _FLAGS = frozenset({"gravity_compensation"})
-
-
-class GainsError(SimError, ValueError):
-    """Gains that cannot be used: a malformed file or a negative / non-finite gain."""
 
 
 def _check_fields(obj: object, what: str, *, allow_inf: frozenset[str] = frozenset()) -> None:
