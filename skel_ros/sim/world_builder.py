@@ -348,10 +348,17 @@ def _make_shape(shape: Shape, factories: DartFactories) -> Dart:  # noqa: PLR091
     if isinstance(g, Pyramid):
         return factories.pyramid_shape(g)
     if isinstance(g, Mesh):
-        if g.path is None:
-            raise SimBuildError(
-                f"{shape.location}: mesh {g.file_name!r} has no resolved path (the model "
-                "was read from a string without a base directory)"
-            )
-        return factories.mesh_shape(g.path, g.scale)
+        return _make_mesh(shape, g, factories)
     raise SimBuildError(f"{shape.location}: unknown geometry {type(g).__name__}")
+
+
+def _make_mesh(shape: Shape, g: Mesh, factories: DartFactories) -> Dart:
+    if g.path is None:
+        raise SimBuildError(
+            f"{shape.location}: mesh {g.file_name!r} has no resolved path (the model "
+            "was read from a string without a base directory)"
+        )
+    try:
+        return factories.mesh_shape(g.path, g.scale)
+    except SimBuildError as exc:
+        raise SimBuildError(f"{shape.location}: {exc}") from None
