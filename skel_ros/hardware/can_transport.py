@@ -1,0 +1,144 @@
+"""Opening a CAN bus through python-can, from the ``transport:`` mapping of a bus.
+
+Any python-can interface works (``socketcan``, ``slcan``, ``pcan``, ``kvaser``, ``virtual``
+...): the mapping holds ``interface``, ``channel``, optionally ``bitrate`` and any other
+keyword argument of that interface::
+
+    transport: {interface: socketcan, channel: can0, bitrate: 1000000}
+    transport: {interface: slcan, channel: /dev/ttyACM0, bitrate: 1000000}
+    transport: {interface: virtual, channel: test, receive_own_messages: false}
+
+``interface`` must be given: python-can would otherwise take it from the environment or
+a configuration file, which this project never does silently. ``udp_multicast`` is
+refused: it sends CAN frames as IP multicast datagrams to the local network, and this
+project never sends traffic off the machine (tests use ``virtual``).
+
+Every failure is a :class:`~skel_ros.hardware.errors.TransportError` naming the interface
+and channel.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.hardware.errors import TransportError, TransportTimeoutError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import can
+
+__all__ = ["FORBIDDEN_INTERFACES", "describe", "open_bus", "recv", "send"]
+
+#: python-can interfaces this project refuses to open, with the reason.
+FORBIDDEN_INTERFACES: Mapping[str, str] = {
+    "udp_multicast": "it sends every frame as an IP multicast datagram to the network; "
+                     "this project never sends traffic off the machine "
+                     "(use interface: virtual for tests)",
+}
+
+# python-can's old name for ``interface``; accepted so existing YAML keeps working.
+_ALIASES = {"bustype": "interface", "bus_type": "interface"}
+
+
+def describe(transport: Mapping[str, Any]) -> str:
+    """``"interface 'virtual' channel 'x'"`` for messages."""
+    iface = transport.get("interface", transport.get("bustype", "?"))
+    return f"CAN interface {iface!r} channel {transport.get('channel', '?')!r}"
+
+
+def _normalise(transport: Mapping[str, Any]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for key, value in transport.items():
+        name = _ALIASES.get(str(key), str(key))
+        if name in kwargs:
+            raise TransportError(f"{describe(transport)}: {key!r} given twice (as {name!r})")
+        kwargs[name] = value
+    interface = kwargs.get("interface")
+    if not isinstance(interface, str) or not interface:
+        raise TransportError(
+            f"{describe(transport)}: the transport needs 'interface' (socketcan, slcan, pcan, "
+            "virtual ...); it is never taken from the environment")
+    normalised = interface.strip().lower().replace("-", "_")
+    if normalised in FORBIDDEN_INTERFACES:
+        raise TransportError(
+            f"{describe(transport)}: refused: {FORBIDDEN_INTERFACES[normalised]}")
+    if "channel" not in kwargs or kwargs["channel"] in (None, ""):
+        raise TransportError(f"{describe(transport)}: the transport needs 'channel'")
+    bitrate = kwargs.get("bitrate")
+    if bitrate is not None and (isinstance(bitrate, bool) or not isinstance(bitrate, int)
+                                or bitrate <= 0):
+        raise TransportError(f"{describe(transport)}: bitrate must be a positive integer, "
+                             f"got {bitrate!r}")
+    kwargs["interface"] = normalised
+    return kwargs
+
+
+def open_bus(transport: Mapping[str, Any]) -> can.BusABC:
+    """Open the python-can bus described by ``transport``.
+
+    Args:
+        transport: ``interface``, ``channel``, optional ``bitrate`` and any other
+            python-can bus argument (``receive_own_messages``, ``fd``, ...).
+
+    Returns:
+        The open bus; the caller shuts it down.
+
+    Raises:
+        TransportError: missing or forbidden interface, unknown interface, missing
+            vendor driver, device absent ... (the message names interface and channel).
+    """
+    kwargs = _normalise(transport)
+    try:
+        import can
+    except ImportError as exc:  # pragma: no cover - python-can is a runtime dependency
+        raise TransportError(f"{describe(transport)}: python-can is not installed: {exc}"
+                             ) from None
+    if kwargs["interface"] not in can.VALID_INTERFACES:
+        known = ", ".join(sorted(i for i in can.VALID_INTERFACES
+                                 if i not in FORBIDDEN_INTERFACES))
+        raise TransportError(f"{describe(transport)}: unknown python-can interface; "
+                             f"known: {known}")
+    try:
+        return can.Bus(**kwargs)
+    except (can.CanError, OSError, ValueError, TypeError, ImportError, AttributeError,
+            NotImplementedError) as exc:
+        raise TransportError(f"{describe(transport)}: cannot open: "
+                             f"{type(exc).__name__}: {exc}") from None
+
+
+def send(bus: can.BusABC, arbitration_id: int, data: bytes, *,
+         is_extended_id: bool = False, what: str = "") -> None:
+    """Send one frame; python-can / OS errors become :class:`TransportError`."""
+    import can
+
+    msg = can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=is_extended_id)
+    try:
+        bus.send(msg)
+    except (can.CanError, OSError, ValueError) as exc:
+        raise TransportError(f"CAN channel {bus.channel_info!r}: cannot send "
+                             f"{what or f'frame 0x{arbitration_id:03X}'}: {exc}") from None
+
+
+def recv(bus: can.BusABC, deadline: float, clock: Callable[[], float] = time.monotonic,
+         ) -> can.Message | None:
+    """Receive one frame before ``deadline`` (on ``clock``); None when it passed.
+
+    Blocks in the bus's own receive (no polling). Errors become :class:`TransportError`.
+    """
+    import can
+
+    remaining = deadline - clock()
+    if remaining < 0:
+        remaining = 0.0
+    try:
+        return bus.recv(timeout=remaining)
+    except (can.CanError, OSError, ValueError) as exc:
+        raise TransportError(f"CAN channel {bus.channel_info!r}: cannot receive: {exc}"
+                             ) from None
+
+
+def timeout_error(transport_text: str, what: str, timeout: float) -> TransportTimeoutError:
+    """A :class:`TransportTimeoutError` ``"<transport>: no answer from X in 0.01 s"``."""
+    return TransportTimeoutError(f"{transport_text}: no answer from {what} in {timeout:g} s")
