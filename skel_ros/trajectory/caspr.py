@@ -485,7 +485,7 @@ class _Reader:
             if steps < 1.0 - _STEP_TOLERANCE:
                 raise self.error(f"the segment from t = {a.time:g} s to {b.time:g} s is shorter"
                                  f" than time_step {traj.time_step:g} s (CASPR cannot"
-                                 f" interpolate it)", _element_at(el, b.location))
+                                 f" interpolate it)", self.element_at(el, b.location))
             total += int(steps)
             if total > MAX_SAMPLES:
                 raise self.error(f"the trajectory would have more than {MAX_SAMPLES} samples"
@@ -503,7 +503,14 @@ class _Reader:
                     raise self.error(
                         f"blend time {blend:g} s: the segment from t = {a.time:g} s to"
                         f" {b.time:g} s (sampled over {sampled_span:g} s) must be longer than"
-                        f" twice the blend time", _element_at(el, b.location))
+                        f" twice the blend time", self.element_at(el, b.location))
+
+    def element_at(self, trajectory_el: Element, location: Location) -> Element:
+        """The point element at ``location`` (for an error's line), else the trajectory."""
+        for point in trajectory_el.iter("point"):
+            if self.path(point) == location.path:
+                return point
+        return trajectory_el
 
     # ------------------------------------------------------------------ values
 
@@ -556,10 +563,3 @@ def _children(el: Element) -> list[Element]:
     """Child elements (comments and processing instructions skipped)."""
     return [c for c in el if isinstance(c.tag, str)]
 
-
-def _element_at(trajectory_el: Element, location: Location) -> Element:
-    """The point element at ``location`` (for an error's line), else the trajectory."""
-    for point in trajectory_el.iter("point"):
-        if point.sourceline == location.line:
-            return point
-    return trajectory_el

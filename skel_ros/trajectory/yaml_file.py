@@ -38,6 +38,7 @@ _TOP_KEYS = frozenset({"header", "joint_names", "points"})
 _POINT_KEYS = frozenset({"positions", "velocities", "accelerations", "effort",
                          "time_from_start"})
 _NANOSEC = 1_000_000_000
+_NOT_FINITE = frozenset({".nan", ".inf", "nan", "inf", "infinity"})
 
 
 def read_trajectory_yaml(path: str | Path) -> PointTrajectory:
@@ -178,6 +179,8 @@ class _Reader:
 
     def number(self, node: yaml.Node, path: str) -> float:
         text = node.value.strip() if isinstance(node, yaml.ScalarNode) else None
+        if isinstance(text, str) and text.lower().lstrip("+-") in _NOT_FINITE:
+            raise self.error(f"{text} is not finite", node, path)
         if not isinstance(text, str) or not _NUMBER.match(text):
             shown = repr(text[:40]) if isinstance(text, str) else "a list or map"
             raise self.error(f"{shown} is not a number", node, path)
