@@ -230,7 +230,8 @@ LIN_END = "</linear_spline_trajectory>"
         (f"{LIN}<points>\n<point><q>0</q></point></points>{LIN_END}", 1,
          "at least two points"),
         ((f"{LIN}\n<points><point><q>0</q></point><point time='0.25'><q>1</q></point></points>"
-         f"{LIN_END}"), 2, "point[2]: the segment from t = 0 s to 0.25 s is shorter than time_step"),
+         f"{LIN_END}"), 2,
+         "point[2]: the segment from t = 0 s to 0.25 s is shorter than time_step"),
         (('<linear_spline_trajectory id="l" time_definition="sometimes" time_step="0.5">'
          f"<points/>{LIN_END}"), 1, 'must be "absolute" or "relative"'),
         (('<linear_spline_trajectory id="l" time_step="0.5">'
@@ -307,6 +308,6 @@ def test_document_errors(text: str, message: str) -> None:
 
 
 def test_errors_are_value_errors() -> None:
-    with pytest.raises(ValueError, match="bad.xml"):
+    with pytest.raises(ValueError, match=r"bad\.xml"):
         parse_caspr("<robot/>", "bad.xml")
     assert issubclass(TrajectoryFileError, TrajectoryError)
