@@ -97,7 +97,13 @@ class PointTrajectory:
         self._times = [k.time for k in knots]
         self._first = knots[0].pos
         self._last = knots[-1].pos
-        self._coeffs = [_segment(a, b) for a, b in itertools.pairwise(knots)]
+        with np.errstate(all="ignore"):
+            self._coeffs = [_segment(a, b) for a, b in itertools.pairwise(knots)]
+        for i, c in enumerate(self._coeffs):
+            if not np.isfinite(c).all():
+                raise TrajectoryError(
+                    f"the segment from t = {knots[i].time:g} s to {knots[i + 1].time:g} s"
+                    f" overflows (values too large for its duration)")
         # A single point at t = 0 has no segment: sample() holds it.
 
     @property
@@ -138,7 +144,8 @@ class PointTrajectory:
         if t > self.duration:
             return self._last.copy(), np.zeros(n), np.zeros(n)
         i = min(bisect.bisect_right(self._times, t) - 1, len(self._coeffs) - 1)
-        return evaluate(self._coeffs[i], t - self._times[i])
+        with np.errstate(all="ignore"):
+            return evaluate(self._coeffs[i], t - self._times[i])
 
     def __repr__(self) -> str:
         return (f"PointTrajectory(joints={list(self._names)}, points={len(self._points)},"

@@ -143,6 +143,8 @@ def test_many_points_pick_the_right_segment() -> None:
         (["a"], [P(1.0, (0.0,))], [1.0, 2.0], "start_positions has 2 values"),
         (["a"], [P(1.0, (0.0,))], [math.nan], "start_positions: joint 'a' is nan"),
         (["a"], [(1.0, (0.0,))], None, "point 0 is a tuple"),
+        (["a"], [P(0.0, (0.0,), (1e300,)), P(1e-10, (1.0,), (0.0,))], None,
+         "from t = 0 s to 1e-10 s overflows"),
     ],
 )
 def test_invalid_input_names_the_problem(names: list[str], points: list[TrajectoryPoint],
