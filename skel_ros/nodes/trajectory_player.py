@@ -1,0 +1,281 @@
+"""``trajectory_player``: plays a trajectory file to the simulation or the hardware node.
+
+Reads a CASPR ``trajectories.xml`` or a trajectory YAML (:mod:`skel_ros.trajectory`),
+maps it onto the DOFs of ``skel_file``, refuses it if any DOF leaves its position or
+velocity limits (naming the DOF and the time), then
+
+* ``mode: trajectory`` publishes it once as ``trajectory_msgs/JointTrajectory`` on
+  ``joint_trajectory`` (header stamp zero: "start on receipt") and waits its duration;
+* ``mode: stream`` publishes ``sensor_msgs/JointState`` position commands on
+  ``joint_commands`` at ``rate`` Hz, sampled from the trajectory in the node's clock
+  (``use_sim_time`` works).
+
+Before playing it waits up to ``wait_for_subscribers`` seconds for a subscriber, then
+``start_delay`` seconds. It logs progress every 10 % and exits when done (status 0),
+unless ``loop`` is set. Bad parameters, unreadable files and out-of-limit
+trajectories end it with status 2 and one clear message.
+
+Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
+``package://skel_ros/...``), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
+``start_delay``, ``loop``, ``wait_for_subscribers``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TYPE_CHECKING, Any
+
+import rclpy
+from builtin_interfaces.msg import Duration
+from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
+from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.executors import ExternalShutdownException
+from rclpy.logging import get_logger
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from skel_ros.model import SkelError, load_skel
+from skel_ros.resources import resolve
+from skel_ros.trajectory import (
+    PointTrajectory,
+    TrajectoryError,
+    check_limits,
+    load_trajectory,
+    model_limits,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rclpy.context import Context
+    from rclpy.parameter import Parameter
+
+MODES = ("trajectory", "stream")
+MAX_RATE = 1_000.0  # Hz
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+_NANOSEC = 1_000_000_000
+_TRAJECTORY_TICK = 0.05  # s between progress checks in trajectory mode
+
+
+class PlayerSetupError(RuntimeError):
+    """The player cannot play: bad parameter, file or out-of-limit trajectory."""
+
+
+PARAMETERS: dict[str, tuple[Any, str]] = {
+    "trajectory_file": ("", "CASPR trajectories.xml or trajectory YAML (path or package://)"),
+    "skel_file": ("", "the robot's SKEL file: DOF names and limits (path or package://)"),
+    "mapping_file": ("", "YAML mapping CASPR q columns to DOF names ('' = model order)"),
+    "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
+    "mode": ("trajectory", ("'trajectory': one JointTrajectory on joint_trajectory; 'stream':"
+                            " JointState position commands on joint_commands at rate Hz")),
+    "rate": (50.0, "stream mode: command rate in Hz (0, 1000]"),
+    "start_delay": (0.0, "seconds to wait before playing (>= 0)"),
+    "loop": (False, "play again and again until stopped"),
+    "wait_for_subscribers": (5.0, "seconds to wait for a subscriber before playing (>= 0)"),
+}
+_NUMERIC = ("rate", "start_delay", "wait_for_subscribers")
+
+
+def _descriptor(name: str, text: str) -> ParameterDescriptor:
+    if name in _NUMERIC:  # dynamic: "-p rate:=50" is an integer, "rate:=50.0" a double
+        return ParameterDescriptor(description=text, read_only=True, dynamic_typing=True)
+    return ParameterDescriptor(description=text, read_only=True)
+
+
+def _check_types(p: dict[str, Any]) -> None:
+    """Check parameter types; numbers may be given as integers and become floats."""
+    for name in _NUMERIC:
+        value = p[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise PlayerSetupError(f"parameter {name} must be a number, got {value!r}")
+        p[name] = float(value)
+        if not math.isfinite(p[name]) or p[name] < 0.0:
+            raise PlayerSetupError(f"parameter {name} must be finite and >= 0, got {value}")
+    for name in ("trajectory_file", "skel_file", "mapping_file", "trajectory_id", "mode"):
+        if not isinstance(p[name], str):
+            raise PlayerSetupError(f"parameter {name} must be a string, got {p[name]!r}")
+    if not isinstance(p["loop"], bool):
+        raise PlayerSetupError(f"parameter loop must be true or false, got {p['loop']!r}")
+
+
+class TrajectoryPlayer(Node):
+    """The player node; see the module docstring.
+
+    Raises:
+        PlayerSetupError: A parameter, the model or the trajectory is invalid.
+    """
+
+    def __init__(self, *, parameter_overrides: Sequence[Parameter[Any]] | None = None,
+                 node_name: str = "trajectory_player", context: Context | None = None) -> None:
+        super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
+                         context=context)
+        try:
+            self.declare_parameters("", [(name, default, _descriptor(name, text))
+                                         for name, (default, text) in PARAMETERS.items()])
+        except InvalidParameterTypeException as exc:
+            raise PlayerSetupError(f"parameter {exc}") from None
+        p = self._read_parameters()
+        self.mode: str = p["mode"]
+        self.rate: float = p["rate"]
+        self.loop: bool = p["loop"]
+        self.start_delay: float = p["start_delay"]
+        self.wait_for_subscribers: float = p["wait_for_subscribers"]
+        self.trajectory = self._load(p)
+        self.done = False
+        self._decile = -1
+        self._phase = "waiting"
+        self._phase_start = self._now()
+        self._t0 = 0.0
+        if self.mode == "stream":
+            self._publisher = self.create_publisher(JointState, "joint_commands", COMMAND_QOS)
+            self._timer = self.create_timer(1.0 / self.rate, self._tick)
+        else:
+            self._publisher = self.create_publisher(JointTrajectory, "joint_trajectory",
+                                                    COMMAND_QOS)
+            self._timer = self.create_timer(_TRAJECTORY_TICK, self._tick)
+        t = self.trajectory
+        self.get_logger().info(
+            f"loaded {p['trajectory_file']}: {len(t.joint_names)} DOF(s)"
+            f" ({', '.join(t.joint_names)}), {t.duration:.3f} s, {len(t.points)} point(s);"
+            f" within the limits of {p['skel_file']}; mode {self.mode}")
+
+    # ---------------------------------------------------------------- setup
+
+    def _read_parameters(self) -> dict[str, Any]:
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        _check_types(p)
+        if p["mode"] not in MODES:
+            raise PlayerSetupError(f"parameter mode must be one of {', '.join(MODES)}, got"
+                                   f" {p['mode']!r}")
+        if not 0.0 < p["rate"] <= MAX_RATE:
+            raise PlayerSetupError(f"parameter rate must be in (0, {MAX_RATE:g}] Hz, got"
+                                   f" {p['rate']:g}")
+        for name in ("trajectory_file", "skel_file"):
+            if not p[name]:
+                raise PlayerSetupError(
+                    f"parameter {name} is required (the player checks the trajectory against"
+                    f" the model's DOFs and limits before playing)")
+        return p
+
+    def _load(self, p: dict[str, Any]) -> PointTrajectory:
+        try:
+            world = load_skel(resolve(p["skel_file"]))
+            limits = model_limits(world)
+            mapping = resolve(p["mapping_file"]) if p["mapping_file"] else None
+            trajectory = load_trajectory(resolve(p["trajectory_file"]), list(limits), mapping,
+                                         trajectory_id=p["trajectory_id"] or None)
+        except (FileNotFoundError, SkelError, TrajectoryError) as exc:
+            raise PlayerSetupError(str(exc)) from None
+        try:
+            check_limits(trajectory, limits)
+        except TrajectoryError as exc:
+            raise PlayerSetupError(f"refusing to play {p['trajectory_file']}: {exc}") from None
+        return trajectory
+
+    # ---------------------------------------------------------------- playing
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _tick(self) -> None:
+        if self.done:
+            return
+        now = self._now()
+        if self._phase == "waiting":
+            waited = now - self._phase_start
+            if self._publisher.get_subscription_count() == 0:
+                if waited < self.wait_for_subscribers:
+                    return
+                self.get_logger().warning(f"no subscriber after {waited:.1f} s; playing anyway")
+            self._phase, self._phase_start = "delay", now
+        if self._phase == "delay":
+            if now - self._phase_start < self.start_delay:
+                return
+            self._start(now)
+        self._play(now - self._t0)
+
+    def _start(self, now: float) -> None:
+        self._phase, self._t0, self._decile = "playing", now, -1
+        self.get_logger().info(f"playing {self.trajectory.duration:.3f} s")
+        if self.mode == "trajectory":
+            self._publisher.publish(trajectory_message(self.trajectory))
+
+    def _play(self, t: float) -> None:
+        duration = self.trajectory.duration
+        finished = t >= duration
+        if self.mode == "stream":
+            self._publisher.publish(self._command(min(t, duration)))
+        self._progress(1.0 if finished or duration <= 0.0 else t / duration, min(t, duration))
+        if not finished:
+            return
+        if self.loop:
+            self.get_logger().info("done; looping")
+            self._start(self._now())
+        else:
+            self.get_logger().info("done")
+            self.done = True
+            self._timer.cancel()
+
+    def _progress(self, fraction: float, t: float) -> None:
+        decile = min(10, int(fraction * 10.0 + 1e-9))
+        if decile > self._decile:
+            self._decile = decile
+            self.get_logger().info(f"progress {decile * 10:3d} % ({t:.2f} s of"
+                                   f" {self.trajectory.duration:.2f} s)")
+
+    def _command(self, t: float) -> JointState:
+        positions, _, _ = self.trajectory.sample(t)
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name = list(self.trajectory.joint_names)
+        msg.position = [float(x) for x in positions]
+        return msg
+
+
+def trajectory_message(trajectory: PointTrajectory) -> JointTrajectory:
+    """``trajectory`` as a ``JointTrajectory`` (stamp zero: the receiver starts it on receipt)."""
+    msg = JointTrajectory()
+    msg.joint_names = list(trajectory.joint_names)
+    for point in trajectory.points:
+        out = JointTrajectoryPoint()
+        out.positions = [float(x) for x in point.positions]
+        if point.velocities:
+            out.velocities = [float(x) for x in point.velocities]
+        if point.accelerations:
+            out.accelerations = [float(x) for x in point.accelerations]
+        sec = math.floor(point.time_from_start)
+        nanosec = round((point.time_from_start - sec) * 1e9)
+        if nanosec >= _NANOSEC:
+            sec, nanosec = sec + 1, nanosec - _NANOSEC
+        out.time_from_start = Duration(sec=int(sec), nanosec=int(nanosec))
+        msg.points.append(out)
+    return msg
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Console script ``trajectory_player``; exits 0 when done, 2 when it refuses to play."""
+    rclpy.init(args=list(args) if args is not None else None)
+    node: TrajectoryPlayer | None = None
+    status = 0
+    try:
+        node = TrajectoryPlayer()
+        while rclpy.ok() and not node.done:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except PlayerSetupError as exc:
+        get_logger("trajectory_player").error(str(exc))
+        print(f"trajectory_player: {exc}", file=sys.stderr)  # noqa: T201 - also without ROS logs
+        status = 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        status = 130 if node is None or not node.done else 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+    sys.exit(status)
+
+
+__all__ = ["PlayerSetupError", "TrajectoryPlayer", "main", "trajectory_message"]
