@@ -116,7 +116,7 @@ class TrajectoryPlayer(Node):
             self.declare_parameters("", [(name, default, _descriptor(name, text))
                                          for name, (default, text) in PARAMETERS.items()])
         except InvalidParameterTypeException as exc:
-            raise PlayerSetupError(f"parameter {exc}") from None
+            raise PlayerSetupError(f"bad parameter type: {exc}") from None
         p = self._read_parameters()
         self.mode: str = p["mode"]
         self.rate: float = p["rate"]
@@ -257,7 +257,11 @@ def trajectory_message(trajectory: PointTrajectory) -> JointTrajectory:
 
 def main(args: Sequence[str] | None = None) -> None:
     """Console script ``trajectory_player``; exits 0 when done, 2 when it refuses to play."""
-    rclpy.init(args=list(args) if args is not None else None)
+    try:
+        rclpy.init(args=list(args) if args is not None else None)
+    except RuntimeError as exc:  # rclpy's RCLError: unparsable --ros-args
+        print(f"trajectory_player: cannot start: {exc}", file=sys.stderr)  # noqa: T201
+        sys.exit(2)
     node: TrajectoryPlayer | None = None
     status = 0
     try:

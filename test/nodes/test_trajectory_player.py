@@ -1,0 +1,154 @@
+"""trajectory_player in its own process, a real subscriber in the test (rclpy, Fast DDS)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from skel_ros.resources import example
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+
+SHORT_YAML = """joint_names: [elbow, wrist]
+points:
+  - {positions: [0.3, 0.0], time_from_start: 0.0}
+  - {positions: [0.8, -0.5], time_from_start: 1.0}
+"""
+SHORT_CASPR = """<trajectories><joint_trajectories>
+<cubic_spline_trajectory id="c" time_definition="absolute" time_step="0.25">
+<points>
+<point><q>0.3 0.0 7</q><q_dot>0 0 0</q_dot></point>
+<point time="1"><q>0.8 -0.5 7</q><q_dot>0 0 0</q_dot></point>
+</points></cubic_spline_trajectory></joint_trajectories></trajectories>
+"""
+
+
+def _player(env: dict[str, str], **params: str) -> subprocess.Popen[str]:
+    args = [sys.executable, "-c", "from skel_ros.nodes.trajectory_player import main; main()",
+            "--ros-args"]
+    for name, value in {"skel_file": str(example("arm.skel")), **params}.items():
+        args += ["-p", f"{name}:={value}"]
+    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str]) -> tuple[list[Any], str]:
+    """Subscribe, spin until the player exits (bounded), return the messages and its output."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    received: list[Any] = []
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node("player_test", context=context)
+        node.create_subscription(msg_type, topic, received.append,
+                                 QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        for _ in range(1200):  # at most ~120 s
+            executor.spin_once(timeout_sec=0.1)
+            if proc.poll() is not None:
+                break
+        for _ in range(5):  # what is still in flight
+            executor.spin_once(timeout_sec=0.1)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+        if proc.poll() is None:
+            proc.kill()
+        output, _ = proc.communicate(timeout=30)
+    return received, output
+
+
+def test_stream_mode_publishes_sampled_positions(ros_env: dict[str, str], tmp_path: Path) -> None:
+    from sensor_msgs.msg import JointState
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
+                   wait_for_subscribers="60.0")
+    received, output = _collect(JointState, "/joint_commands", proc)
+    assert proc.returncode == 0, output
+    assert "progress 100 %" in output
+    assert "progress  50 %" in output
+    assert len(received) >= 10, output  # 1 s at 50 Hz: about 51
+    for msg in received:
+        assert list(msg.name) == ["elbow", "wrist"]
+        assert len(msg.velocity) == 0
+        assert len(msg.effort) == 0
+        elbow, wrist = msg.position
+        assert 0.3 <= elbow <= 0.8
+        assert wrist == pytest.approx(-(elbow - 0.3), abs=1e-12)  # both on the same line
+    elbows = [m.position[0] for m in received]
+    assert elbows == sorted(elbows)
+    np.testing.assert_allclose(received[-1].position, [0.8, -0.5])
+
+
+def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    from trajectory_msgs.msg import JointTrajectory
+
+    path = tmp_path / "short.xml"
+    path.write_text(SHORT_CASPR, encoding="utf-8")
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text("[elbow, wrist, null]\n", encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mapping_file=str(mapping),
+                   mode="trajectory", wait_for_subscribers="60.0")
+    received, output = _collect(JointTrajectory, "/joint_trajectory", proc)
+    assert proc.returncode == 0, output
+    assert "progress 100 %" in output
+    assert len(received) == 1, output
+    msg = received[0]
+    assert list(msg.joint_names) == ["elbow", "wrist"]
+    assert msg.header.stamp.sec == 0
+    assert msg.header.stamp.nanosec == 0
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
+    np.testing.assert_allclose(times, [0, 0.25, 0.5, 0.75, 1.0])
+    # cubic 0.3 -> 0.8 over 1 s from rest: 0.3 + 0.5 (3 s^2 - 2 s^3); at 0.25 s: 0.3 + 0.078125
+    np.testing.assert_allclose(msg.points[1].positions, [0.378125, -0.078125])
+    np.testing.assert_allclose(msg.points[1].velocities, [0.5625, -0.5625])
+    np.testing.assert_allclose(msg.points[1].accelerations, [1.5, -1.5])  # 0.5 (6 - 12 s)
+
+
+def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "far.yaml"
+    path.write_text("joint_names: [wrist]\npoints:\n"
+                    "- {positions: [0.0], time_from_start: 0}\n"
+                    "- {positions: [3.8], time_from_start: 2}\n", encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="stream")
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2, output
+    assert "refusing to play" in output
+    assert "DOF 'wrist' at t = 1.005 s: position 1.91 is outside its limits [-1.9, 1.9]" in output
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"mode": "fast"}, "parameter mode must be one of trajectory, stream"),
+        ({"rate": "0"}, "parameter rate must be in (0, 1000] Hz"),
+        ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0"),
+        ({"trajectory_file": "''"}, "parameter trajectory_file is required"),
+        ({"rate": "fast"}, "parameter rate must be a number"),
+        ({"loop": "3"}, "bad parameter type: Trying to set parameter 'loop' to '3'"),
+        ({"trajectory_file": "/nonexistent/t.yaml"}, "cannot read trajectory file"),
+        ({"mapping_file": "/nonexistent/m.yaml"}, "a mapping file applies to CASPR"),
+    ],
+)
+def test_bad_parameters_end_with_a_message(ros_env: dict[str, str], params: dict[str, str],
+                                           message: str) -> None:
+    params = {"trajectory_file": str(example("arm_trajectory.yaml")), **params}
+    proc = _player(ros_env, **params)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2, output
+    assert message in output
