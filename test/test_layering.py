@@ -43,6 +43,7 @@ def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
         ("skel_ros.model", ROS + ["dartpy"]),
         ("skel_ros.hardware", ROS + ["dartpy", "skel_ros.sim"]),
         ("skel_ros.sim", ROS + ["skel_ros.hardware"]),
+        ("skel_ros.trajectory", ROS + ["dartpy"]),
     ],
 )
 def test_core_imports_without_forbidden_packages(package: str, blocked: list[str]) -> None:
