@@ -1,0 +1,252 @@
+"""Emulated MIT-mode motors on a python-can bus (a thread in the caller's process).
+
+Each motor answers every frame addressed to its CAN id the way the firmware does:
+*enter* (``..fc``) switches torque on with zero gains until the first command, *exit*
+(``..fd``) off, *zero* (``..fe``) makes the present position 0, *clear error* (``..fb``)
+clears an injected error; a command sets ``u = kp (p - q) + kd (v - q') + t_ff`` on a
+:class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every emulator
+shares). Replies go out on ``master_id`` (default 0) in the motor's variant. Damiao
+motors also answer register reads (``0x7FF``: ``id_l id_h 0x33 rid``) for a few
+registers (7 MST_ID, 8 ESC_ID, 10 CTRL_MODE = 1 (MIT), 14 sw_ver, 21-23 PMAX/VMAX/TMAX).
+
+For tests: :meth:`MitEmulator.inject_error` (the motor reports an error code and drops
+torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.state`.
+
+Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
+(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor),
+``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
+``temperature`` (deg C, default 30).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.hardware import can_transport
+from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
+from skel_ros.hardware.errors import ConfigError
+from skel_ros.hardware.mit.codec import (
+    CLEAR_ERROR,
+    ENTER_MODE,
+    EXIT_MODE,
+    ZERO_POSITION,
+    MitCodec,
+    Variant,
+    is_special,
+)
+from skel_ros.hardware.mit.models import resolve
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    import can
+
+    from skel_ros.hardware.base import ActuatorSpec
+
+__all__ = ["DAMIAO_REGISTER_ID", "MitEmulator"]
+
+_LOG = logging.getLogger(__name__)
+DAMIAO_REGISTER_ID = 0x7FF
+_REG_READ, _REG_WRITE, _REG_STORE, _REG_FEEDBACK = 0x33, 0x55, 0xAA, 0xCC
+_COUNTER = itertools.count()
+
+
+@dataclass
+class _Motor:
+    spec: ActuatorSpec
+    codec: MitCodec
+    model: MotorModel
+    offset: float = 0.0   # true position of the reported zero
+    error: int = 0
+    silent: bool = False
+    frames: int = 0
+
+
+def _virtual_channel() -> str:
+    return f"skel_ros-mit-{os.getpid()}-{next(_COUNTER)}"
+
+
+class MitEmulator:
+    """MIT-mode motors answering on a python-can bus from a background thread.
+
+    Args:
+        transport: python-can mapping; default (``{}``) a fresh ``virtual`` channel.
+        actuators: the motors (their model / options give ranges and variant).
+        options: see the module docstring.
+
+    Attributes:
+        transport: what the driver's ``BusSpec.transport`` needs to reach it.
+    """
+
+    def __init__(self, transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                 options: Mapping[str, Any] | None = None) -> None:
+        opts = dict(options or {})
+        tr = dict(transport)
+        tr.setdefault("interface", "virtual")
+        if tr["interface"] == "virtual":
+            tr.setdefault("channel", _virtual_channel())
+            tr.setdefault("receive_own_messages", False)
+        self.transport: Mapping[str, Any] = dict(tr)
+        self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
+        self.master_id = int(opts.get("master_id", 0))
+        self.temperature = float(opts.get("temperature", 30.0))
+        initial = dict(opts.get("initial_positions") or {})
+        try:
+            params = MotorParams(**dict(opts.get("motor") or {}))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"MIT emulator: bad motor parameters: {exc}") from None
+        now = self.clock()
+        self._motors: dict[int, _Motor] = {}
+        for act in actuators:
+            ranges, variant = resolve(act.model, act.options, f"emulated MIT id {act.id}")
+            model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
+            model.mode = ControlMode.MIT
+            self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._bus: can.BusABC = can_transport.open_bus(tr)
+        self._thread = threading.Thread(target=self._run, name="mit-emulator", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ control
+
+    def stop(self) -> None:
+        """Stop answering and release the bus; idempotent, never raises."""
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2.0)
+        try:
+            self._bus.shutdown()
+        except Exception as exc:  # noqa: BLE001 - stop never raises
+            _LOG.warning("MIT emulator: shutdown failed: %s", exc)
+
+    def state(self, actuator_id: int) -> MotorState:
+        """The true state of one motor (advanced to now; position in its own zero)."""
+        with self._lock:
+            m = self._motors[actuator_id]
+            s = m.model.advance(self.clock())
+            return MotorState(s.position - m.offset, s.velocity, s.effort, s.torque_enabled)
+
+    def inject_error(self, actuator_id: int, code: int) -> None:
+        """Report error ``code`` from now on (torque drops); 0 clears it.
+
+        Codes are the variant's: CubeMars error byte (1..6), Damiao status (8..14);
+        the Mini Cheetah reply has no error field.
+        """
+        with self._lock:
+            m = self._motors[actuator_id]
+            m.error = code
+            if code:
+                m.model.set_torque(False, self.clock())  # noqa: FBT003
+
+    def set_silent(self, actuator_id: int, silent: bool = True) -> None:  # noqa: FBT001, FBT002
+        """Stop (or resume) answering, as an unplugged motor."""
+        with self._lock:
+            self._motors[actuator_id].silent = silent
+
+    def frames_received(self, actuator_id: int) -> int:
+        """How many frames addressed to the motor it received."""
+        with self._lock:
+            return self._motors[actuator_id].frames
+
+    # ------------------------------------------------------------------ thread
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                msg = self._bus.recv(timeout=0.05)
+            except Exception as exc:  # noqa: BLE001 - a dead bus ends the emulator
+                if not self._stop.is_set():
+                    _LOG.warning("MIT emulator: receive failed, stopping: %s", exc)
+                return
+            if msg is None or msg.is_error_frame or msg.is_remote_frame:
+                continue
+            try:
+                self._handle(msg.arbitration_id, bytes(msg.data))
+            except Exception:  # noqa: BLE001 - one bad frame never stops the emulator
+                _LOG.exception("MIT emulator: frame 0x%03X %s not handled",
+                               msg.arbitration_id, bytes(msg.data).hex())
+
+    def _handle(self, arbitration_id: int, data: bytes) -> None:
+        if arbitration_id == DAMIAO_REGISTER_ID:
+            self._register(data)
+            return
+        with self._lock:
+            m = self._motors.get(arbitration_id)
+            if m is None:
+                return
+            m.frames += 1
+            now = self.clock()
+            model = m.model
+            model.advance(now)
+            if is_special(data):
+                self._special(m, data, now)
+            elif len(data) == 8:  # noqa: PLR2004
+                p, v, kp, kd, t = m.codec.decode_command(data)
+                model.set_mit(p + m.offset, v, kp, kd, t)
+            else:
+                return  # malformed: the firmware ignores it
+            if m.silent:
+                return
+            reply = self._reply(m)
+        can_transport.send(self._bus, self.master_id, reply, what="MIT reply")
+
+    def _special(self, m: _Motor, data: bytes, now: float) -> None:
+        model = m.model
+        if data == ENTER_MODE:
+            if not m.error:
+                pos = model.state.position
+                model.set_mit(pos, 0.0, 0.0, 0.0, 0.0)
+                model.set_torque(True, now)  # noqa: FBT003
+        elif data == EXIT_MODE:
+            model.set_torque(False, now)  # noqa: FBT003
+        elif data == ZERO_POSITION:
+            m.offset = model.state.position
+        elif data == CLEAR_ERROR and m.codec.variant is Variant.DAMIAO:
+            m.error = 0
+
+    def _reply(self, m: _Motor) -> bytes:
+        s = m.model.state
+        return m.codec.encode_reply(m.spec.id, s.position - m.offset, s.velocity, s.effort,
+                                    temperature=self.temperature, error_code=m.error,
+                                    enabled=s.torque_enabled)
+
+    def _register(self, data: bytes) -> None:
+        if len(data) < 4:  # noqa: PLR2004
+            return
+        motor_id = data[0] | (data[1] << 8)
+        with self._lock:
+            m = self._motors.get(motor_id)
+            if m is None or m.codec.variant is not Variant.DAMIAO or m.silent:
+                return
+            m.frames += 1
+            if data[2] == _REG_FEEDBACK:
+                m.model.advance(self.clock())
+                reply = self._reply(m)
+            elif data[2] in (_REG_READ, _REG_WRITE):
+                value = self._register_value(m, data[3])
+                if value is None:
+                    return
+                reply = bytes((data[0], data[1], _REG_READ, data[3])) + value
+            else:
+                return
+        can_transport.send(self._bus, self.master_id, reply, what="Damiao register reply")
+
+    def _register_value(self, m: _Motor, rid: int) -> bytes | None:
+        r = m.codec.ranges
+        ints = {7: self.master_id, 8: m.spec.id, 10: 1, 14: 5013}
+        floats = {21: r.p_max, 22: r.v_max, 23: r.t_max}
+        if rid in ints:
+            return struct.pack("<I", ints[rid])
+        if rid in floats:
+            return struct.pack("<f", floats[rid])
+        return None
+
