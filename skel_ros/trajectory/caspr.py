@@ -486,7 +486,7 @@ class _Reader:
                 raise self.error(f"the segment from t = {a.time:g} s to {b.time:g} s is shorter"
                                  f" than time_step {traj.time_step:g} s (CASPR cannot"
                                  f" interpolate it)", self.element_at(el, b.location))
-            total += int(steps)
+            total += int(min(steps, MAX_SAMPLES + 1.0))  # steps may overflow to inf
             if total > MAX_SAMPLES:
                 raise self.error(f"the trajectory would have more than {MAX_SAMPLES} samples"
                                  f" (time_step {traj.time_step:g} s, duration up to"
