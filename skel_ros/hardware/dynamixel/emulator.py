@@ -1,0 +1,849 @@
+"""Emulated Dynamixel X-series servos on a pseudo-terminal, in their own process.
+
+What is emulated: the Protocol 2.0 instructions PING, READ, WRITE, REG WRITE, ACTION,
+REBOOT, SYNC READ, FAST SYNC READ (firmware >= 45), SYNC WRITE, BULK READ,
+FAST BULK READ, BULK WRITE; status packets with errors (bad CRC -> CRC error, unknown
+instruction -> instruction error, wrong parameter count -> data length error, writes to
+read-only fields or to EEPROM with torque on -> access error, values outside a field's
+range -> data range error, goals outside the limit fields -> data limit error);
+Status Return Level; Return Delay Time (a real delay before answering); the control
+table in memory, Indirect Address/Data included; Hardware Error Status (injectable; it
+switches torque off and sets the alert bit, REBOOT clears it). Each shaft moves with
+:class:`~skel_ros.hardware.emulators.motor.MotorModel` on the emulator's monotonic clock.
+Not emulated: baud-rate changes (a pty has none; optional *wire time* sleeps as long as
+the bytes would take at the configured rate), profiles (Profile Velocity/Acceleration
+are stored, not followed), PWM control (treated as current control), gains.
+
+The process is started by :func:`start` (``start_emulator`` in the package) and talks
+to its parent over stdin/stdout, one JSON object per line; it exits when its stdin
+closes, so it never outlives its parent. ``python -m skel_ros.hardware.dynamixel.emulator
+--ids 1-4`` runs one in the foreground.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import json
+import math
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import tty
+import weakref
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.dynamixel import control_table as ct
+from skel_ros.hardware.dynamixel import protocol as proto
+from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
+from skel_ros.hardware.errors import ConfigError, ProtocolError, TransportError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+Instruction = proto.Instruction
+StatusError = proto.StatusError
+
+DEFAULT_FIRMWARE = 48
+DEFAULT_RETURN_DELAY = 250  # the factory value: 500 µs
+_CONTROL_TIMEOUT = 10.0  # s to wait for the emulator process's replies
+
+_I32 = struct.Struct("<i")
+_I16 = struct.Struct("<h")
+_U16 = struct.Struct("<H")
+_PRESENT = struct.Struct("<hii")  # Present Current, Velocity, Position at 126
+
+_FIELD_AT: list[ct.Field | None] = [None] * ct.TABLE_SIZE
+for _fld in ct.FIELDS:
+    for _a in range(_fld.address, _fld.address + _fld.size):
+        _FIELD_AT[_a] = _fld
+_INDIRECT_ADDRESS_RANGES = ((ct.INDIRECT_ADDRESS_1, ct.INDIRECT_ADDRESS_1 + 2 * ct.INDIRECT_COUNT),
+                            (ct.INDIRECT_ADDRESS_29,
+                             ct.INDIRECT_ADDRESS_29 + 2 * ct.INDIRECT_COUNT))
+_INDIRECT_DATA = {**{ct.INDIRECT_DATA_1 + k: k for k in range(ct.INDIRECT_COUNT)},
+                  **{ct.INDIRECT_DATA_29 + k: ct.INDIRECT_COUNT + k
+                     for k in range(ct.INDIRECT_COUNT)}}
+_POSITION_MODES = (ct.MODE_POSITION, ct.MODE_EXTENDED_POSITION, ct.MODE_CURRENT_BASED_POSITION)
+_EXTENDED_RANGE = 1_048_575
+
+
+class _WriteRefused(Exception):  # noqa: N818 - internal control flow, carries the status error
+    def __init__(self, error: int) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _in_indirect_address(address: int) -> bool:
+    return any(lo <= address < hi for lo, hi in _INDIRECT_ADDRESS_RANGES)
+
+
+@dataclass
+class EmulatedServo:
+    """One servo: its control table, its motor, its instruction handling."""
+
+    id: int
+    model: ct.ModelInfo
+    motor: MotorModel
+    firmware: int = DEFAULT_FIRMWARE
+    torque_constant: float = 0.0
+    table: bytearray = field(default_factory=lambda: bytearray(ct.TABLE_SIZE))
+    registered: tuple[int, bytes] | None = None
+    indirect: list[int] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float,
+               firmware: int = DEFAULT_FIRMWARE, return_delay: int = DEFAULT_RETURN_DELAY,
+               torque_constant: float | None = None) -> EmulatedServo:
+        """A servo with its factory settings, its shaft at ``position`` (rad)."""
+        params = MotorParams(max_velocity=model.no_load_speed, max_effort=model.stall_torque)
+        servo = cls(dxl_id, model, MotorModel(params, position, now), firmware,
+                    torque_constant or model.torque_constant)
+        t = servo.table
+        _U16.pack_into(t, ct.MODEL_NUMBER.address, model.model_number)
+        t[ct.FIRMWARE_VERSION.address] = firmware
+        t[ct.ID.address] = dxl_id
+        t[ct.BAUD_RATE.address] = 3
+        t[ct.RETURN_DELAY_TIME.address] = return_delay
+        t[ct.OPERATING_MODE.address] = ct.MODE_POSITION
+        t[ct.PROTOCOL_TYPE.address] = 2
+        _I32.pack_into(t, ct.MOVING_THRESHOLD.address, 10)
+        t[ct.TEMPERATURE_LIMIT.address] = 80
+        _U16.pack_into(t, ct.MAX_VOLTAGE_LIMIT.address, 160)
+        _U16.pack_into(t, ct.MIN_VOLTAGE_LIMIT.address, 95)
+        _U16.pack_into(t, ct.PWM_LIMIT.address, 885)
+        if model.senses_current:
+            _U16.pack_into(t, ct.CURRENT_LIMIT.address, model.current_limit)
+        _I32.pack_into(t, ct.VELOCITY_LIMIT.address, model.velocity_limit)
+        _I32.pack_into(t, ct.MAX_POSITION_LIMIT.address, ct.TICKS_PER_REV - 1)
+        _I32.pack_into(t, ct.MIN_POSITION_LIMIT.address, 0)
+        t[ct.SHUTDOWN.address] = 0x34
+        t[ct.STATUS_RETURN_LEVEL.address] = 2
+        _I32.pack_into(t, ct.GOAL_POSITION.address, _ticks(position))
+        _U16.pack_into(t, ct.PRESENT_INPUT_VOLTAGE.address, 120)
+        t[ct.PRESENT_TEMPERATURE.address] = 32
+        for k in range(2 * ct.INDIRECT_COUNT):  # factory: Indirect Address n -> Indirect Data n
+            base = ct.INDIRECT_ADDRESS_1 if k < ct.INDIRECT_COUNT else ct.INDIRECT_ADDRESS_29
+            data = ct.INDIRECT_DATA_1 if k < ct.INDIRECT_COUNT else ct.INDIRECT_DATA_29
+            j = k % ct.INDIRECT_COUNT
+            _U16.pack_into(t, base + 2 * j, data + j)
+        servo._update_indirect()
+        servo._update_limits()
+        servo.sync(now)
+        return servo
+
+    # ---------------------------------------------------------------- state
+
+    def _u(self, fld: ct.Field) -> int:
+        return int.from_bytes(self.table[fld.address:fld.address + fld.size], "little",
+                              signed=fld.signed)
+
+    @property
+    def return_delay(self) -> float:
+        """Seconds to wait before answering."""
+        return self.table[ct.RETURN_DELAY_TIME.address] * ct.RETURN_DELAY_UNIT
+
+    @property
+    def status_return_level(self) -> int:
+        """0: answer PING only, 1: PING and READ, 2: everything."""
+        return self.table[ct.STATUS_RETURN_LEVEL.address]
+
+    @property
+    def alert(self) -> int:
+        """The error byte's alert flag."""
+        return proto.ALERT if self.table[ct.HARDWARE_ERROR_STATUS.address] else 0
+
+    def sync(self, now: float) -> None:
+        """Advance the motor and refresh the Present fields."""
+        st = self.motor.advance(now)
+        t = self.table
+        if self.model.current_unit is not None:
+            raw_effort = st.effort / self.torque_constant / self.model.current_unit
+        else:
+            raw_effort = st.effort / self.model.stall_torque / ct.LOAD_UNIT
+        _PRESENT.pack_into(t, ct.PRESENT_CURRENT.address, _clip(raw_effort, 32767),
+                           _clip(st.velocity / ct.RAD_S_PER_VELOCITY_UNIT, 2**31 - 1),
+                           _ticks(st.position))
+        t[ct.MOVING.address] = int(abs(st.velocity) > ct.RAD_S_PER_VELOCITY_UNIT *
+                                   self._u(ct.MOVING_THRESHOLD))
+        _U16.pack_into(t, ct.REALTIME_TICK.address, int(now * 1000) % 32768)
+        t[ct.TORQUE_ENABLE.address] = int(st.torque_enabled)
+
+    def _update_indirect(self) -> None:
+        t = self.table
+        targets = []
+        for lo, _hi in _INDIRECT_ADDRESS_RANGES:
+            targets.extend(_U16.unpack_from(t, lo + 2 * k)[0] for k in range(ct.INDIRECT_COUNT))
+        self.indirect = targets
+
+    def _update_limits(self) -> None:
+        velocity_limit = self._u(ct.VELOCITY_LIMIT) * ct.RAD_S_PER_VELOCITY_UNIT
+        speed = self.model.no_load_speed
+        if velocity_limit > 0:
+            speed = min(speed, velocity_limit)
+        effort = self.model.stall_torque
+        if self.model.current_unit is not None:
+            effort = min(effort, self._u(ct.CURRENT_LIMIT) * self.model.current_unit *
+                         self.torque_constant) or effort
+        self.motor.params = replace(self.motor.params, max_velocity=speed, max_effort=effort)
+
+    def inject_fault(self, bits: int, now: float) -> None:
+        """Set Hardware Error Status (torque goes off, as the Shutdown field asks)."""
+        self.sync(now)
+        self.table[ct.HARDWARE_ERROR_STATUS.address] = bits & 0xFF
+        if bits:
+            self.motor.set_torque(False, now)
+            self.table[ct.TORQUE_ENABLE.address] = 0
+
+    def reboot(self, now: float) -> None:
+        """Clear the hardware error, torque off (RAM fields keep their values here)."""
+        self.sync(now)
+        self.table[ct.HARDWARE_ERROR_STATUS.address] = 0
+        self.motor.set_torque(False, now)
+        self.table[ct.TORQUE_ENABLE.address] = 0
+
+    # ---------------------------------------------------------------- access
+
+    def read(self, address: int, size: int, now: float) -> tuple[int, bytes]:
+        """``(error, data)`` of a READ."""
+        if size <= 0 or address < 0 or address + size > ct.TABLE_SIZE:
+            return StatusError.ACCESS, b""
+        self.sync(now)
+        t = self.table
+        end = address + size
+        if end <= ct.INDIRECT_DATA_1 or (address >= ct.INDIRECT_DATA_1 + ct.INDIRECT_COUNT
+                                         and end <= ct.INDIRECT_DATA_29):
+            return 0, bytes(t[address:end])
+        out = bytearray(t[address:end])
+        for a in range(address, end):
+            k = _INDIRECT_DATA.get(a)
+            if k is not None:
+                target = self.indirect[k]
+                out[a - address] = t[target] if 0 <= target < ct.TABLE_SIZE else 0
+        return 0, bytes(out)
+
+    def write(self, address: int, data: bytes, now: float) -> int:
+        """Apply a WRITE; the status error (0 when it was applied)."""
+        try:
+            self._write(address, data, now)
+        except _WriteRefused as refused:
+            return refused.error
+        return 0
+
+    def _write(self, address: int, data: bytes, now: float) -> None:
+        if not data or address < 0 or address + len(data) > ct.TABLE_SIZE:
+            raise _WriteRefused(StatusError.ACCESS)
+        targets = []
+        for offset in range(len(data)):
+            a = address + offset
+            k = _INDIRECT_DATA.get(a)
+            if k is not None:
+                a = self.indirect[k]
+                if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
+                    raise _WriteRefused(StatusError.ACCESS)
+            targets.append(a)
+        touched: dict[str, ct.Field] = {}
+        indirect_changed = False
+        torque_on = bool(self.table[ct.TORQUE_ENABLE.address])
+        for a in targets:
+            if _in_indirect_address(a):
+                if torque_on:
+                    raise _WriteRefused(StatusError.ACCESS)
+                indirect_changed = True
+                continue
+            fld = _FIELD_AT[a]
+            if fld is None or fld.access is ct.Access.R:
+                raise _WriteRefused(StatusError.ACCESS)
+            if fld.access is ct.Access.EEPROM and torque_on:
+                raise _WriteRefused(StatusError.ACCESS)
+            touched[fld.name] = fld
+        new = bytearray(self.table)
+        for a, byte in zip(targets, data, strict=True):
+            new[a] = byte
+        self._validate(new, touched.values())
+        self.sync(now)
+        for a, byte in zip(targets, data, strict=True):
+            self.table[a] = byte
+        if indirect_changed:
+            self._update_indirect()
+        self._apply(touched, now)
+
+    def _validate(self, new: bytearray, fields: Any) -> None:  # noqa: ANN401, C901, PLR0912
+        def value(fld: ct.Field) -> int:
+            return int.from_bytes(new[fld.address:fld.address + fld.size], "little",
+                                  signed=fld.signed)
+
+        mode = value(ct.OPERATING_MODE)
+        for fld in fields:
+            v = value(fld)
+            bad = False
+            limit = False
+            if fld is ct.TORQUE_ENABLE:
+                bad = v not in (0, 1)
+                if v and self.table[ct.HARDWARE_ERROR_STATUS.address]:
+                    raise _WriteRefused(StatusError.RESULT_FAIL)
+            elif fld is ct.OPERATING_MODE:
+                bad = v not in ct.OPERATING_MODES or (
+                    not self.model.senses_current
+                    and v in (ct.MODE_CURRENT, ct.MODE_CURRENT_BASED_POSITION))
+            elif fld is ct.ID:
+                bad = v > proto.MAX_ID
+            elif fld is ct.BAUD_RATE:
+                bad = v > 7  # noqa: PLR2004 - 0..7: 9,600 bps .. 4.5 Mbps
+            elif fld is ct.RETURN_DELAY_TIME:
+                bad = v > 254  # noqa: PLR2004
+            elif fld is ct.STATUS_RETURN_LEVEL:
+                bad = v > 2  # noqa: PLR2004
+            elif fld in (ct.MAX_POSITION_LIMIT, ct.MIN_POSITION_LIMIT):
+                bad = not 0 <= v < ct.TICKS_PER_REV
+            elif fld is ct.VELOCITY_LIMIT:
+                bad = not 0 <= v <= 1023  # noqa: PLR2004
+            elif fld is ct.CURRENT_LIMIT:
+                bad = not self.model.senses_current or not 0 <= v <= self.model.current_limit
+            elif fld is ct.GOAL_POSITION:
+                if mode == ct.MODE_POSITION:
+                    limit = not value(ct.MIN_POSITION_LIMIT) <= v <= value(ct.MAX_POSITION_LIMIT)
+                else:
+                    bad = abs(v) > _EXTENDED_RANGE
+            elif fld is ct.GOAL_VELOCITY:
+                limit = abs(v) > value(ct.VELOCITY_LIMIT)
+            elif fld is ct.GOAL_CURRENT:
+                bad = not self.model.senses_current
+                limit = abs(v) > value(ct.CURRENT_LIMIT)
+            if bad:
+                raise _WriteRefused(StatusError.DATA_RANGE)
+            if limit:
+                raise _WriteRefused(StatusError.DATA_LIMIT)
+
+    def _apply(self, touched: Mapping[str, ct.Field], now: float) -> None:
+        motor = self.motor
+        if ct.OPERATING_MODE.name in touched:
+            motor.mode = _MOTOR_MODES[self.table[ct.OPERATING_MODE.address]]
+        if touched.keys() & {ct.VELOCITY_LIMIT.name, ct.CURRENT_LIMIT.name}:
+            self._update_limits()
+        mode = self.table[ct.OPERATING_MODE.address]
+        if ct.TORQUE_ENABLE.name in touched:
+            enabled = bool(self.table[ct.TORQUE_ENABLE.address])
+            motor.set_torque(enabled, now)
+            if enabled:
+                touched = {**touched, ct.GOAL_POSITION.name: ct.GOAL_POSITION,
+                           ct.GOAL_VELOCITY.name: ct.GOAL_VELOCITY,
+                           ct.GOAL_CURRENT.name: ct.GOAL_CURRENT}
+        if ct.GOAL_POSITION.name in touched and mode in _POSITION_MODES:
+            motor.set_position_target(
+                (self._u(ct.GOAL_POSITION) - ct.CENTER_TICK) * ct.RAD_PER_TICK)
+        if ct.GOAL_VELOCITY.name in touched:
+            motor.set_velocity_target(self._u(ct.GOAL_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT)
+        if ct.GOAL_CURRENT.name in touched and self.model.current_unit is not None:
+            motor.set_effort_target(self._u(ct.GOAL_CURRENT) * self.model.current_unit *
+                                    self.torque_constant)
+
+    def state(self, now: float) -> MotorState:
+        """The true shaft state at ``now``."""
+        self.sync(now)
+        return self.motor.state
+
+
+_MOTOR_MODES = {ct.MODE_CURRENT: ControlMode.EFFORT, ct.MODE_VELOCITY: ControlMode.VELOCITY,
+                ct.MODE_POSITION: ControlMode.POSITION,
+                ct.MODE_EXTENDED_POSITION: ControlMode.POSITION,
+                ct.MODE_CURRENT_BASED_POSITION: ControlMode.POSITION,
+                ct.MODE_PWM: ControlMode.EFFORT}
+
+
+def _clip(value: float, limit: int) -> int:
+    if not math.isfinite(value):
+        return 0
+    return max(-limit, min(limit, round(value)))
+
+
+def _ticks(position: float) -> int:
+    return _clip(position / ct.RAD_PER_TICK, 2**31 - 1) + ct.CENTER_TICK
+
+
+# ---------------------------------------------------------------- the bus
+
+
+class ServoBus:
+    """Every emulated servo on one line: answers instruction packets.
+
+    Args:
+        servos: the servos by id.
+        clock: monotonic seconds.
+    """
+
+    def __init__(self, servos: Mapping[int, EmulatedServo], clock: Callable[[], float]) -> None:
+        self.servos = dict(servos)
+        self.clock = clock
+        self.counts = {"packets": 0, "crc_errors": 0, "garbage_bytes": 0}
+
+    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: C901, PLR0911, PLR0912
+        """The replies to one instruction packet: ``(return delay, bytes)`` in order."""
+        self.counts["packets"] += 1
+        now = self.clock()
+        inst, params, target = packet.instruction, packet.params, packet.id
+        if inst == Instruction.STATUS:
+            return []
+        if inst == Instruction.PING:
+            if target == proto.BROADCAST_ID:
+                return [self._ping(s) for _, s in sorted(self.servos.items())]
+            servo = self.servos.get(target)
+            return [self._ping(servo)] if servo else []
+        if inst in (Instruction.SYNC_READ, Instruction.FAST_SYNC_READ):
+            return self._sync_read(inst, params, now) if target == proto.BROADCAST_ID else []
+        if inst in (Instruction.BULK_READ, Instruction.FAST_BULK_READ):
+            return self._bulk_read(inst, params, now) if target == proto.BROADCAST_ID else []
+        if inst == Instruction.SYNC_WRITE:
+            self._sync_write(params, now)
+            return []
+        if inst == Instruction.BULK_WRITE:
+            self._bulk_write(params, now)
+            return []
+        targets = (list(self.servos.values()) if target == proto.BROADCAST_ID
+                   else [self.servos[target]] if target in self.servos else [])
+        replies = []
+        for servo in targets:
+            error, data = self._single(servo, inst, params, now)
+            level = servo.status_return_level
+            if target != proto.BROADCAST_ID and (
+                    level == 2 or (level == 1 and inst == Instruction.READ)):  # noqa: PLR2004
+                replies.append(self._status(servo, error, data))
+        return replies
+
+    def bad_crc(self, dxl_id: int | None) -> list[tuple[float, bytes]]:
+        """The reply to a packet with a bad CRC addressed to ``dxl_id``."""
+        self.counts["crc_errors"] += 1
+        servo = self.servos.get(dxl_id) if dxl_id is not None else None
+        if servo is None or servo.status_return_level < 2:  # noqa: PLR2004
+            return []
+        return [self._status(servo, StatusError.CRC)]
+
+    def _single(self, servo: EmulatedServo, inst: int, params: bytes,  # noqa: PLR0911
+                now: float) -> tuple[int, bytes]:
+        if inst == Instruction.READ:
+            if len(params) != 4:  # noqa: PLR2004
+                return StatusError.DATA_LENGTH, b""
+            address, size = struct.unpack("<HH", params)
+            return servo.read(address, size, now)
+        if inst in (Instruction.WRITE, Instruction.REG_WRITE):
+            if len(params) < 3:  # noqa: PLR2004
+                return StatusError.DATA_LENGTH, b""
+            address = params[0] | params[1] << 8
+            if inst == Instruction.REG_WRITE:
+                servo.registered = (address, params[2:])
+                servo.table[ct.REGISTERED_INSTRUCTION.address] = 1
+                return 0, b""
+            return servo.write(address, params[2:], now), b""
+        if inst == Instruction.ACTION:
+            if servo.registered is None:
+                return 0, b""
+            address, data = servo.registered
+            servo.registered = None
+            servo.table[ct.REGISTERED_INSTRUCTION.address] = 0
+            return servo.write(address, data, now), b""
+        if inst == Instruction.REBOOT:
+            servo.reboot(now)
+            return 0, b""
+        return StatusError.INSTRUCTION, b""
+
+    def _status(self, servo: EmulatedServo, error: int, data: bytes = b"") -> tuple[float, bytes]:
+        return servo.return_delay, proto.build_status(servo.id, error | servo.alert, data)
+
+    def _ping(self, servo: EmulatedServo) -> tuple[float, bytes]:
+        data = servo.table[0:2] + servo.table[6:7]
+        return self._status(servo, 0, bytes(data))
+
+    def _sync_read(self, inst: int, params: bytes, now: float) -> list[tuple[float, bytes]]:
+        if len(params) < 5:  # noqa: PLR2004
+            return []
+        address, size = struct.unpack_from("<HH", params)
+        servos = [self.servos[i] for i in params[4:] if i in self.servos]
+        if inst == Instruction.FAST_SYNC_READ:
+            return self._fast_reply([(s, address, size) for s in servos], now)
+        replies = []
+        for servo in servos:
+            error, data = servo.read(address, size, now)
+            replies.append(self._status(servo, error, data))
+        return replies
+
+    def _fast_reply(self, items: Sequence[tuple[EmulatedServo, int, int]],
+                    now: float) -> list[tuple[float, bytes]]:
+        if not items or any(s.firmware < ct.FAST_SYNC_READ_FIRMWARE for s, _, _ in items):
+            return []  # older firmware ignores the instruction
+        records = []
+        for servo, address, size in items:
+            error, data = servo.read(address, size, now)
+            records.append((servo.id, error | servo.alert, data.ljust(size, b"\0")))
+        return [(items[0][0].return_delay, proto.build_fast_status(records))]
+
+    def _bulk_read(self, inst: int, params: bytes, now: float) -> list[tuple[float, bytes]]:
+        if len(params) % 5:
+            return []
+        items = [struct.unpack_from("<BHH", params, k) for k in range(0, len(params), 5)]
+        known = [(self.servos[i], a, s) for i, a, s in items if i in self.servos]
+        if inst == Instruction.FAST_BULK_READ:
+            return self._fast_reply(known, now)
+        replies = []
+        for servo, address, size in known:
+            error, data = servo.read(address, size, now)
+            replies.append(self._status(servo, error, data))
+        return replies
+
+    def _sync_write(self, params: bytes, now: float) -> None:
+        if len(params) < 4:  # noqa: PLR2004
+            return
+        address, size = struct.unpack_from("<HH", params)
+        body = params[4:]
+        if size == 0 or len(body) % (size + 1):
+            return
+        for k in range(0, len(body), size + 1):
+            servo = self.servos.get(body[k])
+            if servo is not None:
+                servo.write(address, body[k + 1:k + 1 + size], now)
+
+    def _bulk_write(self, params: bytes, now: float) -> None:
+        k = 0
+        while k + 5 <= len(params):
+            dxl_id, address, size = struct.unpack_from("<BHH", params, k)
+            data = params[k + 5:k + 5 + size]
+            k += 5 + size
+            servo = self.servos.get(dxl_id)
+            if servo is not None and len(data) == size:
+                servo.write(address, data, now)
+
+
+# ---------------------------------------------------------------- the process
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    """What the emulator process emulates (JSON-serialisable)."""
+
+    servos: tuple[tuple[int, str, float, float | None], ...]  # id, model, position, kt
+    baudrate: int = 1_000_000
+    firmware: int = DEFAULT_FIRMWARE
+    return_delay: int = DEFAULT_RETURN_DELAY
+    wire_time: bool = False
+
+    def to_json(self) -> str:
+        """One line of JSON."""
+        return json.dumps({"servos": [list(s) for s in self.servos], "baudrate": self.baudrate,
+                           "firmware": self.firmware, "return_delay": self.return_delay,
+                           "wire_time": self.wire_time})
+
+    @classmethod
+    def from_json(cls, text: str) -> EmulatorConfig:
+        """Parse :meth:`to_json`'s output."""
+        raw = json.loads(text)
+        return cls(tuple((int(i), str(m), float(p), None if k is None else float(k))
+                         for i, m, p, k in raw["servos"]),
+                   int(raw["baudrate"]), int(raw["firmware"]), int(raw["return_delay"]),
+                   bool(raw["wire_time"]))
+
+    def build(self, clock: Callable[[], float]) -> ServoBus:
+        """The servos."""
+        now = clock()
+        servos = {}
+        for dxl_id, model_name, position, kt in self.servos:
+            model = ct.model_by_name(model_name)
+            if model is None:
+                raise ConfigError(f"emulator: unknown Dynamixel model {model_name!r}; known:"
+                                  f" {', '.join(ct.MODELS)}")
+            servos[dxl_id] = EmulatedServo.create(dxl_id, model, position, now, self.firmware,
+                                                  self.return_delay, kt)
+        return ServoBus(servos, clock)
+
+
+class _Server:
+    """The emulator's select loop: the pty's master side and the control channel."""
+
+    def __init__(self, config: EmulatorConfig, control_in: IO[str] | None,
+                 control_out: IO[str] | None) -> None:
+        self.config = config
+        self.bus = config.build(time.monotonic)
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)  # no echo, no newline translation: a clean byte pipe
+        self.port = os.ttyname(self.slave)
+        self.control_in = control_in
+        self.control_out = control_out
+        self.reader = proto.PacketReader()
+        self.running = True
+
+    def serve(self) -> None:
+        fds = [self.master] + ([self.control_in.fileno()] if self.control_in else [])
+        while self.running:
+            ready, _, _ = select.select(fds, [], [], 1.0)
+            if self.master in ready:
+                self._on_bytes(os.read(self.master, 65536))
+            if self.control_in is not None and self.control_in.fileno() in ready:
+                line = self.control_in.readline()
+                if not line:
+                    return  # the parent is gone
+                self._on_control(line)
+
+    def _on_bytes(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        wire = self.config.wire_time
+        out: list[tuple[float, bytes]] = []
+        while True:
+            try:
+                packet = reader.next_packet()
+            except ProtocolError:
+                out.extend(self.bus.bad_crc(reader.bad_id))
+                continue
+            if packet is None:
+                break
+            out.extend(self.bus.handle(packet))
+        self.bus.counts["garbage_bytes"] = reader.discarded
+        if not out:
+            return
+        if wire:
+            time.sleep(10.0 * len(data) / self.config.baudrate)
+        if all(delay == 0.0 for delay, _ in out) and not wire:
+            os.write(self.master, b"".join(reply for _, reply in out))
+            return
+        for delay, reply in out:
+            pause = delay + (10.0 * len(reply) / self.config.baudrate if wire else 0.0)
+            if pause > 0:
+                time.sleep(pause)
+            os.write(self.master, reply)
+
+    def _on_control(self, line: str) -> None:
+        try:
+            request = json.loads(line)
+            answer = self._control(request)
+        except (ValueError, KeyError, TypeError) as exc:
+            answer = {"error": str(exc)}
+        if self.control_out is not None:
+            self.control_out.write(json.dumps(answer) + "\n")
+            self.control_out.flush()
+
+    def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        command = request["command"]
+        now = time.monotonic()
+        if command == "quit":
+            self.running = False
+            return {"ok": True}
+        if command == "counts":
+            return dict(self.bus.counts)
+        servo = self.bus.servos.get(int(request["id"]))
+        if servo is None:
+            return {"error": f"no emulated servo with id {request['id']}"}
+        if command == "state":
+            st = servo.state(now)
+            return {"position": st.position, "velocity": st.velocity, "effort": st.effort,
+                    "torque_enabled": st.torque_enabled}
+        if command == "fault":
+            servo.inject_fault(int(request["bits"]), now)
+            return {"ok": True}
+        if command == "set_position":
+            servo.sync(now)
+            servo.motor.set_position(float(request["position"]))
+            servo.sync(now)
+            return {"ok": True}
+        if command == "register":
+            fld = ct.FIELDS_BY_NAME[str(request["name"])]
+            servo.sync(now)
+            return {"value": servo._u(fld)}  # noqa: SLF001 - the emulator's own servo
+        return {"error": f"unknown command {command!r}"}
+
+
+def run(config: EmulatorConfig, *, control: bool) -> int:
+    """Serve until stdin closes (``control``) or Ctrl-C / SIGTERM (foreground)."""
+    server = _Server(config, sys.stdin if control else None, sys.stdout if control else None)
+
+    def _stop(*_: object) -> None:
+        server.running = False
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    if control:
+        sys.stdout.write(json.dumps({"port": server.port}) + "\n")
+        sys.stdout.flush()
+    else:
+        ids = ", ".join(str(i) for i in sorted(server.bus.servos))
+        print(f"emulated Dynamixel ids {ids} on {server.port}"  # noqa: T201
+              f" (baudrate {config.baudrate}); Ctrl-C to stop", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve()
+    return 0
+
+
+# ---------------------------------------------------------------- the parent's handle
+
+
+class DynamixelEmulator:
+    """A running emulator process (what ``start_emulator`` returns).
+
+    Attributes:
+        transport: ``{"port": "/dev/pts/N", "baudrate": ...}`` for ``BusSpec.transport``.
+    """
+
+    def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT) -> None:
+        self.config = config
+        root = str(Path(__file__).resolve().parents[3])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        try:
+            self._process: subprocess.Popen[str] | None = subprocess.Popen(  # noqa: S603
+                [sys.executable, "-m", "skel_ros.hardware.dynamixel.emulator", "--control",
+                 "--config", config.to_json()],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                start_new_session=True)
+        except OSError as exc:
+            raise TransportError(f"cannot start the Dynamixel emulator: {exc}") from None
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _terminate, self._process)
+        atexit.register(self.stop)
+        first = self._receive(timeout)
+        port = first.get("port")
+        if not isinstance(port, str):
+            self.stop()
+            raise TransportError(f"the Dynamixel emulator did not start: {first}")
+        self.transport: Mapping[str, Any] = {"port": port, "baudrate": config.baudrate}
+
+    @property
+    def pid(self) -> int | None:
+        """The emulator process's id (None once stopped)."""
+        return self._process.pid if self._process else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def _receive(self, timeout: float) -> dict[str, Any]:
+        process = self._process
+        if process is None or process.stdout is None:
+            raise TransportError("the Dynamixel emulator is stopped")
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        line = process.stdout.readline() if ready else ""
+        if not line:
+            raise TransportError("the Dynamixel emulator does not answer"
+                                 f" (exit code {process.poll()})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _call(self, **request: Any) -> dict[str, Any]:  # noqa: ANN401
+        with self._lock:
+            process = self._process
+            if process is None or process.stdin is None:
+                raise TransportError("the Dynamixel emulator is stopped")
+            try:
+                process.stdin.write(json.dumps(request) + "\n")
+                process.stdin.flush()
+            except OSError as exc:
+                raise TransportError(f"the Dynamixel emulator is gone: {exc}") from None
+            answer = self._receive(_CONTROL_TIMEOUT)
+        if "error" in answer:
+            raise ValueError(answer["error"])
+        return answer
+
+    def state(self, actuator_id: int) -> MotorState:
+        """The true shaft state of servo ``actuator_id``."""
+        a = self._call(command="state", id=actuator_id)
+        return MotorState(float(a["position"]), float(a["velocity"]), float(a["effort"]),
+                          bool(a["torque_enabled"]))
+
+    def inject_fault(self, actuator_id: int, bits: int) -> None:
+        """Set the servo's Hardware Error Status bits (0x20: overload ...)."""
+        self._call(command="fault", id=actuator_id, bits=bits)
+
+    def set_position(self, actuator_id: int, position: float) -> None:
+        """Put the servo's shaft at ``position`` (rad), at rest."""
+        self._call(command="set_position", id=actuator_id, position=position)
+
+    def register(self, actuator_id: int, name: str) -> int:
+        """The value of control-table field ``name`` (e.g. ``"Operating Mode"``)."""
+        return int(self._call(command="register", id=actuator_id, name=name)["value"])
+
+    def counts(self) -> dict[str, int]:
+        """Packets handled, CRC errors, garbage bytes seen."""
+        return {k: int(v) for k, v in self._call(command="counts").items()}
+
+    def stop(self) -> None:
+        """Stop the process (idempotent, never raises)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+        _terminate(process)
+        self._finalizer.detach()
+
+
+def _terminate(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        if process.stdin:
+            process.stdin.close()  # the emulator exits when its stdin closes
+    try:
+        process.wait(2.0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(2.0)
+    with contextlib.suppress(OSError, ValueError):
+        if process.stdout:
+            process.stdout.close()
+
+
+def start(config: EmulatorConfig) -> DynamixelEmulator:
+    """Start an emulator process."""
+    return DynamixelEmulator(config)
+
+
+def parse_ids(text: str) -> list[int]:
+    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]``.
+
+    Raises:
+        ValueError: not ids in 0..252.
+    """
+    ids: list[int] = []
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if not 0 <= first <= last <= proto.MAX_ID:
+            raise ValueError(f"ids must be in 0..{proto.MAX_ID}: {part.strip()!r}")
+        ids.extend(range(first, last + 1))
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"ids repeated in {text!r}")
+    return ids
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run an emulator in this process (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="skel_ros.hardware.dynamixel.emulator",
+                                     description="Emulated Dynamixel servos on a pty.")
+    parser.add_argument("--ids", default="1", help="ids, e.g. 1-12 or 1,3,5")
+    parser.add_argument("--model", default=ct.DEFAULT_MODEL)
+    parser.add_argument("--baud", type=int, default=1_000_000)
+    parser.add_argument("--firmware", type=int, default=DEFAULT_FIRMWARE)
+    parser.add_argument("--wire-time", action="store_true")
+    parser.add_argument("--config", help="the whole configuration as JSON (internal)")
+    parser.add_argument("--control", action="store_true", help="JSON control on stdin/stdout")
+    args = parser.parse_args(argv)
+    if args.config:
+        config = EmulatorConfig.from_json(args.config)
+    else:
+        try:
+            ids = parse_ids(args.ids)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if ct.model_by_name(args.model) is None:
+            parser.error(f"unknown model {args.model!r}; known: {', '.join(ct.MODELS)}")
+        config = EmulatorConfig(tuple((i, args.model, 0.0, None) for i in ids), args.baud,
+                                args.firmware, DEFAULT_RETURN_DELAY, args.wire_time)
+    return run(config, control=args.control)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
