@@ -1,9 +1,187 @@
-"""Subcommands of the hardware layer (filled in by the hardware work; no commands yet)."""
+"""Subcommands of the hardware layer: ``skel-ros scan`` and ``skel-ros emulate``.
+
+Both dispatch by protocol name to the protocol's package (``scan`` and
+``start_emulator`` with the signatures of docs/hardware.md), imported only when run.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
-def register(sub: Any) -> None:  # noqa: ARG001 - commands are added as they are built
+@dataclass(frozen=True)
+class _Protocol:
+    package: str
+    bus: str  # "serial" or "can"
+    ids: str  # default ids to scan / emulate
+    timeout: float  # default seconds per answer when scanning
+
+
+# protocol name -> where its scan / start_emulator live and how its transport looks.
+PROTOCOLS: dict[str, _Protocol] = {
+    "dynamixel": _Protocol("skel_ros.hardware.dynamixel", "serial", "0-252", 0.01),
+    "canopen": _Protocol("skel_ros.hardware.canopen402", "can", "1-127", 0.05),
+    "mit": _Protocol("skel_ros.hardware.mit", "can", "1-32", 0.05),
+}
+
+
+def parse_ids(text: str, lo: int = 0, hi: int = 0x7FF) -> list[int]:
+    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]`` (each in ``lo..hi``)."""
+    ids: list[int] = []
+    try:
+        for part in text.split(","):
+            first, sep, last = part.strip().partition("-")
+            a = int(first, 0)
+            b = int(last, 0) if sep else a
+            if not lo <= a <= b <= hi:
+                raise argparse.ArgumentTypeError(f"ids must be in {lo}..{hi}: {part.strip()!r}")
+            ids.extend(range(a, b + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of ids: {text!r} (e.g. 1-12,15)"
+                                         ) from None
+    return sorted(set(ids))
+
+
+def _transport(args: argparse.Namespace, proto: _Protocol) -> dict[str, Any]:
+    if proto.bus == "serial":
+        if not args.port:
+            raise SystemExit(f"skel-ros {args.command}: --port is required for"
+                             f" {args.protocol}")
+        return {"port": args.port, "baudrate": args.baud}
+    if not args.can_interface:
+        raise SystemExit(f"skel-ros {args.command}: --can-interface (and --channel) are"
+                         f" required for {args.protocol}")
+    transport: dict[str, Any] = {"interface": args.can_interface}
+    if args.channel:
+        transport["channel"] = args.channel
+    if args.bitrate:
+        transport["bitrate"] = args.bitrate
+    return transport
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    import importlib
+
+    from skel_ros.hardware.errors import HardwareError
+
+    proto = PROTOCOLS[args.protocol]
+    transport = _transport(args, proto)
+    ids = parse_ids(args.ids or proto.ids)
+    timeout = proto.timeout if args.timeout is None else args.timeout
+    where = transport.get("port") or f"{transport['interface']}:{transport.get('channel', '')}"
+    try:
+        module = importlib.import_module(proto.package)
+        results = module.scan(transport, ids, timeout)
+    except ImportError as exc:
+        print(f"error: protocol {args.protocol!r} is not available: {exc}", file=sys.stderr)
+        return 1
+    except HardwareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not results:
+        print(f"error: no {args.protocol} device answered on {where} (ids {args.ids or proto.ids},"
+              f" {timeout * 1e3:g} ms each)", file=sys.stderr)
+        return 1
+    for r in results:
+        number = "" if r.model_number is None else f"model number {r.model_number}, "
+        firmware = f", firmware {r.firmware}" if r.firmware else ""
+        details = f" ({r.details})" if r.details else ""
+        print(f"id {r.id}: {number}{r.model or 'unknown model'}{firmware}{details}")
+    print(f"{len(results)} device(s) on {where}", file=sys.stderr)
+    return 0
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    import importlib
+    import threading
+
+    from skel_ros.hardware.base import ActuatorSpec, ControlMode
+    from skel_ros.hardware.errors import HardwareError
+
+    proto = PROTOCOLS[args.protocol]
+    ids = parse_ids(args.ids or "1")
+    mode = ControlMode.MIT if args.protocol == "mit" else ControlMode.POSITION
+    actuators = [ActuatorSpec(i, mode, args.model or "") for i in ids]
+    transport: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    if proto.bus == "serial":
+        transport["baudrate"] = args.baud
+        if args.wire_time:
+            options["wire_time"] = True
+    else:
+        transport.update({"interface": args.can_interface or "virtual"})
+        if args.channel:
+            transport["channel"] = args.channel
+    try:
+        module = importlib.import_module(proto.package)
+        emulator = module.start_emulator(transport, actuators, options)
+    except ImportError as exc:
+        print(f"error: protocol {args.protocol!r} is not available: {exc}", file=sys.stderr)
+        return 1
+    except HardwareError as exc:
+        print(f"error: cannot start the {args.protocol} emulator: {exc}", file=sys.stderr)
+        return 1
+    try:
+        reach = dict(emulator.transport)
+        print(f"emulated {args.protocol} ids {args.ids or '1'}: transport {reach}")
+        if "port" in reach:
+            print(f"port: {reach['port']}")
+        print("Ctrl-C to stop", flush=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emulator.stop()
+    return 0
+
+
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
+    names = sorted(PROTOCOLS)
+    p = sub.add_parser(
+        "scan", help="list the actuators that answer on a serial port or CAN bus",
+        description="Ask each id on the bus (Dynamixel PING; CANopen SDO read; MIT "
+        "register read / exit motor mode) and print id, model number, model and "
+        "firmware. Exits 1 when the port cannot be opened or nothing answers.")
+    p.add_argument("--protocol", choices=names, required=True)
+    p.add_argument("--port", help="serial port or pyserial URL (dynamixel)")
+    p.add_argument("--baud", type=int, default=1_000_000, help="serial baud rate (default 1M)")
+    p.add_argument("--can-interface", help="python-can interface (socketcan, virtual ...)")
+    p.add_argument("--channel", help="CAN channel (can0 ...)")
+    p.add_argument("--bitrate", type=int, help="CAN bit rate")
+    p.add_argument("--ids", help="ids to ask, e.g. 1-20 (default: the protocol's whole range)")
+    p.add_argument("--timeout", type=float, help="seconds to wait per id")
+    p.set_defaults(func=_cmd_scan)
+
+    e = sub.add_parser(
+        "emulate", help="run emulated actuators until Ctrl-C (no hardware needed)",
+        description="Start a protocol's emulator and print how to reach it (Dynamixel: "
+        "a pseudo-terminal, in its own process; CAN: a python-can virtual channel "
+        "of this process).")
+    e.add_argument("protocol", choices=names)
+    e.add_argument("--ids", default="1", help="ids, e.g. 1-12 (default 1)")
+    e.add_argument("--model", help="actuator model (Dynamixel default XM430-W350)")
+    e.add_argument("--baud", type=int, default=1_000_000, help="serial baud rate")
+    e.add_argument("--wire-time", action="store_true",
+                   help="sleep as long as the bytes take at --baud (serial)")
+    e.add_argument("--can-interface", help="python-can interface (default virtual)")
+    e.add_argument("--channel", help="CAN channel")
+    e.set_defaults(func=_cmd_emulate)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``scan`` / ``emulate`` alone (``python -m skel_ros.cli.hardware_cmd``)."""
+    parser = argparse.ArgumentParser(prog="skel-ros")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SerialTransport", "Transport", "serial_transport"]
 
+try:  # termios.error is not an OSError: a vanished tty raises it from tcflush/tcsetattr
+    import termios
+
+    _OS_ERRORS: tuple[type[BaseException], ...] = (OSError, termios.error)
+except ImportError:  # pragma: no cover - not posix
+    _OS_ERRORS = (OSError,)
+
 
 class Transport(abc.ABC):
     """A byte stream to devices (serial port, socket, ...). Not thread-safe."""
@@ -95,7 +102,7 @@ class SerialTransport(Transport):
             self._serial = serial.serial_for_url(self.name, baudrate=self.baudrate,
                                                  timeout=0.0, write_timeout=1.0,
                                                  **self._options)
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, *_OS_ERRORS, ValueError) as exc:
             raise TransportError(f"{self.name}: cannot open: {exc}") from None
         self._timeout = 0.0
         fd = getattr(self._serial, "fd", None)
@@ -129,7 +136,7 @@ class SerialTransport(Transport):
             written = port.write(data)
         except serial.SerialTimeoutException:
             raise TransportTimeoutError(f"{self.name}: write timed out") from None
-        except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
+        except (serial.SerialException, *_OS_ERRORS, TypeError, AttributeError) as exc:
             # pyserial raises TypeError/AttributeError when the fd vanished under it.
             raise TransportError(f"{self.name}: write failed: {exc}") from None
         if written is not None and written != len(data):
@@ -147,7 +154,7 @@ class SerialTransport(Transport):
                 port.timeout = timeout
                 self._timeout = timeout
             data = port.read(size)
-        except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
+        except (serial.SerialException, *_OS_ERRORS, TypeError, AttributeError) as exc:
             raise TransportError(f"{self.name}: read failed: {exc}") from None
         if not data:
             raise TransportTimeoutError(f"{self.name}: no answer within {timeout * 1e3:.1f} ms")
@@ -168,7 +175,7 @@ class SerialTransport(Transport):
                 data += chunk
                 if len(data) >= size:
                     break
-        except (OSError, ValueError) as exc:
+        except (*_OS_ERRORS, ValueError) as exc:
             raise TransportError(f"{self.name}: read failed: {exc}") from None
         if not data:
             raise TransportTimeoutError(f"{self.name}: no answer within {timeout * 1e3:.1f} ms")
@@ -181,7 +188,7 @@ class SerialTransport(Transport):
         port = self._port()
         try:
             port.reset_input_buffer()
-        except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
+        except (serial.SerialException, *_OS_ERRORS, TypeError, AttributeError) as exc:
             raise TransportError(f"{self.name}: cannot flush input: {exc}") from None
 
     def in_waiting(self) -> int:
@@ -191,7 +198,7 @@ class SerialTransport(Transport):
         port = self._port()
         try:
             return int(port.in_waiting)
-        except (serial.SerialException, OSError, TypeError, AttributeError) as exc:
+        except (serial.SerialException, *_OS_ERRORS, TypeError, AttributeError) as exc:
             raise TransportError(f"{self.name}: read failed: {exc}") from None
 
 
