@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from skel_ros.hardware.base import ControlMode
 
-# MIT-mode integration step and the most steps one advance() takes (a longer gap is cut).
+# MIT-mode integration step, and the most steps one advance() takes (a longer gap takes
+# proportionally longer steps).
 _MIT_STEP = 2.5e-4
 _MIT_MAX_STEPS = 4000
 
@@ -226,7 +227,7 @@ class MotorModel:
         p = self.params
         pos, vel, kp, kd, ff = self._mit
         steps = min(_MIT_MAX_STEPS, max(1, math.ceil(dt / _MIT_STEP)))
-        h = min(dt / steps, _MIT_STEP)
+        h = dt / steps  # longer than _MIT_STEP only for gaps beyond _MIT_MAX_STEPS steps
         u = 0.0
         for _ in range(steps):
             u = _clamp(kp * (pos - self._p) + kd * (vel - self._v) + ff, p.max_effort)
