@@ -27,6 +27,7 @@ import atexit
 import contextlib
 import json
 import math
+import operator
 import os
 import select
 import signal
@@ -82,8 +83,8 @@ class _WriteRefused(Exception):  # noqa: N818 - internal control flow, carries t
         self.error = error
 
 
-def _in_indirect_address(address: int) -> bool:
-    return any(lo <= address < hi for lo, hi in _INDIRECT_ADDRESS_RANGES)
+_INDIRECT_ADDRESSES = frozenset(a for lo, hi in _INDIRECT_ADDRESS_RANGES for a in range(lo, hi))
+_PLAIN_END = ct.INDIRECT_ADDRESS_1  # below: fields only, no indirect addresses or data
 
 
 @dataclass
@@ -98,6 +99,8 @@ class EmulatedServo:
     table: bytearray = field(default_factory=lambda: bytearray(ct.TABLE_SIZE))
     registered: tuple[int, bytes] | None = None
     indirect: list[int] = field(default_factory=list)
+    _getters: dict[tuple[int, int], Callable[[bytearray], bytes]] = field(default_factory=dict)
+    _moving_threshold: float = 0.0
 
     @classmethod
     def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float,
@@ -172,8 +175,7 @@ class EmulatedServo:
         _PRESENT.pack_into(t, ct.PRESENT_CURRENT.address, _clip(raw_effort, 32767),
                            _clip(st.velocity / ct.RAD_S_PER_VELOCITY_UNIT, 2**31 - 1),
                            _ticks(st.position))
-        t[ct.MOVING.address] = int(abs(st.velocity) > ct.RAD_S_PER_VELOCITY_UNIT *
-                                   self._u(ct.MOVING_THRESHOLD))
+        t[ct.MOVING.address] = int(abs(st.velocity) > self._moving_threshold)
         _U16.pack_into(t, ct.REALTIME_TICK.address, int(now * 1000) % 32768)
         t[ct.TORQUE_ENABLE.address] = int(st.torque_enabled)
 
@@ -183,8 +185,10 @@ class EmulatedServo:
         for lo, _hi in _INDIRECT_ADDRESS_RANGES:
             targets.extend(_U16.unpack_from(t, lo + 2 * k)[0] for k in range(ct.INDIRECT_COUNT))
         self.indirect = targets
+        self._getters.clear()
 
     def _update_limits(self) -> None:
+        self._moving_threshold = self._u(ct.MOVING_THRESHOLD) * ct.RAD_S_PER_VELOCITY_UNIT
         velocity_limit = self._u(ct.VELOCITY_LIMIT) * ct.RAD_S_PER_VELOCITY_UNIT
         speed = self.model.no_load_speed
         if velocity_limit > 0:
@@ -222,13 +226,23 @@ class EmulatedServo:
         if end <= ct.INDIRECT_DATA_1 or (address >= ct.INDIRECT_DATA_1 + ct.INDIRECT_COUNT
                                          and end <= ct.INDIRECT_DATA_29):
             return 0, bytes(t[address:end])
-        out = bytearray(t[address:end])
+        getter = self._getters.get((address, size))
+        if getter is None:
+            getter = self._getters[(address, size)] = self._getter(address, end)
+        return 0, getter(t)
+
+    def _getter(self, address: int, end: int) -> Callable[[bytearray], bytes]:
+        """Reads ``address..end`` with Indirect Data resolved, as one precomputed gather."""
+        sources = []
         for a in range(address, end):
             k = _INDIRECT_DATA.get(a)
-            if k is not None:
-                target = self.indirect[k]
-                out[a - address] = t[target] if 0 <= target < ct.TABLE_SIZE else 0
-        return 0, bytes(out)
+            target = a if k is None else self.indirect[k]
+            sources.append(target if 0 <= target < ct.TABLE_SIZE else ct.TABLE_SIZE - 1)
+        if len(sources) == 1:
+            only = sources[0]
+            return lambda t: bytes((t[only],))
+        gather = operator.itemgetter(*sources)
+        return lambda t: bytes(gather(t))
 
     def write(self, address: int, data: bytes, now: float) -> int:
         """Apply a WRITE; the status error (0 when it was applied)."""
@@ -241,20 +255,23 @@ class EmulatedServo:
     def _write(self, address: int, data: bytes, now: float) -> None:
         if not data or address < 0 or address + len(data) > ct.TABLE_SIZE:
             raise _WriteRefused(StatusError.ACCESS)
-        targets = []
-        for offset in range(len(data)):
-            a = address + offset
-            k = _INDIRECT_DATA.get(a)
-            if k is not None:
-                a = self.indirect[k]
-                if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
-                    raise _WriteRefused(StatusError.ACCESS)
-            targets.append(a)
+        if address + len(data) <= _PLAIN_END:
+            targets: Sequence[int] = range(address, address + len(data))
+        else:
+            targets = []
+            for offset in range(len(data)):
+                a = address + offset
+                k = _INDIRECT_DATA.get(a)
+                if k is not None:
+                    a = self.indirect[k]
+                    if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
+                        raise _WriteRefused(StatusError.ACCESS)
+                targets.append(a)
         touched: dict[str, ct.Field] = {}
         indirect_changed = False
         torque_on = bool(self.table[ct.TORQUE_ENABLE.address])
         for a in targets:
-            if _in_indirect_address(a):
+            if a in _INDIRECT_ADDRESSES:
                 if torque_on:
                     raise _WriteRefused(StatusError.ACCESS)
                 indirect_changed = True
@@ -266,12 +283,14 @@ class EmulatedServo:
                 raise _WriteRefused(StatusError.ACCESS)
             touched[fld.name] = fld
         new = bytearray(self.table)
-        for a, byte in zip(targets, data, strict=True):
-            new[a] = byte
+        if isinstance(targets, range):
+            new[address:address + len(data)] = data
+        else:
+            for a, byte in zip(targets, data, strict=True):
+                new[a] = byte
         self._validate(new, touched.values())
-        self.sync(now)
-        for a, byte in zip(targets, data, strict=True):
-            self.table[a] = byte
+        self.motor.advance(now)  # the old goals up to now, the new ones from now
+        self.table[:] = new
         if indirect_changed:
             self._update_indirect()
         self._apply(touched, now)
@@ -327,7 +346,8 @@ class EmulatedServo:
         motor = self.motor
         if ct.OPERATING_MODE.name in touched:
             motor.mode = _MOTOR_MODES[self.table[ct.OPERATING_MODE.address]]
-        if touched.keys() & {ct.VELOCITY_LIMIT.name, ct.CURRENT_LIMIT.name}:
+        if touched.keys() & {ct.VELOCITY_LIMIT.name, ct.CURRENT_LIMIT.name,
+                             ct.MOVING_THRESHOLD.name}:
             self._update_limits()
         mode = self.table[ct.OPERATING_MODE.address]
         if ct.TORQUE_ENABLE.name in touched:

@@ -242,6 +242,27 @@ def sync_write(address: int, size: int, data: Mapping[int, bytes]) -> bytes:
     return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, b"".join(parts))
 
 
+_SYNC_WRITE_STRUCTS: dict[tuple[str, int], struct.Struct] = {}
+
+
+def sync_write_values(address: int, kind: str, flat: Sequence[int]) -> bytes:
+    """SYNC WRITE of one integer per servo: ``flat = [id, value, id, value, ...]``.
+
+    Args:
+        address: the field's address.
+        kind: the ``struct`` code of the field (``"i"`` 4-byte signed, ``"h"``, ``"B"`` ...).
+        flat: ids and values, alternating.
+    """
+    n = len(flat) // 2
+    fmt = _SYNC_WRITE_STRUCTS.get((kind, n))
+    if fmt is None:
+        fmt = struct.Struct("<HH" + ("B" + kind) * n)
+        _SYNC_WRITE_STRUCTS[(kind, n)] = fmt
+    size = struct.calcsize("<" + kind)
+    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE,
+                        fmt.pack(address, size, *flat))
+
+
 def bulk_read(items: Iterable[tuple[int, int, int]], *, fast: bool = False) -> bytes:
     """BULK READ: ``(id, address, size)`` per device."""
     params = b"".join(struct.pack("<BHH", i, a, s) for i, a, s in items)

@@ -316,3 +316,17 @@ def test_registered_in_protocols() -> None:
     from skel_ros.hardware.base import bus_class
 
     assert bus_class("dynamixel") is DynamixelBus
+
+
+def test_fast_state_constructor_equals_the_dataclass() -> None:
+    from skel_ros.hardware.base import ActuatorState
+    from skel_ros.hardware.dynamixel.bus import new_state
+
+    fields = {"position": 0.5, "velocity": -1.0, "effort": 0.25, "torque_enabled": True,
+              "error_code": 0x20, "fault": "overload error", "temperature": 40.0,
+              "voltage": 11.9, "stamp": 3.0}
+    fast = new_state(dict(fields))
+    assert fast == ActuatorState(**fields)
+    assert repr(fast) == repr(ActuatorState(**fields))
+    with pytest.raises(AttributeError):
+        fast.position = 1.0  # type: ignore[misc]

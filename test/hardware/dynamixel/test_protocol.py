@@ -106,3 +106,11 @@ def test_status_error_text() -> None:
     assert p.describe_status_error(0x07) == "access error"
     assert p.describe_status_error(0x80) == "hardware alert"
     assert "CRC" in p.describe_status_error(0x83)
+
+
+def test_sync_write_values_equals_sync_write() -> None:
+    flat = [1, 2048, 2, -5, 7, 4095]
+    expected = p.sync_write(116, 4, {i: v.to_bytes(4, "little", signed=True)
+                                     for i, v in zip(flat[::2], flat[1::2], strict=True)})
+    assert p.sync_write_values(116, "i", flat) == expected
+    assert p.sync_write_values(102, "h", [3, -1]) == p.sync_write(102, 2, {3: b"\xff\xff"})
