@@ -132,7 +132,7 @@ class _Replay(Transport):
     def write(self, data: bytes) -> None:
         self.written += len(data)
 
-    def read(self, size: int, timeout: float) -> bytes:
+    def read(self, size: int, timeout: float) -> bytes:  # noqa: ARG002 - answers at once
         if not self.reply:
             raise TransportTimeoutError("replay: nothing to answer")
         return self.reply[:size]
@@ -164,9 +164,11 @@ def _codec_cost(reply: bytes, cycles: int) -> tuple[float, int]:
     return (time.perf_counter() - start) / cycles, per_cycle_bytes
 
 
-def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> float:  # noqa: FBT001
+def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> float:  # noqa: C901, FBT001
     """Seconds of CPU per SDK cycle against a replaying in-memory port (no I/O)."""
     import dynamixel_sdk as sdk
+
+    from skel_ros.hardware.dynamixel import protocol as p
 
     class ReplayPort(sdk.PortHandler):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -178,8 +180,8 @@ def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> floa
             return
 
         def writePort(self, packet: list[int]) -> int:  # noqa: N802
-            if packet[7] in (0x82, 0x8A):
-                self.buffer = replies[packet[7] == 0x8A]
+            if packet[7] in (p.Instruction.SYNC_READ, p.Instruction.FAST_SYNC_READ):
+                self.buffer = replies[packet[7] == p.Instruction.FAST_SYNC_READ]
             return len(packet)
 
         def readPort(self, length: int) -> bytes:  # noqa: N802
@@ -258,8 +260,8 @@ def _other(name: str) -> list[str]:
 
 def run(cycles: int = 2000) -> list[str]:
     """Run every section; the report lines."""
-    lines = [f"Dynamixel: {len(IDS)} emulated XM430-W350 (own process, pty, return delay 0),"
-             f" {cycles} cycles of Sync Write (12 goals) + Sync Read (12 x {READ_SIZE} bytes)"]
+    lines = [(f"Dynamixel: {len(IDS)} emulated XM430-W350 (own process, pty, return delay 0),"
+              f" {cycles} cycles of Sync Write (12 goals) + Sync Read (12 x {READ_SIZE} bytes)")]
     emulator = start_emulator({"baudrate": BAUD}, _actuators(), {"return_delay_us": 0})
     try:
         transport = dict(emulator.transport)
@@ -279,8 +281,8 @@ def run(cycles: int = 2000) -> list[str]:
 
     records = p.split_fast_status(p.parse(reply)[0], READ_SIZE)
     plain = b"".join(p.build_status(i, e, d) for i, e, d in records)
-    sdk_fast = _sdk_codec_cost({True: reply, False: plain}, True, cycles)
-    sdk_plain = _sdk_codec_cost({True: reply, False: plain}, False, cycles)
+    sdk_fast = _sdk_codec_cost({True: reply, False: plain}, fast=True, cycles=cycles)
+    sdk_plain = _sdk_codec_cost({True: reply, False: plain}, fast=False, cycles=cycles)
     ours_plain = _plain_codec_cost(plain, cycles * 5)
     lines.append("  driver CPU per cycle without I/O (in-memory port replaying the answers):")
     for kind, ours_t, sdk_t in (("Sync Read", ours_plain, sdk_plain),
@@ -305,7 +307,7 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=2000)
     args = parser.parse_args()
     for line in run(args.cycles):
-        print(line)  # noqa: T201
+        print(line)
     return 0
 
 

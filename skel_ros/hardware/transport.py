@@ -28,9 +28,10 @@ __all__ = ["SerialTransport", "Transport", "serial_transport"]
 try:  # termios.error is not an OSError: a vanished tty raises it from tcflush/tcsetattr
     import termios
 
-    _OS_ERRORS: tuple[type[BaseException], ...] = (OSError, termios.error)
+    _OS_ERRORS: tuple[type[Exception], ...] = (OSError, termios.error)
 except ImportError:  # pragma: no cover - not posix
     _OS_ERRORS = (OSError,)
+_FD_ERRORS: tuple[type[Exception], ...] = (*_OS_ERRORS, ValueError)
 
 
 class Transport(abc.ABC):
@@ -175,7 +176,7 @@ class SerialTransport(Transport):
                 data += chunk
                 if len(data) >= size:
                     break
-        except (*_OS_ERRORS, ValueError) as exc:
+        except _FD_ERRORS as exc:
             raise TransportError(f"{self.name}: read failed: {exc}") from None
         if not data:
             raise TransportTimeoutError(f"{self.name}: no answer within {timeout * 1e3:.1f} ms")

@@ -63,7 +63,7 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int],
                 number, firmware = bus.ping(dxl_id)
             except TransportTimeoutError:
                 continue
-            except (DeviceError, ProtocolError) as exc:  # noqa: PERF203 - one id at a time
+            except (DeviceError, ProtocolError) as exc:
                 results.append(ScanResult(dxl_id, details=f"answered with an error: {exc}"))
                 continue
             results.append(ScanResult(dxl_id, number, model_name(number), f"v{firmware}"))

@@ -68,7 +68,8 @@ READ_FIELDS: Final = (ct.HARDWARE_ERROR_STATUS, ct.TORQUE_ENABLE, ct.PRESENT_CUR
 READ_STRUCT: Final = struct.Struct("<BBhiiHB")
 READ_ADDRESS: Final = ct.INDIRECT_DATA_1
 READ_SIZE: Final = READ_STRUCT.size
-INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS for a in range(f.address, f.address + f.size))
+INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
+                                for a in range(f.address, f.address + f.size))
 
 _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
                           "extended_position": ct.MODE_EXTENDED_POSITION,
@@ -143,7 +144,7 @@ class DynamixelBus(ActuatorBus):
         self._read_packet = b""
         self.stats = {"garbage_bytes": 0}
 
-    def _servo(self, spec: ActuatorSpec) -> _Servo:
+    def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per setting
         where = f"{self._where}: actuator {spec.name or spec.id!r} (id {spec.id})"
         if not 0 <= spec.id <= proto.MAX_ID:
             raise ConfigError(f"{where}: Dynamixel ids are 0..{proto.MAX_ID}")
@@ -219,7 +220,7 @@ class DynamixelBus(ActuatorBus):
             self._dirty = True
             ids = self._ids
             self._send(proto.sync_write(ct.STATUS_RETURN_LEVEL.address, 1,
-                                        {i: b"\x02" for i in ids}))
+                                        dict.fromkeys(ids, b"\x02")))
             for dxl_id in ids:
                 self._configure(self._servos[dxl_id])
             self._setup_read()
@@ -271,7 +272,7 @@ class DynamixelBus(ActuatorBus):
         for attempt in range(_PING_ATTEMPTS):
             try:
                 return self.ping(dxl_id)
-            except TransportTimeoutError:
+            except TransportTimeoutError:  # noqa: PERF203 - a retry loop
                 if attempt == _PING_ATTEMPTS - 1:
                     raise
         raise AssertionError  # pragma: no cover - the loop returns or raises
@@ -328,7 +329,7 @@ class DynamixelBus(ActuatorBus):
             raise DeviceError(f"{self._where}: torque {'on' if enabled else 'off'} not taken by"
                               f" id(s) {wrong}{why}", wrong[0], first.error_code)
 
-    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
+    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:  # noqa: C901 - inlined hot loop
         """Sync Write the goals (NaN fields: that servo keeps its previous goal)."""
         self._require_open()
         positions: list[int] = []  # id, value, id, value ...
@@ -511,9 +512,9 @@ class DynamixelBus(ActuatorBus):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     missing = sorted(wanted - got.keys())
-                    raise TransportTimeoutError(f"{self._where}: {what}: no answer from"
-                                                f" id(s) {missing} within"
-                                                f" {self.timeout * 1e3:.0f} ms")
+                    raise TransportTimeoutError(  # noqa: TRY301 - handled with the read's
+                        f"{self._where}: {what}: no answer from id(s) {missing} within"
+                        f" {self.timeout * 1e3:.0f} ms")
                 data = self._transport.read(max(1, expected - len(reader.buffer)), remaining)
         except TransportTimeoutError as exc:
             self._dirty = True

@@ -103,7 +103,7 @@ class EmulatedServo:
     _moving_threshold: float = 0.0
 
     @classmethod
-    def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float,
+    def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float, *,
                firmware: int = DEFAULT_FIRMWARE, return_delay: int = DEFAULT_RETURN_DELAY,
                torque_constant: float | None = None) -> EmulatedServo:
         """A servo with its factory settings, its shaft at ``position`` (rad)."""
@@ -181,7 +181,7 @@ class EmulatedServo:
 
     def _update_indirect(self) -> None:
         t = self.table
-        targets = []
+        targets: list[int] = []
         for lo, _hi in _INDIRECT_ADDRESS_RANGES:
             targets.extend(_U16.unpack_from(t, lo + 2 * k)[0] for k in range(ct.INDIRECT_COUNT))
         self.indirect = targets
@@ -204,14 +204,14 @@ class EmulatedServo:
         self.sync(now)
         self.table[ct.HARDWARE_ERROR_STATUS.address] = bits & 0xFF
         if bits:
-            self.motor.set_torque(False, now)
+            self.motor.set_torque(enabled=False, t=now)
             self.table[ct.TORQUE_ENABLE.address] = 0
 
     def reboot(self, now: float) -> None:
         """Clear the hardware error, torque off (RAM fields keep their values here)."""
         self.sync(now)
         self.table[ct.HARDWARE_ERROR_STATUS.address] = 0
-        self.motor.set_torque(False, now)
+        self.motor.set_torque(enabled=False, t=now)
         self.table[ct.TORQUE_ENABLE.address] = 0
 
     # ---------------------------------------------------------------- access
@@ -252,7 +252,7 @@ class EmulatedServo:
             return refused.error
         return 0
 
-    def _write(self, address: int, data: bytes, now: float) -> None:
+    def _write(self, address: int, data: bytes, now: float) -> None:  # noqa: C901, PLR0912
         if not data or address < 0 or address + len(data) > ct.TABLE_SIZE:
             raise _WriteRefused(StatusError.ACCESS)
         if address + len(data) <= _PLAIN_END:
@@ -405,7 +405,7 @@ class ServoBus:
         self.clock = clock
         self.counts = {"packets": 0, "crc_errors": 0, "garbage_bytes": 0}
 
-    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: C901, PLR0911, PLR0912
+    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: PLR0911
         """The replies to one instruction packet: ``(return delay, bytes)`` in order."""
         self.counts["packets"] += 1
         now = self.clock()
@@ -577,8 +577,10 @@ class EmulatorConfig:
             if model is None:
                 raise ConfigError(f"emulator: unknown Dynamixel model {model_name!r}; known:"
                                   f" {', '.join(ct.MODELS)}")
-            servos[dxl_id] = EmulatedServo.create(dxl_id, model, position, now, self.firmware,
-                                                  self.return_delay, kt)
+            servos[dxl_id] = EmulatedServo.create(dxl_id, model, position, now,
+                                                  firmware=self.firmware,
+                                                  return_delay=self.return_delay,
+                                                  torque_constant=kt)
         return ServoBus(servos, clock)
 
 
@@ -647,7 +649,7 @@ class _Server:
             self.control_out.write(json.dumps(answer) + "\n")
             self.control_out.flush()
 
-    def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:
+    def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: PLR0911
         command = request["command"]
         now = time.monotonic()
         if command == "quit":

@@ -386,7 +386,7 @@ def parse(data: bytes) -> list[Packet]:
     """Every valid packet in ``data`` (garbage and bad packets skipped)."""
     reader = PacketReader()
     reader.feed(data)
-    packets = []
+    packets: list[Packet] = []
     while True:
         try:
             packet = reader.next_packet()

@@ -45,7 +45,7 @@ def _wait(predicate: Callable[[], bool], seconds: float = 3.0) -> None:
 @pytest.mark.parametrize("fast", [True, False])
 def test_open_configures_reads_and_moves(emulator: DynamixelEmulator,
                                          make_bus: Callable[..., DynamixelBus],
-                                         fast: bool) -> None:  # noqa: FBT001
+                                         fast: bool) -> None:
     bus = make_bus(emulator.transport, fast_sync_read=fast)
     bus.open()
     assert bus.is_open
@@ -133,7 +133,7 @@ def test_raw_errors_unknown_instruction_and_bad_crc(emulator: DynamixelEmulator)
         replies = []
         deadline = time.monotonic() + 2.0
         data = b""
-        while len(replies) < 3 and time.monotonic() < deadline:  # noqa: PLR2004
+        while len(replies) < 3 and time.monotonic() < deadline:
             data += os.read(fd, 4096)
             replies = p.parse(data)
     finally:

@@ -80,7 +80,7 @@ def test_serial_transport_loop_and_errors() -> None:
     t.close()
     with pytest.raises(TransportError, match="not open"):
         t.write(b"x")
-    with pytest.raises(TransportError, match="socket://127.0.0.1:9"):
+    with pytest.raises(TransportError, match=r"socket://127\.0\.0\.1:9"):
         SerialTransport("socket://127.0.0.1:9").open()
     with pytest.raises(ConfigError, match="port"):
         serial_transport({"baudrate": 1})

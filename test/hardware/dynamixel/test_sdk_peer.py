@@ -54,7 +54,7 @@ def test_sdk_pings_reads_and_writes_the_emulator(sdk_port: object,
 
 @pytest.mark.parametrize("fast", [False, True])
 def test_sdk_sync_write_then_sync_read(sdk_port: object, emulator: DynamixelEmulator,
-                                       fast: bool) -> None:  # noqa: FBT001
+                                       fast: bool) -> None:
     ph = sdk.PacketHandler(2.0)
     ids = [1, 2, 3, 4]
     torque = sdk.GroupSyncWrite(sdk_port, ph, 64, 1)
@@ -99,7 +99,7 @@ def _sdk_sync_write(port: object, ph: object) -> None:
     group.txPacket()
 
 
-def _sdk_sync_read(fast: bool) -> Callable[[object, object], None]:  # noqa: FBT001
+def _sdk_sync_read(fast: bool) -> Callable[[object, object], None]:
     def build(port: object, ph: object) -> None:
         group = sdk.GroupSyncRead(port, ph, 224, 15)
         for i in range(1, 13):
