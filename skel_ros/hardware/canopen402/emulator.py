@@ -1,0 +1,445 @@
+"""Emulated CiA 402 servo drives: canopen ``LocalNode`` objects with the project's EDS.
+
+Each drive is a ``canopen.LocalNode`` (SDO server, NMT slave with heartbeat producer,
+EMCY producer) built from ``drive.eds`` on a python-can bus, served by canopen's
+notifier thread in the caller's process. On top of the library this module adds what
+a drive's firmware does:
+
+* the CiA 402 state machine, driven by the controlword 0x6040 (SDO or RPDO): SWITCH ON
+  DISABLED -> READY TO SWITCH ON -> SWITCHED ON -> OPERATION ENABLED, quick stop,
+  disable voltage, fault reset on a rising edge of bit 7; the statusword 0x6041;
+* modes 0x6060 (shown in 0x6061): profile position (new set-point on a rising edge of
+  controlword bit 4), profile velocity, profile torque, cyclic synchronous position /
+  velocity / torque; anything else is refused with an SDO abort;
+* PDOs: at NMT *start* the drive loads its PDO configuration (as written by SDO);
+  synchronous RPDOs are applied at the next SYNC, TPDOs are sent on SYNC (every n-th for
+  transmission type n in 1..240; every SYNC for types 0, 254, 255);
+* the shaft: :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every
+  emulator shares), advanced on each SYNC; actual position 0x6064 (counts), velocity
+  0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F, error register 0x1001.
+
+For tests: :meth:`Cia402Emulator.inject_fault` (FAULT + EMCY), :meth:`~Cia402Emulator.
+stop_heartbeat`, :meth:`~Cia402Emulator.reboot` (boot-up, back to PRE-OPERATIONAL),
+:meth:`~Cia402Emulator.state`.
+
+Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
+(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields), ``clock``, ``eds``.
+Actuator options (``counts_per_rev`` ..., ``rated_torque``) are read as the driver reads
+them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.hardware import can_transport
+from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.canopen402.bus import DEFAULT_EDS, MODE_CODES, Units, units_for
+from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
+from skel_ros.hardware.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    import canopen
+    from canopen.pdo import PdoMap
+
+    from skel_ros.hardware.base import ActuatorSpec
+
+__all__ = ["Cia402Emulator"]
+
+_LOG = logging.getLogger(__name__)
+_COUNTER = itertools.count()
+
+SOD, READY, SWITCHED_ON, ENABLED = ("SWITCH ON DISABLED", "READY TO SWITCH ON", "SWITCHED ON",
+                                    "OPERATION ENABLED")
+QUICK_STOP, FAULT = "QUICK STOP ACTIVE", "FAULT"
+_STATUS = {SOD: 0x0040, READY: 0x0031, SWITCHED_ON: 0x0033, ENABLED: 0x0037,
+           QUICK_STOP: 0x0017, FAULT: 0x0018}
+_REMOTE = 0x0200
+_TARGET_REACHED = 0x0400
+_SUPPORTED_MODES = frozenset(MODE_CODES.values())
+_KIND = {1: ControlMode.POSITION, 8: ControlMode.POSITION, 3: ControlMode.VELOCITY,
+         9: ControlMode.VELOCITY, 4: ControlMode.EFFORT, 10: ControlMode.EFFORT}
+_NMT_OPERATIONAL = 5
+_ABORT_VALUE_RANGE = 0x06090030
+
+
+@dataclass
+class _Drive:
+    spec: ActuatorSpec
+    node: canopen.LocalNode
+    model: MotorModel
+    units: Units
+    state: str = SOD
+    controlword: int = 0
+    mode: int = 8
+    error_code: int = 0
+    pending: dict[int, bytes] = field(default_factory=dict)   # sync RPDO number -> data
+    sync_counts: dict[int, int] = field(default_factory=dict)
+    rpdo_hooked: set[int] = field(default_factory=set)
+    heartbeat_stopped: bool = False
+
+
+def _virtual_channel() -> str:
+    return f"skel_ros-canopen-{os.getpid()}-{next(_COUNTER)}"
+
+
+class Cia402Emulator:
+    """CiA 402 drives answering on a python-can bus (see the module docstring).
+
+    Args:
+        transport: python-can mapping; default (``{}``) a fresh ``virtual`` channel.
+        actuators: the drives (node ids 1..127; position, velocity or effort mode).
+        options: see the module docstring.
+
+    Attributes:
+        transport: what the driver's ``BusSpec.transport`` needs to reach it.
+
+    Raises:
+        ConfigError: bad options or EDS.
+        TransportError: the bus cannot be opened.
+    """
+
+    def __init__(self, transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                 options: Mapping[str, Any] | None = None) -> None:
+        import canopen
+
+        opts = dict(options or {})
+        tr = dict(transport)
+        tr.setdefault("interface", "virtual")
+        if tr["interface"] == "virtual":
+            tr.setdefault("channel", _virtual_channel())
+            tr.setdefault("receive_own_messages", False)
+        self.transport: Mapping[str, Any] = dict(tr)
+        self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
+        initial = dict(opts.get("initial_positions") or {})
+        try:
+            params = MotorParams(**dict(opts.get("motor") or {}))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"CiA 402 emulator: bad motor parameters: {exc}") from None
+        self._lock = threading.RLock()
+        self._drives: dict[int, _Drive] = {}
+        bus = can_transport.open_bus(tr)
+        network = canopen.Network(bus)
+        network.NOTIFIER_CYCLE = 0.05
+        self._network = network
+        try:
+            now = self.clock()
+            for act in actuators:
+                eds = Path(str(act.options.get("eds", opts.get("eds", DEFAULT_EDS))))
+                try:
+                    node = canopen.LocalNode(act.id, canopen.import_od(str(eds), act.id))
+                except Exception as exc:  # noqa: BLE001 - the EDS parser raises anything
+                    raise ConfigError(f"CiA 402 emulator: cannot read EDS {str(eds)!r}: "
+                                      f"{exc}") from None
+                units = units_for(act.options, f"emulated CiA 402 node {act.id}")
+                if units.rated_torque != units.rated_torque:  # NaN: the EDS's 0x6076
+                    rated = node.object_dictionary[0x6076].default / 1000.0
+                    units = Units(units.counts_per_rad, units.velocity_per_rad_s, rated)
+                model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
+                d = _Drive(act, node, model, units)
+                node.data_store.setdefault(0x6076, {})[0] = node.object_dictionary[
+                    0x6076].encode_raw(round(units.rated_torque * 1000))
+                node.add_read_callback(self._reader(d))
+                node.add_write_callback(self._writer(d))
+                network.add_node(node)
+                self._drives[act.id] = d
+            network.subscribe(0x80, self._on_sync)
+            network.subscribe(0, self._on_nmt)
+            network.connect()
+            for d in self._drives.values():
+                self._boot(d)
+        except BaseException:
+            self.stop()
+            raise
+
+    # ------------------------------------------------------------------ control
+
+    def stop(self) -> None:
+        """Stop heartbeats and the notifier, release the bus; idempotent, never raises."""
+        network, self._network = getattr(self, "_network", None), None
+        if network is None:
+            return
+        for d in self._drives.values():
+            try:
+                d.node.nmt.stop_heartbeat()
+            except Exception as exc:  # noqa: BLE001, PERF203 - stop never raises
+                _LOG.warning("CiA 402 emulator: stopping heartbeat failed: %s", exc)
+        try:
+            network.disconnect()
+        except Exception as exc:  # noqa: BLE001
+            _LOG.warning("CiA 402 emulator: disconnect failed: %s", exc)
+
+    def state(self, actuator_id: int) -> MotorState:
+        """The true shaft state of one drive (advanced to now)."""
+        with self._lock:
+            return self._drives[actuator_id].model.advance(self.clock())
+
+    def drive_state(self, actuator_id: int) -> str:
+        """The drive's CiA 402 state name."""
+        with self._lock:
+            return self._drives[actuator_id].state
+
+    def nmt_state(self, actuator_id: int) -> str:
+        """The drive's NMT state name."""
+        return str(self._drives[actuator_id].node.nmt.state)
+
+    def inject_fault(self, actuator_id: int, code: int = 0x2310) -> None:
+        """Enter FAULT (torque off) and send an EMCY with ``code`` (default over-current)."""
+        with self._lock:
+            d = self._drives[actuator_id]
+            d.model.set_torque(False, self.clock())  # noqa: FBT003
+            d.state = FAULT
+            d.error_code = code
+            register = 0x01 | (0x02 if code & 0xF000 == 0x2000 else 0)  # noqa: PLR2004
+            network = self._network
+        if network is not None:
+            d.node.emcy.send(code, register)
+
+    def stop_heartbeat(self, actuator_id: int) -> None:
+        """The drive stops producing heartbeats (and keeps it so), as a dead node."""
+        d = self._drives[actuator_id]
+        d.heartbeat_stopped = True
+        d.node.nmt.stop_heartbeat()
+
+    def reboot(self, actuator_id: int) -> None:
+        """Reset the node: boot-up message, PRE-OPERATIONAL, drive state and data reset."""
+        d = self._drives[actuator_id]
+        with self._lock:
+            d.node.data_store.clear()
+            d.node.data_store.setdefault(0x6076, {})[0] = d.node.object_dictionary[
+                0x6076].encode_raw(round(d.units.rated_torque * 1000))
+            d.model.set_torque(False, self.clock())  # noqa: FBT003
+            d.state, d.controlword, d.error_code, d.mode = SOD, 0, 0, 8
+            d.pending.clear()
+        d.node.nmt.stop_heartbeat()
+        d.node.nmt._state = 0  # noqa: SLF001 - the library's NMT slave has no reset entry
+        self._boot(d)
+
+    # ------------------------------------------------------------------ NMT / SYNC
+
+    def _boot(self, d: _Drive) -> None:
+        nmt = d.node.nmt
+        nmt.send_command(0x81)  # -> INITIALISING: sends the boot-up message
+        nmt.send_command(0x80)  # -> PRE-OPERATIONAL: starts the heartbeat (0x1017)
+        if d.heartbeat_stopped:
+            nmt.stop_heartbeat()
+
+    def _on_nmt(self, can_id: int, data: bytearray, timestamp: float) -> None:  # noqa: ARG002
+        """After the library's NMT slave: load PDOs on start, boot again on resets."""
+        if len(data) < 2:  # noqa: PLR2004
+            return
+        cmd, target = data[0], data[1]
+        for d in self._drives.values():
+            if target not in (0, d.spec.id):
+                continue
+            try:
+                if cmd in (0x81, 0x82):
+                    self._boot(d)
+                elif cmd == 0x01:
+                    self._load_pdos(d)
+                if d.heartbeat_stopped:
+                    d.node.nmt.stop_heartbeat()
+            except Exception:  # noqa: BLE001 - never kill the notifier thread
+                _LOG.exception("CiA 402 emulator node %d: NMT 0x%02X failed", d.spec.id, cmd)
+
+    def _load_pdos(self, d: _Drive) -> None:
+        node = d.node
+        with self._lock:
+            node.rpdo.read(from_od=False)  # the configuration as written by SDO
+            node.tpdo.read(from_od=False)
+            for number, pdo in node.rpdo.map.items():
+                if number not in d.rpdo_hooked:
+                    pdo.add_callback(self._rpdo_hook(d, number))
+                    d.rpdo_hooked.add(number)
+            d.pending.clear()
+            d.sync_counts.clear()
+
+    def _rpdo_hook(self, d: _Drive, number: int) -> Callable[[PdoMap], None]:
+        def on_rpdo(pdo: PdoMap) -> None:
+            if d.node.nmt.state != "OPERATIONAL" or not pdo.enabled:
+                return
+            with self._lock:
+                if pdo.trans_type is not None and pdo.trans_type <= 240:  # noqa: PLR2004
+                    d.pending[number] = bytes(pdo.data)   # applied at the next SYNC
+                else:
+                    self._apply_rpdo(d, pdo, bytes(pdo.data))
+        return on_rpdo
+
+    def _apply_rpdo(self, d: _Drive, pdo: PdoMap, data: bytes) -> None:
+        saved = pdo.data
+        pdo.data = bytearray(data)
+        try:
+            # Targets first, the controlword last: a new set-point edge sees its target.
+            for var in sorted(pdo, key=lambda v: v.index == 0x6040):  # noqa: PLR2004
+                if var.length:
+                    d.node.set_data(var.index, var.subindex, var.get_data())
+        finally:
+            pdo.data = saved
+
+    def _on_sync(self, can_id: int, data: bytearray, timestamp: float) -> None:  # noqa: ARG002
+        try:
+            now = self.clock()
+            for d in self._drives.values():
+                if d.node.nmt.state != "OPERATIONAL":
+                    continue
+                with self._lock:
+                    for number, payload in sorted(d.pending.items()):
+                        self._apply_rpdo(d, d.node.rpdo.map[number], payload)
+                    d.pending.clear()
+                    d.model.advance(now)
+                    frames = self._due_tpdos(d)
+                for pdo in frames:
+                    pdo.transmit()
+        except Exception:  # noqa: BLE001 - never kill the notifier thread
+            _LOG.exception("CiA 402 emulator: SYNC handling failed")
+
+    def _due_tpdos(self, d: _Drive) -> list[PdoMap]:
+        due = []
+        for number, pdo in d.node.tpdo.map.items():
+            if not pdo.enabled or not pdo.map:
+                continue
+            n = d.sync_counts.get(number, 0) + 1
+            d.sync_counts[number] = n
+            tt = pdo.trans_type or 0
+            if 1 <= tt <= 240 and n % tt:  # noqa: PLR2004
+                continue
+            for var in pdo:
+                if var.length:
+                    var.set_data(d.node.get_data(var.index, var.subindex))
+            due.append(pdo)
+        return due
+
+    # ------------------------------------------------------------------ objects
+
+    def _reader(self, d: _Drive) -> Callable[..., int | None]:
+        def read(index: int, subindex: int, od: Any) -> int | None:  # noqa: ANN401, ARG001
+            with self._lock:
+                return self._value(d, index)
+        return read
+
+    def _value(self, d: _Drive, index: int) -> int | None:
+        if index == 0x6041:  # noqa: PLR2004
+            return self._statusword(d)
+        if index == 0x6061:  # noqa: PLR2004
+            return d.mode
+        if index == 0x603F:  # noqa: PLR2004
+            return d.error_code
+        if index == 0x1001:  # noqa: PLR2004
+            return (0x01 | (0x02 if d.error_code & 0xF000 == 0x2000 else 0)  # noqa: PLR2004
+                    ) if d.state == FAULT else 0
+        if index in (0x6064, 0x606C, 0x6077):
+            s = d.model.state
+            u = d.units
+            if index == 0x6064:  # noqa: PLR2004
+                return _clamp32(round(s.position * u.counts_per_rad))
+            if index == 0x606C:  # noqa: PLR2004
+                return _clamp32(round(s.velocity * u.velocity_per_rad_s))
+            return max(-32768, min(32767, round(s.effort / u.rated_torque * 1000)))
+        return None
+
+    def _statusword(self, d: _Drive) -> int:
+        sw = _STATUS[d.state] | _REMOTE
+        if d.state == ENABLED and _KIND.get(d.mode) is ControlMode.POSITION:
+            s = d.model.state
+            target = self._stored(d, 0x607A) / d.units.counts_per_rad
+            if abs(target - s.position) * d.units.counts_per_rad < 10 and abs(  # noqa: PLR2004
+                    s.velocity) < 0.01:  # noqa: PLR2004
+                sw |= _TARGET_REACHED
+        return sw
+
+    def _stored(self, d: _Drive, index: int) -> int:
+        node = d.node
+        try:
+            raw = node.data_store[index][0]
+        except KeyError:
+            return int(node.object_dictionary[index].default or 0)
+        return int(node.object_dictionary[index].decode_raw(raw))
+
+    def _writer(self, d: _Drive) -> Callable[..., None]:
+        def write(index: int, subindex: int, od: Any, data: bytes) -> None:  # noqa: ANN401, ARG001
+            from canopen.sdo.exceptions import SdoAbortedError
+
+            with self._lock:
+                if index == 0x6060:  # noqa: PLR2004
+                    mode = int(od.decode_raw(data))
+                    if mode not in _SUPPORTED_MODES:
+                        raise SdoAbortedError(_ABORT_VALUE_RANGE)
+                    d.mode = mode
+                    if d.state == ENABLED:
+                        self._apply_targets(d, take_setpoint=False)
+                elif index == 0x6040:  # noqa: PLR2004
+                    self._controlword(d, int(od.decode_raw(data)))
+                elif index in (0x607A, 0x60FF, 0x6071):
+                    # Stored by the library after this callback: apply with the new value.
+                    d.node.data_store.setdefault(index, {})[0] = bytes(data)
+                    if d.state == ENABLED:
+                        self._apply_targets(d, take_setpoint=False)
+                elif index == 0x1017 and d.heartbeat_stopped:  # noqa: PLR2004
+                    d.node.nmt.stop_heartbeat()
+        return write
+
+    def _controlword(self, d: _Drive, cw: int) -> None:
+        previous, d.controlword = d.controlword, cw
+        now = self.clock()
+        d.model.advance(now)
+        if d.state == FAULT:
+            if cw & 0x80 and not previous & 0x80:
+                d.state, d.error_code = SOD, 0
+                d.node.emcy.reset()
+            return
+        if cw & 0x80:
+            return
+        voltage, quick, switch_on, enable = cw & 0x02, cw & 0x04, cw & 0x01, cw & 0x08
+        state = d.state
+        if not voltage:
+            new = SOD
+        elif not quick:
+            new = QUICK_STOP if state in (ENABLED, QUICK_STOP) else SOD
+        elif not switch_on:  # shutdown
+            new = READY if state in (SOD, READY, SWITCHED_ON, ENABLED) else SOD
+        elif not enable:     # switch on / disable operation
+            new = SWITCHED_ON if state in (READY, SWITCHED_ON, ENABLED) else state
+        else:                # enable operation
+            new = ENABLED if state in (READY, SWITCHED_ON, ENABLED, QUICK_STOP) else state
+        if new == ENABLED and state != ENABLED:
+            d.model.set_position_target(d.model.state.position)  # PP: hold until a set-point
+        d.state = new
+        d.model.set_torque(new in (ENABLED, QUICK_STOP), now)
+        if new == QUICK_STOP:
+            d.model.mode = ControlMode.VELOCITY
+            d.model.set_velocity_target(0.0)
+        elif new == ENABLED:
+            self._apply_targets(d, take_setpoint=bool(cw & 0x10 and not previous & 0x10))
+
+    def _apply_targets(self, d: _Drive, *, take_setpoint: bool) -> None:
+        """Hand the target objects of the present mode to the model (OPERATION ENABLED).
+
+        Cyclic modes follow their target at once; profile position takes 0x607A only on
+        a new set-point (``take_setpoint``, controlword bit 4 rising).
+        """
+        kind = _KIND.get(d.mode, ControlMode.POSITION)
+        model = d.model
+        model.advance(self.clock())
+        model.mode = kind
+        u = d.units
+        if kind is ControlMode.POSITION:
+            if d.mode != 1 or take_setpoint:
+                model.set_position_target(self._stored(d, 0x607A) / u.counts_per_rad)
+        elif kind is ControlMode.VELOCITY:
+            model.set_velocity_target(self._stored(d, 0x60FF) / u.velocity_per_rad_s)
+        else:
+            model.set_effort_target(self._stored(d, 0x6071) / 1000.0 * u.rated_torque)
+
+
+def _clamp32(x: int) -> int:
+    return max(-(2**31), min(2**31 - 1, x))
+
