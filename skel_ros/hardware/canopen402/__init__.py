@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware import can_transport
@@ -44,7 +43,6 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
         ConfigError: an id out of range.
     """
     import canopen
-    from canopen.sdo.exceptions import SdoAbortedError, SdoCommunicationError
 
     bad = [i for i in ids if not 1 <= i <= 127]  # noqa: PLR2004
     if bad:
@@ -69,25 +67,9 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
     found = []
     try:
         for i in ids:
-            node = canopen.RemoteNode(i, canopen.ObjectDictionary())
-            network.add_node(node)
-            node.sdo.RESPONSE_TIMEOUT = timeout
-            node.sdo.MAX_RETRIES = 1  # one try (0 would retry forever)
-            try:
-                device_type = int.from_bytes(node.sdo.upload(0x1000, 0)[:4], "little")
-            except (SdoCommunicationError, SdoAbortedError):
-                continue
-            texts = []
-            for index in (0x1008, 0x100A):
-                try:
-                    texts.append(node.sdo.upload(index, 0).decode("latin-1").strip("\0 "))
-                except (SdoCommunicationError, SdoAbortedError):
-                    texts.append("")
-            profile = device_type & 0xFFFF
-            found.append(ScanResult(
-                i, model_number=device_type, model=texts[0] or f"CiA {profile} device",
-                firmware=texts[1],
-                details=f"device type 0x{device_type:08X} (profile {profile})"))
+            result = _identify(network, i, timeout)
+            if result is not None:
+                found.append(result)
     finally:
         network.disconnect()
     out = []
@@ -96,6 +78,32 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
         extra = f"; heartbeat/boot-up seen (NMT state {state})" if state is not None else ""
         out.append(ScanResult(r.id, r.model_number, r.model, r.firmware, r.details + extra))
     return out
+
+
+def _identify(network: Any, node_id: int, timeout: float) -> ScanResult | None:  # noqa: ANN401
+    """SDO reads of 0x1000, 0x1008, 0x100A; None when 0x1000 gets no answer."""
+    import canopen
+    from canopen.sdo.exceptions import SdoAbortedError, SdoCommunicationError
+
+    empty: Any = canopen.ObjectDictionary  # untyped library class
+    node: Any = canopen.RemoteNode(node_id, empty())
+    network.add_node(node)
+    node.sdo.RESPONSE_TIMEOUT = timeout
+    node.sdo.MAX_RETRIES = 1  # one try (0 would retry forever)
+    try:
+        device_type = int.from_bytes(node.sdo.upload(0x1000, 0)[:4], "little")
+    except (SdoCommunicationError, SdoAbortedError):
+        return None
+    texts = []
+    for index in (0x1008, 0x100A):
+        try:
+            texts.append(node.sdo.upload(index, 0).decode("latin-1").strip("\0 "))
+        except (SdoCommunicationError, SdoAbortedError):  # noqa: PERF203 - optional objects
+            texts.append("")
+    profile = device_type & 0xFFFF
+    return ScanResult(node_id, model_number=device_type,
+                      model=texts[0] or f"CiA {profile} device", firmware=texts[1],
+                      details=f"device type 0x{device_type:08X} (profile {profile})")
 
 
 def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],

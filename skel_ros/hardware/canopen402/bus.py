@@ -296,8 +296,7 @@ class Cia402Bus(ActuatorBus):
             raise
 
     def close(self) -> None:
-        """Shutdown (torque off) every drive through one RPDO + SYNC, NMT pre-operational,
-        release the bus. Never raises."""
+        """Torque off (RPDO shutdown + SYNC), NMT pre-operational, release; never raises."""
         network, self._network = self._network, None
         if network is None:
             return
@@ -337,6 +336,7 @@ class Cia402Bus(ActuatorBus):
         """
         from canopen.profiles.p402 import State402
 
+        p402: Any = State402  # untyped library class
         targets = [self._drives[i] for i in self._ids(ids)]
         goal = "OPERATION ENABLED" if enabled else "READY TO SWITCH ON"
         for d in targets:
@@ -352,9 +352,9 @@ class Cia402Bus(ActuatorBus):
                     if not enabled:
                         continue  # a faulted drive produces no torque
                     raise self._fault_error(d)
-                nxt = goal if (state, goal) in State402.TRANSITIONTABLE else (
-                    State402.next_state_indirect(state))
-                d.controlword = State402.TRANSITIONTABLE.get((state, nxt), _CW_SHUTDOWN)
+                nxt = goal if (state, goal) in p402.TRANSITIONTABLE else (
+                    p402.next_state_indirect(state))
+                d.controlword = p402.TRANSITIONTABLE.get((state, nxt), _CW_SHUTDOWN)
                 self._send_rpdo(d)
             self._sync_round(list(self._drives), f"switching to {goal}")
             self._raise_faults([d for d in targets if enabled])
@@ -428,12 +428,12 @@ class Cia402Bus(ActuatorBus):
 
     # ------------------------------------------------------------------ open steps
 
-    def _attach(self, network: canopen.Network, d: _Drive) -> None:
-        import canopen
+    def _attach(self, network: Any, d: _Drive) -> None:  # noqa: ANN401 - canopen.Network
         from canopen.profiles.p402 import BaseNode402
 
+        factory: Any = BaseNode402  # untyped library class
         try:
-            node = BaseNode402(d.spec.id, str(d.eds))
+            node = factory(d.spec.id, str(d.eds))
         except Exception as exc:  # noqa: BLE001 - the EDS parser raises anything
             raise ConfigError(f"{d.where}: cannot read EDS {str(d.eds)!r}: {exc}") from None
         network.add_node(node)
@@ -450,7 +450,7 @@ class Cia402Bus(ActuatorBus):
                 d.heartbeat_state = state
                 d.rebooted = d.rebooted or state == 0
 
-        def on_emcy(entry: canopen.emcy.EmcyError, d: _Drive = d) -> None:
+        def on_emcy(entry: EmcyError, d: _Drive = d) -> None:
             with self._cond:
                 d.emcy.append(entry)
             if entry.code:
@@ -493,13 +493,13 @@ class Cia402Bus(ActuatorBus):
         target = _TARGET[d.kind]
         layout_r = {1: [0x6040, target]}
         layout_t = {1: [0x6041, 0x6064], 2: [0x606C, 0x6077, 0x603F]}
+        missing = ([f"RPDO{n}" for n in layout_r if n not in node.rpdo.map]
+                   + [f"TPDO{n}" for n in layout_t if n not in node.tpdo.map])
+        if missing:
+            raise ConfigError(f"{d.where}: the EDS {str(d.eds)!r} lacks {missing}")
         try:
             node.rpdo.read(from_od=True)
             node.tpdo.read(from_od=True)
-            missing = ([f"RPDO{n}" for n in layout_r if n not in node.rpdo.map]
-                       + [f"TPDO{n}" for n in layout_t if n not in node.tpdo.map])
-            if missing:
-                raise ProtocolError(f"{d.where}: the EDS {str(d.eds)!r} lacks {missing}")
             for maps, layout in ((node.rpdo, layout_r), (node.tpdo, layout_t)):
                 for number, pdo in maps.map.items():
                     pdo.clear()
@@ -510,8 +510,6 @@ class Cia402Bus(ActuatorBus):
                     pdo.enabled = bool(indices)
             node.rpdo.save()
             node.tpdo.save()
-        except HardwareError:
-            raise
         except Exception as exc:  # noqa: BLE001 - canopen raises SDO errors and more
             raise self._sdo_error(d, "PDO mapping", exc) from None
         for number in layout_t:
@@ -533,7 +531,7 @@ class Cia402Bus(ActuatorBus):
                 d.received.add(number)
                 d.stamp = self.clock()
                 self._cond.notify_all()
-        except Exception:
+        except Exception:  # noqa: BLE001 - never kill the notifier thread
             _LOG.exception("TPDO handling failed")
 
     def _sync_round(self, ids: Sequence[int], what: str) -> None:

@@ -48,9 +48,6 @@ from skel_ros.hardware.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    import canopen
-    from canopen.pdo import PdoMap
-
     from skel_ros.hardware.base import ActuatorSpec
 
 __all__ = ["Cia402Emulator"]
@@ -75,7 +72,7 @@ _ABORT_VALUE_RANGE = 0x06090030
 @dataclass
 class _Drive:
     spec: ActuatorSpec
-    node: canopen.LocalNode
+    node: Any  # canopen.LocalNode (the library is only partly typed)
     model: MotorModel
     units: Units
     state: str = SOD
@@ -130,13 +127,13 @@ class Cia402Emulator:
         bus = can_transport.open_bus(tr)
         network = canopen.Network(bus)
         network.NOTIFIER_CYCLE = 0.05
-        self._network = network
+        self._network: Any = network
         try:
             now = self.clock()
             for act in actuators:
                 eds = Path(str(act.options.get("eds", opts.get("eds", DEFAULT_EDS))))
                 try:
-                    node = canopen.LocalNode(act.id, canopen.import_od(str(eds), act.id))
+                    node: Any = canopen.LocalNode(act.id, canopen.import_od(str(eds), act.id))
                 except Exception as exc:  # noqa: BLE001 - the EDS parser raises anything
                     raise ConfigError(f"CiA 402 emulator: cannot read EDS {str(eds)!r}: "
                                       f"{exc}") from None
@@ -263,8 +260,8 @@ class Cia402Emulator:
             d.pending.clear()
             d.sync_counts.clear()
 
-    def _rpdo_hook(self, d: _Drive, number: int) -> Callable[[PdoMap], None]:
-        def on_rpdo(pdo: PdoMap) -> None:
+    def _rpdo_hook(self, d: _Drive, number: int) -> Callable[[Any], None]:
+        def on_rpdo(pdo: Any) -> None:  # noqa: ANN401 - canopen PdoMap
             if d.node.nmt.state != "OPERATIONAL" or not pdo.enabled:
                 return
             with self._lock:
@@ -274,7 +271,7 @@ class Cia402Emulator:
                     self._apply_rpdo(d, pdo, bytes(pdo.data))
         return on_rpdo
 
-    def _apply_rpdo(self, d: _Drive, pdo: PdoMap, data: bytes) -> None:
+    def _apply_rpdo(self, d: _Drive, pdo: Any, data: bytes) -> None:  # noqa: ANN401
         saved = pdo.data
         pdo.data = bytearray(data)
         try:
@@ -302,7 +299,7 @@ class Cia402Emulator:
         except Exception:  # noqa: BLE001 - never kill the notifier thread
             _LOG.exception("CiA 402 emulator: SYNC handling failed")
 
-    def _due_tpdos(self, d: _Drive) -> list[PdoMap]:
+    def _due_tpdos(self, d: _Drive) -> list[Any]:
         due = []
         for number, pdo in d.node.tpdo.map.items():
             if not pdo.enabled or not pdo.map:
@@ -326,7 +323,7 @@ class Cia402Emulator:
                 return self._value(d, index)
         return read
 
-    def _value(self, d: _Drive, index: int) -> int | None:
+    def _value(self, d: _Drive, index: int) -> int | None:  # noqa: PLR0911 - one per object
         if index == 0x6041:  # noqa: PLR2004
             return self._statusword(d)
         if index == 0x6061:  # noqa: PLR2004
@@ -387,7 +384,7 @@ class Cia402Emulator:
                     d.node.nmt.stop_heartbeat()
         return write
 
-    def _controlword(self, d: _Drive, cw: int) -> None:
+    def _controlword(self, d: _Drive, cw: int) -> None:  # noqa: C901 - the 402 transition table
         previous, d.controlword = d.controlword, cw
         now = self.clock()
         d.model.advance(now)

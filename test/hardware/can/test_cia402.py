@@ -54,7 +54,7 @@ def _acts() -> list[ActuatorSpec]:
 
 class Rig:
     def __init__(self, actuators: list[ActuatorSpec], emulated: list[ActuatorSpec] | None = None,
-                 bus_clock: Any = time.monotonic, **options: Any) -> None:  # noqa: ANN401
+                 bus_clock: Any = time.monotonic, **options: Any) -> None:
         self.clock = Clock()
         self.emulator = Cia402Emulator({}, actuators if emulated is None else emulated,
                                        {"clock": self.clock,
@@ -219,7 +219,7 @@ def test_nan_target_is_refused(rig: Rig) -> None:
         rig.bus.write({7: ActuatorCommand(position=0.0)})
 
 
-def test_config_errors(tmp_path: Any) -> None:  # noqa: ANN401
+def test_config_errors(tmp_path: Any) -> None:
     spec = BusSpec("b", "canopen", {"interface": "virtual", "channel": "unused"})
     cases = [
         (ActuatorSpec(1, ControlMode.MIT), "not available on CiA 402"),
