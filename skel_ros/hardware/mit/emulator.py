@@ -15,7 +15,8 @@ torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.st
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
 (:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor),
 ``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
-``temperature`` (deg C, default 30).
+``temperature`` (deg C, default 30). An actuator without model or ranges is emulated as
+a Mini Cheetah motor.
 """
 
 from __future__ import annotations
@@ -106,7 +107,9 @@ class MitEmulator:
         now = self.clock()
         self._motors: dict[int, _Motor] = {}
         for act in actuators:
-            ranges, variant = resolve(act.model, act.options, f"emulated MIT id {act.id}")
+            explicit = act.model or all(f"{k}_max" in act.options for k in ("p", "v", "t"))
+            ranges, variant = resolve(act.model if explicit else "MINI-CHEETAH", act.options,
+                                      f"emulated MIT id {act.id}")
             model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
             model.mode = ControlMode.MIT
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
