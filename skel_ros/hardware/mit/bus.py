@@ -113,7 +113,7 @@ class MitBus(ActuatorBus):
 
     protocol: ClassVar[str] = "mit"
 
-    def __init__(self, spec: BusSpec, actuators: Sequence[ActuatorSpec],
+    def __init__(self, spec: BusSpec, actuators: Sequence[ActuatorSpec],  # noqa: C901
                  clock: Callable[[], float]) -> None:
         super().__init__(spec, actuators, clock)
         opts = spec.options
@@ -155,6 +155,11 @@ class MitBus(ActuatorBus):
                                       f"of the id; id {other} has the same")
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant, rounding),
                                           kp if kp > 0 else 0.0, kd if kd > 0 else 0.0)
+        others = [i for i, m in self._motors.items()
+                  if m.codec.variant is not Variant.DAMIAO and i < 0x100 and (i & 0x0F) in nibbles]  # noqa: PLR2004
+        if others:
+            raise ConfigError(f"bus {spec.name!r}: MIT id(s) {others} would be mistaken for "
+                              "Damiao replies (same low 4 bits as a Damiao id on the bus)")
         self._bus: can.BusABC | None = None
         self._where = can_transport.describe(spec.transport)
         self._fresh: set[int] = set()   # got a frame since the last read

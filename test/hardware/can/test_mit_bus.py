@@ -215,6 +215,7 @@ def test_config_errors() -> None:
         ([_spec(1, "AK99")], "unknown MIT motor model"),
         ([_spec(1, "DM4310"), _spec(17, "DM4310")], "low 4 bits"),
         ([_spec(0x800, "AK80-9")], "1..0x7FF"),
+        ([_spec(1, "DM4310"), _spec(17, "AK80-9")], "mistaken for Damiao"),
         ([_spec(1, "AK80-9", kp=-1.0)], "'kp' must be >= 0"),
     ]
     for actuators, match in cases:
