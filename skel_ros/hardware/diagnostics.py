@@ -92,7 +92,8 @@ class BusDiagnostics:
         errors: error counts since start, by :class:`ErrorKind` value.
         consecutive_failures: failed cycles in a row now.
         reconnects: successful reopenings after a failure.
-        reconnect_attempts: failed attempts to reopen since the last failure.
+        reconnect_attempts: failures in a row (the failure itself, then each failed or
+            short-lived reopening); the backoff grows with it; 0 once a read is healthy.
         last_error: the last error's message.
     """
 

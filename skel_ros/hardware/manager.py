@@ -305,7 +305,7 @@ class HardwareManager:
         # Loop thread state.
         self._traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
         self._watchdog_fed: float | None = None
-        self._diag_state: MotionState | None = None
+        self._diag_signature: tuple[object, ...] = ()
         self._io = threading.RLock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -559,10 +559,12 @@ class HardwareManager:
                 continue
             if slot.ever_opened:
                 slot.reconnects += 1
-                _LOG.warning("bus %r: reconnected after %d attempt(s)", slot.spec.name,
-                             slot.attempts + 1)
+                _LOG.warning("bus %r: reconnected (failure %d in a row)", slot.spec.name,
+                             slot.attempts)
             slot.is_open, slot.ever_opened, slot.torque = True, True, False
-            slot.attempts, slot.consecutive, slot.next_retry = 0, 0, -math.inf
+            # ``attempts`` is reset by the first healthy read: a bus that fails again at
+            # once (a drive still in fault) keeps backing off.
+            slot.consecutive, slot.next_retry = 0, -math.inf
 
     def _settle(self, now: float) -> None:
         """Leave OFFLINE / FAULT once every bus is open and healthy."""
@@ -603,8 +605,8 @@ class HardwareManager:
         _LOG.error("bus %r failed: %s; closing it and reconnecting", slot.spec.name, message)
         slot.driver.close()
         slot.is_open = slot.torque = False
-        slot.attempts = 0
-        slot.next_retry = now + self.reconnect_policy.delay(0)
+        slot.next_retry = now + self.reconnect_policy.delay(slot.attempts)
+        slot.attempts += 1
         self._enter_fault(f"bus {slot.spec.name!r} failed: {message}", now)
 
     def _enter_fault(self, message: str, now: float) -> None:
@@ -760,13 +762,15 @@ class HardwareManager:
             if math.isfinite(st.effort):
                 self._e[dof] = d * st.effort * g
         faulty = [a for a in slot.actuators if states[a.id].error_code]
-        if faulty:
-            act = faulty[0]
-            st = states[act.id]
-            slot.device_counts[act.id].add(ErrorKind.DEVICE)
-            self._fail_bus(slot, None, ErrorKind.DEVICE,
-                           f"{act.name!r} (id {act.id}) in fault: {st.fault or st.error_code}",
-                           now, hard=True)
+        if not faulty:
+            slot.attempts = 0
+            return
+        act = faulty[0]
+        st = states[act.id]
+        slot.device_counts[act.id].add(ErrorKind.DEVICE)
+        self._fail_bus(slot, None, ErrorKind.DEVICE,
+                       f"{act.name!r} (id {act.id}) in fault: {st.fault or st.error_code}",
+                       now, hard=True)
 
     def _control(self, now: float, *, read_cycle: bool) -> None:
         """Take new commands, apply the watchdog, compute and write the targets."""
@@ -890,10 +894,13 @@ class HardwareManager:
     # ---------------------------------------------------------------- status
 
     def _make_status(self, now: float) -> HardwareStatus:
-        if not now - self._last_diag < _DIAG_PERIOD or self._state is not self._diag_state:
+        # Refreshed every _DIAG_PERIOD, and at once when the state or a bus's health changes.
+        signature = (self._state, self._watchdog.tripped, *(
+            (s.is_open, s.torque, s.consecutive, s.attempts, s.counts.total) for s in self._slots))
+        if not now - self._last_diag < _DIAG_PERIOD or signature != self._diag_signature:
             self._diag = (self._bus_diagnostics(), self._actuator_diagnostics())
             self._last_diag = now if math.isfinite(now) else -math.inf
-            self._diag_state = self._state
+            self._diag_signature = signature
         return HardwareStatus(
             stamp=now, state=self._state, message=self._message, names=self.names,
             position=_arr(self._q.copy()), velocity=_arr(self._v.copy()),

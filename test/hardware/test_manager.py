@@ -62,7 +62,7 @@ class SerialProxy:
     ``path`` is a symlink to the current pty slave: the driver opens it like a port.
     Modes for the emulator -> driver direction: ``pass``, ``drop`` (no replies),
     ``corrupt`` (last byte of each chunk flipped: CRC error), ``garbage`` (random bytes
-    before each chunk).
+    before each chunk), ``noise`` (each chunk replaced by as many random bytes).
     """
 
     def __init__(self, target: str, path: Path) -> None:
@@ -132,6 +132,8 @@ class SerialProxy:
             data = data[:-1] + bytes([data[-1] ^ 0x5A])
         elif self.mode == "garbage":
             data = bytes(self._rng.randrange(256) for _ in range(7)) + data
+        elif self.mode == "noise":
+            data = bytes(self._rng.randrange(256) for _ in range(len(data)))
         with contextlib.suppress(OSError):
             os.write(master, data)
 
@@ -302,7 +304,18 @@ def test_watchdog_torque_off(tmp_path: Path) -> None:
         rig.close()
 
 
-@pytest.mark.parametrize("mode", ["drop", "corrupt", "garbage"])
+def test_garbage_before_replies_is_skipped(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.proxy.mode = "garbage"
+    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.4]).ok
+    rig.until(lambda: abs(rig.actuator(4) - 0.4) < 0.01)
+    status = rig.manager.status()
+    assert status.state is MotionState.ENABLED
+    assert status.fresh
+
+
+@pytest.mark.parametrize("mode", ["drop", "corrupt", "noise"])
 def test_transient_errors_are_counted_then_fail_the_bus(rig: Rig, mode: str) -> None:
     rig.step()
     rig.enable()
@@ -313,8 +326,13 @@ def test_transient_errors_are_counted_then_fail_the_bus(rig: Rig, mode: str) -> 
     rig.step(2)  # fault_threshold = 3
     status = rig.manager.status()
     assert status.state is MotionState.FAULT
-    kind = {"drop": "timeout", "corrupt": "protocol", "garbage": "protocol"}[mode]
-    assert status.buses[0].errors[kind] >= 3
+    errors = status.buses[0].errors
+    if mode == "drop":
+        assert errors["timeout"] >= 3
+    elif mode == "corrupt":
+        assert errors["protocol"] >= 3
+    else:  # random bytes: bad frames, or no complete frame in time
+        assert errors["protocol"] + errors["timeout"] >= 3
     assert status.buses[0].level is Level.ERROR
     assert all(a.level is Level.ERROR for a in status.actuators)
     # Healed: reconnect after the backoff, then wait for an enable with targets = measured.
@@ -399,3 +417,52 @@ def test_control_loop_thread_runs_and_stops(tmp_path: Path) -> None:
     finally:
         rig.close()
     assert rig.manager.state is MotionState.OFFLINE
+
+
+def test_drive_fault_goes_to_the_safe_state_and_needs_enable(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.emulator.inject_fault(3, 0x20)  # Hardware Error Status: overload
+    rig.until(lambda: rig.manager.state is not MotionState.ENABLED, limit=20)
+    status = rig.manager.status()
+    assert status.state is MotionState.FAULT
+    assert "elbow" in status.message
+    assert status.buses[0].errors["device"] >= 1
+    # While the servo stays in fault, every reopening fails again at the first read and
+    # the backoff grows: 0.1, 0.2, 0.4 s (max) between reopenings.
+    reconnects = []
+    for _ in range(100):
+        rig.step()
+        reconnects.append(rig.manager.status().buses[0].reconnects)
+        assert not rig.manager.enable().ok or rig.step() is None
+    changes = [i for i in range(1, len(reconnects)) if reconnects[i] != reconnects[i - 1]]
+    assert 2 <= len(changes) <= 4
+    assert np.all(np.diff(changes) >= 19)
+    assert rig.manager.state is MotionState.FAULT
+    # Cleared (the operator power-cycles the servo): reconnect, then wait for an enable.
+    rig.emulator.inject_fault(3, 0)
+    rig.until(lambda: rig.manager.state in (MotionState.DISABLED, MotionState.HOLDING),
+              limit=100)
+    assert rig.manager.status().buses[0].reconnect_attempts == 0
+    assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    rig.enable()
+    status = rig.step()
+    assert status.target == pytest.approx(status.position, abs=3e-3)  # type: ignore[attr-defined]
+
+
+def test_trajectory_is_sampled_by_the_loop(rig: Rig) -> None:
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    rig.step()
+    rig.enable()
+    start = rig.manager.status().target
+    traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.5, (0.5,))],
+                           start_positions=[float(start[3])])
+    assert rig.manager.follow(traj, start=rig.t).ok
+    targets = [rig.step().target[3] for _ in range(60)]  # type: ignore[attr-defined]
+    s = float(start[3])
+    assert targets[10] == pytest.approx(s + (0.5 - s) * 0.11 / 0.5, abs=1e-9)  # linear
+    assert targets[-1] == pytest.approx(0.5)
+    rig.until(lambda: abs(rig.actuator(4) - 0.5) < 0.01)
+    bad = PointTrajectory(["wrist", "nope"], [TrajectoryPoint(0.5, (0.5, 0.0))])
+    assert not rig.manager.follow(bad).ok
