@@ -78,6 +78,9 @@ _LOG = logging.getLogger("skel_ros.hardware")
 _DIAG_PERIOD = 0.05  # s between diagnostics snapshots (they allocate; joint data is per cycle)
 _MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to the last is skipped
 _LATENCY_SAMPLES = 200_000
+# How far outside its position limits a DOF may measure and still be enabled (it is then
+# held at the limit): sensor noise of a joint resting on its mechanical stop.
+ENABLE_TOLERANCE = 0.02
 
 
 class Trajectory(Protocol):
@@ -674,9 +677,19 @@ class HardwareManager:
         unknown = [self.names[i] for i in np.flatnonzero(~np.isfinite(self._q))]
         if unknown:
             return False, f"cannot enable: no measured position for {', '.join(unknown)}"
+        lim = self._limiter
+        outside = np.flatnonzero((self._q < lim.q_lo - ENABLE_TOLERANCE)
+                                 | (self._q > lim.q_hi + ENABLE_TOLERANCE))
+        if outside.size:
+            i = int(outside[0])
+            return False, (f"cannot enable: {self.names[i]!r} is at {self._q[i]:.4g}, outside"
+                           f" its limits [{lim.q_lo[i]:g}, {lim.q_hi[i]:g}]; bring it inside"
+                           " (torque is off) first")
+        # Within the tolerance of a limit (resting on a stop): hold at the limit.
+        hold_q = np.clip(self._q, lim.q_lo, lim.q_hi)
         self._clear_commands()
-        self._limiter.reset(self._q)
-        self._goal_q = np.where(self._limiter.position_mask, self._q, np.nan)
+        self._limiter.reset(hold_q)
+        self._goal_q = np.where(self._limiter.position_mask, hold_q, np.nan)
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
         self._target = self._limiter.position_targets

@@ -150,8 +150,10 @@ def test_no_target_outside_the_limits_reaches_the_wire(tmp_path: Path) -> None: 
     config = parse_hardware_config(_config(port), "quadruped_dxl.yaml")
     bound = config.bind(skeleton)
     maps = {m.actuator.id: m for m in config.joints}
+    initial = {m.actuator.id: m.to_actuator(skeleton.dof(m.name).initial_position)
+               for m in config.joints}
     emulator = dynamixel.start_emulator({"baudrate": BAUD}, [m.actuator for m in config.joints],
-                                        {})
+                                        {"initial_positions": initial})
     tap = SyncWriteTap(emulator.transport["port"], port)
     t = [0.0]
     manager = HardwareManager(bound, clock=lambda: t[0])

@@ -466,3 +466,18 @@ def test_trajectory_is_sampled_by_the_loop(rig: Rig) -> None:
     rig.until(lambda: abs(rig.actuator(4) - 0.5) < 0.01)
     bad = PointTrajectory(["wrist", "nope"], [TrajectoryPoint(0.5, (0.5, 0.0))])
     assert not rig.manager.follow(bad).ok
+
+
+def test_enable_is_refused_outside_the_position_limits(rig: Rig) -> None:
+    rig.emulator.set_position(4, 2.5)  # wrist limits [-1.9, 1.9]
+    rig.step(2)
+    req = rig.manager.enable()
+    rig.step()
+    assert not req.ok
+    assert "'wrist' is at 2.5, outside its limits [-1.9, 1.9]" in req.message
+    assert rig.manager.state is MotionState.DISABLED
+    assert not rig.emulator.state(4).torque_enabled
+    rig.emulator.set_position(4, 1.91)  # resting on the stop: held at the limit
+    rig.step(2)
+    rig.enable()
+    assert rig.manager.status().target[3] == pytest.approx(1.9)
