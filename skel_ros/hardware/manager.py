@@ -660,31 +660,39 @@ class HardwareManager:
                 ok, message = self._do_enable(now)
                 req.finish(ok=ok, message=message)
 
-    def _do_enable(self, now: float) -> tuple[bool, str]:
+    def _enable_problem(self) -> str:
+        """Why enabling is not possible now, or ``""``."""
         closed = [s.spec.name for s in self._slots if not s.is_open]
         if closed:
             last = next(s.last_error for s in self._slots if not s.is_open)
-            return False, f"cannot enable: bus {closed[0]!r} is not connected ({last})"
+            return f"cannot enable: bus {closed[0]!r} is not connected ({last})"
         stale = [s.spec.name for s in self._slots if not s.fresh]
         if stale:
-            return False, f"cannot enable: no fresh measurement from bus {stale[0]!r}"
+            return f"cannot enable: no fresh measurement from bus {stale[0]!r}"
         faulty = [(s, a) for s in self._slots for a in s.actuators
                   if (st := s.states.get(a.id)) is not None and st.error_code]
         if faulty:
             slot, act = faulty[0]
-            return False, (f"cannot enable: {act.name!r} (bus {slot.spec.name!r} id {act.id})"
-                           f" reports a fault: {slot.states[act.id].fault}")
+            return (f"cannot enable: {act.name!r} (bus {slot.spec.name!r} id {act.id})"
+                    f" reports a fault: {slot.states[act.id].fault}")
         unknown = [self.names[i] for i in np.flatnonzero(~np.isfinite(self._q))]
         if unknown:
-            return False, f"cannot enable: no measured position for {', '.join(unknown)}"
+            return f"cannot enable: no measured position for {', '.join(unknown)}"
         lim = self._limiter
         outside = np.flatnonzero((self._q < lim.q_lo - ENABLE_TOLERANCE)
                                  | (self._q > lim.q_hi + ENABLE_TOLERANCE))
         if outside.size:
             i = int(outside[0])
-            return False, (f"cannot enable: {self.names[i]!r} is at {self._q[i]:.4g}, outside"
-                           f" its limits [{lim.q_lo[i]:g}, {lim.q_hi[i]:g}]; bring it inside"
-                           " (torque is off) first")
+            return (f"cannot enable: {self.names[i]!r} is at {self._q[i]:.4g}, outside"
+                    f" its limits [{lim.q_lo[i]:g}, {lim.q_hi[i]:g}]; bring it inside"
+                    " (torque is off) first")
+        return ""
+
+    def _do_enable(self, now: float) -> tuple[bool, str]:
+        problem = self._enable_problem()
+        if problem:
+            return False, problem
+        lim = self._limiter
         # Within the tolerance of a limit (resting on a stop): hold at the limit.
         hold_q = np.clip(self._q, lim.q_lo, lim.q_hi)
         self._clear_commands()
