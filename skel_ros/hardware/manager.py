@@ -641,6 +641,8 @@ class HardwareManager:
         _LOG.error("emergency stop: torque off on every bus")
 
     def _handle_requests(self, now: float) -> None:
+        # An estop handed in while this cycle was reading: apply it before answering.
+        self._handle_estop(now)
         with self._lock:
             requests, self._requests = self._requests, []
         for req in requests:

@@ -44,7 +44,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from skel_ros.hardware import HardwareManager, MotionState, load_hardware_config
+from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
 from skel_ros.hardware.base import PROTOCOLS
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.model import SkelError, load_skel
@@ -338,7 +338,7 @@ class HardwareNode(Node):
         levels = [int(b.level) for b in status.buses] + [int(a.level) for a in status.actuators]
         level = max(levels, default=0)
         if status.state in (MotionState.FAULT, MotionState.ESTOP):
-            level = max(level, int(DiagnosticStatus.ERROR))
+            level = max(level, int(Level.ERROR))
         return DiagnosticStatus(
             level=bytes([min(level, 3)]), name=f"{self.get_name()}: hardware",
             message=f"{status.state.value}: {status.message}", hardware_id=self.skeleton.name,
