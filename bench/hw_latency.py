@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -45,6 +46,22 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
+def _publish(pub: Any, msg_type: Any, names: list[str], seconds: float,  # noqa: ANN401
+             rate: float) -> int:
+    """Publish position commands (gentle sines around the stance) at ``rate`` for ``seconds``."""
+    start = now = time.monotonic()
+    sent = 0
+    while now - start < seconds:
+        phase = now - start
+        pub.publish(msg_type(name=names, position=[
+            0.2 * math.sin(2 * math.pi * 0.5 * phase + i) - (0.8 if "knee" in n else 0.0)
+            for i, n in enumerate(names)]))
+        sent += 1
+        time.sleep(max(0.0, start + sent / rate - time.monotonic()))
+        now = time.monotonic()
+    return sent
+
+
 def run(seconds: float = 3.0, control_rate: float = 1000.0,
         command_rate: float = 500.0) -> list[str]:
     """Measure and return the report lines."""
@@ -52,7 +69,7 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
 
     os.environ.update(ros_environment())
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
@@ -65,7 +82,7 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
         context = rclpy.Context()
         rclpy.init(context=context)
         node = commander = None
-        executor = MultiThreadedExecutor(num_threads=2, context=context)
+        executor = SingleThreadedExecutor(context=context)
         try:
             node = HardwareNode(context=context, record_latency=True, parameter_overrides=[
                 Parameter("skel_file", value=str(REPO / "examples" / "quadruped.skel")),
@@ -85,19 +102,7 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
             req = manager.enable(wait=5.0)
             if not req.ok:
                 return [f"hw_latency: could not enable the emulated servos: {req.message}"]
-            names = list(manager.names)
-            start = measured = time.monotonic()
-            period = 1.0 / command_rate
-            sent = 0
-            while measured - start < seconds:
-                phase = measured - start
-                msg = JointState(name=names, position=[
-                    0.2 * math.sin(2 * math.pi * 0.5 * phase + i) - (0.8 if "knee" in n else 0)
-                    for i, n in enumerate(names)])
-                pub.publish(msg)
-                sent += 1
-                time.sleep(max(0.0, start + sent * period - time.monotonic()))
-                measured = time.monotonic()
+            sent = _publish(pub, JointState, list(manager.names), seconds, command_rate)
             time.sleep(0.05)
             status = manager.status()
             samples = list(manager.latencies or [])

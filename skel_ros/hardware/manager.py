@@ -303,6 +303,7 @@ class HardwareManager:
         self._last_command: float | None = None
         self._pending_traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
         self._requests: list[Request] = []
+        self._stop_following = False
         self._estop_requested = False
         self._warned_unmapped: set[str] = set()
         # Loop thread state.
@@ -340,6 +341,10 @@ class HardwareManager:
     def state(self) -> MotionState:
         """The current safety state."""
         return self._state
+
+    def now(self) -> float:
+        """The manager's clock (trajectory start times are on it)."""
+        return self._clock()
 
     def status(self) -> HardwareStatus:
         """The latest cycle's status (immutable; safe from any thread)."""
@@ -385,12 +390,19 @@ class HardwareManager:
             self._wake.set()
         return CommandResult(ok=True, message=check.message, clamped=check.clamped)
 
-    def follow(self, trajectory: Trajectory, start: float | None = None) -> CommandResult:
+    def follow(self, trajectory: Trajectory | None, start: float | None = None,
+               ) -> CommandResult:
         """Follow ``trajectory`` from ``start`` (manager clock; default now).
 
         Its samples are position goals and pass the same limits as commands; a new
-        trajectory or a position command replaces it.
+        trajectory or a position command replaces it. ``None`` stops following: the
+        DOFs stop where their targets are.
         """
+        if trajectory is None:
+            with self._lock:
+                self._pending_traj = None
+                self._stop_following = True
+            return CommandResult(ok=True, message="stopped following the trajectory")
         names = list(trajectory.joint_names)
         check = self._limits.check(CommandKind.POSITION, names, np.zeros(len(names)))
         if not check.ok:
@@ -826,6 +838,12 @@ class HardwareManager:
         with self._lock:
             new = self._pending_new
             stamp = self._pending_stamp
+            if self._stop_following:
+                self._stop_following = False
+                if self._traj is not None:
+                    idx = self._traj[1]
+                    self._goal_q[idx] = self._limiter.hold()[idx]
+                    self._traj = None
             if self._state is MotionState.ENABLED:
                 if new:
                     self._take_pending()

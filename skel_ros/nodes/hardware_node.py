@@ -33,10 +33,11 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -48,9 +49,18 @@ from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware
 from skel_ros.hardware.base import PROTOCOLS
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.model import SkelError, load_skel
-from skel_ros.model.limits import CommandKind, LimitError
-from skel_ros.model.urdf import skeleton_namespace
+from skel_ros.model.limits import LimitError
+from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
+from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
+from skel_ros.nodes.robot_io import (
+    COMMAND_QOS,
+    RobotPublisher,
+    Throttle,
+    parse_joint_command,
+    parse_joint_trajectory,
+)
 from skel_ros.resources import resolve
+from skel_ros.trajectory.points import PointTrajectory
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,10 +75,6 @@ MAX_PUBLISH_RATE = 1_000.0  # Hz
 DIAGNOSTICS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 _DIAGNOSTICS_PERIOD = 1.0  # s, the diagnostics convention
 _LOGGERS = ("skel_ros.hardware",)
-
-
-class NodeSetupError(RuntimeError):
-    """The node cannot start: bad parameter, model or configuration; the message says which."""
 
 
 def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescriptor:
@@ -124,7 +130,7 @@ class HardwareNode(Node):
         NodeSetupError: a parameter, the model or the hardware configuration is invalid.
     """
 
-    def __init__(self, *, parameter_overrides: Sequence[Parameter] | None = None,
+    def __init__(self, *, parameter_overrides: Sequence[Parameter[Any]] | None = None,
                  record_latency: bool = False, node_name: str = "hardware_node",
                  context: Context | None = None) -> None:
         super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
@@ -227,6 +233,15 @@ class HardwareNode(Node):
         return config
 
     def _create_interfaces(self, p: dict[str, Any]) -> None:
+        try:
+            self.robot = RobotPublisher(self, self.world, frame_prefix=p["frame_prefix"])
+        except UrdfExportError as exc:
+            raise NodeSetupError(f"robot_description: {exc}") from None
+        self._throttle = Throttle(self.get_logger().warning)
+        # Where the manager's DOFs sit in the world's public joint list (joint_states).
+        public = [self._prefix + n for n in self.manager.names]
+        self._state_index = np.array([self.robot.joint_index[n] for n in public],
+                                     dtype=np.intp)
         self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/estop", self._on_estop)
@@ -234,69 +249,82 @@ class HardwareNode(Node):
                                                       DIAGNOSTICS_QOS)
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
         self.create_timer(1.0 / p["publish_rate"], self._publish_state)
-        self._joint_states = self.create_publisher(JointState, "joint_states", 10)
-        self.create_subscription(JointState, "joint_commands", self._on_joint_command, 10)
-        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
+        self.create_subscription(JointState, "joint_commands", self._on_joint_command,
+                                 COMMAND_QOS)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory,
+                                 COMMAND_QOS)
 
     # ---------------------------------------------------------------- commands and state
 
-    def _dof_names(self, public: Sequence[str]) -> list[str]:
-        """Public names (as the simulation node uses them) -> this skeleton's DOF names."""
+    def _own(self, public: Sequence[str]) -> tuple[list[int], list[str]]:
+        """Indices and DOF names of the public names that belong to the driven skeleton."""
         p = self._prefix
-        return [n[len(p):] if p and n.startswith(p) else n for n in public]
+        keep = [i for i, n in enumerate(public) if n.startswith(p)]
+        return keep, [public[i][len(p):] for i in keep]
 
     def _on_joint_command(self, msg: JointState) -> None:
-        kinds = [(CommandKind.POSITION, msg.position), (CommandKind.VELOCITY, msg.velocity),
-                 (CommandKind.EFFORT, msg.effort)]
-        given = [(k, list(v)) for k, v in kinds if len(v)]
-        if len(given) != 1:
-            self._warn(f"joint_commands: expected exactly one of position, velocity, effort;"
-                       f" got {len(given)}")
+        try:
+            cmd = parse_joint_command(msg, self.robot.joint_index)
+        except CommandMessageError as exc:
+            self._throttle(f"rejected: {exc}", key=exc.reason)
             return
-        kind, values = given[0]
-        result = self.manager.command(kind, self._dof_names(msg.name), values)
+        keep, names = self._own(cmd.names)
+        if len(keep) < len(cmd.names):
+            self._throttle("joint_commands: joints of other skeletons are ignored (this node"
+                           f" drives {self.skeleton.name!r})", key="other skeletons")
+        if not keep:
+            return
+        result = self.manager.command(cmd.kind, names, np.asarray(cmd.values)[keep])
         if not result.ok:
-            self._warn(f"joint_commands: {result.message}")
+            self._throttle(f"joint_commands: {result.message}")
         elif result.message:
-            self._warn(result.message)
+            self._throttle(result.message)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
-
-        names = self._dof_names(msg.joint_names)
         status = self.manager.status()
-        index = {n: i for i, n in enumerate(status.names)}
-        # The first segment starts where the targets are now (when the names are known).
-        start = [float(status.target[index[n]]) if n in index else math.nan for n in names]
+        target = {self._prefix + n: float(q) for n, q in zip(status.names, status.target,
+                                                               strict=True)}
+
+        def start_positions(names: Sequence[str]) -> list[float]:
+            # The first segment starts where the targets are now.
+            return [target.get(n, math.nan) for n in names]
+
         try:
-            points = [TrajectoryPoint(p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec,
-                                      tuple(p.positions), tuple(p.velocities) or None,
-                                      tuple(p.accelerations) or None) for p in msg.points]
-            trajectory = PointTrajectory(
-                names, points, start if all(map(math.isfinite, start)) else None)
-        except (ValueError, TypeError) as exc:  # TrajectoryError is a ValueError
-            self._warn(f"joint_trajectory rejected: {exc}")
+            cmd = parse_joint_trajectory(msg, self.robot.joint_index, start_positions)
+        except CommandMessageError as exc:
+            self._throttle(f"rejected: {exc}", key=exc.reason)
             return
-        result = self.manager.follow(trajectory)
+        start = None
+        if cmd.start is not None:  # a stamp on the node's clock -> the manager's clock
+            now = self.get_clock().now().nanoseconds * 1e-9
+            start = self.manager.now() + (cmd.start - now)
+        trajectory = cmd.trajectory
+        if trajectory is not None and self._prefix:
+            _, names = self._own(trajectory.joint_names)
+            if len(names) < len(trajectory.joint_names):
+                self._throttle("joint_trajectory: joints of other skeletons; rejected whole")
+                return
+            trajectory = PointTrajectory(names, trajectory.points, trajectory.start_positions)
+        result = self.manager.follow(trajectory, start)
         if not result.ok:
-            self._warn(f"joint_trajectory: {result.message}")
+            self._throttle(f"joint_trajectory: {result.message}")
 
     def _publish_state(self) -> None:
         status = self.manager.status()
         if not math.isfinite(status.stamp):
             return
-        msg = JointState()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.name = [self._prefix + n for n in status.names]
-        msg.position = [float(x) for x in status.position]
-        msg.velocity = [float(x) for x in status.velocity]
-        msg.effort = [float(x) for x in status.effort]
-        self._joint_states.publish(msg)
-
-    def _warn(self, message: str) -> None:
-        self.get_logger().warning(message, throttle_duration_sec=1.0)
-
-    # ---------------------------------------------------------------- services
+        # Every DOF of the world, as the simulation publishes: measured where an actuator
+        # drives it, the model's initial position (velocity, effort NaN) elsewhere.
+        q = self.robot.initial_positions.copy()
+        v = np.full(q.size, np.nan)
+        e = np.full(q.size, np.nan)
+        q[self._state_index] = status.position
+        v[self._state_index] = status.velocity
+        e[self._state_index] = status.effort
+        stamp = self.robot.now()
+        self.robot.publish_joint_states(q, v, e, stamp)
+        if np.isfinite(q).all():
+            self.robot.publish_tf(q, stamp)
 
     @property
     def manager(self) -> HardwareManager:
@@ -401,11 +429,13 @@ def _actuator_status(act: ActuatorDiagnostics, node: str) -> DiagnosticStatus:
 
 def main(args: Sequence[str] | None = None) -> None:
     """Console script ``hardware_node``."""
-    rclpy.init(args=args)
+    rclpy.init(args=None if args is None else list(args))
     node: HardwareNode | None = None
     try:
         node = HardwareNode()
-        executor = MultiThreadedExecutor(num_threads=2)
+        # One executor thread: the control loop has its own thread, and callbacks only
+        # hand things over (a MultiThreadedExecutor's pool starves the loop of the GIL).
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except NodeSetupError as exc:

@@ -48,6 +48,20 @@ class Client:
                                       self.states.append, 10)
         self.node.create_subscription(DiagnosticArray, "/diagnostics",
                                       self.diagnostics.append, 10)
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+        from tf2_msgs.msg import TFMessage
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.tf: list[Any] = []
+        self.descriptions: list[Any] = []
+        self.node.create_subscription(TFMessage, "/tf", self.tf.append, 10)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(String, "/hw_test/robot_description",
+                                      self.descriptions.append, latched)
+        self.trajectories = self.node.create_publisher(JointTrajectory,
+                                                       "/hw_test/joint_trajectory", 10)
         self.commands = self.node.create_publisher(JointState, "/hw_test/joint_commands", 10)
         self.estop_topic = self.node.create_publisher(Bool, f"{NODE}/estop", 10)
         self.enable = self.node.create_client(SetBool, f"{NODE}/enable")
@@ -130,6 +144,26 @@ def test_enable_and_position_command_move_the_joint(client: Client) -> None:
     client.spin_until(lambda: abs(client.latest()["wrist"] - 0.6) < 0.02, 20.0,
                       "the wrist to reach 0.6")
     assert client.latest()["elbow"] == pytest.approx(0.3, abs=0.02)
+
+
+def test_tf_and_robot_description(client: Client) -> None:
+    client.spin_until(lambda: bool(client.tf) and bool(client.descriptions), 10.0,
+                      "/tf and robot_description")
+    frames = {t.child_frame_id for msg in client.tf for t in msg.transforms}
+    assert {"real/turret", "real/forearm", "real/hand"} <= frames
+    assert '<joint name="elbow"' in client.descriptions[-1].data
+
+
+def test_trajectory_moves_the_joint(client: Client) -> None:
+    from std_srvs.srv import SetBool
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    assert client.call(client.enable, SetBool.Request(data=True)).success
+    point = JointTrajectoryPoint(positions=[-0.4])
+    point.time_from_start.nanosec = 300_000_000
+    client.trajectories.publish(JointTrajectory(joint_names=["shoulder_yaw"], points=[point]))
+    client.spin_until(lambda: abs(client.latest()["shoulder_yaw"] + 0.4) < 0.02, 20.0,
+                      "shoulder_yaw to follow the trajectory to -0.4")
 
 
 def test_bad_commands_do_not_crash_the_node(
