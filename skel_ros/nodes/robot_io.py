@@ -1,0 +1,829 @@
+"""What a robot node publishes and takes, shared by the simulation and the hardware node.
+
+No dartpy and no simulator here: :class:`RobotPublisher` is given a node, the model
+(:class:`~skel_ros.model.types.World`) and a frame prefix, and publishes for joint
+positions handed to it; the command parsers turn ROS messages into ROS-free command
+objects (:class:`JointCommand`, :class:`TrajectoryCommand`) the caller hands to its
+core object (``SimEngine``, ``HardwareManager``).
+
+Names
+-----
+*Joint names* are the model's DOF names, made unique across skeletons by the rule of
+the URDF export (:func:`~skel_ros.model.urdf.skeleton_namespace`): a world in which at
+most one skeleton has bodies uses the SKEL names; otherwise every name is
+``"<skeleton>/<dof>"``. The URDF joint that carries a DOF has the DOF's name, so the
+names of ``joint_states``, of ``robot_description``'s joints and of
+``joint_commands`` are one set.
+
+*Frame names* are ``frame_prefix + <public body name>`` (the URDF link names); the
+root of every skeleton hangs under ``frame_prefix + "world"``.
+
+What ``joint_states`` carries
+-----------------------------
+One entry per DOF, in model order, with the DOF's position, velocity and effort in
+the model's coordinates: what ``joint_commands`` takes. For every DOF but those of
+*ball* and *free* joints this is also the position of the URDF joint of that name.
+Ball and free joints are rotation vectors in the model, but three revolute URDF
+joints (XYZ Euler angles) in the URDF; a robot_state_publisher fed ``joint_states``
+would draw those wrong. When the model has such joints, ``~/urdf_joint_states``
+carries every URDF joint (Euler angles, screw mimic joints) for robot_state_publisher
+(remap its ``joint_states`` there). RViz needs neither: ``/tf`` is published here.
+
+``/tf`` and ``/tf_static``
+--------------------------
+One transform per body, parent body -> child body (root bodies under the world
+frame), computed by :class:`skel_ros.model.kinematics.Kinematics` from the given
+positions; bodies attached by weld joints go to ``/tf_static`` once. The massless
+intermediate links the URDF export adds for multi-DOF joints
+(``<joint>__<dof>__link``) are published too, as children of their URDF parent, so
+RViz's RobotModel finds a transform for every link of ``robot_description``.
+
+QoS
+---
+:data:`LATCHED_QOS` (transient local, reliable, depth 1) for ``/tf_static``,
+``robot_description`` and ``~/markers``, so late subscribers get them (they must be
+reliable and transient local too); volatile streams otherwise (:data:`TF_QOS`,
+:data:`STATE_QOS`, :data:`COMMAND_QOS`, :data:`CLOCK_QOS`).
+"""
+
+from __future__ import annotations
+
+import array
+import difflib
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, TransformStamped
+from lxml import etree
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, String
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from skel_ros.model.kinematics import Kinematics
+from skel_ros.model.limits import CommandKind
+from skel_ros.model.types import (
+    Box,
+    Capsule,
+    Cone,
+    Cylinder,
+    Ellipsoid,
+    JointType,
+    Mesh,
+    MultiSphere,
+    Plane,
+    Pyramid,
+    Shape,
+    ShapeRole,
+    Sphere,
+)
+from skel_ros.model.urdf import (
+    DEFAULT_VISUAL_RGBA,
+    PLANE_SIZE,
+    PLANE_THICKNESS,
+    UrdfCoordinates,
+    skeleton_namespace,
+    urdf_joint_map,
+    urdf_joint_values,
+    world_to_urdf,
+)
+from skel_ros.nodes.errors import CommandMessageError
+from skel_ros.trajectory.errors import TrajectoryError
+from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from rclpy.node import Node
+    from rclpy.publisher import Publisher
+    from trajectory_msgs.msg import JointTrajectory
+
+    from skel_ros.model.types import Body, Skeleton, SoftShape, World
+
+__all__ = [
+    "CLOCK_QOS",
+    "COMMAND_QOS",
+    "LATCHED_QOS",
+    "STATE_QOS",
+    "TF_QOS",
+    "JointCommand",
+    "RobotPublisher",
+    "Throttle",
+    "TrajectoryCommand",
+    "parse_joint_command",
+    "parse_joint_trajectory",
+    "public_dof_names",
+    "public_frame_names",
+    "stamp_from_seconds",
+    "stamp_to_seconds",
+]
+
+Vector = npt.NDArray[np.float64]
+
+LATCHED_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
+"""``/tf_static``, ``robot_description``, ``~/markers``: late subscribers get the last one."""
+
+TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST,
+                    durability=DurabilityPolicy.VOLATILE, reliability=ReliabilityPolicy.RELIABLE)
+"""``/tf``: tf2_ros's dynamic broadcaster profile."""
+
+STATE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                       durability=DurabilityPolicy.VOLATILE,
+                       reliability=ReliabilityPolicy.RELIABLE)
+"""``joint_states``, ``~/urdf_joint_states``."""
+
+COMMAND_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                         durability=DurabilityPolicy.VOLATILE,
+                         reliability=ReliabilityPolicy.RELIABLE)
+"""``joint_commands``, ``joint_trajectory`` subscriptions."""
+
+CLOCK_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                       durability=DurabilityPolicy.VOLATILE,
+                       reliability=ReliabilityPolicy.RELIABLE)
+"""``/clock`` (rclpy's time source subscribes best effort, which a reliable writer serves)."""
+
+_NANO = 1_000_000_000
+_MAX_KEYS = 1000  # distinct warnings remembered by a Throttle
+_MARKER_SLICES = 48
+
+
+# --------------------------------------------------------------------------- names and time
+
+
+def public_dof_names(world: World) -> tuple[str, ...]:
+    """Joint names of ``joint_states`` / ``joint_commands``: every DOF, model order."""
+    return tuple(skeleton_namespace(world, s) + d.name for s in world.skeletons for d in s.dofs)
+
+
+def public_frame_names(world: World, frame_prefix: str = "") -> tuple[str, ...]:
+    """TF frame of every body (the URDF link names), model order."""
+    return tuple(frame_prefix + skeleton_namespace(world, s) + b.name
+                 for s in world.skeletons for b in s.bodies)
+
+
+def stamp_from_seconds(seconds: float) -> Time:
+    """``builtin_interfaces/Time`` of ``seconds`` (>= 0), rounded to the nanosecond."""
+    total = round(seconds * _NANO)
+    return Time(sec=total // _NANO, nanosec=total % _NANO)
+
+
+def stamp_to_seconds(stamp: Any) -> float:  # noqa: ANN401 - any message with sec/nanosec
+    """Seconds of a ``builtin_interfaces/Time`` or ``Duration``."""
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+class Throttle:
+    """Warnings that repeat at most once per ``period`` seconds each, counting the rest.
+
+    rclpy's ``throttle_duration_sec`` throttles per call site, so one helper logging
+    different problems would hide all but the first; this one keys on the text.
+
+    Args:
+        log: Called with the line to log (e.g. ``node.get_logger().warning``).
+        period: Seconds between two lines with the same key.
+        clock: Monotonic seconds (injected for tests).
+    """
+
+    def __init__(self, log: Callable[[str], Any], period: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._log = log
+        self._period = float(period)
+        self._clock = clock
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def __call__(self, message: str, key: str | None = None) -> bool:
+        """Log ``message`` unless one with the same key was logged less than a period ago.
+
+        Returns:
+            True if it was logged.
+        """
+        key = message if key is None else key
+        now = self._clock()
+        last = self._last.get(key)
+        if last is not None and now - last[0] < self._period:
+            self._last[key] = (last[0], last[1] + 1)
+            return False
+        if len(self._last) > _MAX_KEYS:  # every message different: forget the old ones
+            self._last.clear()
+        suppressed = last[1] if last is not None else 0
+        self._last[key] = (now, 0)
+        self._log(message + (f" ({suppressed} more like this suppressed)" if suppressed else ""))
+        return True
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """A ``joint_commands`` message, checked: one kind of value for named joints.
+
+    Attributes:
+        kind: Position, velocity or effort.
+        names: Public joint names, unique.
+        values: One finite value per name (read-only).
+    """
+
+    kind: CommandKind
+    names: tuple[str, ...]
+    values: Vector
+
+
+@dataclass(frozen=True)
+class TrajectoryCommand:
+    """A ``joint_trajectory`` message, checked.
+
+    Attributes:
+        trajectory: The points to follow, or None: an empty message, "stop following".
+        start: When the trajectory starts, in the clock of the stamps (seconds), or
+            None for "on receipt" (a zero header stamp).
+    """
+
+    trajectory: PointTrajectory | None
+    start: float | None
+
+
+def _check_names(topic: str, names: Sequence[object], known: Mapping[str, int]) -> tuple[str, ...]:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise CommandMessageError(topic, f"name[{i}] is {name!r}, not a joint name")
+        if name in seen:
+            raise CommandMessageError(topic, f"joint {name!r} appears twice (name[{seen[name]}]"
+                                             f" and name[{i}])")
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+            hint = (f"; did you mean {', '.join(map(repr, close))}?" if close else
+                    f"; the joints are {_list(list(known))}")
+            raise CommandMessageError(topic, f"unknown joint {name!r}{hint}")
+        seen[name] = i
+    return tuple(seen)
+
+
+def _list(names: Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _finite(topic: str, what: str, values: Sequence[float], names: Sequence[str]) -> Vector:
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.size != len(names):
+        raise CommandMessageError(topic, f"{len(names)} names but {arr.size} {what} values")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        j = int(bad[0])
+        raise CommandMessageError(topic, f"{what} of joint {names[j]!r} is {arr[j]}, not a"
+                                         " finite number")
+    arr.setflags(write=False)
+    return arr
+
+
+def parse_joint_command(msg: JointState, known: Mapping[str, int], *,
+                        topic: str = "joint_commands") -> JointCommand:
+    """Check a ``sensor_msgs/JointState`` command.
+
+    Exactly one of ``position``, ``velocity`` and ``effort`` must be filled, with one
+    finite value per name; every name must be a known joint, once.
+
+    Args:
+        msg: The message.
+        known: Public joint name -> index (any mapping of the known names).
+        topic: For messages.
+
+    Raises:
+        CommandMessageError: The message is rejected whole; the reason names the problem.
+    """
+    names = _check_names(topic, list(msg.name), known)
+    given = [(kind, field) for kind, field in ((CommandKind.POSITION, msg.position),
+                                                (CommandKind.VELOCITY, msg.velocity),
+                                                (CommandKind.EFFORT, msg.effort)) if len(field)]
+    if not names:
+        raise CommandMessageError(topic, "no joint names")
+    if len(given) != 1:
+        filled = ", ".join(k.value for k, _ in given) or "none"
+        raise CommandMessageError(topic, "fill exactly one of position, velocity, effort"
+                                         f" (filled: {filled})")
+    kind, values = given[0]
+    return JointCommand(kind, names, _finite(topic, kind.value, values, names))
+
+
+def parse_joint_trajectory(msg: JointTrajectory, known: Mapping[str, int],
+                           start_positions: Callable[[Sequence[str]], Sequence[float]],
+                           *, topic: str = "joint_trajectory") -> TrajectoryCommand:
+    """Check a ``trajectory_msgs/JointTrajectory`` and build the trajectory to follow.
+
+    The first segment starts at ``start_positions(names)`` at ``t = 0`` (unless the
+    first point is at 0). A zero header stamp means "start on receipt"; any other stamp
+    is the start time. No points: "stop following" (``trajectory`` None).
+
+    Raises:
+        CommandMessageError: The message is rejected whole; the reason names the point,
+            the field or the joint.
+    """
+    stamp = stamp_to_seconds(msg.header.stamp)
+    start = None if stamp == 0.0 else stamp
+    if not msg.points:
+        return TrajectoryCommand(None, start)
+    names = _check_names(topic, list(msg.joint_names), known)
+    if not names:
+        raise CommandMessageError(topic, "no joint names")
+    points = []
+    for i, p in enumerate(msg.points):
+        fields = {"positions": p.positions, "velocities": p.velocities,
+                  "accelerations": p.accelerations}
+        checked: dict[str, tuple[float, ...] | None] = {}
+        for what, values in fields.items():
+            checked[what] = (tuple(_finite(topic, f"point {i} {what}", values, names))
+                             if len(values) else None)
+        if checked["positions"] is None:
+            raise CommandMessageError(topic, f"point {i} has no positions")
+        if len(p.effort):
+            raise CommandMessageError(topic, f"point {i}: effort trajectories are not"
+                                             " supported; give positions")
+        positions = checked["positions"]
+        points.append(TrajectoryPoint(stamp_to_seconds(p.time_from_start), positions,
+                                      checked["velocities"], checked["accelerations"]))
+    try:
+        start_q = [float(x) for x in start_positions(names)]
+        trajectory = PointTrajectory(names, points, start_q)
+    except TrajectoryError as exc:
+        raise CommandMessageError(topic, str(exc)) from None
+    return TrajectoryCommand(trajectory, start)
+
+
+# --------------------------------------------------------------------------- geometry
+
+
+def _quaternions(rot: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """(n, 3, 3) rotation matrices -> (n, 4) unit quaternions x, y, z, w (w >= 0).
+
+    Shepperd's method: the largest of the four components comes from the diagonal,
+    the others from the off-diagonal sums and differences divided by it.
+    """
+    m = rot
+    sx, sy, sz = m[:, 0, 1] + m[:, 1, 0], m[:, 0, 2] + m[:, 2, 0], m[:, 1, 2] + m[:, 2, 1]
+    dx, dy, dz = m[:, 2, 1] - m[:, 1, 2], m[:, 0, 2] - m[:, 2, 0], m[:, 1, 0] - m[:, 0, 1]
+    t = np.stack([1.0 + m[:, 0, 0] - m[:, 1, 1] - m[:, 2, 2],
+                  1.0 - m[:, 0, 0] + m[:, 1, 1] - m[:, 2, 2],
+                  1.0 - m[:, 0, 0] - m[:, 1, 1] + m[:, 2, 2],
+                  1.0 + m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]], axis=1)
+    k = np.argmax(t, axis=1)
+    s = 0.5 / np.sqrt(t[np.arange(len(k)), k])
+    big = 0.25 / s
+    cases = [k == i for i in range(3)]
+    q = np.empty((len(k), 4))
+    q[:, 0] = np.select(cases, [big, sx * s, sy * s], dx * s)
+    q[:, 1] = np.select(cases, [sx * s, big, sz * s], dy * s)
+    q[:, 2] = np.select(cases, [sy * s, sz * s, big], dz * s)
+    q[:, 3] = np.select(cases, [dx * s, dy * s, dz * s], big)
+    q *= np.where(q[:, 3:4] < 0.0, -1.0, 1.0)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return q
+
+
+def _rpy_matrix(rpy: Sequence[float]) -> npt.NDArray[np.float64]:
+    """URDF ``rpy``: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
+        math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _axis_motion(kind: str, axis: npt.NDArray[np.float64], value: float) -> npt.NDArray[np.float64]:
+    out = np.eye(4)
+    if kind == "prismatic":
+        out[:3, 3] = axis * value
+    elif kind in ("revolute", "continuous"):
+        a = axis / np.linalg.norm(axis)
+        k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+        out[:3, :3] = np.eye(3) + math.sin(value) * k + (1.0 - math.cos(value)) * (k @ k)
+    return out
+
+
+@dataclass(frozen=True)
+class _ChainLink:
+    """An intermediate URDF link: child of ``parent`` through ``joint``."""
+
+    link: str
+    parent: str
+    joint: str
+    kind: str
+    origin: npt.NDArray[np.float64]
+    axis: npt.NDArray[np.float64]
+
+
+def _intermediate_links(urdf: str, body_frames: set[str], world_frame: str) -> list[_ChainLink]:
+    """URDF links that are neither bodies nor the world, parents first."""
+    root = etree.fromstring(urdf.encode())
+    out = []
+    for joint in root.iterfind("joint"):
+        child = joint.find("child").get("link")  # type: ignore[union-attr]
+        if child in body_frames or child == world_frame:
+            continue
+        origin = np.eye(4)
+        o = joint.find("origin")
+        if o is not None:
+            origin[:3, 3] = [float(v) for v in o.get("xyz", "0 0 0").split()]
+            origin[:3, :3] = _rpy_matrix([float(v) for v in o.get("rpy", "0 0 0").split()])
+        a = joint.find("axis")
+        axis = np.array([float(v) for v in (a.get("xyz", "1 0 0") if a is not None
+                                            else "1 0 0").split()])
+        out.append(_ChainLink(child, joint.find("parent").get("link"),  # type: ignore[union-attr,arg-type]
+                              joint.get("name", ""), joint.get("type", "fixed"), origin, axis))
+    return out
+
+
+# --------------------------------------------------------------------------- publisher
+
+
+@dataclass
+class _SkeletonTf:
+    skeleton: Skeleton
+    namespace: str
+    kinematics: Kinematics
+    dofs: slice
+    moving: npt.NDArray[np.intp]  # joint indices published on /tf
+    messages: list[TransformStamped]  # one per moving joint
+    chain: list[tuple[_ChainLink, TransformStamped]]
+    euler: bool  # has ball / free joints: URDF joint values differ from DOF values
+
+
+class RobotPublisher:
+    """Publishes a robot's state, frames, description and shapes through ``node``.
+
+    Creates the publishers ``joint_states``, ``/tf``, ``/tf_static``,
+    ``robot_description``, ``~/markers`` (and ``~/urdf_joint_states`` for models with
+    ball or free joints), and publishes the latched ones (description, static
+    transforms, markers) at once. Messages are filled from templates made here, so a
+    publish costs little more than the middleware's copy.
+
+    Args:
+        node: The node to publish through (its clock stamps messages when no stamp is
+            given).
+        world: The model.
+        frame_prefix: Put before every frame name, the world frame included
+            (``"sim/"`` -> ``sim/world``, ``sim/base``).
+        collision_markers: Also publish the collision shapes (namespace ``collision``).
+
+    Raises:
+        skel_ros.model.urdf.UrdfExportError: The model cannot be exported as URDF.
+    """
+
+    def __init__(self, node: Node, world: World, *, frame_prefix: str = "",
+                 collision_markers: bool = False) -> None:
+        self.node = node
+        self.world = world
+        self.frame_prefix = frame_prefix
+        self.world_frame = frame_prefix + "world"
+        self.joint_names = public_dof_names(world)
+        """Joint names of ``joint_states``, model order."""
+        self.frame_names = public_frame_names(world, frame_prefix)
+        """TF frame of every body, model order."""
+        self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self.urdf = world_to_urdf(world, frame_prefix=frame_prefix, world_link=self.world_frame)
+        """The ``robot_description`` document."""
+        self.initial_positions = np.array(
+            [d.initial_position for s in world.skeletons for d in s.dofs], dtype=float)
+        self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
+        self._tf_pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._tf_static_pub = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
+        self._description_pub = node.create_publisher(String, "robot_description", LATCHED_QOS)
+        self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS)
+        self._joint_states = JointState()
+        self._joint_states.name = list(self.joint_names)
+        self._skeletons = self._plan_tf()
+        self._tf = TFMessage()
+        self._tf.transforms = [m for s in self._skeletons for m in s.messages] + [
+            m for s in self._skeletons for _, m in s.chain]
+        self._urdf_pub: Publisher | None = None
+        self._urdf_states = JointState()
+        if any(s.euler for s in self._skeletons):
+            self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
+            self._urdf_states.name = list(self.urdf_joint_values(self.initial_positions))
+        self.markers = self._markers(collision=collision_markers)
+        self.publish_latched()
+
+    # ---------------------------------------------------------------- setup
+
+    def _plan_tf(self) -> list[_SkeletonTf]:
+        frames = set(self.frame_names)
+        chain = _intermediate_links(self.urdf, frames, self.world_frame)
+        out = []
+        start = 0
+        for skel in self.world.skeletons:
+            ns = skeleton_namespace(self.world, skel)
+            moving = np.array([i for i, j in enumerate(skel.joints)
+                               if j.type is not JointType.WELD], dtype=np.intp)
+            messages = [self._transform_msg(self._parent_frame(skel, ns, i),
+                                            self.frame_prefix + ns + skel.bodies[i].name)
+                        for i in moving]
+            mine = [c for c in chain if c.link.startswith(self.frame_prefix + ns)
+                    and any(c.link.startswith(f"{self.frame_prefix}{ns}{j.name}__")
+                            for j in skel.joints)]
+            euler = any(e.coordinates is UrdfCoordinates.EULER_XYZ
+                        for e in urdf_joint_map(skel, joint_prefix=ns))
+            out.append(_SkeletonTf(skel, ns, Kinematics(skel), slice(start, start + skel.num_dofs),
+                                   moving, messages,
+                                   [(c, self._transform_msg(c.parent, c.link)) for c in mine],
+                                   euler))
+            start += skel.num_dofs
+        return out
+
+    def _parent_frame(self, skel: Skeleton, ns: str, joint_index: int) -> str:
+        parent = skel.joints[joint_index].parent
+        return self.world_frame if parent is None else self.frame_prefix + ns + parent
+
+    @staticmethod
+    def _transform_msg(parent: str, child: str) -> TransformStamped:
+        msg = TransformStamped()
+        msg.header.frame_id = parent
+        msg.child_frame_id = child
+        return msg
+
+    def _static_transforms(self, stamp: Time) -> TFMessage:
+        out = TFMessage()
+        for s in self._skeletons:
+            welds = [i for i, j in enumerate(s.skeleton.joints) if j.type is JointType.WELD]
+            if not welds:
+                continue
+            local = s.kinematics.joint_local_transforms(s.skeleton.initial_positions)
+            msgs = [self._transform_msg(self._parent_frame(s.skeleton, s.namespace, i),
+                                        self.frame_prefix + s.namespace + s.skeleton.bodies[i].name)
+                    for i in welds]
+            _fill(msgs, local[welds], stamp)
+            out.transforms.extend(msgs)
+        return out
+
+    # ---------------------------------------------------------------- publishing
+
+    def now(self) -> Time:
+        """The node clock's time as a message stamp."""
+        return self.node.get_clock().now().to_msg()
+
+    def publish_latched(self, stamp: Time | None = None) -> None:
+        """Publish ``robot_description``, ``/tf_static`` and ``~/markers`` (transient local)."""
+        stamp = stamp or self.now()
+        self._description_pub.publish(String(data=self.urdf))
+        static = self._static_transforms(stamp)
+        if static.transforms:
+            self._tf_static_pub.publish(static)
+        self._markers_pub.publish(self.markers)
+
+    def publish_joint_states(self, positions: npt.ArrayLike, velocities: npt.ArrayLike,
+                             efforts: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """Publish ``joint_states``: one value per joint of :attr:`joint_names` in each array.
+
+        Pass an empty array for a field that is not known (it is then left empty).
+        """
+        msg = self._joint_states
+        msg.header.stamp = stamp or self.now()
+        msg.position = _doubles(positions)
+        msg.velocity = _doubles(velocities)
+        msg.effort = _doubles(efforts)
+        self._joint_states_pub.publish(msg)
+
+    def transforms(self, positions: npt.ArrayLike) -> list[TransformStamped]:
+        """Fill the ``/tf`` transforms for ``positions`` (every DOF, model order); no publish.
+
+        Returns:
+            The transforms (templates owned by this object; copy to keep them).
+        """
+        q = np.asarray(positions, dtype=float).reshape(-1)
+        if q.size != len(self.joint_names):
+            raise ValueError(f"expected {len(self.joint_names)} positions, got {q.size}")
+        stamp = self._tf.transforms[0].header.stamp if self._tf.transforms else Time()
+        for s in self._skeletons:
+            if s.moving.size:
+                local = s.kinematics.joint_local_transforms(q[s.dofs])
+                _fill(s.messages, local[s.moving], stamp)
+            if s.chain:
+                values = urdf_joint_values(s.skeleton, q[s.dofs], joint_prefix=s.namespace)
+                mats = np.array([c.origin @ _axis_motion(c.kind, c.axis, values.get(c.joint, 0.0))
+                                 for c, _ in s.chain])
+                _fill([m for _, m in s.chain], mats, stamp)
+        return list(self._tf.transforms)
+
+    def publish_tf(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
+        if not self._tf.transforms:
+            return
+        stamp = stamp or self.now()
+        for m in self._tf.transforms:
+            m.header.stamp = stamp
+        self.transforms(positions)
+        self._tf_pub.publish(self._tf)
+
+    def urdf_joint_values(self, positions: npt.ArrayLike) -> dict[str, float]:
+        """URDF joint name -> position for ``positions`` (every DOF, model order)."""
+        q = np.asarray(positions, dtype=float).reshape(-1)
+        out: dict[str, float] = {}
+        for s in self._skeletons:
+            out.update(urdf_joint_values(s.skeleton, q[s.dofs], joint_prefix=s.namespace))
+        return out
+
+    def publish_urdf_joint_states(self, positions: npt.ArrayLike,
+                                  stamp: Time | None = None) -> None:
+        """Publish ``~/urdf_joint_states`` (only models with ball / free joints have it)."""
+        if self._urdf_pub is None:
+            return
+        msg = self._urdf_states
+        msg.header.stamp = stamp or self.now()
+        msg.position = array.array("d", self.urdf_joint_values(positions).values())
+        self._urdf_pub.publish(msg)
+
+    def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:
+        """Every DOF's position: ``values`` for ``names``, the initial position for the rest."""
+        q = self.initial_positions.copy()
+        q[[self.joint_index[n] for n in names]] = np.asarray(values, dtype=float)
+        return q
+
+    # ---------------------------------------------------------------- markers
+
+    def _markers(self, *, collision: bool) -> MarkerArray:
+        out = MarkerArray()
+        ids = {"visual": 0, "collision": 0}
+        for skel in self.world.skeletons:
+            ns = skeleton_namespace(self.world, skel)
+            for body in skel.bodies:
+                frame = self.frame_prefix + ns + body.name
+                for shape in body.shapes:
+                    if shape.role is ShapeRole.COLLISION and not collision:
+                        continue
+                    for marker in _shape_markers(shape):
+                        _finish_marker(marker, frame, shape.role.value, ids)
+                        out.markers.append(marker)
+                if body.soft is not None:
+                    for marker in _soft_markers(body, body.soft):
+                        _finish_marker(marker, frame, "visual", ids)
+                        out.markers.append(marker)
+        return out
+
+
+def _doubles(values: npt.ArrayLike) -> array.array[float]:
+    arr = np.ascontiguousarray(values, dtype=np.float64)
+    return array.array("d", arr.tobytes())
+
+
+def _fill(messages: Sequence[TransformStamped], mats: npt.NDArray[np.float64], stamp: Time) -> None:
+    """Write the (n, 4, 4) transforms into the messages (stamp too)."""
+    if not len(messages):
+        return
+    quats = _quaternions(mats[:, :3, :3]).tolist()
+    trans = mats[:, :3, 3].tolist()
+    for msg, (x, y, z), (qx, qy, qz, qw) in zip(messages, trans, quats, strict=True):
+        msg.header.stamp = stamp
+        t = msg.transform.translation
+        t.x, t.y, t.z = x, y, z
+        r = msg.transform.rotation
+        r.x, r.y, r.z, r.w = qx, qy, qz, qw
+
+
+def _pose(marker: Marker, transform: npt.NDArray[np.float64]) -> None:
+    q = _quaternions(np.asarray(transform, dtype=float)[None, :3, :3])[0].tolist()
+    p = np.asarray(transform, dtype=float)[:3, 3].tolist()
+    pose = marker.pose
+    pose.position.x, pose.position.y, pose.position.z = p
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = q
+
+
+def _finish_marker(marker: Marker, frame: str, namespace: str, ids: dict[str, int]) -> None:
+    marker.header.frame_id = frame
+    marker.ns = namespace
+    marker.id = ids[namespace]
+    ids[namespace] += 1
+    marker.action = Marker.ADD
+    marker.frame_locked = True  # follows its body frame as /tf moves it
+
+
+def _color(shape: Shape) -> ColorRGBA:
+    if shape.role is ShapeRole.COLLISION:
+        return ColorRGBA(r=1.0, g=0.55, b=0.0, a=0.4)
+    if shape.color is None:
+        if isinstance(shape.geometry, Mesh):
+            return ColorRGBA()  # all zero: RViz uses the mesh's own materials
+        return ColorRGBA(r=DEFAULT_VISUAL_RGBA[0], g=DEFAULT_VISUAL_RGBA[1],
+                         b=DEFAULT_VISUAL_RGBA[2], a=DEFAULT_VISUAL_RGBA[3])
+    c = [float(v) for v in shape.color] + [1.0]
+    return ColorRGBA(r=c[0], g=c[1], b=c[2], a=c[3])
+
+
+def _primitive(kind: int, transform: npt.NDArray[np.float64], scale: Sequence[float],
+               color: ColorRGBA) -> Marker:
+    m = Marker()
+    m.type = kind
+    _pose(m, transform)
+    m.scale.x, m.scale.y, m.scale.z = (float(s) for s in scale)
+    m.color = color
+    return m
+
+
+def _triangles(transform: npt.NDArray[np.float64], vertices: npt.NDArray[np.float64],
+               faces: Sequence[Sequence[int]], color: ColorRGBA) -> Marker:
+    m = _primitive(Marker.TRIANGLE_LIST, transform, (1.0, 1.0, 1.0), color)
+    m.points = [Point(x=float(vertices[i][0]), y=float(vertices[i][1]), z=float(vertices[i][2]))
+                for face in faces for i in face]
+    return m
+
+
+def _cone_mesh(radius: float, height: float) -> tuple[npt.NDArray[np.float64], list[list[int]]]:
+    """Cone along z, base at -h/2, apex at +h/2 (DART's), outward triangles."""
+    n = _MARKER_SLICES
+    a = np.linspace(0.0, 2.0 * math.pi, n, endpoint=False)
+    ring = np.column_stack([radius * np.cos(a), radius * np.sin(a), np.full(n, -height / 2)])
+    apex, centre = n, n + 1
+    vertices = np.vstack([ring, [[0.0, 0.0, height / 2]], [[0.0, 0.0, -height / 2]]])
+    faces = [[i, (i + 1) % n, apex] for i in range(n)]
+    faces += [[(i + 1) % n, i, centre] for i in range(n)]
+    return vertices, faces
+
+
+def _pyramid_mesh(width: float, depth: float,
+                  height: float) -> tuple[npt.NDArray[np.float64], list[list[int]]]:
+    """Pyramid along z, rectangular base at -h/2, apex at +h/2 (DART's)."""
+    w, d, h = width / 2, depth / 2, height / 2
+    vertices = np.array([[-w, -d, -h], [w, -d, -h], [w, d, -h], [-w, d, -h], [0.0, 0.0, h]])
+    faces = [[0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4], [0, 2, 1], [0, 3, 2]]
+    return vertices, faces
+
+
+def _plane_pose(plane: Plane) -> npt.NDArray[np.float64]:
+    """Pose of the thin box drawn for an infinite plane: top face on the plane (as the URDF)."""
+    n = np.asarray(plane.normal, dtype=float)
+    n = n / np.linalg.norm(n)
+    helper = np.eye(3)[int(np.argmin(np.abs(n)))]
+    x = np.cross(helper, n)
+    x /= np.linalg.norm(x)
+    t = np.eye(4)
+    t[:3, :3] = np.column_stack([x, np.cross(n, x), n])
+    t[:3, 3] = n * (plane.offset - PLANE_THICKNESS / 2.0)
+    return t
+
+
+def _shape_markers(shape: Shape) -> list[Marker]:  # noqa: C901, PLR0911 - one case per geometry
+    """The markers drawing one shape exactly (in its body frame)."""
+    g = shape.geometry
+    t = np.asarray(shape.transform, dtype=float)
+    color = _color(shape)
+    if isinstance(g, Sphere):
+        return [_primitive(Marker.SPHERE, t, [2 * g.radius] * 3, color)]
+    if isinstance(g, Box):
+        return [_primitive(Marker.CUBE, t, np.asarray(g.size, dtype=float), color)]
+    if isinstance(g, Ellipsoid):
+        return [_primitive(Marker.SPHERE, t, np.asarray(g.size, dtype=float), color)]
+    if isinstance(g, Cylinder):
+        return [_primitive(Marker.CYLINDER, t, (2 * g.radius, 2 * g.radius, g.height), color)]
+    if isinstance(g, Capsule):
+        out = [_primitive(Marker.CYLINDER, t, (2 * g.radius, 2 * g.radius, g.height), color)]
+        for z in (-g.height / 2, g.height / 2):
+            cap = np.eye(4)
+            cap[2, 3] = z
+            out.append(_primitive(Marker.SPHERE, t @ cap, [2 * g.radius] * 3, color))
+        return out
+    if isinstance(g, Cone):
+        return [_triangles(t, *_cone_mesh(g.radius, g.height), color)]
+    if isinstance(g, Pyramid):
+        return [_triangles(t, *_pyramid_mesh(g.base_width, g.base_depth, g.height), color)]
+    if isinstance(g, Plane):
+        return [_primitive(Marker.CUBE, t @ _plane_pose(g),
+                           (PLANE_SIZE, PLANE_SIZE, PLANE_THICKNESS), color)]
+    if isinstance(g, MultiSphere):
+        # RViz has no convex hull primitive: the spheres themselves.
+        out = []
+        for radius, position in g.spheres:
+            at = np.eye(4)
+            at[:3, 3] = np.asarray(position, dtype=float)
+            out.append(_primitive(Marker.SPHERE, t @ at, [2 * radius] * 3, color))
+        return out
+    if isinstance(g, Mesh):
+        m = _primitive(Marker.MESH_RESOURCE, t, np.asarray(g.scale, dtype=float), color)
+        m.mesh_resource = g.path.resolve().as_uri() if g.path is not None else g.file_name
+        m.mesh_use_embedded_materials = shape.color is None
+        return [m]
+    return []  # pragma: no cover - every geometry is handled above
+
+
+def _soft_markers(body: Body, soft: SoftShape) -> list[Marker]:
+    """A soft body's rest shape (DART deforms it while simulating)."""
+    color = ColorRGBA(r=DEFAULT_VISUAL_RGBA[0], g=DEFAULT_VISUAL_RGBA[1],
+                      b=DEFAULT_VISUAL_RGBA[2], a=DEFAULT_VISUAL_RGBA[3])
+    eye = np.eye(4)
+    if soft.kind == "box":
+        return [_primitive(Marker.CUBE, np.asarray(soft.transform, dtype=float),
+                           np.asarray(soft.size, dtype=float), color)]
+    if soft.kind == "sphere":
+        return [_primitive(Marker.SPHERE, eye, [2 * soft.radius] * 3, color)]
+    if soft.kind == "ellipsoid":
+        return [_primitive(Marker.SPHERE, eye, np.asarray(soft.size, dtype=float), color)]
+    del body
+    return [_primitive(Marker.CYLINDER, eye, (2 * soft.radius, 2 * soft.radius, soft.height),
+                       color)]

@@ -1,0 +1,616 @@
+"""The simulation node: a :class:`~skel_ros.sim.SimEngine` behind ROS topics.
+
+Thin: it declares and validates parameters, converts messages
+(:mod:`skel_ros.nodes.robot_io`) and calls the engine. A stepping thread advances
+the engine so that simulated time follows wall time times ``real_time_factor``
+(scheduled against an anchor, so it does not drift), publishing on a schedule of
+simulated time; the executor thread runs the callbacks. Every stamp is simulated
+time, and ``/clock`` carries it. docs/sim_node.md is the user documentation.
+
+Parameters (read-only ones are fixed at start):
+    skel_file (string, read-only): the world (path or ``package://skel_ros/...``).
+    gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
+    frame_prefix (string, read-only): prefix of every TF frame, the world included.
+    real_time_factor (double): simulated seconds per wall second; 0 = as fast as possible.
+    joint_states_rate (double): Hz of simulated time.
+    tf_rate (double): Hz of simulated time.
+    enforce_limits (bool): DART's position-limit constraints.
+    paused (bool): stop stepping (``~/step`` steps once).
+    command_timeout (double): simulated seconds without a command after which all
+        commands are dropped (the joints go limp); 0 = never.
+
+Topics: publishes ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``,
+``~/markers``, ``/clock`` (and ``~/urdf_joint_states`` for worlds with ball / free
+joints); subscribes ``joint_commands`` (sensor_msgs/JointState) and
+``joint_trajectory`` (trajectory_msgs/JointTrajectory). Services: ``~/reset``,
+``~/pause``, ``~/step``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from skel_ros.model import SkelError, load_skel
+from skel_ros.model.urdf import UrdfExportError
+from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
+from skel_ros.nodes.robot_io import (
+    CLOCK_QOS,
+    COMMAND_QOS,
+    RobotPublisher,
+    Throttle,
+    parse_joint_command,
+    parse_joint_trajectory,
+    stamp_from_seconds,
+)
+from skel_ros.resources import resolve
+from skel_ros.sim import ActuationMode, CommandError, SimEngine, SimError, load_gains
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from builtin_interfaces.msg import Time
+    from rclpy.context import Context
+
+    from skel_ros.model.limits import CheckResult
+    from skel_ros.trajectory import PointTrajectory
+
+__all__ = ["PARAMETERS", "RealTimePacer", "SimNode", "main"]
+
+MAX_RATE = 10_000.0  # Hz, joint_states_rate / tf_rate
+MAX_REAL_TIME_FACTOR = 1_000.0
+CLOCK_MIN_RATE = 100.0  # Hz of simulated time: /clock at least this often
+_BATCH_WALL = 0.005  # s: the stepping thread lets go of the engine at least this often
+_MAX_LAG = 0.25  # s of wall time behind schedule before the schedule is re-anchored
+
+
+@dataclass(frozen=True)
+class _Param:
+    default: bool | float | str
+    description: str
+    read_only: bool = False
+    number: bool = False  # a double that may be given as an integer
+
+
+PARAMETERS: dict[str, _Param] = {
+    "skel_file": _Param("package://skel_ros/examples/arm.skel",
+                        "the world to simulate: SKEL path or package://skel_ros/... URI",
+                        read_only=True),
+    "gains_file": _Param("package://skel_ros/config/sim_gains.yaml",
+                         "position-controller gains YAML ('' = built-in defaults)",
+                         read_only=True),
+    "frame_prefix": _Param("", "prefix of every TF frame, the world frame included "
+                               "(e.g. 'sim/' -> sim/world)", read_only=True),
+    "real_time_factor": _Param(1.0, "simulated seconds per wall-clock second; 0 = as fast "
+                                    f"as possible; at most {MAX_REAL_TIME_FACTOR:g}",
+                               number=True),
+    "joint_states_rate": _Param(100.0, "joint_states rate in Hz of simulated time, "
+                                       f"(0, {MAX_RATE:g}]", number=True),
+    "tf_rate": _Param(50.0, f"/tf rate in Hz of simulated time, (0, {MAX_RATE:g}]",
+                      number=True),
+    "enforce_limits": _Param(default=True,
+                             description="DART's joint position-limit constraints on every "
+                                         "limited DOF"),
+    "paused": _Param(default=False, description="stop stepping; ~/step advances one step"),
+    "command_timeout": _Param(0.0, "simulated seconds without a command after which every "
+                                   "command is dropped (joints go limp); 0 = never",
+                              number=True),
+}
+
+
+def check_parameter(name: str, value: Any) -> tuple[Any, str]:  # noqa: ANN401 - any type
+    """Check one parameter value.
+
+    Returns:
+        (the value converted, "") or (None, why it is refused).
+    """
+    spec = PARAMETERS[name]
+    if spec.number:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None, f"{name} must be a number, got {value!r}"
+        v = float(value)
+        if name == "real_time_factor":
+            ok = math.isfinite(v) and 0.0 <= v <= MAX_REAL_TIME_FACTOR
+            problem = (f"real_time_factor must be in [0, {MAX_REAL_TIME_FACTOR:g}] (0 = as"
+                       f" fast as possible), got {value}")
+            return (v, "") if ok else (None, problem)
+        if name in ("joint_states_rate", "tf_rate"):
+            ok = math.isfinite(v) and 0.0 < v <= MAX_RATE
+            problem = f"{name} must be in (0, {MAX_RATE:g}] Hz, got {value}"
+            return (v, "") if ok else (None, problem)
+        ok = math.isfinite(v) and v >= 0.0
+        problem = f"{name} must be finite and >= 0 (0 = never), got {value}"
+        return (v, "") if ok else (None, problem)
+    expected = type(spec.default)
+    if not isinstance(value, expected):
+        return None, f"{name} must be a {expected.__name__}, got {value!r}"
+    return value, ""
+
+
+class RealTimePacer:
+    """When to step: simulated time follows ``anchor + factor * (wall - wall anchor)``.
+
+    Steps are scheduled against an anchor, not one after the other, so rounding and
+    sleeping late do not add up (no drift). Falling more than ``max_lag`` wall seconds
+    behind (a world slower than real time) re-anchors the schedule at the present, so
+    the simulation then runs as fast as it can instead of rushing to catch up.
+
+    Args:
+        factor: Real-time factor; 0 = as fast as possible.
+        clock: Monotonic wall seconds (injected for tests).
+        max_lag: Wall seconds behind schedule before re-anchoring.
+    """
+
+    def __init__(self, factor: float, clock: Callable[[], float] = time.monotonic,
+                 max_lag: float = _MAX_LAG) -> None:
+        self._clock = clock
+        self._max_lag = max_lag
+        self.factor = float(factor)
+        self._wall = clock()
+        self._sim = 0.0
+        self.lagging = False
+        """True after the last :meth:`due` found the schedule more than ``max_lag`` behind."""
+
+    def anchor(self, sim_time: float, factor: float | None = None) -> None:
+        """Restart the schedule at ``sim_time`` now (after a pause, reset or factor change)."""
+        if factor is not None:
+            self.factor = float(factor)
+        self._wall = self._clock()
+        self._sim = float(sim_time)
+
+    def due(self, sim_time: float, time_step: float) -> int:
+        """How many steps are due now at ``sim_time`` (unbounded when the factor is 0)."""
+        if self.factor == 0.0:
+            self.lagging = False
+            return sys.maxsize
+        now = self._clock()
+        target = self._sim + (now - self._wall) * self.factor
+        behind = (target - sim_time) / self.factor  # wall seconds
+        self.lagging = behind > self._max_lag
+        if self.lagging:
+            self._wall, self._sim = now, sim_time
+            return 1
+        return max(0, math.floor((target - sim_time) / time_step + 1e-9))
+
+    def wait(self, sim_time: float, time_step: float) -> float:
+        """Wall seconds until the next step is due (0 when it already is)."""
+        if self.factor == 0.0:
+            return 0.0
+        when = self._wall + (sim_time + time_step - self._sim) / self.factor
+        return max(0.0, when - self._clock())
+
+
+class _Schedule:
+    """Publish every ``period`` seconds of simulated time."""
+
+    def __init__(self, rate: float) -> None:
+        self.period = 1.0 / rate
+        self.next = 0.0
+
+    def set_rate(self, rate: float, now: float) -> None:
+        self.period = 1.0 / rate
+        self.next = min(self.next, now + self.period)
+
+    def due(self, now: float, time_step: float) -> bool:
+        # Half a step of slack: a period that is a multiple of the step lands on it.
+        if now + 0.5 * time_step < self.next:
+            return False
+        self.next = max(self.next + self.period, now + 0.5 * time_step)
+        return True
+
+    def restart(self, now: float) -> None:
+        self.next = now
+
+
+class SimNode(Node):
+    """The simulation node; see the module docstring.
+
+    Args:
+        parameter_overrides: Parameters (tests, benchmarks), as for :class:`rclpy.node.Node`.
+        node_name: The node's name.
+        context: The rclpy context.
+        start: Start the stepping thread (False: the caller steps with :meth:`run_steps`).
+
+    Raises:
+        NodeSetupError: A parameter, the world or the gains cannot be used.
+    """
+
+    def __init__(self, *, parameter_overrides: Sequence[Parameter[Any]] | None = None,
+                 node_name: str = "sim_node", context: Context | None = None,
+                 start: bool = True) -> None:
+        super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
+                         context=context)
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._warn = Throttle(self.get_logger().warning)
+        p = self._declare_parameters()
+        self.engine = self._build_engine(p)
+        try:
+            self.io = RobotPublisher(self, self.engine.model, frame_prefix=p["frame_prefix"])
+        except UrdfExportError as exc:
+            raise NodeSetupError(f"cannot export {p['skel_file']} as URDF: {exc}") from None
+        if self.io.joint_names != self.engine.dof_names:  # pragma: no cover - one naming rule
+            raise NodeSetupError("joint names of the engine and of the publisher differ")
+        self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS)
+        self._clock_msg = Clock()
+        self._rtf = p["real_time_factor"]
+        self._paused = p["paused"]
+        self._timeout = p["command_timeout"]
+        self._pacer = RealTimePacer(self._rtf)
+        self._js = _Schedule(p["joint_states_rate"])
+        self._tf = _Schedule(p["tf_rate"])
+        self._clock_schedule = _Schedule(max(CLOCK_MIN_RATE, p["joint_states_rate"],
+                                             p["tf_rate"]))
+        self._trajectory: tuple[PointTrajectory, float] | None = None
+        self._last_command = 0.0
+        self.steps_taken = 0
+        """Steps since the node started (resets do not zero it)."""
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.create_subscription(JointState, "joint_commands", self._on_joint_command, COMMAND_QOS)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory,
+                                 COMMAND_QOS)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.create_service(SetBool, "~/pause", self._on_pause)
+        self.create_service(Trigger, "~/step", self._on_step)
+        self._publish_all(self.engine.time)
+        names = self.engine.dof_names
+        self.get_logger().info(
+            f"simulating {self.engine.model.source}: {len(self.engine.model.skeletons)} "
+            f"skeleton(s), {len(names)} DOF(s), step {self.engine.time_step * 1e3:g} ms, "
+            f"real-time factor {self._rtf:g}{' (paused)' if self._paused else ''}")
+        if start:
+            self._thread = threading.Thread(target=self._run, name="sim_stepping", daemon=True)
+            self._thread.start()
+
+    # ---------------------------------------------------------------- setup
+
+    def _declare_parameters(self) -> dict[str, Any]:
+        try:
+            for name, spec in PARAMETERS.items():
+                self.declare_parameter(name, spec.default, ParameterDescriptor(
+                    description=spec.description, read_only=spec.read_only,
+                    dynamic_typing=spec.number))
+        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
+            raise NodeSetupError(f"bad parameter type: {exc}") from None
+        values: dict[str, Any] = {}
+        problems = []
+        for name in PARAMETERS:
+            value, problem = check_parameter(name, self.get_parameter(name).value)
+            if problem:
+                problems.append(problem)
+            values[name] = value
+        if problems:
+            raise NodeSetupError("invalid parameters: " + "; ".join(problems))
+        return values
+
+    def _build_engine(self, p: dict[str, Any]) -> SimEngine:
+        try:
+            path = resolve(p["skel_file"])
+            world = load_skel(path)
+        except (FileNotFoundError, OSError, SkelError) as exc:
+            raise NodeSetupError(f"cannot load skel_file {p['skel_file']!r}: {exc}") from None
+        for warning in world.warnings:
+            self.get_logger().warning(str(warning))
+        try:
+            gains = load_gains(resolve(p["gains_file"])) if p["gains_file"] else None
+            return SimEngine(world, enforce_limits=p["enforce_limits"], gains=gains)
+        except (FileNotFoundError, OSError, SimError) as exc:
+            raise NodeSetupError(str(exc)) from None
+
+    # ---------------------------------------------------------------- parameters
+
+    def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
+        checked = {}
+        for param in params:
+            if param.name not in PARAMETERS:
+                continue
+            value, problem = check_parameter(param.name, param.value)
+            if problem:
+                return SetParametersResult(successful=False, reason=problem)
+            checked[param.name] = value
+        with self._lock:
+            for name, value in checked.items():
+                self._apply_parameter(name, value, self.engine.time)
+        self._wake.set()
+        return SetParametersResult(successful=True)
+
+    def _apply_parameter(self, name: str, value: Any, now: float) -> None:  # noqa: ANN401
+        if name == "real_time_factor":
+            self._rtf = value
+            self._pacer.anchor(now, value)
+        elif name in ("joint_states_rate", "tf_rate"):
+            (self._js if name == "joint_states_rate" else self._tf).set_rate(value, now)
+            rate = max(CLOCK_MIN_RATE, 1.0 / self._js.period, 1.0 / self._tf.period)
+            self._clock_schedule.set_rate(rate, now)
+        elif name == "enforce_limits":
+            self.engine.set_limit_enforcement(value)
+        elif name == "paused":
+            if self._paused and not value:
+                self._pacer.anchor(now)
+            if value and not self._paused:
+                self._publish_all(now)  # subscribers see the state it stopped in
+            self._paused = value
+        elif name == "command_timeout":
+            self._timeout = value
+            self._last_command = now
+
+    # ---------------------------------------------------------------- stepping
+
+    def _run(self) -> None:
+        """The stepping thread: step what is due, sleep until the next step is."""
+        while not self._stop.is_set():
+            wait = 0.05
+            try:
+                with self._lock:
+                    if not self._paused:
+                        self.run_steps(self._pacer.due(self.engine.time, self.engine.time_step),
+                                       budget=_BATCH_WALL)
+                        if self._pacer.lagging:
+                            self._warn(f"cannot keep real_time_factor {self._rtf:g}: the "
+                                       "simulation is slower; running as fast as it can",
+                                       key="lagging")
+                        wait = self._pacer.wait(self.engine.time, self.engine.time_step)
+            except Exception as exc:  # noqa: BLE001 - keep the node up, say what happened
+                self.get_logger().error(f"simulation step failed, pausing: {exc!r}")
+                with self._lock:
+                    self._paused = True
+                continue
+            if wait > 0.0:
+                self._wake.wait(wait)
+                self._wake.clear()
+            else:
+                time.sleep(0)  # let the executor thread take the GIL and the lock
+
+    def run_steps(self, count: int, budget: float = math.inf) -> int:
+        """Take up to ``count`` steps (each publishing what is due), for at most ``budget`` s.
+
+        Returns:
+            The number of steps taken.
+        """
+        start = time.monotonic()
+        taken = 0
+        with self._lock:
+            while taken < count:
+                self._step_once()
+                taken += 1
+                if budget != math.inf and time.monotonic() - start >= budget:
+                    break
+        return taken
+
+    def _step_once(self, *, publish_all: bool = False) -> None:
+        engine = self.engine
+        if self._trajectory is not None:
+            self._follow_trajectory(engine.time + engine.time_step)
+        engine.step()
+        self.steps_taken += 1
+        now = engine.time
+        if publish_all:
+            self._publish_all(now)
+        else:
+            dt = engine.time_step
+            stamp: Time | None = None
+            if self._clock_schedule.due(now, dt):
+                stamp = stamp_from_seconds(now)
+                self._clock_msg.clock = stamp
+                self._clock_pub.publish(self._clock_msg)
+            js, tf = self._js.due(now, dt), self._tf.due(now, dt)
+            if js or tf:
+                stamp = stamp or stamp_from_seconds(now)
+                positions = engine.positions()
+                if js:
+                    self.io.publish_joint_states(positions, engine.velocities(), engine.efforts(),
+                                                 stamp)
+                if tf:
+                    self.io.publish_tf(positions, stamp)
+                    self.io.publish_urdf_joint_states(positions, stamp)
+        if self._timeout > 0.0 and now - self._last_command > self._timeout:
+            if self._trajectory is None and engine.commands():
+                engine.clear_commands()
+                self.get_logger().info(f"no command for {self._timeout:g} s of simulated time:"
+                                       " every command dropped")
+            self._last_command = now
+
+    def _publish_all(self, now: float) -> None:
+        """Publish /clock, joint_states and /tf now (start, reset, ~/step)."""
+        stamp = stamp_from_seconds(now)
+        self._clock_msg.clock = stamp
+        self._clock_pub.publish(self._clock_msg)
+        positions = self.engine.positions()
+        self.io.publish_joint_states(positions, self.engine.velocities(), self.engine.efforts(),
+                                     stamp)
+        self.io.publish_tf(positions, stamp)
+        self.io.publish_urdf_joint_states(positions, stamp)
+        for schedule in (self._js, self._tf, self._clock_schedule):
+            schedule.restart(now + schedule.period)
+
+    # ---------------------------------------------------------------- commands
+
+    def _report(self, topic: str, results: list[CheckResult]) -> None:
+        for result in results:
+            if result.clamped:
+                self._warn(f"{topic}: {result.message}", key=f"{topic} clamped")
+
+    def _on_joint_command(self, msg: JointState) -> None:
+        try:
+            command = parse_joint_command(msg, self.io.joint_index)
+            with self._lock:
+                results = self.engine.set_commands(command.kind.value, command.names,
+                                                   command.values)
+                self._last_command = self.engine.time
+                if self._trajectory is not None and set(command.names) & set(
+                        self._trajectory[0].joint_names):
+                    self._trajectory = None
+                    self.get_logger().info("joint_commands took over: trajectory stopped")
+        except CommandMessageError as exc:
+            self._warn(f"{exc} (message ignored)", key=f"joint_commands {exc.reason}")
+            return
+        except CommandError as exc:
+            self._warn(f"joint_commands: {exc.reason} (message ignored)",
+                       key=f"joint_commands {exc.reason}")
+            return
+        self._report("joint_commands", results)
+
+    def _start_positions(self, names: Sequence[str]) -> list[float]:
+        """Where a trajectory starts: the held position target, else the position."""
+        held = self.engine.commands()
+        q = self.engine.positions()
+        index = self.io.joint_index
+        out = []
+        for n in names:
+            mode, value = held.get(n, (ActuationMode.NONE, 0.0))
+            out.append(value if mode is ActuationMode.POSITION else float(q[index[n]]))
+        return out
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        with self._lock:
+            try:
+                command = parse_joint_trajectory(msg, self.io.joint_index, self._start_positions)
+            except CommandMessageError as exc:
+                self._warn(f"{exc} (message ignored)", key=f"joint_trajectory {exc.reason}")
+                return
+            now = self.engine.time
+            if command.trajectory is None:
+                if self._trajectory is not None:
+                    self._trajectory = None
+                    self._hold_positions()
+                    self.get_logger().info("empty joint_trajectory: stopped, holding position")
+                return
+            start = now if command.start is None else command.start
+            trajectory = command.trajectory
+            try:  # a kind this world's joints cannot take is refused before following
+                self._report("joint_trajectory", self.engine.set_commands(
+                    "position", trajectory.joint_names, trajectory.sample(now - start)[0]))
+            except CommandError as exc:
+                self._warn(f"joint_trajectory: {exc.reason} (message ignored)",
+                           key=f"joint_trajectory {exc.reason}")
+                return
+            if start + trajectory.duration < now:
+                self._warn(f"joint_trajectory: it ended {now - start - trajectory.duration:.3f} s"
+                           " ago (header stamp in the past); going to its last point",
+                           key="joint_trajectory past")
+            self._trajectory = (trajectory, start)
+            self._last_command = now
+            self.get_logger().info(
+                f"following a trajectory of {len(trajectory.points)} point(s) for "
+                f"{len(trajectory.joint_names)} joint(s), {trajectory.duration:g} s")
+
+    def _follow_trajectory(self, t: float) -> None:
+        if self._trajectory is None:
+            return
+        trajectory, start = self._trajectory
+        positions, _, _ = trajectory.sample(t - start)
+        try:
+            self._report("joint_trajectory",
+                         self.engine.set_commands("position", trajectory.joint_names, positions))
+        except CommandError as exc:  # pragma: no cover - checked when accepted
+            self._warn(f"joint_trajectory stopped: {exc.reason}")
+            self._trajectory = None
+            return
+        self._last_command = t
+        if t - start > trajectory.duration:
+            self._trajectory = None  # done: the last point stays held
+
+    def _hold_positions(self) -> None:
+        """Hold every position-commanded DOF where it is now."""
+        held = [n for n, (mode, _) in self.engine.commands().items()
+                if mode is ActuationMode.POSITION]
+        if held:
+            q = self.engine.positions()
+            self.engine.set_commands("position", held, [q[self.io.joint_index[n]] for n in held])
+
+    # ---------------------------------------------------------------- services
+
+    def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        with self._lock:
+            self.engine.reset()
+            self._trajectory = None
+            self._last_command = 0.0
+            self._pacer.anchor(self.engine.time)
+            self._publish_all(self.engine.time)
+        self.get_logger().info("reset to the initial state (t = 0)")
+        response.success = True
+        response.message = "reset to the initial state; simulated time is 0"
+        return response
+
+    def _on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        result = self.set_parameters([Parameter("paused", value=bool(request.data))])[0]
+        response.success = result.successful
+        with self._lock:
+            now = self.engine.time
+        response.message = (f"{'paused' if request.data else 'running'} at t = {now:.6f} s"
+                             if result.successful else result.reason)
+        return response
+
+    def _on_step(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        with self._lock:
+            if not self._paused:
+                response.success = False
+                response.message = "not paused: pause first (~/pause or the paused parameter)"
+                return response
+            self._step_once(publish_all=True)
+            response.success = True
+            response.message = f"t = {self.engine.time:.6f} s"
+        return response
+
+    # ---------------------------------------------------------------- shutdown
+
+    def stop(self) -> None:
+        """Stop the stepping thread (idempotent)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        self._thread = None
+
+    def destroy_node(self) -> None:
+        """Stop stepping, then destroy the node."""
+        self.stop()
+        super().destroy_node()
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Console script ``sim_node``: ``sim_node --ros-args -p skel_file:=... -p ...``."""
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 - unparsable --ros-args: one clear line
+        print(f"sim_node: {exc}", file=sys.stderr)  # noqa: T201 - ROS logging is not up
+        sys.exit(2)
+    node: SimNode | None = None
+    try:
+        node = SimNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except NodeSetupError as exc:
+        logging.getLogger("skel_ros.sim_node").critical("%s", exc)
+        print(f"sim_node: {exc}", file=sys.stderr)  # noqa: T201 - the reason, plainly
+        sys.exit(2)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,510 @@
+"""sim_node in its own process, a real test node here (rclpy over Fast DDS on localhost).
+
+One node process serves the whole module (it takes a few seconds to start); each test
+leaves it running, unpaused, with the pendulum's commands replaced by its own. Times
+are checked in *simulated* time (message stamps), never in wall-clock time; spinning
+is bounded so a broken node fails the test instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from skel_ros.model import Kinematics, load_skel
+from skel_ros.model.urdf import world_to_urdf
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+
+REPO = Path(__file__).resolve().parents[2]
+SIM_NODE = REPO / ".venv" / "bin" / "sim_node"
+
+# Two skeletons with bodies, so every name is "<skeleton>/<name>". The pendulum hangs
+# from a welded mount (-> /tf_static); its universal joint adds an intermediate URDF link.
+WORLD = """<?xml version="1.0"?>
+<skel version="1.0"><world name="pendulum world">
+  <physics><time_step>0.001</time_step><gravity>0 0 -9.81</gravity>
+    <collision_detector>fcl</collision_detector></physics>
+  <skeleton name="pendulum">
+    <body name="mount"><transformation>0 0 1.0 0 0 0</transformation>
+      <inertia><mass>1.0</mass></inertia>
+      <visualization_shape><geometry><box><size>0.1 0.1 0.05</size></box></geometry>
+        <color>0.3 0.3 0.3</color></visualization_shape></body>
+    <body name="rod"><transformation>0 0 0.75 0 0 0</transformation>
+      <inertia><mass>0.5</mass></inertia>
+      <visualization_shape><geometry><capsule><radius>0.02</radius><height>0.4</height>
+        </capsule></geometry><color>0.1 0.4 0.8</color></visualization_shape></body>
+    <body name="bob"><transformation>0 0 0.5 0 0 0</transformation>
+      <inertia><mass>0.3</mass></inertia>
+      <visualization_shape><geometry><sphere><radius>0.05</radius></sphere></geometry>
+        </visualization_shape></body>
+    <joint type="weld" name="fixture"><parent>world</parent><child>mount</child></joint>
+    <joint type="revolute" name="hinge"><parent>mount</parent><child>rod</child>
+      <transformation>0 0 0.25 0 0 0</transformation>
+      <axis><xyz>0 1 0</xyz><limit><lower>-1.2</lower><upper>1.2</upper></limit></axis>
+    </joint>
+    <joint type="universal" name="wrist"><parent>rod</parent><child>bob</child>
+      <transformation>0 0 0.05 0 0 0</transformation>
+      <axis><xyz>1 0 0</xyz></axis><axis2><xyz>0 1 0</xyz></axis2>
+      <init_pos>0.1 -0.2</init_pos></joint>
+  </skeleton>
+  <skeleton name="floor">
+    <mobile>false</mobile>
+    <body name="slab"><inertia><mass>10</mass></inertia>
+      <visualization_shape><geometry><box><size>2 2 0.02</size></box></geometry>
+        </visualization_shape></body>
+    <joint type="weld" name="floor_weld"><parent>world</parent><child>slab</child></joint>
+  </skeleton>
+</world></skel>
+"""
+NAMES = ["pendulum/hinge", "pendulum/wrist_1", "pendulum/wrist_2"]
+PREFIX = "sim/"
+JS_RATE = 200.0
+TF_RATE = 50.0
+DT = 0.001
+SPIN_LIMIT = 60.0  # s of spinning before a wait gives up (a bound, not a measurement)
+
+
+@dataclass
+class Seen:
+    """What the test node has received."""
+
+    joint_states: list[Any] = field(default_factory=list)
+    tf: list[Any] = field(default_factory=list)
+    clock: list[float] = field(default_factory=list)
+
+
+def _seconds(stamp: Any) -> float:
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+class Probe:
+    """The test's node: subscriptions, service calls, bounded spinning."""
+
+    def __init__(self, context: Any) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from tf2_msgs.msg import TFMessage
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.node = rclpy.create_node("sim_node_probe", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.seen = Seen()
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(JointState, "/sim/joint_states",
+                                      self.seen.joint_states.append, qos)
+        self.node.create_subscription(TFMessage, "/tf", self.seen.tf.append, qos)
+        self.node.create_subscription(Clock, "/clock",
+                                      lambda m: self.seen.clock.append(_seconds(m.clock)), qos)
+        self.commands = self.node.create_publisher(JointState, "/sim/joint_commands", 10)
+        self.trajectory = self.node.create_publisher(JointTrajectory, "/sim/joint_trajectory", 10)
+
+    def spin_until(self, condition: Callable[[], bool], what: str,
+                   limit: float = SPIN_LIMIT) -> None:
+        for _ in range(int(limit / 0.05)):
+            if condition():
+                return
+            self.executor.spin_once(timeout_sec=0.05)
+        pytest.fail(f"gave up waiting for {what}")
+
+    def latest_time(self) -> float:
+        return _seconds(self.seen.joint_states[-1].header.stamp) if self.seen.joint_states \
+            else -1.0
+
+    def wait_sim(self, seconds: float) -> float:
+        """Spin until joint_states stamped ``seconds`` later than now arrive; the new time."""
+        self.spin_until(lambda: bool(self.seen.joint_states), "joint_states")
+        target = self.latest_time() + seconds
+        self.spin_until(lambda: self.latest_time() >= target, f"simulated time {target:g} s")
+        return self.latest_time()
+
+    def position(self, name: str) -> float:
+        msg = self.seen.joint_states[-1]
+        return float(msg.position[list(msg.name).index(name)])
+
+    def call(self, srv_type: Any, name: str, request: Any) -> Any:
+        client = self.node.create_client(srv_type, name)
+        try:
+            self.spin_until(client.service_is_ready, f"service {name}")
+            future = client.call_async(request)
+            self.spin_until(future.done, f"reply of {name}")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def command(self, names: list[str], **fields: list[float]) -> None:
+        from sensor_msgs.msg import JointState
+
+        msg = JointState()
+        msg.name = names
+        for key, values in fields.items():
+            setattr(msg, key, values)
+        self.spin_until(lambda: self.commands.get_subscription_count() > 0, "a subscriber")
+        self.commands.publish(msg)
+
+
+@dataclass
+class SimProcess:
+    proc: subprocess.Popen[bytes]
+    log: Path
+    skel: Path
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def _start(env: dict[str, str], log: Path, **params: str) -> subprocess.Popen[bytes]:
+    args = [str(SIM_NODE), "--ros-args", "-r", "__ns:=/sim"]
+    for name, value in params.items():
+        args += ["-p", f"{name}:={value}"]
+    with log.open("wb") as out:
+        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture(scope="module")
+def sim(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimProcess]:
+    tmp = tmp_path_factory.mktemp("sim_node")
+    skel = tmp / "pendulum.skel"
+    skel.write_text(WORLD, encoding="utf-8")
+    log = tmp / "sim_node.log"
+    proc = _start(ros_env, log, skel_file=str(skel), frame_prefix=PREFIX,
+                  joint_states_rate=str(JS_RATE), tf_rate=str(TF_RATE), real_time_factor="1.0")
+    try:
+        yield SimProcess(proc, log, skel)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def probe(sim: SimProcess) -> Iterator[Probe]:
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    p = Probe(context)
+    try:
+        p.spin_until(lambda: len(p.seen.joint_states) > 2 or sim.proc.poll() is not None,
+                     "the first joint_states")
+        assert sim.proc.poll() is None, sim.output()
+        yield p
+    finally:
+        p.node.destroy_node()
+        rclpy.shutdown(context=context)
+    assert sim.proc.poll() is None, f"sim_node died:\n{sim.output()}"
+
+
+def _world(sim: SimProcess) -> Any:
+    return load_skel(sim.skel)
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+def test_joint_states_rate_and_names(probe: Probe) -> None:
+    first = len(probe.seen.joint_states)
+    probe.spin_until(lambda: len(probe.seen.joint_states) >= first + 100, "100 joint_states")
+    msgs = probe.seen.joint_states[first:]
+    for msg in msgs:
+        assert list(msg.name) == NAMES
+        assert len(msg.position) == len(msg.velocity) == len(msg.effort) == 3
+    stamps = np.array([_seconds(m.header.stamp) for m in msgs])
+    assert (np.diff(stamps) > 0).all()
+    rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
+    assert rate == pytest.approx(JS_RATE, rel=0.10)
+    # None lost either: every 5 ms of simulated time has its message.
+    np.testing.assert_allclose(np.diff(stamps), 1.0 / JS_RATE, atol=DT / 2)
+
+
+def test_clock_advances_with_simulated_time(probe: Probe) -> None:
+    start = len(probe.seen.clock)
+    probe.wait_sim(0.2)
+    clock = np.array(probe.seen.clock[start:])
+    assert clock.size > 10
+    assert (np.diff(clock) > 0).all()
+    stamps = {_seconds(m.header.stamp) for m in probe.seen.joint_states}
+    # /clock runs at max(100 Hz, joint_states_rate, tf_rate) = the joint_states rate here.
+    assert set(clock[-10:].tolist()) <= stamps
+
+
+def _chain(frames: dict[str, tuple[str, np.ndarray]], frame: str, root: str) -> np.ndarray:
+    out = np.eye(4)
+    while frame != root:
+        parent, t = frames[frame]
+        out = t @ out
+        frame = parent
+    return out
+
+
+def _matrix(tf: Any) -> np.ndarray:
+    x, y, z, w = tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w
+    out = np.eye(4)
+    out[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                   [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                   [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    out[:3, 3] = [tf.translation.x, tf.translation.y, tf.translation.z]
+    return out
+
+
+def test_tf_equals_our_kinematics(sim: SimProcess, probe: Probe) -> None:
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from tf2_msgs.msg import TFMessage
+
+    static: list[Any] = []
+    probe.node.create_subscription(TFMessage, "/tf_static", static.append, QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    probe.spin_until(lambda: bool(static), "/tf_static (transient local)")
+    start = len(probe.seen.tf)
+    probe.spin_until(lambda: len(probe.seen.tf) > start + 2, "/tf")
+    tf = probe.seen.tf[-1]
+    stamp = _seconds(tf.transforms[0].header.stamp)
+    assert all(_seconds(t.header.stamp) == stamp for t in tf.transforms)
+    matching = [m for m in probe.seen.joint_states if _seconds(m.header.stamp) == stamp]
+    assert matching, "joint_states and /tf are published on the same simulated instants"
+    q = np.array(matching[-1].position)
+
+    frames = {t.child_frame_id: (t.header.frame_id, _matrix(t.transform))
+              for msg in (static[-1], tf) for t in msg.transforms}
+    assert {t.child_frame_id for t in static[-1].transforms} == {"sim/pendulum/mount",
+                                                                  "sim/floor/slab"}
+    world = _world(sim)
+    pendulum = world.skeleton("pendulum")
+    expected = Kinematics(pendulum).body_transforms(q)
+    for body, want in zip(pendulum.bodies, expected, strict=True):
+        got = _chain(frames, f"sim/pendulum/{body.name}", "sim/world")
+        np.testing.assert_allclose(got, want, atol=1e-9, err_msg=body.name)
+    np.testing.assert_allclose(_chain(frames, "sim/floor/slab", "sim/world"),
+                               Kinematics(world.skeleton("floor")).body_transforms()[0], atol=1e-12)
+    # The universal joint's intermediate URDF link is there, child of the rod.
+    assert frames["sim/pendulum/wrist__wrist_1__link"][0] == "sim/pendulum/rod"
+
+
+def test_robot_description_and_markers_reach_a_late_subscriber(sim: SimProcess,
+                                                               probe: Probe) -> None:
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    description: list[Any] = []
+    markers: list[Any] = []
+    # The node has been publishing for a while: these subscribers are late joiners.
+    probe.node.create_subscription(String, "/sim/robot_description", description.append, latched)
+    probe.node.create_subscription(MarkerArray, "/sim/sim_node/markers", markers.append, latched)
+    probe.spin_until(lambda: bool(description) and bool(markers), "latched messages")
+    assert description[0].data == world_to_urdf(_world(sim), frame_prefix=PREFIX,
+                                                 world_link=PREFIX + "world")
+    kinds = sorted((m.header.frame_id, m.type) for m in markers[0].markers)
+    assert kinds == sorted([("sim/pendulum/mount", Marker.CUBE),
+                            ("sim/pendulum/rod", Marker.CYLINDER),  # capsule: cylinder + caps
+                            ("sim/pendulum/rod", Marker.SPHERE),
+                            ("sim/pendulum/rod", Marker.SPHERE),
+                            ("sim/pendulum/bob", Marker.SPHERE), ("sim/floor/slab", Marker.CUBE)])
+    assert all(m.frame_locked for m in markers[0].markers)
+    cube = next(m for m in markers[0].markers if m.header.frame_id == "sim/pendulum/mount")
+    assert (cube.scale.x, cube.scale.y, cube.scale.z) == pytest.approx((0.1, 0.1, 0.05))
+    assert (cube.color.r, cube.color.g, cube.color.b, cube.color.a) == pytest.approx(
+        (0.3, 0.3, 0.3, 1.0))
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def test_position_command_reaches_the_target(probe: Probe) -> None:
+    probe.command(NAMES, position=[0.5, 0.0, 0.0])
+    probe.wait_sim(2.0)
+    # Critically damped PD at 20 rad/s: within 0.01 rad after 2 s of simulated time.
+    assert probe.position("pendulum/hinge") == pytest.approx(0.5, abs=0.01)
+    assert probe.position("pendulum/wrist_1") == pytest.approx(0.0, abs=0.01)
+
+
+def test_out_of_limit_command_is_clamped_and_reported(sim: SimProcess, probe: Probe) -> None:
+    probe.command(["pendulum/hinge"], position=[3.0])
+    probe.wait_sim(2.0)
+    assert probe.position("pendulum/hinge") == pytest.approx(1.2, abs=0.02)
+    highest = max(m.position[0] for m in probe.seen.joint_states[-300:])
+    assert highest <= 1.2 + 0.02
+    probe.spin_until(lambda: "'pendulum/hinge' 3 -> 1.2" in sim.output(), "the clamp report")
+    assert "joint_commands: position command clamped to limits" in sim.output()
+
+
+def test_trajectory_is_followed_in_simulated_time(probe: Probe) -> None:
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    probe.command(NAMES, position=[0.0, 0.0, 0.0])
+    probe.wait_sim(1.0)
+    msg = JointTrajectory()
+    msg.joint_names = ["pendulum/hinge"]
+    msg.points = [JointTrajectoryPoint(positions=[0.6], velocities=[0.0],
+                                       time_from_start=Duration(sec=1, nanosec=0))]
+    probe.spin_until(lambda: probe.trajectory.get_subscription_count() > 0, "a subscriber")
+    probe.trajectory.publish(msg)
+    t0 = probe.latest_time()
+    probe.wait_sim(0.5)
+    halfway = probe.position("pendulum/hinge")
+    assert 0.1 < halfway < 0.5, halfway  # cubic from 0 to 0.6: 0.3 at 0.5 s, tracking lag
+    probe.spin_until(lambda: probe.latest_time() >= t0 + 2.0, "the end of the trajectory")
+    assert probe.position("pendulum/hinge") == pytest.approx(0.6, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("fields", "names", "problem"),
+    [
+        ({"position": [0.1]}, ["pendulum/hinj"], "unknown joint 'pendulum/hinj'; did you mean"),
+        ({"position": [0.1, 0.2]}, ["pendulum/hinge"], "1 names but 2 position values"),
+        ({"position": [math.nan]}, ["pendulum/hinge"],
+         "position of joint 'pendulum/hinge' is nan, not a finite number"),
+        ({"velocity": [math.inf]}, ["pendulum/hinge"], "is inf, not a finite number"),
+        ({"position": [0.1], "effort": [1.0]}, ["pendulum/hinge"],
+         "fill exactly one of position, velocity, effort (filled: position, effort)"),
+        ({"position": [0.1]}, ["hinge"], "unknown joint 'hinge'"),
+        ({"velocity": [0.1]}, ["pendulum/hinge"], "takes effort or position commands"),
+    ],
+)
+def test_bad_commands_are_rejected_with_a_warning(sim: SimProcess, probe: Probe,
+                                                  fields: dict[str, list[float]],
+                                                  names: list[str], problem: str) -> None:
+    probe.command(names, **fields)
+    probe.spin_until(lambda: problem in sim.output(), f"the warning {problem!r}")
+    probe.wait_sim(0.05)  # still stepping and publishing
+    assert sim.proc.poll() is None
+
+
+def test_bad_trajectories_are_rejected_and_the_node_goes_on(sim: SimProcess,
+                                                            probe: Probe) -> None:
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    def point(t: int, *positions: float) -> JointTrajectoryPoint:
+        return JointTrajectoryPoint(positions=list(positions),
+                                    time_from_start=Duration(sec=t, nanosec=0))
+
+    bad = [
+        (["pendulum/hinge"], [point(2, 0.1), point(1, 0.2)], "times must be strictly increasing"),
+        (["pendulum/hinge"], [point(1, 0.1, 0.2)], "1 names but 2 point 0 positions values"),
+        (["pendulum/hinge", "pendulum/hinge"], [point(1, 0.1, 0.1)], "appears twice"),
+        (["pendulum/hinge"], [point(1, math.nan)], "is nan, not a finite number"),
+    ]
+    probe.spin_until(lambda: probe.trajectory.get_subscription_count() > 0, "a subscriber")
+    for names, points, problem in bad:
+        probe.trajectory.publish(JointTrajectory(joint_names=names, points=points))
+        probe.spin_until(lambda p=problem: p in sim.output(), f"the warning {problem!r}")
+    probe.wait_sim(0.05)
+    assert sim.proc.poll() is None
+
+
+# ----------------------------------------------------------------------------- services
+
+
+def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
+    from std_srvs.srv import SetBool, Trigger
+
+    refused = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request())
+    assert not refused.success
+    assert "not paused" in refused.message
+
+    probe.command(NAMES, position=[0.4, 0.0, 0.0])
+    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=True))
+    assert reply.success, reply.message
+    assert reply.message.startswith("paused at t = ")
+    paused_at = float(reply.message.split()[-2])
+    # Pausing publishes the state it stopped in; then nothing more comes.
+    probe.spin_until(lambda: abs(probe.latest_time() - paused_at) < 1e-9, "the paused state")
+    for _ in range(20):
+        probe.executor.spin_once(timeout_sec=0.05)
+    assert probe.latest_time() == pytest.approx(paused_at, abs=1e-9)
+
+    reply = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request())
+    assert reply.success, reply.message
+    assert reply.message == f"t = {paused_at + DT:.6f} s"
+    probe.spin_until(lambda: probe.latest_time() > paused_at + DT / 2, "the stepped state")
+    assert probe.latest_time() == pytest.approx(paused_at + DT, abs=1e-9)
+    probe.spin_until(lambda: probe.seen.clock[-1] > paused_at + DT / 2, "the stepped /clock")
+    assert probe.seen.clock[-1] == pytest.approx(paused_at + DT, abs=1e-9)
+
+    count = len(probe.seen.joint_states)
+    reply = probe.call(Trigger, "/sim/sim_node/reset", Trigger.Request())
+    assert reply.success, reply.message
+    probe.spin_until(lambda: len(probe.seen.joint_states) > count, "joint_states after reset")
+    after = probe.seen.joint_states[-1]
+    assert _seconds(after.header.stamp) == 0.0
+    np.testing.assert_allclose(after.position, [0.0, 0.1, -0.2])  # the initial positions
+    np.testing.assert_allclose(after.velocity, [0.0, 0.0, 0.0])
+
+    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=False))
+    assert reply.success, reply.message
+    probe.spin_until(lambda: probe.latest_time() > 0.05, "stepping after the pause")
+    # No command after a reset: the pendulum swings freely from its initial state.
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+def test_bad_parameter_values_are_refused_at_run_time(probe: Probe) -> None:
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    def set_param(name: str, value: ParameterValue) -> Any:
+        request = SetParameters.Request(parameters=[Parameter(name=name, value=value)])
+        return probe.call(SetParameters, "/sim/sim_node/set_parameters", request).results[0]
+
+    double = ParameterType.PARAMETER_DOUBLE
+    result = set_param("real_time_factor", ParameterValue(type=double, double_value=-1.0))
+    assert not result.successful
+    assert "real_time_factor must be in [0, 1000]" in result.reason
+    result = set_param("joint_states_rate", ParameterValue(type=double, double_value=0.0))
+    assert not result.successful
+    assert "joint_states_rate must be in (0, 10000] Hz" in result.reason
+    result = set_param("tf_rate", ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                 string_value="fast"))
+    assert not result.successful
+    assert "tf_rate must be a number" in result.reason
+    result = set_param("skel_file", ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                   string_value="/x.skel"))
+    assert not result.successful
+    assert "read-only" in result.reason
+    result = set_param("command_timeout", ParameterValue(type=double, double_value=math.nan))
+    assert not result.successful
+    # A good value is taken, given as an integer too.
+    result = set_param("real_time_factor", ParameterValue(
+        type=ParameterType.PARAMETER_INTEGER, integer_value=1))
+    assert result.successful, result.reason
+    probe.wait_sim(0.05)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"joint_states_rate": "0.0"}, "joint_states_rate must be in (0, 10000] Hz, got 0.0"),
+        ({"skel_file": "/nonexistent/robot.skel"},
+         "cannot load skel_file '/nonexistent/robot.skel'"),
+        ({"paused": "maybe"}, "bad parameter type"),
+    ],
+)
+def test_bad_parameters_at_start_end_with_a_message(ros_env: dict[str, str], tmp_path: Path,
+                                                     params: dict[str, str], message: str) -> None:
+    log = tmp_path / "bad.log"
+    proc = _start(ros_env, log, **params)
+    proc.wait(timeout=120)
+    output = log.read_text(encoding="utf-8", errors="replace")
+    assert proc.returncode == 2, output
+    assert message in output
