@@ -399,37 +399,23 @@ def _rpy_matrix(rpy: Sequence[float]) -> npt.NDArray[np.float64]:
                      [-sp, cp * sr, cp * cr]])
 
 
-def _axis_motion(kind: str, axis: npt.NDArray[np.float64], value: float) -> npt.NDArray[np.float64]:
-    out = np.eye(4)
-    if kind == "prismatic":
-        out[:3, 3] = axis * value
-    elif kind in ("revolute", "continuous"):
-        a = axis / np.linalg.norm(axis)
-        k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-        out[:3, :3] = np.eye(3) + math.sin(value) * k + (1.0 - math.cos(value)) * (k @ k)
-    return out
-
-
 @dataclass(frozen=True)
-class _ChainLink:
-    """An intermediate URDF link: child of ``parent`` through ``joint``."""
+class _UrdfJoint:
+    """One joint of the exported URDF, as the frame solver needs it."""
 
-    link: str
-    parent: str
-    joint: str
+    name: str
     kind: str
+    parent: str
+    child: str
     origin: npt.NDArray[np.float64]
     axis: npt.NDArray[np.float64]
 
 
-def _intermediate_links(urdf: str, body_frames: set[str], world_frame: str) -> list[_ChainLink]:
-    """URDF links that are neither bodies nor the world, parents first."""
+def _urdf_joints(urdf: str) -> list[_UrdfJoint]:
+    """The joints of a URDF document (ours: every element is there)."""
     root = etree.fromstring(urdf.encode())
     out = []
     for joint in root.iterfind("joint"):
-        child = joint.find("child").get("link")  # type: ignore[union-attr]
-        if child in body_frames or child == world_frame:
-            continue
         origin = np.eye(4)
         o = joint.find("origin")
         if o is not None:
@@ -438,9 +424,74 @@ def _intermediate_links(urdf: str, body_frames: set[str], world_frame: str) -> l
         a = joint.find("axis")
         axis = np.array([float(v) for v in (a.get("xyz", "1 0 0") if a is not None
                                             else "1 0 0").split()])
-        out.append(_ChainLink(child, joint.find("parent").get("link"),  # type: ignore[union-attr,arg-type]
-                              joint.get("name", ""), joint.get("type", "fixed"), origin, axis))
+        parent, child = joint.find("parent"), joint.find("child")
+        out.append(_UrdfJoint(joint.get("name", ""), joint.get("type", "fixed"),
+                              "" if parent is None else parent.get("link", ""),
+                              "" if child is None else child.get("link", ""),
+                              origin, axis / (np.linalg.norm(axis) or 1.0)))
     return out
+
+
+class _FrameSolver:
+    """Parent -> frame transforms of many frames at once, through the URDF joint chains.
+
+    Every frame's transform is the product of the URDF joints between its TF parent
+    and it (``origin @ motion(value)`` each). All joint transforms of a configuration
+    come from a few batched numpy operations, and the chains are multiplied level by
+    level for all frames together: a few dozen numpy calls for a whole robot, where
+    evaluating joint by joint costs that per joint.
+
+    Args:
+        joints: The URDF's joints.
+        frames: (frame, TF parent) of every frame to solve; each parent must be an
+            ancestor of its frame in the URDF tree.
+    """
+
+    def __init__(self, joints: Sequence[_UrdfJoint], frames: Sequence[tuple[str, str]]) -> None:
+        by_child = {j.child: j for j in joints}
+        used: dict[str, int] = {}
+        chains: list[list[int]] = []
+        for frame, parent in frames:
+            chain, link = [], frame
+            while link != parent:
+                joint = by_child[link]
+                chain.append(used.setdefault(joint.name, len(used)))
+                link = joint.parent
+            chains.append(chain[::-1])
+        specs = {j.name: j for j in joints}
+        order = [specs[name] for name in used]
+        n = len(order)
+        self.names = [j.name for j in order]
+        self._origins = np.array([j.origin for j in order] + [np.eye(4)]).reshape(n + 1, 4, 4)
+        self._axes = np.array([j.axis for j in order] + [np.zeros(3)]).reshape(n + 1, 3)
+        self._revolute = np.array([j.kind in ("revolute", "continuous") for j in order] + [False])
+        self._prismatic = np.array([j.kind == "prismatic" for j in order] + [False])
+        depth = max((len(c) for c in chains), default=1)
+        # Short chains are padded with the identity (index n).
+        self._chains = np.array([c + [n] * (depth - len(c)) for c in chains],
+                                dtype=np.intp).reshape(len(chains), depth)
+
+    def solve(self, values: Mapping[str, float]) -> npt.NDArray[np.float64]:
+        """(nframes, 4, 4) parent -> frame transforms for URDF joint positions ``values``."""
+        v = np.array([values.get(name, 0.0) for name in self.names] + [0.0])
+        t = self._origins.copy()
+        rev = self._revolute
+        if rev.any():
+            a, angle = self._axes[rev], v[rev]
+            k = np.zeros((a.shape[0], 3, 3))
+            k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
+            k[:, 1, 0], k[:, 2, 0], k[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
+            rot = (np.eye(3) + np.sin(angle)[:, None, None] * k
+                   + (1.0 - np.cos(angle))[:, None, None] * (k @ k))
+            t[rev, :3, :3] = self._origins[rev, :3, :3] @ rot
+        pri = self._prismatic
+        if pri.any():
+            shift = self._axes[pri] * v[pri][:, None]
+            t[pri, :3, 3] += np.einsum("nij,nj->ni", self._origins[pri, :3, :3], shift)
+        out = t[self._chains[:, 0]]
+        for level in range(1, self._chains.shape[1]):
+            out = out @ t[self._chains[:, level]]
+        return out
 
 
 # --------------------------------------------------------------------------- publisher
@@ -452,9 +503,7 @@ class _SkeletonTf:
     namespace: str
     kinematics: Kinematics
     dofs: slice
-    moving: npt.NDArray[np.intp]  # joint indices published on /tf
-    messages: list[TransformStamped]  # one per moving joint
-    chain: list[tuple[_ChainLink, TransformStamped]]
+    moving: npt.NDArray[np.intp]  # indices of the joints (= child bodies) published on /tf
     euler: bool  # has ball / free joints: URDF joint values differ from DOF values
 
 
@@ -501,10 +550,17 @@ class RobotPublisher:
         self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS)
         self._joint_states = JointState()
         self._joint_states.name = list(self.joint_names)
-        self._skeletons = self._plan_tf()
+        self._skeletons = [self._plan_skeleton(skel, start) for skel, start in zip(
+            world.skeletons, np.cumsum([0] + [s.num_dofs for s in world.skeletons]), strict=False)]
+        frames = self._dynamic_frames()
         self._tf = TFMessage()
-        self._tf.transforms = [m for s in self._skeletons for m in s.messages] + [
-            m for s in self._skeletons for _, m in s.chain]
+        self._tf.transforms = [self._transform_msg(parent, child) for child, parent in frames]
+        self._tf_parts = [(m.header, m.transform.translation, m.transform.rotation)
+                          for m in self._tf.transforms]
+        self._solver = _FrameSolver(_urdf_joints(self.urdf), frames)
+        self._num_bodies = sum(s.moving.size for s in self._skeletons)
+        self.solver_exact = self._check_solver()
+        """True when the fast frame solver matches :class:`Kinematics` (else Kinematics is used)."""
         self._urdf_pub: Publisher | None = None
         self._urdf_states = JointState()
         if any(s.euler for s in self._skeletons):
@@ -515,29 +571,43 @@ class RobotPublisher:
 
     # ---------------------------------------------------------------- setup
 
-    def _plan_tf(self) -> list[_SkeletonTf]:
-        frames = set(self.frame_names)
-        chain = _intermediate_links(self.urdf, frames, self.world_frame)
-        out = []
-        start = 0
-        for skel in self.world.skeletons:
-            ns = skeleton_namespace(self.world, skel)
-            moving = np.array([i for i, j in enumerate(skel.joints)
-                               if j.type is not JointType.WELD], dtype=np.intp)
-            messages = [self._transform_msg(self._parent_frame(skel, ns, i),
-                                            self.frame_prefix + ns + skel.bodies[i].name)
-                        for i in moving]
-            mine = [c for c in chain if c.link.startswith(self.frame_prefix + ns)
-                    and any(c.link.startswith(f"{self.frame_prefix}{ns}{j.name}__")
-                            for j in skel.joints)]
-            euler = any(e.coordinates is UrdfCoordinates.EULER_XYZ
-                        for e in urdf_joint_map(skel, joint_prefix=ns))
-            out.append(_SkeletonTf(skel, ns, Kinematics(skel), slice(start, start + skel.num_dofs),
-                                   moving, messages,
-                                   [(c, self._transform_msg(c.parent, c.link)) for c in mine],
-                                   euler))
-            start += skel.num_dofs
-        return out
+    def _plan_skeleton(self, skel: Skeleton, start: int) -> _SkeletonTf:
+        ns = skeleton_namespace(self.world, skel)
+        moving = np.array([i for i, j in enumerate(skel.joints) if j.type is not JointType.WELD],
+                          dtype=np.intp)
+        euler = any(e.coordinates is UrdfCoordinates.EULER_XYZ
+                    for e in urdf_joint_map(skel, joint_prefix=ns))
+        dofs = slice(int(start), int(start) + skel.num_dofs)
+        return _SkeletonTf(skel, ns, Kinematics(skel), dofs, moving, euler)
+
+    def _dynamic_frames(self) -> list[tuple[str, str]]:
+        """(frame, TF parent) of every frame on /tf: moving bodies, then intermediate links."""
+        frames = [(self.frame_prefix + s.namespace + s.skeleton.bodies[i].name,
+                   self._parent_frame(s.skeleton, s.namespace, i))
+                  for s in self._skeletons for i in s.moving]
+        known = set(self.frame_names) | {self.world_frame}
+        frames += [(j.child, j.parent) for j in _urdf_joints(self.urdf) if j.child not in known]
+        return frames
+
+    def _check_solver(self) -> bool:
+        """Compare the frame solver with our kinematics at two configurations."""
+        if not self._num_bodies:
+            return True
+        q0 = self.initial_positions
+        for q in (q0, q0 + 0.3 * np.sin(np.arange(q0.size) + 1.0)):
+            fast = self._solver.solve(self.urdf_joint_values(q))[: self._num_bodies]
+            if not np.allclose(fast, self._body_transforms(q), rtol=0.0, atol=1e-9):
+                self.node.get_logger().warning(
+                    "the URDF frame solver disagrees with the model's kinematics; /tf uses"
+                    " the (slower) model kinematics for body frames")
+                return False
+        return True
+
+    def _body_transforms(self, q: Vector) -> Vector:
+        """Parent -> body transforms of the moving bodies by :class:`Kinematics`."""
+        parts = [s.kinematics.joint_local_transforms(q[s.dofs])[s.moving]
+                 for s in self._skeletons if s.moving.size]
+        return np.concatenate(parts) if parts else np.zeros((0, 4, 4))
 
     def _parent_frame(self, skel: Skeleton, ns: str, joint_index: int) -> str:
         parent = skel.joints[joint_index].parent
@@ -592,8 +662,14 @@ class RobotPublisher:
         msg.effort = _doubles(efforts)
         self._joint_states_pub.publish(msg)
 
-    def transforms(self, positions: npt.ArrayLike) -> list[TransformStamped]:
+    def transforms(self, positions: npt.ArrayLike, stamp: Time | None = None,
+                   urdf_values: Mapping[str, float] | None = None) -> list[TransformStamped]:
         """Fill the ``/tf`` transforms for ``positions`` (every DOF, model order); no publish.
+
+        Args:
+            positions: Every DOF's position, model order.
+            stamp: The stamp (default: now).
+            urdf_values: ``urdf_joint_values(positions)`` if already computed.
 
         Returns:
             The transforms (templates owned by this object; copy to keep them).
@@ -601,27 +677,27 @@ class RobotPublisher:
         q = np.asarray(positions, dtype=float).reshape(-1)
         if q.size != len(self.joint_names):
             raise ValueError(f"expected {len(self.joint_names)} positions, got {q.size}")
-        stamp = self._tf.transforms[0].header.stamp if self._tf.transforms else Time()
-        for s in self._skeletons:
-            if s.moving.size:
-                local = s.kinematics.joint_local_transforms(q[s.dofs])
-                _fill(s.messages, local[s.moving], stamp)
-            if s.chain:
-                values = urdf_joint_values(s.skeleton, q[s.dofs], joint_prefix=s.namespace)
-                mats = np.array([c.origin @ _axis_motion(c.kind, c.axis, values.get(c.joint, 0.0))
-                                 for c, _ in s.chain])
-                _fill([m for _, m in s.chain], mats, stamp)
+        values = self.urdf_joint_values(q) if urdf_values is None else urdf_values
+        mats = self._solver.solve(values)
+        if not self.solver_exact:
+            mats[: self._num_bodies] = self._body_transforms(q)
+        _fill(self._tf.transforms, mats, stamp or self.now(), self._tf_parts)
         return list(self._tf.transforms)
 
     def publish_tf(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
-        if not self._tf.transforms:
-            return
+        if self._tf.transforms:
+            self.transforms(positions, stamp)
+            self._tf_pub.publish(self._tf)
+
+    def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""
         stamp = stamp or self.now()
-        for m in self._tf.transforms:
-            m.header.stamp = stamp
-        self.transforms(positions)
-        self._tf_pub.publish(self._tf)
+        values = self.urdf_joint_values(positions)
+        if self._tf.transforms:
+            self.transforms(positions, stamp, values)
+            self._tf_pub.publish(self._tf)
+        self.publish_urdf_joint_states(positions, stamp, values)
 
     def urdf_joint_values(self, positions: npt.ArrayLike) -> dict[str, float]:
         """URDF joint name -> position for ``positions`` (every DOF, model order)."""
@@ -631,14 +707,15 @@ class RobotPublisher:
             out.update(urdf_joint_values(s.skeleton, q[s.dofs], joint_prefix=s.namespace))
         return out
 
-    def publish_urdf_joint_states(self, positions: npt.ArrayLike,
-                                  stamp: Time | None = None) -> None:
+    def publish_urdf_joint_states(self, positions: npt.ArrayLike, stamp: Time | None = None,
+                                  urdf_values: Mapping[str, float] | None = None) -> None:
         """Publish ``~/urdf_joint_states`` (only models with ball / free joints have it)."""
         if self._urdf_pub is None:
             return
+        values = self.urdf_joint_values(positions) if urdf_values is None else urdf_values
         msg = self._urdf_states
         msg.header.stamp = stamp or self.now()
-        msg.position = array.array("d", self.urdf_joint_values(positions).values())
+        msg.position = array.array("d", values.values())
         self._urdf_pub.publish(msg)
 
     def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:
@@ -674,17 +751,21 @@ def _doubles(values: npt.ArrayLike) -> array.array[float]:
     return array.array("d", arr.tobytes())
 
 
-def _fill(messages: Sequence[TransformStamped], mats: npt.NDArray[np.float64], stamp: Time) -> None:
-    """Write the (n, 4, 4) transforms into the messages (stamp too)."""
+def _fill(messages: Sequence[TransformStamped], mats: npt.NDArray[np.float64], stamp: Time,
+          parts: Sequence[tuple[Any, Any, Any]] | None = None) -> None:
+    """Write the (n, 4, 4) transforms and the stamp into the messages.
+
+    ``parts`` may give each message's (header, translation, rotation) sub-messages,
+    saving the attribute lookups on a hot path.
+    """
     if not len(messages):
         return
-    quats = _quaternions(mats[:, :3, :3]).tolist()
-    trans = mats[:, :3, 3].tolist()
-    for msg, (x, y, z), (qx, qy, qz, qw) in zip(messages, trans, quats, strict=True):
-        msg.header.stamp = stamp
-        t = msg.transform.translation
+    if parts is None:
+        parts = [(m.header, m.transform.translation, m.transform.rotation) for m in messages]
+    rows = np.concatenate([mats[:, :3, 3], _quaternions(mats[:, :3, :3])], axis=1).tolist()
+    for (header, t, r), (x, y, z, qx, qy, qz, qw) in zip(parts, rows, strict=True):
+        header.stamp = stamp
         t.x, t.y, t.z = x, y, z
-        r = msg.transform.rotation
         r.x, r.y, r.z, r.w = qx, qy, qz, qw
 
 

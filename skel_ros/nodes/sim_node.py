@@ -225,7 +225,8 @@ class SimNode(Node):
         parameter_overrides: Parameters (tests, benchmarks), as for :class:`rclpy.node.Node`.
         node_name: The node's name.
         context: The rclpy context.
-        start: Start the stepping thread (False: the caller steps with :meth:`run_steps`).
+        start: Start the stepping thread (False: the caller steps with :meth:`run_steps`
+            or starts it with :meth:`start`).
 
     Raises:
         NodeSetupError: A parameter, the world or the gains cannot be used.
@@ -277,8 +278,7 @@ class SimNode(Node):
             f"skeleton(s), {len(names)} DOF(s), step {self.engine.time_step * 1e3:g} ms, "
             f"real-time factor {self._rtf:g}{' (paused)' if self._paused else ''}")
         if start:
-            self._thread = threading.Thread(target=self._run, name="sim_stepping", daemon=True)
-            self._thread.start()
+            self.start()
 
     # ---------------------------------------------------------------- setup
 
@@ -419,8 +419,7 @@ class SimNode(Node):
                     self.io.publish_joint_states(positions, engine.velocities(), engine.efforts(),
                                                  stamp)
                 if tf:
-                    self.io.publish_tf(positions, stamp)
-                    self.io.publish_urdf_joint_states(positions, stamp)
+                    self.io.publish_kinematics(positions, stamp)
         if self._timeout > 0.0 and now - self._last_command > self._timeout:
             if self._trajectory is None and engine.commands():
                 engine.clear_commands()
@@ -436,8 +435,7 @@ class SimNode(Node):
         positions = self.engine.positions()
         self.io.publish_joint_states(positions, self.engine.velocities(), self.engine.efforts(),
                                      stamp)
-        self.io.publish_tf(positions, stamp)
-        self.io.publish_urdf_joint_states(positions, stamp)
+        self.io.publish_kinematics(positions, stamp)
         for schedule in (self._js, self._tf, self._clock_schedule):
             schedule.restart(now + schedule.period)
 
@@ -571,6 +569,13 @@ class SimNode(Node):
         return response
 
     # ---------------------------------------------------------------- shutdown
+
+    def start(self) -> None:
+        """Start the stepping thread (once; the constructor does unless told not to)."""
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="sim_stepping", daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
         """Stop the stepping thread (idempotent)."""
