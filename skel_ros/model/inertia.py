@@ -7,6 +7,9 @@ e.g. a plane, counts as weight 1), the composite inertia is formed about the
 composite centre of the shapes, and it is moved to the declared COM with the
 parallel-axis theorem. The per-shape formulas are DART's own (capsule as in
 6.20, with the hemisphere offset h/2, and the bounding-box rule for multi-spheres and meshes).
+A pyramid's own inertia is the identity matrix, whatever its size and the
+mass: DART 6.20's ``PyramidShape::computeInertia`` is not implemented and
+returns the identity (checked with dartpy 6.20, test/model/test_pyramid.py).
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from skel_ros.model.types import (
 )
 
 
-def _box_inertia(size: Array, mass: float) -> Array:
-    x2, y2, z2 = (float(s) ** 2 for s in size)
-    return np.diag([mass / 12.0 * (y2 + z2), mass / 12.0 * (x2 + z2), mass / 12.0 * (x2 + y2)])
+def _box_diagonal(x: float, y: float, z: float, mass: float) -> tuple[float, float, float]:
+    x2, y2, z2 = x**2, y**2, z**2
+    return mass / 12.0 * (y2 + z2), mass / 12.0 * (x2 + z2), mass / 12.0 * (x2 + y2)
 
 
 def bounding_box(geometry: Geometry) -> tuple[Array, Array] | None:
@@ -68,12 +71,14 @@ def bounding_box(geometry: Geometry) -> tuple[Array, Array] | None:
 
 def volume(geometry: Geometry) -> float:
     """The volume DART gives the shape (0 for a plane or an unread mesh)."""
+    if isinstance(geometry, Box):
+        x, y, z = geometry.size.tolist()
+        return float(x * y * z)
     if isinstance(geometry, Sphere):
         return 4.0 / 3.0 * math.pi * geometry.radius**3
-    if isinstance(geometry, Box):
-        return float(np.prod(geometry.size))
     if isinstance(geometry, Ellipsoid):
-        return 4.0 / 3.0 * math.pi * float(np.prod(geometry.radii))
+        a, b, c = (np.asarray(geometry.size) / 2.0).tolist()
+        return 4.0 / 3.0 * math.pi * float(a * b * c)
     if isinstance(geometry, Cylinder):
         return math.pi * geometry.radius**2 * geometry.height
     if isinstance(geometry, Capsule):
@@ -87,23 +92,33 @@ def volume(geometry: Geometry) -> float:
         return geometry.base_width * geometry.base_depth * geometry.height / 3.0
     if isinstance(geometry, (MultiSphere, Mesh)):
         bounds = bounding_box(geometry)
-        return 0.0 if bounds is None else float(np.prod(bounds[1] - bounds[0]))
+        if bounds is None:
+            return 0.0
+        x, y, z = (bounds[1] - bounds[0]).tolist()
+        return float(x * y * z)
     return 0.0
 
 
-def shape_inertia(geometry: Geometry, mass: float) -> Array:
-    """Moment of inertia of the shape about its own origin, DART's formulas."""
-    if isinstance(geometry, Sphere):
-        return np.eye(3) * (2.0 / 5.0 * mass * geometry.radius**2)
+def _shape_diagonal(geometry: Geometry, mass: float) -> tuple[float, float, float] | None:
+    """Principal moments of the shape about its origin (DART's formulas; all are diagonal).
+
+    None for a pyramid: DART 6.20's ``PyramidShape::computeInertia`` is not
+    implemented and returns the identity, whatever the mass.
+    """
     if isinstance(geometry, Box):
-        return _box_inertia(np.asarray(geometry.size), mass)
+        x, y, z = geometry.size.tolist()
+        return _box_diagonal(x, y, z, mass)
+    if isinstance(geometry, Sphere):
+        i = 2.0 / 5.0 * mass * geometry.radius**2
+        return i, i, i
     if isinstance(geometry, Ellipsoid):
-        a2, b2, c2 = (float(r) ** 2 for r in geometry.radii)
-        return np.diag([mass / 5.0 * (b2 + c2), mass / 5.0 * (a2 + c2), mass / 5.0 * (a2 + b2)])
+        a, b, c = (np.asarray(geometry.size) / 2.0).tolist()
+        a2, b2, c2 = a**2, b**2, c**2
+        return mass / 5.0 * (b2 + c2), mass / 5.0 * (a2 + c2), mass / 5.0 * (a2 + b2)
     if isinstance(geometry, Cylinder):
         r2, h2 = geometry.radius**2, geometry.height**2
         ixx = mass * (3.0 * r2 + h2) / 12.0
-        return np.diag([ixx, ixx, mass * r2 / 2.0])
+        return ixx, ixx, mass * r2 / 2.0
     if isinstance(geometry, Capsule):
         r, h = geometry.radius, geometry.height
         v_cyl = math.pi * r * r * h
@@ -114,19 +129,33 @@ def shape_inertia(geometry: Geometry, mass: float) -> Array:
             h * h / 4.0 + 3.0 / 8.0 * h * r + 2.0 / 5.0 * r * r
         )
         izz = m_cyl * (r * r / 2.0) + m_sph * (2.0 / 5.0 * r * r)
-        return np.diag([ixx, ixx, izz])
+        return ixx, ixx, izz
     if isinstance(geometry, Cone):
         r2, h2 = geometry.radius**2, geometry.height**2
         ixx = 3.0 / 20.0 * mass * (r2 + 2.0 / 3.0 * h2)
-        return np.diag([ixx, ixx, 3.0 / 10.0 * mass * r2])
-    if isinstance(geometry, (Pyramid, MultiSphere, Mesh)):
+        return ixx, ixx, 3.0 / 10.0 * mass * r2
+    if isinstance(geometry, Pyramid):
+        return None
+    if isinstance(geometry, (MultiSphere, Mesh)):
         bounds = bounding_box(geometry)
         if bounds is None:
-            return np.zeros((3, 3))
-        return _box_inertia(bounds[1] - bounds[0], mass)
+            return 0.0, 0.0, 0.0
+        x, y, z = (bounds[1] - bounds[0]).tolist()
+        return _box_diagonal(x, y, z, mass)
     if isinstance(geometry, Plane):
-        return np.zeros((3, 3))
+        return 0.0, 0.0, 0.0
     raise TypeError(f"unknown geometry {geometry!r}")
+
+
+def shape_inertia(geometry: Geometry, mass: float) -> Array:
+    """Moment of inertia of the shape about its own origin, as DART 6.20 computes it.
+
+    A pyramid gets the identity whatever its size and mass: DART 6.20 has no
+    pyramid inertia (``PyramidShape::computeInertia`` logs "not implemented" and
+    returns the identity).
+    """
+    diagonal = _shape_diagonal(geometry, mass)
+    return np.eye(3) if diagonal is None else np.diag(diagonal)
 
 
 def moment_from_shapes(
@@ -144,6 +173,9 @@ def moment_from_shapes(
         The 3x3 moment, or None when DART keeps the identity (mass <= 0 or no
         shapes).
     """
+    # Plain float arithmetic: on 3x3 matrices numpy's per-call overhead is far
+    # larger than the arithmetic. The sums run in the order numpy's matrix
+    # products take.
     if not mass > 0.0 or not shapes:
         return None
     weights = []
@@ -152,13 +184,57 @@ def moment_from_shapes(
         weights.append(v if math.isfinite(v) and v > 0.0 else 1.0)
     total = sum(weights)
     masses = [mass * w / total for w in weights]
-    centre = sum(m * np.asarray(pose)[:3, 3] for m, (_, pose) in zip(masses, shapes)) / mass
-    moment = np.zeros((3, 3))
-    for m, (geometry, pose) in zip(masses, shapes):
-        rot = np.asarray(pose)[:3, :3]
-        d = np.asarray(pose)[:3, 3] - centre
-        moment += rot @ shape_inertia(geometry, m) @ rot.T
-        moment += m * (float(d @ d) * np.eye(3) - np.outer(d, d))
-    d = np.asarray(com) - centre
-    moment += mass * (float(d @ d) * np.eye(3) - np.outer(d, d))
-    return moment
+    poses = [np.asarray(pose)[:3].tolist() for _, pose in shapes]
+    cx = cy = cz = 0.0
+    for m, p in zip(masses, poses):
+        cx += m * p[0][3]
+        cy += m * p[1][3]
+        cz += m * p[2][3]
+    cx, cy, cz = cx / mass, cy / mass, cz / mass
+    # moment = sum over shapes of (R S R^T + m (|d|^2 I - d d^T)), then the shift to ``com``.
+    i00 = i01 = i02 = i10 = i11 = i12 = i20 = i21 = i22 = 0.0
+    for m, (geometry, _), p in zip(masses, shapes, poses):
+        (r00, r01, r02, x), (r10, r11, r12, y), (r20, r21, r22, z) = p
+        diagonal = _shape_diagonal(geometry, m)
+        if diagonal is None:  # a pyramid: R I R^T
+            a00, a01, a02, a10, a11, a12, a20, a21, a22 = r00, r01, r02, r10, r11, r12, r20, r21, r22
+        else:  # R S with S diagonal
+            s0, s1, s2 = diagonal
+            a00, a01, a02 = r00 * s0, r01 * s1, r02 * s2
+            a10, a11, a12 = r10 * s0, r11 * s1, r12 * s2
+            a20, a21, a22 = r20 * s0, r21 * s1, r22 * s2
+        i00 += a00 * r00 + a01 * r01 + a02 * r02
+        i01 += a00 * r10 + a01 * r11 + a02 * r12
+        i02 += a00 * r20 + a01 * r21 + a02 * r22
+        i10 += a10 * r00 + a11 * r01 + a12 * r02
+        i11 += a10 * r10 + a11 * r11 + a12 * r12
+        i12 += a10 * r20 + a11 * r21 + a12 * r22
+        i20 += a20 * r00 + a21 * r01 + a22 * r02
+        i21 += a20 * r10 + a21 * r11 + a22 * r12
+        i22 += a20 * r20 + a21 * r21 + a22 * r22
+        dx, dy, dz = x - cx, y - cy, z - cz
+        dd = dx * dx + dy * dy + dz * dz
+        i00 += m * (dd - dx * dx)
+        i01 += m * (0.0 - dx * dy)
+        i02 += m * (0.0 - dx * dz)
+        i10 += m * (0.0 - dy * dx)
+        i11 += m * (dd - dy * dy)
+        i12 += m * (0.0 - dy * dz)
+        i20 += m * (0.0 - dz * dx)
+        i21 += m * (0.0 - dz * dy)
+        i22 += m * (dd - dz * dz)
+    x, y, z = np.asarray(com)[:3].tolist()
+    dx, dy, dz = x - cx, y - cy, z - cz
+    dd = dx * dx + dy * dy + dz * dz
+    i00 += mass * (dd - dx * dx)
+    i01 += mass * (0.0 - dx * dy)
+    i02 += mass * (0.0 - dx * dz)
+    i10 += mass * (0.0 - dy * dx)
+    i11 += mass * (dd - dy * dy)
+    i12 += mass * (0.0 - dy * dz)
+    i20 += mass * (0.0 - dz * dx)
+    i21 += mass * (0.0 - dz * dy)
+    i22 += mass * (dd - dz * dz)
+    out = np.array((i00, i01, i02, i10, i11, i12, i20, i21, i22))
+    out.shape = (3, 3)
+    return out

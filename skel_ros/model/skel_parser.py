@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,15 @@ from skel_ros.model.errors import (
     SkelValueError,
 )
 from skel_ros.model.meshes import MeshReadError, mesh_bounds
-from skel_ros.model.transforms import inverse, skel_transform
+from skel_ros.model.transforms import (
+    RIGID_IDENTITY,
+    Rigid,
+    matrix_to_rigid,
+    rigid_from_skel,
+    rigid_inverse,
+    rigid_mul,
+    rigid_to_matrix,
+)
 from skel_ros.model.types import (
     IDENTITY4,
     ActuatorType,
@@ -63,7 +72,7 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
-from skel_ros.model.xmlread import Element, XmlReader
+from skel_ros.model.xmlread import Element, XmlReader, frozen_maker
 
 _MAX_BYTES = 256 * 1024 * 1024
 _ASCII_INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -73,6 +82,7 @@ _LEGACY_START = re.compile(rb"dofs\s*\{")
 _WORLD_TAGS = frozenset({"physics", "skeleton"})
 _PHYSICS_TAGS = frozenset({"time_step", "gravity", "collision_detector"})
 _SKELETON_TAGS = frozenset({"transformation", "mobile", "body", "joint"})
+_SKELETON_KNOWN = _SKELETON_TAGS | {"immobile", "self_collide"}
 _BODY_TAGS = frozenset(
     {
         "gravity",
@@ -84,11 +94,19 @@ _BODY_TAGS = frozenset(
         "soft_shape",
     }
 )
+_BODY_KNOWN = _BODY_TAGS | {"self_collide"}
 _INERTIA_TAGS = frozenset({"mass", "offset", "moment_of_inertia"})
+_INERTIA_KNOWN = _INERTIA_TAGS | {"transformation"}
+_MOMENT_TAGS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+_MOMENT_KNOWN = frozenset(_MOMENT_TAGS)
+_VISUAL_KNOWN = frozenset({"transformation", "geometry", "color"})
+_COLLISION_KNOWN = frozenset({"transformation", "geometry", "collidable"})
 _JOINT_COMMON = frozenset({"parent", "child", "transformation", "init_pos", "init_vel", "dof"})
 _AXIS_TAGS = frozenset({"xyz", "pitch", "limit", "dynamics", "damping"})
 _DYNAMICS_TAGS = frozenset({"damping", "friction", "spring_rest_position", "spring_stiffness"})
 _DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNAMICS_TAGS
+_AXIS_TAGS_BY_INDEX = ("axis", "axis2", "axis3")
+_AXIS_ELEMENTS = frozenset(_AXIS_TAGS_BY_INDEX)
 
 _GEOMETRY_ORDER = (
     "sphere",
@@ -131,6 +149,15 @@ _DEFAULT_AXES: dict[JointType, tuple[tuple[float, float, float], ...]] = {
 }
 _DEFAULT_SCREW_PITCH = 0.1
 
+# Child elements each joint type reads (ball and free joints ignore <axis*>, with a warning).
+_JOINT_KNOWN: dict[JointType, frozenset[str]] = {
+    t: _JOINT_COMMON
+    | (_AXIS_ELEMENTS if t not in (JointType.BALL, JointType.FREE) else frozenset())
+    | ({"axis_order"} if t is JointType.EULER else set())
+    | ({"plane"} if t in (JointType.PLANAR, JointType.TRANSLATIONAL2D) else set())
+    for t in JointType
+}
+
 _PLANE_AXES = {
     PlaneType.XY: ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
     PlaneType.YZ: ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
@@ -142,6 +169,21 @@ _PLANE_SUFFIXES = {
     PlaneType.ZX: ("_z", "_x"),
     PlaneType.ARBITRARY: ("_1", "_2"),
 }
+
+_ZERO3 = frozen_array(np.zeros(3))
+
+# The model's objects, made without their frozen __init__ (see frozen_maker): the
+# parser makes thousands, and the fields go positionally, in the classes' order.
+_new_dof = frozen_maker(Dof)
+_new_joint = frozen_maker(Joint)
+_new_body = frozen_maker(Body)
+_new_inertia = frozen_maker(Inertia)
+_new_shape = frozen_maker(Shape)
+
+_SHAPE_KINDS = (
+    ("visualization_shape", ShapeRole.VISUAL, " - visual shape"),
+    ("collision_shape", ShapeRole.COLLISION, " - collision shape"),
+)
 
 _LEGACY_HINT = (
     "this is DART's legacy pre-XML .skel text format (dofs { ... }), which DART 6 "
@@ -292,9 +334,10 @@ def _require_finite(value: Array, what: str, r: XmlReader, el: Element) -> None:
         )
 
 
-def _unit_vector(v: Array, what: str, r: XmlReader, el: Element) -> Array:
+def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Array:
     """``v`` normalised as DART does; a zero or overflowing norm is an error."""
-    norm = float(np.linalg.norm(v))
+    x, y, z = (float(c) for c in v)
+    norm = math.sqrt(x * x + y * y + z * z)
     if norm == 0.0:
         raise SkelValueError(f"{what} is the zero vector", r.loc(el))
     if not math.isfinite(norm):
@@ -302,7 +345,7 @@ def _unit_vector(v: Array, what: str, r: XmlReader, el: Element) -> Array:
             f"{what} is too large to normalise", r.loc(el),
             "its squared length overflows, and DART's normalisation gives a zero vector",
         )
-    return v / norm
+    return np.array((x / norm, y / norm, z / norm))
 
 
 # --------------------------------------------------------------------------- world
@@ -376,8 +419,10 @@ class _NameManager:
 @dataclass
 class _BodyDraft:
     el: Element
+    kids: dict[str, Element]  # first child element per tag
     name: str
     rest: Array
+    rest_rigid: Rigid
     mass: float
     com: Array
     moment: Array | None
@@ -428,7 +473,7 @@ class _JointDraft:
 def _parse_skeleton(
     el: Element, r: XmlReader, base_dir: Path | None, world_names: _NameManager
 ) -> Skeleton:
-    r.check_children(el, _SKELETON_TAGS | {"immobile", "self_collide"})
+    kids = r.index(el, _SKELETON_KNOWN)
     raw_name = el.get("name")
     if raw_name is None:
         r.warn('<skeleton> has no "name" attribute; DART names it ""', el)
@@ -436,12 +481,13 @@ def _parse_skeleton(
     name = world_names.issue(raw_name)
     if name != raw_name:
         r.warn(f"skeleton name {raw_name!r} is used twice; DART renames it {name!r}", el)
-    frame = _optional_transform(el, r)
+    frame_rigid = _transform(kids, r)
+    frame = IDENTITY4 if frame_rigid is None else rigid_to_matrix(frame_rigid)
     mobile = True
-    mobile_el = r.child(el, "mobile")
+    mobile_el = kids.get("mobile")
     if mobile_el is not None:
         mobile = r.flag(mobile_el)
-    immobile = r.child(el, "immobile")
+    immobile = kids.get("immobile")
     if immobile is not None:
         r.warn(
             "<immobile> is ignored by DART (it reads <mobile>); use <mobile>false</mobile>",
@@ -450,7 +496,7 @@ def _parse_skeleton(
 
     bodies: dict[str, _BodyDraft] = {}
     for body_el in r.children(el, "body"):
-        draft = _parse_body(body_el, r, frame)
+        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY)
         if draft.name in bodies:
             raise SkelReferenceError(
                 f"body name {draft.name!r} is used twice in skeleton {name!r}",
@@ -477,11 +523,25 @@ def _parse_skeleton(
     return _build_skeleton(el, r, name, mobile, frame, bodies, order, base_dir)
 
 
-def _optional_transform(el: Element, r: XmlReader) -> Array:
-    t = r.child(el, "transformation")
+def _transform(kids: dict[str, Element], r: XmlReader) -> Rigid | None:
+    """The ``<transformation>`` among ``kids``, or None when there is none (identity)."""
+    t = kids.get("transformation")
     if t is None:
-        return IDENTITY4
-    return frozen_array(skel_transform(np.array(r.vector(t, 6))))
+        return None
+    x, y, z, a, b, c = r.vector(t, 6)
+    return rigid_from_skel(x, y, z, a, b, c)
+
+
+def _optional_transform(kids: dict[str, Element], r: XmlReader) -> Array:
+    """The ``<transformation>`` among ``kids`` as a read-only 4x4 matrix (identity if none)."""
+    t = _transform(kids, r)
+    return IDENTITY4 if t is None else rigid_to_matrix(t)
+
+
+def _finite(values: Sequence[float]) -> bool:
+    """True when every value is finite (one sum; an overflowing sum is checked one by one)."""
+    total = sum(values)
+    return total - total == 0.0 or all(map(math.isfinite, values))
 
 
 def _assembly_order(
@@ -523,7 +583,7 @@ def _assembly_order(
     for body in bodies.values():
         if body.name in created:
             continue
-        if (body.has_inertia and body.moment is None) or _has_shapes(body.el, r):
+        if (body.has_inertia and body.moment is None) or _has_shapes(body):
             raise SkelUnsupportedError(
                 f"body {body.name!r} is not attached by any joint but has shapes or a mass-only"
                 " inertia",
@@ -584,61 +644,67 @@ def _implicit_root(body: _BodyDraft) -> _JointDraft:
     )
 
 
-def _has_shapes(el: Element, r: XmlReader) -> bool:
-    return any(True for _ in r.children(el, "visualization_shape")) or any(
-        True for _ in r.children(el, "collision_shape")
-    )
+def _has_shapes(body: _BodyDraft) -> bool:
+    return "visualization_shape" in body.kids or "collision_shape" in body.kids
 
 
 # --------------------------------------------------------------------------- body
 
 
-def _parse_body(el: Element, r: XmlReader, frame: Array) -> _BodyDraft:
-    r.check_children(el, _BODY_TAGS | {"self_collide"})
+def _parse_body(el: Element, r: XmlReader, frame: Rigid) -> _BodyDraft:
+    kids = r.index(el, _BODY_KNOWN)
     name = r.attribute(el, "name")
     gravity = True
-    g = r.child(el, "gravity")
+    g = kids.get("gravity")
     if g is not None:
         gravity = r.flag(g)
-    rest = frozen_array(np.asarray(frame) @ np.asarray(_optional_transform(el, r)))
-    _require_finite(rest, f"the rest pose of body {name!r}", r, el)
-    mass, com, moment = 1.0, np.zeros(3), None
+    # DART multiplies by the skeleton frame even when it is the identity (zero signs).
+    rest_rigid = rigid_mul(frame, _transform(kids, r) or RIGID_IDENTITY)
+    if not _finite(rest_rigid):
+        _require_finite(np.array(rest_rigid), f"the rest pose of body {name!r}", r, el)
+    rest = rigid_to_matrix(rest_rigid)
+    mass, com, moment = 1.0, _ZERO3, None
     has_inertia = False
-    inertia_el = r.child(el, "inertia")
+    inertia_el = kids.get("inertia")
     if inertia_el is not None:
         has_inertia = True
-        r.check_children(inertia_el, _INERTIA_TAGS | {"transformation"})
-        tr = r.child(inertia_el, "transformation")
+        ikids = r.index(inertia_el, _INERTIA_KNOWN)
+        tr = ikids.get("transformation")
         if tr is not None:
             r.warn("<inertia><transformation> is ignored by DART; use <offset> for the COM", tr)
         mass = r.number(
-            r.require(inertia_el, "mass", "DART aborts the load without it"), nonneg=True
+            r.need(ikids, inertia_el, "mass", "DART aborts the load without it"), nonneg=True
         )
-        moi = r.child(inertia_el, "moment_of_inertia")
+        moi = ikids.get("moment_of_inertia")
         if moi is not None:
-            r.check_children(moi, frozenset({"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}))
+            mkids = r.index(moi, _MOMENT_KNOWN)
             ixx, iyy, izz, ixy, ixz, iyz = (
-                r.number(r.require(moi, tag)) for tag in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+                r.number(r.need(mkids, moi, tag)) for tag in _MOMENT_TAGS
             )
             moment = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        off = r.child(inertia_el, "offset")
+        off = ikids.get("offset")
         if off is not None:
-            com = np.array(r.vector(off, 3))
+            com = frozen_array(r.vector(off, 3))
     markers = []
-    for m in r.children(el, "marker"):
-        m_name = r.attribute(m, "name")
-        off = r.child(m, "offset")
-        markers.append((m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3))))
+    if "marker" in kids:
+        for m in r.children(el, "marker"):
+            m_name = r.attribute(m, "name")
+            off = r.child(m, "offset")
+            markers.append(
+                (m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3)))
+            )
     soft = None
-    soft_el = r.child(el, "soft_shape")
+    soft_el = kids.get("soft_shape")
     if soft_el is not None:
         soft = _parse_soft_shape(soft_el, r)
     return _BodyDraft(
         el=el,
+        kids=kids,
         name=name,
         rest=rest,
+        rest_rigid=rest_rigid,
         mass=mass,
-        com=frozen_array(com),
+        com=com,
         moment=moment,
         has_inertia=has_inertia,
         gravity=gravity,
@@ -650,7 +716,7 @@ def _parse_body(el: Element, r: XmlReader, frame: Array) -> _BodyDraft:
 def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
     r.check_children(el, frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"}))
     total_mass = r.number(r.require(el, "total_mass"), nonneg=True)
-    transform = _optional_transform(el, r)
+    transform = _optional_transform(r.first_children(el), r)
     geom = r.require(el, "geometry")
     size = np.zeros(3)
     radius = height = 0.0
@@ -709,10 +775,13 @@ def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
 # --------------------------------------------------------------------------- shapes
 
 
-def _parse_geometry(el: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
-    geom = r.require(el, "geometry", "DART crashes on a shape without geometry")
+def _parse_geometry(
+    kids: dict[str, Element], el: Element, r: XmlReader, base_dir: Path | None
+) -> Geometry:
+    geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
+    gkids = r.first_children(geom)
     for tag in _GEOMETRY_ORDER:
-        g = r.child(geom, tag)
+        g = gkids.get(tag)
         if g is not None:
             return _GEOMETRY_PARSERS[tag](g, r, base_dir)
     found = [c.tag for c in r.children(geom)]
@@ -841,14 +910,14 @@ _GEOMETRY_PARSERS = {
 def _parse_shape(
     el: Element, r: XmlReader, role: ShapeRole, name: str, base_dir: Path | None
 ) -> Shape:
-    known = {"transformation", "geometry", "color" if role is ShapeRole.VISUAL else "collidable"}
-    r.check_children(el, frozenset(known))
-    geometry = _parse_geometry(el, r, base_dir)
-    transform = _optional_transform(el, r)
+    visual = role is ShapeRole.VISUAL
+    kids = r.index(el, _VISUAL_KNOWN if visual else _COLLISION_KNOWN)
+    geometry = _parse_geometry(kids, el, r, base_dir)
+    transform = _optional_transform(kids, r)
     color = None
     collidable = True
-    if role is ShapeRole.VISUAL:
-        c = r.child(el, "color")
+    if visual:
+        c = kids.get("color")
         if c is not None:
             values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
             if len(values) == 3:
@@ -858,7 +927,7 @@ def _parse_shape(
             else:
                 r.warn(f"<color> has {len(values)} numbers (3 or 4 expected); DART ignores it", c)
     else:
-        c = r.child(el, "collidable")
+        c = kids.get("collidable")
         if c is not None:
             text = (c.text or "").strip().lower()
             if text in ("true", "false"):
@@ -866,15 +935,7 @@ def _parse_shape(
                     f"<collidable> is {text!r}", r.loc(c), "DART reads a number here: use 1 or 0"
                 )
             collidable = r.number(c) != 0.0
-    return Shape(
-        name=name,
-        role=role,
-        geometry=geometry,
-        transform=transform,
-        color=color,
-        collidable=collidable,
-        location=r.loc(el),
-    )
+    return _new_shape(name, role, geometry, transform, color, collidable, r.loc(el))
 
 
 # --------------------------------------------------------------------------- joints
@@ -899,17 +960,16 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
             " skel_ros keeps it",
             el,
         )
-    known = set(_JOINT_COMMON)
-    known |= {"axis", "axis2", "axis3"} if jtype not in (JointType.BALL, JointType.FREE) else set()
-    if jtype is JointType.EULER:
-        known.add("axis_order")
-    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
-        known.add("plane")
-    if jtype in (JointType.BALL, JointType.FREE):
+    kids = r.first_children(el)
+    known = _JOINT_KNOWN[jtype]
+    if jtype in (JointType.BALL, JointType.FREE) and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
+        extra = set(known)
         for ax in (*r.children(el, "axis"), *r.children(el, "axis2"), *r.children(el, "axis3")):
             r.warn(f"<{ax.tag}> is ignored by DART for {jtype.value} joints; use <dof>", ax)
-            known.add(str(ax.tag))
-    r.check_children(el, frozenset(known))
+            extra.add(str(ax.tag))
+        known = frozenset(extra)
+    if not kids.keys() <= known:
+        r.check_children(el, known)
 
     actuator = ActuatorType.FORCE
     act = el.get("actuator")
@@ -924,7 +984,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
                 el,
             )
 
-    parent_el = r.child(el, "parent")
+    parent_el = kids.get("parent")
     parent: str | None
     if parent_el is None:
         r.warn(f"joint {name!r} has no <parent>; DART attaches it to the world", el)
@@ -936,7 +996,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
         elif parent not in bodies:
             r.warn(f"parent body {parent!r} does not exist; DART discards joint {name!r}", parent_el)
             return None
-    child_el = r.child(el, "child")
+    child_el = kids.get("child")
     if child_el is None:
         r.warn(f"joint {name!r} has no <child>; DART discards it", el)
         return None
@@ -951,10 +1011,19 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
             "DART hangs on this",
         )
 
-    t_child = _optional_transform(el, r)
-    parent_world = np.asarray(bodies[parent].rest) if parent is not None else np.eye(4)
-    t_parent = inverse(parent_world) @ np.asarray(bodies[child].rest) @ np.asarray(t_child)
-    _require_finite(t_parent, f"the parent-side transform of joint {name!r}", r, el)
+    # DART: parentWorld.inverse() * childWorld * childToJoint, identities included.
+    child_to_joint = _transform(kids, r)
+    t_child = IDENTITY4 if child_to_joint is None else rigid_to_matrix(child_to_joint)
+    parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
+    t_parent_rigid = rigid_mul(
+        rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid),
+        child_to_joint or RIGID_IDENTITY,
+    )
+    if not _finite(t_parent_rigid):
+        _require_finite(
+            np.array(t_parent_rigid), f"the parent-side transform of joint {name!r}", r, el
+        )
+    t_parent = rigid_to_matrix(t_parent_rigid)
 
     dofs = [_DofDraft() for _ in range(jtype.num_dofs)]
     axes = [np.array(a) for a in _DEFAULT_AXES.get(jtype, ())]
@@ -965,8 +1034,8 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
         plane, plane_axes = _parse_plane(el, r, name)
 
     for i in range(_AXES_READ[jtype]):
-        tag = "axis" if i == 0 else f"axis{i + 1}"
-        ax = r.child(el, tag)
+        tag = _AXIS_TAGS_BY_INDEX[i]
+        ax = kids.get(tag)
         if ax is None:
             if i < _XYZ_AXES.get(jtype, 0):
                 r.warn(
@@ -976,7 +1045,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
                 )
             continue
         if i < _XYZ_AXES.get(jtype, 0):
-            xyz = np.array(r.vector(r.require(ax, "xyz"), 3))
+            xyz = r.vector(r.require(ax, "xyz"), 3)
             axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
             if jtype is JointType.SCREW:
                 p = r.child(ax, "pitch")
@@ -984,10 +1053,11 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
                     pitch = r.number(p)
         _parse_axis_dynamics(ax, r, dofs[i], jtype)
 
-    _parse_init(el, r, "init_pos", jtype, dofs, "initial_position")
-    _parse_init(el, r, "init_vel", jtype, dofs, "initial_velocity")
-    for dof_el in r.children(el, "dof"):
-        _parse_dof(dof_el, r, dofs, name)
+    _parse_init(kids.get("init_pos"), r, "init_pos", jtype, dofs, "initial_position")
+    _parse_init(kids.get("init_vel"), r, "init_vel", jtype, dofs, "initial_velocity")
+    if "dof" in kids:
+        for dof_el in r.children(el, "dof"):
+            _parse_dof(dof_el, r, dofs, name)
 
     return _JointDraft(
         el=el,
@@ -996,7 +1066,7 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
         actuator=actuator,
         parent=parent,
         child=child,
-        t_parent=frozen_array(t_parent),
+        t_parent=t_parent,
         t_child=t_child,
         axes=axes,
         pitch=pitch,
@@ -1093,9 +1163,8 @@ def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
 
 
 def _parse_init(
-    el: Element, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], attr: str
+    e: Element | None, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], attr: str
 ) -> None:
-    e = r.child(el, tag)
     if e is None or jtype.num_dofs == 0:
         if e is not None:
             r.warn(f"<{tag}> of a weld joint is ignored", e)
@@ -1185,22 +1254,26 @@ def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str
 # --------------------------------------------------------------------------- assembly
 
 
+_DOF_SUFFIXES: dict[JointType, tuple[str, ...]] = {
+    JointType.WELD: (),
+    JointType.REVOLUTE: ("",),
+    JointType.PRISMATIC: ("",),
+    JointType.SCREW: ("",),
+    JointType.UNIVERSAL: ("_1", "_2"),
+    JointType.BALL: ("_x", "_y", "_z"),
+    JointType.TRANSLATIONAL: ("_x", "_y", "_z"),
+    JointType.FREE: ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z"),
+}
+
+
 def _dof_suffixes(joint: _JointDraft) -> tuple[str, ...]:
     t = joint.type
-    if t.num_dofs == 1:
-        return ("",)
-    if t is JointType.UNIVERSAL:
-        return ("_1", "_2")
-    if t in (JointType.BALL, JointType.TRANSLATIONAL):
-        return ("_x", "_y", "_z")
     if t is JointType.EULER:
         return ("_x", "_y", "_z") if joint.euler_order is EulerOrder.XYZ else ("_z", "_y", "_x")
-    if t is JointType.FREE:
-        return ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z")
-    if t in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
-        assert joint.plane is not None  # noqa: S101 - set for these types by _parse_joint
-        return _PLANE_SUFFIXES[joint.plane]
-    return ()
+    if t is JointType.PLANAR or t is JointType.TRANSLATIONAL2D:
+        # _parse_joint always sets the plane of these types.
+        return _PLANE_SUFFIXES[joint.plane or PlaneType.XY]
+    return _DOF_SUFFIXES[t]
 
 
 def _build_skeleton(
@@ -1235,49 +1308,29 @@ def _build_skeleton(
             else:
                 base, preserved = jname + suffixes[k], False
             dname = dof_names.issue(base)
-            dof = Dof(
-                name=dname,
-                index=len(dofs),
-                joint=jname,
-                index_in_joint=k,
-                position_lower=draft.position_lower,
-                position_upper=draft.position_upper,
-                velocity_lower=draft.velocity_lower,
-                velocity_upper=draft.velocity_upper,
-                acceleration_lower=draft.acceleration_lower,
-                acceleration_upper=draft.acceleration_upper,
-                force_lower=draft.force_lower,
-                force_upper=draft.force_upper,
-                initial_position=draft.initial_position,
-                initial_velocity=draft.initial_velocity,
-                damping=draft.damping,
-                coulomb_friction=draft.coulomb_friction,
-                spring_stiffness=draft.spring_stiffness,
-                rest_position=draft.rest_position,
-                name_preserved=preserved,
+            dofs.append(
+                _new_dof(  # the fields of Dof, in order
+                    dname, len(dofs), jname, k,
+                    draft.position_lower, draft.position_upper,
+                    draft.velocity_lower, draft.velocity_upper,
+                    draft.acceleration_lower, draft.acceleration_upper,
+                    draft.force_lower, draft.force_upper,
+                    draft.initial_position, draft.initial_velocity,
+                    draft.damping, draft.coulomb_friction, draft.spring_stiffness,
+                    draft.rest_position,
+                    preserved,
+                )
             )
-            dofs.append(dof)
             dof_list.append(dname)
-            _check_dof(dof, r, jd.el)
+            _check_dof(draft, dname, r, jd.el)
         joints.append(
-            Joint(
-                name=jname,
-                type=jd.type,
-                index=index,
-                parent=jd.parent,
-                child=jd.child,
-                actuator=jd.actuator,
-                T_parent_to_joint=jd.t_parent,
-                T_child_to_joint=jd.t_child,
-                axes=tuple(frozen_array(a) for a in jd.axes),
-                pitch=jd.pitch,
-                euler_order=jd.euler_order,
-                plane=jd.plane,
-                plane_axes=tuple(frozen_array(a) for a in jd.plane_axes),
-                dofs=tuple(dof_list),
-                first_dof=first,
-                implicit=jd.implicit,
-                location=r.loc(jd.el),
+            _new_joint(  # the fields of Joint, in order
+                jname, jd.type, index, jd.parent, jd.child, jd.actuator,
+                jd.t_parent, jd.t_child,
+                tuple(frozen_array(a) for a in jd.axes),
+                jd.pitch, jd.euler_order, jd.plane,
+                tuple(frozen_array(a) for a in jd.plane_axes),
+                tuple(dof_list), first, jd.implicit, r.loc(jd.el),
             )
         )
         out_bodies.append(
@@ -1294,14 +1347,20 @@ def _build_skeleton(
     )
 
 
-def _check_dof(dof: Dof, r: XmlReader, el: Element) -> None:
-    for kind in ("position", "velocity", "acceleration", "force"):
-        lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
-        if lo > hi:
-            r.warn(f"DOF {dof.name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
+def _check_dof(dof: _DofDraft, name: str, r: XmlReader, el: Element) -> None:
+    if (
+        dof.position_lower > dof.position_upper
+        or dof.velocity_lower > dof.velocity_upper
+        or dof.acceleration_lower > dof.acceleration_upper
+        or dof.force_lower > dof.force_upper
+    ):
+        for kind in ("position", "velocity", "acceleration", "force"):
+            lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
+            if lo > hi:
+                r.warn(f"DOF {name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
     if not dof.position_lower <= dof.initial_position <= dof.position_upper:
         r.warn(
-            f"DOF {dof.name!r}: initial position {dof.initial_position} is outside its limits"
+            f"DOF {name!r}: initial position {dof.initial_position} is outside its limits"
             f" [{dof.position_lower}, {dof.position_upper}]",
             el,
         )
@@ -1317,48 +1376,44 @@ def _build_body(
     marker_names: _NameManager,
 ) -> Body:
     shapes: list[Shape] = []
-    for tag, role, suffix in (
-        ("visualization_shape", ShapeRole.VISUAL, " - visual shape"),
-        ("collision_shape", ShapeRole.COLLISION, " - collision shape"),
-    ):
-        for shape_el in r.children(draft.el, tag):
-            name = shape_names.issue(draft.name + suffix)
-            shapes.append(_parse_shape(shape_el, r, role, name, base_dir))
+    for tag, role, suffix in _SHAPE_KINDS:
+        if tag in draft.kids:
+            for shape_el in r.children(draft.el, tag):
+                name = shape_names.issue(draft.name + suffix)
+                shapes.append(_parse_shape(shape_el, r, role, name, base_dir))
     moment = draft.moment
     from_shapes = False
     if moment is None and draft.has_inertia:
         try:
             computed = inertia_mod.moment_from_shapes(
-                draft.mass, np.asarray(draft.com),
-                [(s.geometry, np.asarray(s.transform)) for s in shapes],
+                draft.mass, draft.com, [(s.geometry, s.transform) for s in shapes]
             )
         except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
             computed = np.full((3, 3), math.nan)
         if computed is not None:
-            _require_finite(
-                computed, f"the moment of inertia computed from the shapes of body {draft.name!r}",
-                r, draft.el,
-            )
+            if not _finite(computed.ravel().tolist()):
+                _require_finite(
+                    computed,
+                    f"the moment of inertia computed from the shapes of body {draft.name!r}",
+                    r, draft.el,
+                )
+            for shape in shapes:
+                if isinstance(shape.geometry, Pyramid):
+                    r.warn(
+                        f"body {draft.name!r} has a mass but no <moment_of_inertia>, and DART"
+                        f" 6.20 counts its pyramid {shape.name!r} as an identity moment of"
+                        " inertia (pyramid inertia is not implemented); give"
+                        " <moment_of_inertia>",
+                        draft.el,
+                    )
             moment, from_shapes = computed, True
     if moment is None:
         moment = np.eye(3)
     markers = tuple(
         Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
     )
-    return Body(
-        name=draft.name,
-        index=index,
-        parent_joint=parent_joint,
-        inertia=Inertia(
-            mass=draft.mass,
-            com=draft.com,
-            moment=frozen_array(moment),
-            moment_from_shapes=from_shapes,
-        ),
-        gravity_mode=draft.gravity,
-        rest_transform=draft.rest,
-        shapes=tuple(shapes),
-        markers=markers,
-        soft=draft.soft,
-        location=r.loc(draft.el),
+    return _new_body(  # the fields of Body, in order
+        draft.name, index, parent_joint,
+        _new_inertia(draft.mass, draft.com, frozen_array(moment), from_shapes),
+        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft, r.loc(draft.el),
     )

@@ -1,4 +1,14 @@
-"""Small rigid-transform helpers (numpy), with DART's conventions."""
+"""Small rigid-transform helpers, with DART's conventions.
+
+Two representations:
+
+* numpy 4x4 homogeneous matrices (the model's public type);
+* :data:`Rigid`, a flat tuple of 12 floats ``(r00, r01, r02, x, r10, r11, r12,
+  y, r20, r21, r22, z)`` (the top three rows, row-major). The parser works in
+  this form: on 3x3 and 4x4 matrices numpy's per-call overhead is far larger
+  than the arithmetic, and plain float arithmetic in the order Eigen uses gives
+  DART's own last bits.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +17,14 @@ import math
 import numpy as np
 
 from skel_ros.model.types import Array
+
+Rigid = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
+"""A rigid transform as the top three rows of its 4x4 matrix, row-major."""
+
+RIGID_IDENTITY: Rigid = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+
+_cos = math.cos
+_sin = math.sin
 
 
 def rot_x(a: float) -> Array:
@@ -27,29 +45,103 @@ def rot_z(a: float) -> Array:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def rigid_from_skel(x: float, y: float, z: float, a: float, b: float, c: float) -> Rigid:
+    """SKEL's ``<transformation>`` ``x y z a b c``: translation, then R = Rx(a) Ry(b) Rz(c).
+
+    The rotation entries are DART's ``eulerXYZToMatrix`` expressions, evaluated
+    in the same order.
+    """
+    cx, sx = _cos(a), _sin(a)
+    cy, sy = _cos(b), _sin(b)
+    cz, sz = _cos(c), _sin(c)
+    return (
+        cy * cz, -cy * sz, sy, x,
+        cx * sz + cz * sx * sy, cx * cz - sx * sy * sz, -cy * sx, y,
+        sx * sz - cx * cz * sy, cz * sx + cx * sy * sz, cx * cy, z,
+    )
+
+
+def rigid_mul(p: Rigid, q: Rigid) -> Rigid:
+    """The product ``p q`` (Eigen's isometry product: R = Rp Rq, t = Rp tq + tp)."""
+    p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23 = p
+    q00, q01, q02, q03, q10, q11, q12, q13, q20, q21, q22, q23 = q
+    return (
+        p00 * q00 + p01 * q10 + p02 * q20,
+        p00 * q01 + p01 * q11 + p02 * q21,
+        p00 * q02 + p01 * q12 + p02 * q22,
+        p00 * q03 + p01 * q13 + p02 * q23 + p03,
+        p10 * q00 + p11 * q10 + p12 * q20,
+        p10 * q01 + p11 * q11 + p12 * q21,
+        p10 * q02 + p11 * q12 + p12 * q22,
+        p10 * q03 + p11 * q13 + p12 * q23 + p13,
+        p20 * q00 + p21 * q10 + p22 * q20,
+        p20 * q01 + p21 * q11 + p22 * q21,
+        p20 * q02 + p21 * q12 + p22 * q22,
+        p20 * q03 + p21 * q13 + p22 * q23 + p23,
+    )
+
+
+def rigid_inverse(p: Rigid) -> Rigid:
+    """Inverse of a rigid transform: R^T, -R^T t."""
+    r00, r01, r02, x, r10, r11, r12, y, r20, r21, r22, z = p
+    return (
+        r00, r10, r20, -(r00 * x + r10 * y + r20 * z),
+        r01, r11, r21, -(r01 * x + r11 * y + r21 * z),
+        r02, r12, r22, -(r02 * x + r12 * y + r22 * z),
+    )
+
+
+def rigid_to_matrix(p: Rigid) -> Array:
+    """A read-only 4x4 float64 matrix of ``p``."""
+    out = np.array((*p, 0.0, 0.0, 0.0, 1.0))
+    out.shape = (4, 4)
+    out.flags.writeable = False
+    return out
+
+
+def matrix_to_rigid(t: Array) -> Rigid:
+    """The top three rows of a 4x4 matrix as a :data:`Rigid`."""
+    r = np.asarray(t, dtype=float)[:3].ravel().tolist()
+    return (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11])
+
+
 def euler_xyz(a: float, b: float, c: float) -> Array:
     """R = Rx(a) Ry(b) Rz(c): SKEL's ``<transformation>`` rotation."""
-    return rot_x(a) @ rot_y(b) @ rot_z(c)
+    p = rigid_from_skel(0.0, 0.0, 0.0, a, b, c)
+    return np.array(((p[0], p[1], p[2]), (p[4], p[5], p[6]), (p[8], p[9], p[10])))
 
 
 def matrix_to_euler_xyz(rot: Array) -> tuple[float, float, float]:
-    """Inverse of :func:`euler_xyz` (angles a, b, c with R = Rx(a) Ry(b) Rz(c))."""
-    b = math.asin(max(-1.0, min(1.0, float(rot[0, 2]))))
-    if abs(rot[0, 2]) < 1.0 - 1e-12:
-        a = math.atan2(-rot[1, 2], rot[2, 2])
-        c = math.atan2(-rot[0, 1], rot[0, 0])
-    else:  # gimbal lock: only a + c (or a - c) is defined
-        a = math.atan2(rot[2, 1], rot[1, 1])
-        c = 0.0
+    """Angles (a, b, c) with ``rot = Rx(a) Ry(b) Rz(c)``, the inverse of :func:`euler_xyz`.
+
+    Exact to rounding everywhere, gimbal lock (b = +-pi/2) included: ``a`` is
+    taken from the last column, and ``b`` and ``c`` from ``Rx(a)^T rot`` =
+    ``Ry(b) Rz(c)``, so the angles always rebuild the matrix (at the lock, where
+    only a +- c is defined, this picks one pair that does).
+
+    Args:
+        rot: A 3x3 rotation matrix (or the rotation block of a 4x4 transform).
+
+    Returns:
+        The angles in radians; b in [-pi/2, pi/2].
+    """
+    r = np.asarray(rot, dtype=float)[:3, :3].tolist()
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = r
+    a = math.atan2(-r12, r22)
+    ca, sa = math.cos(a), math.sin(a)
+    # m = Rx(a)^T rot = Ry(b) Rz(c): m0 = row 0, m1 = ca row1 + sa row2, m2 = -sa row1 + ca row2.
+    # m2[2] = hypot(r12, r22) >= 0, so b lands in [-pi/2, pi/2].
+    b = math.atan2(r02, -sa * r12 + ca * r22)
+    c = math.atan2(ca * r10 + sa * r20, ca * r11 + sa * r21)
     return a, b, c
 
 
 def skel_transform(values: Array) -> Array:
-    """4x4 transform from SKEL's 6 numbers ``x y z a b c``."""
-    t = np.eye(4)
-    t[:3, :3] = euler_xyz(values[3], values[4], values[5])
-    t[:3, 3] = values[:3]
-    return t
+    """4x4 transform from SKEL's 6 numbers ``x y z a b c`` (writable)."""
+    v = np.asarray(values, dtype=float).tolist()
+    out = np.array((*rigid_from_skel(*v[:6]), 0.0, 0.0, 0.0, 1.0))
+    out.shape = (4, 4)
+    return out
 
 
 def translation(p: Array) -> Array:

@@ -7,9 +7,11 @@ message carries file, line and element path.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from lxml import etree
 
@@ -21,6 +23,8 @@ from skel_ros.model.errors import (
 )
 
 Element = etree._Element  # noqa: SLF001 - lxml's element type
+
+T = TypeVar("T")
 
 # A C-locale floating-point number as std::stod reads it, or inf / nan.
 # ASCII digits only: Python's \d and float() also take other scripts' digits (Arabic-Indic,
@@ -34,14 +38,78 @@ _MAX_INTEGER_CHARS = 12  # checked before int(), which refuses more than 4300 di
 
 
 def parse_number(token: str) -> float | None:
-    """Return the value of one numeric token, or None if it is not a number."""
-    if not _NUMBER.match(token):
-        return None
-    return float(token)
+    """Return the value of one numeric token, or None if it is not a number.
+
+    ``float`` is the fast path: on ASCII text without ``_`` (``float`` takes
+    ``1_0`` and other scripts' digits, ``std::stod`` does not) and without
+    surrounding whitespace, it accepts exactly what :data:`_NUMBER` accepts.
+    """
+    if token.isascii() and "_" not in token and token == token.strip():
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    return float(token) if _NUMBER.match(token) else None
+
+
+def frozen_maker(cls: type[T]) -> Callable[..., T]:
+    """A positional constructor for a frozen dataclass that skips its ``__init__``.
+
+    A frozen dataclass's ``__init__`` sets every field through
+    ``object.__setattr__`` (about 0.1 us a field, plus the keyword passing), and
+    the parser makes thousands of model objects; this is 2-3 times cheaper. The
+    object is the same as ``cls(*values)`` makes: its ``__dict__`` holds every
+    field, in field order. All fields must be given, in order (defaults are not
+    filled in; a wrong count goes to ``cls`` itself, which raises). A class with
+    ``__post_init__``, ``__slots__`` or ``init=False`` fields, or one that is not
+    a frozen dataclass, gets ``cls`` back.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if (
+        params is None
+        or not params.frozen
+        or hasattr(cls, "__post_init__")
+        or hasattr(cls, "__slots__")
+        or any(not f.init for f in fields)
+    ):
+        return cls
+    names = tuple(f.name for f in fields)
+    count = len(names)
+    new = object.__new__
+
+    def make(*values: Any) -> T:  # noqa: ANN401 - the fields' own types
+        if len(values) != count:
+            return cls(*values)
+        obj = new(cls)
+        obj.__dict__.update(zip(names, values))
+        return obj
+
+    return make
+
+
+_new_location = frozen_maker(Location)
+
+_ELEMENT = etree.Element  # as an iterchildren() tag: elements only (no comments, PIs, entities)
+
+
+def _all_finite(values: list[float]) -> bool:
+    """True when every value is finite (one sum; an overflowing sum is checked one by one)."""
+    total = sum(values)
+    return total - total == 0.0 or all(map(math.isfinite, values))
+
+
+def _fast_text(text: str) -> bool:
+    """True for text that :func:`float` / ``str.split`` read exactly as the slow path does."""
+    return text.isascii() and "_" not in text and "," not in text
 
 
 class XmlReader:
     """Element access bound to one source, collecting warnings.
+
+    Element paths are computed only when a location is asked for (an error, a
+    warning, or the location of a model object), and each element's path is
+    kept, so a path costs one step from its parent's.
 
     Args:
         source: File name (or the name given to an XML string) for messages.
@@ -50,23 +118,37 @@ class XmlReader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.warnings: list[SkelWarning] = []
+        self._paths: dict[Element, str] = {}
 
     # ------------------------------------------------------------------ locations
 
     def path(self, el: Element) -> str:
         """XPath-like path of ``el`` with ``name`` attributes, e.g. ``/skel/world/body[@name='a']``."""
-        parts: list[str] = []
+        paths = self._paths
+        known = paths.get(el)
+        if known is not None:
+            return known
+        # Walk up to the nearest ancestor with a known path (or the root), then down.
+        chain: list[Element] = []
         node: Element | None = el
+        prefix = ""
         while node is not None:
+            cached = paths.get(node)
+            if cached is not None:
+                prefix = cached
+                break
+            chain.append(node)
+            node = node.getparent()
+        for node in reversed(chain):
             tag = node.tag if isinstance(node.tag, str) else "?"
             name = node.get("name")
-            parts.append(f"{tag}[@name='{name}']" if name is not None else tag)
-            node = node.getparent()
-        return "/" + "/".join(reversed(parts))
+            prefix = f"{prefix}/{tag}[@name='{name}']" if name is not None else f"{prefix}/{tag}"
+            paths[node] = prefix
+        return prefix
 
     def loc(self, el: Element) -> Location:
         """Location of ``el``."""
-        return Location(self.source, int(el.sourceline or 0), self.path(el))
+        return _new_location(self.source, el.sourceline or 0, self.path(el))
 
     def warn(self, message: str, el: Element) -> None:
         """Record a warning at ``el``."""
@@ -76,18 +158,24 @@ class XmlReader:
 
     @staticmethod
     def children(el: Element, tag: str | None = None) -> Iterator[Element]:
-        """Child elements (comments and processing instructions skipped)."""
-        for child in el:
-            if isinstance(child.tag, str) and (tag is None or child.tag == tag):
-                yield child
+        """Child elements (comments, processing instructions and entities skipped)."""
+        return el.iterchildren(_ELEMENT if tag is None else tag)
 
     def child(self, el: Element, tag: str) -> Element | None:
         """First child element called ``tag``, or None."""
-        return next(self.children(el, tag), None)
+        for found in el.iterchildren(tag):
+            return found
+        return None
 
     def require(self, el: Element, tag: str, hint: str = "") -> Element:
         """First child element called ``tag``; raise if there is none."""
-        found = self.child(el, tag)
+        for found in el.iterchildren(tag):
+            return found
+        raise SkelMissingElementError(f"<{el.tag}> needs a <{tag}> element", self.loc(el), hint)
+
+    def need(self, kids: dict[str, Element], el: Element, tag: str, hint: str = "") -> Element:
+        """``kids[tag]`` (from :meth:`index` of ``el``); raise as :meth:`require` if absent."""
+        found = kids.get(tag)
         if found is None:
             raise SkelMissingElementError(
                 f"<{el.tag}> needs a <{tag}> element", self.loc(el), hint
@@ -103,12 +191,31 @@ class XmlReader:
 
     def check_children(self, el: Element, known: frozenset[str], what: str = "") -> None:
         """Warn about child tags DART does not read (it silently ignores them)."""
-        for child in self.children(el):
+        for child in el.iterchildren(_ELEMENT):
             if child.tag not in known:
                 self.warn(
                     f"unknown element <{child.tag}> in <{el.tag}>{what} is ignored by DART",
                     child,
                 )
+
+    def index(self, el: Element, known: frozenset[str], what: str = "") -> dict[str, Element]:
+        """The first child element of each tag, in one pass; warns as :meth:`check_children`."""
+        first: dict[str, Element] = {}
+        for child in el.iterchildren(_ELEMENT):
+            tag = child.tag
+            if tag not in first:
+                first[tag] = child
+            if tag not in known:
+                self.warn(f"unknown element <{tag}> in <{el.tag}>{what} is ignored by DART", child)
+        return first
+
+    @staticmethod
+    def first_children(el: Element) -> dict[str, Element]:
+        """The first child element of each tag (no warnings)."""
+        first: dict[str, Element] = {}
+        for child in el.iterchildren(_ELEMENT):
+            first.setdefault(child.tag, child)
+        return first
 
     # ------------------------------------------------------------------ values
 
@@ -140,6 +247,24 @@ class XmlReader:
         self, el: Element, *, finite: bool = True, positive: bool = False, nonneg: bool = False
     ) -> float:
         """The single number in ``el``'s text."""
+        text = el.text
+        if text is not None and _fast_text(text):
+            try:
+                value = float(text)
+            except ValueError:
+                pass  # not one number: the slow path says why
+            else:
+                if (
+                    value - value == 0.0  # finite
+                    and (not positive or value > 0.0)
+                    and (not nonneg or value >= 0.0)
+                ):
+                    return value
+        return self._number_checked(el, finite=finite, positive=positive, nonneg=nonneg)
+
+    def _number_checked(
+        self, el: Element, *, finite: bool, positive: bool, nonneg: bool
+    ) -> float:
         toks = self.tokens(el)
         if len(toks) > 1:
             raise SkelValueError(
@@ -170,6 +295,25 @@ class XmlReader:
         Fewer numbers are an error (DART reads undefined memory); extra numbers are
         ignored by DART, so they are dropped with a warning.
         """
+        text = el.text
+        if text is not None and _fast_text(text):
+            toks = text.split()
+            if len(toks) == size:
+                try:
+                    values = [float(t) for t in toks]
+                except ValueError:
+                    pass  # a token that is not a number: the slow path says which
+                else:
+                    if (
+                        (_all_finite(values) if finite else not any(v != v for v in values))
+                        and (not positive or min(values) > 0.0)
+                    ):
+                        return values
+        return self._vector_checked(el, size, finite=finite, positive=positive)
+
+    def _vector_checked(
+        self, el: Element, size: int, *, finite: bool, positive: bool
+    ) -> list[float]:
         toks = self.tokens(el)
         if len(toks) < size:
             raise SkelValueError(
