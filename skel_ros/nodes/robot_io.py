@@ -488,7 +488,7 @@ class _FrameSolver:
         if pri.any():
             shift = self._axes[pri] * v[pri][:, None]
             t[pri, :3, 3] += np.einsum("nij,nj->ni", self._origins[pri, :3, :3], shift)
-        out = t[self._chains[:, 0]]
+        out: npt.NDArray[np.float64] = t[self._chains[:, 0]]
         for level in range(1, self._chains.shape[1]):
             out = out @ t[self._chains[:, level]]
         return out
@@ -561,7 +561,7 @@ class RobotPublisher:
         self._num_bodies = sum(s.moving.size for s in self._skeletons)
         self.solver_exact = self._check_solver()
         """True when the fast frame solver matches :class:`Kinematics` (else Kinematics is used)."""
-        self._urdf_pub: Publisher | None = None
+        self._urdf_pub: Publisher[JointState] | None = None
         self._urdf_states = JointState()
         if any(s.euler for s in self._skeletons):
             self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
@@ -720,7 +720,7 @@ class RobotPublisher:
 
     def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:
         """Every DOF's position: ``values`` for ``names``, the initial position for the rest."""
-        q = self.initial_positions.copy()
+        q: Vector = self.initial_positions.copy()
         q[[self.joint_index[n] for n in names]] = np.asarray(values, dtype=float)
         return q
 
@@ -798,12 +798,12 @@ def _color(shape: Shape) -> ColorRGBA:
     return ColorRGBA(r=c[0], g=c[1], b=c[2], a=c[3])
 
 
-def _primitive(kind: int, transform: npt.NDArray[np.float64], scale: Sequence[float],
+def _primitive(kind: int, transform: npt.NDArray[np.float64], scale: npt.ArrayLike,
                color: ColorRGBA) -> Marker:
     m = Marker()
     m.type = kind
     _pose(m, transform)
-    m.scale.x, m.scale.y, m.scale.z = (float(s) for s in scale)
+    m.scale.x, m.scale.y, m.scale.z = (float(s) for s in np.asarray(scale, dtype=float))
     m.color = color
     return m
 
@@ -890,7 +890,7 @@ def _shape_markers(shape: Shape) -> list[Marker]:  # noqa: C901, PLR0911 - one c
         m.mesh_resource = g.path.resolve().as_uri() if g.path is not None else g.file_name
         m.mesh_use_embedded_materials = shape.color is None
         return [m]
-    return []  # pragma: no cover - every geometry is handled above
+    return []  # type: ignore[unreachable]  # pragma: no cover - every geometry is above
 
 
 def _soft_markers(body: Body, soft: SoftShape) -> list[Marker]:

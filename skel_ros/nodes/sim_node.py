@@ -37,7 +37,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import (  # type: ignore[import-untyped]
+    ParameterDescriptor,
+    SetParametersResult,
+)
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -594,7 +597,7 @@ class SimNode(Node):
 def main(args: Sequence[str] | None = None) -> None:
     """Console script ``sim_node``: ``sim_node --ros-args -p skel_file:=... -p ...``."""
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=None if args is None else list(args))
     except Exception as exc:  # noqa: BLE001 - unparsable --ros-args: one clear line
         print(f"sim_node: {exc}", file=sys.stderr)  # noqa: T201 - ROS logging is not up
         sys.exit(2)

@@ -1,0 +1,300 @@
+"""robot_io and the sim node's pacing, in this process (rclpy node, no second process)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from skel_ros.model import Kinematics, load_skel
+from skel_ros.model.transforms import exp_rot
+from skel_ros.resources import example
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+
+CORPUS = Path("/work/shared/skel-corpus/data/skel")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+# ----------------------------------------------------------------------------- pacing
+
+
+def test_pacer_follows_wall_time_times_the_factor_without_drift() -> None:
+    from skel_ros.nodes.sim_node import RealTimePacer
+
+    clock = FakeClock()
+    pacer = RealTimePacer(2.0, clock=clock)
+    pacer.anchor(0.0)
+    sim, dt = 0.0, 0.001
+    assert pacer.due(sim, dt) == 0
+    assert pacer.wait(sim, dt) == pytest.approx(0.0005)
+    # Wake up late, many times, by odd amounts: the schedule never slips.
+    for _ in range(1000):
+        clock.now += 0.0013
+        n = pacer.due(sim, dt)
+        sim += n * dt
+    assert sim == pytest.approx(2.0 * 1.3, abs=dt)
+
+
+def test_pacer_reanchors_when_the_world_is_too_slow_and_runs_flat_out_at_zero() -> None:
+    from skel_ros.nodes.sim_node import RealTimePacer
+
+    clock = FakeClock()
+    pacer = RealTimePacer(1.0, clock=clock, max_lag=0.25)
+    pacer.anchor(0.0)
+    clock.now += 1.0  # a second behind schedule
+    assert pacer.due(0.0, 0.001) == 1
+    assert pacer.lagging
+    clock.now += 0.01
+    assert pacer.due(0.001, 0.001) == 9  # from the new anchor, not 1000 to catch up
+    assert not pacer.lagging
+    pacer.anchor(0.0, factor=0.0)
+    assert pacer.due(0.0, 0.001) > 10**6
+    assert pacer.wait(0.0, 0.001) == 0.0
+
+
+def test_parameter_checks() -> None:
+    from skel_ros.nodes.sim_node import check_parameter
+
+    assert check_parameter("real_time_factor", 3) == (3.0, "")
+    assert check_parameter("real_time_factor", 0.0) == (0.0, "")
+    assert "must be in [0, 1000]" in check_parameter("real_time_factor", math.inf)[1]
+    assert "must be a number" in check_parameter("tf_rate", True)[1]
+    assert "(0, 10000] Hz" in check_parameter("joint_states_rate", 20000.0)[1]
+    assert "finite and >= 0" in check_parameter("command_timeout", -0.5)[1]
+    assert "must be a bool" in check_parameter("paused", "yes")[1]
+
+
+def test_throttle_keys_on_the_problem_and_counts_what_it_hid() -> None:
+    from skel_ros.nodes.robot_io import Throttle
+
+    lines: list[str] = []
+    clock = FakeClock()
+    warn = Throttle(lines.append, period=1.0, clock=clock)
+    assert warn("unknown joint 'a'")
+    assert not warn("unknown joint 'a'")
+    assert not warn("unknown joint 'a'")
+    assert warn("NaN in 'b'")  # another problem is not hidden by the first
+    clock.now += 1.5
+    assert warn("unknown joint 'a'")
+    assert lines == ["unknown joint 'a'", "NaN in 'b'",
+                     "unknown joint 'a' (2 more like this suppressed)"]
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+KNOWN = {"elbow": 0, "wrist": 1}
+
+
+def test_joint_command_is_checked_and_converted() -> None:
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.model.limits import CommandKind
+    from skel_ros.nodes.robot_io import parse_joint_command
+
+    cmd = parse_joint_command(JointState(name=["wrist"], effort=[0.5]), KNOWN)
+    assert cmd.kind is CommandKind.EFFORT
+    assert cmd.names == ("wrist",)
+    np.testing.assert_array_equal(cmd.values, [0.5])
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"name": ["elbow"], "position": [1.0, 2.0]}, "1 names but 2 position values"),
+        ({"name": ["elbo"], "position": [1.0]}, "unknown joint 'elbo'; did you mean 'elbow'?"),
+        ({"name": ["x"], "position": [1.0]}, "unknown joint 'x'; the joints are 'elbow', 'wrist'"),
+        ({"name": ["elbow", "elbow"], "position": [1.0, 1.0]}, "appears twice"),
+        ({"name": ["elbow"], "velocity": [-math.inf]}, "velocity of joint 'elbow' is -inf"),
+        ({"name": ["elbow"]}, "fill exactly one of position, velocity, effort (filled: none)"),
+        ({"name": [], "position": []}, "no joint names"),
+        ({"name": [""], "position": [1.0]}, "name[0] is '', not a joint name"),
+    ],
+)
+def test_bad_joint_commands_are_rejected(fields: dict[str, Any], problem: str) -> None:
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes.errors import CommandMessageError
+    from skel_ros.nodes.robot_io import parse_joint_command
+
+    with pytest.raises(CommandMessageError) as info:
+        parse_joint_command(JointState(**fields), KNOWN)
+    assert problem in str(info.value)
+    assert str(info.value).startswith("joint_commands: ")
+
+
+def test_joint_trajectory_starts_where_the_joints_are() -> None:
+    from builtin_interfaces.msg import Duration, Time
+    from std_msgs.msg import Header
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from skel_ros.nodes.robot_io import parse_joint_trajectory
+
+    msg = JointTrajectory(joint_names=["wrist"], points=[JointTrajectoryPoint(
+        positions=[1.0], time_from_start=Duration(sec=2))])
+    cmd = parse_joint_trajectory(msg, KNOWN, lambda names: [0.25] * len(names))
+    assert cmd.start is None  # zero stamp: on receipt
+    assert cmd.trajectory is not None
+    assert cmd.trajectory.sample(0.0)[0][0] == pytest.approx(0.25)
+    assert cmd.trajectory.sample(2.0)[0][0] == pytest.approx(1.0)
+    msg.header = Header(stamp=Time(sec=3, nanosec=500_000_000))
+    assert parse_joint_trajectory(msg, KNOWN, lambda _: [0.0]).start == pytest.approx(3.5)
+    stop = parse_joint_trajectory(JointTrajectory(), KNOWN, lambda _: [])
+    assert stop.trajectory is None
+
+
+def test_quaternions_rebuild_every_rotation() -> None:
+    from skel_ros.nodes.robot_io import _quaternions
+
+    rng = np.random.default_rng(1)
+    vectors = np.vstack([rng.normal(size=(500, 3)) * 2.0,
+                         [[math.pi, 0, 0], [0, math.pi, 0], [0, 0, math.pi], [0, 0, 0]]])
+    mats = np.array([exp_rot(w) for w in vectors])
+    q = _quaternions(mats)
+    x, y, z, w = q.T
+    rebuilt = np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], 1)
+    np.testing.assert_allclose(rebuilt, mats, atol=1e-12)
+    assert (w >= 0).all()
+
+
+# ----------------------------------------------------------------------------- publisher
+
+
+@pytest.fixture(scope="module")
+def node(ros_env: dict[str, str]) -> Iterator[Any]:
+    del ros_env
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    n = rclpy.create_node("robot_io_test", context=context)
+    try:
+        yield n
+    finally:
+        n.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+def _world_frames(pub: Any, q: np.ndarray) -> dict[str, np.ndarray]:
+    """World transform of every frame, composed from the /tf and /tf_static messages."""
+    from skel_ros.nodes.robot_io import stamp_from_seconds
+
+    stamp = stamp_from_seconds(1.0)
+    edges = {}
+    for t in [*pub.transforms(q, stamp), *pub._static_transforms(stamp).transforms]:
+        r, p = t.transform.rotation, t.transform.translation
+        m = np.eye(4)
+        m[:3, :3] = exp_rot(_rotvec(r.x, r.y, r.z, r.w))
+        m[:3, 3] = [p.x, p.y, p.z]
+        edges[t.child_frame_id] = (t.header.frame_id, m)
+    out = {}
+    for frame in edges:
+        m, f = np.eye(4), frame
+        while f != pub.world_frame:
+            parent, local = edges[f]
+            m, f = local @ m, parent
+        out[frame] = m
+    return out
+
+
+def _rotvec(x: float, y: float, z: float, w: float) -> np.ndarray:
+    v = np.array([x, y, z])
+    s = np.linalg.norm(v)
+    return v if s == 0 else v / s * 2.0 * math.atan2(s, w)
+
+
+@pytest.mark.parametrize("name", ["fullbody1.skel", "shapes.skel", "biped.skel", "vehicle.skel"])
+def test_frames_equal_our_kinematics_and_the_urdf(node: Any, name: str,
+                                                  tmp_path: Path) -> None:
+    import yourdfpy
+
+    from skel_ros.nodes.robot_io import RobotPublisher
+
+    world = load_skel(CORPUS / name)
+    pub = RobotPublisher(node, world, frame_prefix="p/")
+    assert pub.solver_exact
+    rng = np.random.default_rng(7)
+    q = pub.initial_positions + rng.uniform(-0.8, 0.8, pub.initial_positions.size)
+    frames = _world_frames(pub, q)
+    start = 0
+    for skel in world.skeletons:
+        expected = Kinematics(skel).body_transforms(q[start:start + skel.num_dofs])
+        ns = f"{skel.name}/" if len([s for s in world.skeletons if s.bodies]) > 1 else ""
+        for body, want in zip(skel.bodies, expected, strict=True):
+            np.testing.assert_allclose(frames[f"p/{ns}{body.name}"], want, atol=1e-9)
+        start += skel.num_dofs
+    # Every URDF link, intermediate ones too, where URDF forward kinematics puts it.
+    path = tmp_path / "robot.urdf"
+    path.write_text(pub.urdf, encoding="utf-8")
+    urdf = yourdfpy.URDF.load(str(path), load_meshes=False, build_collision_scene_graph=False,
+                              load_collision_meshes=False)
+    urdf.update_cfg({k: v for k, v in pub.urdf_joint_values(q).items()
+                     if k in urdf.actuated_joint_names})
+    assert set(frames) == set(urdf.link_map) - {"p/world"}
+    for link, got in frames.items():
+        np.testing.assert_allclose(got, urdf.get_transform(link, "p/world"), atol=1e-9,
+                                   err_msg=link)
+
+
+def test_markers_draw_every_skel_shape(node: Any) -> None:
+    from visualization_msgs.msg import Marker
+
+    from skel_ros.model.types import ShapeRole
+    from skel_ros.nodes.robot_io import RobotPublisher
+
+    world = load_skel(CORPUS / "shapes.skel")
+    pub = RobotPublisher(node, world, collision_markers=True)
+    per_kind = {"sphere": [Marker.SPHERE], "box": [Marker.CUBE], "ellipsoid": [Marker.SPHERE],
+                "cylinder": [Marker.CYLINDER], "plane": [Marker.CUBE],
+                "capsule": [Marker.CYLINDER, Marker.SPHERE, Marker.SPHERE],
+                "cone": [Marker.TRIANGLE_LIST], "pyramid": [Marker.TRIANGLE_LIST],
+                "mesh": [Marker.MESH_RESOURCE]}
+    expected: dict[str, list[int]] = {"visual": [], "collision": []}
+    for skel in world.skeletons:
+        for body in skel.bodies:
+            for shape in body.shapes:
+                kind = shape.geometry.kind
+                types = per_kind.get(kind, [Marker.SPHERE] * len(
+                    getattr(shape.geometry, "spheres", ())))
+                expected[shape.role.value] += types
+    for ns in ("visual", "collision"):
+        got = [m.type for m in pub.markers.markers if m.ns == ns]
+        assert sorted(got) == sorted(expected[ns])
+        assert [m.id for m in pub.markers.markers if m.ns == ns] == list(range(len(got)))
+    assert all(m.frame_locked and m.header.frame_id for m in pub.markers.markers)
+    # An ellipsoid is a sphere scaled to its diameters; colours are the SKEL's.
+    for skel in world.skeletons:
+        for body in skel.bodies:
+            for shape in body.shapes:
+                if shape.geometry.kind == "ellipsoid" and shape.role is ShapeRole.VISUAL:
+                    m = next(m for m in pub.markers.markers if m.ns == "visual"
+                             and m.header.frame_id.endswith(body.name) and m.type == Marker.SPHERE)
+                    np.testing.assert_allclose([m.scale.x, m.scale.y, m.scale.z],
+                                               shape.geometry.size)
+
+
+def test_one_skeleton_keeps_plain_names(node: Any) -> None:
+    from skel_ros.nodes.robot_io import RobotPublisher
+
+    pub = RobotPublisher(node, load_skel(example("arm.skel")))
+    assert pub.joint_names == ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
+    assert pub.frame_names[0] == "base"
+    assert pub.world_frame == "world"
+    np.testing.assert_array_equal(pub.full_positions(["elbow"], [0.7])[2], 0.7)
