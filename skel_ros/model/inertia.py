@@ -15,7 +15,7 @@ returns the identity (checked with dartpy 6.20, test/model/test_pyramid.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,31 +34,33 @@ from skel_ros.model.types import (
     Sphere,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-def _box_diagonal(x: float, y: float, z: float, mass: float) -> tuple[float, float, float]:
+Diagonal = tuple[float, float, float]
+
+
+def _box_diagonal(x: float, y: float, z: float, mass: float) -> Diagonal:
     x2, y2, z2 = x**2, y**2, z**2
     return mass / 12.0 * (y2 + z2), mass / 12.0 * (x2 + z2), mass / 12.0 * (x2 + y2)
 
 
+def _half_extents(g: Any) -> Array:  # noqa: ANN401 - one of the geometry classes below
+    if isinstance(g, Sphere):
+        return np.full(3, g.radius)
+    if isinstance(g, (Box, Ellipsoid)):
+        return np.asarray(g.size) / 2.0
+    if isinstance(g, Cylinder):
+        return np.array([g.radius, g.radius, g.height / 2.0])
+    if isinstance(g, (Capsule, Cone)):
+        return np.array([g.radius, g.radius, g.radius + g.height / 2.0])
+    return np.array([g.base_width / 2.0, g.base_depth / 2.0, g.height / 2.0])  # Pyramid
+
+
 def bounding_box(geometry: Geometry) -> tuple[Array, Array] | None:
     """Axis-aligned bounds (min, max) in the shape frame; None for a plane or unread mesh."""
-    if isinstance(geometry, Sphere):
-        r = np.full(3, geometry.radius)
-        return -r, r
-    if isinstance(geometry, (Box, Ellipsoid)):
-        h = np.asarray(geometry.size) / 2.0
-        return -h, h
-    if isinstance(geometry, Cylinder):
-        h = np.array([geometry.radius, geometry.radius, geometry.height / 2.0])
-        return -h, h
-    if isinstance(geometry, Capsule):
-        h = np.array([geometry.radius, geometry.radius, geometry.radius + geometry.height / 2.0])
-        return -h, h
-    if isinstance(geometry, Cone):
-        h = np.array([geometry.radius, geometry.radius, geometry.radius + geometry.height / 2.0])
-        return -h, h
-    if isinstance(geometry, Pyramid):
-        h = np.array([geometry.base_width / 2.0, geometry.base_depth / 2.0, geometry.height / 2.0])
+    if isinstance(geometry, (Sphere, Box, Ellipsoid, Cylinder, Capsule, Cone, Pyramid)):
+        h = _half_extents(geometry)
         return -h, h
     if isinstance(geometry, MultiSphere):
         lo = np.min([np.asarray(p) - r for r, p in geometry.spheres], axis=0)
@@ -69,82 +71,116 @@ def bounding_box(geometry: Geometry) -> tuple[Array, Array] | None:
     return None
 
 
+def _bounds_volume(geometry: Geometry) -> float:
+    bounds = bounding_box(geometry)
+    if bounds is None:
+        return 0.0
+    x, y, z = (bounds[1] - bounds[0]).tolist()
+    return float(x * y * z)
+
+
+def _box_volume(g: Box) -> float:
+    x, y, z = g.size.tolist()
+    return float(x * y * z)
+
+
+def _ellipsoid_volume(g: Ellipsoid) -> float:
+    a, b, c = (np.asarray(g.size) / 2.0).tolist()
+    return 4.0 / 3.0 * math.pi * float(a * b * c)
+
+
+# The volume DART gives each kind of shape.
+_VOLUME: dict[type, Callable[[Any], float]] = {
+    Box: _box_volume,
+    Sphere: lambda g: 4.0 / 3.0 * math.pi * g.radius**3,
+    Ellipsoid: _ellipsoid_volume,
+    Cylinder: lambda g: math.pi * g.radius**2 * g.height,
+    Capsule: lambda g: math.pi * g.radius**2 * g.height + 4.0 / 3.0 * math.pi * g.radius**3,
+    Cone: lambda g: 1.0 / 3.0 * math.pi * g.radius**2 * g.height,
+    Pyramid: lambda g: g.base_width * g.base_depth * g.height / 3.0,
+    MultiSphere: _bounds_volume,
+    Mesh: _bounds_volume,
+    Plane: lambda _: 0.0,
+}
+
+
 def volume(geometry: Geometry) -> float:
     """The volume DART gives the shape (0 for a plane or an unread mesh)."""
-    if isinstance(geometry, Box):
-        x, y, z = geometry.size.tolist()
-        return float(x * y * z)
-    if isinstance(geometry, Sphere):
-        return 4.0 / 3.0 * math.pi * geometry.radius**3
-    if isinstance(geometry, Ellipsoid):
-        a, b, c = (np.asarray(geometry.size) / 2.0).tolist()
-        return 4.0 / 3.0 * math.pi * float(a * b * c)
-    if isinstance(geometry, Cylinder):
-        return math.pi * geometry.radius**2 * geometry.height
-    if isinstance(geometry, Capsule):
-        return (
-            math.pi * geometry.radius**2 * geometry.height
-            + 4.0 / 3.0 * math.pi * geometry.radius**3
-        )
-    if isinstance(geometry, Cone):
-        return 1.0 / 3.0 * math.pi * geometry.radius**2 * geometry.height
-    if isinstance(geometry, Pyramid):
-        return geometry.base_width * geometry.base_depth * geometry.height / 3.0
-    if isinstance(geometry, (MultiSphere, Mesh)):
-        bounds = bounding_box(geometry)
-        if bounds is None:
-            return 0.0
-        x, y, z = (bounds[1] - bounds[0]).tolist()
-        return float(x * y * z)
-    return 0.0
+    compute = _VOLUME.get(type(geometry))
+    return 0.0 if compute is None else float(compute(geometry))
 
 
-def _shape_diagonal(geometry: Geometry, mass: float) -> tuple[float, float, float] | None:
-    """Principal moments of the shape about its origin (DART's formulas; all are diagonal).
+def _box_shape_diagonal(g: Box, mass: float) -> Diagonal:
+    x, y, z = g.size.tolist()
+    return _box_diagonal(x, y, z, mass)
 
-    None for a pyramid: DART 6.20's ``PyramidShape::computeInertia`` is not
-    implemented and returns the identity, whatever the mass.
-    """
-    if isinstance(geometry, Box):
-        x, y, z = geometry.size.tolist()
-        return _box_diagonal(x, y, z, mass)
-    if isinstance(geometry, Sphere):
-        i = 2.0 / 5.0 * mass * geometry.radius**2
-        return i, i, i
-    if isinstance(geometry, Ellipsoid):
-        a, b, c = (np.asarray(geometry.size) / 2.0).tolist()
-        a2, b2, c2 = a**2, b**2, c**2
-        return mass / 5.0 * (b2 + c2), mass / 5.0 * (a2 + c2), mass / 5.0 * (a2 + b2)
-    if isinstance(geometry, Cylinder):
-        r2, h2 = geometry.radius**2, geometry.height**2
-        ixx = mass * (3.0 * r2 + h2) / 12.0
-        return ixx, ixx, mass * r2 / 2.0
-    if isinstance(geometry, Capsule):
-        r, h = geometry.radius, geometry.height
-        v_cyl = math.pi * r * r * h
-        v_sph = 4.0 / 3.0 * math.pi * r**3
-        density = mass / (v_cyl + v_sph)
-        m_cyl, m_sph = density * v_cyl, density * v_sph
-        ixx = m_cyl * (h * h / 12.0 + r * r / 4.0) + m_sph * (
-            h * h / 4.0 + 3.0 / 8.0 * h * r + 2.0 / 5.0 * r * r
-        )
-        izz = m_cyl * (r * r / 2.0) + m_sph * (2.0 / 5.0 * r * r)
-        return ixx, ixx, izz
-    if isinstance(geometry, Cone):
-        r2, h2 = geometry.radius**2, geometry.height**2
-        ixx = 3.0 / 20.0 * mass * (r2 + 2.0 / 3.0 * h2)
-        return ixx, ixx, 3.0 / 10.0 * mass * r2
-    if isinstance(geometry, Pyramid):
-        return None
-    if isinstance(geometry, (MultiSphere, Mesh)):
-        bounds = bounding_box(geometry)
-        if bounds is None:
-            return 0.0, 0.0, 0.0
-        x, y, z = (bounds[1] - bounds[0]).tolist()
-        return _box_diagonal(x, y, z, mass)
-    if isinstance(geometry, Plane):
+
+def _sphere_diagonal(g: Sphere, mass: float) -> Diagonal:
+    i = 2.0 / 5.0 * mass * g.radius**2
+    return i, i, i
+
+
+def _ellipsoid_diagonal(g: Ellipsoid, mass: float) -> Diagonal:
+    a, b, c = (np.asarray(g.size) / 2.0).tolist()
+    a2, b2, c2 = a**2, b**2, c**2
+    return mass / 5.0 * (b2 + c2), mass / 5.0 * (a2 + c2), mass / 5.0 * (a2 + b2)
+
+
+def _cylinder_diagonal(g: Cylinder, mass: float) -> Diagonal:
+    r2, h2 = g.radius**2, g.height**2
+    ixx = mass * (3.0 * r2 + h2) / 12.0
+    return ixx, ixx, mass * r2 / 2.0
+
+
+def _capsule_diagonal(g: Capsule, mass: float) -> Diagonal:
+    r, h = g.radius, g.height
+    v_cyl = math.pi * r * r * h
+    v_sph = 4.0 / 3.0 * math.pi * r**3
+    density = mass / (v_cyl + v_sph)
+    m_cyl, m_sph = density * v_cyl, density * v_sph
+    ixx = m_cyl * (h * h / 12.0 + r * r / 4.0) + m_sph * (
+        h * h / 4.0 + 3.0 / 8.0 * h * r + 2.0 / 5.0 * r * r
+    )
+    izz = m_cyl * (r * r / 2.0) + m_sph * (2.0 / 5.0 * r * r)
+    return ixx, ixx, izz
+
+
+def _cone_diagonal(g: Cone, mass: float) -> Diagonal:
+    r2, h2 = g.radius**2, g.height**2
+    ixx = 3.0 / 20.0 * mass * (r2 + 2.0 / 3.0 * h2)
+    return ixx, ixx, 3.0 / 10.0 * mass * r2
+
+
+def _bounds_diagonal(g: Geometry, mass: float) -> Diagonal:
+    bounds = bounding_box(g)
+    if bounds is None:
         return 0.0, 0.0, 0.0
-    raise TypeError(f"unknown geometry {geometry!r}")
+    x, y, z = (bounds[1] - bounds[0]).tolist()
+    return _box_diagonal(x, y, z, mass)
+
+
+# Principal moments of each kind of shape about its origin (DART's formulas; all
+# are diagonal). None for a pyramid: DART 6.20's PyramidShape::computeInertia is
+# not implemented and returns the identity, whatever the mass.
+_DIAGONAL: dict[type, Callable[[Any, float], Diagonal | None]] = {
+    Box: _box_shape_diagonal,
+    Sphere: _sphere_diagonal,
+    Ellipsoid: _ellipsoid_diagonal,
+    Cylinder: _cylinder_diagonal,
+    Capsule: _capsule_diagonal,
+    Cone: _cone_diagonal,
+    Pyramid: lambda _g, _m: None,
+    MultiSphere: _bounds_diagonal,
+    Mesh: _bounds_diagonal,
+    Plane: lambda _g, _m: (0.0, 0.0, 0.0),
+}
+
+
+def _shape_diagonal(geometry: Geometry, mass: float) -> Diagonal | None:
+    compute = _DIAGONAL.get(type(geometry))
+    if compute is None:
+        raise TypeError(f"unknown geometry {geometry!r}")
+    return compute(geometry, mass)
 
 
 def shape_inertia(geometry: Geometry, mass: float) -> Array:
@@ -186,18 +222,35 @@ def moment_from_shapes(
     masses = [mass * w / total for w in weights]
     poses = [np.asarray(pose)[:3].tolist() for _, pose in shapes]
     cx = cy = cz = 0.0
-    for m, p in zip(masses, poses):
+    for m, p in zip(masses, poses, strict=True):
         cx += m * p[0][3]
         cy += m * p[1][3]
         cz += m * p[2][3]
-    cx, cy, cz = cx / mass, cy / mass, cz / mass
-    # moment = sum over shapes of (R S R^T + m (|d|^2 I - d d^T)), then the shift to ``com``.
+    centre = (cx / mass, cy / mass, cz / mass)
+    moment = _about_centre(masses, [g for g, _ in shapes], poses, centre)
+    x, y, z = np.asarray(com)[:3].tolist()
+    _add_point_mass(moment, mass, x - centre[0], y - centre[1], z - centre[2])
+    out = np.array(moment)
+    out.shape = (3, 3)
+    return out
+
+
+def _about_centre(
+    masses: list[float],
+    geometries: list[Geometry],
+    poses: list[list[list[float]]],
+    centre: tuple[float, float, float],
+) -> list[float]:
+    """Sum over shapes of R S R^T + m (|d|^2 I - d d^T), d the shape's offset from ``centre``."""
+    cx, cy, cz = centre
     i00 = i01 = i02 = i10 = i11 = i12 = i20 = i21 = i22 = 0.0
-    for m, (geometry, _), p in zip(masses, shapes, poses):
+    for m, geometry, p in zip(masses, geometries, poses, strict=True):
         (r00, r01, r02, x), (r10, r11, r12, y), (r20, r21, r22, z) = p
         diagonal = _shape_diagonal(geometry, m)
         if diagonal is None:  # a pyramid: R I R^T
-            a00, a01, a02, a10, a11, a12, a20, a21, a22 = r00, r01, r02, r10, r11, r12, r20, r21, r22
+            a00, a01, a02 = r00, r01, r02
+            a10, a11, a12 = r10, r11, r12
+            a20, a21, a22 = r20, r21, r22
         else:  # R S with S diagonal
             s0, s1, s2 = diagonal
             a00, a01, a02 = r00 * s0, r01 * s1, r02 * s2
@@ -223,18 +276,18 @@ def moment_from_shapes(
         i20 += m * (0.0 - dz * dx)
         i21 += m * (0.0 - dz * dy)
         i22 += m * (dd - dz * dz)
-    x, y, z = np.asarray(com)[:3].tolist()
-    dx, dy, dz = x - cx, y - cy, z - cz
+    return [i00, i01, i02, i10, i11, i12, i20, i21, i22]
+
+
+def _add_point_mass(moment: list[float], m: float, dx: float, dy: float, dz: float) -> None:
+    """``moment += m (|d|^2 I - d d^T)`` (parallel-axis theorem), in place, row-major."""
     dd = dx * dx + dy * dy + dz * dz
-    i00 += mass * (dd - dx * dx)
-    i01 += mass * (0.0 - dx * dy)
-    i02 += mass * (0.0 - dx * dz)
-    i10 += mass * (0.0 - dy * dx)
-    i11 += mass * (dd - dy * dy)
-    i12 += mass * (0.0 - dy * dz)
-    i20 += mass * (0.0 - dz * dx)
-    i21 += mass * (0.0 - dz * dy)
-    i22 += mass * (dd - dz * dz)
-    out = np.array((i00, i01, i02, i10, i11, i12, i20, i21, i22))
-    out.shape = (3, 3)
-    return out
+    moment[0] += m * (dd - dx * dx)
+    moment[1] += m * (0.0 - dx * dy)
+    moment[2] += m * (0.0 - dx * dz)
+    moment[3] += m * (0.0 - dy * dx)
+    moment[4] += m * (dd - dy * dy)
+    moment[5] += m * (0.0 - dy * dz)
+    moment[6] += m * (0.0 - dz * dx)
+    moment[7] += m * (0.0 - dz * dy)
+    moment[8] += m * (dd - dz * dz)

@@ -14,13 +14,20 @@ import functools
 import stat
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from lxml import etree
 
-from skel_ros.model.types import Array
+if TYPE_CHECKING:
+    from skel_ros.model.types import Array
 
 _STL_VERTEX_FIELDS = 4  # "vertex x y z"
+_STL_HEADER = 84  # 80-byte header + triangle count
+_STL_TRIANGLE = 50  # normal, 3 vertices (float32), attribute (uint16)
+_MATRIX_VALUES = 16
+_VECTOR_VALUES = 3
+_ROTATE_VALUES = 4  # axis x y z, angle in degrees
 
 
 class MeshReadError(Exception):
@@ -48,6 +55,11 @@ def mesh_bounds(path: Path) -> tuple[Array, Array]:
     identity = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
     lo, hi = _cached_bounds(str(path), identity)
     return lo.copy(), hi.copy()
+
+
+def clear_mesh_cache() -> None:
+    """Forget the bounds read so far: the next load reads every mesh file again."""
+    _cached_bounds.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)
@@ -94,10 +106,12 @@ def _obj_vertices(data: bytes) -> Array:
 
 
 def _stl_vertices(data: bytes) -> Array:
-    if len(data) >= 84:
+    if len(data) >= _STL_HEADER:
         (count,) = struct.unpack_from("<I", data, 80)
-        if 84 + 50 * count == len(data):
-            arr = np.frombuffer(data, dtype=np.uint8, offset=84).reshape(count, 50)
+        if _STL_HEADER + _STL_TRIANGLE * count == len(data):
+            arr = np.frombuffer(data, dtype=np.uint8, offset=_STL_HEADER).reshape(
+                count, _STL_TRIANGLE
+            )
             floats = np.frombuffer(arr[:, 12:48].tobytes(), dtype="<f4").reshape(-1, 3)
             return floats.astype(float)
     rows = []
@@ -125,15 +139,15 @@ def _dae_node_matrix(node: etree._Element) -> Array:
             vals = [float(v) for v in (child.text or "").split()]
         except ValueError:
             raise MeshReadError("bad COLLADA transform values") from None
-        if name == "matrix" and len(vals) == 16:
+        if name == "matrix" and len(vals) == _MATRIX_VALUES:
             mat = mat @ np.array(vals).reshape(4, 4)
-        elif name == "translate" and len(vals) == 3:
+        elif name == "translate" and len(vals) == _VECTOR_VALUES:
             t = np.eye(4)
             t[:3, 3] = vals
             mat = mat @ t
-        elif name == "scale" and len(vals) == 3:
+        elif name == "scale" and len(vals) == _VECTOR_VALUES:
             mat = mat @ np.diag([*vals, 1.0])
-        elif name == "rotate" and len(vals) == 4:
+        elif name == "rotate" and len(vals) == _ROTATE_VALUES:
             axis = np.array(vals[:3])
             norm = float(np.linalg.norm(axis))
             if norm > 0:
@@ -151,41 +165,8 @@ def _dae_vertices(data: bytes) -> Array:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         raise MeshReadError(f"COLLADA is not well-formed XML: {exc}") from None
-    # Positions of each geometry (the source referenced by <vertices><input semantic=POSITION>).
-    geometries: dict[str, Array] = {}
-    for geom in root.iter("{*}geometry"):
-        sources: dict[str, Array] = {}
-        for src in geom.iter("{*}source"):
-            arr = src.find("{*}float_array")
-            if arr is None:
-                continue
-            try:
-                vals = np.array((arr.text or "").split(), dtype=float)
-            except ValueError:
-                raise MeshReadError("bad COLLADA float_array") from None
-            sources[src.get("id", "")] = vals
-        positions = None
-        for verts in geom.iter("{*}vertices"):
-            for inp in verts.iter("{*}input"):
-                if inp.get("semantic") == "POSITION":
-                    positions = sources.get(inp.get("source", "").lstrip("#"))
-        if positions is not None and positions.size % 3 == 0:
-            geometries[geom.get("id", "")] = positions.reshape(-1, 3)
-    points: list[Array] = []
-
-    def visit(top: etree._Element, parent: Array) -> None:
-        # An explicit stack, not recursion: node nesting deeper than Python's
-        # recursion limit is valid XML. Only the bounds matter, so order does not.
-        stack = [(top, parent)]
-        while stack:
-            node, outer = stack.pop()
-            mat = outer @ _dae_node_matrix(node)
-            for inst in node.findall("{*}instance_geometry"):
-                pts = geometries.get(inst.get("url", "").lstrip("#"))
-                if pts is not None:
-                    points.append(pts @ mat[:3, :3].T + mat[:3, 3])
-            stack.extend((child, mat) for child in node.findall("{*}node"))
-
+    geometries = {geom.get("id", ""): pts for geom in root.iter("{*}geometry")
+                  if (pts := _dae_positions(geom)) is not None}
     unit = 1.0
     unit_el = root.find("{*}asset/{*}unit")
     if unit_el is not None:
@@ -196,6 +177,46 @@ def _dae_vertices(data: bytes) -> Array:
     scenes = list(root.iter("{*}visual_scene"))
     if not scenes:
         return np.concatenate(list(geometries.values())) if geometries else np.zeros((0, 3))
-    for top in scenes[0].findall("{*}node"):
-        visit(top, np.eye(4))
+    points = [
+        pts for top in scenes[0].findall("{*}node") for pts in _dae_scene_points(top, geometries)
+    ]
     return np.concatenate(points) * unit if points else np.zeros((0, 3))
+
+
+def _dae_positions(geom: etree._Element) -> Array | None:
+    """Vertex positions (n, 3) of a ``<geometry>`` (the source its POSITION input names)."""
+    sources: dict[str, Array] = {}
+    for src in geom.iter("{*}source"):
+        arr = src.find("{*}float_array")
+        if arr is None:
+            continue
+        try:
+            vals = np.array((arr.text or "").split(), dtype=float)
+        except ValueError:
+            raise MeshReadError("bad COLLADA float_array") from None
+        sources[src.get("id", "")] = vals
+    positions = None
+    for verts in geom.iter("{*}vertices"):
+        for inp in verts.iter("{*}input"):
+            if inp.get("semantic") == "POSITION":
+                positions = sources.get(inp.get("source", "").lstrip("#"))
+    if positions is not None and positions.size % 3 == 0:
+        return positions.reshape(-1, 3)
+    return None
+
+
+def _dae_scene_points(top: etree._Element, geometries: dict[str, Array]) -> list[Array]:
+    """Transformed vertices of every geometry instance under the scene node ``top``."""
+    # An explicit stack, not recursion: node nesting deeper than Python's recursion
+    # limit is valid XML. Only the bounds matter, so the order does not.
+    points: list[Array] = []
+    stack = [(top, np.eye(4))]
+    while stack:
+        node, outer = stack.pop()
+        mat = outer @ _dae_node_matrix(node)
+        for inst in node.findall("{*}instance_geometry"):
+            pts = geometries.get(inst.get("url", "").lstrip("#"))
+            if pts is not None:
+                points.append(pts @ mat[:3, :3].T + mat[:3, 3])
+        stack.extend((child, mat) for child in node.findall("{*}node"))
+    return points

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from lxml import etree
@@ -35,7 +35,6 @@ from skel_ros.model.meshes import MeshReadError, mesh_bounds
 from skel_ros.model.transforms import (
     RIGID_IDENTITY,
     Rigid,
-    matrix_to_rigid,
     rigid_from_skel,
     rigid_inverse,
     rigid_mul,
@@ -74,6 +73,9 @@ from skel_ros.model.types import (
 )
 from skel_ros.model.xmlread import Element, XmlReader, frozen_maker
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 _MAX_BYTES = 256 * 1024 * 1024
 _ASCII_INT = re.compile(r"[+-]?[0-9]+\Z")
 _MAX_INDEX_DIGITS = 9  # checked before int(): Python refuses > 4300 digits, std::stoi > 2**31
@@ -105,6 +107,18 @@ _JOINT_COMMON = frozenset({"parent", "child", "transformation", "init_pos", "ini
 _AXIS_TAGS = frozenset({"xyz", "pitch", "limit", "dynamics", "damping"})
 _DYNAMICS_TAGS = frozenset({"damping", "friction", "spring_rest_position", "spring_stiffness"})
 _DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNAMICS_TAGS
+_SOFT_SHAPE_TAGS = frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"})
+_RGB, _RGBA = 3, 4  # numbers in a <color>
+_PARALLEL = 1e-9  # |a1 x a2| below which a plane's translation axes are parallel
+_PLANAR_ROTATION_DOF = 2  # DART names it "default"
+# <axis*> children read, by whether the joint type reads <xyz> and <pitch> there.
+_AXIS_KNOWN = {
+    (xyz, pitch): frozenset(
+        t for t in _AXIS_TAGS if (xyz or t != "xyz") and (pitch or t != "pitch")
+    )
+    for xyz in (False, True)
+    for pitch in (False, True)
+}
 _AXIS_TAGS_BY_INDEX = ("axis", "axis2", "axis3")
 _AXIS_ELEMENTS = frozenset(_AXIS_TAGS_BY_INDEX)
 
@@ -141,13 +155,18 @@ _XYZ_AXES: dict[JointType, int] = {
     JointType.SCREW: 1,
     JointType.UNIVERSAL: 2,
 }
-_DEFAULT_AXES: dict[JointType, tuple[tuple[float, float, float], ...]] = {
-    JointType.REVOLUTE: ((0.0, 0.0, 1.0),),
-    JointType.PRISMATIC: ((0.0, 0.0, 1.0),),
-    JointType.SCREW: ((0.0, 0.0, 1.0),),
-    JointType.UNIVERSAL: ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+_Z_AXIS = frozen_array([0.0, 0.0, 1.0])
+_DEFAULT_AXES: dict[JointType, tuple[Array, ...]] = {
+    JointType.REVOLUTE: (_Z_AXIS,),
+    JointType.PRISMATIC: (_Z_AXIS,),
+    JointType.SCREW: (_Z_AXIS,),
+    JointType.UNIVERSAL: (frozen_array([1.0, 0.0, 0.0]), frozen_array([0.0, 1.0, 0.0])),
 }
 _DEFAULT_SCREW_PITCH = 0.1
+
+# Enum lookups by value without the Enum call machinery.
+_JOINT_TYPES = {t.value: t for t in JointType}
+_ACTUATOR_TYPES = {a.value: a for a in ActuatorType}
 
 # Child elements each joint type reads (ball and free joints ignore <axis*>, with a warning).
 _JOINT_KNOWN: dict[JointType, frozenset[str]] = {
@@ -217,10 +236,14 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
     except SkelError:
         raise
     except RecursionError:
-        raise SkelSyntaxError("document is nested too deeply", Location(_source_name(source, name)))
+        raise SkelSyntaxError(
+            "document is nested too deeply", Location(_source_name(source, name))
+        ) from None
     except MemoryError:
-        raise SkelSyntaxError("document is too large", Location(_source_name(source, name)))
-    except Exception as exc:  # noqa: BLE001 - the API promises SkelError only
+        raise SkelSyntaxError(
+            "document is too large", Location(_source_name(source, name))
+        ) from None
+    except Exception as exc:  # the API promises SkelError only
         raise SkelError(
             f"internal error while reading ({type(exc).__name__}: {exc}); please report this",
             Location(_source_name(source, name)),
@@ -231,7 +254,7 @@ def _source_name(source: object, name: str | None) -> str:
     if name is not None:
         return name
     if isinstance(source, os.PathLike):
-        return os.fspath(source)
+        return os.fsdecode(source)
     if isinstance(source, str) and not _looks_like_xml(source):
         return source
     return "<string>"
@@ -293,7 +316,7 @@ def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
         )
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-        remove_comments=True, remove_pis=True,
+        remove_comments=True, remove_pis=True, remove_blank_text=True,
     )
     try:
         root = etree.fromstring(data, parser)
@@ -345,7 +368,7 @@ def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Ar
             f"{what} is too large to normalise", r.loc(el),
             "its squared length overflows, and DART's normalisation gives a zero vector",
         )
-    return np.array((x / norm, y / norm, z / norm))
+    return frozen_array((x / norm, y / norm, z / norm))
 
 
 # --------------------------------------------------------------------------- world
@@ -376,10 +399,8 @@ def _parse_world(el: Element, r: XmlReader, base_dir: Path | None) -> World:
                     " DART uses FCL",
                     cd,
                 )
-    skeletons: list[Skeleton] = []
     names = _NameManager()
-    for skel_el in r.children(el, "skeleton"):
-        skeletons.append(_parse_skeleton(skel_el, r, base_dir, names))
+    skeletons = [_parse_skeleton(s, r, base_dir, names) for s in r.children(el, "skeleton")]
     return World(
         time_step=time_step,
         gravity=frozen_array(gravity),
@@ -520,7 +541,9 @@ def _parse_skeleton(
         joints[joint.child] = joint
 
     order = _assembly_order(joints, bodies, r)
-    return _build_skeleton(el, r, name, mobile, frame, bodies, order, base_dir)
+    return _build_skeleton(
+        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir
+    )
 
 
 def _transform(kids: dict[str, Element], r: XmlReader) -> Rigid | None:
@@ -528,8 +551,7 @@ def _transform(kids: dict[str, Element], r: XmlReader) -> Rigid | None:
     t = kids.get("transformation")
     if t is None:
         return None
-    x, y, z, a, b, c = r.vector(t, 6)
-    return rigid_from_skel(x, y, z, a, b, c)
+    return rigid_from_skel(r.vector(t, 6))
 
 
 def _optional_transform(kids: dict[str, Element], r: XmlReader) -> Array:
@@ -714,7 +736,7 @@ def _parse_body(el: Element, r: XmlReader, frame: Rigid) -> _BodyDraft:
 
 
 def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
-    r.check_children(el, frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"}))
+    r.check_children(el, _SOFT_SHAPE_TAGS)
     total_mass = r.number(r.require(el, "total_mass"), nonneg=True)
     transform = _optional_transform(r.first_children(el), r)
     geom = r.require(el, "geometry")
@@ -780,6 +802,11 @@ def _parse_geometry(
 ) -> Geometry:
     geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
     gkids = r.first_children(geom)
+    if len(gkids) == 1:  # the usual case: one kind of child
+        ((tag, g),) = gkids.items()
+        parse = _GEOMETRY_PARSERS.get(tag)
+        if parse is not None:
+            return parse(g, r, base_dir)
     for tag in _GEOMETRY_ORDER:
         g = gkids.get(tag)
         if g is not None:
@@ -806,8 +833,8 @@ def _geom_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
 
 def _geom_box(g: Element, r: XmlReader, _: Path | None) -> Geometry:
     size_el = r.require(g, "size")
-    size = r.vector(size_el, 3, finite=False)
-    if not all(math.isfinite(v) and v > 0.0 for v in size):
+    size = r.vector(size_el, 3, finite=False)  # never NaN
+    if not (min(size) > 0.0 and max(size) < math.inf):
         # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
         r.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
         size = [1.0, 1.0, 1.0]
@@ -835,8 +862,7 @@ def _geom_pyramid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
 
 
 def _geom_plane(g: Element, r: XmlReader, _: Path | None) -> Geometry:
-    normal = np.array(r.vector(r.require(g, "normal"), 3))
-    normal = _unit_vector(normal, "plane <normal>", r, g)
+    normal = _unit_vector(r.vector(r.require(g, "normal"), 3), "plane <normal>", r, g)
     off = r.child(g, "offset")
     if off is not None:
         offset = r.number(off)
@@ -920,9 +946,9 @@ def _parse_shape(
         c = kids.get("color")
         if c is not None:
             values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
-            if len(values) == 3:
+            if len(values) == _RGB:
                 color = frozen_array([*values, 1.0])
-            elif len(values) == 4:
+            elif len(values) == _RGBA:
                 color = frozen_array(values)
             else:
                 r.warn(f"<color> has {len(values)} numbers (3 or 4 expected); DART ignores it", c)
@@ -943,118 +969,27 @@ def _parse_shape(
 
 def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _JointDraft | None:
     name = r.attribute(el, "name")
-    type_text = r.attribute(el, "type")
-    try:
-        jtype = JointType(type_text)
-    except ValueError:
-        r.warn(
-            f"unknown joint type {type_text!r} ({', '.join(t.value for t in JointType)});"
-            f" DART discards joint {name!r}",
-            el,
-        )
+    jtype = _joint_type(el, r, name)
+    if jtype is None:
         return None
-    if not jtype.dart_builds:
-        r.warn(
-            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it, so it"
-            " drops this joint and every joint not yet built (assembly stops there);"
-            " skel_ros keeps it",
-            el,
-        )
     kids = r.first_children(el)
-    known = _JOINT_KNOWN[jtype]
-    if jtype in (JointType.BALL, JointType.FREE) and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
-        extra = set(known)
-        for ax in (*r.children(el, "axis"), *r.children(el, "axis2"), *r.children(el, "axis3")):
-            r.warn(f"<{ax.tag}> is ignored by DART for {jtype.value} joints; use <dof>", ax)
-            extra.add(str(ax.tag))
-        known = frozenset(extra)
-    if not kids.keys() <= known:
-        r.check_children(el, known)
-
-    actuator = ActuatorType.FORCE
-    act = el.get("actuator")
-    if act is not None:
-        try:
-            actuator = ActuatorType(act)
-        except ValueError:
-            hint = " ('torque' is spelled 'force' in SKEL)" if act.lower() == "torque" else ""
-            r.warn(
-                f"unknown actuator {act!r} (force, passive, servo, acceleration, velocity,"
-                f" locked){hint}; DART keeps 'force'",
-                el,
-            )
-
-    parent_el = kids.get("parent")
-    parent: str | None
-    if parent_el is None:
-        r.warn(f"joint {name!r} has no <parent>; DART attaches it to the world", el)
-        parent = None
-    else:
-        parent = r.text(parent_el)
-        if parent == "world" and "world" not in bodies:
-            parent = None
-        elif parent not in bodies:
-            r.warn(f"parent body {parent!r} does not exist; DART discards joint {name!r}", parent_el)
-            return None
-    child_el = kids.get("child")
-    if child_el is None:
-        r.warn(f"joint {name!r} has no <child>; DART discards it", el)
+    _check_joint_children(el, r, jtype, kids)
+    actuator = _joint_actuator(el, r)
+    ends = _joint_bodies(el, r, kids, name, bodies)
+    if ends is None:
         return None
-    child = r.text(child_el)
-    if child not in bodies:
-        r.warn(f"child body {child!r} does not exist; DART discards joint {name!r}", child_el)
-        return None
-    if parent == child:
-        raise SkelReferenceError(
-            f"joint {name!r} has body {child!r} as both parent and child",
-            r.loc(el),
-            "DART hangs on this",
-        )
-
-    # DART: parentWorld.inverse() * childWorld * childToJoint, identities included.
-    child_to_joint = _transform(kids, r)
-    t_child = IDENTITY4 if child_to_joint is None else rigid_to_matrix(child_to_joint)
-    parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
-    t_parent_rigid = rigid_mul(
-        rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid),
-        child_to_joint or RIGID_IDENTITY,
-    )
-    if not _finite(t_parent_rigid):
-        _require_finite(
-            np.array(t_parent_rigid), f"the parent-side transform of joint {name!r}", r, el
-        )
-    t_parent = rigid_to_matrix(t_parent_rigid)
+    parent, child = ends
+    t_parent, t_child = _joint_frames(el, r, kids, name, bodies=bodies, ends=ends)
 
     dofs = [_DofDraft() for _ in range(jtype.num_dofs)]
-    axes = [np.array(a) for a in _DEFAULT_AXES.get(jtype, ())]
-    pitch = _DEFAULT_SCREW_PITCH if jtype is JointType.SCREW else 0.0
     euler_order = _parse_euler_order(el, r, name) if jtype is JointType.EULER else None
-    plane, plane_axes = None, []
+    plane: PlaneType | None = None
+    plane_axes: list[Array] = []
     if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
         plane, plane_axes = _parse_plane(el, r, name)
-
-    for i in range(_AXES_READ[jtype]):
-        tag = _AXIS_TAGS_BY_INDEX[i]
-        ax = kids.get(tag)
-        if ax is None:
-            if i < _XYZ_AXES.get(jtype, 0):
-                r.warn(
-                    f"{jtype.value} joint {name!r} has no <{tag}>; DART uses"
-                    f" {tuple(axes[i])}",
-                    el,
-                )
-            continue
-        if i < _XYZ_AXES.get(jtype, 0):
-            xyz = r.vector(r.require(ax, "xyz"), 3)
-            axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
-            if jtype is JointType.SCREW:
-                p = r.child(ax, "pitch")
-                if p is not None:
-                    pitch = r.number(p)
-        _parse_axis_dynamics(ax, r, dofs[i], jtype)
-
-    _parse_init(kids.get("init_pos"), r, "init_pos", jtype, dofs, "initial_position")
-    _parse_init(kids.get("init_vel"), r, "init_vel", jtype, dofs, "initial_velocity")
+    axes, pitch = _parse_axes(el, r, kids, name, jtype=jtype, dofs=dofs)
+    _parse_init(kids.get("init_pos"), r, "init_pos", jtype, dofs, attr="initial_position")
+    _parse_init(kids.get("init_vel"), r, "init_vel", jtype, dofs, attr="initial_velocity")
     if "dof" in kids:
         for dof_el in r.children(el, "dof"):
             _parse_dof(dof_el, r, dofs, name)
@@ -1075,6 +1010,147 @@ def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _J
         plane_axes=plane_axes,
         dofs=dofs,
     )
+
+
+def _joint_type(el: Element, r: XmlReader, name: str) -> JointType | None:
+    """The joint's type; None (with a warning) for a type DART discards."""
+    type_text = r.attribute(el, "type")
+    jtype = _JOINT_TYPES.get(type_text)
+    if jtype is None:
+        r.warn(
+            f"unknown joint type {type_text!r} ({', '.join(t.value for t in JointType)});"
+            f" DART discards joint {name!r}",
+            el,
+        )
+        return None
+    if not jtype.dart_builds:
+        r.warn(
+            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it, so it"
+            " drops this joint and every joint not yet built (assembly stops there);"
+            " skel_ros keeps it",
+            el,
+        )
+    return jtype
+
+
+def _check_joint_children(
+    el: Element, r: XmlReader, jtype: JointType, kids: dict[str, Element]
+) -> None:
+    known = _JOINT_KNOWN[jtype]
+    if jtype in (JointType.BALL, JointType.FREE) and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
+        extra = set(known)
+        for ax in (*r.children(el, "axis"), *r.children(el, "axis2"), *r.children(el, "axis3")):
+            r.warn(f"<{ax.tag}> is ignored by DART for {jtype.value} joints; use <dof>", ax)
+            extra.add(str(ax.tag))
+        known = frozenset(extra)
+    if not kids.keys() <= known:
+        r.check_children(el, known)
+
+
+def _joint_actuator(el: Element, r: XmlReader) -> ActuatorType:
+    act = el.get("actuator")
+    if act is None:
+        return ActuatorType.FORCE
+    actuator = _ACTUATOR_TYPES.get(act)
+    if actuator is None:
+        hint = " ('torque' is spelled 'force' in SKEL)" if act.lower() == "torque" else ""
+        r.warn(
+            f"unknown actuator {act!r} (force, passive, servo, acceleration, velocity,"
+            f" locked){hint}; DART keeps 'force'",
+            el,
+        )
+        return ActuatorType.FORCE
+    return actuator
+
+
+def _joint_bodies(
+    el: Element, r: XmlReader, kids: dict[str, Element], name: str, bodies: dict[str, _BodyDraft]
+) -> tuple[str | None, str] | None:
+    """(parent body or None for the world, child body); None when DART discards the joint."""
+    parent_el = kids.get("parent")
+    parent: str | None
+    if parent_el is None:
+        r.warn(f"joint {name!r} has no <parent>; DART attaches it to the world", el)
+        parent = None
+    else:
+        parent = r.text(parent_el)
+        if parent == "world" and "world" not in bodies:
+            parent = None
+        elif parent not in bodies:
+            r.warn(f"parent body {parent!r} does not exist; DART discards joint {name!r}",
+                   parent_el)
+            return None
+    child_el = kids.get("child")
+    if child_el is None:
+        r.warn(f"joint {name!r} has no <child>; DART discards it", el)
+        return None
+    child = r.text(child_el)
+    if child not in bodies:
+        r.warn(f"child body {child!r} does not exist; DART discards joint {name!r}", child_el)
+        return None
+    if parent == child:
+        raise SkelReferenceError(
+            f"joint {name!r} has body {child!r} as both parent and child",
+            r.loc(el),
+            "DART hangs on this",
+        )
+    return parent, child
+
+
+def _joint_frames(
+    el: Element,
+    r: XmlReader,
+    kids: dict[str, Element],
+    name: str,
+    *,
+    bodies: dict[str, _BodyDraft],
+    ends: tuple[str | None, str],
+) -> tuple[Array, Array]:
+    """``T_parent_to_joint`` and ``T_child_to_joint`` (read-only 4x4)."""
+    # DART: parentWorld.inverse() * childWorld * childToJoint, identities included.
+    parent, child = ends
+    child_to_joint = _transform(kids, r)
+    t_child = IDENTITY4 if child_to_joint is None else rigid_to_matrix(child_to_joint)
+    parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
+    t_parent = rigid_mul(
+        rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid),
+        child_to_joint or RIGID_IDENTITY,
+    )
+    if not _finite(t_parent):
+        _require_finite(np.array(t_parent), f"the parent-side transform of joint {name!r}", r, el)
+    return rigid_to_matrix(t_parent), t_child
+
+
+def _parse_axes(
+    el: Element,
+    r: XmlReader,
+    kids: dict[str, Element],
+    name: str,
+    *,
+    jtype: JointType,
+    dofs: list[_DofDraft],
+) -> tuple[list[Array], float]:
+    """The joint's unit axes and screw pitch; ``<axis*>`` dynamics go into ``dofs``."""
+    axes = list(_DEFAULT_AXES.get(jtype, ()))
+    pitch = _DEFAULT_SCREW_PITCH if jtype is JointType.SCREW else 0.0
+    with_xyz = _XYZ_AXES.get(jtype, 0)
+    for i in range(_AXES_READ[jtype]):
+        tag = _AXIS_TAGS_BY_INDEX[i]
+        ax = kids.get(tag)
+        if ax is None:
+            if i < with_xyz:
+                r.warn(f"{jtype.value} joint {name!r} has no <{tag}>; DART uses"
+                       f" {tuple(axes[i].tolist())}", el)
+            continue
+        if i < with_xyz:
+            xyz = r.vector(r.require(ax, "xyz"), 3)
+            axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
+            if jtype is JointType.SCREW:
+                p = r.child(ax, "pitch")
+                if p is not None:
+                    pitch = r.number(p)
+        _parse_axis_dynamics(ax, r, dofs[i], jtype)
+    return axes, pitch
 
 
 def _parse_euler_order(el: Element, r: XmlReader, name: str) -> EulerOrder:
@@ -1104,45 +1180,44 @@ def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[
         return ptype, [np.array(a) for a in _PLANE_AXES[ptype]]
     axes = []
     for tag in ("translation_axis1", "translation_axis2"):
-        v = np.array(r.vector(r.require(r.require(plane_el, tag), "xyz"), 3))
+        v = r.vector(r.require(r.require(plane_el, tag), "xyz"), 3)
         axes.append(_unit_vector(v, f"<{tag}>", r, plane_el))
-    if float(np.linalg.norm(np.cross(axes[0], axes[1]))) < 1e-9:
+    if float(np.linalg.norm(np.cross(axes[0], axes[1]))) < _PARALLEL:
         raise SkelValueError("the two translation axes of the plane are parallel", r.loc(plane_el))
     return ptype, axes
 
 
 def _parse_axis_dynamics(ax: Element, r: XmlReader, dof: _DofDraft, jtype: JointType) -> None:
-    known = set(_AXIS_TAGS)
-    if jtype not in _XYZ_AXES:
-        known.discard("xyz")
-    if jtype is not JointType.SCREW:
-        known.discard("pitch")
-    r.check_children(ax, frozenset(known))
-    damping = r.child(ax, "damping")
+    kids = r.index(ax, _AXIS_KNOWN[jtype in _XYZ_AXES, jtype is JointType.SCREW])
+    damping = kids.get("damping")
     if damping is not None:
         r.warn("<damping> directly under <axis> is deprecated; put it in <dynamics>", damping)
         dof.damping = r.number(damping)
-    dyn = r.child(ax, "dynamics")
+    dyn = kids.get("dynamics")
     if dyn is not None:
         _read_dynamics(dyn, r, dof)
-    limit = r.child(ax, "limit")
+    limit = kids.get("limit")
     if limit is not None:
-        for child in r.children(limit):
-            if child.tag in ("effort", "velocity"):
-                r.warn(
-                    f"<limit><{child.tag}> is ignored by DART; set it with"
-                    f' <dof><{"force" if child.tag == "effort" else "velocity"}'
-                    ' lower=".." upper=".."/></dof>',
-                    child,
-                )
-            elif child.tag not in ("lower", "upper"):
-                r.warn(f"unknown element <{child.tag}> in <limit> is ignored by DART", child)
-        lo = r.child(limit, "lower")
-        if lo is not None:
-            dof.position_lower = r.number(lo, finite=False)
-        hi = r.child(limit, "upper")
-        if hi is not None:
-            dof.position_upper = r.number(hi, finite=False)
+        _parse_limit(limit, r, dof)
+
+
+def _parse_limit(limit: Element, r: XmlReader, dof: _DofDraft) -> None:
+    for child in r.children(limit):
+        if child.tag in ("effort", "velocity"):
+            r.warn(
+                f"<limit><{child.tag}> is ignored by DART; set it with"
+                f' <dof><{"force" if child.tag == "effort" else "velocity"}'
+                ' lower=".." upper=".."/></dof>',
+                child,
+            )
+        elif child.tag not in ("lower", "upper"):
+            r.warn(f"unknown element <{child.tag}> in <limit> is ignored by DART", child)
+    lo = r.child(limit, "lower")
+    if lo is not None:
+        dof.position_lower = r.number(lo, finite=False)
+    hi = r.child(limit, "upper")
+    if hi is not None:
+        dof.position_upper = r.number(hi, finite=False)
 
 
 def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
@@ -1163,7 +1238,8 @@ def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
 
 
 def _parse_init(
-    e: Element | None, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], attr: str
+    e: Element | None, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], *,
+    attr: str,
 ) -> None:
     if e is None or jtype.num_dofs == 0:
         if e is not None:
@@ -1181,7 +1257,7 @@ def _parse_init(
                 "DART leaves the missing components undefined; give all of them",
             )
         values = r.vector(e, n)
-    for dof, v in zip(dofs, values):
+    for dof, v in zip(dofs, values, strict=True):
         setattr(dof, attr, v)
 
 
@@ -1233,22 +1309,26 @@ def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str
         dof.name = dof_name
     for kind in ("position", "velocity", "acceleration", "force"):
         e = r.child(el, kind)
-        if e is None:
-            continue
-        for bound, attr in (("lower", f"{kind}_lower"), ("upper", f"{kind}_upper")):
-            v = r.number_attribute(e, bound)
-            if v is not None:
-                setattr(dof, attr, v)
-        init = r.number_attribute(e, "initial")
-        if init is not None:
-            if kind == "position":
-                dof.initial_position = init
-            elif kind == "velocity":
-                dof.initial_velocity = init
-        for attr_name in e.attrib:
-            if attr_name not in ("lower", "upper", "initial"):
-                r.warn(f'attribute {attr_name}="..." of <{kind}> is ignored by DART', e)
+        if e is not None:
+            _parse_dof_bounds(e, r, dof, kind)
     _read_dynamics(el, r, dof)
+
+
+def _parse_dof_bounds(e: Element, r: XmlReader, dof: _DofDraft, kind: str) -> None:
+    """``<position|velocity|acceleration|force lower=.. upper=.. initial=..>`` of a ``<dof>``."""
+    for bound, attr in (("lower", f"{kind}_lower"), ("upper", f"{kind}_upper")):
+        v = r.number_attribute(e, bound)
+        if v is not None:
+            setattr(dof, attr, v)
+    init = r.number_attribute(e, "initial")
+    if init is not None:
+        if kind == "position":
+            dof.initial_position = init
+        elif kind == "velocity":
+            dof.initial_velocity = init
+    for attr_name in e.attrib:
+        if attr_name not in ("lower", "upper", "initial"):
+            r.warn(f'attribute {attr_name}="..." of <{kind}> is ignored by DART', e)
 
 
 # --------------------------------------------------------------------------- assembly
@@ -1280,6 +1360,7 @@ def _build_skeleton(
     el: Element,
     r: XmlReader,
     name: str,
+    *,
     mobile: bool,
     frame: Array,
     bodies: dict[str, _BodyDraft],
@@ -1303,7 +1384,7 @@ def _build_skeleton(
         for k, draft in enumerate(jd.dofs):
             if draft.name is not None:
                 base, preserved = draft.name, True
-            elif jd.type is JointType.PLANAR and k == 2:
+            elif jd.type is JointType.PLANAR and k == _PLANAR_ROTATION_DOF:
                 base, preserved = "default", False
             else:
                 base, preserved = jname + suffixes[k], False
@@ -1327,14 +1408,17 @@ def _build_skeleton(
             _new_joint(  # the fields of Joint, in order
                 jname, jd.type, index, jd.parent, jd.child, jd.actuator,
                 jd.t_parent, jd.t_child,
-                tuple(frozen_array(a) for a in jd.axes),
+                tuple(jd.axes),  # read-only already
                 jd.pitch, jd.euler_order, jd.plane,
                 tuple(frozen_array(a) for a in jd.plane_axes),
                 tuple(dof_list), first, jd.implicit, r.loc(jd.el),
             )
         )
         out_bodies.append(
-            _build_body(bodies[jd.child], index, jname, r, base_dir, shape_names, marker_names)
+            _build_body(
+                bodies[jd.child], index, jname, r,
+                base_dir=base_dir, shape_names=shape_names, marker_names=marker_names,
+            )
         )
     return Skeleton(
         name=name,
@@ -1371,6 +1455,7 @@ def _build_body(
     index: int,
     parent_joint: str,
     r: XmlReader,
+    *,
     base_dir: Path | None,
     shape_names: _NameManager,
     marker_names: _NameManager,
@@ -1381,6 +1466,19 @@ def _build_body(
             for shape_el in r.children(draft.el, tag):
                 name = shape_names.issue(draft.name + suffix)
                 shapes.append(_parse_shape(shape_el, r, role, name, base_dir))
+    moment, from_shapes = _body_moment(draft, shapes, r)
+    markers = tuple(
+        Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
+    )
+    return _new_body(  # the fields of Body, in order
+        draft.name, index, parent_joint,
+        _new_inertia(draft.mass, draft.com, frozen_array(moment), from_shapes),
+        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft, r.loc(draft.el),
+    )
+
+
+def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: XmlReader) -> tuple[Array, bool]:
+    """The body's moment of inertia, and whether it was computed from its shapes."""
     moment = draft.moment
     from_shapes = False
     if moment is None and draft.has_inertia:
@@ -1409,11 +1507,4 @@ def _build_body(
             moment, from_shapes = computed, True
     if moment is None:
         moment = np.eye(3)
-    markers = tuple(
-        Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
-    )
-    return _new_body(  # the fields of Body, in order
-        draft.name, index, parent_joint,
-        _new_inertia(draft.mass, draft.com, frozen_array(moment), from_shapes),
-        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft, r.loc(draft.el),
-    )
+    return moment, from_shapes

@@ -13,10 +13,14 @@ Two representations:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skel_ros.model.types import Array
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from skel_ros.model.types import Array
 
 Rigid = tuple[float, float, float, float, float, float, float, float, float, float, float, float]
 """A rigid transform as the top three rows of its 4x4 matrix, row-major."""
@@ -25,6 +29,8 @@ RIGID_IDENTITY: Rigid = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 
 
 _cos = math.cos
 _sin = math.sin
+_SMALL_ANGLE = 1e-7  # below this, series expansions are exact to rounding
+_NEAR_PI = 1e-6
 
 
 def rot_x(a: float) -> Array:
@@ -45,12 +51,16 @@ def rot_z(a: float) -> Array:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def rigid_from_skel(x: float, y: float, z: float, a: float, b: float, c: float) -> Rigid:
+def rigid_from_skel(values: Sequence[float]) -> Rigid:
     """SKEL's ``<transformation>`` ``x y z a b c``: translation, then R = Rx(a) Ry(b) Rz(c).
 
     The rotation entries are DART's ``eulerXYZToMatrix`` expressions, evaluated
     in the same order.
+
+    Args:
+        values: The six numbers ``x y z a b c``.
     """
+    x, y, z, a, b, c = values
     cx, sx = _cos(a), _sin(a)
     cy, sy = _cos(b), _sin(b)
     cz, sz = _cos(c), _sin(c)
@@ -99,15 +109,9 @@ def rigid_to_matrix(p: Rigid) -> Array:
     return out
 
 
-def matrix_to_rigid(t: Array) -> Rigid:
-    """The top three rows of a 4x4 matrix as a :data:`Rigid`."""
-    r = np.asarray(t, dtype=float)[:3].ravel().tolist()
-    return (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11])
-
-
 def euler_xyz(a: float, b: float, c: float) -> Array:
     """R = Rx(a) Ry(b) Rz(c): SKEL's ``<transformation>`` rotation."""
-    p = rigid_from_skel(0.0, 0.0, 0.0, a, b, c)
+    p = rigid_from_skel((0.0, 0.0, 0.0, a, b, c))
     return np.array(((p[0], p[1], p[2]), (p[4], p[5], p[6]), (p[8], p[9], p[10])))
 
 
@@ -126,7 +130,7 @@ def matrix_to_euler_xyz(rot: Array) -> tuple[float, float, float]:
         The angles in radians; b in [-pi/2, pi/2].
     """
     r = np.asarray(rot, dtype=float)[:3, :3].tolist()
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = r
+    (_, _, r02), (r10, r11, r12), (r20, r21, r22) = r
     a = math.atan2(-r12, r22)
     ca, sa = math.cos(a), math.sin(a)
     # m = Rx(a)^T rot = Ry(b) Rz(c): m0 = row 0, m1 = ca row1 + sa row2, m2 = -sa row1 + ca row2.
@@ -139,7 +143,7 @@ def matrix_to_euler_xyz(rot: Array) -> tuple[float, float, float]:
 def skel_transform(values: Array) -> Array:
     """4x4 transform from SKEL's 6 numbers ``x y z a b c`` (writable)."""
     v = np.asarray(values, dtype=float).tolist()
-    out = np.array((*rigid_from_skel(*v[:6]), 0.0, 0.0, 0.0, 1.0))
+    out = np.array((*rigid_from_skel(v[:6]), 0.0, 0.0, 0.0, 1.0))
     out.shape = (4, 4)
     return out
 
@@ -169,7 +173,7 @@ def exp_rot(w: Array) -> Array:
     """Rotation matrix of a rotation vector (exponential map, DART's ``expMapRot``)."""
     theta = math.sqrt(float(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
     k = skew(w)
-    if theta < 1e-7:
+    if theta < _SMALL_ANGLE:
         # Taylor expansion: accurate to rounding near zero.
         return np.eye(3) + k + 0.5 * (k @ k)
     a = math.sin(theta) / theta
@@ -186,13 +190,14 @@ def log_rot(rot: Array) -> Array:
     """Rotation vector of a rotation matrix (inverse of :func:`exp_rot`)."""
     cos_theta = max(-1.0, min(1.0, (float(np.trace(rot)) - 1.0) / 2.0))
     theta = math.acos(cos_theta)
-    if theta < 1e-7:
+    if theta < _SMALL_ANGLE:
         return np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]]) / 2.0
-    if math.pi - theta < 1e-6:
+    if math.pi - theta < _NEAR_PI:
         # Near pi: axis from the symmetric part.
         m = (rot + np.eye(3)) / 2.0
         i = int(np.argmax(np.diag(m)))
         axis = m[:, i] / math.sqrt(max(m[i, i], 1e-300))
-        return axis / np.linalg.norm(axis) * theta
+        out: Array = axis / np.linalg.norm(axis) * theta
+        return out
     w = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
     return w * (theta / (2.0 * math.sin(theta)))

@@ -69,6 +69,7 @@ from lxml import etree
 
 from skel_ros.model.kinematics import planar_rotation_axis
 from skel_ros.model.transforms import exp_rot, inverse
+from skel_ros.model.transforms import matrix_to_euler_xyz as euler_xyz_angles
 from skel_ros.model.types import (
     Array,
     Body,
@@ -379,32 +380,6 @@ def urdf_joint_values(
     for name, (source, multiplier) in plan.mimics.items():
         out[name] = out[source] * multiplier
     return out
-
-
-def euler_xyz_angles(rotation: Array) -> tuple[float, float, float]:
-    """Angles (a, b, c) with ``rotation = Rx(a) Ry(b) Rz(c)``.
-
-    Unlike :func:`~skel_ros.model.transforms.matrix_to_euler_xyz` this stays
-    exact to rounding near gimbal lock: ``a`` is taken from the last column and
-    ``b``, ``c`` from ``Rx(a)^T rotation``, so the angles always rebuild the matrix.
-
-    Args:
-        rotation: A 3x3 rotation matrix.
-
-    Returns:
-        The angles in radians; b in [-pi/2, pi/2].
-    """
-    r = np.asarray(rotation, dtype=float)
-    a = math.atan2(-r[1, 2], r[2, 2])
-    ca, sa = math.cos(a), math.sin(a)
-    # m = Rx(a)^T r = Ry(b) Rz(c); rows 0 and 2 give b, row 1 gives c.
-    m0 = r[0]
-    m1 = ca * r[1] + sa * r[2]
-    m2 = -sa * r[1] + ca * r[2]
-    # m2[2] = hypot(r12, r22) >= 0, so b lands in [-pi/2, pi/2].
-    b = math.atan2(m0[2], m2[2])
-    c = math.atan2(m1[0], m1[1])
-    return a, b, c
 
 
 def default_mesh_dir() -> Path:

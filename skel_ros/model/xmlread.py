@@ -10,8 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from lxml import etree
 
@@ -22,7 +21,10 @@ from skel_ros.model.errors import (
     SkelWarning,
 )
 
-Element = etree._Element  # noqa: SLF001 - lxml's element type
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+Element: TypeAlias = etree._Element  # noqa: SLF001 - lxml's element type (Any: lxml is untyped)
 
 T = TypeVar("T")
 
@@ -35,6 +37,7 @@ _NUMBER = re.compile(
 )
 _INTEGER = re.compile(r"[+-]?\d+\Z", re.ASCII)
 _MAX_INTEGER_CHARS = 12  # checked before int(), which refuses more than 4300 digits
+_MAX_INTEGER = 1_000_000
 
 
 def parse_number(token: str) -> float | None:
@@ -82,7 +85,7 @@ def frozen_maker(cls: type[T]) -> Callable[..., T]:
         if len(values) != count:
             return cls(*values)
         obj = new(cls)
-        obj.__dict__.update(zip(names, values))
+        obj.__dict__.update(zip(names, values, strict=True))
         return obj
 
     return make
@@ -91,12 +94,6 @@ def frozen_maker(cls: type[T]) -> Callable[..., T]:
 _new_location = frozen_maker(Location)
 
 _ELEMENT = etree.Element  # as an iterchildren() tag: elements only (no comments, PIs, entities)
-
-
-def _all_finite(values: list[float]) -> bool:
-    """True when every value is finite (one sum; an overflowing sum is checked one by one)."""
-    total = sum(values)
-    return total - total == 0.0 or all(map(math.isfinite, values))
 
 
 def _fast_text(text: str) -> bool:
@@ -123,7 +120,7 @@ class XmlReader:
     # ------------------------------------------------------------------ locations
 
     def path(self, el: Element) -> str:
-        """XPath-like path of ``el`` with ``name`` attributes, e.g. ``/skel/world/body[@name='a']``."""
+        """XPath-like path of ``el`` with ``name`` attributes: ``/skel/world/body[@name='a']``."""
         paths = self._paths
         known = paths.get(el)
         if known is not None:
@@ -159,7 +156,8 @@ class XmlReader:
     @staticmethod
     def children(el: Element, tag: str | None = None) -> Iterator[Element]:
         """Child elements (comments, processing instructions and entities skipped)."""
-        return el.iterchildren(_ELEMENT if tag is None else tag)
+        found: Iterator[Element] = el.iterchildren(_ELEMENT if tag is None else tag)
+        return found
 
     def child(self, el: Element, tag: str) -> Element | None:
         """First child element called ``tag``, or None."""
@@ -304,8 +302,9 @@ class XmlReader:
                 except ValueError:
                     pass  # a token that is not a number: the slow path says which
                 else:
+                    total = sum(values)  # inf / NaN propagate; an overflow goes the slow way
                     if (
-                        (_all_finite(values) if finite else not any(v != v for v in values))
+                        (total - total == 0.0 if finite else not math.isnan(total))
                         and (not positive or min(values) > 0.0)
                     ):
                         return values
@@ -338,7 +337,7 @@ class XmlReader:
         out: list[int] = []
         for tok in toks[:size]:
             if (not _INTEGER.match(tok) or len(tok) > _MAX_INTEGER_CHARS
-                    or not 0 <= int(tok) <= 1_000_000):
+                    or not 0 <= int(tok) <= _MAX_INTEGER):
                 raise SkelValueError(
                     f"<{el.tag}>: {tok[:60]!r} is not a non-negative integer", self.loc(el)
                 )
