@@ -3,7 +3,9 @@
 ``load_skel`` reads a SKEL file into the immutable model DART 6.20 builds from
 it; ``Kinematics`` gives body transforms for any joint positions; ``LimitSet``
 and friends (``limits``) validate and clamp commands; ``world_to_urdf`` and
-friends (``urdf``) export URDF for RViz.
+friends (``urdf``) export URDF for RViz. ``load_model`` reads SKEL, CASPR
+bodies or Phobos dictionaries, chosen by content; ``world_to_skel`` /
+``world_to_phobos`` write SKEL and Phobos (``docs/interchange.md``).
 
 Example::
 
@@ -13,6 +15,7 @@ Example::
         print(dof.name, dof.position_lower, dof.position_upper)
 """
 
+from skel_ros.model.caspr_model import load_caspr_bodies, load_caspr_cables
 from skel_ros.model.errors import (
     Location,
     SkelError,
@@ -23,6 +26,14 @@ from skel_ros.model.errors import (
     SkelUnsupportedError,
     SkelValueError,
     SkelWarning,
+)
+from skel_ros.model.formats import ModelFormat, detect_format, load_model
+from skel_ros.model.interchange_errors import (
+    CasprError,
+    ExportError,
+    InterchangeError,
+    PhobosError,
+    UnknownFormatError,
 )
 from skel_ros.model.kinematics import Kinematics, body_transforms, joint_motion
 from skel_ros.model.limits import (
@@ -38,7 +49,9 @@ from skel_ros.model.limits import (
     load_limit_overrides,
     parse_limit_overrides,
 )
+from skel_ros.model.phobos import load_phobos, world_to_phobos, write_phobos
 from skel_ros.model.skel_parser import load_skel
+from skel_ros.model.skel_writer import world_to_skel, write_skel
 from skel_ros.model.types import (
     ActuatorType,
     Body,
@@ -72,13 +85,16 @@ from skel_ros.model.urdf import (
 __all__ = [
     "ActuatorType",
     "Body",
+    "CasprError",
     "CheckResult",
     "Clamp",
     "CollisionDetector",
     "CommandKind",
     "Dof",
     "EulerOrder",
+    "ExportError",
     "Inertia",
+    "InterchangeError",
     "Joint",
     "JointLimits",
     "JointType",
@@ -89,6 +105,8 @@ __all__ = [
     "LimitSet",
     "Location",
     "Marker",
+    "ModelFormat",
+    "PhobosError",
     "PlaneType",
     "RateLimiter",
     "Shape",
@@ -103,14 +121,20 @@ __all__ = [
     "SkelWarning",
     "Skeleton",
     "SoftShape",
+    "UnknownFormatError",
     "UrdfCoordinates",
     "UrdfExportError",
     "UrdfJoint",
     "World",
     "body_transforms",
     "default_mesh_dir",
+    "detect_format",
     "joint_motion",
+    "load_caspr_bodies",
+    "load_caspr_cables",
     "load_limit_overrides",
+    "load_model",
+    "load_phobos",
     "load_skel",
     "parse_limit_overrides",
     "skeleton_namespace",
@@ -118,5 +142,9 @@ __all__ = [
     "urdf_joint_map",
     "urdf_joint_values",
     "world_joint_values",
+    "world_to_phobos",
+    "world_to_skel",
     "world_to_urdf",
+    "write_phobos",
+    "write_skel",
 ]

@@ -1,0 +1,144 @@
+"""Load a model from any supported format, chosen by the file's content.
+
+:func:`load_model` reads SKEL (root ``<skel>``), CASPR bodies (root
+``<bodies_system>``) and Phobos dictionaries (YAML or JSON with ``links`` /
+``joints``, or the ``models`` envelope written for several skeletons). The file
+extension is never consulted: a Phobos YAML called ``robot.skel`` loads as
+Phobos, a SKEL file called ``robot.yaml`` as SKEL.
+
+Every failure is a :class:`~skel_ros.model.errors.SkelError` with file:line and
+element (or key) path; content that is none of the formats is an
+:class:`~skel_ros.model.interchange_errors.UnknownFormatError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from pathlib import Path
+
+from skel_ros.model.caspr_model import load_caspr_bodies
+from skel_ros.model.errors import Location, SkelError
+from skel_ros.model.interchange_errors import UnknownFormatError
+from skel_ros.model.phobos import looks_like_phobos, parse_phobos_text, phobos_to_world
+from skel_ros.model.skel_parser import load_skel
+from skel_ros.model.types import World
+
+__all__ = ["ModelFormat", "detect_format", "load_model"]
+
+_MAX_BYTES = 256 * 1024 * 1024
+_PROLOG = re.compile(
+    rb"\A(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>\[]*(?:\[.*?\])?\s*>)*<([A-Za-z_][\w.\-]*)",
+    re.DOTALL,
+)
+_LEGACY = re.compile(rb"\A\s*dofs\s*\{")
+
+
+class ModelFormat(enum.Enum):
+    """The formats :func:`load_model` reads (and ``UNKNOWN``)."""
+
+    SKEL = "skel"
+    CASPR_BODIES = "caspr-bodies"
+    CASPR_CABLES = "caspr-cables"
+    PHOBOS = "phobos"
+    UNKNOWN = "unknown"
+
+
+def _is_text(source: object) -> bool:
+    if not isinstance(source, str):
+        return False
+    stripped = source.lstrip("\ufeff \t\r\n")
+    return stripped.startswith(("<", "{")) or "\n" in source or not stripped
+
+
+def detect_format(data: bytes) -> ModelFormat:
+    """The format of a document's bytes, from its content only."""
+    body = data.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if body.startswith(b"<"):
+        m = _PROLOG.match(body[:65536])
+        tag = m.group(1).decode("ascii", "replace") if m else ""
+        return {"skel": ModelFormat.SKEL, "bodies_system": ModelFormat.CASPR_BODIES,
+                "cables": ModelFormat.CASPR_CABLES}.get(tag, ModelFormat.UNKNOWN)
+    if _LEGACY.match(body):
+        return ModelFormat.SKEL  # load_skel explains the legacy format
+    if not body:
+        return ModelFormat.UNKNOWN
+    return ModelFormat.PHOBOS  # confirmed (or refuted) once parsed
+
+
+def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> World:
+    """Read a model in any supported format (SKEL, CASPR bodies, Phobos YAML/JSON).
+
+    Args:
+        source: A file path, or the document text (XML, JSON or multi-line YAML).
+        name: Name used in messages for text; also the base for relative mesh paths.
+
+    Returns:
+        The model.
+
+    Raises:
+        SkelError: Any failure, with file:line and element path;
+            ``UnknownFormatError`` for content that is none of the formats.
+    """
+    text_input = _is_text(source)
+    label = name or ("<string>" if text_input else os.fspath(source))
+    if text_input:
+        data = str(source).encode("utf-8", "surrogatepass")
+        path = None
+    else:
+        path = Path(os.fspath(source))
+        try:
+            if not path.is_file():
+                raise UnknownFormatError("not a readable file", Location(label))
+            if path.stat().st_size > _MAX_BYTES:
+                raise UnknownFormatError("file is too large", Location(label))
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UnknownFormatError(f"cannot read file: {exc.strerror or exc}",
+                                     Location(label)) from None
+        except ValueError as exc:
+            raise UnknownFormatError(f"cannot read file: {exc}", Location(label)) from None
+    fmt = detect_format(data)
+    if fmt is ModelFormat.SKEL:
+        return load_skel(path if path is not None else str(source), name=name)
+    if fmt is ModelFormat.CASPR_BODIES:
+        ops = None
+        if path is not None and path.name.endswith("_bodies.xml"):
+            sibling = path.with_name(path.name[: -len("_bodies.xml")] + "_operational_spaces.xml")
+            ops = sibling if sibling.is_file() else None
+        src = path if path is not None else str(source)
+        return load_caspr_bodies(src, operational_spaces=ops, name=name).world
+    if fmt is ModelFormat.CASPR_CABLES:
+        raise UnknownFormatError(
+            "this is a CASPR cables file; it describes cables, not bodies", Location(label, 1),
+            "load the matching *_bodies.xml (and read the cables with load_caspr_cables)")
+    if fmt is ModelFormat.PHOBOS:
+        return _load_phobos(data, label, path, name)
+    raise UnknownFormatError(
+        "not a SKEL, CASPR bodies or Phobos document", Location(label, 1 if data else 0),
+        "SKEL starts with <skel>, CASPR bodies with <bodies_system>; a Phobos dictionary is"
+        " YAML or JSON with 'links' and 'joints'")
+
+
+def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -> World:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnknownFormatError(f"not a text document (bad UTF-8 at byte {exc.start})",
+                                 Location(label)) from None
+    try:
+        value, lines = parse_phobos_text(text, label)
+    except SkelError as exc:
+        raise UnknownFormatError(
+            f"not a SKEL, CASPR bodies or Phobos document ({exc.reason})", exc.location,
+        ) from None
+    if not looks_like_phobos(value):
+        raise UnknownFormatError(
+            "YAML/JSON without the 'links' and 'joints' of a Phobos dictionary",
+            Location(label, 1))
+    if path is not None:
+        base: Path | None = path.resolve().parent
+    else:
+        base = Path(name).parent if name else None
+    return phobos_to_world(value, source=label, base_dir=base, lines=lines)
