@@ -1,9 +1,111 @@
-"""Subcommands of the interchange layer (filled in by the interchange work; no commands yet)."""
+"""``skel-ros convert``: a model from any supported format to SKEL, Phobos or URDF.
+
+The input format is chosen by content (:func:`skel_ros.model.load_model`); the
+output format by ``--to``, or else by the output's extension (``.skel``,
+``.yml``/``.yaml``, ``.json``, ``.urdf``). ``--hardware`` adds the motors of a
+hardware YAML to a Phobos output.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
+TARGETS = ("skel", "phobos-yaml", "phobos-json", "urdf")
+_BY_SUFFIX = {".skel": "skel", ".xml": "skel", ".yml": "phobos-yaml", ".yaml": "phobos-yaml",
+              ".json": "phobos-json", ".urdf": "urdf"}
 
-def register(sub: Any) -> None:  # noqa: ARG001 - commands are added as they are built
-    """Add this layer's subcommands to the ``skel-ros`` parser."""
+
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    """Add ``convert`` to the ``skel-ros`` parser."""
+    p = sub.add_parser(
+        "convert",
+        help="convert a model (SKEL, CASPR bodies.xml, Phobos YAML/JSON) to SKEL/Phobos/URDF",
+        description="Read a model in any supported format (chosen by content) and write it as"
+                    " SKEL, a Phobos dictionary (YAML or JSON) or URDF. See docs/interchange.md"
+                    " for what each direction carries.",
+    )
+    p.add_argument("input", help="model file: SKEL, CASPR bodies.xml or Phobos YAML/JSON")
+    p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout)")
+    p.add_argument("--to", choices=TARGETS,
+                   help="output format (default: from the output file's extension)")
+    p.add_argument("--hardware", metavar="YAML",
+                   help="hardware YAML whose joint mapping becomes the Phobos 'motors'")
+    p.set_defaults(func=_cmd_convert)
+
+
+def _target(args: argparse.Namespace) -> str:
+    if args.to:
+        return str(args.to)
+    suffix = Path(args.output).suffix.lower()
+    if suffix in _BY_SUFFIX:
+        return _BY_SUFFIX[suffix]
+    raise SystemExit(f"error: cannot tell the output format from {args.output!r}; give --to")
+
+
+def _motors(path: str, world: Any) -> list[Any]:  # noqa: ANN401 - a model World
+    from skel_ros.hardware.config import load_hardware_config  # noqa: PLC0415
+    from skel_ros.model.phobos import PhobosMotor  # noqa: PLC0415
+
+    config = load_hardware_config(path)
+    protocol = {bus.name: bus.protocol for bus in config.buses}
+    dofs = {d.name for s in world.skeletons for d in s.dofs}
+    out = []
+    for j in config.joints:
+        if j.name not in dofs:
+            raise SystemExit(f"error: {path}: joint {j.name!r} is not a DOF of the model")
+        out.append(PhobosMotor(
+            name=f"{j.name}_motor", dof=j.name, type=str(protocol.get(j.bus, "")),
+            model=j.actuator.model, bus=j.bus, id=j.actuator.id, mode=j.actuator.mode.value,
+            gear_ratio=j.gear_ratio, direction=j.direction, zero_offset=j.zero_offset,
+        ))
+    return out
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from skel_ros.model import load_model  # noqa: PLC0415
+    from skel_ros.model.errors import SkelError  # noqa: PLC0415
+
+    target = _target(args)
+    try:
+        world = load_model(args.input)
+    except SkelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for warning in world.warnings:
+        print(str(warning), file=sys.stderr)
+    to_stdout = args.output == "-"
+    out_dir = Path.cwd() if to_stdout else Path(args.output).resolve().parent
+    try:
+        text = _render(world, target, out_dir, args)
+    except SkelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if to_stdout:
+        sys.stdout.write(text)
+    else:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.output} ({target})", file=sys.stderr)
+    return 0
+
+
+def _render(world: Any, target: str, out_dir: Path, args: argparse.Namespace) -> str:  # noqa: ANN401
+    if target == "skel":
+        from skel_ros.model.skel_writer import world_to_skel  # noqa: PLC0415
+
+        return world_to_skel(world, base_dir=out_dir)
+    if target == "urdf":
+        from skel_ros.model.urdf import world_to_urdf  # noqa: PLC0415
+
+        return str(world_to_urdf(world))
+    from skel_ros.model.phobos import dump_phobos, world_to_phobos  # noqa: PLC0415
+
+    motors = _motors(args.hardware, world) if args.hardware else []
+    doc = world_to_phobos(world, motors=motors, base_dir=out_dir)
+    return dump_phobos(doc, "json" if target == "phobos-json" else "yaml")
