@@ -34,11 +34,12 @@ positions and position limits; ``actuated="true"`` makes the joint's actuator
 ``S_EULER_XYZ``      euler xyz (R = Rx Ry Rz)
 ``S_FIXED_XYZ``      euler zyx (R = Rz(g) Ry(b) Rx(a)); DOF order (g, b, a), CASPR's (a, b, g)
 ``T_XYZ``            translational
-``SPATIAL_EULER_XYZ`` translational ``<name>_translation`` -> massless body
+``SPATIAL_EULER_XYZ`` translational ``<name>_translation`` -> virtual body
                      ``<name>__translation`` -> euler xyz ``<name>_rotation``
 =================== ======================================================
 
-Every enum value is supported; anything else (the enum's commented-out
+Virtual bodies have :data:`VIRTUAL_MASS` (1e-9 kg) and no shapes. Every enum value
+is supported; anything else (the enum's commented-out
 ``S_QUATERNION`` and ``SPATIAL_QUATERNION``, typos) is a :class:`CasprError`.
 :attr:`CasprLink.dofs` lists the model DOF names in CASPR's q order.
 
@@ -672,10 +673,18 @@ def _link(x: _Xml, el: Element, k: int, lname: str, nums: Mapping[int, str]
     return link, jl, dl, [*extra, body]
 
 
+# The bodies between the joints of P_XY / P_XZ / SPATIAL_EULER_XYZ carry nothing; DART
+# warns that a zero mass "can cause invalid physical behavior or segfault", so they get
+# a negligible one (the link's own mass is at least grams).
+VIRTUAL_MASS = 1e-9
+VIRTUAL_MOMENT = 1e-12
+
+
 def _massless(name: str, where: Location) -> Body:
     zero = frozen_array(np.zeros(3))
     return Body(name=name, index=0, parent_joint="",
-                inertia=Inertia(mass=0.0, com=zero, moment=frozen_array(np.zeros((3, 3)))),
+                inertia=Inertia(mass=VIRTUAL_MASS, com=zero,
+                                moment=frozen_array(VIRTUAL_MOMENT * np.eye(3))),
                 gravity_mode=True, rest_transform=frozen_array(np.eye(4)), shapes=(),
                 markers=(), soft=None, location=where)
 
