@@ -49,7 +49,7 @@ def _is_text(source: object) -> bool:
     if not isinstance(source, str):
         return False
     stripped = source.lstrip("\ufeff \t\r\n")
-    return stripped.startswith(("<", "{")) or "\n" in source or not stripped
+    return stripped.startswith(("<", "{", "[")) or "\n" in source or not stripped
 
 
 def detect_format(data: bytes) -> ModelFormat:
