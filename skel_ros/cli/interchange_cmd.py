@@ -8,10 +8,12 @@ hardware YAML to a Phobos output.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 TARGETS = ("skel", "phobos-yaml", "phobos-json", "urdf")
 _BY_SUFFIX = {".skel": "skel", ".xml": "skel", ".yml": "phobos-yaml", ".yaml": "phobos-yaml",
@@ -46,8 +48,8 @@ def _target(args: argparse.Namespace) -> str:
 
 
 def _motors(path: str, world: Any) -> list[Any]:  # noqa: ANN401 - a model World
-    from skel_ros.hardware.config import load_hardware_config  # noqa: PLC0415
-    from skel_ros.model.phobos import PhobosMotor  # noqa: PLC0415
+    from skel_ros.hardware.config import load_hardware_config
+    from skel_ros.model.phobos import PhobosMotor
 
     config = load_hardware_config(path)
     protocol = {bus.name: bus.protocol for bus in config.buses}
@@ -65,8 +67,8 @@ def _motors(path: str, world: Any) -> list[Any]:  # noqa: ANN401 - a model World
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_model  # noqa: PLC0415
-    from skel_ros.model.errors import SkelError  # noqa: PLC0415
+    from skel_ros.model import load_model
+    from skel_ros.model.errors import SkelError
 
     target = _target(args)
     try:
@@ -97,14 +99,14 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 def _render(world: Any, target: str, out_dir: Path, args: argparse.Namespace) -> str:  # noqa: ANN401
     if target == "skel":
-        from skel_ros.model.skel_writer import world_to_skel  # noqa: PLC0415
+        from skel_ros.model.skel_writer import world_to_skel
 
         return world_to_skel(world, base_dir=out_dir)
     if target == "urdf":
-        from skel_ros.model.urdf import world_to_urdf  # noqa: PLC0415
+        from skel_ros.model.urdf import world_to_urdf
 
         return str(world_to_urdf(world))
-    from skel_ros.model.phobos import dump_phobos, world_to_phobos  # noqa: PLC0415
+    from skel_ros.model.phobos import dump_phobos, world_to_phobos
 
     motors = _motors(args.hardware, world) if args.hardware else []
     doc = world_to_phobos(world, motors=motors, base_dir=out_dir)

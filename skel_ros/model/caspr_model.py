@@ -63,9 +63,9 @@ import enum
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from lxml import etree
@@ -77,6 +77,7 @@ from skel_ros.model.types import (
     ActuatorType,
     Array,
     Body,
+    Dof,
     EulerOrder,
     Inertia,
     Joint,
@@ -87,6 +88,9 @@ from skel_ros.model.types import (
     frozen_array,
 )
 from skel_ros.model.xmlread import Element, XmlReader, parse_number
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "CASPR_JOINT_TYPES",
@@ -354,7 +358,7 @@ class _Xml:
         value = el.get(name)
         if value is None or not value.strip():
             raise self.fail(f'<{el.tag}> needs a "{name}" attribute', el)
-        return value.strip()
+        return str(value).strip()
 
     def numbers(self, text: str | None, el: Element, what: str, n: int | None = None,
                 *, finite: bool = True) -> list[float]:
@@ -456,7 +460,7 @@ def load_caspr_bodies(source: str | os.PathLike[str], *,
         raise
     except RecursionError:
         raise CasprError("document is nested too deeply", Location(label)) from None
-    except Exception as exc:  # noqa: BLE001 - the API promises SkelError only
+    except Exception as exc:
         raise CasprError(f"internal error while reading ({type(exc).__name__}: {exc});"
                          " please report this", Location(label)) from exc
 
@@ -465,7 +469,7 @@ def _is_xml(source: object) -> bool:
     return isinstance(source, str) and source.lstrip("\ufeff \t\r\n").startswith("<")
 
 
-def _load_bodies(source: str | os.PathLike[str], ops: str | os.PathLike[str] | None,
+def _load_bodies(source: str | os.PathLike[str], ops: str | os.PathLike[str] | None,  # noqa: C901, PLR0912, PLR0915
                  name: str | None, model_name: str | None) -> CasprBodies:
     x, root, _ = _read(source, name, ("bodies_system",))
     links_el = x.child(root, "links")
@@ -495,7 +499,7 @@ def _load_bodies(source: str | os.PathLike[str], ops: str | os.PathLike[str] | N
 
     bodies: list[Body] = []
     joints: list[Joint] = []
-    dofs: list = []
+    dofs: list[Dof] = []
     for k, lname, el in parsed:
         link, jl, dl, extra_bodies = _link(x, el, k, lname, nums)
         links.append(link)
@@ -530,10 +534,10 @@ def _load_bodies(source: str | os.PathLike[str], ops: str | os.PathLike[str] | N
     inertia_of = {link.name: link for link in links}
     link_bodies = []
     for body in bodies:
-        link = inertia_of.get(body.name)
-        if link is not None:
-            inertia = Inertia(mass=link.mass, com=link.com, moment=link.inertia_com)
-            body = Body(name=body.name, index=0, parent_joint="", inertia=inertia,
+        found = inertia_of.get(body.name)
+        if found is not None:
+            inertia = Inertia(mass=found.mass, com=found.com, moment=found.inertia_com)
+            body = Body(name=body.name, index=0, parent_joint="", inertia=inertia,  # noqa: PLW2901
                         gravity_mode=True, rest_transform=body.rest_transform, shapes=(),
                         markers=tuple(markers.get(body.name, [])), soft=None,
                         location=body.location)
@@ -556,11 +560,11 @@ def _load_bodies(source: str | os.PathLike[str], ops: str | os.PathLike[str] | N
     skel_out = world.skeletons[0]
     resolved = []
     for link in links:
-        names = []
+        dof_names: list[str] = []
         for key in link.dofs:
             jname, idx = key.split("\x00")
-            names.append(skel_out.joint(jname).dofs[int(idx)])
-        resolved.append(dataclasses.replace(link, dofs=tuple(names)))
+            dof_names.append(skel_out.joint(jname).dofs[int(idx)])
+        resolved.append(dataclasses.replace(link, dofs=tuple(dof_names)))
     return CasprBodies(
         world=world, links=tuple(resolved),
         operational_sets={k: tuple(v) for k, v in op_sets.items()},
@@ -599,8 +603,8 @@ def _axis_matrix(axis: Sequence[float]) -> tuple[float, float, float]:
     return (float(axis[0]), float(axis[1]), float(axis[2]))
 
 
-def _link(x: _Xml, el: Element, k: int, lname: str, nums: Mapping[int, str]
-          ) -> tuple[CasprLink, list[Joint], list, list[Body]]:
+def _link(x: _Xml, el: Element, k: int, lname: str, nums: Mapping[int, str]  # noqa: C901, PLR0915
+          ) -> tuple[CasprLink, list[Joint], list[Dof], list[Body]]:
     joint_el = x.child(el, "joint")
     jtype = x.attr(joint_el, "type")
     if jtype not in _NUM_VARS:
@@ -626,7 +630,7 @@ def _link(x: _Xml, el: Element, k: int, lname: str, nums: Mapping[int, str]
             raise x.fail("the axis must not be the zero vector", joint_el)
         axis = [c / norm for c in v]
     elif jtype in ("R_AXIS", "P_AXIS"):
-        raise x.fail(f"a {jtype} joint needs an \"axis\" attribute", joint_el)
+        raise x.fail(f'a {jtype} joint needs an "axis" attribute', joint_el)
 
     phys = x.child(el, "physical")
     mass = x.number(phys, "mass", nonneg=True)
@@ -689,14 +693,14 @@ def _massless(name: str, where: Location) -> Body:
                 markers=(), soft=None, location=where)
 
 
-def _joints_for(jtype: str, name: str, parent: str | None, t_parent: Array,  # noqa: C901, PLR0912, PLR0913, PLR0914, PLR0917
+def _joints_for(jtype: str, name: str, parent: str | None, t_parent: Array,  # noqa: C901, PLR0911, PLR0917
                 axis: list[float] | None, q0: list[float], qmin: list[float],
                 qmax: list[float], actuator: ActuatorType, where: Location
-                ) -> tuple[list[Joint], list, list[Body], list[tuple[str, int]]]:
+                ) -> tuple[list[Joint], list[Dof], list[Body], list[tuple[str, int]]]:
     """Model joints (and massless bodies) for one CASPR joint; DOF names in CASPR q order."""
 
     def dofs_for(jname: str, idx: Sequence[int], preserved_names: Sequence[str] | None = None
-                 ) -> list:
+                 ) -> list[Dof]:
         out = []
         for k, i in enumerate(idx):
             dname = preserved_names[k] if preserved_names else f"{jname}#{k}"
@@ -704,8 +708,8 @@ def _joints_for(jtype: str, name: str, parent: str | None, t_parent: Array,  # n
                                       position=(qmin[i], qmax[i]), initial_position=q0[i]))
         return out
 
-    def joint(jname: str, t: JointType, par: str | None, child: str, tp: Array,
-              dl: list, **kw: object) -> Joint:
+    def joint(jname: str, t: JointType, par: str | None, child: str, tp: Array,  # noqa: PLR0917
+              dl: list[Dof], **kw: object) -> Joint:
         return draft.make_joint(jname, t, par, child, t_parent=tp, dofs=[d.name for d in dl],
                                 actuator=actuator, location=where, **kw)  # type: ignore[arg-type]
 
@@ -820,7 +824,7 @@ def load_caspr_cables(source: str | os.PathLike[str], bodies: CasprBodies | None
         raise
     except RecursionError:
         raise CasprError("document is nested too deeply", Location(label)) from None
-    except Exception as exc:  # noqa: BLE001 - the API promises SkelError only
+    except Exception as exc:
         raise CasprError(f"internal error while reading ({type(exc).__name__}: {exc});"
                          " please report this", Location(label)) from exc
 
@@ -847,7 +851,7 @@ def _load_cables(source: str | os.PathLike[str], bodies: CasprBodies | None,
     return CasprCables(default_set=default, sets=tuple(sets), source=x.label)
 
 
-def _cable(x: _Xml, el: Element, bodies: CasprBodies | None) -> Cable:
+def _cable(x: _Xml, el: Element, bodies: CasprBodies | None) -> Cable:  # noqa: C901
     try:
         ctype = CableType(el.tag)
     except ValueError:
@@ -875,7 +879,7 @@ def _cable(x: _Xml, el: Element, bodies: CasprBodies | None) -> Cable:
     attachments = []
     for i, a in enumerate(x.r.children(att_el)):
         attachments.append(_attachment(x, a, i, ref, bodies))
-    if len(attachments) < 2:
+    if len(attachments) < 2:  # noqa: PLR2004
         raise x.fail(f"cable {cname!r} needs at least two attachments", att_el)
     return Cable(name=cname, type=ctype, attachment_reference=ref, force_min=fmin,
                  force_max=fmax, properties=props, attachments=tuple(attachments),
@@ -899,16 +903,15 @@ def _attachment(x: _Xml, el: Element, index: int, ref: str,
         values["cable_entry_vector"] = frozen_array(x.vec3(el, "cable_entry_vector"))
     link_name = None
     point = np.asarray(location, dtype=float)
-    if bodies is not None:
-        if link != 0:
-            try:
-                clink = bodies.link(link)
-            except KeyError:
-                raise x.fail(f"attachment on link {link}, which the bodies file does not have",
-                             el) from None
-            link_name = clink.name
-            if ref == "com":
-                point = point + np.asarray(clink.com)
+    if bodies is not None and link != 0:
+        try:
+            clink = bodies.link(link)
+        except KeyError:
+            raise x.fail(f"attachment on link {link}, which the bodies file does not have",
+                         el) from None
+        link_name = clink.name
+        if ref == "com":
+            point = point + np.asarray(clink.com)
     return CableAttachment(kind=str(el.tag), link=link, link_name=link_name,
                            location=frozen_array(location), point=frozen_array(point),
                            values=values, location_in_file=x.loc(el))

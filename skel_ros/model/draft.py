@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from skel_ros.model.errors import Location, SkelError, SkelWarning
-from skel_ros.model.interchange_errors import InterchangeError
 from skel_ros.model.skel_parser import load_skel
 from skel_ros.model.skel_writer import world_to_skel
 from skel_ros.model.transforms import inverse
@@ -39,6 +38,11 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from skel_ros.model.interchange_errors import InterchangeError
 
 INF = math.inf
 
@@ -152,7 +156,7 @@ def canonical(draft: World, label: str, error: type[InterchangeError],
 def _with_source_locations(world: World, draft: World, label: str,
                            warnings: Sequence[SkelWarning]) -> World:
     skeletons = []
-    for skel, dskel in zip(world.skeletons, draft.skeletons):
+    for skel, dskel in zip(world.skeletons, draft.skeletons, strict=False):
         jloc = {j.name: j.location for j in dskel.joints}
         bloc = {b.name: b.location for b in dskel.bodies}
         bodies = []

@@ -17,13 +17,16 @@ import enum
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skel_ros.model.caspr_model import load_caspr_bodies
 from skel_ros.model.errors import Location, SkelError
 from skel_ros.model.interchange_errors import UnknownFormatError
 from skel_ros.model.phobos import looks_like_phobos, parse_phobos_text, phobos_to_world
 from skel_ros.model.skel_parser import load_skel
-from skel_ros.model.types import World
+
+if TYPE_CHECKING:
+    from skel_ros.model.types import World
 
 __all__ = ["ModelFormat", "detect_format", "load_model"]
 
@@ -67,7 +70,7 @@ def detect_format(data: bytes) -> ModelFormat:
     return ModelFormat.PHOBOS  # confirmed (or refuted) once parsed
 
 
-def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> World:
+def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> World:  # noqa: C901
     """Read a model in any supported format (SKEL, CASPR bodies, Phobos YAML/JSON).
 
     Args:

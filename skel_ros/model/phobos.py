@@ -281,7 +281,7 @@ def _link(body: Body, skel: Skeleton, t_child: dict[str, Array],
         "mass": float(body.inertia.mass),
         "inertia": [float(m[0, 0]), float(m[0, 1]), float(m[0, 2]),
                     float(m[1, 1]), float(m[1, 2]), float(m[2, 2])],
-        "pose": _pose(to_link @ _translation(np.asarray(body.inertia.com, dtype=float))),
+        "pose": _pose(to_link @ _translation([float(c) for c in body.inertia.com])),
     }
     ext: dict[str, Any] = {
         "gravity_mode": body.gravity_mode,
@@ -302,7 +302,7 @@ def _link(body: Body, skel: Skeleton, t_child: dict[str, Array],
     }
 
 
-def _geometry(g: Geometry, base: Path | None) -> dict[str, Any]:
+def _geometry(g: Geometry, base: Path | None) -> dict[str, Any]:  # noqa: C901
     kind = _PHOBOS_GEOMETRY.get(type(g), g.kind)
     out: dict[str, Any] = {"type": kind}
     if isinstance(g, Sphere):
@@ -365,7 +365,7 @@ def _phobos_type(j: Joint, dof: Dof | None) -> str:
         return "floating"
     if t is JointType.PLANAR:
         return "planar"
-    return t.value  # no Phobos type: the SKEL name (see the module docstring)
+    return str(t.value)  # no Phobos type: the SKEL name (see the module docstring)
 
 
 def _dof_ext(d: Dof) -> dict[str, Any]:
@@ -436,7 +436,7 @@ def _motor(m: PhobosMotor, skel: Skeleton) -> dict[str, Any]:
     return out
 
 
-def _plain(value: Any, *, json_safe: bool) -> Any:  # noqa: ANN401 - any dictionary value
+def _plain(value: Any, *, json_safe: bool) -> Any:  # noqa: ANN401, PLR0911
     """Numpy scalars to floats; for JSON, non-finite numbers to "inf" / "-inf" / "nan"."""
     if isinstance(value, dict):
         return {str(k): _plain(v, json_safe=json_safe) for k, v in value.items()}
@@ -515,7 +515,7 @@ class _Doc:
             return {}
         return self.mapping(value, f"{path}/{key}")
 
-    def number(self, value: Any, path: str, *, finite: bool = True,  # noqa: ANN401
+    def number(self, value: Any, path: str, *, finite: bool = True,  # noqa: ANN401, C901
                positive: bool = False, nonneg: bool = False) -> float:
         if isinstance(value, bool) or value is None:
             raise self.fail(f"expected a number, got {_kind(value)}", path)
@@ -574,7 +574,7 @@ class _Doc:
                 q = self.vector(value["rotation_quaternion"], 4, f"{path}/rotation_quaternion")
             elif "rotation_euler" in value:
                 r, p, y = self.vector(value["rotation_euler"], 3, f"{path}/rotation_euler")
-                from skel_ros.model.transforms import rot_x, rot_y, rot_z  # noqa: PLC0415
+                from skel_ros.model.transforms import rot_x, rot_y, rot_z
 
                 q = _quat_from_matrix(rot_z(y) @ rot_y(p) @ rot_x(r))
             else:
@@ -582,14 +582,14 @@ class _Doc:
             values = [*t, *q]
         else:
             values = self.vector(value, 7, path)
-        if math.sqrt(sum(v * v for v in values[3:])) < 1e-9:
+        if math.sqrt(sum(v * v for v in values[3:])) < 1e-9:  # noqa: PLR2004
             raise self.fail("the quaternion of this pose is zero", path)
         return _pose_matrix(values)
 
     def integer(self, value: Any, path: str) -> int:  # noqa: ANN401
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:  # noqa: PLR2004
             raise self.fail(f"expected a non-negative integer, got {_kind(value)}", path)
-        return value
+        return int(value)
 
 
 def _kind(value: object) -> str:
@@ -646,7 +646,7 @@ def parse_phobos_text(text: str, label: str) -> tuple[Any, dict[str, int]]:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 raise PhobosError("YAML aliases are not supported in Phobos dictionaries",
-                                  Location(label, event.start_mark.line + 1))
+                                  Location(label, _mark_line(event.start_mark)))
         value = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
@@ -656,6 +656,14 @@ def parse_phobos_text(text: str, label: str) -> tuple[Any, dict[str, int]]:
     except RecursionError:
         raise PhobosError("document is nested too deeply", Location(label)) from None
     return value, _yaml_lines(text)
+
+
+def _is_name(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _mark_line(mark: Any) -> int:  # noqa: ANN401 - a yaml Mark or None
+    return int(mark.line) + 1 if mark is not None else 0
 
 
 def looks_like_phobos(value: object) -> bool:
@@ -689,9 +697,9 @@ def load_phobos(source: str | os.PathLike[str], *, name: str | None = None) -> W
         else:
             path = Path(os.fspath(source))
             if not path.is_file():
-                raise PhobosError("not a readable file", Location(label))
+                raise PhobosError("not a readable file", Location(label))  # noqa: TRY301
             if path.stat().st_size > _MAX_BYTES:
-                raise PhobosError("file is too large", Location(label))
+                raise PhobosError("file is too large", Location(label))  # noqa: TRY301
             text = path.read_bytes().decode("utf-8", "replace")
             base = path.resolve().parent
         value, lines = parse_phobos_text(text, label)
@@ -702,7 +710,7 @@ def load_phobos(source: str | os.PathLike[str], *, name: str | None = None) -> W
         raise PhobosError(f"cannot read file: {exc.strerror or exc}", Location(label)) from None
     except RecursionError:
         raise PhobosError("document is nested too deeply", Location(label)) from None
-    except Exception as exc:  # noqa: BLE001 - the API promises SkelError only
+    except Exception as exc:
         raise PhobosError(f"internal error while reading ({type(exc).__name__}: {exc});"
                           " please report this", Location(label)) from exc
 
@@ -749,7 +757,7 @@ def phobos_to_world(doc: Any, *, source: str = "<dict>",  # noqa: ANN401 - parse
     return draft.canonical(draft_world, source, PhobosError, d.warnings)
 
 
-def _model(m: Mapping[str, Any], path: str, d: _Doc, base: Path | None) -> Skeleton:
+def _model(m: Mapping[str, Any], path: str, d: _Doc, base: Path | None) -> Skeleton:  # noqa: C901, PLR0912, PLR0915
     name = m.get("name", "")
     if not isinstance(name, str):
         raise d.fail(f"model name must be a string, got {_kind(name)}", f"{path}/name")
@@ -766,7 +774,7 @@ def _model(m: Mapping[str, Any], path: str, d: _Doc, base: Path | None) -> Skele
     for jname, jval in joints_raw.items():
         jpath = f"{path}/joints/{jname}"
         j = d.mapping(jval, jpath)
-        if not isinstance(jname, str) or not jname:
+        if not _is_name(jname):
             raise d.fail("joint names must be non-empty strings", jpath)
         child = d.text(j.get("child"), f"{jpath}/child")
         if child not in links:
@@ -795,7 +803,7 @@ def _model(m: Mapping[str, Any], path: str, d: _Doc, base: Path | None) -> Skele
     dofs: list[Dof] = []
     for lname, lval in links.items():
         lpath = f"{path}/links/{lname}"
-        if not isinstance(lname, str) or not lname:
+        if not _is_name(lname):
             raise d.fail("link names must be non-empty strings", lpath)
         link = d.mapping(lval, lpath)
         pose = d.pose(link.get("pose"), f"{lpath}/pose")
@@ -858,14 +866,14 @@ def _plane_from_normal(n: Sequence[float]) -> tuple[PlaneType, list[list[float]]
     ):
         if np.allclose(v, normal, atol=1e-12):
             return ptype, axes
-    helper = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    helper = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])  # noqa: PLR2004
     a1 = np.cross(helper, v)
     a1 /= np.linalg.norm(a1)
     a2 = np.cross(v, a1)
     return PlaneType.ARBITRARY, [a1.tolist(), a2.tolist()]
 
 
-def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, child: str,
+def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, child: str,  # noqa: C901, PLR0912, PLR0915, PLR0917
                 t_parent: Array, t_child: Array, d: _Doc) -> tuple[Joint, list[Dof]]:
     ext = d.opt_mapping(j, "skel", path)
     if "type" in ext:
@@ -902,7 +910,7 @@ def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, 
     elif n_axes == 1:
         axes = [_unit(d.vector(j.get("axis", [1.0, 0.0, 0.0]), 3, f"{path}/axis"),
                       f"{path}/axis", d)]
-    elif n_axes == 2:
+    elif n_axes == 2:  # noqa: PLR2004
         axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     pitch = d.number(ext.get("pitch", 0.1 if jtype is JointType.SCREW else 0.0),
                      f"{path}/skel/pitch")
@@ -921,11 +929,11 @@ def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, 
             except ValueError:
                 raise d.fail("unknown plane type", f"{path}/skel/plane") from None
             raw_pa = ext.get("plane_axes")
-            if not isinstance(raw_pa, list) or len(raw_pa) != 2:
+            if not isinstance(raw_pa, list) or len(raw_pa) != 2:  # noqa: PLR2004
                 raise d.fail("plane_axes needs two axes", f"{path}/skel/plane_axes")
             plane_axes = [_unit(d.vector(a, 3, f"{path}/skel/plane_axes[{i}]"),
                                 f"{path}/skel/plane_axes[{i}]", d) for i, a in enumerate(raw_pa)]
-            if np.linalg.norm(np.cross(plane_axes[0], plane_axes[1])) < 1e-9:
+            if np.linalg.norm(np.cross(plane_axes[0], plane_axes[1])) < 1e-9:  # noqa: PLR2004
                 raise d.fail("the plane axes are parallel", f"{path}/skel/plane_axes")
         else:
             normal = _unit(d.vector(j.get("axis", [0.0, 0.0, 1.0]), 3, f"{path}/axis"),
@@ -997,7 +1005,7 @@ def _dof_from(joint: str, k: int, raw: Any, path: str, d: _Doc) -> Dof:  # noqa:
     )
 
 
-def _body(name: str, link: Mapping[str, Any], path: str, t_cj: Array, d: _Doc,
+def _body(name: str, link: Mapping[str, Any], path: str, t_cj: Array, d: _Doc,  # noqa: PLR0917
           base: Path | None) -> Body:
     ext = d.opt_mapping(link, "skel", path)
     shapes: list[Shape] = []
@@ -1048,7 +1056,7 @@ def _soft_from(m: Mapping[str, Any], path: str, d: _Doc) -> SoftShape:
     if kind not in ("sphere", "box", "ellipsoid", "cylinder"):
         raise d.fail(f"unknown soft shape kind {kind!r}", f"{path}/kind")
     frags = m.get("frags", [0, 0, 0])
-    if not isinstance(frags, list) or len(frags) != 3:
+    if not isinstance(frags, list) or len(frags) != 3:  # noqa: PLR2004
         raise d.fail("frags needs three integers", f"{path}/frags")
 
     def opt(key: str) -> float | None:
@@ -1070,7 +1078,7 @@ def _soft_from(m: Mapping[str, Any], path: str, d: _Doc) -> SoftShape:
     )
 
 
-def _shape(name: str, role: ShapeRole, m: Mapping[str, Any], path: str, t_cj: Array, d: _Doc,
+def _shape(name: str, role: ShapeRole, m: Mapping[str, Any], path: str, t_cj: Array, d: _Doc,  # noqa: PLR0917
            base: Path | None) -> Shape:
     transform = t_cj @ d.pose(m.get("pose"), f"{path}/pose")
     geometry = _geometry_from(d.mapping(m.get("geometry"), f"{path}/geometry"),
@@ -1082,7 +1090,7 @@ def _shape(name: str, role: ShapeRole, m: Mapping[str, Any], path: str, t_cj: Ar
         if isinstance(material, Mapping) and material.get("diffuseColor") is not None:
             raw = material["diffuseColor"]
             cpath = f"{path}/material/diffuseColor"
-            if isinstance(raw, list) and len(raw) == 3:
+            if isinstance(raw, list) and len(raw) == 3:  # noqa: PLR2004
                 color = frozen_array([*d.vector(raw, 3, cpath), 1.0])
             else:
                 color = frozen_array(d.vector(raw, 4, cpath))
@@ -1092,7 +1100,7 @@ def _shape(name: str, role: ShapeRole, m: Mapping[str, Any], path: str, t_cj: Ar
                  color=color, collidable=collidable, location=d.loc(path))
 
 
-def _geometry_from(g: Mapping[str, Any], path: str, d: _Doc,  # noqa: C901, PLR0911
+def _geometry_from(g: Mapping[str, Any], path: str, d: _Doc,  # noqa: C901, PLR0911, PLR0912
                    base: Path | None) -> Geometry:
     kind = g.get("type")
 
@@ -1109,8 +1117,10 @@ def _geometry_from(g: Mapping[str, Any], path: str, d: _Doc,  # noqa: C901, PLR0
     if kind == "ellipsoid":
         return Ellipsoid(frozen_array(d.vector(g.get("size"), 3, f"{path}/size", positive=True)))
     if kind in ("cylinder", "capsule", "cone"):
-        cls = {"cylinder": Cylinder, "capsule": Capsule, "cone": Cone}[kind]
-        return cls(pos("radius"), pos("height", "length"))
+        radius, height = pos("radius"), pos("height", "length")
+        if kind == "cylinder":
+            return Cylinder(radius, height)
+        return Capsule(radius, height) if kind == "capsule" else Cone(radius, height)
     if kind == "pyramid":
         return Pyramid(pos("base_width"), pos("base_depth"), pos("height"))
     if kind == "plane":

@@ -118,7 +118,7 @@ def world_to_skel(world: World, *, base_dir: str | os.PathLike[str] | None = Non
     for skel in world.skeletons:
         _write_skeleton(w, skel, base, world.source)
     etree.indent(root, space="  ")
-    body = etree.tostring(root, encoding="unicode")
+    body = str(etree.tostring(root, encoding="unicode"))
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
 
 

@@ -62,7 +62,7 @@ def rot_axis(axis: np.ndarray, t: float) -> np.ndarray:  # RevoluteAxis.m (Rodri
     return np.eye(3) + math.sin(t) * k + (1 - math.cos(t)) * k @ k
 
 
-def caspr_relative(jtype: str, q: np.ndarray, axis: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def caspr_relative(jtype: str, q: np.ndarray, axis: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:  # noqa: E501
     """(R_pe, r_rel) of CASPR's joint classes."""
     z3 = np.zeros(3)
     table = {

@@ -176,8 +176,8 @@ def _check(name: str, text: str) -> None:
     try:
         result = _load(name, text)
     except SkelError as exc:
-        assert not fuzz._is_internal(exc), f"{name}: internal error: {exc!r}\n{exc.__cause__!r}"
-        assert str(exc.location), exc
+        assert not fuzz._is_internal(exc), f"{name}: internal error: {exc!r}\n{exc.__cause__!r}"  # noqa: PT017
+        assert str(exc.location), exc  # noqa: PT017
         return
     assert result is not None
 

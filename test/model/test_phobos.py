@@ -145,7 +145,7 @@ def _standard_diff(orig: Skeleton, imp: Skeleton) -> list[str]:  # noqa: C901, P
     for jo, ji in zip(orig.joints, imp.joints, strict=True):
         where = f"joint {jo.name}"
         if (jo.type, jo.parent, jo.child) != (ji.type, ji.parent, ji.child):
-            errors.append(f"{where}: {(jo.type, jo.parent, jo.child)} != {(ji.type, ji.parent, ji.child)}")
+            errors.append(f"{where}: {(jo.type, jo.parent, jo.child)} != {(ji.type, ji.parent, ji.child)}")  # noqa: E501
             continue
         bo, bi = orig.body(jo.child), imp.body(ji.child)
         w_joint = np.asarray(bo.rest_transform) @ np.asarray(jo.T_child_to_joint)
@@ -225,7 +225,7 @@ def test_standard_comparison_can_fail() -> None:
     assert any("mass" in e for e in _standard_diff(skel, imported.skeletons[0]))
 
 
-# --------------------------------------------------------------------------- Phobos' own dictionaries
+# --------------------------------------------------------------------------- Phobos' own dictionaries  # noqa: E501
 
 
 PHOBOS_YAML = """\

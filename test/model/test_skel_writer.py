@@ -32,7 +32,7 @@ from skel_ros.model import ExportError, SkelError, load_skel, world_to_skel, wri
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = fixture_files()
-EXTRA = [REPO / "test" / "sim" / "data" / "features.skel", REPO / "test" / "sim" / "data" / "two_arms.skel"]
+EXTRA = [REPO / "test" / "sim" / "data" / "features.skel", REPO / "test" / "sim" / "data" / "two_arms.skel"]  # noqa: E501
 
 
 def _fuzz_module() -> Any:
