@@ -57,7 +57,7 @@ setup(
     maintainer_email="maintainers@users.noreply.a-seed-883c2e36.example",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE_NAME: ["py.typed"]},
+    package_data={PACKAGE_NAME: ["py.typed", "hardware/canopen402/drive.eds"]},
     zip_safe=False,
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE_NAME}"]),

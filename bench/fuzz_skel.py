@@ -22,7 +22,7 @@ Every input is a pure function of ``(--seed, index)``, so a run is
 reproducible whatever ``--jobs`` is, and a failure can be replayed with
 ``--replay INDEX``.
 
-This module is also the mutator library of ``test/model/test_fuzz.py``, which
+This module is also the mutator library of ``test/model/test_skel_fuzz.py``, which
 imports it by path: the script is the primary tool and must run without pytest
 or hypothesis, while a test module is not something a script should import.
 

@@ -168,3 +168,19 @@ def _shared_files() -> list[Path]:
                 if path.is_file() and "__pycache__" not in path.parts
             ]
     return sorted(set(wanted))
+
+
+def test_test_module_basenames_are_unique() -> None:
+    """pytest imports test modules by basename (no ``__init__.py`` in ``test/``).
+
+    Two ``test_x.py`` in different directories stop the collection of the whole suite
+    ("import file mismatch"), which is how CI once failed.
+    """
+    seen: dict[str, Path] = {}
+    for path in sorted((REPO_ROOT / "test").rglob("*.py")):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        if path.name == "conftest.py":
+            continue
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a basename"
+        seen[path.name] = path

@@ -1,6 +1,6 @@
 """load_model: format by content, and a mutation property test for every format.
 
-Property (as ``test_fuzz.py`` for SKEL): any mutation of a valid Phobos YAML,
+Property (as ``test_skel_fuzz.py`` for SKEL): any mutation of a valid Phobos YAML,
 Phobos JSON, CASPR bodies or CASPR cables file loads (a ``World`` / cables) or
 raises a ``SkelError`` that is not a wrapped internal error, and never anything
 else. XML files get ``bench/fuzz_skel.py``'s XML-level and byte-level mutators;

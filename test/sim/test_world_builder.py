@@ -327,8 +327,6 @@ def test_soft_body_on_a_screw_joint_is_unsupported() -> None:
         build_dart_world(load_skel(text))
 
 
-@pytest.mark.xfail(strict=True, reason="model bug reported: DART 6.20 gives a pyramid an "
-                   "identity moment of inertia when deriving a mass-only body's inertia")
 def test_mass_only_pyramid_body_inertia_matches_dart(tmp_path: Path) -> None:
     skel = tmp_path / "pyramid.skel"
     skel.write_text("""<skel><world name="w"><skeleton name="s"><body name="b">

@@ -274,7 +274,7 @@ LIN_END = "</linear_spline_trajectory>"
          f"</points>{LIN_END}"), 2, "trajectory id 'lin' is used twice"),
         (('<linear_spline_trajectory id="l" time_definition="absolute" time_step="0.5">'
           "<points><point><q>0</q></point><point time='1e308'><q>1</q></point></points>"
-          f"{LIN_END}"), 1, "more than 200000 samples"),  # found by test_fuzz: inf steps
+          f"{LIN_END}"), 1, "more than 200000 samples"),  # found by test_trajectory_fuzz: inf steps
         (('<linear_spline_trajectory id="l" time_definition="absolute" time_step="1e-7">'
          "<points><point><q>0</q></point><point time='100'><q>1</q></point></points>"
          f"{LIN_END}"), 1, "more than 200000 samples"),
