@@ -16,9 +16,9 @@ from skel_ros.model.errors import SkelError
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_skel
+    from skel_ros.model import load_model
 
-    world = load_skel(args.file)
+    world = load_model(args.file)
     if args.json:
         from skel_ros.model.report import world_to_dict
 
@@ -31,12 +31,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_skel
+    from skel_ros.model import load_model
 
     status = 0
     for file in args.files:
         try:
-            world = load_skel(file)
+            world = load_model(file)
         except SkelError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
@@ -52,10 +52,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_urdf(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_skel
+    from skel_ros.model import load_model
     from skel_ros.model.urdf import world_to_urdf
 
-    world = load_skel(args.file)
+    world = load_model(args.file)
     text = world_to_urdf(world, **({"skeleton": args.skeleton} if args.skeleton else {}))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

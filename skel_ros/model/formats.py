@@ -92,9 +92,11 @@ def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> Wo
     else:
         path = Path(os.fspath(source))
         try:
+            st = path.stat()  # a missing file: OSError below, with its reason
             if not path.is_file():
-                raise UnknownFormatError("not a readable file", Location(label))
-            if path.stat().st_size > _MAX_BYTES:
+                raise UnknownFormatError("cannot read file: not a regular file",
+                                         Location(label))
+            if st.st_size > _MAX_BYTES:
                 raise UnknownFormatError("file is too large", Location(label))
             data = path.read_bytes()
         except OSError as exc:

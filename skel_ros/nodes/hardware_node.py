@@ -48,7 +48,7 @@ from trajectory_msgs.msg import JointTrajectory
 from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
 from skel_ros.hardware.base import PROTOCOLS
 from skel_ros.hardware.errors import ConfigError, HardwareError
-from skel_ros.model import SkelError, load_skel
+from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
@@ -156,7 +156,7 @@ class HardwareNode(Node):
         self._check_parameters(p)
         try:
             skel_path = resolve(p["skel_file"])
-            world = load_skel(skel_path)
+            world = load_model(skel_path)
             config = load_hardware_config(resolve(p["hardware_config"]))
             config = config.with_overrides(port=p["port"], can_interface=p["can_interface"],
                                            can_channel=p["can_channel"])

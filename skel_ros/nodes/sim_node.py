@@ -18,6 +18,10 @@ Parameters (read-only ones are fixed at start):
     paused (bool): stop stepping (``~/step`` steps once).
     command_timeout (double): simulated seconds without a command after which all
         commands are dropped (the joints go limp); 0 = never.
+    hold_initial (bool, read-only): at start and after ``~/reset``, hold every actuated
+        DOF at its ``<init_pos>`` with its position controller, as a powered robot
+        does before its first command; false = DART's bare world (joints limp until
+        commanded).
 
 Topics: publishes ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``,
 ``~/markers``, ``/clock`` (and ``~/urdf_joint_states`` for worlds with ball / free
@@ -50,7 +54,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from skel_ros.model import SkelError, load_skel
+from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.robot_io import (
@@ -114,6 +118,10 @@ PARAMETERS: dict[str, _Param] = {
     "command_timeout": _Param(0.0, "simulated seconds without a command after which every "
                                    "command is dropped (joints go limp); 0 = never",
                               number=True),
+    "hold_initial": _Param(default=True,
+                           description="hold every actuated DOF at its initial position "
+                                       "until commanded (false: limp until commanded)",
+                           read_only=True),
 }
 
 
@@ -247,6 +255,8 @@ class SimNode(Node):
         self._warn = Throttle(self.get_logger().warning)
         p = self._declare_parameters()
         self.engine = self._build_engine(p)
+        self._hold_initial = bool(p["hold_initial"])
+        self._apply_hold()
         try:
             self.io = RobotPublisher(self, self.engine.model, frame_prefix=p["frame_prefix"])
         except UrdfExportError as exc:
@@ -307,7 +317,7 @@ class SimNode(Node):
     def _build_engine(self, p: dict[str, Any]) -> SimEngine:
         try:
             path = resolve(p["skel_file"])
-            world = load_skel(path)
+            world = load_model(path)
         except (FileNotFoundError, OSError, SkelError) as exc:
             raise NodeSetupError(f"cannot load skel_file {p['skel_file']!r}: {exc}") from None
         for warning in world.warnings:
@@ -317,6 +327,12 @@ class SimNode(Node):
             return SimEngine(world, enforce_limits=p["enforce_limits"], gains=gains)
         except (FileNotFoundError, OSError, SimError) as exc:
             raise NodeSetupError(str(exc)) from None
+
+    def _apply_hold(self) -> None:
+        if self._hold_initial:
+            held = self.engine.hold_initial_positions()
+            if held:
+                self.get_logger().debug(f"holding {len(held)} DOF(s) at their initial positions")
 
     # ---------------------------------------------------------------- parameters
 
@@ -542,6 +558,7 @@ class SimNode(Node):
     def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self._lock:
             self.engine.reset()
+            self._apply_hold()
             self._trajectory = None
             self._last_command = 0.0
             self._pacer.anchor(self.engine.time)

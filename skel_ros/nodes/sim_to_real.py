@@ -123,8 +123,9 @@ class _Processes:
 
     def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
         log = (self.log_dir / f"{name}.log").open("w", encoding="utf-8")
-        proc = subprocess.Popen(command,  # noqa: S603 - our own interpreter and modules stdout=log, stderr=subprocess.STDOUT, env=self.env,
-                                start_new_session=True)
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and modules
+            command, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+            start_new_session=True)
         self.children[name] = (proc, log)
         return proc
 
@@ -184,7 +185,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     from trajectory_msgs.msg import JointTrajectory
 
     from skel_ros.analysis import compare, read_recording, write_report
-    from skel_ros.model import load_skel
+    from skel_ros.model import load_model
     from skel_ros.nodes.recorder import McapRecorder
 
     out = config.out_dir
@@ -194,7 +195,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     if "FASTDDS_DEFAULT_PROFILES_FILE" in env:
         os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = env["FASTDDS_DEFAULT_PROFILES_FILE"]
-    world = load_skel(config.skel_file)
+    world = load_model(config.skel_file)
     limits = {d.name: (d.position_lower, d.position_upper)
               for s in world.skeletons for d in s.dofs}
     log(f"robot: {config.skel_file} ({len(limits)} DOFs); ROS domain {env['ROS_DOMAIN_ID']}, "

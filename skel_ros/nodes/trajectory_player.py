@@ -37,7 +37,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from skel_ros.model import SkelError, load_skel
+from skel_ros.model import SkelError, load_model
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
     PointTrajectory,
@@ -162,7 +162,7 @@ class TrajectoryPlayer(Node):
 
     def _load(self, p: dict[str, Any]) -> PointTrajectory:
         try:
-            world = load_skel(resolve(p["skel_file"]))
+            world = load_model(resolve(p["skel_file"]))
             limits = model_limits(world)
             mapping = resolve(p["mapping_file"]) if p["mapping_file"] else None
             trajectory = load_trajectory(resolve(p["trajectory_file"]), list(limits), mapping,

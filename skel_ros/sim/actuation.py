@@ -160,7 +160,8 @@ class SkeletonActuation:
         self._actuator = tuple(skeleton.joint(d.joint).actuator for d in skeleton.dofs)
         inertia = effective_inertia(dart_skeleton)
         self.gains: tuple[PositionGains, ...] = tuple(
-            gains.gains_for(d.name, inertia[i], None if public_names is None else public_names[i])
+            gains.gains_for(d.name, inertia[i], None if public_names is None else public_names[i],
+                            damping=d.damping)
             for i, d in enumerate(skeleton.dofs)
         )
 

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from skel_ros.model import SkelError, load_skel
+from skel_ros.model import SkelError, load_model
 from skel_ros.model.report import number
 from skel_ros.sim.engine import SimEngine
 from skel_ros.sim.errors import SimError
@@ -65,7 +65,7 @@ def simulate(
         err.write(f"error: steps must be >= 0, got {steps}\n")
         return 1
     try:
-        world = load_skel(file)
+        world = load_model(file)
         for warning in world.warnings:
             err.write(f"{warning}\n")
         engine = SimEngine(world, enforce_limits=enforce_limits)

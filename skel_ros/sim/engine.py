@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skel_ros.model.limits import CheckResult, LimitError, LimitSet
+from skel_ros.model.types import ActuatorType
 from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
 from skel_ros.sim.errors import CommandError, SimBuildError
@@ -46,7 +47,7 @@ from skel_ros.sim.world_builder import build_dart_world
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from skel_ros.model.types import ActuatorType, World
+    from skel_ros.model.types import World
     from skel_ros.sim._typing import Dart
 
 __all__ = ["SimEngine", "public_names"]
@@ -357,6 +358,33 @@ class SimEngine:
         for act, result, _ in prepared:
             act.hold(mode, result)
         return [_renamed(result, rename) for _, result, rename in prepared]
+
+    def hold_initial_positions(self) -> tuple[str, ...]:
+        """Hold every actuated DOF of every mobile skeleton at its initial position.
+
+        What a powered robot does before its first command (a servo holds where it
+        is): a position command to ``<init_pos>`` (clamped into the position limits)
+        through each joint's position controller. Passive and locked joints, and
+        immobile skeletons, are left to the world. A later command replaces the hold
+        DOF by DOF; :meth:`clear_commands` drops it.
+
+        Returns:
+            The public names of the DOFs now held.
+        """
+        names: list[str] = []
+        values: list[float] = []
+        for skel, mobile in zip(self.model.skeletons, self._mobile, strict=True):
+            if not mobile:
+                continue
+            for dof in skel.dofs:
+                if skel.joint(dof.joint).actuator in (ActuatorType.PASSIVE, ActuatorType.LOCKED):
+                    continue
+                names.append(self._public_of[skel.name, dof.name])
+                values.append(min(max(dof.initial_position, dof.position_lower),
+                                  dof.position_upper))
+        if names:
+            self.set_commands(ActuationMode.POSITION, names, values)
+        return tuple(names)
 
     def clear_commands(self, names: Sequence[str] | None = None) -> None:
         """Drop held commands: of every DOF (``names`` None) or of the DOFs named (public names).

@@ -5,8 +5,12 @@ of the mass matrix at the initial configuration (the inertia the DOF moves while
 the other joints hold still, as they do under position control). With a natural
 frequency ``w`` and damping ratio ``zeta``::
 
-    kp = m w^2        kd = 2 zeta m w        ki = integral_ratio m w^3
+    kp = m w^2        kd = 2 zeta m w - d    ki = integral_ratio m w^3
     i_limit = integral_limit kp               (the push of that much error)
+
+where ``d`` is the joint's own damping, which DART adds to ``kd``; a joint more
+damped than ``2 zeta m w`` on its own gets ``w = d / (2 zeta m)`` and ``kd = 0``
+(see :meth:`GainDefaults.gains_for`).
 
 File format (``config/sim_gains.yaml``)::
 
@@ -112,14 +116,26 @@ class GainDefaults:
     def __post_init__(self) -> None:
         _check_fields(self, "default ")
 
-    def gains_for(self, inertia: float) -> PositionGains:
-        """The default gains of a DOF whose effective inertia is ``inertia``."""
+    def gains_for(self, inertia: float, damping: float = 0.0) -> PositionGains:
+        """The default gains of a DOF whose effective inertia is ``inertia``.
+
+        ``damping`` is the joint's own viscous damping (``<dynamics><damping>``),
+        which DART applies on top of the controller's ``kd``. The derivation aims
+        at a *total* damping of ``2 zeta m w``: ``kd`` is reduced by the joint's
+        damping, and where the joint alone is more damped than that (a light link
+        on a damped joint: a wrist), ``w`` is raised to ``damping / (2 zeta m)``
+        so the loop stays as damped as asked instead of becoming sluggish.
+        """
         m = float(inertia) if math.isfinite(inertia) and inertia > 0 else 0.0
+        d = float(damping) if math.isfinite(damping) and damping > 0 else 0.0
+        zeta = self.damping_ratio
         w = self.natural_frequency
+        if m > 0 and zeta > 0 and d > 2.0 * zeta * m * w:
+            w = d / (2.0 * zeta * m)
         kp = m * w * w
         return PositionGains(
             kp=kp,
-            kd=2.0 * self.damping_ratio * m * w,
+            kd=max(2.0 * zeta * m * w - d, 0.0),
             ki=self.integral_ratio * m * w**3,
             i_limit=self.integral_limit * kp,
             i_zone=self.integral_zone,
@@ -146,8 +162,8 @@ class SimGains:
     dofs: Mapping[str, Mapping[str, float | bool]] = field(default_factory=dict)
     source: str = "<built-in defaults>"
 
-    def gains_for(self, name: str, inertia: float, public_name: str | None = None
-                  ) -> PositionGains:
+    def gains_for(self, name: str, inertia: float, public_name: str | None = None, *,
+                  damping: float = 0.0) -> PositionGains:
         """The gains of DOF ``name`` whose effective inertia is ``inertia``.
 
         Args:
@@ -156,8 +172,9 @@ class SimGains:
             public_name: Its public name (``"<skeleton>/<dof>"`` in a world of
                 several skeletons); an entry under that name wins over one under
                 ``name``.
+            damping: The joint's own viscous damping (:meth:`GainDefaults.gains_for`).
         """
-        base = self.defaults.gains_for(inertia)
+        base = self.defaults.gains_for(inertia, damping)
         key = public_name if public_name is not None and public_name in self.dofs else name
         given = self.dofs.get(key)
         # The keys and value types were checked when the settings were parsed.

@@ -102,8 +102,10 @@ def test_legacy_and_missing_files(tmp_path: Path) -> None:
     legacy.write_text("dofs {\n 1\n}\n")
     with pytest.raises(SkelError, match="legacy"):
         load_model(legacy)
-    with pytest.raises(UnknownFormatError, match="not a readable file"):
+    with pytest.raises(UnknownFormatError, match="cannot read file: No such file"):
         load_model(tmp_path / "missing.skel")
+    with pytest.raises(UnknownFormatError, match="cannot read file: not a regular file"):
+        load_model(tmp_path)
 
 
 # --------------------------------------------------------------------------- property

@@ -452,8 +452,11 @@ def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
 
     reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=False))
     assert reply.success, reply.message
-    probe.spin_until(lambda: probe.latest_time() > 0.05, "stepping after the pause")
-    # No command after a reset: the pendulum swings freely from its initial state.
+    # No command after a reset: hold_initial (default true) holds the initial positions,
+    # as powered servos would; the bare world would swing the wrist through 0 by now.
+    probe.spin_until(lambda: probe.latest_time() > 0.5, "stepping after the pause")
+    np.testing.assert_allclose(probe.seen.joint_states[-1].position, [0.0, 0.1, -0.2],
+                               atol=0.02)
 
 
 # ----------------------------------------------------------------------------- parameters

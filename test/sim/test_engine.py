@@ -522,3 +522,67 @@ def test_shipped_gains_file_loads_and_gives_the_documented_defaults() -> None:
     m = 2.0
     g = gains.gains_for("any", m)
     assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 400.0, 2 * m * 20.0, 0.0, 10.0)
+
+
+@pytest.mark.parametrize("actuator", ["force", "servo", "velocity", "acceleration"])
+def test_hold_initial_positions_keeps_a_pendulum_up(actuator: str) -> None:
+    """Without a hold the horizontal pendulum falls; held, it stays at its init_pos."""
+    init = 0.2
+    limp = engine_of(pendulum(actuator, init=init))
+    q_limp, _ = trajectory(limp, 500)
+    if actuator == "force":  # a bare force joint falls (a servo holds velocity 0 itself)
+        assert q_limp[-1] < init - 0.05
+    held = engine_of(pendulum(actuator, init=init))
+    assert held.hold_initial_positions() == ("hinge",)
+    assert held.commands() == {"hinge": (ActuationMode.POSITION, pytest.approx(init))}
+    q, _ = trajectory(held, 1000)
+    assert np.abs(q - init).max() < 1e-2
+    assert abs(q[-1] - init) < 1e-3
+    held.set_commands("position", ["hinge"], [0.0])  # a command replaces the hold
+    assert held.commands()["hinge"][1] == 0.0
+
+
+@pytest.mark.parametrize("actuator", ["passive", "locked"])
+def test_hold_initial_positions_leaves_unactuated_joints(actuator: str) -> None:
+    engine = engine_of(pendulum(actuator))
+    assert engine.hold_initial_positions() == ()
+    assert engine.commands() == {}
+
+
+def test_hold_initial_positions_clamps_into_the_limits() -> None:
+    engine = engine_of(pendulum(limits=(-0.1, 0.1), init=0.3))
+    engine.hold_initial_positions()
+    assert engine.commands()["hinge"][1] == pytest.approx(0.1)
+
+
+def test_default_gains_count_the_joints_own_damping() -> None:
+    from skel_ros.sim.gains import GainDefaults
+
+    d = GainDefaults(natural_frequency=20.0, damping_ratio=1.0)
+    m = 0.01
+    plain = d.gains_for(m)
+    assert (plain.kp, plain.kd) == pytest.approx((m * 400.0, 2 * m * 20.0))
+    # Some damping: kd makes up the rest of the critical damping, kp unchanged.
+    some = d.gains_for(m, damping=0.1)
+    assert (some.kp, some.kd) == pytest.approx((m * 400.0, 2 * m * 20.0 - 0.1))
+    # More damping than critical on its own: w rises so that it is critical again.
+    heavy = d.gains_for(m, damping=1.0)
+    w = 1.0 / (2 * m)
+    assert (heavy.kp, heavy.kd) == pytest.approx((m * w * w, 0.0))
+
+
+def test_a_heavily_damped_light_joint_still_tracks() -> None:
+    """A light link on a damped joint (a wrist) settles like any other joint."""
+    damping = 50.0  # 5x the critical damping of the pendulum's inertia at w = 20 rad/s
+    dof = f"<dynamics><damping>{damping}</damping></dynamics>"
+    text = pendulum(gravity=False).replace("<xyz>0 0 1</xyz>", f"<xyz>0 0 1</xyz>{dof}")
+    engine = engine_of(text)
+    engine.set_commands("position", ["hinge"], [0.5])
+    q, _ = trajectory(engine, 500)
+    assert abs(q[-1] - 0.5) < 1e-3
+    # Gains that ignore the joint's damping (kd = 2 m w on top of it) are far behind.
+    naive = engine_of(text, gains=SimGains(dofs={"hinge": {"kp": INERTIA * 400.0,
+                                                            "kd": 2 * INERTIA * 20.0}}))
+    naive.set_commands("position", ["hinge"], [0.5])
+    q_naive, _ = trajectory(naive, 500)
+    assert abs(q_naive[-1] - 0.5) > 0.1
