@@ -9,7 +9,13 @@ The simulation node runs in namespace ``sim`` with frame prefix ``sim/``, the ha
 node in ``real`` with ``real/``; both take their commands from the global
 ``/joint_commands`` and ``/joint_trajectory``, so one publisher drives both. Static
 transforms put ``sim/world`` and ``real/world`` 0.6 m apart along y, so the two robots
-stand side by side in RViz. ``skel-ros compare`` records and compares the run.
+stand side by side in RViz. With ``trajectory:=``, the trajectory player enables the
+hardware (``/real/hardware_node/enable``; it starts with torque off) and then streams the
+trajectory to both; without it, enable by hand::
+
+    ros2 service call /real/hardware_node/enable std_srvs/srv/SetBool "{data: true}"
+
+``skel-ros compare run.mcap --record`` records the run (until Ctrl-C) and compares it.
 
 Arguments: skel_file, hardware_config, port, can_interface, can_channel, emulate,
 trajectory ("" = none; a CASPR trajectories.xml or a trajectory YAML), rviz,
@@ -95,7 +101,8 @@ def generate_launch_description() -> LaunchDescription:
             name="trajectory_player",
             output="screen",
             parameters=[{"trajectory_file": LaunchConfiguration("trajectory"),
-                         "skel_file": skel_file}],
+                         "skel_file": skel_file, "mode": "stream",
+                         "enable_service": "/real/hardware_node/enable"}],
             condition=IfCondition(PythonExpression(["'", LaunchConfiguration("trajectory"), "' != ''"])),
         ),
         Node(

@@ -10,14 +10,17 @@ velocity limits (naming the DOF and the time), then
   ``joint_commands`` at ``rate`` Hz, sampled from the trajectory in the node's clock
   (``use_sim_time`` works).
 
-Before playing it waits up to ``wait_for_subscribers`` seconds for a subscriber, then
-``start_delay`` seconds. It logs progress every 10 % and exits when done (status 0),
+Before playing it waits up to ``wait_for_subscribers`` seconds for a subscriber; then,
+if ``enable_service`` names std_srvs/SetBool services (comma-separated, e.g. the
+hardware node's ``/real/hardware_node/enable``), it calls each with ``true`` and plays
+only once all have answered success (a hardware node starts with torque off); then it
+waits ``start_delay`` seconds. It logs progress every 10 % and exits when done (status 0),
 unless ``loop`` is set. Bad parameters, unreadable files and out-of-limit
 trajectories end it with status 2 and one clear message.
 
 Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
 ``package://skel_ros/...``), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
-``start_delay``, ``loop``, ``wait_for_subscribers``.
+``start_delay``, ``loop``, ``wait_for_subscribers``, ``enable_service``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from skel_ros.model import SkelError, load_model
@@ -75,7 +79,10 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "start_delay": (0.0, "seconds to wait before playing (>= 0)"),
     "loop": (False, "play again and again until stopped"),
     "wait_for_subscribers": (5.0, "seconds to wait for a subscriber before playing (>= 0)"),
+    "enable_service": ("", ("std_srvs/SetBool service(s) to call with true before playing,"
+                            " comma-separated (e.g. /real/hardware_node/enable); '' = none")),
 }
+ENABLE_TIMEOUT = 30.0  # s to wait for an enable service to appear and to answer
 _NUMERIC = ("rate", "start_delay", "wait_for_subscribers")
 
 
@@ -94,7 +101,8 @@ def _check_types(p: dict[str, Any]) -> None:
         p[name] = float(value)
         if not math.isfinite(p[name]) or p[name] < 0.0:
             raise PlayerSetupError(f"parameter {name} must be finite and >= 0, got {value}")
-    for name in ("trajectory_file", "skel_file", "mapping_file", "trajectory_id", "mode"):
+    for name in ("trajectory_file", "skel_file", "mapping_file", "trajectory_id", "mode",
+                 "enable_service"):
         if not isinstance(p[name], str):
             raise PlayerSetupError(f"parameter {name} must be a string, got {p[name]!r}")
     if not isinstance(p["loop"], bool):
@@ -124,6 +132,8 @@ class TrajectoryPlayer(Node):
         self.start_delay: float = p["start_delay"]
         self.wait_for_subscribers: float = p["wait_for_subscribers"]
         self.trajectory = self._load(p)
+        self._enable_names = [n.strip() for n in p["enable_service"].split(",") if n.strip()]
+        self._enable: list[tuple[str, Any, Any]] = []  # (name, client, future or None)
         self.done = False
         self._decile = -1
         self._phase = "waiting"
@@ -190,12 +200,49 @@ class TrajectoryPlayer(Node):
                 if waited < self.wait_for_subscribers:
                     return
                 self.get_logger().warning(f"no subscriber after {waited:.1f} s; playing anyway")
+            self._phase, self._phase_start = "enabling", now
+            self._enable = [(name, self.create_client(SetBool, name), None)
+                            for name in self._enable_names]
+        if self._phase == "enabling":
+            if not self._enabled(now - self._phase_start):
+                return
             self._phase, self._phase_start = "delay", now
         if self._phase == "delay":
             if now - self._phase_start < self.start_delay:
                 return
             self._start(now)
         self._play(now - self._t0)
+
+    def _enabled(self, waited: float) -> bool:
+        """Call the enable services; True once every one has answered success.
+
+        Raises:
+            PlayerSetupError: A service did not appear or answer within
+                ENABLE_TIMEOUT, or refused (its message says why).
+        """
+        pending = []
+        for name, client, future in self._enable:
+            if future is None:
+                if not client.service_is_ready():
+                    if waited > ENABLE_TIMEOUT:
+                        raise PlayerSetupError(f"enable service {name} did not appear within"
+                                               f" {ENABLE_TIMEOUT:g} s; not playing")
+                    pending.append((name, client, None))
+                    continue
+                self.get_logger().info(f"calling {name} (enable)")
+                future = client.call_async(SetBool.Request(data=True))
+            if not future.done():
+                if waited > 2 * ENABLE_TIMEOUT:
+                    raise PlayerSetupError(f"enable service {name} did not answer; not playing")
+                pending.append((name, client, future))
+                continue
+            reply = future.result()
+            if reply is None or not reply.success:
+                why = getattr(reply, "message", "no reply")
+                raise PlayerSetupError(f"{name} refused to enable: {why}; not playing")
+            self.get_logger().info(f"{name}: {reply.message}")
+        self._enable = pending
+        return not pending
 
     def _start(self, now: float) -> None:
         self._phase, self._t0, self._decile = "playing", now, -1

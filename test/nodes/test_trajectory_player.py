@@ -12,6 +12,7 @@ import pytest
 from skel_ros.resources import example
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 pytestmark = pytest.mark.ros
@@ -41,8 +42,13 @@ def _player(env: dict[str, str], **params: str) -> subprocess.Popen[str]:
                             stderr=subprocess.STDOUT, text=True)
 
 
-def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str]) -> tuple[list[Any], str]:
-    """Subscribe, spin until the player exits (bounded), return the messages and its output."""
+def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str],
+             setup: Callable[[Any, list[Any]], None] | None = None,
+             ) -> tuple[list[Any], str]:
+    """Subscribe, spin until the player exits (bounded), return the messages and its output.
+
+    ``setup(node, received)`` adds more to the test node (a service) before spinning.
+    """
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -53,6 +59,8 @@ def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str]) -> tuple[li
         node = rclpy.create_node("player_test", context=context)
         node.create_subscription(msg_type, topic, received.append,
                                  QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        if setup is not None:
+            setup(node, received)
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         for _ in range(1200):  # at most ~120 s
@@ -118,6 +126,51 @@ def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
     np.testing.assert_allclose(msg.points[1].positions, [0.378125, -0.078125])
     np.testing.assert_allclose(msg.points[1].velocities, [0.5625, -0.5625])
     np.testing.assert_allclose(msg.points[1].accelerations, [1.5, -1.5])  # 0.5 (6 - 12 s)
+
+
+def _enable_service(success: bool) -> Callable[[Any, list[Any]], None]:  # noqa: FBT001
+    """A SetBool service /test/enable that logs its call into ``received`` and answers."""
+    from std_srvs.srv import SetBool
+
+    def setup(node: Any, received: list[Any]) -> None:  # noqa: ANN401 - an rclpy node
+        def serve(request: Any, response: Any) -> Any:  # noqa: ANN401 - service types
+            received.append(("enable", request.data))
+            response.success = success
+            response.message = "enabled: holding" if success else "E-stop latched"
+            return response
+
+        node.create_service(SetBool, "/test/enable", serve)
+
+    return setup
+
+
+def test_enable_service_is_called_before_playing(ros_env: dict[str, str],
+                                                 tmp_path: Path) -> None:
+    from sensor_msgs.msg import JointState
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
+                   wait_for_subscribers="60.0", enable_service="/test/enable")
+    received, output = _collect(JointState, "/joint_commands", proc, _enable_service(True))
+    assert proc.returncode == 0, output
+    assert received[0] == ("enable", True), output  # before the first command
+    assert sum(1 for r in received if isinstance(r, tuple)) == 1
+    assert len(received) > 10
+    assert "/test/enable: enabled: holding" in output
+
+
+def test_refused_enable_means_no_motion(ros_env: dict[str, str], tmp_path: Path) -> None:
+    from sensor_msgs.msg import JointState
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
+                   wait_for_subscribers="60.0", enable_service="/test/enable")
+    received, output = _collect(JointState, "/joint_commands", proc, _enable_service(False))
+    assert proc.returncode == 2, output
+    assert received == [("enable", True)], output  # not one command
+    assert "/test/enable refused to enable: E-stop latched; not playing" in output
 
 
 def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: Path) -> None:
