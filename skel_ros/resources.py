@@ -21,9 +21,8 @@ def share_dirs() -> list[Path]:
     dirs = []
     if (_SOURCE_ROOT / "package.xml").is_file():
         dirs.append(_SOURCE_ROOT)
-    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if prefix:
-            dirs.append(Path(prefix) / "share" / PACKAGE)
+    dirs.extend(Path(prefix) / "share" / PACKAGE
+                for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if prefix)
     dirs.append(Path(sys.prefix) / "share" / PACKAGE)
     return [d for d in dirs if d.is_dir()]
 

@@ -143,7 +143,7 @@ def compare(
         raise AnalysisError(
             f"the streams do not overlap in time ({start:.3f} .. {end:.3f} s)")
     dt = 1.0 / rate
-    grid = start + dt * np.arange(math.floor((end - start) / dt) + 1)
+    grid: Array = start + dt * np.arange(math.floor((end - start) / dt) + 1, dtype=np.float64)
     if joints is None:
         measured = [s for n, s in by_name.items() if n != "command"] or list(by_name.values())
         common = set(measured[0].joint_names).intersection(*(s.joint_names for s in measured))

@@ -46,7 +46,7 @@ class JointSeries:
     def from_samples(  # noqa: PLR0917 - mirrors the JointState fields
         cls,
         name: str,
-        times: Sequence[float],
+        times: Sequence[float] | npt.ArrayLike,
         joint_names: Sequence[str],
         positions: npt.ArrayLike,
         velocities: npt.ArrayLike | None = None,

@@ -9,19 +9,35 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+MAX_DURATION = 1e6  # s: a --duration beyond this (or inf, nan) is a mistake
+
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording, write_report
 
     limits = None
     if args.skel:
-        from skel_ros.model import load_skel
+        from skel_ros.model import SkelError, load_model
 
-        world = load_skel(args.skel)
+        try:
+            world = load_model(args.skel)
+        except SkelError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         limits = {d.name: (d.position_lower, d.position_upper)
                   for s in world.skeletons for d in s.dofs}
-    topics = StreamTopics(command=tuple(args.command_topic), sim=args.sim_topic,
-                          real=args.real_topic)
+    commands = tuple(dict.fromkeys(args.command_topic or StreamTopics.command))
+    topics = StreamTopics(command=commands, sim=args.sim_topic, real=args.real_topic)
+    if args.record:
+        from skel_ros.nodes.recorder import record_live
+
+        if args.duration is not None and not 0 < args.duration < MAX_DURATION:
+            print(f"error: --duration must be a positive number of seconds, got {args.duration}",
+                  file=sys.stderr)
+            return 2
+        counts = record_live(args.recording, commands, (args.sim_topic, args.real_topic),
+                             duration=args.duration)
+        print("recorded " + ", ".join(f"{t}: {n}" for t, n in counts.items()))
     try:
         streams = read_recording(args.recording, topics)
         comparison = compare(list(streams.values()), limits, rate=args.rate)
@@ -58,7 +74,12 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
         "compare", help="compare command, simulation and hardware in a recorded run (MCAP)")
-    p.add_argument("recording", help="MCAP file (skel-ros sim-to-real or ros2 bag -s mcap)")
+    p.add_argument("recording", help="MCAP file (skel-ros sim-to-real or ros2 bag -s mcap);"
+                                     " with --record, the file to write")
+    p.add_argument("--record", action="store_true",
+                   help="first record the running graph's commands and joint states into"
+                        " RECORDING (until Ctrl-C or --duration), then compare")
+    p.add_argument("--duration", type=float, help="with --record: seconds to record")
     p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
@@ -66,8 +87,8 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--sim-topic", default="/sim/joint_states")
     p.add_argument("--real-topic", default="/real/joint_states")
     p.add_argument("--command-topic", action="append",
-                   default=["/joint_commands", "/joint_trajectory"],
-                   help="topic of the commands (JointState or JointTrajectory)")
+                   help="topic of the commands (JointState or JointTrajectory); repeat for"
+                        " several (default: /joint_commands and /joint_trajectory)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -12,7 +14,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
-def register(sub: Any) -> None:
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action (private type)
     """Add ``demo`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
         "demo", help="run the bundled example end to end and say where the results are"

@@ -21,7 +21,7 @@ COMMAND_MODULES = (
 )
 
 
-def register(sub: Any) -> None:
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action (private type)
     """Add every layer's subcommands to the ``skel-ros`` parser."""
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

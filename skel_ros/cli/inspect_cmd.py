@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from skel_ros.model.types import Joint, Skeleton, World
+if TYPE_CHECKING:
+    from skel_ros.model.types import Joint, Skeleton, World
 
 
 def _fmt(x: float) -> str:
@@ -68,7 +70,7 @@ def _limits_table(skel: Skeleton) -> list[str]:
     )
     rows = [head, "  " + "-" * (len(head) - 2)]
     for d in skel.dofs:
-        rows.append(
+        rows.append(  # noqa: PERF401 - one formatted row per DOF
             f"  {d.name:<{width}}  "
             f"{'[' + _fmt(d.position_lower) + ', ' + _fmt(d.position_upper) + ']':>22}  "
             f"{'[' + _fmt(d.velocity_lower) + ', ' + _fmt(d.velocity_upper) + ']':>22}  "
@@ -83,9 +85,9 @@ def render(world: World) -> str:
     g = " ".join(_fmt(v) for v in world.gravity)
     lines = [
         f"{world.source}",
-        f"world: time step {_fmt(world.time_step)} s, gravity ({g}), "
+        (f"world: time step {_fmt(world.time_step)} s, gravity ({g}), "
         f"collision detector {world.collision_detector.value}, "
-        f"{len(world.skeletons)} skeleton(s)",
+        f"{len(world.skeletons)} skeleton(s)"),
     ]
     for skel in world.skeletons:
         lines.append("")

@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skel_ros.model.errors import SkelError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:

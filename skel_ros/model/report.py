@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from skel_ros.model.kinematics import Kinematics
 from skel_ros.model.types import (
@@ -56,15 +57,15 @@ def number(x: float) -> float | str:
     return x
 
 
-def _matrix(a: Any) -> list[list[float]]:
+def _matrix(a: npt.ArrayLike) -> list[list[float]]:
     return [[float(v) for v in row] for row in np.asarray(a)]
 
 
-def _vector(a: Any) -> list[float]:
+def _vector(a: npt.ArrayLike) -> list[float]:
     return [float(v) for v in np.asarray(a)]
 
 
-def _shape_params(shape: Shape) -> dict[str, Any]:
+def _shape_params(shape: Shape) -> dict[str, Any]:  # noqa: PLR0911 - one return per geometry kind
     g = shape.geometry
     if isinstance(g, Sphere):
         return {"radius": g.radius}
@@ -80,9 +81,8 @@ def _shape_params(shape: Shape) -> dict[str, Any]:
         return {}
     if isinstance(g, MultiSphere):
         return {"numspheres": float(len(g.spheres))}
-    if isinstance(g, Mesh):
-        return {"scale": _vector(g.scale), "meshpath": str(g.path) if g.path else g.file_name}
-    return {}
+    # The last kind of Geometry: a mesh.
+    return {"scale": _vector(g.scale), "meshpath": str(g.path) if g.path else g.file_name}
 
 
 def _joint(j: Joint) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _joint(j: Joint) -> dict[str, Any]:
     }
 
 
-def _body(b: Body, world_tf: Any) -> dict[str, Any]:
+def _body(b: Body, world_tf: npt.ArrayLike) -> dict[str, Any]:
     shapes = []
     if b.soft is not None:
         shapes.append({
@@ -109,7 +109,7 @@ def _body(b: Body, world_tf: Any) -> dict[str, Any]:
             "params": {},
         })
     for s in b.shapes:
-        shapes.append({
+        shapes.append({  # noqa: PERF401 - one dict per shape
             "name": s.name,
             "role": s.role.value,
             "type": _SHAPE_TYPES[type(s.geometry)],

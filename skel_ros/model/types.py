@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from skel_ros.model.errors import Location, SkelWarning
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skel_ros.model.errors import Location, SkelWarning
 
 Array = npt.NDArray[np.float64]
 
@@ -263,7 +265,8 @@ class Mesh:
     kind = "mesh"
 
 
-Geometry = Union[Sphere, Box, Ellipsoid, Cylinder, Capsule, Cone, Pyramid, Plane, MultiSphere, Mesh]
+Geometry = (Sphere | Box | Ellipsoid | Cylinder | Capsule | Cone | Pyramid | Plane | MultiSphere
+            | Mesh)
 
 
 @dataclass(frozen=True, eq=False)

@@ -132,5 +132,77 @@ class McapRecorder:
             if self._closed:
                 return
             self._closed = True
-            self._writer.finish()
+            self._writer.finish()  # type: ignore[no-untyped-call]  # mcap is untyped
             self._file.close()
+
+
+def command_message_class(topic: str, graph_types: Mapping[str, list[str]]) -> type:
+    """The message class of a command topic: from the ROS graph, else from its name.
+
+    Commands are ``sensor_msgs/JointState`` or ``trajectory_msgs/JointTrajectory``;
+    a topic not (yet) in the graph is taken as a trajectory when its name says so.
+    """
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
+
+    types = graph_types.get(topic, [])
+    if "trajectory_msgs/msg/JointTrajectory" in types:
+        return JointTrajectory  # type: ignore[no-any-return]
+    if "sensor_msgs/msg/JointState" in types:
+        return JointState  # type: ignore[no-any-return]
+    return JointTrajectory if "trajectory" in topic.rsplit("/", 1)[-1] else JointState  # type: ignore[no-any-return]
+
+
+def record_live(path: str | Path, command_topics: tuple[str, ...], state_topics: tuple[str, ...],
+                *, duration: float | None = None, log: Callable[[str], None] = print,
+                discovery: float = 1.0) -> dict[str, int]:
+    """Record a running graph's commands and joint states to MCAP until Ctrl-C or ``duration``.
+
+    Uses the environment's ROS settings (domain, discovery range) as any ROS tool does.
+
+    Args:
+        path: the MCAP file to write.
+        command_topics: JointState or JointTrajectory topics (type from the graph).
+        state_topics: JointState topics (``/sim/joint_states``, ``/real/joint_states``).
+        duration: seconds to record; None = until Ctrl-C (SIGINT).
+        log: progress lines (counts every 5 s).
+        discovery: seconds to look at the graph before subscribing (command types).
+
+    Returns:
+        Messages recorded per topic.
+    """
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    recorder: McapRecorder | None = None
+    try:
+        node = rclpy.create_node("skel_ros_recorder", context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        end = time.monotonic() + discovery
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+        graph = dict(node.get_topic_names_and_types())
+        topics: dict[str, type] = {t: command_message_class(t, graph) for t in command_topics}
+        topics.update(dict.fromkeys(state_topics, JointState))
+        recorder = McapRecorder(node, path, topics)
+        log(f"recording {', '.join(topics)} to {path}"
+            f" ({f'{duration:g} s' if duration is not None else 'Ctrl-C to stop'})")
+        start = time.monotonic()
+        next_report = start + 5.0
+        try:
+            while duration is None or time.monotonic() - start < duration:
+                executor.spin_once(timeout_sec=0.05)
+                if time.monotonic() >= next_report:
+                    next_report += 5.0
+                    log("  " + ", ".join(f"{t}: {n}" for t, n in recorder.counts.items()))
+        except KeyboardInterrupt:
+            log("stopped (Ctrl-C)")
+        return dict(recorder.counts)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        rclpy.try_shutdown(context=context)

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -229,7 +229,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
         _wait(lambda: counts["/sim/joint_states"] > 0 and counts["/real/joint_states"] > 0,
               config.startup_timeout, "joint_states from both nodes", procs.check)
 
-        client = node.create_client(SetBool, "/real/hardware_node/enable")
+        client: Any = node.create_client(SetBool, "/real/hardware_node/enable")
         _wait(client.service_is_ready, 30.0, "the /real/hardware_node/enable service",
               procs.check)
         future = client.call_async(SetBool.Request(data=True))

@@ -221,7 +221,8 @@ class TrajectoryPlayer(Node):
                 ENABLE_TIMEOUT, or refused (its message says why).
         """
         pending = []
-        for name, client, future in self._enable:
+        for name, client, call in self._enable:
+            future = call
             if future is None:
                 if not client.service_is_ready():
                     if waited > ENABLE_TIMEOUT:

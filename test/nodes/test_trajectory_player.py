@@ -128,12 +128,12 @@ def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
     np.testing.assert_allclose(msg.points[1].accelerations, [1.5, -1.5])  # 0.5 (6 - 12 s)
 
 
-def _enable_service(success: bool) -> Callable[[Any, list[Any]], None]:  # noqa: FBT001
+def _enable_service(success: bool) -> Callable[[Any, list[Any]], None]:
     """A SetBool service /test/enable that logs its call into ``received`` and answers."""
     from std_srvs.srv import SetBool
 
-    def setup(node: Any, received: list[Any]) -> None:  # noqa: ANN401 - an rclpy node
-        def serve(request: Any, response: Any) -> Any:  # noqa: ANN401 - service types
+    def setup(node: Any, received: list[Any]) -> None:
+        def serve(request: Any, response: Any) -> Any:
             received.append(("enable", request.data))
             response.success = success
             response.message = "enabled: holding" if success else "E-stop latched"
