@@ -94,13 +94,18 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p = sub.add_parser(
         "sim-to-real",
         help="run sim and hardware (emulated by default) on one trajectory, record, compare")
-    p.add_argument("--skel", default="package://skel_ros/examples/arm.skel")
+    p.add_argument("--skel", default="package://skel_ros/examples/arm.skel",
+                   help="the robot's model (SKEL, CASPR bodies or Phobos; default: %(default)s)")
     p.add_argument("--hardware-config",
-                   default="package://skel_ros/config/hardware/arm_dynamixel.yaml")
-    p.add_argument("--trajectory", default="package://skel_ros/examples/arm_trajectory.xml")
+                   default="package://skel_ros/config/hardware/arm_dynamixel.yaml",
+                   help="joint -> actuator YAML (default: %(default)s)")
+    p.add_argument("--trajectory", default="package://skel_ros/examples/arm_trajectory.xml",
+                   help="CASPR trajectories.xml or trajectory YAML played to both robots"
+                        " (default: %(default)s)")
     p.add_argument("--mapping", help="CASPR q -> DOF name mapping file")
-    p.add_argument("--out", default="out/sim_to_real", help="output directory")
-    p.add_argument("--format", choices=("html", "md"), default="html")
+    p.add_argument("--out", default="out/sim_to_real",
+                   help="output directory: recording, node logs, report (default: %(default)s)")
+    p.add_argument("--format", choices=("html", "md"), default="html", help="report format")
     p.add_argument("--hardware", action="store_true",
                    help="use the real actuators of the hardware config (default: emulate them)")
     p.set_defaults(func=_cmd_sim_to_real)
