@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import numpy as np
-import yaml
 
 from skel_ros.hardware.base import PROTOCOLS, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.errors import ConfigError
@@ -55,6 +54,7 @@ from skel_ros.model.limits import (
     LimitSet,
     load_limit_overrides,
 )
+from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines, node_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -384,52 +384,11 @@ def parse_hardware_config(text: str, source: str = "<string>",
     Raises:
         ConfigError: invalid YAML or malformed configuration, ``"file:line: ..."``.
     """
-    loader = _Loader(text)
-    loader.source = source
     try:
-        data = loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
-        problem = exc.problem or exc.context
-        raise ConfigError(_at(source, line, f"invalid YAML: {problem}")) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
-    finally:
-        loader.dispose()
+        data = load_yaml_lines(text, scalar_keys=True)
+    except YamlLineError as exc:
+        raise ConfigError(_at(source, exc.line, exc.message)) from None
     return _Parser(source, base_dir or Path()).document(data)
-
-
-class _Marked(dict[Any, Any]):
-    """A YAML mapping that remembers its line and each key's line."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__()
-        self.line = line
-        self.key_lines: dict[Any, int] = {}
-
-
-class _Loader(yaml.SafeLoader):
-    source = "<string>"
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Marked:
-    loader.flatten_mapping(node)
-    result = _Marked(node.start_mark.line + 1)
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        if not isinstance(key, (str, int, float, bool)) and key is not None:
-            raise ConfigError(_at(loader.source, line, f"mapping key {key!r} is not a scalar"))
-        if key in result:
-            raise ConfigError(_at(loader.source, line,
-                                  f"duplicate key {key!r} (first on line {result.key_lines[key]})"))
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.key_lines[key] = line
-    return result
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def _at(source: str, line: int, message: str) -> str:
@@ -437,11 +396,7 @@ def _at(source: str, line: int, message: str) -> str:
 
 
 def _line(mapping: object, key: object = None) -> int:
-    if not isinstance(mapping, _Marked):
-        return 0
-    if key is None:
-        return mapping.line
-    return mapping.key_lines.get(key, mapping.line)
+    return node_line(mapping) if key is None else key_line(mapping, key)
 
 
 def _dof_hint(name: str, skeleton: Skeleton) -> str:

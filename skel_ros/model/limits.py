@@ -38,9 +38,11 @@ from typing import Any, Final, NoReturn
 
 import numpy as np
 import numpy.typing as npt
-import yaml
 
 from skel_ros.model.types import Array, Skeleton, frozen_array
+from skel_ros.model.yamlread import YamlLineError, load_yaml_lines
+from skel_ros.model.yamlread import key_line as _key_line
+from skel_ros.model.yamlread import node_line as _node_line
 
 __all__ = [
     "Bound",
@@ -720,54 +722,6 @@ def _expect_mapping(value: object, what: str, source: str, line: int) -> Mapping
     return value
 
 
-class _LineDict(dict[Any, Any]):
-    """A YAML mapping that remembers its own line and the line of each key."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__()
-        self.line = line
-        self.key_lines: dict[Any, int] = {}
-
-
-def _node_line(mapping: Mapping[Any, Any]) -> int:
-    return mapping.line if isinstance(mapping, _LineDict) else 0
-
-
-def _key_line(mapping: Mapping[Any, Any], key: object, default: int = 0) -> int:
-    if isinstance(mapping, _LineDict):
-        return mapping.key_lines.get(key, mapping.line)
-    return default
-
-
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are :class:`_LineDict` and that rejects duplicate keys."""
-
-    source = "<string>"
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> _LineDict:
-    loader.flatten_mapping(node)
-    result = _LineDict(node.start_mark.line + 1)
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        try:
-            duplicate = key in result
-        except TypeError:
-            raise LimitError(f"mapping key {key!r} is not hashable", loader.source, line) from None
-        if duplicate:
-            raise LimitError(
-                f"duplicate key {key!r} (first on line {result.key_lines[key]})",
-                loader.source, line,
-            )
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.key_lines[key] = line
-    return result
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def parse_limit_overrides(text: str, source: str = "<string>") -> LimitOverrides:
     """Parse override YAML text.
 
@@ -781,18 +735,10 @@ def parse_limit_overrides(text: str, source: str = "<string>") -> LimitOverrides
     Raises:
         LimitError: Invalid YAML or malformed overrides, with file and line.
     """
-    loader = _LineLoader(text)
-    loader.source = source
     try:
-        data = loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
-        raise LimitError(f"invalid YAML: {exc.problem or exc.context}", source, line) from None
-    except yaml.YAMLError as exc:
-        raise LimitError(f"invalid YAML: {exc}", source) from None
-    finally:
-        loader.dispose()
+        data = load_yaml_lines(text)
+    except YamlLineError as exc:
+        raise LimitError(exc.message, source, exc.line) from None
     return LimitOverrides.from_mapping(data, source)
 
 
