@@ -2,9 +2,13 @@
 
     ros2 launch skel_ros hardware.launch.py emulate:=true
     ros2 launch skel_ros hardware.launch.py port:=/dev/ttyUSB0
-    ros2 launch skel_ros hardware.launch.py skel_file:=package://skel_ros/examples/quadruped.skel \\
-        hardware_config:=$(ros2 pkg prefix skel_ros)/share/skel_ros/config/hardware/quadruped_mit.yaml \\
+    ros2 launch skel_ros hardware.launch.py \\
+        skel_file:=package://skel_ros/examples/quadruped.skel \\
+        hardware_config:=/path/to/quadruped_mit.yaml \\
         can_interface:=socketcan can_channel:=can0
+
+(``quadruped_mit.yaml``: a joint -> actuator mapping of your own, see docs/hardware.md; the
+package ships config/hardware/arm_dynamixel.yaml.)
 
 Arguments:
     skel_file        the robot's SKEL (or other model) file
@@ -12,18 +16,32 @@ Arguments:
     port             serial port for every Dynamixel bus ("" = as in the YAML)
     can_interface    python-can interface for every CAN bus ("" = as in the YAML)
     can_channel      CAN channel for every CAN bus ("" = as in the YAML)
-    emulate          start emulated actuators instead of talking to hardware
+    emulate          start emulated actuators instead of talking to hardware (true/false)
     rviz             start RViz
-    namespace        namespace of the node and its topics
+    namespace        namespace of the node and its topics ("" = none)
+
+String parameters are wrapped in ``ParameterValue(..., value_type=str)``: launch_ros reads
+a bare substitution as YAML, so ``can_channel:=0`` would reach the node as the integer 0
+and the node (string parameter) would refuse it. ``emulate`` accepts only true/false
+(True/False): Humble's ``ParameterValue(value_type=bool)`` refuses 1/0, Jazzy's takes
+them. Only launch / launch_ros API common to Humble, Jazzy and Kilted is used.
 """
 
-from launch import LaunchDescription
+# I001 off: ruff takes `launch` for first-party (the repository's launch/ directory).
+from launch import LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+BOOL_CHOICES = ["true", "false", "True", "False"]
+
+
+def _string(name: str) -> ParameterValue:
+    """A launch argument as a string parameter, never re-read as YAML (``0`` stays ``"0"``)."""
+    return ParameterValue(LaunchConfiguration(name), value_type=str)
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -39,10 +57,19 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("can_interface", default_value="",
                               description="python-can interface override"),
         DeclareLaunchArgument("can_channel", default_value="", description="CAN channel override"),
-        DeclareLaunchArgument("emulate", default_value="false",
+        DeclareLaunchArgument("emulate", default_value="false", choices=BOOL_CHOICES,
                               description="emulated actuators instead of hardware"),
         DeclareLaunchArgument("rviz", default_value="false", description="start RViz"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
+        # Nodes of other packages first: if one is missing (rviz2 is not in ros-base), launch
+        # aborts before starting ours; started ones would be left running as orphans.
+        Node(
+            package="rviz2",
+            executable="rviz2",
+            name="rviz2",
+            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros.rviz"])],
+            condition=IfCondition(LaunchConfiguration("rviz")),
+        ),
         Node(
             package="skel_ros",
             executable="hardware_node",
@@ -50,19 +77,12 @@ def generate_launch_description() -> LaunchDescription:
             namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[{
-                "skel_file": LaunchConfiguration("skel_file"),
-                "hardware_config": LaunchConfiguration("hardware_config"),
-                "port": LaunchConfiguration("port"),
-                "can_interface": LaunchConfiguration("can_interface"),
-                "can_channel": LaunchConfiguration("can_channel"),
+                "skel_file": _string("skel_file"),
+                "hardware_config": _string("hardware_config"),
+                "port": _string("port"),
+                "can_interface": _string("can_interface"),
+                "can_channel": _string("can_channel"),
                 "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
             }],
-        ),
-        Node(
-            package="rviz2",
-            executable="rviz2",
-            name="rviz2",
-            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros.rviz"])],
-            condition=IfCondition(LaunchConfiguration("rviz")),
         ),
     ])

@@ -17,12 +17,21 @@ trajectory to both; without it, enable by hand::
 
 ``skel-ros compare run.mcap --record`` records the run (until Ctrl-C) and compares it.
 
-Arguments: skel_file, hardware_config, port, can_interface, can_channel, emulate,
-trajectory ("" = none; a CASPR trajectories.xml or a trajectory YAML), rviz,
+Arguments: skel_file, hardware_config, port, can_interface, can_channel, emulate
+(true/false), trajectory ("" = none; a CASPR trajectories.xml or a trajectory YAML), rviz,
 spacing (distance between the robots in RViz, m).
+
+String parameters are wrapped in ``ParameterValue(..., value_type=str)``: launch_ros reads
+a bare substitution as YAML, so ``can_channel:=0`` would reach the node as the integer 0
+and be refused. The player's condition is a plain ``launch.Condition`` predicate: a
+``PythonExpression`` comparison breaks on paths with quotes, ``NotEqualsSubstitution`` is
+not in Humble and ``LaunchConfigurationNotEquals`` is deprecated since Iron. ``emulate``
+accepts only true/false (True/False): Humble's ``ParameterValue(value_type=bool)`` refuses
+1/0. Only launch / launch_ros API common to Humble, Jazzy and Kilted is used.
 """
 
-from launch import LaunchDescription
+# I001 off: ruff takes `launch` for first-party (the repository's launch/ directory).
+from launch import Condition, LaunchContext, LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
@@ -30,10 +39,24 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-COMMAND_REMAPS = [("joint_commands", "/joint_commands"), ("joint_trajectory", "/joint_trajectory")]
+COMMAND_REMAPS = [("joint_commands", "/joint_commands"),
+                  ("joint_trajectory", "/joint_trajectory")]
+BOOL_CHOICES = ["true", "false", "True", "False"]
 
 
-def _world_offset(side: str, y: str) -> Node:
+def _string(name: str) -> ParameterValue:
+    """A launch argument as a string parameter, never re-read as YAML (``0`` stays ``"0"``).
+
+    A new ParameterValue per use: it keeps its evaluated value, so it is not shared.
+    """
+    return ParameterValue(LaunchConfiguration(name), value_type=str)
+
+
+def _trajectory_given(context: LaunchContext) -> bool:
+    return LaunchConfiguration("trajectory").perform(context).strip() != ""
+
+
+def _world_offset(side: str, y: PythonExpression) -> Node:
     # tf2_ros's static publisher: the two robots' world frames, apart along y.
     return Node(
         package="tf2_ros",
@@ -46,7 +69,6 @@ def _world_offset(side: str, y: str) -> Node:
 
 def generate_launch_description() -> LaunchDescription:
     share = FindPackageShare("skel_ros")
-    skel_file = LaunchConfiguration("skel_file")
     spacing = LaunchConfiguration("spacing")
     return LaunchDescription([
         DeclareLaunchArgument("skel_file", default_value="package://skel_ros/examples/arm.skel",
@@ -59,13 +81,24 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("can_interface", default_value="",
                               description="python-can interface override"),
         DeclareLaunchArgument("can_channel", default_value="", description="CAN channel override"),
-        DeclareLaunchArgument("emulate", default_value="true",
+        DeclareLaunchArgument("emulate", default_value="true", choices=BOOL_CHOICES,
                               description="emulated actuators instead of hardware"),
         DeclareLaunchArgument("trajectory", default_value="",
                               description="trajectory file to play to both robots"),
         DeclareLaunchArgument("rviz", default_value="true", description="start RViz"),
         DeclareLaunchArgument("spacing", default_value="0.6",
                               description="distance between the two robots in RViz (m)"),
+        # Nodes of other packages first: if one is missing (rviz2 is not in ros-base), launch
+        # aborts before starting ours; started ones would be left running as orphans.
+        _world_offset("sim", PythonExpression(["str(", spacing, " / 2)"])),
+        _world_offset("real", PythonExpression(["str(-", spacing, " / 2)"])),
+        Node(
+            package="rviz2",
+            executable="rviz2",
+            name="rviz2",
+            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros_sim_to_real.rviz"])],
+            condition=IfCondition(LaunchConfiguration("rviz")),
+        ),
         Node(
             package="skel_ros",
             executable="sim_node",
@@ -73,7 +106,7 @@ def generate_launch_description() -> LaunchDescription:
             namespace="sim",
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "sim.yaml"]),
-                        {"skel_file": skel_file, "frame_prefix": "sim/"}],
+                        {"skel_file": _string("skel_file"), "frame_prefix": "sim/"}],
             remappings=COMMAND_REMAPS,
         ),
         Node(
@@ -83,33 +116,24 @@ def generate_launch_description() -> LaunchDescription:
             namespace="real",
             output="screen",
             parameters=[{
-                "skel_file": skel_file,
-                "hardware_config": LaunchConfiguration("hardware_config"),
-                "port": LaunchConfiguration("port"),
-                "can_interface": LaunchConfiguration("can_interface"),
-                "can_channel": LaunchConfiguration("can_channel"),
+                "skel_file": _string("skel_file"),
+                "hardware_config": _string("hardware_config"),
+                "port": _string("port"),
+                "can_interface": _string("can_interface"),
+                "can_channel": _string("can_channel"),
                 "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
                 "frame_prefix": "real/",
             }],
             remappings=COMMAND_REMAPS,
         ),
-        _world_offset("sim", PythonExpression(["str(", spacing, " / 2)"])),
-        _world_offset("real", PythonExpression(["str(-", spacing, " / 2)"])),
         Node(
             package="skel_ros",
             executable="trajectory_player",
             name="trajectory_player",
             output="screen",
-            parameters=[{"trajectory_file": LaunchConfiguration("trajectory"),
-                         "skel_file": skel_file, "mode": "stream",
+            parameters=[{"trajectory_file": _string("trajectory"),
+                         "skel_file": _string("skel_file"), "mode": "stream",
                          "enable_service": "/real/hardware_node/enable"}],
-            condition=IfCondition(PythonExpression(["'", LaunchConfiguration("trajectory"), "' != ''"])),
-        ),
-        Node(
-            package="rviz2",
-            executable="rviz2",
-            name="rviz2",
-            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros_sim_to_real.rviz"])],
-            condition=IfCondition(LaunchConfiguration("rviz")),
+            condition=Condition(predicate=_trajectory_given),
         ),
     ])

@@ -1,34 +1,50 @@
-"""The launch files: each LaunchDescription builds, with the nodes, parameters and
-remappings the documentation promises.
+"""The launch files: each LaunchDescription builds, with the nodes, parameters, remappings,
+conditions and launch arguments the documentation promises.
 
 ``launch`` and ``launch_ros`` come with a ROS 2 distro; no package registry carries
 them, so where they are not importable (the PyPI-wheel environment of scripts/setup.sh)
 these tests are skipped with that reason. On a distro (Humble, Jazzy, Kilted) they run.
-The launch files themselves use only the public launch / launch_ros API; reading the
-configured values back out of the actions needs launch_ros's name-mangled attributes,
-which are the same in all three distros.
+
+Each node goes through launch_ros's own substitution step (``Node._perform_substitutions``,
+what ``Node.execute`` does before starting the process), so the checks see what the
+process would get: the full node name and namespace, the remapping rules, and the
+parameters as launch_ros writes them into the ``--params-file`` YAML (types included:
+``emulate`` a bool, ``can_channel:=0`` the string ``"0"``). That step and the raw
+``arguments`` are private (``_perform_substitutions``, name-mangled attributes); they are
+the same in Humble, Jazzy and Kilted. The launch files themselves use only public API.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[1]
-launch = pytest.importorskip(
-    "launch", reason="launch is not importable: it comes with a ROS 2 distro, no registry has it")
+LAUNCH_FILES = ("sim.launch.py", "hardware.launch.py", "sim_to_real.launch.py")
+# launch_ros first: from the repository root, ``import launch`` alone can find the
+# repository's launch/ directory as a namespace package.
 launch_ros = pytest.importorskip(
     "launch_ros",
     reason="launch_ros is not importable: it comes with a ROS 2 distro, no registry has it")
+launch = pytest.importorskip(
+    "launch", reason="launch is not importable: it comes with a ROS 2 distro, no registry has it")
 
-from launch import LaunchContext  # noqa: E402
+# I001 off: ruff takes `launch` for first-party (the repository's launch/ directory).
+from launch import LaunchContext, LaunchDescription  # noqa: E402, I001
 from launch.actions import DeclareLaunchArgument  # noqa: E402
 from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions  # noqa: E402
 from launch_ros.actions import Node  # noqa: E402
-from launch_ros.utilities import evaluate_parameters  # noqa: E402
+
+COMMAND_REMAPS = {"joint_commands": "/joint_commands", "joint_trajectory": "/joint_trajectory"}
 
 
 @pytest.fixture(autouse=True)
@@ -41,92 +57,236 @@ def _package_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
 
 
-def _describe(name: str, **arguments: str) -> dict[str, dict[str, Any]]:
-    """Build the launch file's description and return its active nodes by name."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "launch" / name)
-    assert spec and spec.loader
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), REPO / "launch" / name)
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    description = module.generate_launch_description()
+    return module
+
+
+def _params_of(node: Node, key: str) -> tuple[dict[str, Any], list[Path]]:
+    """The parameters the node would get, in order, and the parameter files given as such.
+
+    launch_ros writes each parameter dictionary into a temporary YAML file
+    (``launch_params_*``) under ``key``: the node's full name, or ``/**`` for a node
+    without a namespace; those are read back and removed.
+    """
+    params: dict[str, Any] = {}
+    files: list[Path] = []
+    for argument, is_file in node._Node__expanded_parameter_arguments or []:
+        assert is_file, f"{key}: unexpected -p rule {argument}"
+        path = Path(argument)
+        content = yaml.safe_load(path.read_text())
+        generated = (path.name.startswith("launch_params_")
+                     and path.parent == Path(tempfile.gettempdir()))
+        if generated:
+            path.unlink()
+            assert list(content) == [key]
+            params.update(content[key]["ros__parameters"])
+        else:
+            files.append(path)
+            for section in ("/**", key, key.lstrip("/")):
+                params.update((content.get(section) or {}).get("ros__parameters", {}))
+    return params, files
+
+
+def _describe(name: str, **arguments: str) -> dict[str, dict[str, Any]]:
+    """Build the launch file's description and return its active nodes by node name.
+
+    The arguments are set as on the command line; the DeclareLaunchArgument actions then
+    run as in a launch (defaults for the rest, ``choices`` checked).
+    """
+    description = _load(name).generate_launch_description()
     context = LaunchContext()
     context.launch_configurations.update(arguments)
     nodes: dict[str, dict[str, Any]] = {}
     for entity in description.entities:
         if isinstance(entity, DeclareLaunchArgument):
-            if entity.name not in arguments:
-                entity.visit(context)  # sets the default
+            entity.visit(context)
             continue
-        if not isinstance(entity, Node):
-            continue
+        assert isinstance(entity, Node), f"{name}: this test does not know {entity!r}"
         if entity.condition is not None and not entity.condition.evaluate(context):
             continue
-        params: dict[str, Any] = {}
-        files: list[str] = []
-        for p in evaluate_parameters(context, entity._Node__parameters):  # noqa: SLF001
-            if isinstance(p, dict):
-                params.update(p)
-            else:
-                files.append(str(p))
-        remaps = {perform_substitutions(context, list(a)): perform_substitutions(context, list(b))
-                  for a, b in entity._Node__remappings}  # noqa: SLF001
-        ns = entity._Node__node_namespace  # noqa: SLF001
-        namespace = perform_substitutions(context, normalize_to_list_of_substitutions(ns)) if ns else ""
-        node_name = perform_substitutions(
-            context, normalize_to_list_of_substitutions(entity._Node__node_name))  # noqa: SLF001
+        entity._perform_substitutions(context)  # what Node.execute does first
+        # Without namespace= the node name is "<node_namespace_unspecified>/name": the node
+        # lands in the root namespace (or ROS_NAMESPACE); namespace None below.
+        full_name = entity.node_name.replace(Node.UNSPECIFIED_NODE_NAMESPACE, "")
+        fully_specified = entity.is_node_name_fully_specified()
+        params, files = _params_of(entity, full_name if fully_specified else "/**")
         arguments_ = [perform_substitutions(context, normalize_to_list_of_substitutions(a))
-                      for a in (entity._Node__arguments or [])]  # noqa: SLF001
-        nodes[node_name] = {"package": entity.node_package, "executable": entity.node_executable,
-                            "namespace": namespace, "params": params, "files": files,
-                            "remaps": remaps, "arguments": arguments_}
+                      for a in (entity._Node__arguments or [])]
+        short = full_name.rsplit("/", 1)[1]
+        assert short not in nodes, f"{name}: two nodes named {short}"
+        nodes[short] = {"package": entity.node_package, "executable": entity.node_executable,
+                        "full_name": full_name,
+                        "namespace": entity.expanded_node_namespace if fully_specified else None,
+                        "params": params, "files": files,
+                        "remaps": dict(entity.expanded_remapping_rules or []),
+                        "arguments": arguments_}
     return nodes
+
+
+def _console_scripts() -> set[str]:
+    return set(re.findall(r'"([\w-]+) = skel_ros\.', (REPO / "setup.py").read_text()))
+
+
+def _check_skel_ros_executables(nodes: dict[str, dict[str, Any]]) -> None:
+    scripts = _console_scripts()
+    for node in nodes.values():
+        if node["package"] == "skel_ros":
+            assert node["executable"] in scripts
 
 
 def test_sim_launch() -> None:
     nodes = _describe("sim.launch.py")
     assert set(nodes) == {"sim_node", "rviz2"}
+    _check_skel_ros_executables(nodes)
     sim = nodes["sim_node"]
-    assert (sim["package"], sim["executable"], sim["namespace"]) == ("skel_ros", "sim_node", "")
+    assert (sim["package"], sim["executable"]) == ("skel_ros", "sim_node")
+    assert (sim["full_name"], sim["namespace"]) == ("/sim_node", "/")
+    assert [f.name for f in sim["files"]] == ["sim.yaml"]
+    assert sim["files"][0].resolve() == (REPO / "config" / "sim.yaml").resolve()
     assert sim["params"]["skel_file"] == "package://skel_ros/examples/arm.skel"
-    assert [Path(f).name for f in sim["files"]] == ["sim.yaml"]
-    assert all(Path(f).exists() for f in sim["files"])
-    rviz_config = Path(nodes["rviz2"]["arguments"][1])
-    assert rviz_config.name == "skel_ros.rviz" and rviz_config.exists()
-    assert nodes["rviz2"]["params"]["use_sim_time"] is True
+    assert sim["params"]["hold_initial"] is True  # from sim.yaml, read under /**
+    assert sim["remaps"] == {}
+    rviz = nodes["rviz2"]
+    assert (rviz["package"], rviz["executable"]) == ("rviz2", "rviz2")
+    assert rviz["arguments"][0] == "-d"
+    rviz_config = Path(rviz["arguments"][1])
+    assert rviz_config.name == "skel_ros.rviz"
+    assert rviz_config.exists()
+    assert rviz["params"] == {"use_sim_time": True}
 
-    nodes = _describe("sim.launch.py", rviz="false", namespace="robot1", skel_file="/x.skel")
+    nodes = _describe("sim.launch.py", rviz="false", namespace="robot1", skel_file="on",
+                      config=str(REPO / "config" / "sim_gains.yaml"))
     assert set(nodes) == {"sim_node"}
-    assert nodes["sim_node"]["namespace"] == "robot1"
-    assert nodes["sim_node"]["params"]["skel_file"] == "/x.skel"
+    sim = nodes["sim_node"]
+    assert (sim["full_name"], sim["namespace"]) == ("/robot1/sim_node", "/robot1")
+    assert sim["params"]["skel_file"] == "on"  # a string, not YAML's True
+    assert [f.name for f in sim["files"]] == ["sim_gains.yaml"]
+
+    nodes = _describe("sim.launch.py", use_sim_time="False")
+    assert nodes["rviz2"]["params"] == {"use_sim_time": False}
 
 
 def test_hardware_launch() -> None:
-    nodes = _describe("hardware.launch.py", emulate="true", port="/dev/ttyUSB1")
+    nodes = _describe("hardware.launch.py")
     assert set(nodes) == {"hardware_node"}
+    _check_skel_ros_executables(nodes)
     hw = nodes["hardware_node"]
     assert (hw["package"], hw["executable"]) == ("skel_ros", "hardware_node")
+    assert (hw["full_name"], hw["namespace"]) == ("/hardware_node", "/")
+    assert hw["files"] == []
+    assert hw["remaps"] == {}
+    config = Path(hw["params"].pop("hardware_config"))
+    assert config.name == "arm_dynamixel.yaml"
+    assert config.exists()
+    assert hw["params"] == {"skel_file": "package://skel_ros/examples/arm.skel", "port": "",
+                            "can_interface": "", "can_channel": "", "emulate": False}
+
+    nodes = _describe("hardware.launch.py", emulate="true", port="/dev/ttyUSB1",
+                      can_interface="socketcan", can_channel="0", namespace="robot1",
+                      rviz="true")
+    assert set(nodes) == {"hardware_node", "rviz2"}
+    hw = nodes["hardware_node"]
+    assert hw["full_name"] == "/robot1/hardware_node"
     assert hw["params"]["emulate"] is True
     assert hw["params"]["port"] == "/dev/ttyUSB1"
-    assert Path(hw["params"]["hardware_config"]).name == "arm_dynamixel.yaml"
-    assert Path(hw["params"]["hardware_config"]).exists()
+    assert hw["params"]["can_interface"] == "socketcan"
+    assert hw["params"]["can_channel"] == "0"  # a string parameter, not YAML's 0
+    assert Path(nodes["rviz2"]["arguments"][1]).exists()
+
+    with pytest.raises(Exception, match="emulate"):  # not one of the choices
+        _describe("hardware.launch.py", emulate="maybe")
 
 
 def test_sim_to_real_launch() -> None:
     nodes = _describe("sim_to_real.launch.py", rviz="false")
     assert set(nodes) == {"sim_node", "hardware_node", "sim_world_offset", "real_world_offset"}
+    _check_skel_ros_executables(nodes)
     sim, hw = nodes["sim_node"], nodes["hardware_node"]
-    assert (sim["namespace"], hw["namespace"]) == ("sim", "real")
+    assert (sim["package"], sim["executable"]) == ("skel_ros", "sim_node")
+    assert (hw["package"], hw["executable"]) == ("skel_ros", "hardware_node")
+    assert (sim["full_name"], hw["full_name"]) == ("/sim/sim_node", "/real/hardware_node")
+    assert (sim["namespace"], hw["namespace"]) == ("/sim", "/real")
     assert (sim["params"]["frame_prefix"], hw["params"]["frame_prefix"]) == ("sim/", "real/")
+    assert [f.name for f in sim["files"]] == ["sim.yaml"]
+    assert hw["files"] == []
+    assert sim["params"]["skel_file"] == hw["params"]["skel_file"] == (
+        "package://skel_ros/examples/arm.skel")
     assert hw["params"]["emulate"] is True
+    assert Path(hw["params"]["hardware_config"]).exists()
     # One command input reaches both robots.
-    expected = {"joint_commands": "/joint_commands", "joint_trajectory": "/joint_trajectory"}
-    assert sim["remaps"] == expected
-    assert hw["remaps"] == expected
-    offsets = {n: nodes[n]["arguments"] for n in ("sim_world_offset", "real_world_offset")}
-    assert offsets["sim_world_offset"][3] == "0.3"
-    assert offsets["real_world_offset"][3] == "-0.3"
-    assert offsets["sim_world_offset"][-1] == "sim/world"
+    assert sim["remaps"] == COMMAND_REMAPS
+    assert hw["remaps"] == COMMAND_REMAPS
+    for side, y in (("sim", "0.3"), ("real", "-0.3")):
+        offset = nodes[f"{side}_world_offset"]
+        assert offset["package"] == "tf2_ros"
+        assert offset["executable"] == "static_transform_publisher"
+        assert offset["arguments"] == ["--x", "0", "--y", y, "--z", "0", "--frame-id", "world",
+                                       "--child-frame-id", f"{side}/world"]
 
-    nodes = _describe("sim_to_real.launch.py", trajectory="/t.xml")
-    assert nodes["trajectory_player"]["params"]["trajectory_file"] == "/t.xml"
-    rviz_config = Path(nodes["rviz2"]["arguments"][1])
+    # A path with a quote and a space: no expression quoting to break.
+    trajectory = "/data/it's a trajectory.yaml"
+    nodes = _describe("sim_to_real.launch.py", trajectory=trajectory, emulate="false",
+                      spacing="1", can_channel="1")
+    assert set(nodes) == {"sim_node", "hardware_node", "sim_world_offset", "real_world_offset",
+                          "trajectory_player", "rviz2"}
+    assert nodes["hardware_node"]["params"]["emulate"] is False
+    assert nodes["hardware_node"]["params"]["can_channel"] == "1"
+    assert nodes["sim_world_offset"]["arguments"][3] == "0.5"
+    assert nodes["real_world_offset"]["arguments"][3] == "-0.5"
+    player = nodes["trajectory_player"]
+    assert (player["package"], player["executable"]) == ("skel_ros", "trajectory_player")
+    assert (player["full_name"], player["namespace"]) == ("/trajectory_player", None)
+    assert player["params"] == {"trajectory_file": trajectory,
+                                "skel_file": "package://skel_ros/examples/arm.skel",
+                                "mode": "stream", "enable_service": "/real/hardware_node/enable"}
+    assert player["remaps"] == {}  # joint_commands from the root namespace is /joint_commands
+    rviz = nodes["rviz2"]
+    rviz_config = Path(rviz["arguments"][1])
+    assert rviz_config.name == "skel_ros_sim_to_real.rviz"
     assert rviz_config.exists()
+
+    assert "trajectory_player" not in _describe("sim_to_real.launch.py", trajectory=" ")
+
+
+def _documented_arguments(doc: str) -> set[str]:
+    """The launch arguments a launch file's docstring lists after ``Arguments:``.
+
+    Either an indented block, one ``name  description`` a line, or running text:
+    ``Arguments: a, b (note), c.`` up to the next blank line.
+    """
+    text = doc.split("Arguments:", 1)[1]
+    head, _, rest = text.partition("\n")
+    if head.strip():
+        paragraph = re.sub(r"\([^)]*\)", "", head + " " + rest.split("\n\n", 1)[0])
+        names = {word.strip(" \n.") for word in paragraph.split(",") if word.strip(" \n.")}
+    else:
+        names = {line.split()[0] for line in rest.split("\n\n", 1)[0].splitlines()
+                 if line.strip()}
+    assert all(re.fullmatch(r"\w+", n) for n in names), names
+    return names
+
+
+@pytest.mark.parametrize("name", LAUNCH_FILES)
+def test_documented_arguments_are_declared(name: str) -> None:
+    module = _load(name)
+    description: LaunchDescription = module.generate_launch_description()
+    declared = {a.name for a in description.get_launch_arguments()}
+    doc = module.__doc__ or ""
+    assert _documented_arguments(doc) == declared
+    # Every name:=value in the usage examples is a declared argument.
+    assert set(re.findall(r"(\w+):=", doc)) <= declared
+
+
+@pytest.mark.parametrize("name", LAUNCH_FILES)
+def test_other_packages_nodes_come_first(name: str) -> None:
+    """A missing package (rviz2 is not in ros-base) makes launch abort at that node; nodes
+    started before it would be left running, so this package's nodes come last."""
+    nodes = [e for e in _load(name).generate_launch_description().entities
+             if isinstance(e, Node)]
+    ours = [e.node_package == "skel_ros" for e in nodes]
+    assert ours == sorted(ours), [e.node_package for e in nodes]
