@@ -4,11 +4,10 @@
     ros2 launch skel_ros hardware.launch.py port:=/dev/ttyUSB0
     ros2 launch skel_ros hardware.launch.py \\
         skel_file:=package://skel_ros/examples/quadruped.skel \\
-        hardware_config:=/path/to/quadruped_mit.yaml \\
-        can_interface:=socketcan can_channel:=can0
+        hardware_config:=package://skel_ros/config/hardware/quadruped_mit.yaml
 
-(``quadruped_mit.yaml``: a joint -> actuator mapping of your own, see docs/hardware.md; the
-package ships config/hardware/arm_dynamixel.yaml.)
+(the bundled mappings: config/hardware/arm_dynamixel.yaml, quadruped_mit.yaml; see
+docs/hardware.md and docs/can.md.)
 
 Arguments:
     skel_file        the robot's SKEL (or other model) file

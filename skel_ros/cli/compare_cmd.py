@@ -59,7 +59,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
         skel_file=resolve(args.skel), hardware_config=resolve(args.hardware_config),
         trajectory=resolve(args.trajectory), out_dir=Path(args.out),
         mapping_file=resolve(args.mapping) if args.mapping else None,
-        emulate=not args.hardware, report_format=args.format)
+        emulate=not args.hardware, report_format=args.format, port=args.port,
+        can_interface=args.can_interface, can_channel=args.can_channel)
     try:
         result = run_sim_to_real(config)
     except RunError as exc:
@@ -108,4 +109,8 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format")
     p.add_argument("--hardware", action="store_true",
                    help="use the real actuators of the hardware config (default: emulate them)")
+    p.add_argument("--port", default="", help="serial port for every Dynamixel bus")
+    p.add_argument("--can-interface", default="",
+                   help="python-can interface for every CAN bus (e.g. socketcan, pcan)")
+    p.add_argument("--can-channel", default="", help="CAN channel for every CAN bus")
     p.set_defaults(func=_cmd_sim_to_real)

@@ -210,6 +210,25 @@ PROTOCOLS: Mapping[str, str] = MappingProxyType({
 })
 
 
+CAN_PROTOCOLS: frozenset[str] = frozenset({"canopen", "mit"})
+"""The protocols whose transport is a python-can bus."""
+
+
+def emulator_transport(spec: BusSpec) -> dict[str, Any]:
+    """Where the emulator of ``spec``'s bus goes (``emulate:=true``): never onto real hardware.
+
+    A CAN bus on a python-can ``virtual`` channel keeps it (tests choose their channel);
+    any other CAN transport (``socketcan``, ``pcan``, ...) gives ``{}``, a fresh virtual
+    channel, so emulation works where that interface is missing and never puts emulated
+    motors on a real bus. Serial emulators open their own pseudo-terminal whatever the
+    port says, so a serial transport is returned unchanged.
+    """
+    transport = dict(spec.transport)
+    if spec.protocol in CAN_PROTOCOLS and transport.get("interface") != "virtual":
+        return {}
+    return transport
+
+
 def bus_class(protocol: str) -> type[ActuatorBus]:
     """Return the driver class of ``protocol``, importing its module now.
 

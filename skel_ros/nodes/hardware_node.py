@@ -46,7 +46,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
-from skel_ros.hardware.base import PROTOCOLS
+from skel_ros.hardware.base import PROTOCOLS, emulator_transport
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
@@ -221,8 +221,8 @@ class HardwareNode(Node):
             options = {"initial_positions": {m.actuator.id: m.to_actuator(initial[m.name])
                                              for m in maps}}
             try:
-                emulator = module.start_emulator(spec.transport, [m.actuator for m in maps],
-                                                 options)
+                emulator = module.start_emulator(emulator_transport(spec),
+                                                 [m.actuator for m in maps], options)
             except HardwareError as exc:
                 raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"
                                      ) from None

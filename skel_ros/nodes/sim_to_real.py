@@ -18,6 +18,7 @@ gets the loopback-only profile ``config/fastdds_localhost.xml``.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import signal
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 
 COMMAND_REMAPS = ("-r", "joint_commands:=/joint_commands",
                   "-r", "joint_trajectory:=/joint_trajectory")
+
+
+ParamValue = str | bool | float
+"""A node parameter given on the command line (see ``_param_text``)."""
 
 
 class RunError(RuntimeError):
@@ -57,6 +62,8 @@ class RunConfig:
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
         report_format: ``"html"`` or ``"md"``.
+        port, can_interface, can_channel: the hardware node's transport overrides
+            ("" = as in the hardware config).
     """
 
     skel_file: Path
@@ -69,7 +76,10 @@ class RunConfig:
     settle: float = 1.0
     startup_timeout: float = 60.0
     report_format: str = "html"
-    extra_sim_params: Mapping[str, str] = field(default_factory=dict)
+    port: str = ""
+    can_interface: str = ""
+    can_channel: str = ""
+    extra_sim_params: Mapping[str, ParamValue] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,14 +112,27 @@ def ros_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _node_command(module: str, namespace: str, params: Mapping[str, str],
+def _param_text(value: ParamValue) -> str:
+    """A ``-p name:=value`` value that ROS (which reads it as YAML) reads back as given.
+
+    Strings are double-quoted (JSON is YAML), so ``can0`` stays a string and ``0``,
+    ``on`` or a path with ``: `` do not turn into a number, a bool or a mapping.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return json.dumps(value)
+
+
+def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
                   remaps: Sequence[str] = COMMAND_REMAPS) -> list[str]:
     args = [sys.executable, "-c", f"from {module} import main; main()", "--ros-args"]
     if namespace:
         args += ["-r", f"__ns:=/{namespace}"]
     args += list(remaps)
     for name, value in params.items():
-        args += ["-p", f"{name}:={value}"]
+        args += ["-p", f"{name}:={_param_text(value)}"]
     return args
 
 
@@ -222,7 +245,9 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
         procs.start("sim", _node_command("skel_ros.nodes.sim_node", "sim", sim_params))
         procs.start("real", _node_command("skel_ros.nodes.hardware_node", "real", {
             "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
-            "emulate": "true" if config.emulate else "false", "frame_prefix": "real/"}))
+            "emulate": config.emulate, "frame_prefix": "real/",
+            **{k: v for k, v in (("port", config.port), ("can_interface", config.can_interface),
+                                 ("can_channel", config.can_channel)) if v}}))
         log("started the simulation node (/sim) and the hardware node (/real"
             f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
         counts = recorder.counts
@@ -240,9 +265,9 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
                            f"{getattr(reply, 'message', 'no reply')}\n{procs.tail('real')}")
         log(f"hardware enabled: {reply.message}")
 
-        player_params = {"trajectory_file": str(config.trajectory),
-                         "skel_file": str(config.skel_file), "mode": "stream",
-                         "rate": str(config.command_rate)}
+        player_params: dict[str, ParamValue] = {
+            "trajectory_file": str(config.trajectory), "skel_file": str(config.skel_file),
+            "mode": "stream", "rate": float(config.command_rate)}
         if config.mapping_file:
             player_params["mapping_file"] = str(config.mapping_file)
         player = procs.start("player", _node_command(

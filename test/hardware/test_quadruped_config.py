@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from skel_ros.hardware import HardwareManager, MotionState, load_hardware_config
-from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.base import BusSpec, ControlMode, emulator_transport
 from skel_ros.hardware.mit import lookup, start_emulator
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.model import load_skel
@@ -105,16 +105,18 @@ def test_directions_mirror_the_sides(config: HardwareConfig, skeleton: Skeleton)
             assert model.ranges.p_min < jm.to_actuator(q) < model.ranges.p_max
 
 
-def test_the_emulate_path_and_the_real_interface(config: HardwareConfig) -> None:
-    # emulate:=true starts the emulators on the file's transports: they must be python-can
-    # `virtual` (in-process) channels, one per bus ...
-    transports = [dict(b.transport) for b in config.buses]
-    assert [t["interface"] for t in transports] == ["virtual", "virtual"]
-    assert [t["channel"] for t in transports] == ["can0", "can1"]
-    # ... and can_interface:=socketcan makes them the real robot's can0 / can1.
-    real = config.with_overrides(can_interface="socketcan")
-    assert [(b.transport["interface"], b.transport["channel"]) for b in real.buses] == [
+def test_the_real_interface_and_the_emulate_path(config: HardwareConfig) -> None:
+    # The file names the real robot's buses ...
+    assert [(b.transport["interface"], b.transport["channel"]) for b in config.buses] == [
         ("socketcan", "can0"), ("socketcan", "can1")]
+    # ... emulate:=true puts the emulators on fresh in-process virtual channels instead ...
+    assert [emulator_transport(b) for b in config.buses] == [{}, {}]
+    # ... and an explicit virtual override (tests) is kept.
+    virtual = config.with_overrides(can_interface="virtual")
+    assert [emulator_transport(b)["interface"] for b in virtual.buses] == ["virtual", "virtual"]
+    # Serial transports are left to the Dynamixel emulator (it opens its own pty).
+    serial = BusSpec("s", "dynamixel", {"port": "/dev/ttyUSB0", "baudrate": 1000000})
+    assert emulator_transport(serial) == {"port": "/dev/ttyUSB0", "baudrate": 1000000}
 
 
 class _Rig:
@@ -128,7 +130,7 @@ class _Rig:
         try:
             for spec in config.buses:
                 maps = config.joints_on(spec.name)
-                emulator = start_emulator(spec.transport, [m.actuator for m in maps], {
+                emulator = start_emulator(emulator_transport(spec), [m.actuator for m in maps], {
                     "clock": lambda: self.t,
                     "initial_positions": {m.actuator.id: m.to_actuator(initial[m.name])
                                           for m in maps}})

@@ -92,3 +92,18 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
             assert error.max_abs < bound, (joint.joint, error)
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
     assert any("hardware enabled" in line for line in lines)
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    ("can0", '"can0"'), ("0", '"0"'), ("on", '"on"'), ("a: b", '"a: b"'),
+    ("/p/it's.skel", '"/p/it\'s.skel"'), ('say "hi"', '"say \\"hi\\""'),
+    (True, "true"), (False, "false"), (100.0, "100.0"),
+])
+def test_command_line_parameters_keep_their_type(value: object, text: str) -> None:
+    """``-p name:=value`` is read as YAML: strings are quoted so that they stay strings."""
+    import yaml
+
+    from skel_ros.nodes.sim_to_real import _param_text
+
+    assert _param_text(value) == text  # type: ignore[arg-type]
+    assert yaml.safe_load(text) == value
