@@ -5,6 +5,9 @@ paths (``/dev/ttyUSB0``), pseudo-terminals (the emulators), ``socket://host:port
 ``loop://``. Every failure becomes a :class:`~skel_ros.hardware.errors.TransportError`
 naming the port (a port that vanishes mid-run, ``EIO`` from an unplugged USB adapter,
 included); no answer in time is a :class:`~skel_ros.hardware.errors.TransportTimeoutError`.
+Local ports (device paths, ptys) are read and written through their file descriptor
+directly: one ``os.write`` per write, ``select`` + ``os.read`` per read, where pyserial
+adds a ``select`` and clock reads to every call.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ try:  # termios.error is not an OSError: a vanished tty raises it from tcflush/t
 except ImportError:  # pragma: no cover - not posix
     _OS_ERRORS = (OSError,)
 _FD_ERRORS: tuple[type[Exception], ...] = (*_OS_ERRORS, ValueError)
+_WRITE_TIMEOUT = 1.0  # s for a write to leave (a blocked output buffer)
 
 
 class Transport(abc.ABC):
@@ -87,7 +91,7 @@ class SerialTransport(Transport):
         self.baudrate = int(baudrate)
         self._options = dict(options or {})
         self._serial: serial.Serial | None = None
-        self._fd = -1  # the OS file descriptor of local ports: read without pyserial's loop
+        self._fd = -1  # the OS file descriptor of local ports: no pyserial loops
         self._timeout = math.nan
 
     def __repr__(self) -> str:
@@ -101,7 +105,7 @@ class SerialTransport(Transport):
             return
         try:
             self._serial = serial.serial_for_url(self.name, baudrate=self.baudrate,
-                                                 timeout=0.0, write_timeout=1.0,
+                                                 timeout=0.0, write_timeout=_WRITE_TIMEOUT,
                                                  **self._options)
         except (serial.SerialException, *_OS_ERRORS, ValueError) as exc:
             raise TransportError(f"{self.name}: cannot open: {exc}") from None
@@ -133,6 +137,9 @@ class SerialTransport(Transport):
         import serial
 
         port = self._port()
+        if self._fd >= 0:
+            self._write_fd(data)
+            return
         try:
             written = port.write(data)
         except serial.SerialTimeoutException:
@@ -160,6 +167,35 @@ class SerialTransport(Transport):
         if not data:
             raise TransportTimeoutError(f"{self.name}: no answer within {timeout * 1e3:.1f} ms")
         return bytes(data)
+
+    def _write_fd(self, data: bytes) -> None:
+        # One os.write where pyserial's write adds a select() and two clock reads per call.
+        fd = self._fd
+        try:
+            try:
+                written = os.write(fd, data)
+            except BlockingIOError:
+                written = 0
+            if written == len(data):
+                return
+            # The output buffer is full: wait for room, at most the write timeout in all.
+            deadline = time.monotonic() + _WRITE_TIMEOUT
+            rest = memoryview(data)[written:]
+            while rest:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                _, ready, _ = select.select([], [fd], [], remaining)
+                if ready:
+                    try:
+                        rest = rest[os.write(fd, rest):]
+                    except BlockingIOError:
+                        continue
+        except _FD_ERRORS as exc:
+            raise TransportError(f"{self.name}: write failed: {exc}") from None
+        if rest:
+            raise TransportTimeoutError(f"{self.name}: write timed out ({len(rest)} of"
+                                        f" {len(data)} bytes not sent)")
 
     def _read_fd(self, size: int, timeout: float) -> bytes:
         fd = self._fd

@@ -24,6 +24,11 @@ current) and ``operating_mode`` (``position`` | ``extended_position`` |
 Garbage bytes before or between status packets are skipped (counted in
 :attr:`DynamixelBus.stats`); a packet with a bad CRC raises ProtocolError, a status
 packet with an error raises DeviceError, missing answers TransportTimeoutError.
+
+Speed: :meth:`DynamixelBus.read` asks the transport for the whole expected answer at
+once; when it arrives complete and clean (headers, ids in order, lengths, CRCs: the
+common case) one ``struct`` unpack decodes every servo. Anything else (a split read,
+garbage, byte stuffing, a missing servo) goes through the packet reader.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ READ_FIELDS: Final = (ct.HARDWARE_ERROR_STATUS, ct.TORQUE_ENABLE, ct.PRESENT_CUR
                       ct.PRESENT_VELOCITY, ct.PRESENT_POSITION, ct.PRESENT_INPUT_VOLTAGE,
                       ct.PRESENT_TEMPERATURE)
 READ_STRUCT: Final = struct.Struct("<BBhiiHB")
+_READ_CODES: Final = READ_STRUCT.format[1:]
 READ_ADDRESS: Final = ct.INDIRECT_DATA_1
 READ_SIZE: Final = READ_STRUCT.size
 INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
@@ -77,6 +83,18 @@ _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
 _ACTUATOR_OPTIONS: Final = frozenset({"torque_constant", "operating_mode"})
 _BUS_OPTIONS: Final = frozenset({"fast_sync_read", "return_delay_us", "timeout"})
 _EXTENDED_RANGE: Final = 1_048_575
+_STATUS: Final = int(proto.Instruction.STATUS)
+_NO_ERROR: Final = frozenset({0, proto.ALERT})  # error bytes without a status error
+# Module constants as plain globals for the per-cycle paths.
+_CENTER_TICK: Final = ct.CENTER_TICK
+_RAD_PER_TICK: Final = ct.RAD_PER_TICK
+_RAD_S_PER_VELOCITY_UNIT: Final = ct.RAD_S_PER_VELOCITY_UNIT
+_VOLTAGE_UNIT: Final = ct.VOLTAGE_UNIT
+_MODE_VELOCITY: Final = ct.MODE_VELOCITY
+_MODE_CURRENT: Final = ct.MODE_CURRENT
+_GOAL_POSITION_AT: Final = ct.GOAL_POSITION.address
+_GOAL_VELOCITY_AT: Final = ct.GOAL_VELOCITY.address
+_GOAL_CURRENT_AT: Final = ct.GOAL_CURRENT.address
 _PING_ATTEMPTS: Final = 2
 
 
@@ -142,6 +160,9 @@ class DynamixelBus(ActuatorBus):
         self._reader = proto.PacketReader()
         self.fast_sync_read = False
         self._read_packet = b""
+        self._read_reply_size = 0
+        self._reply_struct = struct.Struct("")
+        self._ids_tuple = tuple(self._ids)
         self.stats = {"garbage_bytes": 0}
 
     def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per setting
@@ -289,12 +310,18 @@ class DynamixelBus(ActuatorBus):
 
     def _build_read_packet(self) -> None:
         ids = self._ids
+        n = len(ids)
         self._read_packet = proto.sync_read(READ_ADDRESS, READ_SIZE, ids,
                                             fast=self.fast_sync_read)
+        # The whole expected answer as one struct: one unpack decodes every servo.
         if self.fast_sync_read:
-            self._read_reply_size = proto.HEADER_SIZE + 1 + len(ids) * (READ_SIZE + 4)
+            # header, id, length, 0x55 | (ERR ID DATA CRC) per servo
+            self._read_reply_size = proto.HEADER_SIZE + 1 + n * (READ_SIZE + 4)
+            self._reply_struct = struct.Struct("<4sBHB" + ("BB" + _READ_CODES + "H") * n)
         else:
-            self._read_reply_size = len(ids) * (proto.STATUS_OVERHEAD + READ_SIZE)
+            # (header, id, length, 0x55, ERR, DATA, CRC) per servo
+            self._read_reply_size = n * (proto.STATUS_OVERHEAD + READ_SIZE)
+            self._reply_struct = struct.Struct("<" + ("4sBHBB" + _READ_CODES + "H") * n)
 
     def close(self) -> None:
         """Torque off (one Sync Write, unverified) where possible, then close the port."""
@@ -336,34 +363,35 @@ class DynamixelBus(ActuatorBus):
         velocities: list[int] = []
         currents: list[int] = []
         servos = self._servos
+        isnan = math.isnan
         for dxl_id, command in commands.items():
             servo = servos.get(dxl_id) or self._known(dxl_id)
             mode = servo.operating_mode
-            if mode == ct.MODE_VELOCITY:
+            if mode == _MODE_VELOCITY:
                 value = command.velocity
-                if not math.isnan(value):
-                    raw = _round(value / ct.RAD_S_PER_VELOCITY_UNIT)
+                if not isnan(value):
+                    raw = _round(value / _RAD_S_PER_VELOCITY_UNIT)
                     velocities += (dxl_id, self._clamp(servo, raw, -servo.velocity_limit,
                                                        servo.velocity_limit))
-            elif mode == ct.MODE_CURRENT:
+            elif mode == _MODE_CURRENT:
                 value = command.effort
-                if not math.isnan(value):
+                if not isnan(value):
                     raw = _round(value * servo.current_scale)
                     currents += (dxl_id, self._clamp(servo, raw, -servo.current_limit,
                                                      servo.current_limit))
             else:
                 value = command.position
-                if not math.isnan(value):
-                    raw = _round(value / ct.RAD_PER_TICK) + ct.CENTER_TICK
+                if not isnan(value):
+                    raw = _round(value / _RAD_PER_TICK) + _CENTER_TICK
                     if not servo.min_goal <= raw <= servo.max_goal:
                         raw = self._clamp(servo, raw, servo.min_goal, servo.max_goal)
                     positions += (dxl_id, raw)
         if positions:
-            self._send(proto.sync_write_values(ct.GOAL_POSITION.address, "i", positions))
+            self._send(proto.sync_write_values(_GOAL_POSITION_AT, "i", positions))
         if velocities:
-            self._send(proto.sync_write_values(ct.GOAL_VELOCITY.address, "i", velocities))
+            self._send(proto.sync_write_values(_GOAL_VELOCITY_AT, "i", velocities))
         if currents:
-            self._send(proto.sync_write_values(ct.GOAL_CURRENT.address, "h", currents))
+            self._send(proto.sync_write_values(_GOAL_CURRENT_AT, "h", currents))
 
     def _clamp(self, servo: _Servo, raw: int, lo: int, hi: int) -> int:
         if lo <= raw <= hi:
@@ -384,15 +412,69 @@ class DynamixelBus(ActuatorBus):
         """
         self._require_open()
         self._send(self._read_packet)
-        stamp_source = self.clock
-        if self.fast_sync_read:
-            records = self._receive_fast()
+        size = self._read_reply_size
+        what = "Fast Sync Read" if self.fast_sync_read else "Sync Read"
+        try:
+            raw = self._transport.read(max(1, size), self.timeout)
+        except TransportTimeoutError:
+            self._dirty = True
+            raise TransportTimeoutError(f"{self._where}: {what}: no answer from id(s)"
+                                        f" {self._ids} within {self.timeout * 1e3:.0f} ms"
+                                        ) from None
+        except TransportError:
+            self._dirty = True
+            raise
+        stamp = self.clock()
+        # The common case: the whole answer in one read, exactly as asked. Anything else
+        # (partial reads, garbage, stuffing, errors) goes through the packet reader.
+        values = self._unpack_reply(raw) if len(raw) == size else None
+        if values is not None:
+            errors, columns = values
         else:
-            packets = self._receive(self._ids, self._read_reply_size, "Sync Read")
+            errors, columns = self._records(raw)
+            stamp = self.clock()
+        if not _NO_ERROR.issuperset(errors):
+            for dxl_id, error in zip(self._ids, errors, strict=True):
+                if error & 0x7F:
+                    self._status_error(dxl_id, error, "Sync Read")
+        return self._states(columns, stamp)
+
+    def _unpack_reply(self, raw: bytes) -> tuple[Sequence[int], Sequence[Any]] | None:
+        """``(error bytes, values)`` of a complete, clean reply, or None to parse it."""
+        n = len(self._ids)
+        try:
+            flat = self._reply_struct.unpack(raw)
+        except struct.error:
+            return None
+        if self.fast_sync_read:  # 4 header fields, then 10 per servo
+            if (flat[0] != proto.HEADER or flat[1] != proto.BROADCAST_ID
+                    or flat[2] != len(raw) - proto.HEADER_SIZE or flat[3] != _STATUS
+                    or flat[5::10] != self._ids_tuple
+                    or proto.crc16(memoryview(raw)[:-2]) != flat[-1]):
+                return None
+            return flat[4::10], [flat[6 + k::10] for k in range(7)]
+        # 13 fields per servo: header, id, length, 0x55, error, 7 values, CRC
+        packet = proto.STATUS_OVERHEAD + READ_SIZE
+        if (flat[0::13].count(proto.HEADER) != n or flat[1::13] != self._ids_tuple
+                or flat[2::13].count(packet - proto.HEADER_SIZE) != n
+                or flat[3::13].count(_STATUS) != n):
+            return None
+        view = memoryview(raw)
+        crc16 = proto.crc16
+        for k, crc in enumerate(flat[12::13]):
+            if crc16(view[k * packet:(k + 1) * packet - 2]) != crc:
+                return None
+        return flat[4::13], [flat[5 + k::13] for k in range(7)]
+
+    def _records(self, raw: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
+        """``(error bytes, values)`` through the packet reader, in id order."""
+        if self.fast_sync_read:
+            records = self._receive_fast(raw)
+        else:
+            packets = self._receive(self._ids, self._read_reply_size, "Sync Read", raw)
             records = [(i, packets[i].error, packets[i].data) for i in self._ids]
-        stamp = stamp_source()
-        states = {}
-        unpack = READ_STRUCT.unpack
+        errors = []
+        rows = []
         for dxl_id, error, data in records:
             if error & 0x7F:
                 self._status_error(dxl_id, error, "Sync Read")
@@ -400,39 +482,33 @@ class DynamixelBus(ActuatorBus):
                 self._dirty = True
                 raise ProtocolError(f"{self._where}: id {dxl_id} sent {len(data)} bytes,"
                                     f" expected {READ_SIZE}")
-            hw_error, torque, current, velocity, position, voltage, temperature = unpack(data)
+            errors.append(error)
+            rows.append(READ_STRUCT.unpack(data))
+        return errors, list(zip(*rows, strict=True))
+
+    def _states(self, columns: Sequence[Any], stamp: float) -> dict[int, ActuatorState]:
+        """ActuatorStates from the read block's 7 values, one column per value, id order."""
+        servos = self._servos
+        states = {}
+        for dxl_id, hw_error, torque, current, velocity, position, voltage, temperature in zip(
+                self._ids, *columns, strict=True):
             states[dxl_id] = new_state({
-                "position": (position - ct.CENTER_TICK) * ct.RAD_PER_TICK,
-                "velocity": velocity * ct.RAD_S_PER_VELOCITY_UNIT,
-                "effort": current * self._servos[dxl_id].effort_scale,
+                "position": (position - _CENTER_TICK) * _RAD_PER_TICK,
+                "velocity": velocity * _RAD_S_PER_VELOCITY_UNIT,
+                "effort": current * servos[dxl_id].effort_scale,
                 "torque_enabled": torque == 1,
                 "error_code": hw_error,
                 "fault": ct.describe_hardware_error(hw_error) if hw_error else "",
                 "temperature": float(temperature),
-                "voltage": voltage * ct.VOLTAGE_UNIT,
+                "voltage": voltage * _VOLTAGE_UNIT,
                 "stamp": stamp,
             })
         return states
 
-    def _receive_fast(self) -> list[tuple[int, int, bytes]]:
+    def _receive_fast(self, first: bytes) -> list[tuple[int, int, bytes]]:
         size = self._read_reply_size
-        try:
-            raw = self._transport.read(size, self.timeout)
-        except TransportTimeoutError:
-            self._dirty = True
-            raise TransportTimeoutError(f"{self._where}: Fast Sync Read: no answer from id(s)"
-                                        f" {self._ids} within {self.timeout * 1e3:.0f} ms"
-                                        ) from None
-        except TransportError:
-            self._dirty = True
-            raise
-        if (len(raw) == size and raw.startswith(proto.HEADER)
-                and raw[4] == proto.BROADCAST_ID
-                and proto.crc16(memoryview(raw)[:-2]) == (raw[-2] | raw[-1] << 8)):
-            packet = proto.decode(raw)  # the common case: exactly one clean reply
-        else:
-            packets = self._receive([proto.BROADCAST_ID], size, "Fast Sync Read", raw)
-            packet = packets[proto.BROADCAST_ID]
+        packet = self._receive([proto.BROADCAST_ID], size, "Fast Sync Read", first)[
+            proto.BROADCAST_ID]
         try:
             records = proto.split_fast_status(packet, READ_SIZE)
         except ProtocolError as exc:

@@ -17,7 +17,13 @@ are stored, not followed), PWM control (treated as current control), gains.
 The process is started by :func:`start` (``start_emulator`` in the package) and talks
 to its parent over stdin/stdout, one JSON object per line; it exits when its stdin
 closes, so it never outlives its parent. ``python -m skel_ros.hardware.dynamixel.emulator
---ids 1-4`` runs one in the foreground.
+--ids 1-4`` runs one in the foreground. :meth:`DynamixelEmulator.timing` tells the time
+the process spent on the port's bytes (benchmarks subtract it from a driver's cycle);
+:meth:`DynamixelEmulator.profile` runs cProfile inside it.
+
+Speed: a control cycle's WRITEs (goals, torque) are below the indirect area, so what
+they touch, and whether they may, is computed once per address range and reused; the
+hot instructions are dispatched first, without enum lookups.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import cProfile
 import json
 import math
 import operator
@@ -85,6 +92,65 @@ class _WriteRefused(Exception):  # noqa: N818 - internal control flow, carries t
 
 _INDIRECT_ADDRESSES = frozenset(a for lo, hi in _INDIRECT_ADDRESS_RANGES for a in range(lo, hi))
 _PLAIN_END = ct.INDIRECT_ADDRESS_1  # below: fields only, no indirect addresses or data
+
+# Addresses as plain ints: the per-packet paths below avoid attribute lookups.
+_TORQUE_AT = ct.TORQUE_ENABLE.address
+_HW_ERROR_AT = ct.HARDWARE_ERROR_STATUS.address
+_MODE_AT = ct.OPERATING_MODE.address
+_PRESENT_AT = ct.PRESENT_CURRENT.address
+_MOVING_AT = ct.MOVING.address
+_TICK_AT = ct.REALTIME_TICK.address
+_GOAL_POSITION_AT = ct.GOAL_POSITION.address
+_GOAL_VELOCITY_AT = ct.GOAL_VELOCITY.address
+_GOAL_CURRENT_AT = ct.GOAL_CURRENT.address
+_GOALS = frozenset({_GOAL_POSITION_AT, _GOAL_VELOCITY_AT, _GOAL_CURRENT_AT})
+_LIMITS = frozenset({ct.VELOCITY_LIMIT.address, ct.CURRENT_LIMIT.address,
+                     ct.MOVING_THRESHOLD.address})
+_I32_MAX = 2**31 - 1
+_POSITION_LIMITS = struct.Struct("<II")  # Max, Min Position Limit (48, 52), unsigned
+_POSITION_LIMITS_AT = ct.MAX_POSITION_LIMIT.address
+_SYNC_WRITE = int(Instruction.SYNC_WRITE)
+_SYNC_READ = int(Instruction.SYNC_READ)
+_FAST_SYNC_READ = int(Instruction.FAST_SYNC_READ)
+
+
+@dataclass(frozen=True, slots=True)
+class _WritePlan:
+    """What a WRITE of bytes ``address..end`` below the indirect area touches.
+
+    Attributes:
+        fields: the fields touched, in address order.
+        addresses: their addresses.
+        refused: a byte outside every field or in a read-only one (access error).
+        eeprom: an EEPROM field among them (access error while torque is on).
+    """
+
+    fields: tuple[ct.Field, ...]
+    addresses: frozenset[int]
+    refused: bool
+    eeprom: bool
+
+
+_PLANS: dict[tuple[int, int], _WritePlan] = {}
+
+
+def _plain_plan(address: int, end: int) -> _WritePlan:
+    """The :class:`_WritePlan` of ``address..end`` (< the indirect area), computed once."""
+    plan = _PLANS.get((address, end))
+    if plan is None:
+        touched: dict[str, ct.Field] = {}
+        refused = False
+        for a in range(address, end):
+            fld = _FIELD_AT[a]
+            if fld is None or fld.access is ct.Access.R:
+                refused = True
+                break
+            touched[fld.name] = fld
+        fields = tuple(touched.values())
+        plan = _PLANS[(address, end)] = _WritePlan(
+            fields, frozenset(f.address for f in fields), refused,
+            any(f.access is ct.Access.EEPROM for f in fields))
+    return plan
 
 
 @dataclass
@@ -166,18 +232,19 @@ class EmulatedServo:
 
     def sync(self, now: float) -> None:
         """Advance the motor and refresh the Present fields."""
-        st = self.motor.advance(now)
+        position, velocity, effort, torque = self.motor.step(now)
         t = self.table
-        if self.model.current_unit is not None:
-            raw_effort = st.effort / self.torque_constant / self.model.current_unit
+        model = self.model
+        if model.current_unit is not None:
+            raw_effort = effort / self.torque_constant / model.current_unit
         else:
-            raw_effort = st.effort / self.model.stall_torque / ct.LOAD_UNIT
-        _PRESENT.pack_into(t, ct.PRESENT_CURRENT.address, _clip(raw_effort, 32767),
-                           _clip(st.velocity / ct.RAD_S_PER_VELOCITY_UNIT, 2**31 - 1),
-                           _ticks(st.position))
-        t[ct.MOVING.address] = int(abs(st.velocity) > self._moving_threshold)
-        _U16.pack_into(t, ct.REALTIME_TICK.address, int(now * 1000) % 32768)
-        t[ct.TORQUE_ENABLE.address] = int(st.torque_enabled)
+            raw_effort = effort / model.stall_torque / ct.LOAD_UNIT
+        _PRESENT.pack_into(t, _PRESENT_AT, _clip(raw_effort, 32767),
+                           _clip(velocity / ct.RAD_S_PER_VELOCITY_UNIT, _I32_MAX),
+                           _clip(position / ct.RAD_PER_TICK, _I32_MAX) + ct.CENTER_TICK)
+        t[_MOVING_AT] = abs(velocity) > self._moving_threshold
+        _U16.pack_into(t, _TICK_AT, int(now * 1000) % 32768)
+        t[_TORQUE_AT] = torque
 
     def _update_indirect(self) -> None:
         t = self.table
@@ -252,21 +319,41 @@ class EmulatedServo:
             return refused.error
         return 0
 
-    def _write(self, address: int, data: bytes, now: float) -> None:  # noqa: C901, PLR0912
-        if not data or address < 0 or address + len(data) > ct.TABLE_SIZE:
+    def _write(self, address: int, data: bytes, now: float) -> None:
+        end = address + len(data)
+        if not data or address < 0 or end > ct.TABLE_SIZE:
             raise _WriteRefused(StatusError.ACCESS)
-        if address + len(data) <= _PLAIN_END:
-            targets: Sequence[int] = range(address, address + len(data))
-        else:
-            targets = []
-            for offset in range(len(data)):
-                a = address + offset
-                k = _INDIRECT_DATA.get(a)
-                if k is not None:
-                    a = self.indirect[k]
-                    if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
-                        raise _WriteRefused(StatusError.ACCESS)
-                targets.append(a)
+        if end > _PLAIN_END:
+            self._write_indirect(address, data, now)
+            return
+        # Fields only (the common case: goals, torque): what it touches is known in advance.
+        self._write_fields(_PLANS.get((address, end)) or _plain_plan(address, end),
+                           address, end, data, now)
+
+    def _write_fields(self, plan: _WritePlan, address: int, end: int, data: bytes,
+                      now: float) -> None:
+        """A WRITE of bytes ``address..end`` below the indirect area, ``plan`` theirs."""
+        table = self.table
+        if plan.refused or (plan.eeprom and table[_TORQUE_AT]):
+            raise _WriteRefused(StatusError.ACCESS)
+        new = bytearray(table)
+        new[address:end] = data
+        self._validate(new, plan.fields)
+        self.motor.step(now)  # the old goals up to now, the new ones from now
+        table[address:end] = data
+        self._apply(plan.addresses, now)
+
+    def _write_indirect(self, address: int, data: bytes, now: float) -> None:  # noqa: C901
+        """A WRITE reaching Indirect Address or Indirect Data fields."""
+        targets: list[int] = []
+        for offset in range(len(data)):
+            a = address + offset
+            k = _INDIRECT_DATA.get(a)
+            if k is not None:
+                a = self.indirect[k]
+                if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
+                    raise _WriteRefused(StatusError.ACCESS)
+            targets.append(a)
         touched: dict[str, ct.Field] = {}
         indirect_changed = False
         torque_on = bool(self.table[ct.TORQUE_ENABLE.address])
@@ -283,31 +370,42 @@ class EmulatedServo:
                 raise _WriteRefused(StatusError.ACCESS)
             touched[fld.name] = fld
         new = bytearray(self.table)
-        if isinstance(targets, range):
-            new[address:address + len(data)] = data
-        else:
-            for a, byte in zip(targets, data, strict=True):
-                new[a] = byte
-        self._validate(new, touched.values())
-        self.motor.advance(now)  # the old goals up to now, the new ones from now
+        for a, byte in zip(targets, data, strict=True):
+            new[a] = byte
+        fields = tuple(touched.values())
+        self._validate(new, fields)
+        self.motor.step(now)  # the old goals up to now, the new ones from now
         self.table[:] = new
         if indirect_changed:
             self._update_indirect()
-        self._apply(touched, now)
+        self._apply(frozenset(f.address for f in fields), now)
 
-    def _validate(self, new: bytearray, fields: Any) -> None:  # noqa: ANN401, C901, PLR0912
+    def _validate(self, new: bytearray, fields: Sequence[ct.Field]) -> None:  # noqa: C901, PLR0912
         def value(fld: ct.Field) -> int:
             return int.from_bytes(new[fld.address:fld.address + fld.size], "little",
                                   signed=fld.signed)
 
-        mode = value(ct.OPERATING_MODE)
+        mode = new[_MODE_AT]
         for fld in fields:
             v = value(fld)
+            at = fld.address
             bad = False
             limit = False
-            if fld is ct.TORQUE_ENABLE:
+            # The goals first: they come every control cycle.
+            if at == _GOAL_POSITION_AT:
+                if mode == ct.MODE_POSITION:
+                    high, low = _POSITION_LIMITS.unpack_from(new, _POSITION_LIMITS_AT)
+                    limit = not low <= v <= high
+                else:
+                    bad = abs(v) > _EXTENDED_RANGE
+            elif at == _GOAL_VELOCITY_AT:
+                limit = abs(v) > value(ct.VELOCITY_LIMIT)
+            elif at == _GOAL_CURRENT_AT:
+                bad = not self.model.senses_current
+                limit = abs(v) > value(ct.CURRENT_LIMIT)
+            elif at == _TORQUE_AT:
                 bad = v not in (0, 1)
-                if v and self.table[ct.HARDWARE_ERROR_STATUS.address]:
+                if v and self.table[_HW_ERROR_AT]:
                     raise _WriteRefused(StatusError.RESULT_FAIL)
             elif fld is ct.OPERATING_MODE:
                 bad = v not in ct.OPERATING_MODES or (
@@ -321,48 +419,37 @@ class EmulatedServo:
                 bad = v > 254  # noqa: PLR2004
             elif fld is ct.STATUS_RETURN_LEVEL:
                 bad = v > 2  # noqa: PLR2004
-            elif fld in (ct.MAX_POSITION_LIMIT, ct.MIN_POSITION_LIMIT):
+            elif fld is ct.MAX_POSITION_LIMIT or fld is ct.MIN_POSITION_LIMIT:
                 bad = not 0 <= v < ct.TICKS_PER_REV
             elif fld is ct.VELOCITY_LIMIT:
                 bad = not 0 <= v <= 1023  # noqa: PLR2004
             elif fld is ct.CURRENT_LIMIT:
                 bad = not self.model.senses_current or not 0 <= v <= self.model.current_limit
-            elif fld is ct.GOAL_POSITION:
-                if mode == ct.MODE_POSITION:
-                    limit = not value(ct.MIN_POSITION_LIMIT) <= v <= value(ct.MAX_POSITION_LIMIT)
-                else:
-                    bad = abs(v) > _EXTENDED_RANGE
-            elif fld is ct.GOAL_VELOCITY:
-                limit = abs(v) > value(ct.VELOCITY_LIMIT)
-            elif fld is ct.GOAL_CURRENT:
-                bad = not self.model.senses_current
-                limit = abs(v) > value(ct.CURRENT_LIMIT)
             if bad:
                 raise _WriteRefused(StatusError.DATA_RANGE)
             if limit:
                 raise _WriteRefused(StatusError.DATA_LIMIT)
 
-    def _apply(self, touched: Mapping[str, ct.Field], now: float) -> None:
+    def _apply(self, touched: frozenset[int], now: float) -> None:
+        """Act on the fields at ``touched`` (addresses) just written."""
         motor = self.motor
-        if ct.OPERATING_MODE.name in touched:
-            motor.mode = _MOTOR_MODES[self.table[ct.OPERATING_MODE.address]]
-        if touched.keys() & {ct.VELOCITY_LIMIT.name, ct.CURRENT_LIMIT.name,
-                             ct.MOVING_THRESHOLD.name}:
+        table = self.table
+        if _MODE_AT in touched:
+            motor.mode = _MOTOR_MODES[table[_MODE_AT]]
+        if not touched.isdisjoint(_LIMITS):
             self._update_limits()
-        mode = self.table[ct.OPERATING_MODE.address]
-        if ct.TORQUE_ENABLE.name in touched:
-            enabled = bool(self.table[ct.TORQUE_ENABLE.address])
+        mode = table[_MODE_AT]
+        if _TORQUE_AT in touched:
+            enabled = bool(table[_TORQUE_AT])
             motor.set_torque(enabled, now)
             if enabled:
-                touched = {**touched, ct.GOAL_POSITION.name: ct.GOAL_POSITION,
-                           ct.GOAL_VELOCITY.name: ct.GOAL_VELOCITY,
-                           ct.GOAL_CURRENT.name: ct.GOAL_CURRENT}
-        if ct.GOAL_POSITION.name in touched and mode in _POSITION_MODES:
-            motor.set_position_target(
-                (self._u(ct.GOAL_POSITION) - ct.CENTER_TICK) * ct.RAD_PER_TICK)
-        if ct.GOAL_VELOCITY.name in touched:
+                touched = touched | _GOALS
+        if _GOAL_POSITION_AT in touched and mode in _POSITION_MODES:
+            goal, = _I32.unpack_from(table, _GOAL_POSITION_AT)
+            motor.set_position_target((goal - ct.CENTER_TICK) * ct.RAD_PER_TICK)
+        if _GOAL_VELOCITY_AT in touched:
             motor.set_velocity_target(self._u(ct.GOAL_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT)
-        if ct.GOAL_CURRENT.name in touched and self.model.current_unit is not None:
+        if _GOAL_CURRENT_AT in touched and self.model.current_unit is not None:
             motor.set_effort_target(self._u(ct.GOAL_CURRENT) * self.model.current_unit *
                                     self.torque_constant)
 
@@ -380,9 +467,12 @@ _MOTOR_MODES = {ct.MODE_CURRENT: ControlMode.EFFORT, ct.MODE_VELOCITY: ControlMo
 
 
 def _clip(value: float, limit: int) -> int:
-    if not math.isfinite(value):
-        return 0
-    return max(-limit, min(limit, round(value)))
+    """``value`` rounded into ``-limit..limit``; 0 when it is not finite."""
+    if -limit <= value <= limit:  # the common case (False for NaN)
+        return round(value)
+    if math.isfinite(value):
+        return limit if value > 0 else -limit
+    return 0
 
 
 def _ticks(position: float) -> int:
@@ -410,6 +500,12 @@ class ServoBus:
         self.counts["packets"] += 1
         now = self.clock()
         inst, params, target = packet.instruction, packet.params, packet.id
+        # A control cycle's instructions first (plain ints: no enum lookups per packet).
+        if inst == _SYNC_WRITE:
+            self._sync_write(params, now)
+            return []
+        if inst in (_SYNC_READ, _FAST_SYNC_READ):
+            return self._sync_read(inst, params, now) if target == proto.BROADCAST_ID else []
         if inst == Instruction.STATUS:
             return []
         if inst == Instruction.PING:
@@ -417,13 +513,8 @@ class ServoBus:
                 return [self._ping(s) for _, s in sorted(self.servos.items())]
             servo = self.servos.get(target)
             return [self._ping(servo)] if servo else []
-        if inst in (Instruction.SYNC_READ, Instruction.FAST_SYNC_READ):
-            return self._sync_read(inst, params, now) if target == proto.BROADCAST_ID else []
         if inst in (Instruction.BULK_READ, Instruction.FAST_BULK_READ):
             return self._bulk_read(inst, params, now) if target == proto.BROADCAST_ID else []
-        if inst == Instruction.SYNC_WRITE:
-            self._sync_write(params, now)
-            return []
         if inst == Instruction.BULK_WRITE:
             self._bulk_write(params, now)
             return []
@@ -486,7 +577,7 @@ class ServoBus:
             return []
         address, size = struct.unpack_from("<HH", params)
         servos = [self.servos[i] for i in params[4:] if i in self.servos]
-        if inst == Instruction.FAST_SYNC_READ:
+        if inst == _FAST_SYNC_READ:
             return self._fast_reply([(s, address, size) for s in servos], now)
         replies = []
         for servo in servos:
@@ -524,10 +615,22 @@ class ServoBus:
         body = params[4:]
         if size == 0 or len(body) % (size + 1):
             return
+        end = address + size
+        plan = (_PLANS.get((address, end)) or _plain_plan(address, end)
+                if end <= _PLAIN_END else None)
+        servos = self.servos
         for k in range(0, len(body), size + 1):
-            servo = self.servos.get(body[k])
-            if servo is not None:
-                servo.write(address, body[k + 1:k + 1 + size], now)
+            servo = servos.get(body[k])
+            if servo is None:
+                continue
+            data = body[k + 1:k + 1 + size]
+            if plan is None:
+                servo.write(address, data, now)
+                continue
+            try:  # the common case, inlined: a goal field for every servo
+                servo._write_fields(plan, address, end, data, now)  # noqa: SLF001
+            except _WriteRefused:
+                continue
 
     def _bulk_write(self, params: bytes, now: float) -> None:
         k = 0
@@ -598,13 +701,20 @@ class _Server:
         self.control_out = control_out
         self.reader = proto.PacketReader()
         self.running = True
+        self.busy = 0.0  # s spent reading, answering and writing bytes of the port
+        self.wakeups = 0  # times bytes arrived
+        self.profiler: cProfile.Profile | None = None
 
     def serve(self) -> None:
         fds = [self.master] + ([self.control_in.fileno()] if self.control_in else [])
+        clock = time.perf_counter
         while self.running:
             ready, _, _ = select.select(fds, [], [], 1.0)
             if self.master in ready:
+                start = clock()
                 self._on_bytes(os.read(self.master, 65536))
+                self.busy += clock() - start
+                self.wakeups += 1
             if self.control_in is not None and self.control_in.fileno() in ready:
                 line = self.control_in.readline()
                 if not line:
@@ -649,6 +759,23 @@ class _Server:
             self.control_out.write(json.dumps(answer) + "\n")
             self.control_out.flush()
 
+    def _profile(self, path: object) -> dict[str, Any]:
+        """Start cProfile (``path`` None) or stop it and write its stats to ``path``."""
+        if path is None:
+            if self.profiler is None:
+                self.profiler = cProfile.Profile()
+                self.profiler.enable()
+            return {"ok": True}
+        profiler, self.profiler = self.profiler, None
+        if profiler is None:
+            return {"error": "the profiler is not running"}
+        profiler.disable()
+        try:
+            profiler.dump_stats(str(path))
+        except OSError as exc:
+            return {"error": f"cannot write {path}: {exc}"}
+        return {"ok": True}
+
     def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: PLR0911
         command = request["command"]
         now = time.monotonic()
@@ -657,6 +784,10 @@ class _Server:
             return {"ok": True}
         if command == "counts":
             return dict(self.bus.counts)
+        if command == "timing":
+            return {"busy_s": self.busy, "wakeups": self.wakeups}
+        if command == "profile":
+            return self._profile(request.get("path"))
         servo = self.bus.servos.get(int(request["id"]))
         if servo is None:
             return {"error": f"no emulated servo with id {request['id']}"}
@@ -791,6 +922,23 @@ class DynamixelEmulator:
     def counts(self) -> dict[str, int]:
         """Packets handled, CRC errors, garbage bytes seen."""
         return {k: int(v) for k, v in self._call(command="counts").items()}
+
+    def timing(self) -> tuple[float, int]:
+        """``(seconds, wakeups)`` so far: time spent on the port's bytes, and arrivals.
+
+        The seconds count reading, answering and writing, not waiting.
+        """
+        answer = self._call(command="timing")
+        return float(answer["busy_s"]), int(answer["wakeups"])
+
+    def profile(self, path: str | None = None) -> None:
+        """Start profiling the emulator process, or stop it and write the stats.
+
+        Args:
+            path: None: start cProfile; a path: stop and write a ``pstats`` file there
+                (read it with ``python -m pstats``).
+        """
+        self._call(command="profile", path=path)
 
     def stop(self) -> None:
         """Stop the process (idempotent, never raises)."""

@@ -242,11 +242,15 @@ def sync_write(address: int, size: int, data: Mapping[int, bytes]) -> bytes:
     return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, b"".join(parts))
 
 
-_SYNC_WRITE_STRUCTS: dict[tuple[str, int], struct.Struct] = {}
+_SYNC_WRITE_STRUCTS: dict[tuple[int, str, int], tuple[struct.Struct, int]] = {}
+_SYNC_WRITE: Final = int(Instruction.SYNC_WRITE)
 
 
 def sync_write_values(address: int, kind: str, flat: Sequence[int]) -> bytes:
     """SYNC WRITE of one integer per servo: ``flat = [id, value, id, value, ...]``.
+
+    Equal to :func:`sync_write` of the packed values; the packet up to the CRC is one
+    ``struct`` pack (a control cycle's Sync Write).
 
     Args:
         address: the field's address.
@@ -254,13 +258,18 @@ def sync_write_values(address: int, kind: str, flat: Sequence[int]) -> bytes:
         flat: ids and values, alternating.
     """
     n = len(flat) // 2
-    fmt = _SYNC_WRITE_STRUCTS.get((kind, n))
-    if fmt is None:
-        fmt = struct.Struct("<HH" + ("B" + kind) * n)
-        _SYNC_WRITE_STRUCTS[(kind, n)] = fmt
+    cached = _SYNC_WRITE_STRUCTS.get((address, kind, n))
+    if cached is None:
+        # The header, id, length, instruction, address and size, then n (id, value) pairs.
+        fmt = struct.Struct("<4sBHBHH" + ("B" + kind) * n)
+        cached = _SYNC_WRITE_STRUCTS[(address, kind, n)] = (fmt, fmt.size - HEADER_SIZE + 2)
+    fmt, length = cached
     size = struct.calcsize("<" + kind)
-    return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE,
-                        fmt.pack(address, size, *flat))
+    packet = fmt.pack(HEADER, BROADCAST_ID, length, _SYNC_WRITE, address, size, *flat)
+    if packet.find(_STUFF_FROM, HEADER_SIZE) >= 0:  # needs stuffing: the general builder
+        return build_packet(BROADCAST_ID, _SYNC_WRITE, packet[HEADER_SIZE + 1:])
+    crc = crc16(packet)
+    return packet + bytes((crc & 0xFF, crc >> 8))
 
 
 def bulk_read(items: Iterable[tuple[int, int, int]], *, fast: bool = False) -> bytes:
@@ -422,10 +431,13 @@ def build_fast_status(records: Sequence[tuple[int, int, bytes]]) -> bytes:
     packet = bytearray(HEADER + bytes((BROADCAST_ID, length & 0xFF, length >> 8,
                                        Instruction.STATUS)))
     crc = crc16(packet)
+    table = _T16
     for dxl_id, error, data in records:
         chunk = bytes((error, dxl_id)) + data
         crc = crc16(chunk, crc)
+        low, high = crc & 0xFF, crc >> 8
         packet += chunk
-        packet += bytes((crc & 0xFF, crc >> 8))
-        crc = crc16(packet[-2:], crc)
+        packet.append(low)
+        packet.append(high)
+        crc = table[crc ^ (low << 8 | high)]  # crc16 of the two CRC bytes, inlined
     return bytes(packet)

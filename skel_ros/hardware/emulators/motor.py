@@ -29,6 +29,10 @@ from skel_ros.hardware.base import ControlMode
 # proportionally longer steps).
 _MIT_STEP = 2.5e-4
 _MIT_MAX_STEPS = 4000
+# Enum member lookups cost ~0.1 µs each on Python 3.11; step() runs per emulated packet.
+_POSITION = ControlMode.POSITION
+_VELOCITY = ControlMode.VELOCITY
+_EFFORT = ControlMode.EFFORT
 
 
 @dataclass(frozen=True)
@@ -165,26 +169,32 @@ class MotorModel:
 
     def advance(self, t: float) -> MotorState:
         """Advance to clock time ``t`` (an earlier ``t`` is ignored) and return the state."""
+        return MotorState(*self.step(t))
+
+    def step(self, t: float) -> tuple[float, float, float, bool]:
+        """Advance like :meth:`advance`; return ``(position, velocity, effort, torque_enabled)``.
+
+        Builds no :class:`MotorState` (the emulators' per-packet path).
+        """
         dt = t - self._t
-        if not dt > 0.0:  # also NaN
-            return self.state
-        self._t = t
-        v0 = self._v
-        if not self._torque:
-            self._rotor(0.0, dt)
-            self._effort = 0.0
-        elif self._mode is ControlMode.POSITION:
-            self._track_position(dt)
-            self._effort = self._reaction(v0, dt)
-        elif self._mode is ControlMode.VELOCITY:
-            self._track_velocity(dt)
-            self._effort = self._reaction(v0, dt)
-        elif self._mode is ControlMode.EFFORT:
-            self._rotor(self._target_e, dt)
-            self._effort = self._target_e
-        else:
-            self._impedance(dt)
-        return self.state
+        if dt > 0.0:  # False for NaN too
+            self._t = t
+            v0 = self._v
+            if not self._torque:
+                self._rotor(0.0, dt)
+                self._effort = 0.0
+            elif self._mode is _POSITION:
+                self._track_position(dt)
+                self._effort = self._reaction(v0, dt)
+            elif self._mode is _VELOCITY:
+                self._track_velocity(dt)
+                self._effort = self._reaction(v0, dt)
+            elif self._mode is _EFFORT:
+                self._rotor(self._target_e, dt)
+                self._effort = self._target_e
+            else:
+                self._impedance(dt)
+        return self._p, self._v, self._effort, self._torque
 
     def _reaction(self, v0: float, dt: float) -> float:
         """The effort a tracking controller needed: J a + b v, within the stall torque."""

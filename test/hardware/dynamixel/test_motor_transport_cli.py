@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import tty
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,6 +105,35 @@ def test_serial_transport_on_a_pty_and_eio() -> None:
     with pytest.raises(TransportError):
         t.reset_input()
     t.close()
+
+
+def test_serial_transport_writes_more_than_the_pty_buffer_holds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    t = serial_transport({"port": os.ttyname(slave), "baudrate": 4_000_000})
+    t.open()
+    data = bytes(range(256)) * 256  # 64 KiB: more than the pty takes at once
+    received = bytearray()
+
+    def drain() -> None:
+        while len(received) < len(data):
+            received.extend(os.read(master, 65536))
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        t.write(data)
+        reader.join(10.0)
+        assert bytes(received) == data
+        # Nobody reads: the write gives up after the write timeout.
+        monkeypatch.setattr("skel_ros.hardware.transport._WRITE_TIMEOUT", 0.05)
+        with pytest.raises(TransportTimeoutError, match="write timed out"):
+            t.write(data * 4)
+    finally:
+        t.close()
+        os.close(master)
+        os.close(slave)
 
 
 def _skel_ros(*args: str) -> subprocess.CompletedProcess[str]:

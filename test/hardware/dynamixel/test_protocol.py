@@ -114,3 +114,21 @@ def test_sync_write_values_equals_sync_write() -> None:
                                      for i, v in zip(flat[::2], flat[1::2], strict=True)})
     assert p.sync_write_values(116, "i", flat) == expected
     assert p.sync_write_values(102, "h", [3, -1]) == p.sync_write(102, 2, {3: b"\xff\xff"})
+    # Values whose bytes need stuffing (FF FF FD inside one value, and across two).
+    for flat in ([1, 0x00FDFFFF, 2, 0], [1, -0x010000, 2, 0x7FFFFFFD], [0xFF, -1, 0xFD, 3]):
+        expected = p.sync_write(116, 4, {i: v.to_bytes(4, "little", signed=True)
+                                         for i, v in zip(flat[::2], flat[1::2], strict=True)})
+        assert p.sync_write_values(116, "i", flat) == expected
+
+
+def test_fast_status_records_end_with_the_crc_so_far() -> None:
+    records = [(i, 0x80 * (i % 2), bytes(range(i, i + 15))) for i in range(1, 13)]
+    packet = p.build_fast_status(records)
+    offset = 8
+    for dxl_id, error, data in records:
+        assert packet[offset:offset + 2] == bytes((error, dxl_id))
+        assert packet[offset + 2:offset + 17] == data
+        crc = p.crc16_bytewise(packet[:offset + 17])
+        assert packet[offset + 17:offset + 19] == crc.to_bytes(2, "little")
+        offset += 19
+    assert offset == len(packet)

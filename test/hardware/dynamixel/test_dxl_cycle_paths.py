@@ -1,0 +1,239 @@
+"""The control cycle's fast paths equal the general ones they short-cut.
+
+* The emulator: a WRITE below the indirect area goes through a precomputed plan; the
+  general path (the one that resolves Indirect Data) must give the same status error,
+  control table and motor goals for any address, length, data, torque and mode.
+* The driver: a complete, clean Sync / Fast Sync Read answer is decoded with one
+  ``struct`` unpack; anything else (stuffing, another order, garbage, a split read)
+  goes through the packet reader. Both give the same states.
+"""
+
+from __future__ import annotations
+
+import pstats
+import random
+import struct
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
+from skel_ros.hardware.dynamixel import control_table as ct
+from skel_ros.hardware.dynamixel import protocol as p
+from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
+from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
+from skel_ros.hardware.errors import DeviceError, TransportTimeoutError
+from skel_ros.hardware.transport import Transport, serial_transport
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+
+NOW = 100.0
+
+
+def _servo(mode: int, torque: bool) -> EmulatedServo:
+    servo = EmulatedServo.create(1, ct.MODELS["XM430-W350"], 0.25, NOW - 1.0)
+    assert servo.write(ct.OPERATING_MODE.address, bytes((mode,)), NOW - 1.0) == 0
+    if torque:
+        assert servo.write(ct.TORQUE_ENABLE.address, b"\x01", NOW - 0.5) == 0
+    return servo
+
+
+def _motor(servo: EmulatedServo) -> tuple[object, ...]:
+    m = servo.motor
+    return (m.mode, m.torque_enabled, m.params, m._target_p, m._target_v, m._target_e,
+            m.state, m.time)
+
+
+@settings(max_examples=400, deadline=None)
+@given(address=st.integers(0, ct.INDIRECT_ADDRESS_1 - 1), data=st.binary(min_size=1, max_size=8),
+       mode=st.sampled_from(sorted(ct.OPERATING_MODES)), torque=st.booleans())
+def test_planned_write_equals_the_general_write(address: int, data: bytes, mode: int,
+                                                torque: bool) -> None:
+    data = data[:ct.INDIRECT_ADDRESS_1 - address]
+    planned, general = _servo(mode, torque), _servo(mode, torque)
+    error = planned.write(address, data, NOW)
+    try:
+        general._write_indirect(address, data, NOW)
+        expected = 0
+    except Exception as exc:  # noqa: BLE001 - _WriteRefused, private
+        expected = exc.args[0]
+    assert error == expected
+    assert planned.table == general.table
+    assert _motor(planned) == _motor(general)
+
+
+def test_sync_write_applies_per_servo_and_refuses_per_servo() -> None:
+    servos = {i: EmulatedServo.create(i, ct.MODELS["XM430-W350"], 0.0, NOW - 1.0)
+              for i in (1, 2, 3)}
+    bus = ServoBus(servos, lambda: NOW)
+    for s in servos.values():
+        assert s.write(ct.TORQUE_ENABLE.address, b"\x01", NOW - 0.5) == 0
+    # id 2's goal is beyond Max Position Limit (4095): refused, the others applied.
+    [packet] = p.parse(p.sync_write_values(116, "i", [1, 1000, 2, 5000, 3, 3000, 9, 7]))
+    assert bus.handle(packet) == []
+    goals = {i: int.from_bytes(s.table[116:120], "little", signed=True)
+             for i, s in servos.items()}
+    assert goals == {1: 1000, 2: 2048, 3: 3000}
+    assert servos[1].motor._target_p == pytest.approx((1000 - 2048) * ct.RAD_PER_TICK)
+    # A Sync Write reaching the indirect area takes the general path.
+    [packet] = p.parse(p.sync_write(ct.INDIRECT_DATA_1, 1, {1: b"\x00", 2: b"\x00"}))
+    bus.handle(packet)
+    assert servos[1].table[ct.TORQUE_ENABLE.address] == 1  # torque on: indirect refused
+
+
+class _Replay(Transport):
+    """Answers every read with the next chunk of ``chunks``."""
+
+    def __init__(self) -> None:
+        self.name = "replay"
+        self.chunks: list[bytes] = []
+
+    def open(self) -> None:
+        return
+
+    def close(self) -> None:
+        return
+
+    @property
+    def is_open(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> None:  # noqa: ARG002 - nobody answers writes here
+        return
+
+    def read(self, size: int, timeout: float) -> bytes:  # noqa: ARG002
+        if not self.chunks:
+            raise TransportTimeoutError("replay: nothing left")
+        chunk = self.chunks[0][:size]
+        self.chunks[0] = self.chunks[0][size:]
+        if not self.chunks[0]:
+            self.chunks.pop(0)
+        return chunk
+
+    def reset_input(self) -> None:
+        return
+
+
+IDS = (1, 2, 3, 4)
+
+
+def _bus(fast: bool) -> tuple[DynamixelBus, _Replay]:
+    replay = _Replay()
+    acts = [ActuatorSpec(i, ControlMode.POSITION, "XM430-W350") for i in IDS]
+    bus = DynamixelBus(BusSpec("arm", "dynamixel", {"port": "replay"}), acts, lambda: 7.0,
+                       transport=replay)
+    bus._open = True
+    bus._dirty = False
+    bus.fast_sync_read = fast
+    bus._build_read_packet()
+    for servo in bus._servos.values():
+        servo.effort_scale = 0.004
+    return bus, replay
+
+
+def _records(stuffing: bool) -> list[tuple[int, int, bytes]]:
+    # With stuffing: Present Current -1 (FF FF) then Present Velocity 0x...FD: FF FF FD.
+    current, velocity = (-1, 0x123FD) if stuffing else (10, -3)
+    return [(i, 0x80 * (i == 3), READ_STRUCT.pack(0x20 * (i == 2), 1, current, velocity,
+                                                  2048 + 100 * i, 121, 30 + i))
+            for i in IDS]
+
+
+def _answers(fast: bool, records: list[tuple[int, int, bytes]]) -> list[bytes]:
+    if fast:
+        return [p.build_fast_status(records)]
+    return [p.build_status(i, e, d) for i, e, d in records]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("stuffing", [False, True])
+def test_split_reordered_and_garbled_answers_decode_alike(fast: bool, stuffing: bool) -> None:
+    records = _records(stuffing)
+    answers = _answers(fast, records)
+    clean = b"".join(answers)
+    variants = {"clean": [clean], "split": [clean[:5], clean[5:40], clean[40:]],
+                "garbage first": [b"\x00\xff\x13" + clean],
+                "garbage after": [clean + b"\xff\xff"]}
+    if not fast:
+        variants["reordered"] = [b"".join(answers[::-1])]
+    reference, _ = _bus(fast)
+    reference._transport.chunks = [clean]
+    expected = reference.read()
+    assert expected[2].error_code == 0x20
+    assert expected[2].fault
+    assert expected[1].position == pytest.approx(100 * ct.RAD_PER_TICK)
+    assert expected[4].temperature == 34.0
+    assert expected[1].effort == pytest.approx((-1 if stuffing else 10) * 0.004)
+    for name, chunks in variants.items():
+        bus, replay = _bus(fast)
+        replay.chunks = list(chunks)
+        assert bus.read() == expected, name
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_status_error_in_a_clean_answer_raises(fast: bool) -> None:
+    records = _records(stuffing=False)
+    records[1] = (2, 0x80 | p.StatusError.DATA_RANGE, records[1][2])
+    bus, replay = _bus(fast)
+    replay.chunks = [b"".join(_answers(fast, records))]
+    with pytest.raises(DeviceError, match=r"id 2.*data range error"):
+        bus.read()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_random_cycles_decode_like_the_packet_reader(fast: bool) -> None:
+    rng = random.Random(3)  # noqa: S311 - reproducible test data
+    for _ in range(200):
+        records = [(i, rng.choice((0, 0x80)), bytes(rng.randrange(256) for _ in range(15)))
+                   for i in IDS]
+        answers = b"".join(_answers(fast, records))
+        fast_bus, replay = _bus(fast)
+        replay.chunks = [answers]
+        slow_bus, slow = _bus(fast)
+        slow.chunks = [answers[:3], answers[3:]]  # never one complete read: the reader
+        got, want = fast_bus.read(), slow_bus.read()
+        assert got == want
+        for i, _, data in records:
+            hw, torque, _, _, position, voltage, temperature = struct.unpack("<BBhiiHB", data)
+            assert got[i].error_code == hw
+            assert got[i].torque_enabled == (torque == 1)
+            assert got[i].position == pytest.approx((position - 2048) * ct.RAD_PER_TICK)
+            assert got[i].voltage == pytest.approx(voltage * 0.1)
+            assert got[i].temperature == temperature
+
+
+def test_write_still_clamps_and_skips_nan() -> None:
+    bus, _ = _bus(fast=True)
+    sent: list[bytes] = []
+    bus._transport.write = sent.append  # type: ignore[method-assign]
+    for servo in bus._servos.values():
+        servo.min_goal, servo.max_goal = 1000, 3000
+    bus.write({1: ActuatorCommand(position=0.0), 2: ActuatorCommand(),
+               3: ActuatorCommand(position=10.0), 4: ActuatorCommand(position=-10.0)})
+    assert sent == [p.sync_write_values(116, "i", [1, 2048, 3, 3000, 4, 1000])]
+
+
+def test_emulator_timing_and_profile(emulator: DynamixelEmulator, tmp_path: Path) -> None:
+    busy, wakeups = emulator.timing()
+    assert (busy, wakeups) == (0.0, 0)
+    emulator.profile()
+    port = serial_transport(dict(emulator.transport))
+    port.open()
+    try:
+        port.write(p.ping(1))
+        assert p.parse(port.read(14, 1.0))[0].id == 1
+    finally:
+        port.close()
+    emulator.profile(str(tmp_path / "emulator.prof"))
+    busy, wakeups = emulator.timing()
+    assert busy > 0.0
+    assert wakeups >= 1
+    stats = pstats.Stats(str(tmp_path / "emulator.prof"))
+    assert any("handle" in name for _, _, name in stats.stats)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="not running"):
+        emulator.profile(str(tmp_path / "again.prof"))
