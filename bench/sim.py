@@ -1,6 +1,6 @@
 """Simulation speed: raw dartpy, our engine, and the whole simulation node, on one world.
 
-    .venv/bin/python bench/sim.py [--skel FILE] [--steps N]
+    .venv/bin/python bench/sim.py [--skel FILE] [--steps N] [--rounds R] [--no-context]
 
 1. raw DART: ``dartpy.utils.SkelParser.readWorld(FILE)`` and ``world.step()`` in a loop;
 2. engine: ``SimEngine.step()`` (commands applied, efforts recorded), same world;
@@ -10,18 +10,31 @@
    its stepping thread runs while the main thread spins the executor, as in
    ``sim_node``.
 
-All three start from the file's initial state and take the same number of steps, so
-they simulate the same motion (the cost of a step changes as bodies touch the ground).
+Like with like: raw DART commands nothing, so the engine commands nothing and the
+node runs with ``hold_initial`` false (by default it holds every actuated DOF at its
+initial position, and a robot that stays up touches the ground less, which makes its
+steps cheaper than raw DART's collapsing robot: not a comparison of loop costs). All
+three start from the file's initial state, take the same warm-up steps and then time
+the same steps, so they simulate the same motion (the cost of a step changes as
+bodies touch the ground).
 
-Prints steps/s of each, the ratios to raw DART and the real-time factor (simulated
-seconds per wall second). Goals: node >= 0.8x raw DART; real-time factor >= 5 (which
-no loop can reach when raw DART itself is slower than that on the world).
+Context rows (not the goal; raw DART cannot hold a pose): the engine holding the
+initial positions (``hold_initial_positions``) and the node with its default
+``hold_initial`` true, and the ratio of the two, the node's overhead as users run it.
+
+Every loop runs once per round, the rounds one after another (default 3), so a change
+of load on a shared machine hits all loops alike; it prints the median steps/s of
+each (and the range), the median of the per-round ratios to raw DART and the
+real-time factor (simulated seconds per wall second). Goals: node >= 0.8x raw DART;
+real-time factor >= 5 (which no loop can reach when raw DART itself is slower than
+that on the world).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,32 +43,53 @@ REPO = Path(__file__).resolve().parents[1]
 FULLBODY = Path("/work/shared/skel-corpus/data/skel/fullbody1.skel")
 GOAL_RATIO = 0.8  # node steps/s over raw DART steps/s
 GOAL_RTF = 5.0  # simulated seconds per wall second
+WARMUP = 10  # untimed steps first, in every loop (collision-detector caches, first messages)
 
 
-def _raw_dart(path: Path, steps: int) -> float:
+class _Timer:
+    """Wall and CPU seconds (this process, every thread) of a stretch of code."""
+
+    def __enter__(self) -> _Timer:
+        self.wall, self.cpu = -time.perf_counter(), -time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall += time.perf_counter()
+        self.cpu += time.process_time()
+
+
+def _raw_dart(path: Path, steps: int) -> tuple[float, float]:
+    """Steps/s by wall time and by CPU time."""
     import dartpy as dart
 
     world = dart.utils.SkelParser.readWorld(str(path))
-    world.step()  # warm up (collision detector caches)
-    start = time.perf_counter()
-    for _ in range(steps):
+    for _ in range(WARMUP):
         world.step()
-    return steps / (time.perf_counter() - start)
+    with _Timer() as t:
+        for _ in range(steps):
+            world.step()
+    return steps / t.wall, steps / t.cpu
 
 
-def _engine(path: Path, steps: int) -> float:
+def _engine(path: Path, steps: int, *, hold: bool) -> tuple[float, float]:
     from skel_ros.model import load_skel
     from skel_ros.sim import SimEngine
 
     engine = SimEngine(load_skel(path))
-    engine.step()
-    start = time.perf_counter()
-    engine.step(steps)
-    return steps / (time.perf_counter() - start)
+    if hold:
+        engine.hold_initial_positions()
+    engine.step(WARMUP)
+    with _Timer() as t:
+        engine.step(steps)
+    return steps / t.wall, steps / t.cpu
 
 
-def _node(path: Path, steps: int) -> tuple[float, int, int]:
-    """Steps/s of the node's own stepping thread over ``steps`` steps; messages received."""
+def _node(path: Path, steps: int, *, hold: bool) -> tuple[float, float, int, int]:
+    """Steps/s (wall, CPU) of the node's stepping thread over ``steps`` steps; messages held.
+
+    The CPU time is the whole process's: the stepping thread, the executor thread and
+    the middleware's threads, the subscriber's included.
+    """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
@@ -83,7 +117,8 @@ def _node(path: Path, steps: int) -> tuple[float, int, int]:
         listener.create_subscription(TFMessage, "/tf", count("tf"), qos)
         node = SimNode(context=context, start=False, parameter_overrides=[
             Parameter("skel_file", value=str(path)), Parameter("real_time_factor", value=0.0),
-            Parameter("joint_states_rate", value=1000.0), Parameter("tf_rate", value=100.0)])
+            Parameter("joint_states_rate", value=1000.0), Parameter("tf_rate", value=100.0),
+            Parameter("hold_initial", value=hold)])
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         listener_executor = SingleThreadedExecutor(context=listener_context)
@@ -93,14 +128,13 @@ def _node(path: Path, steps: int) -> tuple[float, int, int]:
             executor.spin_once(timeout_sec=0.05)
             if node.count_subscribers("joint_states") and node.count_subscribers("/tf"):
                 break
-        node.run_steps(10)
+        node.run_steps(WARMUP)
         first = node.steps_taken
-        start = time.perf_counter()
-        node.start()
-        while node.steps_taken - first < steps:
-            executor.spin_once(timeout_sec=0.05)  # as sim_node's main thread does
-        node.stop()
-        elapsed = time.perf_counter() - start
+        with _Timer() as t:
+            node.start()
+            while node.steps_taken - first < steps:
+                executor.spin_once(timeout_sec=0.05)  # as sim_node's main thread does
+            node.stop()
         steps = node.steps_taken - first
         # Take what is queued (not timed): proves the messages were delivered.
         for _ in range(200):
@@ -110,13 +144,29 @@ def _node(path: Path, steps: int) -> tuple[float, int, int]:
     finally:
         rclpy.try_shutdown(context=context)
         rclpy.try_shutdown(context=listener_context)
-    return steps / elapsed, counts["joint_states"], counts["tf"]
+    return steps / t.wall, steps / t.cpu, counts["joint_states"], counts["tf"]
+
+
+def _round(path: Path, steps: int, *, context: bool) -> dict[str, float]:
+    """One run of every loop, back to back (steps/s each; messages the subscriber held)."""
+    out: dict[str, float] = {}
+    out["raw"], out["raw cpu"] = _raw_dart(path, steps)
+    out["engine"], out["engine cpu"] = _engine(path, steps, hold=False)
+    out["node"], out["node cpu"], out["js"], out["tf"] = _node(path, steps, hold=False)
+    if context:
+        out["engine held"], out["engine held cpu"] = _engine(path, steps, hold=True)
+        out["node held"], out["node held cpu"], _, _ = _node(path, steps, hold=True)
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skel", type=lambda p: Path(p).resolve(), default=FULLBODY)
     parser.add_argument("--steps", type=int, default=3000, help="steps of each run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of all loops, interleaved; medians are reported")
+    parser.add_argument("--no-context", action="store_true",
+                        help="skip the context rows (engine and node holding the initial pose)")
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
@@ -126,23 +176,53 @@ def main() -> None:
 
     dt = load_skel(args.skel).time_step
     print(f"world: {args.skel} (time step {dt * 1e3:g} ms); {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}")
-    raw = _raw_dart(args.skel, args.steps)
-    engine = _engine(args.skel, args.steps)
-    node, js, tf = _node(args.skel, args.steps)
-    rows = [("raw DART world.step()", raw), ("SimEngine.step()", engine),
-            ("sim_node loop (joint_states 1 kHz, /tf 100 Hz)", node)]
-    for label, rate in rows:
-        print(f"  {label:<48} {rate:9.0f} steps/s  {rate / raw:5.2f}x raw DART  "
-              f"real-time factor {rate * dt:6.2f}")
-    print(f"  node run: the subscriber held {js} joint_states and {tf} /tf messages"
-          " (its depth-10 queues)")
-    ratio = node / raw
-    verdict = "met" if ratio >= GOAL_RATIO else "NOT met"
-    print(f"goal node >= {GOAL_RATIO}x raw DART: {verdict} ({ratio:.2f}x)")
-    rtf = node * dt
+          f"load average {os.getloadavg()[0]:.2f}; {args.rounds} interleaved round(s) of "
+          f"{args.steps} steps, medians (min-max)")
+    # Rounds interleave the loops, so a change of load on a shared machine hits them
+    # alike; ratios are taken within a round, then the median.
+    rounds = [_round(args.skel, args.steps, context=not args.no_context)
+              for _ in range(max(1, args.rounds))]
+
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in rounds)
+
+    def spread(key: str) -> str:
+        values = [r[key] for r in rounds]
+        return f"({min(values):.0f}-{max(values):.0f})"
+
+    def ratio(key: str, base: str) -> float:
+        return statistics.median(r[key] / r[base] for r in rounds)
+
+    print("nothing commanded (raw DART's world; node hold_initial false):")
+    rows = [("raw DART world.step()", "raw"), ("SimEngine.step()", "engine"),
+            ("sim_node loop (joint_states 1 kHz, /tf 100 Hz)", "node")]
+    for label, key in rows:
+        print(f"  {label:<48} {med(key):7.0f} steps/s {spread(key):<12} "
+              f"{ratio(key, 'raw'):5.2f}x raw DART  real-time factor {med(key) * dt:5.2f}")
+    overhead = statistics.median(1e6 / r["node"] - 1e6 / r["engine"] for r in rounds)
+    print(f"  node cost over the engine's step: {overhead:.0f} us/step; the subscriber held "
+          f"{rounds[-1]['js']:.0f} joint_states and {rounds[-1]['tf']:.0f} /tf messages "
+          "(its depth-10 queues)")
+    # CPU time is less moved by other jobs than wall time (not the goal: context).
+    print(f"  by CPU time of this process: raw DART {med('raw cpu'):.0f} steps/s, engine "
+          f"{ratio('engine cpu', 'raw cpu'):.2f}x, node {ratio('node cpu', 'raw cpu'):.2f}x "
+          "(the node's includes the middleware's threads)")
+    if not args.no_context:
+        print("context, initial positions held (node default hold_initial true; not the goal):")
+        for label, key in (("SimEngine.step() holding", "engine held"),
+                           ("sim_node loop holding", "node held")):
+            print(f"  {label:<48} {med(key):7.0f} steps/s {spread(key):<12} "
+                  f"{ratio(key, 'engine held'):5.2f}x engine holding  "
+                  f"real-time factor {med(key) * dt:5.2f}")
+        held = statistics.median(1e6 / r["node held"] - 1e6 / r["engine held"] for r in rounds)
+        print(f"  node cost over the engine's step: {held:.0f} us/step; by CPU time the node "
+              f"is {ratio('node held cpu', 'engine held cpu'):.2f}x the engine")
+    node_ratio = ratio("node", "raw")
+    verdict = "met" if node_ratio >= GOAL_RATIO else "NOT met"
+    print(f"goal node >= {GOAL_RATIO}x raw DART: {verdict} ({node_ratio:.2f}x)")
+    rtf, raw_rtf = med("node") * dt, med("raw") * dt
     verdict = "met" if rtf >= GOAL_RTF else "NOT met"
-    bound = "" if raw * dt >= GOAL_RTF else f"; raw DART alone reaches only {raw * dt:.2f}"
+    bound = "" if raw_rtf >= GOAL_RTF else f"; raw DART alone reaches only {raw_rtf:.2f}"
     print(f"goal real-time factor >= 5: {verdict} ({rtf:.2f}{bound})")
 
 

@@ -49,8 +49,10 @@ reliable and transient local too); volatile streams otherwise (:data:`TF_QOS`,
 from __future__ import annotations
 
 import array
+import copy
 import difflib
 import math
+import struct
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,6 +63,8 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, TransformStamped
 from lxml import etree
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, String
 from tf2_msgs.msg import TFMessage
@@ -112,6 +116,7 @@ __all__ = [
     "LATCHED_QOS",
     "STATE_QOS",
     "TF_QOS",
+    "ClockPublisher",
     "JointCommand",
     "RobotPublisher",
     "Throttle",
@@ -362,30 +367,43 @@ def parse_joint_trajectory(msg: JointTrajectory, known: Mapping[str, int],
 # --------------------------------------------------------------------------- geometry
 
 
+# Shepperd's cases (k = which of 4x^2, 4y^2, 4z^2, 4w^2 is largest): the quaternion
+# x, y, z, w as columns of [sx, sy, sz, dx, dy, dz] * s and the largest one ("big", 6).
+_QUATERNION_CASES = np.array([[6, 0, 1, 3], [0, 6, 2, 4], [1, 2, 6, 5], [3, 4, 5, 6]],
+                             dtype=np.intp)
+_DIAGONAL_SIGNS = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, -1.0, 1.0],
+                            [-1.0, -1.0, 1.0, 1.0]])
+# The off-diagonal sums sx, sy, sz (m01 + m10, m02 + m20, m12 + m21) and differences
+# dx, dy, dz (m21 - m12, m02 - m20, m10 - m01), by flat row-major index of the 3x3 block.
+_PAIR_FIRST = np.array([1, 2, 5, 7, 2, 3], dtype=np.intp)
+_PAIR_SECOND = np.array([3, 6, 7, 5, 6, 1], dtype=np.intp)
+_PAIR_SIGNS = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+
+
 def _quaternions(rot: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """(n, 3, 3) rotation matrices -> (n, 4) unit quaternions x, y, z, w (w >= 0).
 
     Shepperd's method: the largest of the four components comes from the diagonal,
-    the others from the off-diagonal sums and differences divided by it.
+    the others from the off-diagonal sums and differences divided by it. Batched as
+    a few whole-array operations (this runs at the /tf rate); multiplying by +-1 and
+    adding a negated term are exact, so every case is computed as written.
     """
-    m = rot
-    sx, sy, sz = m[:, 0, 1] + m[:, 1, 0], m[:, 0, 2] + m[:, 2, 0], m[:, 1, 2] + m[:, 2, 1]
-    dx, dy, dz = m[:, 2, 1] - m[:, 1, 2], m[:, 0, 2] - m[:, 2, 0], m[:, 1, 0] - m[:, 0, 1]
-    t = np.stack([1.0 + m[:, 0, 0] - m[:, 1, 1] - m[:, 2, 2],
-                  1.0 - m[:, 0, 0] + m[:, 1, 1] - m[:, 2, 2],
-                  1.0 - m[:, 0, 0] - m[:, 1, 1] + m[:, 2, 2],
-                  1.0 + m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]], axis=1)
+    n = rot.shape[0]
+    flat = rot.reshape(n, 9)
+    # t = 1 +- m00 +- m11 +- m22, the four candidates 4x^2, 4y^2, 4z^2, 4w^2.
+    t = 1.0 + flat[:, 0:1] * _DIAGONAL_SIGNS[0]
+    t += flat[:, 4:5] * _DIAGONAL_SIGNS[1]
+    t += flat[:, 8:9] * _DIAGONAL_SIGNS[2]
     k = np.argmax(t, axis=1)
-    s = 0.5 / np.sqrt(t[np.arange(len(k)), k])
-    big = 0.25 / s
-    cases = [k == i for i in range(3)]
-    q = np.empty((len(k), 4))
-    q[:, 0] = np.select(cases, [big, sx * s, sy * s], dx * s)
-    q[:, 1] = np.select(cases, [sx * s, big, sz * s], dy * s)
-    q[:, 2] = np.select(cases, [sy * s, sz * s, big], dz * s)
-    q[:, 3] = np.select(cases, [dx * s, dy * s, dz * s], big)
+    rows = np.arange(n)
+    s = 0.5 / np.sqrt(t[rows, k])
+    parts = np.empty((n, 7))
+    np.multiply(flat[:, _PAIR_FIRST] + flat[:, _PAIR_SECOND] * _PAIR_SIGNS, s[:, None],
+                out=parts[:, :6])
+    parts[:, 6] = 0.25 / s
+    q: npt.NDArray[np.float64] = parts[rows[:, None], _QUATERNION_CASES[k]]
     q *= np.where(q[:, 3:4] < 0.0, -1.0, 1.0)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q /= np.sqrt(np.add.reduce(q * q, axis=1, keepdims=True))  # np.linalg.norm's own sum
     return q
 
 
@@ -432,6 +450,9 @@ def _urdf_joints(urdf: str) -> list[_UrdfJoint]:
     return out
 
 
+_EYE3 = np.eye(3)
+
+
 class _FrameSolver:
     """Parent -> frame transforms of many frames at once, through the URDF joint chains.
 
@@ -462,36 +483,236 @@ class _FrameSolver:
         order = [specs[name] for name in used]
         n = len(order)
         self.names = [j.name for j in order]
+        self._zeros = [0.0] * n  # the value of a joint ``values`` leaves out
         self._origins = np.array([j.origin for j in order] + [np.eye(4)]).reshape(n + 1, 4, 4)
-        self._axes = np.array([j.axis for j in order] + [np.zeros(3)]).reshape(n + 1, 3)
-        self._revolute = np.array([j.kind in ("revolute", "continuous") for j in order] + [False])
-        self._prismatic = np.array([j.kind == "prismatic" for j in order] + [False])
+        axes = np.array([j.axis for j in order] + [np.zeros(3)]).reshape(n + 1, 3)
+        # What does not change with the joint values is computed here, once: the
+        # rotations' cross-product matrices K and K @ K (Rodrigues), the origins' blocks.
+        self._revolute = np.flatnonzero([j.kind in ("revolute", "continuous") for j in order])
+        a = axes[self._revolute]
+        k = np.zeros((a.shape[0], 3, 3))
+        k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
+        k[:, 1, 0], k[:, 2, 0], k[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
+        self._cross, self._cross2 = k, k @ k
+        self._revolute_origins = self._origins[self._revolute, :3, :3]
+        self._prismatic = np.flatnonzero([j.kind == "prismatic" for j in order])
+        self._prismatic_axes = axes[self._prismatic]
+        self._prismatic_origins = self._origins[self._prismatic, :3, :3]
         depth = max((len(c) for c in chains), default=1)
         # Short chains are padded with the identity (index n).
         self._chains = np.array([c + [n] * (depth - len(c)) for c in chains],
                                 dtype=np.intp).reshape(len(chains), depth)
+        self._levels = [np.ascontiguousarray(self._chains[:, level]) for level in range(depth)]
 
     def solve(self, values: Mapping[str, float]) -> npt.NDArray[np.float64]:
         """(nframes, 4, 4) parent -> frame transforms for URDF joint positions ``values``."""
-        v = np.array([values.get(name, 0.0) for name in self.names] + [0.0])
+        v = np.array([*map(values.get, self.names, self._zeros), 0.0])
         t = self._origins.copy()
         rev = self._revolute
-        if rev.any():
-            a, angle = self._axes[rev], v[rev]
-            k = np.zeros((a.shape[0], 3, 3))
-            k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
-            k[:, 1, 0], k[:, 2, 0], k[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
-            rot = (np.eye(3) + np.sin(angle)[:, None, None] * k
-                   + (1.0 - np.cos(angle))[:, None, None] * (k @ k))
-            t[rev, :3, :3] = self._origins[rev, :3, :3] @ rot
+        if rev.size:
+            angle = v[rev][:, None, None]
+            rot = _EYE3 + np.sin(angle) * self._cross + (1.0 - np.cos(angle)) * self._cross2
+            t[rev, :3, :3] = self._revolute_origins @ rot
         pri = self._prismatic
-        if pri.any():
-            shift = self._axes[pri] * v[pri][:, None]
-            t[pri, :3, 3] += np.einsum("nij,nj->ni", self._origins[pri, :3, :3], shift)
-        out: npt.NDArray[np.float64] = t[self._chains[:, 0]]
-        for level in range(1, self._chains.shape[1]):
-            out = out @ t[self._chains[:, level]]
+        if pri.size:
+            shift = self._prismatic_axes * v[pri][:, None]
+            t[pri, :3, 3] += np.einsum("nij,nj->ni", self._prismatic_origins, shift)
+        levels = self._levels
+        out: npt.NDArray[np.float64] = t[levels[0]]
+        for level in levels[1:]:
+            out = out @ t[level]
         return out
+
+
+# --------------------------------------------------------------------------- wire format
+
+_CDR_LE = b"\x00\x01\x00\x00"  # encapsulation header: plain CDR, little-endian
+_STAMP = struct.Struct("<iI")  # builtin_interfaces/Time: int32 sec, uint32 nanosec
+
+
+class _CdrTemplate:
+    """A message laid out once in CDR (the ROS 2 wire format); stamps and doubles patched.
+
+    Publishing a Python message makes rclpy convert every field of it, the joint names
+    and frame ids included, on every publish. For the streams sent every step only
+    the stamps and the numbers change, so their messages are serialized here once
+    and each publish writes the new stamps and doubles into the bytes and hands them
+    to the middleware as a serialized message (``Publisher.publish(bytes)``): the
+    same message on the wire, for a fraction of the conversion. Users check a
+    template against the middleware's own deserializer (:func:`_decodes_as`) and fall
+    back to publishing messages when it does not read back.
+
+    Build with :meth:`stamp`, :meth:`string`, :meth:`strings`, :meth:`doubles`, then
+    :meth:`finish`.
+    """
+
+    def __init__(self) -> None:
+        self._buf = bytearray(_CDR_LE)
+        self._stamp_words: list[int] = []
+        self.values: npt.NDArray[np.float64] = np.zeros(0)
+        """The doubles of the message, a view of its bytes (after :meth:`finish`)."""
+        self._sec: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._nanosec: npt.NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
+        self._stamp_index: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+
+    def _align(self, size: int) -> None:
+        # CDR aligns every primitive to its size, counted from the end of the header.
+        self._buf += bytes(-(len(self._buf) - len(_CDR_LE)) % size)
+
+    def uint32(self, value: int) -> None:
+        """A ``uint32`` (a sequence or string length)."""
+        self._align(4)
+        self._buf += value.to_bytes(4, "little")
+
+    def stamp(self) -> None:
+        """A ``builtin_interfaces/Time``, written by :meth:`set_stamp`."""
+        self._align(4)
+        self._stamp_words.append(len(self._buf) // 4)
+        self._buf += bytes(8)
+
+    def string(self, text: str) -> None:
+        """A ``string``: its length with the terminating NUL, the UTF-8 bytes, the NUL."""
+        data = text.encode()
+        self.uint32(len(data) + 1)
+        self._buf += data + b"\0"
+
+    def strings(self, texts: Sequence[str]) -> None:
+        """A ``string[]``."""
+        self.uint32(len(texts))
+        for text in texts:
+            self.string(text)
+
+    def doubles(self, count: int, *, sequence: bool = True) -> int:
+        """Room for ``count`` doubles: a ``float64[]`` (length first) or fixed fields.
+
+        Returns:
+            The index of the first of them in :attr:`values`.
+        """
+        if sequence:
+            self.uint32(count)
+        if count:
+            self._align(8)
+        first = (len(self._buf) - len(_CDR_LE)) // 8
+        self._buf += bytes(8 * count)
+        return first
+
+    def finish(self) -> None:
+        """End the layout; :attr:`values` and :meth:`set_stamp` write into the bytes."""
+        buf = self._buf
+        self.values = np.frombuffer(buf, dtype="<f8", offset=len(_CDR_LE),
+                                    count=(len(buf) - len(_CDR_LE)) // 8)
+        self._sec = np.frombuffer(buf, dtype="<i4", count=len(buf) // 4)
+        self._nanosec = np.frombuffer(buf, dtype="<u4", count=len(buf) // 4)
+        self._stamp_index = np.array(self._stamp_words, dtype=np.intp)
+
+    def set_stamp(self, stamp: Time) -> None:
+        """Write ``stamp`` into every stamp of the message."""
+        if len(self._stamp_words) == 1:
+            _STAMP.pack_into(self._buf, 4 * self._stamp_words[0], stamp.sec, stamp.nanosec)
+        else:
+            self._sec[self._stamp_index] = stamp.sec
+            self._nanosec[self._stamp_index + 1] = stamp.nanosec
+
+    def data(self) -> bytes:
+        """The serialized message as it is now."""
+        return bytes(self._buf)
+
+
+def _decodes_as(data: bytes, expected: Any) -> bool:  # noqa: ANN401 - any message
+    """Whether the middleware reads ``data`` back as ``expected`` (a template's check)."""
+    try:
+        return bool(deserialize_message(data, type(expected)) == expected)
+    except Exception:  # noqa: BLE001 - any failure to read it back means "do not use it"
+        return False
+
+
+class _JointStateWire:
+    """``sensor_msgs/JointState`` for fixed names and field lengths, as CDR bytes."""
+
+    def __init__(self, names: Sequence[str], sizes: tuple[int, int, int]) -> None:
+        self._cdr = _CdrTemplate()
+        self._cdr.stamp()
+        self._cdr.string("")  # frame_id
+        self._cdr.strings(names)
+        self._fields = [(self._cdr.doubles(n), n) for n in sizes]
+        self._cdr.finish()
+
+    def serialize(self, stamp: Time, *fields: npt.ArrayLike) -> bytes | None:
+        """The message with ``stamp`` and the position, velocity and effort ``fields``.
+
+        Returns:
+            None when a field's length is not the template's (publish a message then).
+        """
+        values = self._cdr.values
+        for (first, n), field in zip(self._fields, fields, strict=True):
+            if type(field) is not np.ndarray or field.shape != (n,):
+                field = np.asarray(field, dtype=np.float64)  # noqa: PLW2901 - same, converted
+                if field.size != n:
+                    return None
+                field = field.reshape(n)  # noqa: PLW2901
+            values[first:first + n] = field
+        self._cdr.set_stamp(stamp)
+        return self._cdr.data()
+
+
+class _TfWire:
+    """``tf2_msgs/TFMessage`` for fixed (parent, child) frames, as CDR bytes."""
+
+    def __init__(self, frames: Sequence[tuple[str, str]]) -> None:
+        self._cdr = _CdrTemplate()
+        self._cdr.uint32(len(frames))
+        firsts = []
+        for parent, child in frames:
+            self._cdr.stamp()
+            self._cdr.string(parent)
+            self._cdr.string(child)
+            firsts.append(self._cdr.doubles(7, sequence=False))  # translation, rotation
+        self._index = np.array(firsts, dtype=np.intp).reshape(-1, 1) + np.arange(7)
+        self._cdr.finish()
+
+    def serialize(self, stamp: Time, rows: npt.NDArray[np.float64]) -> bytes:
+        """The message with ``stamp`` and (n, 7) rows x, y, z, qx, qy, qz, qw."""
+        self._cdr.values[self._index] = rows
+        self._cdr.set_stamp(stamp)
+        return self._cdr.data()
+
+
+class _ClockWire:
+    """``rosgraph_msgs/Clock`` as CDR bytes."""
+
+    def __init__(self) -> None:
+        self._cdr = _CdrTemplate()
+        self._cdr.stamp()
+        self._cdr.finish()
+
+    def serialize(self, stamp: Time) -> bytes:
+        self._cdr.set_stamp(stamp)
+        return self._cdr.data()
+
+
+class ClockPublisher:
+    """Publishes ``/clock`` (:data:`CLOCK_QOS`) through ``node``, as serialized bytes.
+
+    Args:
+        node: The node to publish through.
+    """
+
+    def __init__(self, node: Node) -> None:
+        self._pub = node.create_publisher(Clock, "/clock", CLOCK_QOS)
+        self._msg = Clock()
+        probe = Time(sec=1_234_567, nanosec=890_123_456)
+        wire = _ClockWire()
+        self._wire = wire if _decodes_as(wire.serialize(probe), Clock(clock=probe)) else None
+        self.serialized = self._wire is not None
+        """True when messages go out as serialized bytes (the template read back right)."""
+
+    def publish(self, stamp: Time) -> None:
+        """Publish ``stamp`` on ``/clock``."""
+        if self._wire is not None:
+            self._pub.publish(self._wire.serialize(stamp))
+            return
+        self._msg.clock = stamp
+        self._pub.publish(self._msg)
 
 
 # --------------------------------------------------------------------------- publisher
@@ -566,6 +787,9 @@ class RobotPublisher:
         if any(s.euler for s in self._skeletons):
             self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
             self._urdf_states.name = list(self.urdf_joint_values(self.initial_positions))
+        self._joint_states_wire, self._tf_wire, self._urdf_wire = self._wires()
+        self.serialized = self._joint_states_wire is not None
+        """True when the per-step streams go out as serialized bytes (:class:`_CdrTemplate`)."""
         self.markers = self._markers(collision=collision_markers)
         self.publish_latched()
 
@@ -602,6 +826,42 @@ class RobotPublisher:
                     " the (slower) model kinematics for body frames")
                 return False
         return True
+
+    def _wires(self) -> tuple[_JointStateWire | None, _TfWire | None, _JointStateWire | None]:
+        """CDR templates of joint_states, /tf and ~/urdf_joint_states (None: messages).
+
+        Each is checked by reading a sample back through the middleware.
+        """
+        probe = Time(sec=1_234_567, nanosec=890_123_456)
+        n = len(self.joint_names)
+        sample = [np.arange(n) * 0.5 + 0.25, np.arange(n) * -0.75 - 1.0, np.arange(n) + 1e-3]
+        js: _JointStateWire | None = _JointStateWire(self.joint_names, (n, n, n))
+        expected = JointState(name=list(self.joint_names), position=sample[0].tolist(),
+                              velocity=sample[1].tolist(), effort=sample[2].tolist())
+        expected.header.stamp = probe
+        if js is not None and not _decodes_as(js.serialize(probe, *sample) or b"", expected):
+            js = None
+        frames = [(m.header.frame_id, m.child_frame_id) for m in self._tf.transforms]
+        tf: _TfWire | None = _TfWire(frames)
+        rows = np.arange(7.0 * len(frames)).reshape(-1, 7) * 0.125 - 2.0
+        expected_tf = copy.deepcopy(self._tf)
+        _fill_rows(expected_tf.transforms, rows, probe)
+        if tf is not None and not _decodes_as(tf.serialize(probe, rows), expected_tf):
+            tf = None
+        urdf: _JointStateWire | None = None
+        if self._urdf_pub is not None:
+            m = len(self._urdf_states.name)
+            urdf = _JointStateWire(self._urdf_states.name, (m, 0, 0))
+            values = np.arange(m) * 0.5 - 3.0
+            expected = JointState(name=list(self._urdf_states.name), position=values.tolist())
+            expected.header.stamp = probe
+            if not _decodes_as(urdf.serialize(probe, values, (), ()) or b"", expected):
+                urdf = None
+        if js is None or tf is None or (self._urdf_pub is not None and urdf is None):
+            self.node.get_logger().warning(
+                "serialized joint_states / tf templates do not read back through this "
+                "middleware: publishing messages (slower)")
+        return js, tf, urdf
 
     def _body_transforms(self, q: Vector) -> Vector:
         """Parent -> body transforms of the moving bodies by :class:`Kinematics`."""
@@ -655,8 +915,14 @@ class RobotPublisher:
 
         Pass an empty array for a field that is not known (it is then left empty).
         """
+        stamp = stamp or self.now()
+        if self._joint_states_wire is not None:
+            data = self._joint_states_wire.serialize(stamp, positions, velocities, efforts)
+            if data is not None:
+                self._joint_states_pub.publish(data)
+                return
         msg = self._joint_states
-        msg.header.stamp = stamp or self.now()
+        msg.header.stamp = stamp
         msg.position = _doubles(positions)
         msg.velocity = _doubles(velocities)
         msg.effort = _doubles(efforts)
@@ -674,6 +940,13 @@ class RobotPublisher:
         Returns:
             The transforms (templates owned by this object; copy to keep them).
         """
+        rows = self._frame_rows(positions, urdf_values)
+        _fill_rows(self._tf.transforms, rows, stamp or self.now(), self._tf_parts)
+        return list(self._tf.transforms)
+
+    def _frame_rows(self, positions: npt.ArrayLike,
+                    urdf_values: Mapping[str, float] | None) -> npt.NDArray[np.float64]:
+        """(nframes, 7) x, y, z, qx, qy, qz, qw of every ``/tf`` transform."""
         q = np.asarray(positions, dtype=float).reshape(-1)
         if q.size != len(self.joint_names):
             raise ValueError(f"expected {len(self.joint_names)} positions, got {q.size}")
@@ -681,22 +954,28 @@ class RobotPublisher:
         mats = self._solver.solve(values)
         if not self.solver_exact:
             mats[: self._num_bodies] = self._body_transforms(q)
-        _fill(self._tf.transforms, mats, stamp or self.now(), self._tf_parts)
-        return list(self._tf.transforms)
+        return _rows(mats)
+
+    def _publish_tf(self, positions: npt.ArrayLike, stamp: Time,
+                    urdf_values: Mapping[str, float] | None = None) -> None:
+        if not self._tf.transforms:
+            return
+        if self._tf_wire is not None:
+            rows = self._frame_rows(positions, urdf_values)
+            self._tf_pub.publish(self._tf_wire.serialize(stamp, rows))
+        else:
+            self.transforms(positions, stamp, urdf_values)
+            self._tf_pub.publish(self._tf)
 
     def publish_tf(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
-        if self._tf.transforms:
-            self.transforms(positions, stamp)
-            self._tf_pub.publish(self._tf)
+        self._publish_tf(positions, stamp or self.now())
 
     def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""
         stamp = stamp or self.now()
         values = self.urdf_joint_values(positions)
-        if self._tf.transforms:
-            self.transforms(positions, stamp, values)
-            self._tf_pub.publish(self._tf)
+        self._publish_tf(positions, stamp, values)
         self.publish_urdf_joint_states(positions, stamp, values)
 
     def urdf_joint_values(self, positions: npt.ArrayLike) -> dict[str, float]:
@@ -713,8 +992,14 @@ class RobotPublisher:
         if self._urdf_pub is None:
             return
         values = self.urdf_joint_values(positions) if urdf_values is None else urdf_values
+        stamp = stamp or self.now()
+        if self._urdf_wire is not None:
+            data = self._urdf_wire.serialize(stamp, list(values.values()), (), ())
+            if data is not None:
+                self._urdf_pub.publish(data)
+                return
         msg = self._urdf_states
-        msg.header.stamp = stamp or self.now()
+        msg.header.stamp = stamp
         msg.position = array.array("d", values.values())
         self._urdf_pub.publish(msg)
 
@@ -751,6 +1036,11 @@ def _doubles(values: npt.ArrayLike) -> array.array[float]:
     return array.array("d", arr.tobytes())
 
 
+def _rows(mats: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """(n, 4, 4) transforms -> (n, 7) rows x, y, z, qx, qy, qz, qw."""
+    return np.concatenate([mats[:, :3, 3], _quaternions(mats[:, :3, :3])], axis=1)
+
+
 def _fill(messages: Sequence[TransformStamped], mats: npt.NDArray[np.float64], stamp: Time,
           parts: Sequence[tuple[Any, Any, Any]] | None = None) -> None:
     """Write the (n, 4, 4) transforms and the stamp into the messages.
@@ -758,12 +1048,18 @@ def _fill(messages: Sequence[TransformStamped], mats: npt.NDArray[np.float64], s
     ``parts`` may give each message's (header, translation, rotation) sub-messages,
     saving the attribute lookups on a hot path.
     """
+    if len(messages):
+        _fill_rows(messages, _rows(mats), stamp, parts)
+
+
+def _fill_rows(messages: Sequence[TransformStamped], rows: npt.NDArray[np.float64],
+               stamp: Time, parts: Sequence[tuple[Any, Any, Any]] | None = None) -> None:
+    """Write (n, 7) rows (:func:`_rows`) and the stamp into the messages."""
     if not len(messages):
         return
     if parts is None:
         parts = [(m.header, m.transform.translation, m.transform.rotation) for m in messages]
-    rows = np.concatenate([mats[:, :3, 3], _quaternions(mats[:, :3, :3])], axis=1).tolist()
-    for (header, t, r), (x, y, z, qx, qy, qz, qw) in zip(parts, rows, strict=True):
+    for (header, t, r), (x, y, z, qx, qy, qz, qw) in zip(parts, rows.tolist(), strict=True):
         header.stamp = stamp
         t.x, t.y, t.z = x, y, z
         r.x, r.y, r.z, r.w = qx, qy, qz, qw

@@ -49,7 +49,6 @@ from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValu
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
@@ -58,8 +57,8 @@ from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.robot_io import (
-    CLOCK_QOS,
     COMMAND_QOS,
+    ClockPublisher,
     RobotPublisher,
     Throttle,
     parse_joint_command,
@@ -263,8 +262,7 @@ class SimNode(Node):
             raise NodeSetupError(f"cannot export {p['skel_file']} as URDF: {exc}") from None
         if self.io.joint_names != self.engine.dof_names:  # pragma: no cover - one naming rule
             raise NodeSetupError("joint names of the engine and of the publisher differ")
-        self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS)
-        self._clock_msg = Clock()
+        self._clock_out = ClockPublisher(self)  # not _clock: rclpy's Node has one
         self._rtf = p["real_time_factor"]
         self._paused = p["paused"]
         self._timeout = p["command_timeout"]
@@ -428,17 +426,16 @@ class SimNode(Node):
             stamp: Time | None = None
             if self._clock_schedule.due(now, dt):
                 stamp = stamp_from_seconds(now)
-                self._clock_msg.clock = stamp
-                self._clock_pub.publish(self._clock_msg)
+                self._clock_out.publish(stamp)
             js, tf = self._js.due(now, dt), self._tf.due(now, dt)
-            if js or tf:
+            if js:
                 stamp = stamp or stamp_from_seconds(now)
-                positions = engine.positions()
-                if js:
-                    self.io.publish_joint_states(positions, engine.velocities(), engine.efforts(),
-                                                 stamp)
+                positions, velocities, efforts = engine.state()
+                self.io.publish_joint_states(positions, velocities, efforts, stamp)
                 if tf:
                     self.io.publish_kinematics(positions, stamp)
+            elif tf:
+                self.io.publish_kinematics(engine.positions(), stamp or stamp_from_seconds(now))
         if self._timeout > 0.0 and now - self._last_command > self._timeout:
             if self._trajectory is None and engine.commands():
                 engine.clear_commands()
@@ -449,11 +446,9 @@ class SimNode(Node):
     def _publish_all(self, now: float) -> None:
         """Publish /clock, joint_states and /tf now (start, reset, ~/step)."""
         stamp = stamp_from_seconds(now)
-        self._clock_msg.clock = stamp
-        self._clock_pub.publish(self._clock_msg)
-        positions = self.engine.positions()
-        self.io.publish_joint_states(positions, self.engine.velocities(), self.engine.efforts(),
-                                     stamp)
+        self._clock_out.publish(stamp)
+        positions, velocities, efforts = self.engine.state()
+        self.io.publish_joint_states(positions, velocities, efforts, stamp)
         self.io.publish_kinematics(positions, stamp)
         for schedule in (self._js, self._tf, self._clock_schedule):
             schedule.restart(now + schedule.period)

@@ -197,6 +197,20 @@ class SkeletonActuation:
         self._efforts = np.zeros(n)
         self._direct = np.zeros(n, dtype=bool)
         self._position = np.zeros(n, dtype=bool)
+        # Per-step shortcuts (kept by _update_masks / _sync_springs): which work there is.
+        self._active = False
+        self._any_position = False
+        self._any_spring = False
+        self._servo = self._is[ActuatorType.SERVO]
+        self._any_servo = bool(self._servo.any())
+        self._passive = self._is[ActuatorType.PASSIVE]
+        self._any_passive = bool(self._passive.any())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # The implicit PD's spring: stiffness, and the weights of the rest position
+            # (model rest, setpoint) where the stiffness is > 0.
+            self._pd_k = self._model_k + self._kp
+            self._pd_rest_model = self._model_k * self._model_rest
+            self._pd_positive = self._pd_k > 0
 
     # ----------------------------------------------------------------- commands
 
@@ -295,6 +309,8 @@ class SkeletonActuation:
         self._gravity_ok = self._gravity & np.array(
             [bool(held[a].all()) for a in self._ancestors], dtype=bool
         )
+        self._any_position = bool(self._position.any())
+        self._active = bool(self._direct.any()) or self._any_position
         self._sync_springs(self._spring_on & self._position)
 
     def _check(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
@@ -327,14 +343,14 @@ class SkeletonActuation:
     @property
     def active(self) -> bool:
         """True when some DOF holds a command."""
-        return bool(self._direct.any() or self._position.any())
+        return self._active
 
     def apply(self) -> None:
         """Give DART this step's commands (call before ``world.step``)."""
-        if not self.active:
+        if not self._active:
             return
         cmd = np.where(self._direct, self._value, 0.0)
-        if self._position.any():
+        if self._any_position:
             self._position_control(cmd)
         self._dart.setCommands(cmd)
 
@@ -412,31 +428,44 @@ class SkeletonActuation:
         self._implicit_cmd = np.where(implicit, feed, 0.0)
 
     def _sync_springs(self, implicit: npt.NDArray[np.bool_]) -> None:
-        """Give DART's joint springs/dampers the PD of ``implicit`` DOFs; the others the model's."""
-        for i in np.flatnonzero(implicit | self._spring_on):
+        """Give DART's joint springs/dampers the PD of ``implicit`` DOFs; the others the model's.
+
+        DART is told only what changed: a spring turned on or off, a new rest position
+        (the setpoint moved). Held still, that is nothing; the test runs vectorized.
+        """
+        on = self._spring_on
+        if not (self._any_spring or implicit.any()):
+            return
+        # rest = (k_model rest_model + kp setpoint) / (k_model + kp), or the setpoint
+        # where that stiffness is 0: the spring pulling toward the setpoint.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rest = np.where(self._pd_positive,
+                            (self._pd_rest_model + self._kp * self._setpoint) / self._pd_k,
+                            self._setpoint)
+        starting = implicit & ~on
+        moved = implicit & (starting | (rest != self._spring_rest))
+        stopping = on & ~implicit
+        for i in np.flatnonzero(starting):
             dof = self._dofs[i]
-            if implicit[i]:
-                k = self._model_k[i] + self._kp[i]
-                rest = (self._model_k[i] * self._model_rest[i] + self._kp[i] * self._setpoint[i]) \
-                    / k if k > 0 else self._setpoint[i]
-                if not self._spring_on[i]:
-                    dof.setSpringStiffness(k)
-                    dof.setDampingCoefficient(self._model_d[i] + self._kd[i])
-                if not self._spring_on[i] or rest != self._spring_rest[i]:
-                    dof.setRestPosition(rest)
-                    self._spring_rest[i] = rest
-            else:
-                dof.setSpringStiffness(self._model_k[i])
-                dof.setDampingCoefficient(self._model_d[i])
-                dof.setRestPosition(self._model_rest[i])
+            dof.setSpringStiffness(self._pd_k[i])
+            dof.setDampingCoefficient(self._model_d[i] + self._kd[i])
+        for i in np.flatnonzero(moved):
+            self._dofs[i].setRestPosition(rest[i])
+            self._spring_rest[i] = rest[i]
+        for i in np.flatnonzero(stopping):
+            dof = self._dofs[i]
+            dof.setSpringStiffness(self._model_k[i])
+            dof.setDampingCoefficient(self._model_d[i])
+            dof.setRestPosition(self._model_rest[i])
         self._spring_on = implicit.copy()
+        self._any_spring = bool(implicit.any())
 
     def record_efforts(self) -> None:
         """Read the efforts of the step just taken (before DART clears its forces)."""
         if not len(self._mode):
             return
         forces = np.array(self._dart.getForces(), dtype=float)
-        if self._spring_on.any():
+        if self._any_spring:
             # The PD part DART applied through the spring/damper, at the new state.
             on = self._spring_on
             q = self._dart.getPositions()
@@ -444,11 +473,16 @@ class SkeletonActuation:
             error = self._dart.getPositionDifferences(np.where(on, self._setpoint, q), q)
             pd = self._kp * error - self._kd * v
             forces[on] = (self._implicit_cmd + pd)[on]
-        servo = self._is[ActuatorType.SERVO]
-        if servo.any():
-            forces[servo] = self._dart.getConstraintForces()[servo]
-        forces[self._is[ActuatorType.PASSIVE]] = 0.0
+        if self._any_servo:
+            forces[self._servo] = self._dart.getConstraintForces()[self._servo]
+        if self._any_passive:
+            forces[self._passive] = 0.0
         self._efforts = forces
+
+    @property
+    def recorded_efforts(self) -> Vector:
+        """The efforts of the last step, not a copy (do not write to it)."""
+        return self._efforts
 
     def efforts(self) -> Vector:
         """The efforts of the last step (see ``SimEngine.efforts``), a copy."""

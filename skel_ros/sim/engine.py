@@ -45,7 +45,7 @@ from skel_ros.sim.gains import GainsError, SimGains
 from skel_ros.sim.world_builder import build_dart_world
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from skel_ros.model.types import World
     from skel_ros.sim._typing import Dart
@@ -170,12 +170,22 @@ class SimEngine:
         self._world = build_dart_world(model)
         self._skeletons = [self._world.getSkeleton(i) for i in range(len(model.skeletons))]
         self._mobile = [s.isMobile() for s in self._skeletons]
+        # The skeletons whose DOFs make up the state vectors (those with DOFs).
+        self._stateful = [dart for dart, skel in zip(self._skeletons, model.skeletons,
+                                                     strict=True) if skel.num_dofs]
         self._actuation = [
             SkeletonActuation(skel, dart, self._limit_sets[skel.name], self._gains,
                               model.time_step,
                               public_names=[self._public_of[skel.name, d.name]
                                             for d in skel.dofs])
             for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
+        ]
+        # What the step does after world.step, per mobile skeleton (bound methods, once).
+        self._after_step = [
+            (act.record_efforts, skel.clearInternalForces, skel.clearExternalForces,
+             skel.resetCommands)
+            for skel, mobile, act in zip(self._skeletons, self._mobile, self._actuation,
+                                         strict=True) if mobile
         ]
         self.set_limit_enforcement(self._enforced)
 
@@ -231,18 +241,18 @@ class SimEngine:
         each step) with the commands set before every step; the forces are read
         for :meth:`efforts` before they are cleared.
         """
-        world = self._world
+        step = self._world.step
+        applies = [act.apply for act in self._actuation]
+        after = self._after_step
         for _ in range(int(n)):
-            for act in self._actuation:
-                act.apply()
-            world.step(resetCommand=False)
-            steppers = zip(self._skeletons, self._mobile, self._actuation, strict=True)
-            for skel, mobile, act in steppers:
-                if mobile:
-                    act.record_efforts()
-                    skel.clearInternalForces()
-                    skel.clearExternalForces()
-                    skel.resetCommands()
+            for apply in applies:
+                apply()
+            step(resetCommand=False)
+            for record, clear_internal, clear_external, reset_commands in after:
+                record()
+                clear_internal()
+                clear_external()
+                reset_commands()
 
     def reset(self) -> None:
         """Back to the initial state: time 0, initial positions and velocities, no commands.
@@ -274,11 +284,15 @@ class SimEngine:
 
     def positions(self) -> Vector:
         """Positions of every DOF (flat, our order)."""
-        return self._gather(lambda s: s.getPositions())
+        if not self._stateful:
+            return np.zeros(0)
+        return np.concatenate([s.getPositions() for s in self._stateful], dtype=float)
 
     def velocities(self) -> Vector:
         """Velocities of every DOF (flat, our order)."""
-        return self._gather(lambda s: s.getVelocities())
+        if not self._stateful:
+            return np.zeros(0)
+        return np.concatenate([s.getVelocities() for s in self._stateful], dtype=float)
 
     def efforts(self) -> Vector:
         """The generalized force each DOF's actuator exerted during the last step.
@@ -290,17 +304,25 @@ class SimEngine:
         """
         if not self.num_dofs:
             return np.zeros(0)
-        return np.concatenate([a.efforts() for a in self._actuation])
+        return np.concatenate([a.recorded_efforts for a in self._actuation])
+
+    def state(self) -> tuple[Vector, Vector, Vector]:
+        """:meth:`positions`, :meth:`velocities` and :meth:`efforts` in one call (fresh arrays).
+
+        What a state message carries, read with one pass over the skeletons (the
+        simulation node calls it every step it publishes).
+        """
+        if not self._stateful:
+            return np.zeros(0), np.zeros(0), np.zeros(0)
+        skeletons = self._stateful
+        return (np.concatenate([s.getPositions() for s in skeletons], dtype=float),
+                np.concatenate([s.getVelocities() for s in skeletons], dtype=float),
+                np.concatenate([a.recorded_efforts for a in self._actuation]))
 
     def body_transforms(self) -> npt.NDArray[np.float64]:
         """World transforms (nbody, 4, 4) of every body, in :attr:`body_names` order."""
         out = [b.getWorldTransform().matrix() for s in self._skeletons for b in s.getBodyNodes()]
         return np.array(out).reshape(len(out), 4, 4)
-
-    def _gather(self, get: Callable[[Dart], npt.ArrayLike]) -> Vector:
-        pairs = zip(self._skeletons, self.model.skeletons, strict=True)
-        parts = [np.asarray(get(s), dtype=float) for s, m in pairs if m.num_dofs]
-        return np.concatenate(parts) if parts else np.zeros(0)
 
     # ----------------------------------------------------------------- commands
 

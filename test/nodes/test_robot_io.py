@@ -298,3 +298,125 @@ def test_one_skeleton_keeps_plain_names(node: Any) -> None:
     assert pub.frame_names[0] == "base"
     assert pub.world_frame == "world"
     np.testing.assert_array_equal(pub.full_positions(["elbow"], [0.7])[2], 0.7)
+
+
+# ----------------------------------------------------------------------------- wire format
+
+
+class Capture:
+    """Stands in for a publisher: keeps what is published."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def publish(self, msg: Any) -> None:
+        self.sent.append(msg)
+
+
+def _received(sent: Any, msg_type: Any) -> Any:
+    """What a subscriber gets: serialized bytes read back by the middleware, or the message."""
+    from rclpy.serialization import deserialize_message
+
+    return deserialize_message(sent, msg_type) if isinstance(sent, bytes) else sent
+
+
+@pytest.mark.parametrize("name", ["fullbody1.skel", "vehicle.skel", "chain.skel"])
+def test_serialized_streams_carry_what_the_messages_would(node: Any, name: str) -> None:
+    """joint_states, /tf and ~/urdf_joint_states go out as bytes that read back as the messages."""
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    from skel_ros.nodes.robot_io import RobotPublisher, stamp_from_seconds
+
+    pub = RobotPublisher(node, load_skel(CORPUS / name))
+    assert pub.serialized  # this middleware reads the templates back
+    js, tf, urdf = Capture(), Capture(), Capture()
+    pub._joint_states_pub, pub._tf_pub = js, tf  # type: ignore[assignment]
+    if pub._urdf_pub is not None:
+        pub._urdf_pub = urdf  # type: ignore[assignment]
+    rng = np.random.default_rng(3)
+    n = len(pub.joint_names)
+    for seconds in (0.0, 1.001, 12345.678901234):
+        stamp = stamp_from_seconds(seconds)
+        q = pub.initial_positions + rng.uniform(-0.8, 0.8, n)
+        v, e = rng.normal(size=n), np.append(rng.normal(size=n - 1), np.nan)
+        pub.publish_joint_states(q, v, e, stamp)
+        pub.publish_kinematics(q, stamp)
+        assert isinstance(js.sent[-1], bytes)
+        got = _received(js.sent[-1], JointState)
+        assert got.header.stamp == stamp
+        assert got.header.frame_id == ""
+        assert list(got.name) == list(pub.joint_names)
+        np.testing.assert_array_equal(got.position, q)
+        np.testing.assert_array_equal(got.velocity, v)
+        np.testing.assert_array_equal(got.effort, e)  # NaN too
+        if pub._tf.transforms:
+            assert isinstance(tf.sent[-1], bytes)
+            assert _received(tf.sent[-1], TFMessage).transforms == pub.transforms(q, stamp)
+        if pub._urdf_pub is not None:
+            got = _received(urdf.sent[-1], JointState)
+            values = pub.urdf_joint_values(q)
+            assert got.header.stamp == stamp
+            assert list(got.name) == list(values)
+            np.testing.assert_array_equal(got.position, list(values.values()))
+            assert len(got.velocity) == len(got.effort) == 0
+
+
+def test_joint_states_with_unknown_fields_go_out_as_a_message(node: Any) -> None:
+    """An empty field (unknown) or one of another length: the message, as before."""
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes.robot_io import RobotPublisher, stamp_from_seconds
+
+    pub = RobotPublisher(node, load_skel(example("arm.skel")))
+    js = Capture()
+    pub._joint_states_pub = js  # type: ignore[assignment]
+    stamp = stamp_from_seconds(2.5)
+    pub.publish_joint_states([0.1, 0.2, 0.3, 0.4], [], np.zeros(4), stamp)
+    sent = js.sent[-1]
+    assert isinstance(sent, JointState)
+    assert (list(sent.position), list(sent.velocity), list(sent.effort)) == (
+        [0.1, 0.2, 0.3, 0.4], [], [0.0] * 4)
+    assert sent.header.stamp == stamp
+    # Lists and column vectors are fine for the serialized path.
+    pub.publish_joint_states([1.0, 2.0, 3.0, 4.0], np.ones((4, 1)), (0, 0, 0, 0), stamp)
+    got = _received(js.sent[-1], JointState)
+    assert isinstance(js.sent[-1], bytes)
+    assert (list(got.position), list(got.velocity), list(got.effort)) == (
+        [1.0, 2.0, 3.0, 4.0], [1.0] * 4, [0.0] * 4)
+
+
+def test_clock_goes_out_serialized(node: Any) -> None:
+    from rosgraph_msgs.msg import Clock
+
+    from skel_ros.nodes.robot_io import ClockPublisher, stamp_from_seconds
+
+    clock = ClockPublisher(node)
+    assert clock.serialized
+    capture = Capture()
+    clock._pub = capture  # type: ignore[assignment]
+    for seconds in (0.0, 0.001, 2**31 - 1.5):
+        clock.publish(stamp_from_seconds(seconds))
+        assert _received(capture.sent[-1], Clock).clock == stamp_from_seconds(seconds)
+
+
+def test_templates_that_do_not_read_back_are_not_used(node: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A middleware with another wire format: messages are published (and it is said)."""
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes import robot_io
+    from skel_ros.nodes.robot_io import ClockPublisher, RobotPublisher, stamp_from_seconds
+
+    monkeypatch.setattr(robot_io, "_CDR_LE", b"\x00\x00\x00\x00")  # says big-endian
+    pub = RobotPublisher(node, load_skel(CORPUS / "fullbody1.skel"))
+    assert not pub.serialized
+    assert pub._tf_wire is None
+    assert pub._urdf_wire is None
+    assert not ClockPublisher(node).serialized
+    js = Capture()
+    pub._joint_states_pub = js  # type: ignore[assignment]
+    q = pub.initial_positions
+    pub.publish_joint_states(q, q, q, stamp_from_seconds(1.0))
+    assert isinstance(js.sent[-1], JointState)
+    np.testing.assert_array_equal(js.sent[-1].position, q)

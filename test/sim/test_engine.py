@@ -586,3 +586,55 @@ def test_a_heavily_damped_light_joint_still_tracks() -> None:
     naive.set_commands("position", ["hinge"], [0.5])
     q_naive, _ = trajectory(naive, 500)
     assert abs(q_naive[-1] - 0.5) > 0.1
+
+
+def test_position_control_gives_dart_the_spring_only_while_it_holds() -> None:
+    """A FORCE joint's PD is DART's joint spring while held; the model's spring after."""
+    spring = ("<dynamics><spring_stiffness>3.0</spring_stiffness>"
+              "<spring_rest_position>0.4</spring_rest_position>"
+              "<damping>0.2</damping></dynamics>")
+    text = pendulum(gravity=False).replace("<xyz>0 0 1</xyz>", f"<xyz>0 0 1</xyz>{spring}")
+    engine = engine_of(text)
+    dof = engine.world.getSkeleton(0).getDof(0)
+    model = (dof.getSpringStiffness(), dof.getRestPosition(), dof.getDampingCoefficient())
+    assert model == pytest.approx((3.0, 0.4, 0.2))
+    engine.set_commands("position", ["hinge"], [0.5])
+    engine.step()
+    gains = engine._actuation[0].gains[0]
+    k = 3.0 + gains.kp
+    assert dof.getSpringStiffness() == pytest.approx(k)
+    assert dof.getDampingCoefficient() == pytest.approx(0.2 + gains.kd)
+    assert dof.getRestPosition() == pytest.approx((3.0 * 0.4 + gains.kp * 0.5) / k)
+    engine.set_commands("position", ["hinge"], [-0.25])  # a new target moves the rest
+    engine.step()
+    assert dof.getRestPosition() == pytest.approx((3.0 * 0.4 - gains.kp * 0.25) / k)
+    engine.clear_commands()
+    assert (dof.getSpringStiffness(), dof.getRestPosition(),
+            dof.getDampingCoefficient()) == pytest.approx(model)
+    engine.step()
+    assert (dof.getSpringStiffness(), dof.getRestPosition(),
+            dof.getDampingCoefficient()) == pytest.approx(model)
+
+
+def test_state_vectors_are_fresh_arrays_in_model_order() -> None:
+    engine = SimEngine(load_skel(DATA / "two_arms.skel"))
+    engine.step(5)
+    q = engine.positions()
+    parts = [np.asarray(engine.world.getSkeleton(i).getPositions())
+             for i in range(engine.world.getNumSkeletons())]
+    np.testing.assert_array_equal(q, np.concatenate(parts))
+    q[:] = 99.0  # a copy: the engine's state is untouched
+    assert not np.any(engine.positions() == 99.0)
+    assert engine.velocities().shape == engine.efforts().shape == (engine.num_dofs,)
+
+
+def test_state_is_positions_velocities_and_efforts() -> None:
+    engine = SimEngine(load_skel(DATA / "two_arms.skel"))
+    engine.hold_initial_positions()
+    engine.step(20)
+    q, v, e = engine.state()
+    np.testing.assert_array_equal(q, engine.positions())
+    np.testing.assert_array_equal(v, engine.velocities())
+    np.testing.assert_array_equal(e, engine.efforts())
+    e[:] = 1e9  # fresh arrays: the engine's record is untouched
+    assert not np.any(engine.efforts() == 1e9)
