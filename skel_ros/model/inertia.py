@@ -209,44 +209,68 @@ def moment_from_shapes(
         The 3x3 moment, or None when DART keeps the identity (mass <= 0 or no
         shapes).
     """
-    # Plain float arithmetic: on 3x3 matrices numpy's per-call overhead is far
-    # larger than the arithmetic. The sums run in the order numpy's matrix
-    # products take.
-    if not mass > 0.0 or not shapes:
+    rigid = [(g, tuple(np.asarray(pose)[:3].ravel().tolist())) for g, pose in shapes]
+    moment = moment_from_rigid_shapes(mass, np.asarray(com)[:3].tolist(), rigid)
+    if moment is None:
         return None
-    weights = []
-    for geometry, _ in shapes:
-        v = volume(geometry)
-        weights.append(v if math.isfinite(v) and v > 0.0 else 1.0)
-    total = sum(weights)
-    masses = [mass * w / total for w in weights]
-    poses = [np.asarray(pose)[:3].tolist() for _, pose in shapes]
-    cx = cy = cz = 0.0
-    for m, p in zip(masses, poses, strict=True):
-        cx += m * p[0][3]
-        cy += m * p[1][3]
-        cz += m * p[2][3]
-    centre = (cx / mass, cy / mass, cz / mass)
-    moment = _about_centre(masses, [g for g, _ in shapes], poses, centre)
-    x, y, z = np.asarray(com)[:3].tolist()
-    _add_point_mass(moment, mass, x - centre[0], y - centre[1], z - centre[2])
     out = np.array(moment)
     out.shape = (3, 3)
     return out
 
 
-def _about_centre(
-    masses: list[float],
-    geometries: list[Geometry],
-    poses: list[list[list[float]]],
-    centre: tuple[float, float, float],
-) -> list[float]:
-    """Sum over shapes of R S R^T + m (|d|^2 I - d d^T), d the shape's offset from ``centre``."""
-    cx, cy, cz = centre
+_IDENTITY_POSE = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+
+
+def moment_from_rigid_shapes(  # noqa: PLR0915 - one straight run of float arithmetic
+    mass: float, com: Sequence[float], shapes: Sequence[tuple[Geometry, Sequence[float] | None]]
+) -> list[float] | None:
+    """:func:`moment_from_shapes` with each pose the top three rows of its 4x4 matrix.
+
+    Args:
+        mass: Body mass.
+        com: Declared centre of mass (body frame), 3 numbers.
+        shapes: (geometry, pose) of every rigid shape; the pose is 12 floats
+            ``(r00, r01, r02, x, r10, ..., z)``, row-major, or None for the identity.
+
+    Returns:
+        The 3x3 moment as 9 floats, row-major, or None when DART keeps the
+        identity (mass <= 0 or no shapes).
+    """
+    # Plain float arithmetic: on 3x3 matrices numpy's per-call overhead is far
+    # larger than the arithmetic. The sums run in the order numpy's matrix
+    # products take. Boxes, the usual shape, skip the per-kind dispatch.
+    if not mass > 0.0 or not shapes:
+        return None
+    weights = []
+    sizes: list[tuple[float, float, float] | None] = []
+    for geometry, _ in shapes:
+        if type(geometry) is Box:
+            x, y, z = geometry.size.tolist()
+            sizes.append((x, y, z))
+            v = float(x * y * z)
+        else:
+            sizes.append(None)
+            v = volume(geometry)
+        weights.append(v if math.isfinite(v) and v > 0.0 else 1.0)
+    total = sum(weights)
+    cx = cy = cz = 0.0
+    masses = []
+    poses = []
+    for w, (_, pose) in zip(weights, shapes, strict=True):
+        m = mass * w / total
+        p = _IDENTITY_POSE if pose is None else pose
+        masses.append(m)
+        poses.append(p)
+        cx += m * p[3]
+        cy += m * p[7]
+        cz += m * p[11]
+    cx, cy, cz = cx / mass, cy / mass, cz / mass
     i00 = i01 = i02 = i10 = i11 = i12 = i20 = i21 = i22 = 0.0
-    for m, geometry, p in zip(masses, geometries, poses, strict=True):
-        (r00, r01, r02, x), (r10, r11, r12, y), (r20, r21, r22, z) = p
-        diagonal = _shape_diagonal(geometry, m)
+    for m, (geometry, _), size, p in zip(masses, shapes, sizes, poses, strict=True):
+        r00, r01, r02, x, r10, r11, r12, y, r20, r21, r22, z = p
+        diagonal = (
+            _shape_diagonal(geometry, m) if size is None else _box_diagonal(*size, mass=m)
+        )
         if diagonal is None:  # a pyramid: R I R^T
             a00, a01, a02 = r00, r01, r02
             a10, a11, a12 = r10, r11, r12
@@ -276,7 +300,10 @@ def _about_centre(
         i20 += m * (0.0 - dz * dx)
         i21 += m * (0.0 - dz * dy)
         i22 += m * (dd - dz * dz)
-    return [i00, i01, i02, i10, i11, i12, i20, i21, i22]
+    moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
+    x, y, z = com
+    _add_point_mass(moment, mass, x - cx, y - cy, z - cz)
+    return moment
 
 
 def _add_point_mass(moment: list[float], m: float, dx: float, dy: float, dz: float) -> None:

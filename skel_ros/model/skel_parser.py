@@ -10,12 +10,15 @@ file:line is recorded.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import math
 import os
 import re
-from dataclasses import dataclass, field
+import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -70,8 +73,10 @@ from skel_ros.model.types import (
     Sphere,
     World,
     frozen_array,
+    frozen_matrix3,
+    frozen_vector3,
 )
-from skel_ros.model.xmlread import Element, XmlReader, frozen_maker
+from skel_ros.model.xmlread import Element, XmlReader, frozen_maker, new_location
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -110,7 +115,6 @@ _DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNA
 _SOFT_SHAPE_TAGS = frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"})
 _RGB, _RGBA = 3, 4  # numbers in a <color>
 _PARALLEL = 1e-9  # |a1 x a2| below which a plane's translation axes are parallel
-_PLANAR_ROTATION_DOF = 2  # DART names it "default"
 # <axis*> children read, by whether the joint type reads <xyz> and <pitch> there.
 _AXIS_KNOWN = {
     (xyz, pitch): frozenset(
@@ -167,6 +171,7 @@ _DEFAULT_SCREW_PITCH = 0.1
 # Enum lookups by value without the Enum call machinery.
 _JOINT_TYPES = {t.value: t for t in JointType}
 _ACTUATOR_TYPES = {a.value: a for a in ActuatorType}
+_EULER_ORDERS = {o.value: o for o in EulerOrder}
 
 # Child elements each joint type reads (ball and free joints ignore <axis*>, with a warning).
 _JOINT_KNOWN: dict[JointType, frozenset[str]] = {
@@ -189,20 +194,78 @@ _PLANE_SUFFIXES = {
     PlaneType.ARBITRARY: ("_1", "_2"),
 }
 
+_DOF_SUFFIXES: dict[JointType, tuple[str, ...]] = {
+    JointType.WELD: (),
+    JointType.REVOLUTE: ("",),
+    JointType.PRISMATIC: ("",),
+    JointType.SCREW: ("",),
+    JointType.UNIVERSAL: ("_1", "_2"),
+    JointType.BALL: ("_x", "_y", "_z"),
+    JointType.TRANSLATIONAL: ("_x", "_y", "_z"),
+    JointType.FREE: ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z"),
+}
+# DOF name suffixes of euler joints by axis order, and of planar / translational2d joints
+# by plane (None: the planar rotation DOF, which DART names "default").
+_EULER_SUFFIXES = {EulerOrder.XYZ: ("_x", "_y", "_z"), EulerOrder.ZYX: ("_z", "_y", "_x")}
+_PLANAR_SUFFIXES: dict[PlaneType, tuple[str | None, ...]] = {
+    p: (*s, None) for p, s in _PLANE_SUFFIXES.items()
+}
+
+
+class _Kind(NamedTuple):
+    """What the parser needs to know of a joint type, found once by the ``type`` text.
+
+    Enum members hash and compare through Python code (and ``JointType.X`` is a
+    descriptor lookup), so the hot path reads this table instead.
+    """
+
+    type: JointType
+    num_dofs: int
+    known: frozenset[str]  # the child elements read
+    axes_read: int  # how many <axis*> elements are read
+    with_xyz: int  # how many of them have an <xyz>
+    default_axes: tuple[Array, ...]
+    axis_known: frozenset[str]  # the children of <axis*> read
+    pitch: float  # default screw pitch (0 for other types)
+    suffixes: tuple[str | None, ...]  # DOF name suffixes (empty: decided by euler order / plane)
+    builds: bool  # JointType.dart_builds
+
+
+_KINDS: dict[str, _Kind] = {
+    t.value: _Kind(
+        type=t,
+        num_dofs=t.num_dofs,
+        known=_JOINT_KNOWN[t],
+        axes_read=_AXES_READ[t],
+        with_xyz=_XYZ_AXES.get(t, 0),
+        default_axes=_DEFAULT_AXES.get(t, ()),
+        axis_known=_AXIS_KNOWN[t in _XYZ_AXES, t is JointType.SCREW],
+        pitch=_DEFAULT_SCREW_PITCH if t is JointType.SCREW else 0.0,
+        suffixes=_DOF_SUFFIXES.get(t, ()),
+        builds=t.dart_builds,
+    )
+    for t in JointType
+}
+_FREE_KIND = _KINDS[JointType.FREE.value]
+_EULER = JointType.EULER
+_PLANAR = JointType.PLANAR
+_TRANSLATIONAL2D = JointType.TRANSLATIONAL2D
+_SCREW = JointType.SCREW
+_VISUAL = ShapeRole.VISUAL
+_COLLISION = ShapeRole.COLLISION
+
 _ZERO3 = frozen_array(np.zeros(3))
+_IDENTITY3 = frozen_array(np.eye(3))
 
 # The model's objects, made without their frozen __init__ (see frozen_maker): the
 # parser makes thousands, and the fields go positionally, in the classes' order.
-_new_dof = frozen_maker(Dof)
+_new_object = object.__new__
+_set_attr = object.__setattr__
 _new_joint = frozen_maker(Joint)
 _new_body = frozen_maker(Body)
 _new_inertia = frozen_maker(Inertia)
 _new_shape = frozen_maker(Shape)
-
-_SHAPE_KINDS = (
-    ("visualization_shape", ShapeRole.VISUAL, " - visual shape"),
-    ("collision_shape", ShapeRole.COLLISION, " - collision shape"),
-)
+_new_box = frozen_maker(Box)
 
 _LEGACY_HINT = (
     "this is DART's legacy pre-XML .skel text format (dofs { ... }), which DART 6 "
@@ -231,6 +294,13 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
         SkelError: For anything that prevents loading; the message names the
             file, the line and the element path. Nothing else escapes.
     """
+    # The cyclic garbage collector is paused while the model is built: the parser makes
+    # thousands of container objects, none of them garbage, and every 700 allocations
+    # would start a collection (and every tenth of those a pass over older objects, the
+    # whole heap from time to time) that finds nothing to free. It is switched back on
+    # at the end if it was on.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _load(source, name)
     except SkelError:
@@ -248,6 +318,9 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
             f"internal error while reading ({type(exc).__name__}: {exc}); please report this",
             Location(_source_name(source, name)),
         ) from exc
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _source_name(source: object, name: str | None) -> str:
@@ -266,42 +339,73 @@ def _looks_like_xml(text: str) -> bool:
     return not stripped or stripped.startswith("<")
 
 
+class _BaseDir:
+    """The directory relative mesh paths start from, found when a mesh first needs it.
+
+    For a file it is the file's resolved directory (symlinks and ``..`` resolved:
+    a few system calls per path component), for an XML string the directory
+    named by ``name=`` (or its parent), else None. Most models have no meshes.
+    """
+
+    __slots__ = ("_dir", "_done", "_file", "_name")
+
+    def __init__(self, *, file: Path | None = None, name: str | None = None) -> None:
+        self._file = file
+        self._name = name
+        self._dir: Path | None = None
+        self._done = False
+
+    def get(self) -> Path | None:
+        """The directory, or None when there is none."""
+        if not self._done:
+            if self._file is not None:
+                self._dir = self._file.resolve().parent
+            elif self._name:
+                candidate = Path(self._name)
+                self._dir = candidate if candidate.is_dir() else candidate.parent
+            self._done = True
+        return self._dir
+
+
 def _load(source: str | os.PathLike[str], name: str | None) -> World:
-    base_dir: Path | None
     if isinstance(source, str) and _looks_like_xml(source):
         label = name or "<string>"
         data = source.encode("utf-8", "surrogatepass")
-        base_dir = None
-        if name:
-            candidate = Path(name)
-            base_dir = candidate if candidate.is_dir() else candidate.parent
+        base_dir = _BaseDir(name=name)
     else:
         path = Path(os.fspath(source))
         label = name or str(path)
-        try:
-            if path.is_dir():
-                raise SkelSyntaxError("is a directory, not a SKEL file", Location(label))
-            if path.exists() and not path.is_file():
-                # A FIFO or a device such as /dev/zero would block or never end.
-                raise SkelSyntaxError("is not a regular file", Location(label))
-            size = path.stat().st_size
-            if size > _MAX_BYTES:
-                raise SkelSyntaxError(f"file is too large ({size} bytes)", Location(label))
-            data = path.read_bytes()
-        except OSError as exc:
-            raise SkelSyntaxError(
-                f"cannot read file: {exc.strerror or exc}", Location(label)
-            ) from None
-        except ValueError as exc:  # e.g. "embedded null byte": not a possible file name
-            raise SkelSyntaxError(
-                f"cannot read file: {exc}", Location(label),
-                "XML text must start with '<' to be read as a string, not as a path",
-            ) from None
-        base_dir = path.resolve().parent
+        data = _read_file(path, label)
+        base_dir = _BaseDir(file=path)
     return _parse_document(data, label, base_dir)
 
 
-def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
+def _read_file(file_name: Path, label: str) -> bytes:
+    """The bytes of the file, or a SkelSyntaxError saying why they cannot be read."""
+    try:
+        # One stat, then read through the descriptor opened (not the name again).
+        st = file_name.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise SkelSyntaxError("is a directory, not a SKEL file", Location(label))
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO or a device such as /dev/zero would block or never end.
+            raise SkelSyntaxError("is not a regular file", Location(label))
+        if st.st_size > _MAX_BYTES:
+            raise SkelSyntaxError(f"file is too large ({st.st_size} bytes)", Location(label))
+        with file_name.open("rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise SkelSyntaxError(
+            f"cannot read file: {exc.strerror or exc}", Location(label)
+        ) from None
+    except ValueError as exc:  # e.g. "embedded null byte": not a possible file name
+        raise SkelSyntaxError(
+            f"cannot read file: {exc}", Location(label),
+            "XML text must start with '<' to be read as a string, not as a path",
+        ) from None
+
+
+def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise SkelSyntaxError("the document is empty", Location(label, 1),
@@ -359,7 +463,7 @@ def _require_finite(value: Array, what: str, r: XmlReader, el: Element) -> None:
 
 def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Array:
     """``v`` normalised as DART does; a zero or overflowing norm is an error."""
-    x, y, z = (float(c) for c in v)
+    x, y, z = v
     norm = math.sqrt(x * x + y * y + z * z)
     if norm == 0.0:
         raise SkelValueError(f"{what} is the zero vector", r.loc(el))
@@ -368,13 +472,13 @@ def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Ar
             f"{what} is too large to normalise", r.loc(el),
             "its squared length overflows, and DART's normalisation gives a zero vector",
         )
-    return frozen_array((x / norm, y / norm, z / norm))
+    return frozen_vector3(x / norm, y / norm, z / norm)
 
 
 # --------------------------------------------------------------------------- world
 
 
-def _parse_world(el: Element, r: XmlReader, base_dir: Path | None) -> World:
+def _parse_world(el: Element, r: XmlReader, base_dir: _BaseDir) -> World:
     r.check_children(el, _WORLD_TAGS)
     time_step = 0.001
     gravity = [0.0, 0.0, -9.81]
@@ -400,7 +504,10 @@ def _parse_world(el: Element, r: XmlReader, base_dir: Path | None) -> World:
                     cd,
                 )
     names = _NameManager()
-    skeletons = [_parse_skeleton(s, r, base_dir, names) for s in r.children(el, "skeleton")]
+    world_path = r.path(el)
+    skeletons = [
+        _parse_skeleton(s, r, base_dir, names, world_path) for s in r.children(el, "skeleton")
+    ]
     return World(
         time_step=time_step,
         gravity=frozen_array(gravity),
@@ -415,7 +522,7 @@ class _NameManager:
     """DART's NameManager: a repeated name gets ``(1)``, ``(2)``, ... appended."""
 
     def __init__(self) -> None:
-        self._used: set[str] = set()
+        self.used: set[str] = set()
         # Next count to try per base name: names are never released, so every lower
         # count is still taken (this keeps many repeats linear, not quadratic).
         self._next: dict[str, int] = {}
@@ -423,25 +530,27 @@ class _NameManager:
     def issue(self, name: str) -> str:
         new = name
         count = self._next.get(name, 1)
-        if new in self._used:
+        if new in self.used:
             new = f"{name}({count})"
             count += 1
-            while new in self._used:
+            while new in self.used:
                 new = f"{name}({count})"
                 count += 1
             self._next[name] = count
-        self._used.add(new)
+        self.used.add(new)
         return new
 
 
 # --------------------------------------------------------------------------- skeleton
 
 
-@dataclass
+@dataclass(slots=True)
 class _BodyDraft:
     el: Element
-    kids: dict[str, Element]  # first child element per tag
+    visual: list[Element]  # <visualization_shape> elements
+    collision: list[Element]  # <collision_shape> elements
     name: str
+    path: str  # element path
     rest: Array
     rest_rigid: Rigid
     mass: float
@@ -453,8 +562,12 @@ class _BodyDraft:
     soft: SoftShape | None
 
 
-@dataclass
 class _DofDraft:
+    """A DOF's settings while its joint is read; unset fields read the class defaults.
+
+    A plain class, not a dataclass: making one is a bare ``_DofDraft()``.
+    """
+
     name: str | None = None
     position_lower: float = -math.inf
     position_upper: float = math.inf
@@ -472,9 +585,17 @@ class _DofDraft:
     rest_position: float = 0.0
 
 
-@dataclass
+# Every field of Dof, in order, with the value of a DOF the file says nothing about.
+_DOF_DEFAULTS: dict[str, Any] = {
+    f.name: getattr(_DofDraft, f.name, None) for f in dataclasses.fields(Dof)
+}
+_DOF_DEFAULTS["name_preserved"] = False
+
+
+@dataclass(slots=True)
 class _JointDraft:
     el: Element
+    path: str  # element path
     name: str
     type: JointType
     actuator: ActuatorType
@@ -487,14 +608,39 @@ class _JointDraft:
     euler_order: EulerOrder | None
     plane: PlaneType | None
     plane_axes: list[Array]
-    dofs: list[_DofDraft] = field(default_factory=list)
+    dofs: list[_DofDraft]
+    suffixes: tuple[str | None, ...]  # DOF name suffixes, None for "default"
     implicit: bool = False
 
 
+def _skeleton_children(
+    el: Element, r: XmlReader
+) -> tuple[dict[str, Element], list[Element], list[Element]]:
+    """``r.index(el, _SKELETON_KNOWN)`` for the other children, the bodies, the joints."""
+    kids: dict[str, Element] = {}
+    body_els: list[Element] = []
+    joint_els: list[Element] = []
+    for child in el:
+        tag = child.tag
+        if tag == "body":
+            body_els.append(child)
+        elif tag == "joint":
+            joint_els.append(child)
+        else:
+            if tag not in _SKELETON_KNOWN:
+                if not isinstance(tag, str):
+                    continue  # an entity reference
+                r.warn(f"unknown element <{tag}> in <skeleton> is ignored by DART", child)
+            if tag not in kids:
+                kids[tag] = child
+    return kids, body_els, joint_els
+
+
 def _parse_skeleton(
-    el: Element, r: XmlReader, base_dir: Path | None, world_names: _NameManager
+    el: Element, r: XmlReader, base_dir: _BaseDir, world_names: _NameManager, world_path: str
 ) -> Skeleton:
-    kids = r.index(el, _SKELETON_KNOWN)
+    kids, body_els, joint_els = _skeleton_children(el, r)
+    path = r.sub_path(world_path, el)
     raw_name = el.get("name")
     if raw_name is None:
         r.warn('<skeleton> has no "name" attribute; DART names it ""', el)
@@ -516,8 +662,8 @@ def _parse_skeleton(
         )
 
     bodies: dict[str, _BodyDraft] = {}
-    for body_el in r.children(el, "body"):
-        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY)
+    for body_el in body_els:
+        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY, path)
         if draft.name in bodies:
             raise SkelReferenceError(
                 f"body name {draft.name!r} is used twice in skeleton {name!r}",
@@ -527,8 +673,8 @@ def _parse_skeleton(
         bodies[draft.name] = draft
 
     joints: dict[str, _JointDraft] = {}  # by child body name, in file order
-    for joint_el in r.children(el, "joint"):
-        joint = _parse_joint(joint_el, r, bodies)
+    for joint_el in joint_els:
+        joint = _parse_joint(joint_el, r, bodies, path)
         if joint is None:
             continue
         if joint.child in joints:
@@ -542,7 +688,8 @@ def _parse_skeleton(
 
     order = _assembly_order(joints, bodies, r)
     return _build_skeleton(
-        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir
+        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir,
+        path=path,
     )
 
 
@@ -649,6 +796,7 @@ def _unbuilt_chain(
 def _implicit_root(body: _BodyDraft) -> _JointDraft:
     return _JointDraft(
         el=body.el,
+        path=body.path,
         name="root",
         type=JointType.FREE,
         actuator=ActuatorType.FORCE,
@@ -662,77 +810,97 @@ def _implicit_root(body: _BodyDraft) -> _JointDraft:
         plane=None,
         plane_axes=[],
         dofs=[_DofDraft() for _ in range(6)],
+        suffixes=_FREE_KIND.suffixes,
         implicit=True,
     )
 
 
 def _has_shapes(body: _BodyDraft) -> bool:
-    return "visualization_shape" in body.kids or "collision_shape" in body.kids
+    return bool(body.visual or body.collision)
 
 
 # --------------------------------------------------------------------------- body
 
 
-def _parse_body(el: Element, r: XmlReader, frame: Rigid) -> _BodyDraft:
-    kids = r.index(el, _BODY_KNOWN)
-    name = r.attribute(el, "name")
-    gravity = True
+def _body_children(
+    el: Element, r: XmlReader
+) -> tuple[dict[str, Element], list[Element], list[Element]]:
+    """``r.index(el, _BODY_KNOWN)``, and the visual and the collision shape elements."""
+    kids: dict[str, Element] = {}
+    visual: list[Element] = []
+    collision: list[Element] = []
+    for child in el:
+        tag = child.tag
+        if tag == "visualization_shape":
+            visual.append(child)
+        elif tag == "collision_shape":
+            collision.append(child)
+        elif tag not in _BODY_KNOWN:
+            if not isinstance(tag, str):
+                continue  # an entity reference
+            r.warn(f"unknown element <{tag}> in <body> is ignored by DART", child)
+        if tag not in kids:
+            kids[tag] = child
+    return kids, visual, collision
+
+
+def _parse_body(el: Element, r: XmlReader, frame: Rigid, skel_path: str) -> _BodyDraft:
+    kids, visual, collision = _body_children(el, r)
+    name = el.get("name")
+    if name is None:
+        name = r.attribute(el, "name")  # raises
+    path = r.sub_path(skel_path, el)
     g = kids.get("gravity")
-    if g is not None:
-        gravity = r.flag(g)
+    gravity = True if g is None else r.flag(g)
     # DART multiplies by the skeleton frame even when it is the identity (zero signs).
-    rest_rigid = rigid_mul(frame, _transform(kids, r) or RIGID_IDENTITY)
+    t = kids.get("transformation")
+    rest_rigid = rigid_mul(
+        frame, RIGID_IDENTITY if t is None else rigid_from_skel(r.vector(t, 6))
+    )
     if not _finite(rest_rigid):
         _require_finite(np.array(rest_rigid), f"the rest pose of body {name!r}", r, el)
-    rest = rigid_to_matrix(rest_rigid)
-    mass, com, moment = 1.0, _ZERO3, None
-    has_inertia = False
     inertia_el = kids.get("inertia")
-    if inertia_el is not None:
-        has_inertia = True
-        ikids = r.index(inertia_el, _INERTIA_KNOWN)
-        tr = ikids.get("transformation")
-        if tr is not None:
-            r.warn("<inertia><transformation> is ignored by DART; use <offset> for the COM", tr)
-        mass = r.number(
-            r.need(ikids, inertia_el, "mass", "DART aborts the load without it"), nonneg=True
-        )
-        moi = ikids.get("moment_of_inertia")
-        if moi is not None:
-            mkids = r.index(moi, _MOMENT_KNOWN)
-            ixx, iyy, izz, ixy, ixz, iyz = (
-                r.number(r.need(mkids, moi, tag)) for tag in _MOMENT_TAGS
-            )
-            moment = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        off = ikids.get("offset")
-        if off is not None:
-            com = frozen_array(r.vector(off, 3))
-    markers = []
-    if "marker" in kids:
-        for m in r.children(el, "marker"):
-            m_name = r.attribute(m, "name")
-            off = r.child(m, "offset")
-            markers.append(
-                (m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3)))
-            )
-    soft = None
+    if inertia_el is None:
+        mass, com, moment = 1.0, _ZERO3, None
+    else:
+        mass, com, moment = _parse_inertia(inertia_el, r)
     soft_el = kids.get("soft_shape")
-    if soft_el is not None:
-        soft = _parse_soft_shape(soft_el, r)
     return _BodyDraft(
-        el=el,
-        kids=kids,
-        name=name,
-        rest=rest,
-        rest_rigid=rest_rigid,
-        mass=mass,
-        com=com,
-        moment=moment,
-        has_inertia=has_inertia,
-        gravity=gravity,
-        markers=markers,
-        soft=soft,
+        el, visual, collision, name, path, rigid_to_matrix(rest_rigid), rest_rigid,
+        mass, com, moment, inertia_el is not None, gravity,
+        _parse_markers(el, r) if "marker" in kids else [],
+        None if soft_el is None else _parse_soft_shape(soft_el, r),
     )
+
+
+def _parse_inertia(el: Element, r: XmlReader) -> tuple[float, Array, Array | None]:
+    """Mass, COM and moment of inertia (None when not given) of an ``<inertia>``."""
+    kids = r.index(el, _INERTIA_KNOWN)
+    tr = kids.get("transformation")
+    if tr is not None:
+        r.warn("<inertia><transformation> is ignored by DART; use <offset> for the COM", tr)
+    mass_el = kids.get("mass")
+    if mass_el is None:
+        mass_el = r.need(kids, el, "mass", "DART aborts the load without it")  # raises
+    mass = r.number(mass_el, nonneg=True)
+    moment = None
+    moi = kids.get("moment_of_inertia")
+    if moi is not None:
+        mkids = r.index(moi, _MOMENT_KNOWN)
+        ixx, iyy, izz, ixy, ixz, iyz = (r.number(r.need(mkids, moi, tag)) for tag in _MOMENT_TAGS)
+        moment = frozen_matrix3((ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz))
+    off = kids.get("offset")
+    com = _ZERO3 if off is None else frozen_vector3(*r.vector(off, 3))
+    return mass, com, moment
+
+
+def _parse_markers(el: Element, r: XmlReader) -> list[tuple[str, Array]]:
+    markers = []
+    for m in r.children(el, "marker"):
+        m_name = r.attribute(m, "name")
+        off = r.child(m, "offset")
+        markers.append((m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3))))
+    return markers
 
 
 def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
@@ -797,16 +965,13 @@ def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
 # --------------------------------------------------------------------------- shapes
 
 
-def _parse_geometry(
-    kids: dict[str, Element], el: Element, r: XmlReader, base_dir: Path | None
-) -> Geometry:
-    geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
-    gkids = r.first_children(geom)
-    if len(gkids) == 1:  # the usual case: one kind of child
-        ((tag, g),) = gkids.items()
-        parse = _GEOMETRY_PARSERS.get(tag)
+def _parse_geometry(geom: Element, r: XmlReader, base_dir: _BaseDir) -> Geometry:
+    if len(geom) == 1:  # the usual case: one child
+        g = geom[0]
+        parse = _GEOMETRY_PARSERS.get(g.tag)
         if parse is not None:
             return parse(g, r, base_dir)
+    gkids = r.first_children(geom)
     for tag in _GEOMETRY_ORDER:
         g = gkids.get(tag)
         if g is not None:
@@ -827,41 +992,48 @@ def _dim(g: Element, r: XmlReader, tag: str) -> float:
     return r.number(r.require(g, tag, hint), positive=True)
 
 
-def _geom_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_sphere(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Sphere(_dim(g, r, "radius"))
 
 
-def _geom_box(g: Element, r: XmlReader, _: Path | None) -> Geometry:
-    size_el = r.require(g, "size")
+def _geom_box(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+    size_el = None
+    for child in g:
+        if child.tag == "size":
+            size_el = child
+            break
+    else:
+        size_el = r.require(g, "size")  # raises
     size = r.vector(size_el, 3, finite=False)  # never NaN
-    if not (min(size) > 0.0 and max(size) < math.inf):
+    x, y, z = size
+    if not (0.0 < x < math.inf and 0.0 < y < math.inf and 0.0 < z < math.inf):
         # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
         r.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
         size = [1.0, 1.0, 1.0]
-    return Box(frozen_array(size))
+    return _new_box(frozen_vector3(*size))
 
 
-def _geom_ellipsoid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_ellipsoid(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Ellipsoid(frozen_array(r.vector(r.require(g, "size"), 3, positive=True)))
 
 
-def _geom_cylinder(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_cylinder(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Cylinder(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_capsule(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_capsule(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Capsule(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_cone(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_cone(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Cone(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_pyramid(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_pyramid(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Pyramid(_dim(g, r, "base_width"), _dim(g, r, "base_depth"), _dim(g, r, "height"))
 
 
-def _geom_plane(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_plane(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     normal = _unit_vector(r.vector(r.require(g, "normal"), 3), "plane <normal>", r, g)
     off = r.child(g, "offset")
     if off is not None:
@@ -877,7 +1049,7 @@ def _geom_plane(g: Element, r: XmlReader, _: Path | None) -> Geometry:
     return Plane(frozen_array(normal), offset)
 
 
-def _geom_multi_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
+def _geom_multi_sphere(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     spheres = []
     for s in r.children(g, "sphere"):
         radius = _dim(s, r, "radius")
@@ -888,7 +1060,7 @@ def _geom_multi_sphere(g: Element, r: XmlReader, _: Path | None) -> Geometry:
     return MultiSphere(tuple(spheres))
 
 
-def _geom_mesh(g: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
+def _geom_mesh(g: Element, r: XmlReader, base_dir: _BaseDir) -> Geometry:
     file_name = r.text(r.require(g, "file_name"))
     scale = frozen_array(r.vector(r.require(g, "scale", "DART requires <scale> for meshes"), 3))
     rel = file_name[len("file://"):] if file_name.startswith("file://") else file_name
@@ -899,13 +1071,14 @@ def _geom_mesh(g: Element, r: XmlReader, base_dir: Path | None) -> Geometry:
         )
     path = Path(rel)
     if not path.is_absolute():
-        if base_dir is None:
+        base = base_dir.get()
+        if base is None:
             raise SkelUnsupportedError(
                 f"mesh {file_name!r} is relative, but the XML string has no base directory",
                 r.loc(g),
                 "load the file by path, or pass name= with the file's path",
             )
-        path = base_dir / path
+        path = base / path
     try:
         lo, hi = mesh_bounds(path)
     except MeshReadError as exc:
@@ -934,82 +1107,143 @@ _GEOMETRY_PARSERS = {
 
 
 def _parse_shape(
-    el: Element, r: XmlReader, role: ShapeRole, name: str, base_dir: Path | None
-) -> Shape:
-    visual = role is ShapeRole.VISUAL
-    kids = r.index(el, _VISUAL_KNOWN if visual else _COLLISION_KNOWN)
-    geometry = _parse_geometry(kids, el, r, base_dir)
-    transform = _optional_transform(kids, r)
+    el: Element, r: XmlReader, role: ShapeRole, name: str, *, base_dir: _BaseDir, body_path: str
+) -> tuple[Shape, Rigid | None]:
+    """The shape, and its pose as a :data:`Rigid` (None when it has no ``<transformation>``)."""
+    visual = role is _VISUAL
+    geom, t, extra = _shape_children(el, r, "color" if visual else "collidable")
+    path = r.sub_path(body_path, el)
+    if geom is None:
+        geom = r.need({}, el, "geometry", "DART crashes on a shape without geometry")  # raises
+    geometry = _parse_geometry(geom, r, base_dir)
+    if t is None:
+        rigid = None
+        transform = IDENTITY4
+    else:
+        rigid = rigid_from_skel(r.vector(t, 6))
+        transform = rigid_to_matrix(rigid)
     color = None
     collidable = True
-    if visual:
-        c = kids.get("color")
-        if c is not None:
-            values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
-            if len(values) == _RGB:
-                color = frozen_array([*values, 1.0])
-            elif len(values) == _RGBA:
-                color = frozen_array(values)
-            else:
-                r.warn(f"<color> has {len(values)} numbers (3 or 4 expected); DART ignores it", c)
-    else:
-        c = kids.get("collidable")
-        if c is not None:
-            text = (c.text or "").strip().lower()
-            if text in ("true", "false"):
-                raise SkelValueError(
-                    f"<collidable> is {text!r}", r.loc(c), "DART reads a number here: use 1 or 0"
-                )
-            collidable = r.number(c) != 0.0
-    return _new_shape(name, role, geometry, transform, color, collidable, r.loc(el))
+    if extra is not None:
+        if visual:
+            color = _shape_color(extra, r)
+        else:
+            collidable = _collidable(extra, r)
+    shape = _new_shape(
+        name, role, geometry, transform, color, collidable,
+        new_location(r.source, el.sourceline or 0, path),
+    )
+    return shape, rigid
+
+
+def _shape_children(
+    el: Element, r: XmlReader, extra_tag: str
+) -> tuple[Element | None, Element | None, Element | None]:
+    """The first <geometry>, <transformation> and ``extra_tag`` child; warns about others.
+
+    ``r.index(el, _VISUAL_KNOWN or _COLLISION_KNOWN)``, unrolled: a shape has 2-3 children.
+    """
+    geom = t = extra = None
+    for child in el:
+        tag = child.tag
+        if tag == "geometry":
+            if geom is None:
+                geom = child
+        elif tag == "transformation":
+            if t is None:
+                t = child
+        elif tag == extra_tag:
+            if extra is None:
+                extra = child
+        elif isinstance(tag, str):
+            r.warn(f"unknown element <{tag}> in <{el.tag}> is ignored by DART", child)
+    return geom, t, extra
+
+
+def _shape_color(c: Element, r: XmlReader) -> Array | None:
+    """RGBA of a ``<color>``; None (with a warning) when DART ignores it."""
+    values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
+    if len(values) == _RGB:
+        return frozen_array([*values, 1.0])
+    if len(values) == _RGBA:
+        return frozen_array(values)
+    r.warn(f"<color> has {len(values)} numbers (3 or 4 expected); DART ignores it", c)
+    return None
+
+
+def _collidable(c: Element, r: XmlReader) -> bool:
+    text = (c.text or "").strip().lower()
+    if text in ("true", "false"):
+        raise SkelValueError(
+            f"<collidable> is {text!r}", r.loc(c), "DART reads a number here: use 1 or 0"
+        )
+    return r.number(c) != 0.0
 
 
 # --------------------------------------------------------------------------- joints
 
 
-def _parse_joint(el: Element, r: XmlReader, bodies: dict[str, _BodyDraft]) -> _JointDraft | None:
-    name = r.attribute(el, "name")
-    jtype = _joint_type(el, r, name)
-    if jtype is None:
-        return None
+def _parse_joint(
+    el: Element, r: XmlReader, bodies: dict[str, _BodyDraft], skel_path: str
+) -> _JointDraft | None:
+    name = el.get("name")
+    if name is None:
+        name = r.attribute(el, "name")  # raises
+    kind = _KINDS.get(el.get("type", ""))
+    if kind is None or not kind.builds:
+        kind = _odd_joint_kind(el, r, name)
+        if kind is None:
+            return None
+    jtype = kind.type
+    path = r.sub_path(skel_path, el)
     kids = r.first_children(el)
-    _check_joint_children(el, r, jtype, kids)
-    actuator = _joint_actuator(el, r)
+    if not kids.keys() <= kind.known:
+        _check_joint_children(el, r, jtype, kids)
+    actuator = _ACTUATOR_TYPES.get(el.get("actuator", "force"))
+    if actuator is None:
+        actuator = _joint_actuator(el, r)  # warns
     ends = _joint_bodies(el, r, kids, name, bodies)
     if ends is None:
         return None
     parent, child = ends
-    t_parent, t_child = _joint_frames(el, r, kids, name, bodies=bodies, ends=ends)
+    t_parent, t_child = _joint_frames(
+        el, r, kids.get("transformation"), name, bodies=bodies, ends=ends
+    )
 
-    dofs = [_DofDraft() for _ in range(jtype.num_dofs)]
-    euler_order = _parse_euler_order(el, r, name) if jtype is JointType.EULER else None
-    plane: PlaneType | None = None
-    plane_axes: list[Array] = []
-    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
-        plane, plane_axes = _parse_plane(el, r, name)
-    axes, pitch = _parse_axes(el, r, kids, name, jtype=jtype, dofs=dofs)
-    _parse_init(kids.get("init_pos"), r, "init_pos", jtype, dofs, attr="initial_position")
-    _parse_init(kids.get("init_vel"), r, "init_vel", jtype, dofs, attr="initial_velocity")
-    if "dof" in kids:
-        for dof_el in r.children(el, "dof"):
-            _parse_dof(dof_el, r, dofs, name)
+    n = kind.num_dofs
+    dofs = [_DofDraft() for _ in range(n)]
+    euler_order, plane, plane_axes, suffixes = _joint_layout(el, r, name, kind)
+    if kind.with_xyz or (kind.axes_read and not kids.keys().isdisjoint(_AXIS_ELEMENTS)):
+        axes, pitch = _parse_axes(el, r, kids, name, kind=kind, dofs=dofs)
+    else:
+        axes, pitch = list(kind.default_axes), kind.pitch
+    if "init_pos" in kids or "init_vel" in kids or "dof" in kids:
+        _parse_dof_settings(el, r, kids, name, kind=kind, dofs=dofs)
 
     return _JointDraft(
-        el=el,
-        name=name,
-        type=jtype,
-        actuator=actuator,
-        parent=parent,
-        child=child,
-        t_parent=t_parent,
-        t_child=t_child,
-        axes=axes,
-        pitch=pitch,
-        euler_order=euler_order,
-        plane=plane,
-        plane_axes=plane_axes,
-        dofs=dofs,
+        el, path, name, jtype, actuator, parent, child, t_parent, t_child, axes, pitch,
+        euler_order, plane, plane_axes, dofs, suffixes,
     )
+
+
+def _joint_layout(
+    el: Element, r: XmlReader, name: str, kind: _Kind
+) -> tuple[EulerOrder | None, PlaneType | None, list[Array], tuple[str | None, ...]]:
+    """Euler order, plane, plane axes and DOF name suffixes of a joint of ``kind``."""
+    jtype = kind.type
+    if jtype is _EULER:
+        euler_order = _parse_euler_order(el, r, name)
+        return euler_order, None, [], _EULER_SUFFIXES[euler_order]
+    if jtype is _PLANAR or jtype is _TRANSLATIONAL2D:
+        plane, plane_axes = _parse_plane(el, r, name)
+        return None, plane, plane_axes, _PLANAR_SUFFIXES[plane]
+    return None, None, [], kind.suffixes
+
+
+def _odd_joint_kind(el: Element, r: XmlReader, name: str) -> _Kind | None:
+    """The kind of a joint whose type is missing, unknown (None) or not built by DART."""
+    jtype = _joint_type(el, r, name)  # raises or warns
+    return None if jtype is None else _KINDS[jtype.value]
 
 
 def _joint_type(el: Element, r: XmlReader, name: str) -> JointType | None:
@@ -1100,21 +1334,25 @@ def _joint_bodies(
 def _joint_frames(
     el: Element,
     r: XmlReader,
-    kids: dict[str, Element],
+    t: Element | None,
     name: str,
     *,
     bodies: dict[str, _BodyDraft],
     ends: tuple[str | None, str],
 ) -> tuple[Array, Array]:
-    """``T_parent_to_joint`` and ``T_child_to_joint`` (read-only 4x4)."""
-    # DART: parentWorld.inverse() * childWorld * childToJoint, identities included.
+    """``T_parent_to_joint`` and ``T_child_to_joint`` (read-only 4x4); ``t`` the transformation."""
+    # DART: parentWorld.inverse() * childWorld * childToJoint, identities included (they
+    # change the signs of zeros).
     parent, child = ends
-    child_to_joint = _transform(kids, r)
-    t_child = IDENTITY4 if child_to_joint is None else rigid_to_matrix(child_to_joint)
+    if t is None:
+        child_to_joint = RIGID_IDENTITY
+        t_child = IDENTITY4
+    else:
+        child_to_joint = rigid_from_skel(r.vector(t, 6))
+        t_child = rigid_to_matrix(child_to_joint)
     parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
     t_parent = rigid_mul(
-        rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid),
-        child_to_joint or RIGID_IDENTITY,
+        rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid), child_to_joint
     )
     if not _finite(t_parent):
         _require_finite(np.array(t_parent), f"the parent-side transform of joint {name!r}", r, el)
@@ -1127,14 +1365,15 @@ def _parse_axes(
     kids: dict[str, Element],
     name: str,
     *,
-    jtype: JointType,
+    kind: _Kind,
     dofs: list[_DofDraft],
 ) -> tuple[list[Array], float]:
     """The joint's unit axes and screw pitch; ``<axis*>`` dynamics go into ``dofs``."""
-    axes = list(_DEFAULT_AXES.get(jtype, ()))
-    pitch = _DEFAULT_SCREW_PITCH if jtype is JointType.SCREW else 0.0
-    with_xyz = _XYZ_AXES.get(jtype, 0)
-    for i in range(_AXES_READ[jtype]):
+    jtype = kind.type
+    axes = list(kind.default_axes)
+    pitch = kind.pitch
+    with_xyz = kind.with_xyz
+    for i in range(kind.axes_read):
         tag = _AXIS_TAGS_BY_INDEX[i]
         ax = kids.get(tag)
         if ax is None:
@@ -1145,23 +1384,22 @@ def _parse_axes(
         if i < with_xyz:
             xyz = r.vector(r.require(ax, "xyz"), 3)
             axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
-            if jtype is JointType.SCREW:
+            if jtype is _SCREW:
                 p = r.child(ax, "pitch")
                 if p is not None:
                     pitch = r.number(p)
-        _parse_axis_dynamics(ax, r, dofs[i], jtype)
+        _parse_axis_dynamics(ax, r, dofs[i], kind.axis_known)
     return axes, pitch
 
 
 def _parse_euler_order(el: Element, r: XmlReader, name: str) -> EulerOrder:
     order_el = r.require(el, "axis_order", "euler joints need <axis_order>xyz</axis_order> or zyx")
     text = r.text(order_el)
-    try:
-        return EulerOrder(text)
-    except ValueError:
-        r.warn(f"euler joint {name!r}: axis_order {text!r} is not xyz or zyx; DART uses xyz",
-               order_el)
-        return EulerOrder.XYZ
+    order = _EULER_ORDERS.get(text)
+    if order is not None:
+        return order
+    r.warn(f"euler joint {name!r}: axis_order {text!r} is not xyz or zyx; DART uses xyz", order_el)
+    return EulerOrder.XYZ
 
 
 def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[Array]]:
@@ -1187,8 +1425,10 @@ def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[
     return ptype, axes
 
 
-def _parse_axis_dynamics(ax: Element, r: XmlReader, dof: _DofDraft, jtype: JointType) -> None:
-    kids = r.index(ax, _AXIS_KNOWN[jtype in _XYZ_AXES, jtype is JointType.SCREW])
+def _parse_axis_dynamics(
+    ax: Element, r: XmlReader, dof: _DofDraft, known: frozenset[str]
+) -> None:
+    kids = r.index(ax, known)
     damping = kids.get("damping")
     if damping is not None:
         r.warn("<damping> directly under <axis> is deprecated; put it in <dynamics>", damping)
@@ -1202,57 +1442,89 @@ def _parse_axis_dynamics(ax: Element, r: XmlReader, dof: _DofDraft, jtype: Joint
 
 
 def _parse_limit(limit: Element, r: XmlReader, dof: _DofDraft) -> None:
-    for child in r.children(limit):
-        if child.tag in ("effort", "velocity"):
+    lo = hi = None
+    for child in limit:
+        tag = child.tag
+        if tag == "lower":
+            if lo is None:
+                lo = child
+        elif tag == "upper":
+            if hi is None:
+                hi = child
+        elif tag in ("effort", "velocity"):
             r.warn(
-                f"<limit><{child.tag}> is ignored by DART; set it with"
-                f' <dof><{"force" if child.tag == "effort" else "velocity"}'
+                f"<limit><{tag}> is ignored by DART; set it with"
+                f' <dof><{"force" if tag == "effort" else "velocity"}'
                 ' lower=".." upper=".."/></dof>',
                 child,
             )
-        elif child.tag not in ("lower", "upper"):
-            r.warn(f"unknown element <{child.tag}> in <limit> is ignored by DART", child)
-    lo = r.child(limit, "lower")
+        elif isinstance(tag, str):
+            r.warn(f"unknown element <{tag}> in <limit> is ignored by DART", child)
     if lo is not None:
         dof.position_lower = r.number(lo, finite=False)
-    hi = r.child(limit, "upper")
     if hi is not None:
         dof.position_upper = r.number(hi, finite=False)
 
 
+# The children of <dynamics> (and of <dof>) read, and the DOF setting each one gives.
+_DYNAMICS_FIELDS = (
+    ("damping", "damping"),
+    ("friction", "coulomb_friction"),
+    ("spring_rest_position", "rest_position"),
+    ("spring_stiffness", "spring_stiffness"),
+)
+
+
 def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
-    for child in r.children(el):
-        if child.tag == "sprint_stiffness":
+    warn_unknown = el.tag == "dynamics"
+    first: dict[str, Element] = {}
+    for child in el:
+        tag = child.tag
+        if tag in _DYNAMICS_TAGS:
+            if tag not in first:
+                first[tag] = child
+        elif tag == "sprint_stiffness":
             r.warn("<sprint_stiffness> is ignored by DART; did you mean <spring_stiffness>?", child)
-        elif child.tag not in _DYNAMICS_TAGS and el.tag == "dynamics":
-            r.warn(f"unknown element <{child.tag}> in <dynamics> is ignored by DART", child)
-    for tag, attr in (
-        ("damping", "damping"),
-        ("friction", "coulomb_friction"),
-        ("spring_rest_position", "rest_position"),
-        ("spring_stiffness", "spring_stiffness"),
-    ):
-        e = r.child(el, tag)
-        if e is not None:
-            setattr(dof, attr, r.number(e))
+        elif warn_unknown and isinstance(tag, str):
+            r.warn(f"unknown element <{tag}> in <dynamics> is ignored by DART", child)
+    if first:
+        for tag, attr in _DYNAMICS_FIELDS:
+            e = first.get(tag)
+            if e is not None:
+                setattr(dof, attr, r.number(e))
+
+
+def _parse_dof_settings(
+    el: Element, r: XmlReader, kids: dict[str, Element], name: str, *, kind: _Kind,
+    dofs: list[_DofDraft],
+) -> None:
+    """``<init_pos>``, ``<init_vel>`` and the ``<dof>`` elements of a joint, into ``dofs``."""
+    if "init_pos" in kids:
+        _parse_init(kids["init_pos"], r, "init_pos", kind, dofs, attr="initial_position")
+    if "init_vel" in kids:
+        _parse_init(kids["init_vel"], r, "init_vel", kind, dofs, attr="initial_velocity")
+    if "dof" in kids:
+        for dof_el in r.children(el, "dof"):
+            _parse_dof(dof_el, r, dofs, name)
 
 
 def _parse_init(
-    e: Element | None, r: XmlReader, tag: str, jtype: JointType, dofs: list[_DofDraft], *,
-    attr: str,
+    e: Element, r: XmlReader, tag: str, kind: _Kind, dofs: list[_DofDraft], *, attr: str
 ) -> None:
-    if e is None or jtype.num_dofs == 0:
-        if e is not None:
-            r.warn(f"<{tag}> of a weld joint is ignored", e)
+    n = kind.num_dofs
+    if n == 0:
+        r.warn(f"<{tag}> of a weld joint is ignored", e)
         return
-    n = jtype.num_dofs
     if n == 1:
         values = [r.number(e)]
+    elif (fast := r.fast_vector(e.text, n)) is not None:
+        values = fast
     else:
         toks = r.tokens(e)
         if len(toks) < n:
             raise SkelValueError(
-                f"<{tag}> holds {len(toks)} number(s) but the {jtype.value} joint has {n} DOFs",
+                f"<{tag}> holds {len(toks)} number(s) but the {kind.type.value} joint has"
+                f" {n} DOFs",
                 r.loc(e),
                 "DART leaves the missing components undefined; give all of them",
             )
@@ -1334,28 +1606,6 @@ def _parse_dof_bounds(e: Element, r: XmlReader, dof: _DofDraft, kind: str) -> No
 # --------------------------------------------------------------------------- assembly
 
 
-_DOF_SUFFIXES: dict[JointType, tuple[str, ...]] = {
-    JointType.WELD: (),
-    JointType.REVOLUTE: ("",),
-    JointType.PRISMATIC: ("",),
-    JointType.SCREW: ("",),
-    JointType.UNIVERSAL: ("_1", "_2"),
-    JointType.BALL: ("_x", "_y", "_z"),
-    JointType.TRANSLATIONAL: ("_x", "_y", "_z"),
-    JointType.FREE: ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z"),
-}
-
-
-def _dof_suffixes(joint: _JointDraft) -> tuple[str, ...]:
-    t = joint.type
-    if t is JointType.EULER:
-        return ("_x", "_y", "_z") if joint.euler_order is EulerOrder.XYZ else ("_z", "_y", "_x")
-    if t is JointType.PLANAR or t is JointType.TRANSLATIONAL2D:
-        # _parse_joint always sets the plane of these types.
-        return _PLANE_SUFFIXES[joint.plane or PlaneType.XY]
-    return _DOF_SUFFIXES[t]
-
-
 def _build_skeleton(
     el: Element,
     r: XmlReader,
@@ -1365,7 +1615,8 @@ def _build_skeleton(
     frame: Array,
     bodies: dict[str, _BodyDraft],
     order: list[_JointDraft],
-    base_dir: Path | None,
+    base_dir: _BaseDir,
+    path: str,
 ) -> Skeleton:
     joint_names = _NameManager()
     dof_names = _NameManager()
@@ -1374,44 +1625,60 @@ def _build_skeleton(
     joints: list[Joint] = []
     out_bodies: list[Body] = []
     dofs: list[Dof] = []
+    dofs_used = dof_names.used
+    source = r.source
     for index, jd in enumerate(order):
         jname = joint_names.issue(jd.name)
         if jname != jd.name and not jd.implicit:
             r.warn(f"joint name {jd.name!r} is used twice; DART renames it {jname!r}", jd.el)
         first = len(dofs)
         dof_list = []
-        suffixes = _dof_suffixes(jd)
+        jtype = jd.type
+        suffixes = jd.suffixes
         for k, draft in enumerate(jd.dofs):
             if draft.name is not None:
                 base, preserved = draft.name, True
-            elif jd.type is JointType.PLANAR and k == _PLANAR_ROTATION_DOF:
-                base, preserved = "default", False
             else:
-                base, preserved = jname + suffixes[k], False
-            dname = dof_names.issue(base)
-            dofs.append(
-                _new_dof(  # the fields of Dof, in order
-                    dname, len(dofs), jname, k,
-                    draft.position_lower, draft.position_upper,
-                    draft.velocity_lower, draft.velocity_upper,
-                    draft.acceleration_lower, draft.acceleration_upper,
-                    draft.force_lower, draft.force_upper,
-                    draft.initial_position, draft.initial_velocity,
-                    draft.damping, draft.coulomb_friction, draft.spring_stiffness,
-                    draft.rest_position,
-                    preserved,
-                )
-            )
+                suffix = suffixes[k]
+                base = "default" if suffix is None else jname + suffix
+                preserved = False
+            if base in dofs_used:
+                dname = dof_names.issue(base)
+            else:
+                dofs_used.add(base)
+                dname = base
+            # The Dof's fields: the defaults, in field order, then what the file set
+            # (the draft's own attributes), then the rest.
+            fields = _DOF_DEFAULTS.copy()
+            fields.update(draft.__dict__)
+            fields["name"] = dname
+            fields["index"] = len(dofs)
+            fields["joint"] = jname
+            fields["index_in_joint"] = k
+            fields["name_preserved"] = preserved
+            dof = _new_object(Dof)
+            _set_attr(dof, "__dict__", fields)  # as the dataclass __init__ leaves it
+            dofs.append(dof)
             dof_list.append(dname)
-            _check_dof(draft, dname, r, jd.el)
+            pos_lower = fields["position_lower"]
+            pos_upper = fields["position_upper"]
+            if (
+                pos_lower > pos_upper
+                or fields["velocity_lower"] > fields["velocity_upper"]
+                or fields["acceleration_lower"] > fields["acceleration_upper"]
+                or fields["force_lower"] > fields["force_upper"]
+                or not pos_lower <= fields["initial_position"] <= pos_upper
+            ):
+                _check_dof(draft, dname, r, jd.el)
         joints.append(
             _new_joint(  # the fields of Joint, in order
-                jname, jd.type, index, jd.parent, jd.child, jd.actuator,
+                jname, jtype, index, jd.parent, jd.child, jd.actuator,
                 jd.t_parent, jd.t_child,
                 tuple(jd.axes),  # read-only already
                 jd.pitch, jd.euler_order, jd.plane,
-                tuple(frozen_array(a) for a in jd.plane_axes),
-                tuple(dof_list), first, jd.implicit, r.loc(jd.el),
+                tuple(frozen_array(a) for a in jd.plane_axes) if jd.plane_axes else (),
+                tuple(dof_list), first, jd.implicit,
+                new_location(source, jd.el.sourceline or 0, jd.path),
             )
         )
         out_bodies.append(
@@ -1427,7 +1694,7 @@ def _build_skeleton(
         joints=tuple(joints),
         bodies=tuple(out_bodies),
         dofs=tuple(dofs),
-        location=r.loc(el),
+        location=r.loc_at(el, path),
     )
 
 
@@ -1456,42 +1723,56 @@ def _build_body(
     parent_joint: str,
     r: XmlReader,
     *,
-    base_dir: Path | None,
+    base_dir: _BaseDir,
     shape_names: _NameManager,
     marker_names: _NameManager,
 ) -> Body:
     shapes: list[Shape] = []
-    for tag, role, suffix in _SHAPE_KINDS:
-        if tag in draft.kids:
-            for shape_el in r.children(draft.el, tag):
-                name = shape_names.issue(draft.name + suffix)
-                shapes.append(_parse_shape(shape_el, r, role, name, base_dir))
-    moment, from_shapes = _body_moment(draft, shapes, r)
+    rigids: list[Rigid | None] = []  # the shapes' poses, for the moment of inertia
+    body_path = draft.path
+    for shape_els, role, suffix in (
+        (draft.visual, _VISUAL, " - visual shape"),
+        (draft.collision, _COLLISION, " - collision shape"),
+    ):
+        for shape_el in shape_els:
+            name = shape_names.issue(draft.name + suffix)
+            shape, rigid = _parse_shape(
+                shape_el, r, role, name, base_dir=base_dir, body_path=body_path
+            )
+            shapes.append(shape)
+            rigids.append(rigid)
+    moment, from_shapes = _body_moment(draft, shapes, rigids, r)
     markers = tuple(
         Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
-    )
+    ) if draft.markers else ()
     return _new_body(  # the fields of Body, in order
         draft.name, index, parent_joint,
-        _new_inertia(draft.mass, draft.com, frozen_array(moment), from_shapes),
-        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft, r.loc(draft.el),
+        _new_inertia(draft.mass, draft.com, moment, from_shapes),
+        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft,
+        new_location(r.source, draft.el.sourceline or 0, draft.path),
     )
 
 
-def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: XmlReader) -> tuple[Array, bool]:
-    """The body's moment of inertia, and whether it was computed from its shapes."""
+def _body_moment(
+    draft: _BodyDraft, shapes: list[Shape], rigids: list[Rigid | None], r: XmlReader
+) -> tuple[Array, bool]:
+    """The body's read-only moment of inertia, and whether it was computed from its shapes.
+
+    ``rigids`` are the shapes' poses (None for the identity).
+    """
     moment = draft.moment
-    from_shapes = False
     if moment is None and draft.has_inertia:
         try:
-            computed = inertia_mod.moment_from_shapes(
-                draft.mass, draft.com, [(s.geometry, s.transform) for s in shapes]
+            computed = inertia_mod.moment_from_rigid_shapes(
+                draft.mass, draft.com.tolist(),
+                [(s.geometry, p) for s, p in zip(shapes, rigids, strict=True)],
             )
         except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
-            computed = np.full((3, 3), math.nan)
+            computed = [math.nan] * 9
         if computed is not None:
-            if not _finite(computed.ravel().tolist()):
+            if not _finite(computed):
                 _require_finite(
-                    computed,
+                    np.array(computed),
                     f"the moment of inertia computed from the shapes of body {draft.name!r}",
                     r, draft.el,
                 )
@@ -1504,7 +1785,7 @@ def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: XmlReader) -> tuple[
                         " <moment_of_inertia>",
                         draft.el,
                     )
-            moment, from_shapes = computed, True
+            return frozen_matrix3(computed), True
     if moment is None:
-        moment = np.eye(3)
-    return moment, from_shapes
+        return _IDENTITY3, False
+    return moment, False

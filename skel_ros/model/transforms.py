@@ -13,6 +13,7 @@ Two representations:
 from __future__ import annotations
 
 import math
+import struct
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +29,10 @@ Rigid = tuple[float, float, float, float, float, float, float, float, float, flo
 RIGID_IDENTITY: Rigid = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 
 _cos = math.cos
+_PACK16 = struct.Struct("=16d").pack
+_ndarray = np.ndarray  # (shape, dtype, buffer): an array over the buffer
+_SHAPE44 = (4, 4)
+_FLOAT64 = np.float64
 _sin = math.sin
 _SMALL_ANGLE = 1e-7  # below this, series expansions are exact to rounding
 _NEAR_PI = 1e-6
@@ -102,10 +107,12 @@ def rigid_inverse(p: Rigid) -> Rigid:
 
 
 def rigid_to_matrix(p: Rigid) -> Array:
-    """A read-only 4x4 float64 matrix of ``p``."""
-    out = np.array((*p, 0.0, 0.0, 0.0, 1.0))
-    out.shape = (4, 4)
-    out.flags.writeable = False
+    """A read-only 4x4 float64 matrix of ``p``.
+
+    Made over the packed bytes (read-only, so the array is too, for good): about
+    twice as fast as ``np.array`` plus reshaping and clearing the writeable flag.
+    """
+    out: Array = _ndarray(_SHAPE44, _FLOAT64, _PACK16(*p, 0.0, 0.0, 0.0, 1.0))
     return out
 
 

@@ -60,12 +60,14 @@ def frozen_maker(cls: type[T]) -> Callable[..., T]:
 
     A frozen dataclass's ``__init__`` sets every field through
     ``object.__setattr__`` (about 0.1 us a field, plus the keyword passing), and
-    the parser makes thousands of model objects; this is 2-3 times cheaper. The
-    object is the same as ``cls(*values)`` makes: its ``__dict__`` holds every
-    field, in field order. All fields must be given, in order (defaults are not
-    filled in; a wrong count goes to ``cls`` itself, which raises). A class with
-    ``__post_init__``, ``__slots__`` or ``init=False`` fields, or one that is not
-    a frozen dataclass, gets ``cls`` back.
+    the parser makes thousands of model objects; the generated constructor
+    stores the fields straight into the new object's ``__dict__`` and is 2-3
+    times cheaper. The object is the same as ``cls(*values)`` makes: its
+    ``__dict__`` holds every field, in field order, and assignment still raises
+    ``FrozenInstanceError``. Every field must be given, positionally and in
+    order (defaults are not filled in). A class with ``__post_init__``,
+    ``__slots__`` or ``init=False`` fields, or one that is not a frozen
+    dataclass, gets ``cls`` back.
     """
     params = getattr(cls, "__dataclass_params__", None)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
@@ -77,28 +79,24 @@ def frozen_maker(cls: type[T]) -> Callable[..., T]:
         or any(not f.init for f in fields)
     ):
         return cls
-    names = tuple(f.name for f in fields)
-    count = len(names)
-    new = object.__new__
-
-    def make(*values: Any) -> T:  # noqa: ANN401 - the fields' own types
-        if len(values) != count:
-            return cls(*values)
-        obj = new(cls)
-        obj.__dict__.update(zip(names, values, strict=True))
-        return obj
-
+    names = [f.name for f in fields]
+    if not all(n.isidentifier() for n in names):
+        return cls
+    # Generated as dataclasses generates __init__: one store per field, no loop, no zip.
+    args = ", ".join(f"_{n}" for n in names)
+    stores = "".join(f"    d[{n!r}] = _{n}\n" for n in names)
+    source = f"def make({args}):\n    o = new(cls)\n    d = o.__dict__\n{stores}    return o\n"
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    exec(source, namespace)  # noqa: S102 - source built from the dataclass's own field names
+    make: Callable[..., T] = namespace["make"]
+    make.__qualname__ = f"frozen_maker.<{cls.__name__}>"
     return make
 
 
-_new_location = frozen_maker(Location)
+new_location = frozen_maker(Location)
+"""``Location(file, line, path)``, made without the dataclass ``__init__``."""
 
 _ELEMENT = etree.Element  # as an iterchildren() tag: elements only (no comments, PIs, entities)
-
-
-def _fast_text(text: str) -> bool:
-    """True for text that :func:`float` / ``str.split`` read exactly as the slow path does."""
-    return text.isascii() and "_" not in text and "," not in text
 
 
 class XmlReader:
@@ -116,6 +114,11 @@ class XmlReader:
         self.source = source
         self.warnings: list[SkelWarning] = []
         self._paths: dict[Element, str] = {}
+        # float(text) of the number texts met so far in this document: SKEL files repeat
+        # a few numbers ("0", "0.0", "1") in almost every element, and float() costs
+        # several times a dictionary lookup. Only text the fast paths accept is kept.
+        self._numbers: dict[str, float] = {}
+        self._known_number = self._numbers.__getitem__
 
     # ------------------------------------------------------------------ locations
 
@@ -143,15 +146,38 @@ class XmlReader:
             paths[node] = prefix
         return prefix
 
+    def sub_path(self, parent_path: str, el: Element) -> str:
+        """The path of ``el`` whose parent's path is ``parent_path`` (kept for later lookups).
+
+        The same string :meth:`path` computes, without walking up the tree.
+        """
+        name = el.get("name")
+        tag = el.tag
+        path = (
+            f"{parent_path}/{tag}[@name='{name}']" if name is not None else f"{parent_path}/{tag}"
+        )
+        self._paths[el] = path
+        return path
+
     def loc(self, el: Element) -> Location:
         """Location of ``el``."""
-        return _new_location(self.source, el.sourceline or 0, self.path(el))
+        return new_location(self.source, el.sourceline or 0, self.path(el))
+
+    def loc_at(self, el: Element, path: str) -> Location:
+        """Location of ``el`` whose path is known to be ``path``."""
+        return new_location(self.source, el.sourceline or 0, path)
 
     def warn(self, message: str, el: Element) -> None:
         """Record a warning at ``el``."""
         self.warnings.append(SkelWarning(message, self.loc(el)))
 
     # ------------------------------------------------------------------ structure
+    #
+    # Children are found by iterating ``el`` itself: ``el.iterchildren(tag)`` costs
+    # about 1 us just to set up, more than a pass over a SKEL element's few children.
+    # The parser drops comments and processing instructions; what else can be a child
+    # is an unresolved entity reference, whose ``tag`` is not a string and so matches
+    # no tag name.
 
     @staticmethod
     def children(el: Element, tag: str | None = None) -> Iterator[Element]:
@@ -161,14 +187,16 @@ class XmlReader:
 
     def child(self, el: Element, tag: str) -> Element | None:
         """First child element called ``tag``, or None."""
-        for found in el.iterchildren(tag):
-            return found
+        for found in el:
+            if found.tag == tag:
+                return found
         return None
 
     def require(self, el: Element, tag: str, hint: str = "") -> Element:
         """First child element called ``tag``; raise if there is none."""
-        for found in el.iterchildren(tag):
-            return found
+        for found in el:
+            if found.tag == tag:
+                return found
         raise SkelMissingElementError(f"<{el.tag}> needs a <{tag}> element", self.loc(el), hint)
 
     def need(self, kids: dict[str, Element], el: Element, tag: str, hint: str = "") -> Element:
@@ -189,30 +217,32 @@ class XmlReader:
 
     def check_children(self, el: Element, known: frozenset[str], what: str = "") -> None:
         """Warn about child tags DART does not read (it silently ignores them)."""
-        for child in el.iterchildren(_ELEMENT):
-            if child.tag not in known:
-                self.warn(
-                    f"unknown element <{child.tag}> in <{el.tag}>{what} is ignored by DART",
-                    child,
-                )
+        for child in el:
+            tag = child.tag
+            if tag not in known and isinstance(tag, str):
+                self.warn(f"unknown element <{tag}> in <{el.tag}>{what} is ignored by DART", child)
 
     def index(self, el: Element, known: frozenset[str], what: str = "") -> dict[str, Element]:
         """The first child element of each tag, in one pass; warns as :meth:`check_children`."""
         first: dict[str, Element] = {}
-        for child in el.iterchildren(_ELEMENT):
+        for child in el:
             tag = child.tag
+            if tag not in known:
+                if not isinstance(tag, str):
+                    continue  # an entity reference
+                self.warn(f"unknown element <{tag}> in <{el.tag}>{what} is ignored by DART", child)
             if tag not in first:
                 first[tag] = child
-            if tag not in known:
-                self.warn(f"unknown element <{tag}> in <{el.tag}>{what} is ignored by DART", child)
         return first
 
     @staticmethod
     def first_children(el: Element) -> dict[str, Element]:
         """The first child element of each tag (no warnings)."""
         first: dict[str, Element] = {}
-        for child in el.iterchildren(_ELEMENT):
-            first.setdefault(child.tag, child)
+        for child in el:
+            tag = child.tag
+            if tag not in first and isinstance(tag, str):
+                first[tag] = child
         return first
 
     # ------------------------------------------------------------------ values
@@ -241,23 +271,31 @@ class XmlReader:
             raise SkelValueError(f"<{el.tag}>: {token[:60]!r} is not a number", self.loc(el))
         return value
 
+    # The fast paths of number() and vector() take text that is ASCII, without "_" and
+    # without ",": there float() and str.split() read exactly what the checked paths read
+    # (float() also takes "1_0" and other scripts' digits, which std::stod does not).
+
     def number(
         self, el: Element, *, finite: bool = True, positive: bool = False, nonneg: bool = False
     ) -> float:
         """The single number in ``el``'s text."""
         text = el.text
-        if text is not None and _fast_text(text):
-            try:
-                value = float(text)
-            except ValueError:
-                pass  # not one number: the slow path says why
-            else:
-                if (
-                    value - value == 0.0  # finite
-                    and (not positive or value > 0.0)
-                    and (not nonneg or value >= 0.0)
-                ):
-                    return value
+        if text is not None:
+            value = self._numbers.get(text)
+            if value is None and text.isascii() and "_" not in text and "," not in text:
+                try:
+                    value = float(text)
+                except ValueError:
+                    pass  # not one number: the slow path says why
+                else:
+                    self._numbers[text] = value
+            if (
+                value is not None
+                and value - value == 0.0  # finite
+                and (not positive or value > 0.0)
+                and (not nonneg or value >= 0.0)
+            ):
+                return value
         return self._number_checked(el, finite=finite, positive=positive, nonneg=nonneg)
 
     def _number_checked(
@@ -285,6 +323,36 @@ class XmlReader:
         if nonneg and value < 0.0:
             raise SkelValueError(f"<{el.tag}> must not be negative, got {value}", self.loc(el))
 
+    def plain_floats(self, text: str | None, size: int) -> list[float] | None:
+        """The ``size`` numbers of ``text`` when it plainly holds just that, else None.
+
+        The values are not checked (they may be inf or NaN); None means "read it
+        with :meth:`vector`", which checks everything and says what is wrong.
+        """
+        if text is not None and text.isascii() and "_" not in text and "," not in text:
+            toks = text.split()
+            if len(toks) == size:
+                try:
+                    return list(map(self._known_number, toks))
+                except KeyError:
+                    pass
+                try:
+                    values = list(map(float, toks))
+                except ValueError:
+                    return None
+                self._numbers.update(zip(toks, values, strict=True))
+                return values
+        return None
+
+    def fast_vector(self, text: str | None, size: int) -> list[float] | None:
+        """:meth:`plain_floats` when all of them are finite, else None."""
+        values = self.plain_floats(text, size)
+        if values is not None:
+            total = sum(values)  # inf / NaN propagate; an overflow goes the slow way
+            if total - total == 0.0:
+                return values
+        return None
+
     def vector(
         self, el: Element, size: int, *, finite: bool = True, positive: bool = False
     ) -> list[float]:
@@ -293,21 +361,14 @@ class XmlReader:
         Fewer numbers are an error (DART reads undefined memory); extra numbers are
         ignored by DART, so they are dropped with a warning.
         """
-        text = el.text
-        if text is not None and _fast_text(text):
-            toks = text.split()
-            if len(toks) == size:
-                try:
-                    values = [float(t) for t in toks]
-                except ValueError:
-                    pass  # a token that is not a number: the slow path says which
-                else:
-                    total = sum(values)  # inf / NaN propagate; an overflow goes the slow way
-                    if (
-                        (total - total == 0.0 if finite else not math.isnan(total))
-                        and (not positive or min(values) > 0.0)
-                    ):
-                        return values
+        values = self.plain_floats(el.text, size)
+        if values is not None:
+            total = sum(values)  # inf / NaN propagate; an overflow goes the slow way
+            if (
+                (total - total == 0.0 if finite else not math.isnan(total))
+                and (not positive or min(values) > 0.0)
+            ):
+                return values
         return self._vector_checked(el, size, finite=finite, positive=positive)
 
     def _vector_checked(
