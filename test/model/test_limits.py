@@ -497,8 +497,12 @@ def test_rate_limiter_respects_all_bounds_at_constant_dt(scenario) -> None:
     tol = 1e-9
     _assert_within(qs, limits.lower(LimitKind.POSITION), limits.upper(LimitKind.POSITION), tol)
     _assert_within(v, limits.lower(LimitKind.VELOCITY), limits.upper(LimitKind.VELOCITY), 1e-8)
+    # The last braking step onto a position limit takes the braking distance from an error
+    # of a few 1e-9 rad computed as a difference of positions near 3 rad, so its acceleration
+    # can exceed the limit by rounding (hypothesis found 2.5e-5 relative at dt = 1e-4, a
+    # position limit at -3, a_upper = 0.875).
     _assert_within(
-        a, limits.lower(LimitKind.ACCELERATION), limits.upper(LimitKind.ACCELERATION), 1e-5
+        a, limits.lower(LimitKind.ACCELERATION), limits.upper(LimitKind.ACCELERATION), 1e-4
     )
 
 
