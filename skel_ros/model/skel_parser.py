@@ -528,16 +528,18 @@ class _NameManager:
         self._next: dict[str, int] = {}
 
     def issue(self, name: str) -> str:
-        new = name
+        used = self.used
+        if name not in used:
+            used.add(name)
+            return name
         count = self._next.get(name, 1)
-        if new in self.used:
+        new = f"{name}({count})"
+        count += 1
+        while new in used:
             new = f"{name}({count})"
             count += 1
-            while new in self.used:
-                new = f"{name}({count})"
-                count += 1
-            self._next[name] = count
-        self.used.add(new)
+        self._next[name] = count
+        used.add(new)
         return new
 
 
@@ -1728,7 +1730,7 @@ def _build_body(
     marker_names: _NameManager,
 ) -> Body:
     shapes: list[Shape] = []
-    rigids: list[Rigid | None] = []  # the shapes' poses, for the moment of inertia
+    posed: list[tuple[Geometry, Rigid | None]] = []  # for the moment of inertia
     body_path = draft.path
     for shape_els, role, suffix in (
         (draft.visual, _VISUAL, " - visual shape"),
@@ -1740,8 +1742,8 @@ def _build_body(
                 shape_el, r, role, name, base_dir=base_dir, body_path=body_path
             )
             shapes.append(shape)
-            rigids.append(rigid)
-    moment, from_shapes = _body_moment(draft, shapes, rigids, r)
+            posed.append((shape.geometry, rigid))
+    moment, from_shapes = _body_moment(draft, shapes, posed, r)
     markers = tuple(
         Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
     ) if draft.markers else ()
@@ -1754,19 +1756,19 @@ def _build_body(
 
 
 def _body_moment(
-    draft: _BodyDraft, shapes: list[Shape], rigids: list[Rigid | None], r: XmlReader
+    draft: _BodyDraft,
+    shapes: list[Shape],
+    posed: list[tuple[Geometry, Rigid | None]],
+    r: XmlReader,
 ) -> tuple[Array, bool]:
     """The body's read-only moment of inertia, and whether it was computed from its shapes.
 
-    ``rigids`` are the shapes' poses (None for the identity).
+    ``posed`` holds the shapes' geometries and poses (None for the identity).
     """
     moment = draft.moment
     if moment is None and draft.has_inertia:
         try:
-            computed = inertia_mod.moment_from_rigid_shapes(
-                draft.mass, draft.com.tolist(),
-                [(s.geometry, p) for s, p in zip(shapes, rigids, strict=True)],
-            )
+            computed = inertia_mod.moment_from_rigid_shapes(draft.mass, draft.com.tolist(), posed)
         except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
             computed = [math.nan] * 9
         if computed is not None:
