@@ -511,3 +511,56 @@ def test_bad_parameters_at_start_end_with_a_message(ros_env: dict[str, str], tmp
     output = log.read_text(encoding="utf-8", errors="replace")
     assert proc.returncode == 2, output
     assert message in output
+
+
+# ----------------------------------------------------------------------------- in process
+
+
+class _Capture:
+    """Stands in for the node's publishers: (topic, seconds of the stamp) in publish order."""
+
+    def __init__(self, log: list[tuple[str, float]], topic: str, msg_type: Any) -> None:
+        self.log, self.topic, self.msg_type = log, topic, msg_type
+
+    def publish(self, msg: Any) -> None:
+        from rclpy.serialization import deserialize_message
+
+        if isinstance(msg, bytes):
+            msg = deserialize_message(msg, self.msg_type)
+        stamp = msg.clock if self.topic == "/clock" else (
+            msg.transforms[0].header.stamp if self.topic == "/tf" else msg.header.stamp)
+        self.log.append((self.topic, stamp.sec + 1e-9 * stamp.nanosec))
+
+
+def test_run_steps_publishes_every_step_in_order(ros_env: dict[str, str]) -> None:
+    """Batched or not, each step's /clock, joint_states and /tf, stamped, in step order."""
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    from skel_ros.nodes.sim_node import SimNode
+    from skel_ros.resources import example
+
+    del ros_env
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = SimNode(context=context, start=False, parameter_overrides=[
+            Parameter("skel_file", value=str(example("arm.skel"))),
+            Parameter("joint_states_rate", value=1000.0), Parameter("tf_rate", value=100.0)])
+        log: list[tuple[str, float]] = []
+        node._clock_out._pub = _Capture(log, "/clock", Clock)  # type: ignore[assignment]
+        node.io._joint_states_pub = _Capture(log, "joint_states", JointState)  # type: ignore[assignment]
+        node.io._tf_pub = _Capture(log, "/tf", TFMessage)  # type: ignore[assignment]
+        assert node.run_steps(25) == 25
+        expected = []
+        for k in range(1, 26):
+            t = k * 0.001
+            expected += [("/clock", t), ("joint_states", t)] + ([("/tf", t)] * (k % 10 == 0))
+        assert [topic for topic, _ in log] == [topic for topic, _ in expected]
+        np.testing.assert_allclose([t for _, t in log], [t for _, t in expected], atol=1e-9)
+        assert not node._pending  # nothing left waiting after run_steps
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
