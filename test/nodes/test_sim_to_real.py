@@ -21,36 +21,48 @@ from skel_ros.resources import example, resolve
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from skel_ros.analysis import Comparison
+
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
 
 TRACKING_BOUND = 0.1  # rad, max |error| over the run, per joint and pair of streams
 
 
-def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
+def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, *,
+                   dofs: list[str], min_duration: float) -> Comparison:
+    """One emulated run; the report, the recording and every error bound, per DOF."""
     from skel_ros.nodes.sim_to_real import RunConfig, run_sim_to_real
 
     lines: list[str] = []
     result = run_sim_to_real(RunConfig(
-        skel_file=example("arm.skel"),
-        hardware_config=resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"),
-        trajectory=example("arm_trajectory.xml"),
+        skel_file=skel, hardware_config=resolve(hardware), trajectory=trajectory,
         out_dir=tmp_path / "run",
     ), log=lines.append)
     assert result.report.exists()
     assert result.recording.stat().st_size > 0
     comparison = result.comparison
     assert set(comparison.streams) == {"command", "sim", "real"}
-    assert [j.joint for j in comparison.joints] == ["shoulder_yaw", "shoulder_pitch", "elbow",
-                                                    "wrist"]
-    assert comparison.duration > 5.0
+    assert [j.joint for j in comparison.joints] == dofs
+    assert comparison.duration > min_duration
     for joint in comparison.joints:
         assert (result.report.parent / f"joint_{joint.joint}.png").exists()
+        assert {(e.a, e.b) for e in joint.errors} == {("sim", "real"), ("sim", "command"),
+                                                      ("real", "command")}
         for error in joint.errors:
             bound = 2 * TRACKING_BOUND if (error.a, error.b) == ("sim", "real") else TRACKING_BOUND
             assert math.isfinite(error.rms), (joint.joint, error)
+            assert math.isfinite(error.max_abs), (joint.joint, error)
             assert error.max_abs < bound, (joint.joint, error)
-        assert joint.limit_hits["command"] == 0
+        assert joint.limit_hits["command"] == 0, joint.joint
     assert any("hardware enabled" in line for line in lines)
+    return comparison
+
+
+def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
+    _run_and_check(tmp_path, example("arm.skel"),
+                   "package://skel_ros/config/hardware/arm_dynamixel.yaml",
+                   example("arm_trajectory.xml"),
+                   dofs=["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"], min_duration=5.0)
 
 
 def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
@@ -63,35 +75,16 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     by 0.03 s, about 0.015 rad. Other jobs starving the nodes add their stalls to this.
     """
     from skel_ros.model import load_model
-    from skel_ros.nodes.sim_to_real import RunConfig, run_sim_to_real
 
     skel = example("quadruped.skel")
     dofs = [d.name for d in load_model(skel).skeletons[0].dofs]
-    lines: list[str] = []
-    result = run_sim_to_real(RunConfig(
-        skel_file=skel,
-        hardware_config=resolve("package://skel_ros/config/hardware/quadruped_mit.yaml"),
-        trajectory=example("quadruped_trajectory.yaml"),
-        out_dir=tmp_path / "run",
-    ), log=lines.append)
-    assert result.report.exists()
-    assert result.recording.stat().st_size > 0
-    comparison = result.comparison
-    assert set(comparison.streams) == {"command", "sim", "real"}
-    assert [j.joint for j in comparison.joints] == dofs
     assert len(dofs) == 12
-    assert comparison.duration > 6.0
+    comparison = _run_and_check(tmp_path, skel,
+                                "package://skel_ros/config/hardware/quadruped_mit.yaml",
+                                example("quadruped_trajectory.yaml"), dofs=dofs,
+                                min_duration=6.0)
     for joint in comparison.joints:
-        assert (result.report.parent / f"joint_{joint.joint}.png").exists()
-        assert {(e.a, e.b) for e in joint.errors} == {("sim", "real"), ("sim", "command"),
-                                                      ("real", "command")}
-        for error in joint.errors:
-            bound = 2 * TRACKING_BOUND if (error.a, error.b) == ("sim", "real") else TRACKING_BOUND
-            assert math.isfinite(error.rms), (joint.joint, error)
-            assert math.isfinite(error.max_abs), (joint.joint, error)
-            assert error.max_abs < bound, (joint.joint, error)
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
-    assert any("hardware enabled" in line for line in lines)
 
 
 @pytest.mark.parametrize(("value", "text"), [
