@@ -517,11 +517,13 @@ def test_gains_for_unknown_dofs_are_refused() -> None:
 
 def test_shipped_gains_file_loads_and_gives_the_documented_defaults() -> None:
     gains = load_gains(Path(__file__).resolve().parents[2] / "config" / "sim_gains.yaml")
-    assert gains.defaults == GainDefaults()
+    # The built-in defaults except the natural frequency: the nodes' file sets 40 rad/s
+    # (docs/simulation.md).
+    assert gains.defaults == GainDefaults(natural_frequency=40.0)
     assert gains.dofs == {}
     m = 2.0
     g = gains.gains_for("any", m)
-    assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 400.0, 2 * m * 20.0, 0.0, 10.0)
+    assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 1600.0, 2 * m * 40.0, 0.0, 10.0)
 
 
 @pytest.mark.parametrize("actuator", ["force", "servo", "velocity", "acceleration"])
