@@ -105,12 +105,15 @@ __all__ = [
     "UrdfCoordinates",
     "UrdfExportError",
     "UrdfJoint",
+    "UrdfValuePlan",
     "default_mesh_dir",
+    "euler_coordinates",
     "euler_xyz_angles",
     "skeleton_namespace",
     "skeleton_to_urdf",
     "urdf_joint_map",
     "urdf_joint_values",
+    "urdf_value_plan",
     "world_joint_values",
     "world_to_urdf",
 ]
@@ -356,7 +359,7 @@ def urdf_joint_values(
         joint_prefix: The ``joint_prefix`` the URDF was written with.
 
     Returns:
-        URDF joint name -> position.
+        URDF joint name -> position (the order of :func:`urdf_value_plan`).
 
     Raises:
         ValueError: ``q`` does not have one entry per DOF.
@@ -367,19 +370,56 @@ def urdf_joint_values(
             f"skeleton {skeleton.name!r} has {skeleton.num_dofs} DOFs, got {positions.shape[0]}"
             " positions"
         )
+    plan = urdf_value_plan(skeleton, joint_prefix=joint_prefix)
+    values = euler_coordinates(positions, plan.euler_starts)
+    triples = zip(plan.names, plan.dofs, plan.multipliers, strict=True)
+    return {name: values[i] * m for name, i, m in triples}
+
+
+@dataclass(frozen=True)
+class UrdfValuePlan:
+    """How :func:`urdf_joint_values` gets every URDF joint position from the DOF positions.
+
+    The position of URDF joint ``names[k]`` is ``c[dofs[k]] * multipliers[k]``,
+    where ``c`` is the DOF positions with each ball / free joint's rotation vector
+    (the three DOFs from each of ``euler_starts``) replaced by its XYZ Euler angles
+    (:func:`euler_coordinates`). The multiplier is 1 but for a screw's mimic joint.
+    Lets callers evaluate many configurations with array operations.
+    """
+
+    names: tuple[str, ...]
+    dofs: tuple[int, ...]
+    multipliers: tuple[float, ...]
+    euler_starts: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=64)
+def urdf_value_plan(skeleton: Skeleton, *, joint_prefix: str = "") -> UrdfValuePlan:
+    """The :class:`UrdfValuePlan` of ``skeleton`` exported with ``joint_prefix``."""
     plan = _joint_plan(skeleton, joint_prefix)
-    values = [float(v) for v in positions]
-    for joint in skeleton.joints:
-        if joint.type in (JointType.BALL, JointType.FREE):
-            start = joint.first_dof
-            angles = euler_xyz_angles(exp_rot(positions[start : start + 3]))
-            values[start : start + 3] = angles
-    out: dict[str, float] = {}
-    for entry in plan.joint_map:
-        out[entry.urdf_joint] = values[entry.dof_index]
+    names = [e.urdf_joint for e in plan.joint_map]
+    dofs = [e.dof_index for e in plan.joint_map]
+    multipliers = [1.0] * len(names)
+    index = {name: k for k, name in enumerate(names)}
     for name, (source, multiplier) in plan.mimics.items():
-        out[name] = out[source] * multiplier
-    return out
+        names.append(name)
+        dofs.append(dofs[index[source]])
+        multipliers.append(multiplier)
+    starts = tuple(
+        j.first_dof for j in skeleton.joints if j.type in (JointType.BALL, JointType.FREE)
+    )
+    return UrdfValuePlan(tuple(names), tuple(dofs), tuple(multipliers), starts)
+
+
+def euler_coordinates(
+    positions: Sequence[float] | Array, euler_starts: Sequence[int]
+) -> list[float]:
+    """``positions`` with the rotation vector at each of ``euler_starts`` as XYZ Euler angles."""
+    q = np.asarray(positions, dtype=float).reshape(-1)
+    values: list[float] = q.tolist()
+    for start in euler_starts:
+        values[start : start + 3] = euler_xyz_angles(exp_rot(q[start : start + 3]))
+    return values
 
 
 def default_mesh_dir() -> Path:

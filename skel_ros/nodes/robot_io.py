@@ -72,6 +72,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from skel_ros.model.kinematics import Kinematics
 from skel_ros.model.limits import CommandKind
+from skel_ros.model.transforms import exp_rot
 from skel_ros.model.types import (
     Box,
     Capsule,
@@ -92,9 +93,11 @@ from skel_ros.model.urdf import (
     PLANE_SIZE,
     PLANE_THICKNESS,
     UrdfCoordinates,
+    UrdfValuePlan,
+    euler_xyz_angles,
     skeleton_namespace,
     urdf_joint_map,
-    urdf_joint_values,
+    urdf_value_plan,
     world_to_urdf,
 )
 from skel_ros.nodes.errors import CommandMessageError
@@ -378,6 +381,10 @@ _DIAGONAL_SIGNS = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, -1.0, 1.0],
 _PAIR_FIRST = np.array([1, 2, 5, 7, 2, 3], dtype=np.intp)
 _PAIR_SECOND = np.array([3, 6, 7, 5, 6, 1], dtype=np.intp)
 _PAIR_SIGNS = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+# The differences alone (dx, dy, dz), for the w-first formulas.
+_DIFF_FIRST = np.array([7, 2, 3], dtype=np.intp)
+_DIFF_SECOND = np.array([5, 6, 1], dtype=np.intp)
+_W_FIRST_MIN = 0.5  # 4 w^2 = 1 + trace above this for all: w >= 0.35, the w-first formulas
 
 
 def _quaternions(rot: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -390,6 +397,18 @@ def _quaternions(rot: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """
     n = rot.shape[0]
     flat = rot.reshape(n, 9)
+    # Common case first: every rotation under ~139 degrees, so w is not small and
+    # x, y, z = (dx, dy, dz) / 4w, w = sqrt(1 + trace) / 2 are as exact as Shepperd's
+    # (which would pick these very formulas for most of them): a third of the work.
+    four_w2 = flat[:, ::4].sum(axis=1)
+    four_w2 += 1.0
+    if n and four_w2.min() > _W_FIRST_MIN:
+        two_w = np.sqrt(four_w2)
+        out = np.empty((n, 4))
+        np.divide(flat[:, _DIFF_FIRST] - flat[:, _DIFF_SECOND], 2.0 * two_w[:, None],
+                  out=out[:, :3])
+        np.multiply(two_w, 0.5, out=out[:, 3])
+        return out
     # t = 1 +- m00 +- m11 +- m22, the four candidates 4x^2, 4y^2, 4z^2, 4w^2.
     t = 1.0 + flat[:, 0:1] * _DIAGONAL_SIGNS[0]
     t += flat[:, 4:5] * _DIAGONAL_SIGNS[1]
@@ -453,22 +472,68 @@ def _urdf_joints(urdf: str) -> list[_UrdfJoint]:
 _EYE3 = np.eye(3)
 
 
+class _UrdfValues:
+    """Every URDF joint position for every DOF's position: :func:`urdf_value_plan` as arrays.
+
+    The same numbers as :func:`skel_ros.model.urdf.urdf_joint_values` (the same
+    Euler-angle functions for ball and free joints, the same products), from one
+    gather and one multiply instead of a loop over the joints.
+
+    Args:
+        plans: Every skeleton's value plan with the index of its first DOF in the
+            positions vector.
+    """
+
+    def __init__(self, plans: Sequence[tuple[UrdfValuePlan, int]]) -> None:
+        names: list[str] = []
+        sources: list[int] = []
+        multipliers: list[float] = []
+        starts: list[int] = []
+        for plan, first in plans:
+            names += plan.names
+            sources += [first + d for d in plan.dofs]
+            multipliers += plan.multipliers
+            starts += [first + s for s in plan.euler_starts]
+        self.names = tuple(names)
+        """URDF joint names, in the order of :meth:`values`."""
+        self._sources = np.array(sources, dtype=np.intp)
+        self._multipliers = (None if all(m == 1.0 for m in multipliers)
+                             else np.array(multipliers, dtype=float))
+        self._starts = tuple(starts)
+
+    def values(self, q: Vector) -> Vector:
+        """The URDF joint positions (:attr:`names` order) for DOF positions ``q`` (a vector)."""
+        if self._starts:
+            q = q.copy()
+            for start in self._starts:
+                q[start:start + 3] = euler_xyz_angles(exp_rot(q[start:start + 3]))
+        out: Vector = q[self._sources]
+        if self._multipliers is not None:
+            out *= self._multipliers
+        return out
+
+
 class _FrameSolver:
     """Parent -> frame transforms of many frames at once, through the URDF joint chains.
 
     Every frame's transform is the product of the URDF joints between its TF parent
     and it (``origin @ motion(value)`` each). All joint transforms of a configuration
     come from a few batched numpy operations, and the chains are multiplied level by
-    level for all frames together: a few dozen numpy calls for a whole robot, where
-    evaluating joint by joint costs that per joint.
+    level: the frames are kept sorted by chain length, longest first, so the frames
+    that have a joint at a level are a leading slice and only they are multiplied. A
+    few dozen numpy calls for a whole robot, where evaluating joint by joint costs
+    that per joint.
 
     Args:
         joints: The URDF's joints.
         frames: (frame, TF parent) of every frame to solve; each parent must be an
             ancestor of its frame in the URDF tree.
+        value_names: The order of the values given to :meth:`solve_vector` (URDF joints
+            left out of it are at 0).
     """
 
-    def __init__(self, joints: Sequence[_UrdfJoint], frames: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, joints: Sequence[_UrdfJoint], frames: Sequence[tuple[str, str]],
+                 value_names: Sequence[str] = ()) -> None:
         by_child = {j.child: j for j in joints}
         used: dict[str, int] = {}
         chains: list[list[int]] = []
@@ -480,48 +545,83 @@ class _FrameSolver:
                 link = joint.parent
             chains.append(chain[::-1])
         specs = {j.name: j for j in joints}
-        order = [specs[name] for name in used]
+
+        def kind_rank(name: str) -> int:
+            kind = specs[name].kind
+            return 0 if kind in ("revolute", "continuous") else 1 if kind == "prismatic" else 2
+
+        # Revolute joints first, then prismatic, then the rest (whose transforms do not
+        # change): a configuration's joint transforms are then three stacked blocks.
+        names = sorted(used, key=kind_rank)
+        new_index = {used[name]: k for k, name in enumerate(names)}
+        chains = [[new_index[i] for i in chain] for chain in chains]
+        order = [specs[name] for name in names]
         n = len(order)
-        self.names = [j.name for j in order]
+        self.names = names
         self._zeros = [0.0] * n  # the value of a joint ``values`` leaves out
-        self._origins = np.array([j.origin for j in order] + [np.eye(4)]).reshape(n + 1, 4, 4)
+        position = {name: k for k, name in enumerate(value_names)}
+        # solve_vector's values, extended by a 0, gathered into this order (index n: 0).
+        self._take = np.array([position.get(name, len(value_names)) for name in self.names]
+                              + [len(value_names)], dtype=np.intp)
+        origins = np.array([j.origin for j in order] + [np.eye(4)]).reshape(n + 1, 4, 4)
         axes = np.array([j.axis for j in order] + [np.zeros(3)]).reshape(n + 1, 3)
-        # What does not change with the joint values is computed here, once: the
-        # rotations' cross-product matrices K and K @ K (Rodrigues), the origins' blocks.
-        self._revolute = np.flatnonzero([j.kind in ("revolute", "continuous") for j in order])
+        ranks = [kind_rank(name) for name in names]
+        n_rev, n_pri = ranks.count(0), ranks.count(1)
+        self._revolute = slice(0, n_rev)
+        self._prismatic = slice(n_rev, n_rev + n_pri)
+        # What does not change with the joint values is computed here, once. Revolute
+        # (Rodrigues): origin @ (I + sin(v) K + (1 - cos(v)) K^2) = origin + sin(v) OK
+        # + (1 - cos(v)) OK2, with K the axis' cross-product matrix, as 4x4 blocks.
         a = axes[self._revolute]
-        k = np.zeros((a.shape[0], 3, 3))
+        k = np.zeros((n_rev, 3, 3))
         k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
         k[:, 1, 0], k[:, 2, 0], k[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
-        self._cross, self._cross2 = k, k @ k
-        self._revolute_origins = self._origins[self._revolute, :3, :3]
-        self._prismatic = np.flatnonzero([j.kind == "prismatic" for j in order])
-        self._prismatic_axes = axes[self._prismatic]
-        self._prismatic_origins = self._origins[self._prismatic, :3, :3]
-        depth = max((len(c) for c in chains), default=1)
-        # Short chains are padded with the identity (index n).
-        self._chains = np.array([c + [n] * (depth - len(c)) for c in chains],
-                                dtype=np.intp).reshape(len(chains), depth)
-        self._levels = [np.ascontiguousarray(self._chains[:, level]) for level in range(depth)]
+        rot = origins[self._revolute, :3, :3]
+        self._revolute_origins = origins[self._revolute]
+        self._sin_part = np.zeros((n_rev, 4, 4))
+        self._sin_part[:, :3, :3] = rot @ k
+        self._cos_part = np.zeros((n_rev, 4, 4))
+        self._cos_part[:, :3, :3] = rot @ (k @ k)
+        # Prismatic: origin + v * (origin's rotation @ axis) in the translation column.
+        self._prismatic_origins = origins[self._prismatic]
+        self._shift = np.zeros((n_pri, 4, 4))
+        self._shift[:, :3, 3] = np.einsum("nij,nj->ni", origins[self._prismatic, :3, :3],
+                                          axes[self._prismatic])
+        self._constant = origins[n_rev + n_pri:]  # the other joints, then the identity
+        # Frames longest chain first (stable); level L > 0 multiplies the first
+        # ``count`` of them, those with more than L joints.
+        by_length = sorted(range(len(chains)), key=lambda f: -len(chains[f]))
+        self._unsort = np.argsort(np.array(by_length, dtype=np.intp)).astype(np.intp)
+        sorted_chains = [chains[f] for f in by_length]
+        depth = max((len(c) for c in chains), default=0)
+        self._first = np.array([c[0] if c else n for c in sorted_chains], dtype=np.intp)
+        self._levels = []
+        for level in range(1, depth):
+            count = sum(1 for c in sorted_chains if len(c) > level)
+            self._levels.append(
+                (count, np.array([c[level] for c in sorted_chains[:count]], dtype=np.intp)))
 
     def solve(self, values: Mapping[str, float]) -> npt.NDArray[np.float64]:
         """(nframes, 4, 4) parent -> frame transforms for URDF joint positions ``values``."""
         v = np.array([*map(values.get, self.names, self._zeros), 0.0])
-        t = self._origins.copy()
-        rev = self._revolute
-        if rev.size:
-            angle = v[rev][:, None, None]
-            rot = _EYE3 + np.sin(angle) * self._cross + (1.0 - np.cos(angle)) * self._cross2
-            t[rev, :3, :3] = self._revolute_origins @ rot
-        pri = self._prismatic
-        if pri.size:
-            shift = self._prismatic_axes * v[pri][:, None]
-            t[pri, :3, 3] += np.einsum("nij,nj->ni", self._prismatic_origins, shift)
-        levels = self._levels
-        out: npt.NDArray[np.float64] = t[levels[0]]
-        for level in levels[1:]:
-            out = out @ t[level]
-        return out
+        return self._solve(v)
+
+    def solve_vector(self, values: Vector) -> npt.NDArray[np.float64]:
+        """:meth:`solve` for the values in ``value_names`` order (a vector)."""
+        return self._solve(np.append(values, 0.0)[self._take])
+
+    def _solve(self, v: Vector) -> npt.NDArray[np.float64]:
+        angle = v[self._revolute][:, None, None]
+        shift = v[self._prismatic][:, None, None]
+        t = np.concatenate((
+            self._revolute_origins + np.sin(angle) * self._sin_part
+            + (1.0 - np.cos(angle)) * self._cos_part,
+            self._prismatic_origins + shift * self._shift,
+            self._constant))
+        out: npt.NDArray[np.float64] = t[self._first]
+        for count, joints in self._levels:
+            out[:count] = out[:count] @ t[joints]
+        return out[self._unsort]
 
 
 # --------------------------------------------------------------------------- wire format
@@ -778,7 +878,10 @@ class RobotPublisher:
         self._tf.transforms = [self._transform_msg(parent, child) for child, parent in frames]
         self._tf_parts = [(m.header, m.transform.translation, m.transform.rotation)
                           for m in self._tf.transforms]
-        self._solver = _FrameSolver(_urdf_joints(self.urdf), frames)
+        self._urdf_values = _UrdfValues([
+            (urdf_value_plan(sk.skeleton, joint_prefix=sk.namespace), sk.dofs.start)
+            for sk in self._skeletons])
+        self._solver = _FrameSolver(_urdf_joints(self.urdf), frames, self._urdf_values.names)
         self._num_bodies = sum(s.moving.size for s in self._skeletons)
         self.solver_exact = self._check_solver()
         """True when the fast frame solver matches :class:`Kinematics` (else Kinematics is used)."""
@@ -819,7 +922,7 @@ class RobotPublisher:
             return True
         q0 = self.initial_positions
         for q in (q0, q0 + 0.3 * np.sin(np.arange(q0.size) + 1.0)):
-            fast = self._solver.solve(self.urdf_joint_values(q))[: self._num_bodies]
+            fast = self._solver.solve_vector(self._urdf_values.values(q))[: self._num_bodies]
             if not np.allclose(fast, self._body_transforms(q), rtol=0.0, atol=1e-9):
                 self.node.get_logger().warning(
                     "the URDF frame solver disagrees with the model's kinematics; /tf uses"
@@ -928,79 +1031,81 @@ class RobotPublisher:
         msg.effort = _doubles(efforts)
         self._joint_states_pub.publish(msg)
 
-    def transforms(self, positions: npt.ArrayLike, stamp: Time | None = None,
-                   urdf_values: Mapping[str, float] | None = None) -> list[TransformStamped]:
+    def transforms(self, positions: npt.ArrayLike,
+                   stamp: Time | None = None) -> list[TransformStamped]:
         """Fill the ``/tf`` transforms for ``positions`` (every DOF, model order); no publish.
 
         Args:
             positions: Every DOF's position, model order.
             stamp: The stamp (default: now).
-            urdf_values: ``urdf_joint_values(positions)`` if already computed.
 
         Returns:
             The transforms (templates owned by this object; copy to keep them).
         """
-        rows = self._frame_rows(positions, urdf_values)
+        q = self._positions(positions)
+        rows = self._frame_rows(q, self._urdf_values.values(q))
         _fill_rows(self._tf.transforms, rows, stamp or self.now(), self._tf_parts)
         return list(self._tf.transforms)
 
-    def _frame_rows(self, positions: npt.ArrayLike,
-                    urdf_values: Mapping[str, float] | None) -> npt.NDArray[np.float64]:
-        """(nframes, 7) x, y, z, qx, qy, qz, qw of every ``/tf`` transform."""
-        q = np.asarray(positions, dtype=float).reshape(-1)
+    def _positions(self, positions: npt.ArrayLike) -> Vector:
+        q: Vector = np.asarray(positions, dtype=float).reshape(-1)
         if q.size != len(self.joint_names):
             raise ValueError(f"expected {len(self.joint_names)} positions, got {q.size}")
-        values = self.urdf_joint_values(q) if urdf_values is None else urdf_values
-        mats = self._solver.solve(values)
+        return q
+
+    def _frame_rows(self, q: Vector, urdf_values: Vector) -> npt.NDArray[np.float64]:
+        """(nframes, 7) x, y, z, qx, qy, qz, qw of every ``/tf`` transform."""
+        mats = self._solver.solve_vector(urdf_values)
         if not self.solver_exact:
             mats[: self._num_bodies] = self._body_transforms(q)
         return _rows(mats)
 
-    def _publish_tf(self, positions: npt.ArrayLike, stamp: Time,
-                    urdf_values: Mapping[str, float] | None = None) -> None:
+    def _publish_tf(self, q: Vector, urdf_values: Vector, stamp: Time) -> None:
         if not self._tf.transforms:
             return
+        rows = self._frame_rows(q, urdf_values)
         if self._tf_wire is not None:
-            rows = self._frame_rows(positions, urdf_values)
             self._tf_pub.publish(self._tf_wire.serialize(stamp, rows))
         else:
-            self.transforms(positions, stamp, urdf_values)
+            _fill_rows(self._tf.transforms, rows, stamp, self._tf_parts)
             self._tf_pub.publish(self._tf)
 
     def publish_tf(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
-        self._publish_tf(positions, stamp or self.now())
+        q = self._positions(positions)
+        self._publish_tf(q, self._urdf_values.values(q), stamp or self.now())
 
     def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""
         stamp = stamp or self.now()
-        values = self.urdf_joint_values(positions)
-        self._publish_tf(positions, stamp, values)
-        self.publish_urdf_joint_states(positions, stamp, values)
+        q = self._positions(positions)
+        values = self._urdf_values.values(q)
+        self._publish_tf(q, values, stamp)
+        self._publish_urdf_states(values, stamp)
 
     def urdf_joint_values(self, positions: npt.ArrayLike) -> dict[str, float]:
         """URDF joint name -> position for ``positions`` (every DOF, model order)."""
-        q = np.asarray(positions, dtype=float).reshape(-1)
-        out: dict[str, float] = {}
-        for s in self._skeletons:
-            out.update(urdf_joint_values(s.skeleton, q[s.dofs], joint_prefix=s.namespace))
-        return out
+        values = self._urdf_values.values(self._positions(positions))
+        return dict(zip(self._urdf_values.names, values.tolist(), strict=True))
 
-    def publish_urdf_joint_states(self, positions: npt.ArrayLike, stamp: Time | None = None,
-                                  urdf_values: Mapping[str, float] | None = None) -> None:
+    def publish_urdf_joint_states(self, positions: npt.ArrayLike,
+                                  stamp: Time | None = None) -> None:
         """Publish ``~/urdf_joint_states`` (only models with ball / free joints have it)."""
+        if self._urdf_pub is not None:
+            values = self._urdf_values.values(self._positions(positions))
+            self._publish_urdf_states(values, stamp or self.now())
+
+    def _publish_urdf_states(self, values: Vector, stamp: Time) -> None:
         if self._urdf_pub is None:
             return
-        values = self.urdf_joint_values(positions) if urdf_values is None else urdf_values
-        stamp = stamp or self.now()
         if self._urdf_wire is not None:
-            data = self._urdf_wire.serialize(stamp, list(values.values()), (), ())
+            data = self._urdf_wire.serialize(stamp, values, (), ())
             if data is not None:
                 self._urdf_pub.publish(data)
                 return
         msg = self._urdf_states
         msg.header.stamp = stamp
-        msg.position = array.array("d", values.values())
+        msg.position = _doubles(values)
         self._urdf_pub.publish(msg)
 
     def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:

@@ -170,6 +170,7 @@ class SimEngine:
         self._world = build_dart_world(model)
         self._skeletons = [self._world.getSkeleton(i) for i in range(len(model.skeletons))]
         self._mobile = [s.isMobile() for s in self._skeletons]
+        self._time_step = float(self._world.getTimeStep())
         # The skeletons whose DOFs make up the state vectors (those with DOFs).
         self._stateful = [dart for dart, skel in zip(self._skeletons, model.skeletons,
                                                      strict=True) if skel.num_dofs]
@@ -180,6 +181,7 @@ class SimEngine:
                                             for d in skel.dofs])
             for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
         ]
+        self._applies = [act.apply for act in self._actuation]
         # What the step does after world.step, per mobile skeleton (bound methods, once).
         self._after_step = [
             (act.record_efforts, skel.clearInternalForces, skel.clearExternalForces,
@@ -216,7 +218,7 @@ class SimEngine:
     @property
     def time_step(self) -> float:
         """The step of the World in seconds."""
-        return float(self._world.getTimeStep())
+        return self._time_step
 
     @property
     def num_dofs(self) -> int:
@@ -242,7 +244,7 @@ class SimEngine:
         for :meth:`efforts` before they are cleared.
         """
         step = self._world.step
-        applies = [act.apply for act in self._actuation]
+        applies = self._applies
         after = self._after_step
         for _ in range(int(n)):
             for apply in applies:
@@ -312,9 +314,13 @@ class SimEngine:
         What a state message carries, read with one pass over the skeletons (the
         simulation node calls it every step it publishes).
         """
-        if not self._stateful:
-            return np.zeros(0), np.zeros(0), np.zeros(0)
         skeletons = self._stateful
+        if len(skeletons) == 1:  # the common case: dartpy's arrays are fresh copies already
+            skel = skeletons[0]
+            return (skel.getPositions(), skel.getVelocities(),
+                    np.concatenate([a.recorded_efforts for a in self._actuation]))
+        if not skeletons:
+            return np.zeros(0), np.zeros(0), np.zeros(0)
         return (np.concatenate([s.getPositions() for s in skeletons], dtype=float),
                 np.concatenate([s.getVelocities() for s in skeletons], dtype=float),
                 np.concatenate([a.recorded_efforts for a in self._actuation]))

@@ -176,6 +176,24 @@ def test_quaternions_rebuild_every_rotation() -> None:
     assert (w >= 0).all()
 
 
+def test_quaternions_of_moderate_rotations_take_the_short_formulas_and_agree() -> None:
+    from skel_ros.nodes.robot_io import _quaternions
+
+    rng = np.random.default_rng(2)
+    directions = rng.normal(size=(400, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    # Up to 2.4 rad (1 + trace > 0.5 for all: the w-first formulas), and exactly 0.
+    vectors = np.vstack([directions * rng.uniform(0.0, 2.4, (400, 1)), np.zeros((1, 3))])
+    mats = np.array([exp_rot(w) for w in vectors])
+    short = _quaternions(mats)
+    # The same rotations with one half-turn added go through Shepperd's method.
+    half_turn = exp_rot(np.array([0.0, 0.0, math.pi]))[None]
+    shepperd = _quaternions(np.concatenate([mats, half_turn]))[:-1]
+    np.testing.assert_allclose(short, shepperd, rtol=0.0, atol=1e-14)  # a few ulps
+    assert (short[:, 3] > 0.0).all()
+    np.testing.assert_allclose(np.linalg.norm(short, axis=1), 1.0, rtol=0.0, atol=1e-14)
+
+
 # ----------------------------------------------------------------------------- publisher
 
 
@@ -251,6 +269,66 @@ def test_frames_equal_our_kinematics_and_the_urdf(node: Any, name: str,
     for link, got in frames.items():
         np.testing.assert_allclose(got, urdf.get_transform(link, "p/world"), atol=1e-9,
                                    err_msg=link)
+
+
+_MIXED_JOINTS = (
+    '<skel version="1.0"><world name="w"><physics><time_step>0.001</time_step>'
+    "<gravity>0 0 -9.81</gravity></physics>"
+    '<skeleton name="a">'
+    + "".join(f'<body name="{b}"><transformation>0 0 {0.1 * k} 0.1 0 0.2</transformation>'
+              "<inertia><mass>1</mass></inertia></body>"
+              for k, b in enumerate(["base", "b1", "b2", "b3", "b4", "b5"]))
+    + '<joint type="free" name="root"><parent>world</parent><child>base</child></joint>'
+    '<joint type="ball" name="ball"><transformation>0 0 0.05 0.3 0 0</transformation>'
+    "<parent>base</parent><child>b1</child></joint>"
+    '<joint type="screw" name="scr"><parent>b1</parent><child>b2</child>'
+    "<axis><xyz>0 0 1</xyz><pitch>0.25</pitch></axis></joint>"
+    '<joint type="prismatic" name="pri"><parent>b2</parent><child>b3</child>'
+    "<axis><xyz>1 0 1</xyz></axis></joint>"
+    '<joint type="euler" name="eul"><parent>b3</parent><child>b4</child>'
+    "<axis_order>zyx</axis_order></joint>"
+    '<joint type="revolute" name="rev"><transformation>0 0 0 0.3 0 0</transformation>'
+    "<parent>b4</parent><child>b5</child><axis><xyz>0 1 0</xyz></axis></joint>"
+    '</skeleton><skeleton name="b"><body name="c"><inertia><mass>1</mass></inertia></body>'
+    '<joint type="ball" name="j"><parent>world</parent><child>c</child></joint>'
+    "</skeleton></world></skel>"
+)
+
+
+@pytest.mark.parametrize("spread", [0.5, 3.0])
+def test_batched_urdf_values_and_frames_equal_the_model(node: Any, spread: float) -> None:
+    """The publisher's array evaluation equals the model's functions, every joint type.
+
+    Ball, free and euler joints (Euler angles), a screw (mimic joint), prismatic and
+    revolute joints, two skeletons; a small spread keeps every rotation under the
+    w-first quaternion bound, a large one does not.
+    """
+    from skel_ros.model.urdf import world_joint_values
+    from skel_ros.nodes.robot_io import RobotPublisher
+
+    world = load_skel(_MIXED_JOINTS, name="mixed.skel")
+    pub = RobotPublisher(node, world)
+    assert pub.solver_exact
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        q = pub.initial_positions + rng.uniform(-spread, spread, pub.initial_positions.size)
+        split: dict[str, np.ndarray] = {}
+        start = 0
+        for skel in world.skeletons:
+            split[skel.name] = q[start:start + skel.num_dofs]
+            start += skel.num_dofs
+        expected = world_joint_values(world, split)
+        got = pub.urdf_joint_values(q)
+        assert list(got) == list(expected)
+        assert got == expected  # the same floats, not merely close
+        frames = _world_frames(pub, q)
+        start = 0
+        for skel in world.skeletons:
+            want = Kinematics(skel).body_transforms(q[start:start + skel.num_dofs])
+            for body, transform in zip(skel.bodies, want, strict=True):
+                np.testing.assert_allclose(frames[f"{skel.name}/{body.name}"], transform,
+                                           atol=1e-9, err_msg=body.name)
+            start += skel.num_dofs
 
 
 def test_markers_draw_every_skel_shape(node: Any) -> None:
