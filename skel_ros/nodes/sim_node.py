@@ -389,6 +389,8 @@ class SimNode(Node):
                                        key="lagging")
                         wait = self._pacer.wait(self.engine.time, self.engine.time_step)
             except Exception as exc:  # noqa: BLE001 - keep the node up, say what happened
+                if not self.context.ok():
+                    return  # shut down under us (Ctrl-C): publishing fails, nothing to say
                 self.get_logger().error(f"simulation step failed, pausing: {exc!r}")
                 with self._lock:
                     self._paused = True
