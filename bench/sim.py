@@ -22,9 +22,10 @@ Context rows (not the goal; raw DART cannot hold a pose): the engine holding the
 initial positions (``hold_initial_positions``) and the node with its default
 ``hold_initial`` true, and the ratio of the two, the node's overhead as users run it.
 
-Every loop runs once per round, the rounds one after another (default 3), so a change
-of load on a shared machine hits all loops alike; it prints the median steps/s of
-each (and the range), the median of the per-round ratios to raw DART and the
+Every loop runs once per round, the rounds one after another (default 5; with 3,
+single runs' medians moved by +-0.05 on a quiet 2-core machine), so a change of
+load on a shared machine hits all loops alike; it prints the median steps/s of each
+(and the range), the median of the per-round ratios to raw DART and the
 real-time factor (simulated seconds per wall second). Goals: node >= 0.8x raw DART;
 real-time factor >= 5 (which no loop can reach when raw DART itself is slower than
 that on the world).
@@ -163,7 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skel", type=lambda p: Path(p).resolve(), default=FULLBODY)
     parser.add_argument("--steps", type=int, default=3000, help="steps of each run")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="rounds of all loops, interleaved; medians are reported")
     parser.add_argument("--no-context", action="store_true",
                         help="skip the context rows (engine and node holding the initial pose)")
