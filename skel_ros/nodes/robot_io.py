@@ -469,8 +469,6 @@ def _urdf_joints(urdf: str) -> list[_UrdfJoint]:
     return out
 
 
-_EYE3 = np.eye(3)
-
 
 class _UrdfValues:
     """Every URDF joint position for every DOF's position: :func:`urdf_value_plan` as arrays.

@@ -315,7 +315,7 @@ class SimEngine:
         simulation node calls it every step it publishes).
         """
         skeletons = self._stateful
-        if len(skeletons) == 1:  # the common case: dartpy's arrays are fresh copies already
+        if len(skeletons) == 1:  # one skeleton with DOFs: dartpy's arrays are fresh copies
             skel = skeletons[0]
             return (skel.getPositions(), skel.getVelocities(),
                     np.concatenate([a.recorded_efforts for a in self._actuation]))
