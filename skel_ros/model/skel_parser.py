@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _MAX_BYTES = 256 * 1024 * 1024
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _ASCII_INT = re.compile(r"[+-]?[0-9]+\Z")
 _MAX_INDEX_DIGITS = 9  # checked before int(): Python refuses > 4300 digits, std::stoi > 2**31
 _LEGACY_START = re.compile(rb"dofs\s*\{")
@@ -273,6 +274,83 @@ _LEGACY_HINT = (
 )
 
 
+class _SkelReader(XmlReader):
+    """An :class:`XmlReader` that also keeps what was derived from texts met before.
+
+    SKEL files repeat the same texts: zero transformations, the same box size in the
+    visual and the collision shape, the same axis in every joint. A pose, box or axis
+    read from a text that took the plain fast path (no warning, no error) is made
+    once per document and shared: the model's arrays and geometries are read-only,
+    and the same text gives the same floats. Nothing outlives the document: every
+    load reads its own file.
+    """
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self._poses: dict[str, tuple[Rigid, Array]] = {}
+        self._boxes: dict[str, Geometry] = {}
+        self._axes: dict[str, Array] = {}
+        self._points: dict[str, Array] = {}
+        # Moments of inertia computed from shapes, by the ids of the mass, COM, geometries
+        # and poses they came from; each entry holds those objects, so no id is reused.
+        self.moments: dict[tuple[float | int, ...], tuple[Array, object]] = {}
+
+    def pose(self, el: Element) -> tuple[Rigid, Array]:
+        """A ``<transformation>``: the pose as a :data:`Rigid` and as a read-only 4x4."""
+        text = el.text
+        known = self._poses.get(text)
+        if known is not None:
+            return known
+        values = self.fast_vector(text, 6)
+        if values is None:  # checked (and warned about) element by element
+            rigid = rigid_from_skel(self.vector(el, 6))
+            return rigid, rigid_to_matrix(rigid)
+        rigid = rigid_from_skel(values)
+        made = self._poses[text] = (rigid, rigid_to_matrix(rigid))
+        return made
+
+    def box(self, size_el: Element) -> Geometry:
+        """The box of a ``<size>``; a size DART ignores gives 1 x 1 x 1, with a warning."""
+        text = size_el.text
+        known = self._boxes.get(text)
+        if known is not None:
+            return known
+        size = self.vector(size_el, 3, finite=False)  # never NaN
+        x, y, z = size
+        if 0.0 < x < math.inf and 0.0 < y < math.inf and 0.0 < z < math.inf:
+            box = _new_box(frozen_vector3(x, y, z))
+            if self.plain_floats(text, 3) is not None:
+                self._boxes[text] = box
+            return box
+        # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
+        self.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
+        return _new_box(frozen_vector3(1.0, 1.0, 1.0))
+
+    def point(self, el: Element) -> Array:
+        """The finite 3-vector in ``el`` (an ``<offset>``), read-only."""
+        text = el.text
+        known = self._points.get(text)
+        if known is not None:
+            return known
+        values = self.fast_vector(text, 3)
+        if values is None:
+            return frozen_vector3(*self.vector(el, 3))
+        made = self._points[text] = frozen_vector3(*values)
+        return made
+
+    def axis(self, xyz_el: Element, what: str, el: Element) -> Array:
+        """The unit vector of an ``<xyz>`` (``what`` and ``el`` for errors about it)."""
+        text = xyz_el.text
+        known = self._axes.get(text)
+        if known is not None:
+            return known
+        values = self.fast_vector(text, 3)
+        if values is None:
+            return _unit_vector(self.vector(xyz_el, 3), what, self, el)
+        made = self._axes[text] = _unit_vector(values, what, self, el)
+        return made
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -383,17 +461,14 @@ def _load(source: str | os.PathLike[str], name: str | None) -> World:
 def _read_file(file_name: Path, label: str) -> bytes:
     """The bytes of the file, or a SkelSyntaxError saying why they cannot be read."""
     try:
-        # One stat, then read through the descriptor opened (not the name again).
-        st = file_name.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise SkelSyntaxError("is a directory, not a SKEL file", Location(label))
-        if not stat.S_ISREG(st.st_mode):
-            # A FIFO or a device such as /dev/zero would block or never end.
-            raise SkelSyntaxError("is not a regular file", Location(label))
-        if st.st_size > _MAX_BYTES:
-            raise SkelSyntaxError(f"file is too large ({st.st_size} bytes)", Location(label))
-        with file_name.open("rb") as f:
-            return f.read()
+        # Opened without blocking (a FIFO would wait for a writer), then checked and read
+        # through that one descriptor. O_NONBLOCK does not change reads of regular files.
+        fd = os.open(file_name, _OPEN_FLAGS)
+        try:
+            problem = _not_readable(os.fstat(fd))
+            data = b"" if problem else _read_to_end(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise SkelSyntaxError(
             f"cannot read file: {exc.strerror or exc}", Location(label)
@@ -403,6 +478,28 @@ def _read_file(file_name: Path, label: str) -> bytes:
             f"cannot read file: {exc}", Location(label),
             "XML text must start with '<' to be read as a string, not as a path",
         ) from None
+    if problem:
+        raise SkelSyntaxError(problem, Location(label))
+    if len(data) > _MAX_BYTES:  # it grew after the check
+        raise SkelSyntaxError(f"file is too large ({len(data)} bytes)", Location(label))
+    return data
+
+
+def _not_readable(st: os.stat_result) -> str:
+    """Why a file of this status is not read as a SKEL file ("" when it is read)."""
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a SKEL file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"  # a FIFO or /dev/zero would block or never end
+    if st.st_size > _MAX_BYTES:
+        return f"file is too large ({st.st_size} bytes)"
+    return ""
+
+
+def _read_to_end(fd: int) -> bytes:
+    """All bytes of the open regular file ``fd`` (which stays open)."""
+    with os.fdopen(fd, "rb", closefd=False) as f:
+        return f.read()
 
 
 def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
@@ -429,7 +526,7 @@ def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
         raise SkelSyntaxError(f"malformed XML: {exc.msg}", Location(label, line)) from None
     except ValueError as exc:
         raise SkelSyntaxError(f"malformed XML: {exc}", Location(label)) from None
-    reader = XmlReader(label)
+    reader = _SkelReader(label)
     if root.tag != "skel":
         raise SkelSyntaxError(
             f"root element is <{root.tag}>, not <skel>", reader.loc(root),
@@ -451,7 +548,7 @@ def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
         return _parse_world(world_el, reader, base_dir)
 
 
-def _require_finite(value: Array, what: str, r: XmlReader, el: Element) -> None:
+def _require_finite(value: Array, what: str, r: _SkelReader, el: Element) -> None:
     """Raise if a value computed from finite input overflowed to inf / NaN."""
     if not np.all(np.isfinite(value)):
         raise SkelValueError(
@@ -461,7 +558,7 @@ def _require_finite(value: Array, what: str, r: XmlReader, el: Element) -> None:
         )
 
 
-def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Array:
+def _unit_vector(v: Sequence[float], what: str, r: _SkelReader, el: Element) -> Array:
     """``v`` normalised as DART does; a zero or overflowing norm is an error."""
     x, y, z = v
     norm = math.sqrt(x * x + y * y + z * z)
@@ -478,7 +575,7 @@ def _unit_vector(v: Sequence[float], what: str, r: XmlReader, el: Element) -> Ar
 # --------------------------------------------------------------------------- world
 
 
-def _parse_world(el: Element, r: XmlReader, base_dir: _BaseDir) -> World:
+def _parse_world(el: Element, r: _SkelReader, base_dir: _BaseDir) -> World:
     r.check_children(el, _WORLD_TAGS)
     time_step = 0.001
     gravity = [0.0, 0.0, -9.81]
@@ -616,7 +713,7 @@ class _JointDraft:
 
 
 def _skeleton_children(
-    el: Element, r: XmlReader
+    el: Element, r: _SkelReader
 ) -> tuple[dict[str, Element], list[Element], list[Element]]:
     """``r.index(el, _SKELETON_KNOWN)`` for the other children, the bodies, the joints."""
     kids: dict[str, Element] = {}
@@ -639,7 +736,7 @@ def _skeleton_children(
 
 
 def _parse_skeleton(
-    el: Element, r: XmlReader, base_dir: _BaseDir, world_names: _NameManager, world_path: str
+    el: Element, r: _SkelReader, base_dir: _BaseDir, world_names: _NameManager, world_path: str
 ) -> Skeleton:
     kids, body_els, joint_els = _skeleton_children(el, r)
     path = r.sub_path(world_path, el)
@@ -695,18 +792,18 @@ def _parse_skeleton(
     )
 
 
-def _transform(kids: dict[str, Element], r: XmlReader) -> Rigid | None:
+def _transform(kids: dict[str, Element], r: _SkelReader) -> Rigid | None:
     """The ``<transformation>`` among ``kids``, or None when there is none (identity)."""
     t = kids.get("transformation")
     if t is None:
         return None
-    return rigid_from_skel(r.vector(t, 6))
+    return r.pose(t)[0]
 
 
-def _optional_transform(kids: dict[str, Element], r: XmlReader) -> Array:
+def _optional_transform(kids: dict[str, Element], r: _SkelReader) -> Array:
     """The ``<transformation>`` among ``kids`` as a read-only 4x4 matrix (identity if none)."""
-    t = _transform(kids, r)
-    return IDENTITY4 if t is None else rigid_to_matrix(t)
+    t = kids.get("transformation")
+    return IDENTITY4 if t is None else r.pose(t)[1]
 
 
 def _finite(values: Sequence[float]) -> bool:
@@ -718,7 +815,7 @@ def _finite(values: Sequence[float]) -> bool:
 def _assembly_order(
     joints: dict[str, _JointDraft],
     bodies: dict[str, _BodyDraft],
-    r: XmlReader,
+    r: _SkelReader,
 ) -> list[_JointDraft]:
     """DART's build order: file order, but every joint after its ancestors.
 
@@ -767,7 +864,7 @@ def _assembly_order(
 
 
 def _unbuilt_chain(
-    first: _JointDraft, joints: dict[str, _JointDraft], created: set[str], r: XmlReader
+    first: _JointDraft, joints: dict[str, _JointDraft], created: set[str], r: _SkelReader
 ) -> tuple[list[_JointDraft], str | None]:
     """``first``, the joint of its parent body, ... up to the top-most unbuilt joint.
 
@@ -825,7 +922,7 @@ def _has_shapes(body: _BodyDraft) -> bool:
 
 
 def _body_children(
-    el: Element, r: XmlReader
+    el: Element, r: _SkelReader
 ) -> tuple[dict[str, Element], list[Element], list[Element]]:
     """``r.index(el, _BODY_KNOWN)``, and the visual and the collision shape elements."""
     kids: dict[str, Element] = {}
@@ -846,7 +943,7 @@ def _body_children(
     return kids, visual, collision
 
 
-def _parse_body(el: Element, r: XmlReader, frame: Rigid, skel_path: str) -> _BodyDraft:
+def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _BodyDraft:
     kids, visual, collision = _body_children(el, r)
     name = el.get("name")
     if name is None:
@@ -856,9 +953,7 @@ def _parse_body(el: Element, r: XmlReader, frame: Rigid, skel_path: str) -> _Bod
     gravity = True if g is None else r.flag(g)
     # DART multiplies by the skeleton frame even when it is the identity (zero signs).
     t = kids.get("transformation")
-    rest_rigid = rigid_mul(
-        frame, RIGID_IDENTITY if t is None else rigid_from_skel(r.vector(t, 6))
-    )
+    rest_rigid = rigid_mul(frame, RIGID_IDENTITY if t is None else r.pose(t)[0])
     if not _finite(rest_rigid):
         _require_finite(np.array(rest_rigid), f"the rest pose of body {name!r}", r, el)
     inertia_el = kids.get("inertia")
@@ -875,7 +970,7 @@ def _parse_body(el: Element, r: XmlReader, frame: Rigid, skel_path: str) -> _Bod
     )
 
 
-def _parse_inertia(el: Element, r: XmlReader) -> tuple[float, Array, Array | None]:
+def _parse_inertia(el: Element, r: _SkelReader) -> tuple[float, Array, Array | None]:
     """Mass, COM and moment of inertia (None when not given) of an ``<inertia>``."""
     kids = r.index(el, _INERTIA_KNOWN)
     tr = kids.get("transformation")
@@ -892,11 +987,11 @@ def _parse_inertia(el: Element, r: XmlReader) -> tuple[float, Array, Array | Non
         ixx, iyy, izz, ixy, ixz, iyz = (r.number(r.need(mkids, moi, tag)) for tag in _MOMENT_TAGS)
         moment = frozen_matrix3((ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz))
     off = kids.get("offset")
-    com = _ZERO3 if off is None else frozen_vector3(*r.vector(off, 3))
+    com = _ZERO3 if off is None else r.point(off)
     return mass, com, moment
 
 
-def _parse_markers(el: Element, r: XmlReader) -> list[tuple[str, Array]]:
+def _parse_markers(el: Element, r: _SkelReader) -> list[tuple[str, Array]]:
     markers = []
     for m in r.children(el, "marker"):
         m_name = r.attribute(m, "name")
@@ -905,7 +1000,7 @@ def _parse_markers(el: Element, r: XmlReader) -> list[tuple[str, Array]]:
     return markers
 
 
-def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
+def _parse_soft_shape(el: Element, r: _SkelReader) -> SoftShape:
     r.check_children(el, _SOFT_SHAPE_TAGS)
     total_mass = r.number(r.require(el, "total_mass"), nonneg=True)
     transform = _optional_transform(r.first_children(el), r)
@@ -967,7 +1062,7 @@ def _parse_soft_shape(el: Element, r: XmlReader) -> SoftShape:
 # --------------------------------------------------------------------------- shapes
 
 
-def _parse_geometry(geom: Element, r: XmlReader, base_dir: _BaseDir) -> Geometry:
+def _parse_geometry(geom: Element, r: _SkelReader, base_dir: _BaseDir) -> Geometry:
     if len(geom) == 1:  # the usual case: one child
         g = geom[0]
         parse = _GEOMETRY_PARSERS.get(g.tag)
@@ -987,55 +1082,45 @@ def _parse_geometry(geom: Element, r: XmlReader, base_dir: _BaseDir) -> Geometry
     )
 
 
-def _dim(g: Element, r: XmlReader, tag: str) -> float:
+def _dim(g: Element, r: _SkelReader, tag: str) -> float:
     hint = ""
     if tag == "height" and r.child(g, "length") is not None:
         hint = "SKEL uses <height>, not <length> (the old docs are wrong)"
     return r.number(r.require(g, tag, hint), positive=True)
 
 
-def _geom_sphere(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_sphere(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Sphere(_dim(g, r, "radius"))
 
 
-def _geom_box(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
-    size_el = None
+def _geom_box(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     for child in g:
         if child.tag == "size":
-            size_el = child
-            break
-    else:
-        size_el = r.require(g, "size")  # raises
-    size = r.vector(size_el, 3, finite=False)  # never NaN
-    x, y, z = size
-    if not (0.0 < x < math.inf and 0.0 < y < math.inf and 0.0 < z < math.inf):
-        # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
-        r.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
-        size = [1.0, 1.0, 1.0]
-    return _new_box(frozen_vector3(*size))
+            return r.box(child)
+    return r.box(r.require(g, "size"))  # raises
 
 
-def _geom_ellipsoid(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_ellipsoid(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Ellipsoid(frozen_array(r.vector(r.require(g, "size"), 3, positive=True)))
 
 
-def _geom_cylinder(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_cylinder(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Cylinder(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_capsule(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_capsule(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Capsule(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_cone(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_cone(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Cone(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_pyramid(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_pyramid(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Pyramid(_dim(g, r, "base_width"), _dim(g, r, "base_depth"), _dim(g, r, "height"))
 
 
-def _geom_plane(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_plane(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     normal = _unit_vector(r.vector(r.require(g, "normal"), 3), "plane <normal>", r, g)
     off = r.child(g, "offset")
     if off is not None:
@@ -1051,7 +1136,7 @@ def _geom_plane(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return Plane(frozen_array(normal), offset)
 
 
-def _geom_multi_sphere(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
+def _geom_multi_sphere(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     spheres = []
     for s in r.children(g, "sphere"):
         radius = _dim(s, r, "radius")
@@ -1062,7 +1147,7 @@ def _geom_multi_sphere(g: Element, r: XmlReader, _: _BaseDir) -> Geometry:
     return MultiSphere(tuple(spheres))
 
 
-def _geom_mesh(g: Element, r: XmlReader, base_dir: _BaseDir) -> Geometry:
+def _geom_mesh(g: Element, r: _SkelReader, base_dir: _BaseDir) -> Geometry:
     file_name = r.text(r.require(g, "file_name"))
     scale = frozen_array(r.vector(r.require(g, "scale", "DART requires <scale> for meshes"), 3))
     rel = file_name[len("file://"):] if file_name.startswith("file://") else file_name
@@ -1109,7 +1194,7 @@ _GEOMETRY_PARSERS = {
 
 
 def _parse_shape(
-    el: Element, r: XmlReader, role: ShapeRole, name: str, *, base_dir: _BaseDir, body_path: str
+    el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: _BaseDir, body_path: str
 ) -> tuple[Shape, Rigid | None]:
     """The shape, and its pose as a :data:`Rigid` (None when it has no ``<transformation>``)."""
     visual = role is _VISUAL
@@ -1122,8 +1207,7 @@ def _parse_shape(
         rigid = None
         transform = IDENTITY4
     else:
-        rigid = rigid_from_skel(r.vector(t, 6))
-        transform = rigid_to_matrix(rigid)
+        rigid, transform = r.pose(t)
     color = None
     collidable = True
     if extra is not None:
@@ -1139,7 +1223,7 @@ def _parse_shape(
 
 
 def _shape_children(
-    el: Element, r: XmlReader, extra_tag: str
+    el: Element, r: _SkelReader, extra_tag: str
 ) -> tuple[Element | None, Element | None, Element | None]:
     """The first <geometry>, <transformation> and ``extra_tag`` child; warns about others.
 
@@ -1162,7 +1246,7 @@ def _shape_children(
     return geom, t, extra
 
 
-def _shape_color(c: Element, r: XmlReader) -> Array | None:
+def _shape_color(c: Element, r: _SkelReader) -> Array | None:
     """RGBA of a ``<color>``; None (with a warning) when DART ignores it."""
     values = [r._number(t, c) for t in r.tokens(c)]  # noqa: SLF001
     if len(values) == _RGB:
@@ -1173,7 +1257,7 @@ def _shape_color(c: Element, r: XmlReader) -> Array | None:
     return None
 
 
-def _collidable(c: Element, r: XmlReader) -> bool:
+def _collidable(c: Element, r: _SkelReader) -> bool:
     text = (c.text or "").strip().lower()
     if text in ("true", "false"):
         raise SkelValueError(
@@ -1186,7 +1270,7 @@ def _collidable(c: Element, r: XmlReader) -> bool:
 
 
 def _parse_joint(
-    el: Element, r: XmlReader, bodies: dict[str, _BodyDraft], skel_path: str
+    el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft], skel_path: str
 ) -> _JointDraft | None:
     name = el.get("name")
     if name is None:
@@ -1229,7 +1313,7 @@ def _parse_joint(
 
 
 def _joint_layout(
-    el: Element, r: XmlReader, name: str, kind: _Kind
+    el: Element, r: _SkelReader, name: str, kind: _Kind
 ) -> tuple[EulerOrder | None, PlaneType | None, list[Array], tuple[str | None, ...]]:
     """Euler order, plane, plane axes and DOF name suffixes of a joint of ``kind``."""
     jtype = kind.type
@@ -1242,13 +1326,13 @@ def _joint_layout(
     return None, None, [], kind.suffixes
 
 
-def _odd_joint_kind(el: Element, r: XmlReader, name: str) -> _Kind | None:
+def _odd_joint_kind(el: Element, r: _SkelReader, name: str) -> _Kind | None:
     """The kind of a joint whose type is missing, unknown (None) or not built by DART."""
     jtype = _joint_type(el, r, name)  # raises or warns
     return None if jtype is None else _KINDS[jtype.value]
 
 
-def _joint_type(el: Element, r: XmlReader, name: str) -> JointType | None:
+def _joint_type(el: Element, r: _SkelReader, name: str) -> JointType | None:
     """The joint's type; None (with a warning) for a type DART discards."""
     type_text = r.attribute(el, "type")
     jtype = _JOINT_TYPES.get(type_text)
@@ -1270,7 +1354,7 @@ def _joint_type(el: Element, r: XmlReader, name: str) -> JointType | None:
 
 
 def _check_joint_children(
-    el: Element, r: XmlReader, jtype: JointType, kids: dict[str, Element]
+    el: Element, r: _SkelReader, jtype: JointType, kids: dict[str, Element]
 ) -> None:
     known = _JOINT_KNOWN[jtype]
     if jtype in (JointType.BALL, JointType.FREE) and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
@@ -1283,7 +1367,7 @@ def _check_joint_children(
         r.check_children(el, known)
 
 
-def _joint_actuator(el: Element, r: XmlReader) -> ActuatorType:
+def _joint_actuator(el: Element, r: _SkelReader) -> ActuatorType:
     act = el.get("actuator")
     if act is None:
         return ActuatorType.FORCE
@@ -1300,7 +1384,7 @@ def _joint_actuator(el: Element, r: XmlReader) -> ActuatorType:
 
 
 def _joint_bodies(
-    el: Element, r: XmlReader, kids: dict[str, Element], name: str, bodies: dict[str, _BodyDraft]
+    el: Element, r: _SkelReader, kids: dict[str, Element], name: str, bodies: dict[str, _BodyDraft]
 ) -> tuple[str | None, str] | None:
     """(parent body or None for the world, child body); None when DART discards the joint."""
     parent_el = kids.get("parent")
@@ -1335,7 +1419,7 @@ def _joint_bodies(
 
 def _joint_frames(
     el: Element,
-    r: XmlReader,
+    r: _SkelReader,
     t: Element | None,
     name: str,
     *,
@@ -1350,8 +1434,7 @@ def _joint_frames(
         child_to_joint = RIGID_IDENTITY
         t_child = IDENTITY4
     else:
-        child_to_joint = rigid_from_skel(r.vector(t, 6))
-        t_child = rigid_to_matrix(child_to_joint)
+        child_to_joint, t_child = r.pose(t)
     parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
     t_parent = rigid_mul(
         rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid), child_to_joint
@@ -1363,7 +1446,7 @@ def _joint_frames(
 
 def _parse_axes(
     el: Element,
-    r: XmlReader,
+    r: _SkelReader,
     kids: dict[str, Element],
     name: str,
     *,
@@ -1384,8 +1467,7 @@ def _parse_axes(
                        f" {tuple(axes[i].tolist())}", el)
             continue
         if i < with_xyz:
-            xyz = r.vector(r.require(ax, "xyz"), 3)
-            axes[i] = _unit_vector(xyz, "joint axis <xyz>", r, ax)
+            axes[i] = r.axis(r.require(ax, "xyz"), "joint axis <xyz>", ax)
             if jtype is _SCREW:
                 p = r.child(ax, "pitch")
                 if p is not None:
@@ -1394,7 +1476,7 @@ def _parse_axes(
     return axes, pitch
 
 
-def _parse_euler_order(el: Element, r: XmlReader, name: str) -> EulerOrder:
+def _parse_euler_order(el: Element, r: _SkelReader, name: str) -> EulerOrder:
     order_el = r.require(el, "axis_order", "euler joints need <axis_order>xyz</axis_order> or zyx")
     text = r.text(order_el)
     order = _EULER_ORDERS.get(text)
@@ -1404,7 +1486,7 @@ def _parse_euler_order(el: Element, r: XmlReader, name: str) -> EulerOrder:
     return EulerOrder.XYZ
 
 
-def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[Array]]:
+def _parse_plane(el: Element, r: _SkelReader, name: str) -> tuple[PlaneType, list[Array]]:
     plane_el = r.child(el, "plane")
     if plane_el is None:
         r.warn(f"joint {name!r} has no <plane>; DART uses the XY plane", el)
@@ -1428,7 +1510,7 @@ def _parse_plane(el: Element, r: XmlReader, name: str) -> tuple[PlaneType, list[
 
 
 def _parse_axis_dynamics(
-    ax: Element, r: XmlReader, dof: _DofDraft, known: frozenset[str]
+    ax: Element, r: _SkelReader, dof: _DofDraft, known: frozenset[str]
 ) -> None:
     kids = r.index(ax, known)
     damping = kids.get("damping")
@@ -1443,7 +1525,7 @@ def _parse_axis_dynamics(
         _parse_limit(limit, r, dof)
 
 
-def _parse_limit(limit: Element, r: XmlReader, dof: _DofDraft) -> None:
+def _parse_limit(limit: Element, r: _SkelReader, dof: _DofDraft) -> None:
     lo = hi = None
     for child in limit:
         tag = child.tag
@@ -1477,7 +1559,7 @@ _DYNAMICS_FIELDS = (
 )
 
 
-def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
+def _read_dynamics(el: Element, r: _SkelReader, dof: _DofDraft) -> None:
     warn_unknown = el.tag == "dynamics"
     first: dict[str, Element] = {}
     for child in el:
@@ -1497,7 +1579,7 @@ def _read_dynamics(el: Element, r: XmlReader, dof: _DofDraft) -> None:
 
 
 def _parse_dof_settings(
-    el: Element, r: XmlReader, kids: dict[str, Element], name: str, *, kind: _Kind,
+    el: Element, r: _SkelReader, kids: dict[str, Element], name: str, *, kind: _Kind,
     dofs: list[_DofDraft],
 ) -> None:
     """``<init_pos>``, ``<init_vel>`` and the ``<dof>`` elements of a joint, into ``dofs``."""
@@ -1511,7 +1593,7 @@ def _parse_dof_settings(
 
 
 def _parse_init(
-    e: Element, r: XmlReader, tag: str, kind: _Kind, dofs: list[_DofDraft], *, attr: str
+    e: Element, r: _SkelReader, tag: str, kind: _Kind, dofs: list[_DofDraft], *, attr: str
 ) -> None:
     n = kind.num_dofs
     if n == 0:
@@ -1535,7 +1617,7 @@ def _parse_init(
         setattr(dof, attr, v)
 
 
-def _dof_index(el: Element, r: XmlReader, n: int, joint_name: str) -> int | None:
+def _dof_index(el: Element, r: _SkelReader, n: int, joint_name: str) -> int | None:
     """The DOF a ``<dof>`` element addresses, or None when DART ignores the element."""
     raw = el.get("local_index")
     if raw is None:
@@ -1572,7 +1654,7 @@ def _dof_index(el: Element, r: XmlReader, n: int, joint_name: str) -> int | None
     return max(index, 0)
 
 
-def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str) -> None:
+def _parse_dof(el: Element, r: _SkelReader, dofs: list[_DofDraft], joint_name: str) -> None:
     r.check_children(el, _DOF_TAGS)
     index = _dof_index(el, r, len(dofs), joint_name)
     if index is None:
@@ -1588,7 +1670,7 @@ def _parse_dof(el: Element, r: XmlReader, dofs: list[_DofDraft], joint_name: str
     _read_dynamics(el, r, dof)
 
 
-def _parse_dof_bounds(e: Element, r: XmlReader, dof: _DofDraft, kind: str) -> None:
+def _parse_dof_bounds(e: Element, r: _SkelReader, dof: _DofDraft, kind: str) -> None:
     """``<position|velocity|acceleration|force lower=.. upper=.. initial=..>`` of a ``<dof>``."""
     for bound, attr in (("lower", f"{kind}_lower"), ("upper", f"{kind}_upper")):
         v = r.number_attribute(e, bound)
@@ -1610,7 +1692,7 @@ def _parse_dof_bounds(e: Element, r: XmlReader, dof: _DofDraft, kind: str) -> No
 
 def _build_skeleton(
     el: Element,
-    r: XmlReader,
+    r: _SkelReader,
     name: str,
     *,
     mobile: bool,
@@ -1700,7 +1782,7 @@ def _build_skeleton(
     )
 
 
-def _check_dof(dof: _DofDraft, name: str, r: XmlReader, el: Element) -> None:
+def _check_dof(dof: _DofDraft, name: str, r: _SkelReader, el: Element) -> None:
     if (
         dof.position_lower > dof.position_upper
         or dof.velocity_lower > dof.velocity_upper
@@ -1723,7 +1805,7 @@ def _build_body(
     draft: _BodyDraft,
     index: int,
     parent_joint: str,
-    r: XmlReader,
+    r: _SkelReader,
     *,
     base_dir: _BaseDir,
     shape_names: _NameManager,
@@ -1759,7 +1841,7 @@ def _body_moment(
     draft: _BodyDraft,
     shapes: list[Shape],
     posed: list[tuple[Geometry, Rigid | None]],
-    r: XmlReader,
+    r: _SkelReader,
 ) -> tuple[Array, bool]:
     """The body's read-only moment of inertia, and whether it was computed from its shapes.
 
@@ -1767,6 +1849,12 @@ def _body_moment(
     """
     moment = draft.moment
     if moment is None and draft.has_inertia:
+        # Bodies whose COM, boxes and poses come from the same texts (chains of equal
+        # links) share the moment: the same floats give the same moment.
+        key = (draft.mass, id(draft.com), *[id(x) for pair in posed for x in pair])
+        known = r.moments.get(key)
+        if known is not None:
+            return known[0], True
         try:
             computed = inertia_mod.moment_from_rigid_shapes(draft.mass, draft.com.tolist(), posed)
         except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
@@ -1787,7 +1875,9 @@ def _body_moment(
                         " <moment_of_inertia>",
                         draft.el,
                     )
-            return frozen_matrix3(computed), True
+            made = frozen_matrix3(computed)
+            r.moments[key] = (made, (draft.com, posed))
+            return made, True
     if moment is None:
         return _IDENTITY3, False
     return moment, False

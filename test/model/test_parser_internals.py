@@ -11,7 +11,7 @@ import dataclasses
 import gc
 import math
 import random
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,14 +33,11 @@ from skel_ros.model.types import (
     Shape,
     ShapeRole,
     Sphere,
+    frozen_array,
     frozen_matrix3,
     frozen_vector3,
 )
 from skel_ros.model.xmlread import XmlReader, frozen_maker
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
 
 # --------------------------------------------------------------------------- frozen_maker
 
@@ -228,6 +225,103 @@ def test_a_file_and_its_string_give_the_same_numbers(tmp_path: Path) -> None:
     for a, b in zip(from_file.skeletons[0].bodies, from_string.skeletons[0].bodies, strict=True):
         assert a.rest_transform.tolist() == b.rest_transform.tolist()
         assert a.inertia.moment.tolist() == b.inertia.moment.tolist()
+
+
+def _two_body_doc(first: str, second: str) -> str:
+    """Two bodies on revolute joints; ``first`` / ``second`` go inside each <body>."""
+    return (
+        '<skel><world name="w"><skeleton name="s">'
+        f'<body name="a">{first}</body><body name="b">{second}</body>'
+        '<joint type="revolute" name="ja"><parent>world</parent><child>a</child>'
+        "<axis><xyz>0 0 2</xyz></axis></joint>"
+        '<joint type="revolute" name="jb"><parent>a</parent><child>b</child>'
+        "<axis><xyz>0 0 2</xyz></axis></joint>"
+        "</skeleton></world></skel>"
+    )
+
+
+def _box_body(mass: str, offset: str, size: str, pose: str) -> str:
+    return (
+        f"<inertia><mass>{mass}</mass><offset>{offset}</offset></inertia>"
+        f"<visualization_shape><transformation>{pose}</transformation>"
+        f"<geometry><box><size>{size}</size></box></geometry></visualization_shape>"
+        f"<collision_shape><transformation>{pose}</transformation>"
+        f"<geometry><box><size>{size}</size></box></geometry></collision_shape>"
+    )
+
+
+def test_repeated_texts_share_their_values_within_one_document_only() -> None:
+    xml = _chain_doc(3)
+    first, second = load_skel(xml).skeletons[0], load_skel(xml).skeletons[0]
+    b0, b1, _ = first.bodies
+    assert b0.shapes[0].geometry is b1.shapes[0].geometry  # the same <size> text
+    assert b0.shapes[0].transform is b1.shapes[0].transform  # the same <transformation>
+    assert b0.inertia.moment is b1.inertia.moment  # same mass, offset, boxes and poses
+    assert first.joints[0].axes[0] is first.joints[1].axes[0]
+    # Nothing is kept from one load to the next.
+    assert second.bodies[0].shapes[0].geometry is not b0.shapes[0].geometry
+    assert second.bodies[0].inertia.moment is not b0.inertia.moment
+    assert second.joints[0].axes[0] is not first.joints[0].axes[0]
+
+
+@pytest.mark.parametrize(
+    ("second", "why"),
+    [
+        (("0.5", "0 -0.05 0", "0.02 0.1 0.02", "0 -0.05 0 0.1 0 0"), "the same"),
+        (("0.7", "0 -0.05 0", "0.02 0.1 0.02", "0 -0.05 0 0.1 0 0"), "another mass"),
+        (("0.5", "0 -0.05 0.1", "0.02 0.1 0.02", "0 -0.05 0 0.1 0 0"), "another COM"),
+        (("0.5", "0 -0.05 0", "0.02 0.1 0.03", "0 -0.05 0 0.1 0 0"), "another box"),
+        (("0.5", "0 -0.05 0", "0.02 0.1 0.02", "0 -0.05 0 0.2 0 0"), "another pose"),
+        (("0.5", "0 -0.050 0", "0.02 0.1 0.02", "0 -0.05 0 0.1 0 0"), "same COM, other text"),
+    ],
+)
+def test_each_body_gets_the_moment_of_its_own_shapes(
+    second: tuple[str, str, str, str], why: str
+) -> None:
+    first = ("0.5", "0 -0.05 0", "0.02 0.1 0.02", "0 -0.05 0 0.1 0 0")
+    world = load_skel(_two_body_doc(_box_body(*first), _box_body(*second)))
+    for body, (mass, offset, size, pose) in zip(
+        world.skeletons[0].bodies, (first, second), strict=True
+    ):
+        box = Box(frozen_array([float(v) for v in size.split()]))
+        rigid = rigid_from_skel([float(v) for v in pose.split()])
+        expected = moment_from_rigid_shapes(
+            float(mass), [float(v) for v in offset.split()], [(box, rigid), (box, rigid)]
+        )
+        assert body.inertia.moment.ravel().tolist() == expected, why
+        assert body.inertia.moment_from_shapes
+
+
+@pytest.mark.parametrize(
+    ("inner", "message", "count"),
+    [  # each body has its shape texts twice (visual, collision); there are two bodies
+        (_box_body("1", "0 0 0", "0 1 1", "0 0 0 0 0 0"), "box size", 4),
+        (_box_body("1", "0 0 0", "1 1 1 1", "0 0 0 0 0 0"), "<size> holds 4 numbers", 4),
+        (_box_body("1", "0 0 0 0", "1 1 1", "0 0 0 0 0 0"), "<offset> holds 4 numbers", 2),
+        (_box_body("1", "0 0 0", "1 1 1", "0 0 0 0 0 0 0"), "<transformation> holds 7", 4),
+    ],
+)
+def test_a_repeated_text_that_warns_warns_at_every_element(
+    inner: str, message: str, count: int
+) -> None:
+    warned = [w for w in load_skel(_two_body_doc(inner, inner)).warnings if message in w.message]
+    assert len({w.location.path for w in warned}) == count
+
+
+def test_a_repeated_axis_that_warns_or_fails_does_so_every_time() -> None:
+    xml = _two_body_doc("", "").replace("<xyz>0 0 2</xyz>", "<xyz>0 0 2 5</xyz>")
+    warned = [w for w in load_skel(xml).warnings if "DART reads the first 3" in w.message]
+    assert len({w.location.path for w in warned}) == 2
+    zero = _two_body_doc("", "").replace("<xyz>0 0 2</xyz>", "<xyz>0 0 0</xyz>")
+    with pytest.raises(SkelValueError, match="zero vector"):
+        load_skel(zero)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_a_file_whose_file_system_gives_no_size_is_read_to_its_end() -> None:
+    # /proc files are regular files of size 0: an empty read would say "empty document".
+    with pytest.raises(SkelError, match="not an XML file"):
+        load_skel("/proc/self/status")
 
 
 # --------------------------------------------------------------------------- files
