@@ -65,7 +65,7 @@ def generated_chain(n: int) -> str:
     )
 
 
-def _sample(fn: Callable[[], object], loads: int) -> float:
+def sample_seconds(fn: Callable[[], object], loads: int) -> float:
     """Seconds per call of ``fn``, over ``loads`` calls; results freed after the clock stops.
 
     The young-generation garbage collection the calls leave pending is done before the
@@ -87,8 +87,8 @@ def _compare(
     mine: list[float] = []
     theirs: list[float] = []
     for _ in range(repeats):
-        mine.append(_sample(ours, loads))
-        theirs.append(_sample(dart, loads))
+        mine.append(sample_seconds(ours, loads))
+        theirs.append(sample_seconds(dart, loads))
     return mine, theirs
 
 

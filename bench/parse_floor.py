@@ -26,7 +26,6 @@ import gc
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ sys.path.insert(0, str(REPO))
 CORPUS = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus"))
 
 from lxml import etree  # noqa: E402
+from parse import sample_seconds  # noqa: E402 - bench/parse.py, timed the same way
 
 from skel_ros.model.inertia import moment_from_rigid_shapes  # noqa: E402
 from skel_ros.model.skel_parser import _DOF_DEFAULTS, _KINDS  # noqa: E402
@@ -230,16 +230,6 @@ def _floor_load(file: Path) -> list[tuple[list[Body], list[Joint], list[Dof]]]:
     return out
 
 
-def _sample(fn: Callable[[], object], loads: int) -> float:
-    """Seconds per call (as bench/parse.py: results freed after the clock stops)."""
-    t0 = time.perf_counter()
-    kept = [fn() for _ in range(loads)]
-    gc.collect(0)
-    elapsed = time.perf_counter() - t0
-    del kept
-    return elapsed / loads
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeats", type=int, default=25, help="samples per side and file")
@@ -273,7 +263,7 @@ def main() -> int:
             fn()  # warm-up
         for _ in range(args.repeats):
             for key, fn in runs.items():
-                times[key].append(_sample(fn, args.loads))
+                times[key].append(sample_seconds(fn, args.loads))
         med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         print(f"{f.name:<34} {med['dart']:>8.2f} {med['floor']:>9.2f} {med['ours']:>8.2f}"
               f" {med['floor'] / med['dart']:>11.2f}")
