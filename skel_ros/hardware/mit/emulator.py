@@ -13,7 +13,8 @@ For tests: :meth:`MitEmulator.inject_error` (the motor reports an error code and
 torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.state`.
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
-(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor),
+(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor; by
+default each motor's speed and stall torque are its model's V and T ranges),
 ``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
 ``temperature`` (deg C, default 30). An actuator without model or ranges is emulated as
 a Mini Cheetah motor.
@@ -40,6 +41,7 @@ from skel_ros.hardware.mit.codec import (
     EXIT_MODE,
     ZERO_POSITION,
     MitCodec,
+    MitRanges,
     Variant,
     is_special,
 )
@@ -71,6 +73,25 @@ class _Motor:
     frames: int = 0
 
 
+def _motor_params(ranges: MitRanges, given: Mapping[str, Any], motor_id: int) -> MotorParams:
+    """The dynamics of one emulated motor: its speed and torque from its model's ranges.
+
+    The motor turns as fast and pushes as hard as its firmware's V and T ranges say (an
+    AK10-9 up to 65 N·m, a Mini Cheetah up to 18 N·m), as the Dynamixel emulator takes
+    each servo's own no-load speed and stall torque. ``options["motor"]`` fields win.
+    """
+    fields = {
+        "max_velocity": max(-ranges.v_min, ranges.v_max),
+        "max_effort": max(-ranges.t_min, ranges.t_max),
+        **given,
+    }
+    try:
+        return MotorParams(**fields)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"MIT emulator: bad motor parameters for id {motor_id}: {exc}"
+                          ) from None
+
+
 def _virtual_channel() -> str:
     return f"skel_ros-mit-{os.getpid()}-{next(_COUNTER)}"
 
@@ -100,17 +121,15 @@ class MitEmulator:
         self.master_id = int(opts.get("master_id", 0))
         self.temperature = float(opts.get("temperature", 30.0))
         initial = dict(opts.get("initial_positions") or {})
-        try:
-            params = MotorParams(**dict(opts.get("motor") or {}))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"MIT emulator: bad motor parameters: {exc}") from None
+        given = dict(opts.get("motor") or {})
         now = self.clock()
         self._motors: dict[int, _Motor] = {}
         for act in actuators:
             explicit = act.model or all(f"{k}_max" in act.options for k in ("p", "v", "t"))
             ranges, variant = resolve(act.model if explicit else "MINI-CHEETAH", act.options,
                                       f"emulated MIT id {act.id}")
-            model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
+            model = MotorModel(_motor_params(ranges, given, act.id),
+                               float(initial.get(act.id, 0.0)), now)
             model.mode = ControlMode.MIT
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
         self._lock = threading.Lock()

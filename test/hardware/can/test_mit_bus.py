@@ -57,10 +57,10 @@ def _spec(motor_id: int, model: str, mode: ControlMode = ControlMode.MIT,
 
 class Rig:
     def __init__(self, actuators: list[ActuatorSpec], emulated: list[ActuatorSpec] | None = None,
-                 **bus_options: Any) -> None:
+                 motor: dict[str, float] | None = None, **bus_options: Any) -> None:
         self.clock = Clock()
         self.emulator = MitEmulator({}, emulated if emulated is not None else actuators,
-                                    {"clock": self.clock,
+                                    {"clock": self.clock, "motor": motor or {},
                                      "initial_positions": {a.id: 0.1 * a.id for a in actuators}})
         self.spec = BusSpec("legs", "mit", self.emulator.transport,
                             {"reply_timeout": 0.2, **bus_options})
@@ -143,6 +143,48 @@ def test_velocity_and_effort_modes() -> None:
         assert states[2].effort == pytest.approx(0.05, abs=36 / 4095)
     finally:
         r.close()
+
+
+@pytest.mark.parametrize(("model", "stall"), [("AK10-9", 65.0), ("MINI-CHEETAH", 18.0)])
+def test_emulated_motor_is_as_strong_as_its_model(model: str, stall: float) -> None:
+    # The model's T range is the emulated stall torque (not one default for every motor):
+    # an effort inside it is produced as commanded; a stiff MIT law that asks for more
+    # is cut at it.
+    r = Rig([_spec(1, model, ControlMode.EFFORT), _spec(2, model, kp=400.0, kd=0.0)])
+    try:
+        r.bus.open()
+        r.bus.set_torque(True)
+        r.bus.write({1: ActuatorCommand(effort=0.9 * stall),
+                     2: ActuatorCommand(position=0.2 + 1.0, velocity=0.0, effort=0.0)})
+        r.bus.read()
+        r.clock.t += 0.005
+        states = r.bus.read()
+        step = 2 * stall / 4095
+        assert r.emulator.state(1).effort == pytest.approx(0.9 * stall, abs=step)
+        assert states[1].effort == pytest.approx(0.9 * stall, abs=step)
+        assert r.emulator.state(2).effort == pytest.approx(stall)  # 400 N m/rad * ~1 rad
+        assert states[2].effort == pytest.approx(stall, abs=step)
+        assert r.emulator.state(1).velocity > 6.0  # faster than the old 6 rad/s cap
+    finally:
+        r.close()
+
+
+def test_emulated_motor_options_win_over_the_model() -> None:
+    r = Rig([_spec(1, "AK10-9", ControlMode.EFFORT)], motor={"max_effort": 1.5})
+    try:
+        r.bus.open()
+        r.bus.set_torque(True)
+        r.bus.write({1: ActuatorCommand(effort=10.0)})
+        r.bus.read()
+        r.clock.t += 0.01
+        r.bus.read()
+        assert r.emulator.state(1).effort == pytest.approx(1.5)
+    finally:
+        r.close()
+    with pytest.raises(ConfigError, match=r"bad motor parameters for id 1: .*inertia"):
+        Rig([_spec(1, "AK10-9")], motor={"inertia": -1.0})
+    with pytest.raises(ConfigError, match="bad motor parameters for id 1"):
+        Rig([_spec(1, "AK10-9")], motor={"stiffness": 3.0})
 
 
 def test_silent_motor_is_a_timeout(rig: Rig) -> None:
