@@ -6,13 +6,14 @@ Every DOF is driven as its joint's ``actuator`` says (DART's meaning of
 ==============  =======================================  ===============================
 actuator        direct command                           a *position* command becomes
 ==============  =======================================  ===============================
-FORCE           effort (N, N m)                          PD(+I) effort plus gravity
-                                                         compensation, clamped to the
-                                                         effort limits
-SERVO           velocity (DART's servo motor reaches it  velocity ``kp_vel * error``,
+FORCE           effort (N, N m)                          PD(+I) effort
+                                                         ``kp e + kd (v* - v)`` plus
+                                                         gravity compensation, clamped
+                                                         to the effort limits
+SERVO           velocity (DART's servo motor reaches it  velocity ``v* + kp_vel * e``,
                 within the force limits)                 clamped to the velocity limits
 VELOCITY        velocity (kinematic: set exactly)        as SERVO
-ACCELERATION    acceleration (kinematic)                 ``kp_vel^2 error - 2 kp_vel v``
+ACCELERATION    acceleration (kinematic)                 ``kp_vel^2 e - 2 kp_vel v``
                                                          (critically damped), clamped
                                                          to the acceleration limits
 PASSIVE/LOCKED  none: every command is rejected          rejected
@@ -32,10 +33,15 @@ shaped by the limits module's :class:`~skel_ros.model.limits.RateLimiter`: the
 controller follows a *setpoint* that starts at the joint's position (and
 velocity) when the DOF enters position mode and moves toward the target no
 faster than the velocity limits and with no more than the acceleration limits
-allow, stopping exactly on it. DOFs whose velocity and acceleration limits are
-all infinite (most SKEL files) get the target as the setpoint at once; so do
-DOFs whose limits the rate limiter cannot work with (velocity limits not
-containing 0, acceleration limits not straddling 0).
+allow, stopping exactly on it; ``e`` is the setpoint's distance from the joint
+position and ``v*`` the setpoint's velocity, fed forward (FORCE and SERVO/VELOCITY
+joints) as an MIT-mode motor does with the velocity the hardware node's own rate
+limiter sends it, so a moving setpoint is followed without the lag a plain
+``- kd v`` would leave. DOFs whose
+velocity and acceleration limits are all infinite (most SKEL files) get the
+target as the setpoint at once (``v*`` = 0); so do DOFs whose limits the rate
+limiter cannot work with (velocity limits not containing 0, acceleration limits
+not straddling 0).
 """
 
 from __future__ import annotations
@@ -377,34 +383,41 @@ class SkeletonActuation:
         target = np.where(sel, self._setpoint, q)
         # DART's own difference: right for rotation-vector coordinates (ball, free).
         error = np.where(sel, self._dart.getPositionDifferences(target, q), 0.0)
+        # The setpoint's own velocity, fed forward (as an MIT motor's kd (v* - v) and the
+        # hardware node's rate limiter do): a moving setpoint is followed without lag.
+        vsp = (None if self._ramp is None
+               else np.where(sel & self._ramped, self._setpoint_v, 0.0))
         lim = self.limits
 
         force = sel & self._is[ActuatorType.FORCE]
         if force.any():
-            self._force_control(force, error, v, cmd)
+            self._force_control(force, error, v, cmd, vsp)
         else:
             self._sync_springs(force)
 
         accel = sel & self._is[ActuatorType.ACCELERATION]
         if accel.any():
+            # No feed-forward here: clamped to the acceleration limits, the catch-up
+            # would overshoot the target (0.04 rad on a 0.5 rad move, 1 rad/s, 4 rad/s^2).
             acc = self._kv * self._kv * error - 2.0 * self._kv * v
             acc = np.clip(acc, lim.lower(LimitKind.ACCELERATION), lim.upper(LimitKind.ACCELERATION))
             cmd[accel] = acc[accel]
 
         servo = sel & (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY])
         if servo.any():
-            vel = np.clip(self._kv * error, lim.lower(LimitKind.VELOCITY),
-                          lim.upper(LimitKind.VELOCITY))
+            vel = self._kv * error if vsp is None else vsp + self._kv * error
+            vel = np.clip(vel, lim.lower(LimitKind.VELOCITY), lim.upper(LimitKind.VELOCITY))
             cmd[servo] = vel[servo]
 
     def _force_control(self, force: npt.NDArray[np.bool_], error: Vector, v: Vector,
-                       cmd: Vector) -> None:
+                       cmd: Vector, vsp: Vector | None) -> None:
         """PD(+I) with gravity compensation for FORCE joints.
 
-        The law is ``tau = kp e - kd v + ki I + g``. Its stiffness and damping are
+        The law is ``tau = kp e + kd (v* - v) + ki I + g``, ``v*`` the setpoint's
+        velocity (0 where no rate limiter moves it). Its stiffness and damping are
         handed to DART as the joint's spring (rest = target) and damper, which DART
         integrates implicitly, so any gains are stable, however stiff and however
-        coupled the DOFs; the integral and gravity terms go in as the command. When
+        coupled the DOFs; ``kd v*``, the integral and gravity terms go in as the command. When
         the law's effort (at this step's state) is outside the effort limits, the
         DOF gets the clamped effort as a plain command instead, so the limits hold.
         """
@@ -415,6 +428,8 @@ class SkeletonActuation:
                 grow, np.clip(self._integral + error * self._dt, -bound, bound), self._integral
             )
         feed = self._ki * self._integral
+        if vsp is not None:
+            feed = feed + self._kd * vsp
         if (force & self._gravity_ok).any():
             feed = feed + np.where(self._gravity_ok, self._dart.getGravityForces(), 0.0)
         tau = self._kp * error - self._kd * v + feed

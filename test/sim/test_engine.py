@@ -256,25 +256,43 @@ RATE_DOF = ('<dof local_index="0"><velocity lower="-1" upper="1"/>'
             '<acceleration lower="-4" upper="4"/></dof>')
 
 
-@pytest.mark.parametrize("actuator", ["force", "servo"])
+# Per actuator: largest lag behind the setpoint, speed and acceleration over the limits
+# (1 rad/s, 4 rad/s^2) as factors, overshoot of the 0.5 rad target.
+_FOLLOW = {
+    "force": (0.012, 1.1, 1.2, 0.012),
+    "servo": (0.001, 1.0 + 1e-9, 1.03, 0.001),
+    "acceleration": (0.2, 1.0 + 1e-9, 1.0 + 1e-9, 1e-6),
+}
+
+
+@pytest.mark.parametrize("actuator", sorted(_FOLLOW))
 def test_position_setpoint_is_rate_limited(actuator: str) -> None:
     """With velocity limit 1 rad/s and acceleration limit 4 rad/s^2, the setpoint follows the
-    limits module's RateLimiter exactly, and the joint follows the setpoint within the
-    controller's lag (2 zeta v / w = 0.1 rad for FORCE) without exceeding the limits
-    (+1 %)."""
+    limits module's RateLimiter exactly, and the joint follows the setpoint.
+
+    FORCE and SERVO get the setpoint's velocity fed forward, so the 2 zeta v / w = 0.1 rad
+    lag of a plain ``- kd v`` is gone: 0.01 rad is left for FORCE, whose law is an MIT
+    motor's ``kp e + kd (v* - v)`` (no acceleration fed forward), and catching up takes
+    it 7 % past the velocity limit and 14 % past the acceleration limit; SERVO's velocity
+    command is clamped into the velocity limits (2 % past the acceleration limit).
+    ACCELERATION has no feed-forward (clamped into the acceleration limits, it would
+    overshoot): it lags up to 0.19 rad and never passes the target or the limits."""
+    max_lag, v_factor, a_factor, overshoot = _FOLLOW[actuator]
     engine = engine_of(pendulum(actuator, dof=RATE_DOF))
     engine.set_commands("position", ["hinge"], [0.5])
     limiter = RateLimiter(engine.limit_set("pendulum"), positions=[0.0])
-    q, v = np.empty(1500), np.empty(1500)
+    q, v, lag = np.empty(1500), np.empty(1500), np.empty(1500)
     for k in range(1500):
         expected = limiter.step([0.5], DT)
         engine.step()
         assert engine.setpoints()[0] == expected[0]
         q[k], v[k] = engine.positions()[0], engine.velocities()[0]
-    assert np.abs(v).max() <= 1.0 * 1.01
-    assert np.abs(np.diff(v)).max() / DT <= 4.0 * 1.01
+        lag[k] = expected[0] - q[k]
+    assert np.abs(lag).max() <= max_lag
+    assert np.abs(v).max() <= 1.0 * v_factor
+    assert np.abs(np.diff(v)).max() / DT <= 4.0 * a_factor
     assert abs(q[-1] - 0.5) <= 1e-3
-    assert q.max() <= 0.5 + 1e-6
+    assert q.max() <= 0.5 + overshoot
 
 
 def test_setpoints_are_nan_outside_position_mode() -> None:
