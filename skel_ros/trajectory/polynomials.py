@@ -29,7 +29,8 @@ def linear(p0: FloatArray, p1: FloatArray, duration: float) -> FloatArray:
 def cubic(p0: FloatArray, v0: FloatArray, p1: FloatArray, v1: FloatArray,
           duration: float) -> FloatArray:
     """Coefficients of the cubic Hermite segment matching positions and velocities."""
-    t1, t2, t3 = duration, duration**2, duration**3
+    t1 = np.float64(duration)  # overflow gives inf (callers check), not OverflowError
+    t2, t3 = t1**2, t1**3
     c = np.zeros((ORDER, p0.size))
     c[0] = p0
     c[1] = v0
@@ -41,7 +42,7 @@ def cubic(p0: FloatArray, v0: FloatArray, p1: FloatArray, v1: FloatArray,
 def quintic(p0: FloatArray, v0: FloatArray, a0: FloatArray,  # noqa: PLR0917 - boundary values
             p1: FloatArray, v1: FloatArray, a1: FloatArray, duration: float) -> FloatArray:
     """Coefficients of the quintic segment matching positions, velocities and accelerations."""
-    t1, t2, t3, t4, t5 = (duration**k for k in range(1, 6))
+    t1, t2, t3, t4, t5 = (np.float64(duration) ** k for k in range(1, 6))  # as cubic
     c = np.zeros((ORDER, p0.size))
     c[0] = p0
     c[1] = v0

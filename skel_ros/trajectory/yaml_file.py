@@ -27,7 +27,7 @@ import yaml
 
 from skel_ros.model.errors import Location
 from skel_ros.trajectory.errors import TrajectoryError, TrajectoryFileError
-from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.points import MAX_TIME, PointTrajectory, TrajectoryPoint
 
 __all__ = ["parse_trajectory_yaml", "read_trajectory_yaml"]
 
@@ -201,6 +201,9 @@ class _Reader:
             value = self.number(node, path)
         if value < 0.0:
             raise self.error(f"time_from_start {value:g} s is negative", node, path)
+        if value > MAX_TIME:
+            raise self.error(f"time_from_start {value:g} s is beyond {MAX_TIME:.0f} s (the"
+                             f" longest ROS Duration, 68 years)", node, path)
         return value
 
     def integer(self, node: yaml.Node | None, path: str) -> int:

@@ -272,9 +272,18 @@ LIN_END = "</linear_spline_trajectory>"
         ((f"{LIN}<points><point><q>0</q></point><point time='1'><q>1</q></point></points>"
          f"{LIN_END}\n{LIN}<points><point><q>0</q></point><point time='1'><q>1</q></point>"
          f"</points>{LIN_END}"), 2, "trajectory id 'lin' is used twice"),
-        (('<linear_spline_trajectory id="l" time_definition="absolute" time_step="0.5">'
-          "<points><point><q>0</q></point><point time='1e308'><q>1</q></point></points>"
+        (('<linear_spline_trajectory id="l" time_definition="absolute" time_step="1e-300">'
+          "<points><point><q>0</q></point><point time='2e9'><q>1</q></point></points>"
           f"{LIN_END}"), 1, "more than 200000 samples"),  # found by test_trajectory_fuzz: inf steps
+        # found by test_trajectory_fuzz: a segment's polynomial overflowed at sampling
+        (('<quintic_spline_trajectory id="q" time_definition="absolute" time_step="1e300">'
+          "<points><point><q>0</q><q_dot>0</q_dot><q_ddot>0</q_ddot></point>\n<point time="
+          "'1e301'><q>1</q><q_dot>0</q_dot><q_ddot>0</q_ddot></point></points>"
+          "</quintic_spline_trajectory>"), 2, "time 1e+301 s is beyond 2147483648 s"),
+        (('<linear_spline_trajectory id="l" time_definition="relative" time_step="1e9">'
+          "<points><point><q>0</q></point><point time='2e9'><q>1</q></point>\n"
+          f"<point time='2e9'><q>1</q></point></points>{LIN_END}"), 2,
+         "time 4e+09 s is beyond 2147483648 s"),
         (('<linear_spline_trajectory id="l" time_definition="absolute" time_step="1e-7">'
          "<points><point><q>0</q></point><point time='100'><q>1</q></point></points>"
          f"{LIN_END}"), 1, "more than 200000 samples"),

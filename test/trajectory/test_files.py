@@ -94,6 +94,11 @@ points:
         ("joint_names: [a]\npoints:\n- time_from_start: 1\n", 3, "no positions"),
         ("joint_names: [a]\npoints:\n- positions: [0]\n  time_from_start: -1\n", 4,
          "negative"),
+        # found by test_trajectory_fuzz: 1e308 s overflowed the segment's polynomial
+        ("joint_names: [a]\npoints:\n- positions: [0]\n  time_from_start: 1e308\n", 4,
+         "time_from_start 1e+308 s is beyond 2147483648 s"),
+        (("joint_names: [a]\npoints:\n- positions: [0]\n  time_from_start: {sec: 2147483649,"
+          " nanosec: 0}\n"), 4, "is beyond 2147483648 s"),
         (("joint_names: [a]\npoints:\n- positions: [0]\n  time_from_start: {sec: 1,"
          " nanosec: 2000000000}\n"), 4, "nanosec"),
         (("joint_names: [a]\npoints:\n- positions: [0]\n  time_from_start: 1\n"
@@ -249,3 +254,11 @@ def test_limit_check_names_joint_and_time(tmp_path: Path) -> None:
         check_limits(load_trajectory(fast, list(limits)), limits)
     with pytest.raises(TrajectoryError, match="unknown DOF"):
         check_limits(load_trajectory(fast, None), {"elbow": limits["elbow"]})
+
+
+def test_yaml_takes_the_longest_ros_duration() -> None:
+    text = ("joint_names: [a]\npoints:\n- positions: [1]\n"
+            "  time_from_start: {sec: 2147483647, nanosec: 999999999}\n")
+    traj = parse_trajectory_yaml(text, "long.yaml")
+    assert traj.duration == pytest.approx(2**31, rel=1e-15)
+    np.testing.assert_allclose(traj.sample(traj.duration)[0], [1.0])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from skel_ros.trajectory import PointTrajectory, TrajectoryError, TrajectoryPoint
+from skel_ros.trajectory.polynomials import cubic, quintic
 
 P = TrajectoryPoint
 
@@ -136,6 +137,8 @@ def test_many_points_pick_the_right_segment() -> None:
         (["a"], [P(1.0, (0.0,)), P(0.5, (0.0,))], None, "strictly increasing"),
         (["a"], [P(-0.5, (0.0,))], None, "point 0: time_from_start -0.5 must be finite and >= 0"),
         (["a"], [P(math.inf, (0.0,))], None, "point 0: time_from_start inf"),
+        (["a"], [P(0.0, (0.0,), (0.1,)), P(1e308, (1.0,), (0.0,))], None,
+         "point 1: time_from_start 1e+308 s is beyond 2147483648 s"),
         (["a", "b"], [P(0.0, (0.0, math.nan))], None, "point 0 positions: joint 'b' is nan"),
         (["a"], [P(0.0, (0.0,)), P(1.0, (0.0,), (math.inf,))], None,
          "point 1 velocities: joint 'a' is inf"),
@@ -166,3 +169,14 @@ def test_sample_rejects_bad_times(t: object) -> None:
     traj = PointTrajectory(["a"], [P(0.0, (0.0,))])
     with pytest.raises(TrajectoryError):
         traj.sample(t)  # type: ignore[arg-type]
+
+
+def test_segment_polynomials_overflow_to_inf_never_raise() -> None:
+    # Python's float ** raises OverflowError; the segment code must give inf, which
+    # PointTrajectory turns into a TrajectoryError (found by test_trajectory_fuzz).
+    p, v = np.array([0.0]), np.array([0.1])
+    with np.errstate(all="ignore"):
+        c3 = cubic(p, v, p + 1.0, v, 1e308)
+        c5 = quintic(p, v, v, p + 1.0, v, v, 1e308)
+    assert c3.shape == c5.shape == (6, 1)  # computed, not raised
+    assert not np.isfinite(c5).all()  # inf / inf: a segment PointTrajectory refuses
