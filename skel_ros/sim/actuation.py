@@ -37,11 +37,10 @@ allow, stopping exactly on it; ``e`` is the setpoint's distance from the joint
 position and ``v*`` the setpoint's velocity, fed forward (FORCE and SERVO/VELOCITY
 joints) as an MIT-mode motor does with the velocity the hardware node's own rate
 limiter sends it, so a moving setpoint is followed without the lag a plain
-``- kd v`` would leave. DOFs whose
-velocity and acceleration limits are all infinite (most SKEL files) get the
-target as the setpoint at once (``v*`` = 0); so do DOFs whose limits the rate
-limiter cannot work with (velocity limits not containing 0, acceleration limits
-not straddling 0).
+``- kd v`` would leave. DOFs whose velocity and acceleration limits are all
+infinite (most SKEL files) get the target as the setpoint at once (``v*`` = 0);
+so do DOFs whose limits the rate limiter cannot work with (velocity limits not
+containing 0, acceleration limits not straddling 0).
 """
 
 from __future__ import annotations
@@ -417,8 +416,8 @@ class SkeletonActuation:
         velocity (0 where no rate limiter moves it). Its stiffness and damping are
         handed to DART as the joint's spring (rest = target) and damper, which DART
         integrates implicitly, so any gains are stable, however stiff and however
-        coupled the DOFs; ``kd v*``, the integral and gravity terms go in as the command. When
-        the law's effort (at this step's state) is outside the effort limits, the
+        coupled the DOFs; ``kd v*``, the integral and gravity terms go in as the
+        command. When the law's effort (at this step's state) is outside the effort limits, the
         DOF gets the clamped effort as a plain command instead, so the limits hold.
         """
         grow = force & (self._ki > 0) & (np.abs(error) <= self._i_zone)

@@ -41,7 +41,12 @@ from lxml import etree
 
 from skel_ros.model.errors import Location
 from skel_ros.trajectory.errors import TrajectoryError, TrajectoryFileError
-from skel_ros.trajectory.points import MAX_TIME, PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.points import (
+    MAX_TIME,
+    MAX_TIME_REASON,
+    PointTrajectory,
+    TrajectoryPoint,
+)
 from skel_ros.trajectory.polynomials import FloatArray, cubic, evaluate_many, linear, quintic
 
 if TYPE_CHECKING:
@@ -476,8 +481,7 @@ class _Reader:
             raise self.error(f"time {value:g} is not after the previous point's"
                              f" ({previous.time:g}); absolute times must increase", el)
         if value > MAX_TIME:
-            raise self.error(f"time {value:g} s is beyond {MAX_TIME:.0f} s (the longest ROS"
-                             f" Duration, 68 years)", el)
+            raise self.error(f"time {value:g} s is {MAX_TIME_REASON}", el)
         return value
 
     def check_segments(self, traj: CasprTrajectory, el: Element) -> None:

@@ -31,13 +31,15 @@ from skel_ros.trajectory.polynomials import FloatArray, cubic, evaluate, linear,
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["MAX_TIME", "PointTrajectory", "TrajectoryPoint"]
+__all__ = ["MAX_TIME", "MAX_TIME_REASON", "PointTrajectory", "TrajectoryPoint"]
 
 #: The latest ``time_from_start`` (s): 2**31, the longest ``builtin_interfaces/Duration``
 #: (``sec`` is an int32; 2**31 - 1 s + 999999999 ns rounds to it), 68 years. Far beyond it a
 #: segment's polynomial cannot be computed in doubles, and no ROS message could carry
 #: the time anyway.
 MAX_TIME = float(2**31)
+#: What every reader says of a later time.
+MAX_TIME_REASON = f"beyond {MAX_TIME:.0f} s (the longest ROS Duration, 68 years)"
 
 
 @dataclass(frozen=True)
@@ -205,8 +207,7 @@ def _check_point(i: int, point: TrajectoryPoint, names: tuple[str, ...]) -> _Kno
     if not math.isfinite(time) or time < 0.0:
         raise TrajectoryError(f"point {i}: time_from_start {time} must be finite and >= 0")
     if time > MAX_TIME:
-        raise TrajectoryError(f"point {i}: time_from_start {time:g} s is beyond"
-                              f" {MAX_TIME:.0f} s (the longest ROS Duration, 68 years)")
+        raise TrajectoryError(f"point {i}: time_from_start {time:g} s is {MAX_TIME_REASON}")
     n = len(names)
     pos = _vector(point.positions, n, f"point {i} positions", names)
     vel = None if _absent(point.velocities) else _vector(

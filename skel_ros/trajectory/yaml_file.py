@@ -27,7 +27,12 @@ import yaml
 
 from skel_ros.model.errors import Location
 from skel_ros.trajectory.errors import TrajectoryError, TrajectoryFileError
-from skel_ros.trajectory.points import MAX_TIME, PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.points import (
+    MAX_TIME,
+    MAX_TIME_REASON,
+    PointTrajectory,
+    TrajectoryPoint,
+)
 
 __all__ = ["parse_trajectory_yaml", "read_trajectory_yaml"]
 
@@ -202,8 +207,7 @@ class _Reader:
         if value < 0.0:
             raise self.error(f"time_from_start {value:g} s is negative", node, path)
         if value > MAX_TIME:
-            raise self.error(f"time_from_start {value:g} s is beyond {MAX_TIME:.0f} s (the"
-                             f" longest ROS Duration, 68 years)", node, path)
+            raise self.error(f"time_from_start {value:g} s is {MAX_TIME_REASON}", node, path)
         return value
 
     def integer(self, node: yaml.Node | None, path: str) -> int:
