@@ -172,6 +172,18 @@ class Rig:
         raise AssertionError(f"condition not reached in {limit} cycles: "
                              f"{self.manager.status().state} {self.manager.status().message}")
 
+    def settle(self, actuator_id: int, target: float, tol: float = 0.01) -> None:
+        """Run cycles until the emulated servo is within ``tol`` of ``target`` (rad).
+
+        The servo moves on the emulator process's own (real) clock while the manager runs
+        on the rig's stepped one, so how many cycles the move takes depends on how fast
+        this machine runs a cycle (the elbow's 0.8 rad move to within 0.01 rad took 470 to
+        over 500 cycles of about 2.5 ms here). The budget is set for a machine several
+        times faster; extra cycles are harmless, as the manager only holds its targets
+        once the watchdog fires.
+        """
+        self.until(lambda: abs(self.actuator(actuator_id) - target) < tol, limit=4000)
+
     def enable(self) -> None:
         req = self.manager.enable()
         self.step()
@@ -224,7 +236,7 @@ def test_enable_holds_the_measured_position_then_moves(rig: Rig) -> None:
     result = rig.manager.command(CommandKind.POSITION, ["elbow"], [0.6])
     assert result.ok
     # elbow target 0.6 rad -> actuator 0.1 + 2 * 0.6 = 1.3 rad
-    rig.until(lambda: abs(rig.actuator(3) - 1.3) < 0.01)
+    rig.settle(3, 1.3)
     assert rig.actuator(1) == pytest.approx(0.3, abs=3e-3)
 
 
@@ -309,7 +321,7 @@ def test_garbage_before_replies_is_skipped(rig: Rig) -> None:
     rig.enable()
     rig.proxy.mode = "garbage"
     assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.4]).ok
-    rig.until(lambda: abs(rig.actuator(4) - 0.4) < 0.01)
+    rig.settle(4, 0.4)
     status = rig.manager.status()
     assert status.state is MotionState.ENABLED
     assert status.fresh
@@ -368,7 +380,7 @@ def test_port_vanishes_and_comes_back_with_backoff(rig: Rig) -> None:
     assert rig.manager.status().buses[0].connected
     rig.enable()
     assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.2]).ok
-    rig.until(lambda: abs(rig.actuator(4) - 0.2) < 0.01)
+    rig.settle(4, 0.2)
 
 
 def test_auto_resume_after_reconnect(tmp_path: Path) -> None:
@@ -463,7 +475,7 @@ def test_trajectory_is_sampled_by_the_loop(rig: Rig) -> None:
     s = float(start[3])
     assert targets[10] == pytest.approx(s + (0.5 - s) * 0.11 / 0.5, abs=1e-9)  # linear
     assert targets[-1] == pytest.approx(0.5)
-    rig.until(lambda: abs(rig.actuator(4) - 0.5) < 0.01)
+    rig.settle(4, 0.5)
     bad = PointTrajectory(["wrist", "nope"], [TrajectoryPoint(0.5, (0.5, 0.0))])
     assert not rig.manager.follow(bad).ok
 
