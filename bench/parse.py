@@ -17,6 +17,8 @@ Printed per file: the median and the minimum of each, and ours / DART for both
 statistics. Goal (issue 2): median ratio <= 1.0.
 
 Usage: .venv/bin/python bench/parse.py [--repeats N] [--loads K] [extra.skel ...]
+Environment: SKEL_ROS_IMPORT_ROOT, a directory to import skel_ros from instead of this
+repository (bench/parse_compiled.py uses it for a compiled copy).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# SKEL_ROS_IMPORT_ROOT: import skel_ros from another tree (bench/parse_compiled.py's build).
+sys.path.insert(0, os.environ.get("SKEL_ROS_IMPORT_ROOT", str(REPO)))
 CORPUS = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus"))
 BIG_FILE = 1_000_000  # bytes; big files get fewer samples of one load each
 
