@@ -36,6 +36,7 @@ CORPUS = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpu
 COMPILED = ("skel_parser", "xmlread", "transforms", "inertia")  # skel_ros/model/<name>.py
 _DRAFT_CLASS = "\nclass _DofDraft:\n"
 _DRAFT_PATCH = "\n@_mypyc_attr(native_class=False)\nclass _DofDraft:\n"
+_NUMPY_IMPORT = "\nimport numpy as np\n"
 _IMPORT_PATCH = "from mypy_extensions import mypyc_attr as _mypyc_attr\n"
 
 # Run in a child process whose sys.path starts with the package root to test: prints the
@@ -64,11 +65,12 @@ def build(root: Path) -> None:
     shutil.copy2(REPO / "pyproject.toml", root)  # the project's mypy settings
     parser = root / "skel_ros" / "model" / "skel_parser.py"
     text = parser.read_text(encoding="utf-8")
-    if text.count(_DRAFT_CLASS) != 1:
-        msg = f"{parser}: expected one 'class _DofDraft:' to mark as a non-native class"
+    if text.count(_DRAFT_CLASS) != 1 or text.count(_NUMPY_IMPORT) != 1:
+        msg = (f"{parser}: expected one 'class _DofDraft:' (to mark as a non-native class)"
+               " and one 'import numpy as np' (to import the marker after)")
         raise SystemExit(msg)
     text = text.replace(_DRAFT_CLASS, _DRAFT_PATCH).replace(
-        "\nimport numpy as np\n", f"\nimport numpy as np\n{_IMPORT_PATCH}", 1
+        _NUMPY_IMPORT, _NUMPY_IMPORT + _IMPORT_PATCH
     )
     parser.write_text(text, encoding="utf-8")
     sources = [f"skel_ros/model/{name}.py" for name in COMPILED]
