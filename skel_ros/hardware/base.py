@@ -46,6 +46,55 @@ def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True)
+class ActuatorLimits:
+    """A DOF's limits seen at its actuator (direction, gear ratio and zero offset applied).
+
+    A driver encodes every goal so that the value the device decodes stays inside these
+    bounds: it rounds to the nearest tick and, when that tick lies outside, takes the next
+    tick inward (:func:`quantize_inward`). Safety is measured on the wire.
+
+    Attributes:
+        position: ``(lower, upper)`` actuator position (rad or m at the output shaft).
+        velocity: ``(lower, upper)`` actuator velocity (rad/s or m/s).
+        effort: ``(lower, upper)`` actuator effort (N m or N).
+    """
+
+    position: tuple[float, float] = (-math.inf, math.inf)
+    velocity: tuple[float, float] = (-math.inf, math.inf)
+    effort: tuple[float, float] = (-math.inf, math.inf)
+
+
+NO_LIMITS = ActuatorLimits()
+
+
+def quantize_inward(value: float, scale: float, lower: float = -math.inf,
+                    upper: float = math.inf, offset: float = 0.0) -> int:
+    """The integer ``n`` nearest to ``value / scale - offset`` whose value stays in the bounds.
+
+    A device field holds ``n`` and means ``(n + offset) * scale`` (``scale`` may be negative).
+    The nearest ``n`` can decode up to half a step past a bound; then the next ``n`` inward
+    is taken, so ``lower <= (n + offset) * scale <= upper`` whenever one step fits between
+    the bounds (otherwise the ``n`` nearest to the middle of the bounds).
+
+    Raises:
+        ValueError: ``value`` or ``scale`` not finite, ``scale`` zero.
+    """
+    if not (math.isfinite(value) and math.isfinite(scale)) or scale == 0:
+        raise ValueError(f"cannot quantize {value!r} with step {scale!r}")
+    n = round(value / scale - offset)
+    decoded = (n + offset) * scale
+    step = 1 if scale > 0 else -1  # +1 tick moves the decoded value up
+    if decoded > upper:
+        n -= step
+    elif decoded < lower:
+        n += step
+    decoded = (n + offset) * scale
+    if not lower <= decoded <= upper:  # no tick between the bounds: the middle's nearest
+        n = round((lower + upper) / 2 / scale - offset) if math.isfinite(lower + upper) else n
+    return int(n)
+
+
+@dataclass(frozen=True)
 class ActuatorSpec:
     """One actuator on a bus, as the hardware YAML describes it.
 
@@ -56,6 +105,8 @@ class ActuatorSpec:
         options: protocol-specific settings from the YAML (torque constant, MIT ranges,
             profile values ...), read-only.
         name: the joint / DOF it drives, for messages.
+        limits: the DOF's limits at this actuator; the manager fills them when it binds
+            the configuration to the model (:class:`ActuatorLimits`).
     """
 
     id: int
@@ -63,6 +114,7 @@ class ActuatorSpec:
     model: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
+    limits: ActuatorLimits = NO_LIMITS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", _frozen(self.options))
@@ -79,12 +131,21 @@ class BusSpec:
             pyserial URL, "baudrate": 4000000}``; for CAN ``{"interface": "socketcan",
             "channel": "can0", "bitrate": 1000000}`` (any python-can bus arguments).
         options: protocol settings (timeouts, Fast Sync Read, SYNC period, EDS ...).
+        device_watchdog: seconds of silence from the host after which each device stops
+            by itself (Dynamixel Bus Watchdog, CiA 402 heartbeat consumer with its abort
+            connection reaction, an MIT motor's CAN timeout), armed by :meth:`ActuatorBus.
+            open` where the device has one; 0 = not armed. From the hardware YAML.
+        timeout_margin: seconds added to the computed wire time of a request and its
+            replies (bytes or frames at the baud rate / bitrate) before a reply counts as
+            missing: USB latency, a loaded host. From the hardware YAML.
     """
 
     name: str
     protocol: str
     transport: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    device_watchdog: float = 0.0
+    timeout_margin: float = 0.05
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", _frozen(self.transport))
@@ -116,7 +177,10 @@ class ActuatorState:
         position, velocity, effort: measured, SI at the actuator's output.
         torque_enabled: whether the actuator is producing torque.
         error_code: the protocol's error/fault bits (Dynamixel Hardware Error Status,
-            CiA 402 error code, MIT error byte); 0 when healthy.
+            CiA 402 error code, MIT error byte; a driver may add bits above the
+            protocol's own for conditions it reports elsewhere, such as an expired device
+            watchdog); 0 when healthy. A device in fault is reported here by
+            :meth:`ActuatorBus.read`, not raised.
         fault: a readable description of ``error_code`` or ``""``.
         temperature: degrees Celsius.
         voltage: volts.
@@ -171,18 +235,55 @@ class ActuatorBus(abc.ABC):
         self.clock = clock
 
     @abc.abstractmethod
-    def open(self) -> None:
-        """Open the transport, check every actuator answers, configure it, torque OFF.
+    def open(self, *, keep_torque: bool = False) -> None:
+        """Open the transport, check every actuator answers, configure it.
 
         Configuration covers what the protocol needs (operating mode, return delay,
-        PDO mapping, NMT start, MIT enter-mode ...), so that after ``open`` a
-        :meth:`read` works and a :meth:`set_torque` ``(True)`` makes :meth:`write`
-        effective.
+        PDO mapping, NMT start, MIT enter-mode, the device watchdog ...), so that after
+        ``open`` a :meth:`read` works and a :meth:`set_torque` ``(True)`` makes
+        :meth:`write` effective.
+
+        Before changing anything, ``open`` reads what each device is doing (torque,
+        fault, position). With ``keep_torque`` False (a first start, ``safe_state:
+        torque_off``) every actuator ends with torque off. With ``keep_torque`` True (a
+        reconnect under ``safe_state: hold``) an actuator found producing torque with no
+        fault keeps its torque and its goal, and its settings are only checked, never
+        rewritten; the others are configured and left with torque off. :meth:`read`
+        then reports each actuator's true torque state.
+
+        Raises:
+            TransportError: the port or channel cannot be opened (the message says which).
+            TransportTimeoutError: an actuator does not answer (the message names the ids
+                that did, and the baud rate / bitrate).
+            DeviceError: an actuator is another model than configured, or refuses a
+                setting (the message says what was expected and what was found).
         """
 
     @abc.abstractmethod
-    def close(self) -> None:
-        """Torque off where still possible, then release the transport. Never raises."""
+    def close(self, *, torque_off: bool = True) -> None:
+        """Release the transport (torque off first where still possible). Never raises.
+
+        ``torque_off`` False leaves the actuators as they are (a bus that failed under
+        ``safe_state: hold``: powered servos keep holding, their device watchdogs stay
+        armed).
+        """
+
+    def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:
+        """Run the protocol's own fault recovery for the actuators in fault.
+
+        Dynamixel: the Reboot instruction; CiA 402: fault reset (controlword bit 7); MIT
+        motors: their clear-error command where the model has one. Actuators not in
+        fault are left alone. Torque stays (or ends) off. Needs an open bus.
+
+        Args:
+            ids: the actuators to look at (all when None).
+
+        Returns:
+            For each actuator looked at, what was done and what remains, in words
+            (``"rebooted; no error"``, ``"fault reset sent; still in fault: 0x2310 ..."``).
+        """
+        return {i: f"{self.protocol} has no fault recovery"
+                for i in (ids if ids is not None else [a.id for a in self.actuators])}
 
     @abc.abstractmethod
     def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: FBT001

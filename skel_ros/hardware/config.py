@@ -44,12 +44,19 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import numpy as np
 
-from skel_ros.hardware.base import PROTOCOLS, ActuatorSpec, BusSpec, ControlMode
+from skel_ros.hardware.base import (
+    PROTOCOLS,
+    ActuatorLimits,
+    ActuatorSpec,
+    BusSpec,
+    ControlMode,
+)
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.model.limits import (
     BoundOverride,
     JointOverride,
     LimitError,
+    LimitKind,
     LimitOverrides,
     LimitSet,
     load_limit_overrides,
@@ -72,6 +79,12 @@ __all__ = [
 ]
 
 MAX_CONTROL_RATE: Final = 10_000.0
+# The devices' own watchdog when the YAML does not set one: this many control periods,
+# and never less than DEVICE_WATCHDOG_MIN seconds (a scheduling hiccup of the host must
+# not stop the robot; a dead host must, quickly).
+DEVICE_WATCHDOG_PERIODS: Final = 10
+DEVICE_WATCHDOG_MIN: Final = 0.1
+DEFAULT_TIMEOUT_MARGIN: Final = 0.05
 _SERIAL_PROTOCOLS: Final = frozenset({"dynamixel"})
 _CAN_PROTOCOLS: Final = frozenset({"canopen", "mit"})
 _SHOWN: Final = 12  # DOF names listed in an "unknown DOF" message
@@ -136,6 +149,8 @@ class RawConfig(TypedDict, total=False):
     safe_state: str
     auto_resume: bool
     fault_threshold: int
+    device_watchdog: float
+    timeout_margin: float
     reconnect: RawReconnect
     limits_file: str
     buses: dict[str, RawBus]
@@ -214,6 +229,10 @@ class HardwareConfig:
             tolerated before it counts as failed; a vanished port or a drive in fault
             fails it at once.
         reconnect: backoff between reconnect attempts.
+        device_watchdog: seconds of host silence after which each device stops by itself
+            (0: not armed); copied into every :class:`BusSpec`.
+        timeout_margin: seconds added to a reply's computed wire time before it counts as
+            missing; copied into every :class:`BusSpec`.
         skeleton: the skeleton of the SKEL world to drive ("" = the first with DOFs).
         limit_overrides: override files (``limits_file:``) and the joints' inline
             ``limits:``, in the order they are applied.
@@ -228,6 +247,8 @@ class HardwareConfig:
     auto_resume: bool = False
     fault_threshold: int = 3
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    device_watchdog: float = 0.0
+    timeout_margin: float = DEFAULT_TIMEOUT_MARGIN
     skeleton: str = ""
     limit_overrides: tuple[LimitOverrides, ...] = ()
 
@@ -345,6 +366,29 @@ class BoundConfig:
         """The joints' mappings in :attr:`names` order."""
         by_name = {j.name: j for j in self.config.joints}
         return tuple(by_name[n] for n in self.names)
+
+    def actuators(self) -> tuple[ActuatorSpec, ...]:
+        """The actuators in :attr:`names` order, each with its DOF's limits at the actuator.
+
+        The limits are this configuration's (model limits tightened by the overrides),
+        mapped through direction, gear ratio and zero offset (a reversed direction swaps
+        the bounds), so a driver can keep every encoded goal inside them.
+        """
+        out = []
+        for m in self.mappings():
+            lim = self.limits[m.name]
+
+            def interval(lo: float, hi: float, scale: float, offset: float = 0.0,
+                         ) -> tuple[float, float]:
+                a, b = offset + scale * lo, offset + scale * hi
+                return (min(a, b), max(a, b))
+
+            d, g = float(m.direction), m.gear_ratio
+            out.append(replace(m.actuator, limits=ActuatorLimits(
+                position=interval(*lim.bounds(LimitKind.POSITION), d * g, m.zero_offset),
+                velocity=interval(*lim.bounds(LimitKind.VELOCITY), d * g),
+                effort=interval(*lim.bounds(LimitKind.EFFORT), d / g))))
+        return tuple(out)
 
     def conversion_arrays(self) -> tuple[Array, Array, Array]:
         """``(direction, gear_ratio, zero_offset)`` as arrays in :attr:`names` order."""
@@ -536,6 +580,11 @@ class _Parser:
         safe_state = self.choice(top, "safe_state", what, SafeState, SafeState.HOLD)
         auto_resume = self.boolean(top, "auto_resume", what, default=False)
         fault_threshold = self.integer(top, "fault_threshold", what, 3, minimum=1)
+        device_watchdog = self.number(
+            top, "device_watchdog", what,
+            max(DEVICE_WATCHDOG_MIN, DEVICE_WATCHDOG_PERIODS / control_rate), minimum=0.0)
+        timeout_margin = self.number(top, "timeout_margin", what, DEFAULT_TIMEOUT_MARGIN,
+                                     minimum=0.0)
         reconnect = self.reconnect(top)
         skeleton = self.string(top, "skeleton", what, "")
         overrides: list[LimitOverrides] = []
@@ -545,7 +594,8 @@ class _Parser:
             raise self.fail(_line(top), "missing 'buses'")
         if "joints" not in top:
             raise self.fail(_line(top), "missing 'joints'")
-        buses = self.buses(top)
+        buses = tuple(replace(b, device_watchdog=device_watchdog, timeout_margin=timeout_margin)
+                      for b in self.buses(top))
         joints = self.joints(top, {b.name: b for b in buses})
         inline = tuple(j.limits for j in joints if j.limits is not None)
         if inline:
@@ -553,7 +603,8 @@ class _Parser:
         return HardwareConfig(
             source=self.source, buses=buses, joints=joints, control_rate=control_rate,
             command_timeout=command_timeout, safe_state=safe_state, auto_resume=auto_resume,
-            fault_threshold=fault_threshold, reconnect=reconnect, skeleton=skeleton,
+            fault_threshold=fault_threshold, reconnect=reconnect,
+            device_watchdog=device_watchdog, timeout_margin=timeout_margin, skeleton=skeleton,
             limit_overrides=tuple(overrides),
         )
 

@@ -322,9 +322,11 @@ class HardwareManager:
         factory: Callable[[BusSpec, Sequence[ActuatorSpec], Callable[[], float]], ActuatorBus],
     ) -> list[_Slot]:
         maps = self.bound.mappings()
+        actuators_with_limits = self.bound.actuators()
         slots = []
         for spec in self.bound.config.buses:
-            on_bus = [(self._index[m.name], m.actuator) for m in maps if m.bus == spec.name]
+            on_bus = [(self._index[m.name], a) for m, a in
+                      zip(maps, actuators_with_limits, strict=True) if m.bus == spec.name]
             if not on_bus:
                 continue
             actuators = tuple(a for _, a in on_bus)
