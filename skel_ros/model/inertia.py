@@ -7,6 +7,12 @@ e.g. a plane, counts as weight 1), the composite inertia is formed about the
 composite centre of the shapes, and it is moved to the declared COM with the
 parallel-axis theorem. The per-shape formulas are DART's own (capsule as in
 6.20, with the hemisphere offset h/2, and the bounding-box rule for multi-spheres and meshes).
+A multi-sphere's volume is 0 in DART 6.20, so it always weighs 1: its
+``updateVolume`` computes the box volume of the cached bounding box before that
+box has been computed (it is filled only on the first ``getBoundingBox``), and
+the 0 stays cached (checked with dartpy 6.20,
+test/model/test_multisphere_inertia.py). Its own moment is still the box moment
+of its true bounding box.
 A pyramid's own inertia is the identity matrix, whatever its size and the
 mass: DART 6.20's ``PyramidShape::computeInertia`` is not implemented and
 returns the identity (checked with dartpy 6.20, test/model/test_pyramid.py).
@@ -98,14 +104,14 @@ _VOLUME: dict[type, Callable[[Any], float]] = {
     Capsule: lambda g: math.pi * g.radius**2 * g.height + 4.0 / 3.0 * math.pi * g.radius**3,
     Cone: lambda g: 1.0 / 3.0 * math.pi * g.radius**2 * g.height,
     Pyramid: lambda g: g.base_width * g.base_depth * g.height / 3.0,
-    MultiSphere: _bounds_volume,
+    MultiSphere: lambda _: 0.0,  # DART 6.20's value (module docstring): weight 1
     Mesh: _bounds_volume,
     Plane: lambda _: 0.0,
 }
 
 
 def volume(geometry: Geometry) -> float:
-    """The volume DART gives the shape (0 for a plane or an unread mesh)."""
+    """The volume DART gives the shape (0 for a plane, a multi-sphere or an unread mesh)."""
     compute = _VOLUME.get(type(geometry))
     return 0.0 if compute is None else float(compute(geometry))
 
