@@ -13,6 +13,10 @@ pyramid shapes              ``PyramidShape`` is not bound
 euler joints in ZYX order   the ``AxisOrder`` enum is not registered, so neither
                             ``EulerJointProperties.mAxisOrder`` nor
                             ``EulerJoint.setAxisOrder`` can be called
+planar joints' planes       the ``PlaneType`` enum is not registered, so
+                            ``PlanarJointProperties.mPlaneType`` cannot be set;
+                            ``set<X>Plane`` after creation is too late (the joint
+                            was created in the XY plane and has named its DOFs)
 soft bodies                 no ``SoftBodyNode`` class, no ``SoftBodyNodeHelper``
                             (``makeBoxProperties`` & co.) in dartpy
 markers                     no ``Marker`` class, no ``createMarker``
@@ -23,8 +27,8 @@ model* (never the user's file): meshes come from DART's URDF loader (one link wi
 the resolved mesh path and scale: the same ``MeshShape::loadMesh`` SkelParser uses),
 the rest from ``SkelParser.readWorldXML`` on a one-body SKEL snippet, from which
 only the missing object is taken (a shape, an ``EulerJointProperties`` carrying the
-ZYX order, or a whole body that the builder then moves into its skeleton and
-re-configures through the API).
+ZYX order, a ``PlanarJointProperties`` carrying the plane type, or a whole body
+that the builder then moves into its skeleton and re-configures through the API).
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from skel_ros.model.transforms import matrix_to_euler_xyz, skel_transform
 from skel_ros.sim.errors import SimBuildError, SimUnsupportedError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     import numpy.typing as npt
 
-    from skel_ros.model.types import Body, Joint, Pyramid, SoftShape
+    from skel_ros.model.types import Body, Joint, PlaneType, Pyramid, SoftShape
     from skel_ros.sim._typing import Dart
 
 # SkelParser cannot build these joint types (§6 of the semantics), so a body that
@@ -104,6 +109,14 @@ def _transformation_text(t: npt.ArrayLike) -> str:
     return _vec([*t[:3, 3], a, b, c])
 
 
+def _plane_element(joint: ET.Element, plane: str, axes: Sequence[npt.ArrayLike]) -> None:
+    """``<plane type=...>`` (with its translation axes when arbitrary) under ``joint``."""
+    el = _sub(joint, "plane", type=plane)
+    if plane == "arbitrary":
+        for tag, axis in zip(("translation_axis1", "translation_axis2"), axes, strict=True):
+            _sub(_sub(el, tag), "xyz", _vec(axis))
+
+
 class DartFactories:
     """Makes the objects of the table above; keeps its scratch worlds alive while in use.
 
@@ -117,6 +130,7 @@ class DartFactories:
         self._dart = dartpy
         self._scratch: list[Any] = []  # template worlds/skeletons: keep them alive
         self._zyx_joint: Any = None
+        self._planar_joints: dict[PlaneType, Any] = {}
 
     # ----------------------------------------------------------------- skel snippets
 
@@ -147,6 +161,21 @@ class DartFactories:
             _sub(joint, "axis_order", "zyx")
             self._zyx_joint = self._read_snippet(skel, "a ZYX euler joint").getJoint(0)
         return self._zyx_joint.getEulerJointProperties()
+
+    def planar_properties(self, plane: PlaneType) -> Dart:
+        """A fresh ``PlanarJointProperties`` whose plane type is ``plane``.
+
+        For the arbitrary plane the caller sets ``mTransAxis1`` / ``mTransAxis2``;
+        the joint's constructor derives the rotation axis from them, as it does
+        for SkelParser.
+        """
+        joint = self._planar_joints.get(plane)
+        if joint is None:
+            skel, _, jel = self._skeleton("b", "planar")
+            _plane_element(jel, plane.value, ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
+            joint = self._read_snippet(skel, f"a planar joint in the {plane.value} plane")
+            joint = self._planar_joints[plane] = joint.getJoint(0)
+        return joint.getPlanarJointProperties()
 
     def pyramid_shape(self, geometry: Pyramid) -> Dart:
         """A DART ``PyramidShape`` with the model's dimensions."""
@@ -183,6 +212,8 @@ class DartFactories:
             _sub(jel, "axis_order", joint.euler_order.value)
         for tag, axis in zip(("axis", "axis2"), joint.axes, strict=False):
             _sub(_sub(jel, tag), "xyz", _vec(axis))  # else SkelParser logs a missing axis
+        if joint.plane is not None:  # planar: created in its own plane
+            _plane_element(jel, joint.plane.value, joint.plane_axes)
         if body.soft is not None:
             self._soft_shape(bel, body, body.soft)
         for marker in body.markers:

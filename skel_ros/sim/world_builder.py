@@ -1,16 +1,18 @@
 """Build a dartpy World from our model, through DART's API.
 
 :func:`build_dart_world` reproduces what DART 6.20's ``SkelParser`` builds from the
-SKEL file the model came from, step by step as the parser does it
-(``shared/spec/skel-semantics.md``):
+SKEL file the model came from, step by step as the parser does it:
 
 1. a World with the model's time step, gravity and collision detector;
 2. per skeleton, in model order: every joint with its child body, in DART's
    joint order, through ``create<X>JointAndBodyNodePair(parent, joint_props,
-   body_props)`` with names, joint frames, axes, actuator type, DOF names (and
-   whether they are preserved), all limits, damping, Coulomb friction, springs,
-   initial positions and velocities; then the body's name, gravity mode and
-   inertia, and the joint's current positions and velocities;
+   body_props)`` with names, joint frames, axes, planes, actuator type, DOF names
+   (and whether they are preserved), all limits, damping, Coulomb friction,
+   springs, initial positions and velocities. The properties are final at
+   creation, as in SkelParser: changing a joint afterwards can rename its DOFs
+   (only translational2d, which SkelParser cannot build, gets its plane later).
+   Then the body's name, gravity mode and inertia, and the joint's current
+   positions and velocities;
 3. then the shapes, body by body in file order: per body all visual shape nodes
    (visual aspect, colour), then all collision shape nodes (collision + dynamics
    aspects, collidable flag), each with its relative transform. A soft body's
@@ -19,8 +21,8 @@ SKEL file the model came from, step by step as the parser does it
    the World.
 
 Joint-limit enforcement stays off, as SkelParser leaves it; the engine turns it
-on. Where dartpy 6.20 has no API (meshes, pyramids, ZYX euler joints, soft bodies,
-markers) a DART factory fills the hole; see :mod:`skel_ros.sim.dart_gaps`.
+on. Where dartpy 6.20 has no API (meshes, pyramids, ZYX euler joints, planar planes,
+soft bodies, markers) a DART factory fills the hole; see :mod:`skel_ros.sim.dart_gaps`.
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ def _add_pair(
     dofs = skel.dofs[joint.first_dof : joint.first_dof + joint.num_dofs]
     if body.soft is not None or body.markers:
         # dartpy cannot make soft bodies or markers: take the body from a DART
-        # template, move it here and give it our joint's properties.
+        # template (whose joint has our joint's type, euler order and plane), move
+        # it here and give it our joint's properties.
         node = factories.template_body(body, joint)
         if not node.moveTo(out, parent):
             raise SimBuildError(f"{body.location}: DART could not attach body {body.name!r}")
@@ -189,6 +192,9 @@ def _add_pair(
         base = dart_joint.getEulerJointProperties() if joint.type is JointType.EULER else None
         dart_joint.setProperties(_joint_properties(joint, dofs, factories, base))
     else:
+        # Every joint is created with its final properties: a property changed
+        # afterwards can rename DOFs (a planar joint created in the XY plane names
+        # them J_x, J_y, and DART's name manager then suffixes a clash).
         props = _joint_properties(joint, dofs, factories)
         create = getattr(out, f"create{joint.type.dart_class}AndBodyNodePair")
         if joint.type in _CREATE_BARE:
@@ -196,8 +202,8 @@ def _add_pair(
             dart_joint.setProperties(props)
         else:
             dart_joint, node = create(parent, props, dynamics.BodyNodeProperties())
-    if joint.type in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
-        _set_plane(dart_joint, joint)
+    if joint.type is JointType.TRANSLATIONAL2D:
+        _set_translational2d_plane(dart_joint, joint)
     node.setName(body.name)
     node.setGravityMode(bool(body.gravity_mode))
     node.setInertia(
@@ -227,6 +233,13 @@ def _joint_properties(
         props = base
     elif joint.type is JointType.EULER and joint.euler_order is EulerOrder.ZYX:
         props = factories.euler_zyx_properties()
+    elif joint.type is JointType.PLANAR:
+        props = factories.planar_properties(joint.plane or PlaneType.XY)
+        if joint.plane is PlaneType.ARBITRARY:
+            # The constructor normalises them and derives the rotation axis
+            # (PlanarJoint::setArbitraryPlane), as for SkelParser's joint.
+            props.mTransAxis1, props.mTransAxis2 = (
+                np.asarray(a, dtype=float) for a in joint.plane_axes)
     else:
         props = getattr(dynamics, _PROPERTIES_CLASS[joint.type])()
     props.mName = joint.name
@@ -265,8 +278,14 @@ def _joint_properties(
     return props
 
 
-def _set_plane(dart_joint: Dart, joint: Joint) -> None:
-    """Set the plane of a planar / translational2d joint (no dartpy property for it)."""
+def _set_translational2d_plane(dart_joint: Dart, joint: Joint) -> None:
+    """Set the plane of a translational2d joint after its creation.
+
+    dartpy 6.20's ``TranslationalJoint2DProperties`` has no plane fields and no
+    DART loader builds this joint (so there is no template to take them from).
+    Its DOF names, given in the properties, are kept: unlike the planar joint,
+    its constructor does not rename them, and ``renameDofs=False`` here.
+    """
     plane = joint.plane or PlaneType.XY
     if plane is PlaneType.ARBITRARY:
         a1, a2 = (np.asarray(a, dtype=float) for a in joint.plane_axes)

@@ -168,3 +168,29 @@ def diff_worlds(ours: Any, dart: Any) -> WorldDiff:
         elif va != vb:
             out.discrete.append(f"{key}: ours {va!r}, DART {vb!r}")
     return out
+
+
+def trajectory_gap(engine: Any, ref: Any, steps: int) -> float:
+    """Largest gap in positions and velocities over ``steps`` zero-command steps.
+
+    ``engine`` is our ``SimEngine`` (stepped as the node and ``skel-ros simulate``
+    step it), ``ref`` a dartpy World built by SkelParser from the same text; both
+    are stepped side by side and compared after every step (absolute difference,
+    every DOF of every skeleton, in world order; NaN in one only counts as inf).
+    """
+    skels = [ref.getSkeleton(i) for i in range(ref.getNumSkeletons())]
+    worst = 0.0
+    for _ in range(steps):
+        engine.step()
+        ref.step()
+        for ours, theirs in ((engine.positions(), [s.getPositions() for s in skels]),
+                             (engine.velocities(), [s.getVelocities() for s in skels])):
+            a = np.asarray(ours, dtype=float)
+            b = np.concatenate([np.zeros(0), *theirs])
+            if a.shape != b.shape:
+                return math.inf
+            if a.size:
+                both_nan = np.isnan(a) & np.isnan(b)
+                gap = np.where(both_nan, 0.0, np.abs(a - b))
+                worst = max(worst, float(np.max(np.where(np.isnan(gap), math.inf, gap))))
+    return worst

@@ -68,7 +68,7 @@ from corpus_data import (  # noqa: E402
     load_fixture,
     requires_corpus,
 )
-from dart_compare import WorldDiff, diff_worlds  # noqa: E402
+from dart_compare import WorldDiff, diff_worlds, trajectory_gap  # noqa: E402
 
 from skel_ros.model import load_skel  # noqa: E402
 from skel_ros.model.types import ActuatorType  # noqa: E402
@@ -216,6 +216,116 @@ def test_random_commands_match_skelparser(source: Path, name: str) -> None:
             worst = max(worst, gap)
             assert gap <= LATE_TOL, f"step {step}: {gap}"
     assert math.isfinite(worst)
+
+
+# --------------------------------------------------------------------------- every joint variant
+
+# Every joint type SkelParser builds, with every plane / axis order and axes along
+# each coordinate axis and off them. (screw and translational2d: SkelParser cannot
+# build them, see below.)
+_AXES = ("1 0 0", "0 1 0", "0 0 1", "1 2 -2")
+JOINT_VARIANTS: dict[str, tuple[str, int, str]] = {
+    "weld": ("weld", 0, ""),
+    **{f"revolute[{a}]": ("revolute", 1, f"<axis><xyz>{a}</xyz></axis>") for a in _AXES},
+    **{f"prismatic[{a}]": ("prismatic", 1, f"<axis><xyz>{a}</xyz></axis>") for a in _AXES},
+    **{f"universal[{a}|{b}]": ("universal", 2,
+                               f"<axis><xyz>{a}</xyz></axis><axis2><xyz>{b}</xyz></axis2>")
+       for a, b in (("1 0 0", "0 1 0"), ("0 0 1", "1 0 0"), ("0.6 0.8 0", "0 0 1"))},
+    "ball": ("ball", 3, ""),
+    **{f"euler[{o}]": ("euler", 3, f"<axis_order>{o}</axis_order>") for o in ("xyz", "zyx")},
+    "translational": ("translational", 3, ""),
+    **{f"planar[{p}]": ("planar", 3, f'<plane type="{p}"/>') for p in ("xy", "yz", "zx")},
+    "planar[arbitrary]": ("planar", 3, ('<plane type="arbitrary"><translation_axis1><xyz>0 0 2'
+                                        "</xyz></translation_axis1><translation_axis2><xyz>3 4 0"
+                                        "</xyz></translation_axis2></plane>")),
+    "planar[none]": ("planar", 3, ""),  # no <plane>: XY, with a warning
+    "free": ("free", 6, ""),
+}
+
+
+def _variant_document(kind: str, ndofs: int, inner: str) -> str:
+    """A skeleton: a revolute root, then two ``kind`` joints in a chain (so that
+    DOF names made unique per skeleton are exercised), started off rest."""
+    def joint(name: str, parent: str, child: str, tf: str, seed: float) -> str:
+        init = ""
+        if ndofs:
+            q = " ".join(f"{seed * (k + 1) * (-1) ** k:.3f}" for k in range(ndofs))
+            v = " ".join(f"{0.5 * seed * (k + 2):.3f}" for k in range(ndofs))
+            init = f"<init_pos>{q}</init_pos><init_vel>{v}</init_vel>"
+        return (f'<joint type="{kind}" name="{name}"><parent>{parent}</parent>'
+                f"<child>{child}</child><transformation>{tf}</transformation>"
+                f"{inner}{init}</joint>")
+
+    def body(name: str, mass: float) -> str:
+        return (f'<body name="{name}"><transformation>0 {-0.3 * mass:.2f} 0 0 0 0'
+                f"</transformation><inertia><mass>{mass}</mass><offset>0.01 -0.02 0.03"
+                "</offset><moment_of_inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.04</izz>"
+                "<ixy>0.001</ixy><ixz>-0.002</ixz><iyz>0.003</iyz></moment_of_inertia>"
+                "</inertia></body>")
+
+    return (
+        '<skel version="1.0"><world name="w"><physics><time_step>0.001</time_step>'
+        '<gravity>0.5 -9.81 0.2</gravity></physics><skeleton name="skeleton1">'
+        + body("b1", 1.0) + body("b2", 0.8) + body("b3", 0.6)
+        + '<joint type="revolute" name="joint1"><parent>world</parent><child>b1</child>'
+        "<axis><xyz>0 0 1</xyz></axis><init_pos>0.2</init_pos></joint>"
+        + joint("joint2", "b1", "b2", "0 -0.3 0 0.1 0 0", 0.15)
+        + joint("joint3", "b2", "b3", "0.05 -0.24 0 0 0.2 0", -0.1)
+        + "</skeleton></world></skel>"
+    )
+
+
+@pytest.mark.parametrize("variant", list(JOINT_VARIANTS))
+def test_every_joint_variant_matches_skelparser(variant: str) -> None:
+    """Built through the engine (as ``skel-ros simulate`` and the node build it): the
+    same DOF names, structure and numbers as SkelParser's World from the same text,
+    then 100 zero-command steps. A bit-identical build must step bit-identically;
+    otherwise the structure tolerance applies and the trajectories may differ by
+    1e-8 (as for the corpus)."""
+    text = _variant_document(*JOINT_VARIANTS[variant])
+    model = load_skel(text, name=f"{variant}.skel")
+    engine = SimEngine(model, enforce_limits=False)
+    ref = dartpy.utils.SkelParser.readWorldXML(text)
+    assert [d.getName() for d in engine.world.getSkeleton(0).getDofs()] == \
+        [d.getName() for d in ref.getSkeleton(0).getDofs()] == \
+        [d.name for d in model.skeletons[0].dofs]
+    diff = diff_worlds(engine.world, ref)
+    assert not diff.discrete, "\n".join(diff.discrete[:20])
+    assert diff.max_numeric <= STRUCTURE_TOL, diff.numeric
+    gap = trajectory_gap(engine, ref, 100)
+    assert gap <= (EARLY_TOL if diff.numeric else 0.0), gap
+
+
+@pytest.mark.parametrize("plane", ["xy", "yz", "zx", "arbitrary"])
+def test_planar_joint_with_markers_keeps_its_plane_and_names(plane: str) -> None:
+    """A body with markers is built from a DART template body (dart_gaps); its planar
+    joint must come out with the same plane and DOF names as SkelParser's."""
+    inner = JOINT_VARIANTS[f"planar[{plane}]"][2]
+    text = _variant_document("planar", 3, inner).replace(
+        "</inertia></body>", '</inertia><marker name="m"><offset>0.1 0 0</offset></marker></body>')
+    engine = SimEngine(load_skel(text, name=f"planar-{plane}-markers.skel"),
+                       enforce_limits=False)
+    ref = dartpy.utils.SkelParser.readWorldXML(text)
+    diff = diff_worlds(engine.world, ref)
+    assert not diff.discrete, "\n".join(diff.discrete[:20])
+    assert diff.max_numeric <= STRUCTURE_TOL, diff.numeric
+    assert trajectory_gap(engine, ref, 100) <= (EARLY_TOL if diff.numeric else 0.0)
+
+
+@pytest.mark.parametrize("plane", ["xy", "yz", "zx", "arbitrary"])
+def test_translational2d_dof_names_follow_the_plane(plane: str) -> None:
+    """SkelParser cannot build translational2d (no reference World): the built joint
+    has the model's DOF names and translates along the plane's axes."""
+    inner = JOINT_VARIANTS[f"planar[{plane}]"][2]
+    text = _variant_document("translational2d", 2, inner)
+    model = load_skel(text, name=f"t2d-{plane}.skel")
+    world = build_dart_world(model)
+    skel = world.getSkeleton(0)
+    assert [d.getName() for d in skel.getDofs()] == [d.name for d in model.skeletons[0].dofs]
+    for joint in model.skeletons[0].joints[1:]:
+        dart = skel.getJoint(joint.index)
+        np.testing.assert_array_equal(dart.getTranslationalAxis1(), joint.plane_axes[0])
+        np.testing.assert_array_equal(dart.getTranslationalAxis2(), joint.plane_axes[1])
 
 
 # ----------------------------------------------------------------- joints SkelParser cannot build
