@@ -118,9 +118,11 @@ class ActuatorDiagnostics:
         bus: its bus.
         id: its id on the bus.
         model: its model name from the YAML.
-        level: OK, WARN, ERROR (fault, or its bus is down), STALE (no data yet).
+        level: OK, WARN, ERROR (fault), STALE (no fresh data: its bus is down or missed
+            the last read).
         message: one line for humans.
-        torque_enabled: as last reported.
+        torque_enabled: as reported in the last read; None when that read is stale
+            (unknown: a device on a bus that is down may have lost power or torque).
         error_code: the protocol's error bits as last reported (0: healthy).
         fault: ``error_code`` in words.
         temperature: degrees Celsius, where reported.
@@ -136,7 +138,7 @@ class ActuatorDiagnostics:
     model: str
     level: Level
     message: str
-    torque_enabled: bool = False
+    torque_enabled: bool | None = None
     error_code: int = 0
     fault: str = ""
     temperature: float | None = None

@@ -81,6 +81,12 @@ _LATENCY_SAMPLES = 200_000
 # How far outside its position limits a DOF may measure and still be enabled (it is then
 # held at the limit): sensor noise of a joint resting on its mechanical stop.
 ENABLE_TOLERANCE = 0.02
+# Reads an enable may repeat when a bus misses one (a loaded host), before it refuses.
+ENABLE_READ_ATTEMPTS = 3
+# Seconds between two log lines about a bus that cannot be opened (the first is at once).
+_UNREACHED_LOG_PERIOD = 10.0
+# A trajectory may start at most this many seconds after it arrives (default).
+MAX_START_DELAY = 5.0
 
 
 class Trajectory(Protocol):
@@ -117,6 +123,8 @@ class CommandResult:
     ok: bool
     message: str = ""
     clamped: tuple[Clamp, ...] = ()
+    reason: str = ""
+    """A stable key for throttling the log line (the message may hold values)."""
 
 
 class Request:
@@ -126,6 +134,8 @@ class Request:
         self.kind = kind
         self.ok = False
         self.message = ""
+        self.details: dict[str, str] = {}
+        """Per actuator (DOF name), what was done and what remains (``clear_faults``)."""
         self._done = threading.Event()
 
     def finish(self, ok: bool, message: str) -> None:  # noqa: FBT001
@@ -153,8 +163,12 @@ class HardwareStatus:
         message: why the state is what it is (last fault, watchdog ...).
         names: the mapped DOFs, in the arrays' order (the model's DOF order).
         position, velocity, effort: measured, DOF side; the last known value where a
-            bus is down, NaN where never known.
+            bus is down, NaN where never known. Only the DOFs in :attr:`measured` were
+            read in the last read cycle; the others are stale.
         target: the last position target sent (NaN for DOFs without one).
+        measured: per DOF, whether its bus answered in the last read cycle (bool array).
+        read_stamp: the manager's clock at the last read cycle (NaN before the first);
+            it advances only when a cycle read the buses.
         fresh: whether every bus answered this cycle.
         watchdog_tripped: commands stopped and the safe state holds.
         cycles: control cycles run.
@@ -171,6 +185,8 @@ class HardwareStatus:
     velocity: Array
     effort: Array
     target: Array
+    measured: Array
+    read_stamp: float = math.nan
     fresh: bool = False
     watchdog_tripped: bool = False
     cycles: int = 0
@@ -190,7 +206,10 @@ class _Slot:
     actuators: tuple[ActuatorSpec, ...]
     is_open: bool = False
     torque: bool = False
+    keep_torque: bool = False  # reopen without switching torque off (a fault under hold)
+    just_opened: bool = False  # the next healthy read sets torque from the devices
     ever_opened: bool = False
+    last_log: float = -math.inf
     consecutive: int = 0
     attempts: int = 0
     next_retry: float = -math.inf
@@ -200,6 +219,7 @@ class _Slot:
     counts: ErrorCounts = field(default_factory=ErrorCounts)
     device_counts: dict[int, ErrorCounts] = field(default_factory=dict)
     states: dict[int, ActuatorState] = field(default_factory=dict)
+    faults_reported: set[int] = field(default_factory=set)  # ids whose fault was logged
 
 
 def _default_factory(spec: BusSpec, actuators: Sequence[ActuatorSpec],
@@ -226,6 +246,8 @@ class HardwareManager:
             targets at once (no read) instead of at the next deadline; the rate limiter
             uses the real time elapsed, so the limits hold either way.
         record_latency: keep "command handed in -> bytes written" latencies (benchmarks).
+        max_start_delay: how far ahead (s) a trajectory's start may be when it is handed
+            in; later starts are refused (a wrong stamp would feed the watchdog for hours).
 
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
@@ -245,6 +267,7 @@ class HardwareManager:
         auto_resume: bool | None = None,
         write_on_command: bool = True,
         record_latency: bool = False,
+        max_start_delay: float = MAX_START_DELAY,
     ) -> None:
         cfg = bound.config
         self.bound = bound
@@ -258,6 +281,9 @@ class HardwareManager:
         self.fault_threshold = cfg.fault_threshold
         self.reconnect_policy = cfg.reconnect
         self.write_on_command = write_on_command
+        if not (max_start_delay >= 0 and math.isfinite(max_start_delay)):
+            raise ValueError(f"max_start_delay must be >= 0, got {max_start_delay!r}")
+        self.max_start_delay = float(max_start_delay)
         self._record_latency = record_latency
         self._clock = clock
         self._limits = bound.limits
@@ -285,6 +311,8 @@ class HardwareManager:
         self._goal_v = np.zeros(n)
         self._goal_e = np.zeros(n)
         self._target = np.full(n, np.nan)
+        self._measured = np.zeros(n, dtype=bool)
+        self._read_stamp = math.nan
         self._state = MotionState.OFFLINE
         self._message = "not started"
         self._resume_wanted = False
@@ -308,6 +336,7 @@ class HardwareManager:
         self._warned_unmapped: set[str] = set()
         # Loop thread state.
         self._traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
+        self._traj_clamped: set[str] = set()  # DOFs whose clamping was reported (this trajectory)
         self._watchdog_fed: float | None = None
         self._diag_signature: tuple[object, ...] = ()
         self._io = threading.RLock()
@@ -363,18 +392,20 @@ class HardwareManager:
         """
         check = self._limits.check(kind, names, values)
         if not check.ok:
-            return CommandResult(ok=False, message=check.message)
+            return CommandResult(ok=False, message=check.message,
+                                 reason=f"{kind.value} command rejected by the limit check")
         keep = [i for i, n in enumerate(check.names) if n in self._index]
         self._report_unmapped([n for n in check.names if n not in self._index])
         if not keep:
             return CommandResult(ok=False, message=f"{kind.value} command names no DOF with an"
-                                                   " actuator")
+                                                   " actuator", reason="no actuator")
         problem = self._mode_problem(kind, [check.names[i] for i in keep])
         if problem:
-            return CommandResult(ok=False, message=problem)
+            return CommandResult(ok=False, message=problem, reason=f"{kind.value} mode")
         if self._state is not MotionState.ENABLED:
             return CommandResult(ok=False, message=f"{kind.value} command ignored: motion is not"
-                                                   f" enabled (state {self._state.value})")
+                                                   f" enabled (state {self._state.value})",
+                                 reason="not enabled")
         idx = np.array([self._index[check.names[i]] for i in keep], dtype=np.intp)
         vals = np.asarray(check.values)[keep]
         now = self._clock()
@@ -390,7 +421,8 @@ class HardwareManager:
                 self._pending_traj = None  # a position command replaces a trajectory
         if self.write_on_command:
             self._wake.set()
-        return CommandResult(ok=True, message=check.message, clamped=check.clamped)
+        return CommandResult(ok=True, message=check.message, clamped=check.clamped,
+                             reason="clamped" if check.clamped else "")
 
     def follow(self, trajectory: Trajectory | None, start: float | None = None,
                ) -> CommandResult:
@@ -408,18 +440,27 @@ class HardwareManager:
         names = list(trajectory.joint_names)
         check = self._limits.check(CommandKind.POSITION, names, np.zeros(len(names)))
         if not check.ok:
-            return CommandResult(ok=False, message=f"trajectory rejected: {check.reason}")
+            return CommandResult(ok=False, message=f"trajectory rejected: {check.reason}",
+                                 reason="trajectory joint names")
         unmapped = [n for n in names if n not in self._index]
         if unmapped:
             return CommandResult(ok=False, message="trajectory rejected: DOF(s) without an"
-                                 f" actuator: {', '.join(unmapped)}")
+                                 f" actuator: {', '.join(unmapped)}", reason="no actuator")
         problem = self._mode_problem(CommandKind.POSITION, names)
         if problem:
-            return CommandResult(ok=False, message=f"trajectory rejected: {problem}")
+            return CommandResult(ok=False, message=f"trajectory rejected: {problem}",
+                                 reason="trajectory mode")
         if self._state is not MotionState.ENABLED:
             return CommandResult(ok=False, message="trajectory ignored: motion is not enabled"
-                                                   f" (state {self._state.value})")
+                                                   f" (state {self._state.value})",
+                                 reason="not enabled")
         now = self._clock()
+        if start is not None and start - now > self.max_start_delay:
+            return CommandResult(
+                ok=False, reason="trajectory starts too late",
+                message=f"trajectory rejected: it starts {start - now:.3g} s from now, more"
+                        f" than max_start_delay ({self.max_start_delay:g} s); check its"
+                        " header stamp (0 = start on receipt)")
         idx = np.array([self._index[n] for n in names], dtype=np.intp)
         with self._lock:
             self._pending_traj = (trajectory, idx, now if start is None else start)
@@ -437,6 +478,15 @@ class HardwareManager:
     def disable(self, *, wait: float | None = None) -> Request:
         """Ask for torque off (no motion until the next enable)."""
         return self._request("disable", wait)
+
+    def clear_faults(self, *, wait: float | None = None) -> Request:
+        """Run each protocol's fault recovery on the actuators in fault (torque stays off).
+
+        The request's :attr:`Request.details` say per DOF what was done and what remains;
+        ``ok`` is True when no actuator reports a fault afterwards. Motion needs a new
+        enable.
+        """
+        return self._request("clear_faults", wait)
 
     def estop(self, *, wait: float | None = None) -> Request:
         """Emergency stop: torque off on every bus as soon as the loop wakes."""
@@ -559,35 +609,55 @@ class HardwareManager:
         for slot in self._slots:
             if slot.is_open or now < slot.next_retry:
                 continue
+            keep = slot.keep_torque and self.safe_state is SafeState.HOLD
             try:
-                slot.driver.open()
+                slot.driver.open(keep_torque=keep)
             except HardwareError as exc:
-                slot.counts.add(classify(exc))
-                slot.last_error = str(exc)
-                delay = self.reconnect_policy.delay(slot.attempts)
-                slot.attempts += 1
-                slot.next_retry = now + delay
-                log = _LOG.warning if slot.attempts == 1 else _LOG.debug
-                log("bus %r: cannot open (attempt %d), retrying in %.3g s: %s",
-                    slot.spec.name, slot.attempts, delay, exc)
-                if self._state is MotionState.OFFLINE:
-                    self._state = MotionState.FAULT
-                    self._message = f"bus {slot.spec.name!r} cannot be opened: {exc}"
+                self._open_failed(slot, exc, now)
                 continue
             if slot.ever_opened:
                 slot.reconnects += 1
-                _LOG.warning("bus %r: reconnected (failure %d in a row)", slot.spec.name,
-                             slot.attempts)
-            slot.is_open, slot.ever_opened, slot.torque = True, True, False
+                _LOG.warning("bus %r: reconnected (failure %d in a row)%s", slot.spec.name,
+                             slot.attempts, "; servos that still hold keep holding" if keep
+                             else "")
+            else:
+                _LOG.info("bus %r (%s): connected, %d actuator(s)", slot.spec.name,
+                          slot.spec.protocol, len(slot.actuators))
+            slot.is_open, slot.ever_opened, slot.torque = True, True, keep
+            slot.just_opened = True
+            slot.last_log = -math.inf
             # ``attempts`` is reset by the first healthy read: a bus that fails again at
             # once (a drive still in fault) keeps backing off.
             slot.consecutive, slot.next_retry = 0, -math.inf
+
+    def _open_failed(self, slot: _Slot, exc: HardwareError, now: float) -> None:
+        """Count a failed open and say so: at once, then every _UNREACHED_LOG_PERIOD."""
+        slot.counts.add(classify(exc))
+        slot.last_error = str(exc)
+        delay = self.reconnect_policy.delay(slot.attempts)
+        slot.attempts += 1
+        slot.next_retry = now + delay
+        if now - slot.last_log >= _UNREACHED_LOG_PERIOD:
+            slot.last_log = now
+            if slot.ever_opened:
+                _LOG.warning("bus %r: cannot reopen (attempt %d), retrying: %s",
+                             slot.spec.name, slot.attempts, exc)
+            else:  # never reached: most likely a wrong port, id, baud rate or model
+                _LOG.error("bus %r (%s) not connected (attempt %d; still trying, this"
+                           " repeats every %g s): %s", slot.spec.name, slot.spec.protocol,
+                           slot.attempts, _UNREACHED_LOG_PERIOD, exc)
+        else:
+            _LOG.debug("bus %r: cannot open (attempt %d), retrying in %.3g s: %s",
+                       slot.spec.name, slot.attempts, delay, exc)
+        if self._state in (MotionState.OFFLINE, MotionState.FAULT):
+            self._state = MotionState.FAULT
+            self._message = f"bus {slot.spec.name!r} not connected: {exc}"
 
     def _settle(self, now: float) -> None:
         """Leave OFFLINE / FAULT once every bus is open and healthy."""
         if self._state not in (MotionState.OFFLINE, MotionState.FAULT):
             return
-        if not all(s.is_open for s in self._slots):
+        if not all(s.is_open and s.fresh for s in self._slots) or self._device_faults():
             return
         if self._resume_wanted and self.auto_resume:
             ok, message = self._do_enable(now)
@@ -619,9 +689,14 @@ class HardwareManager:
         if not hard and slot.consecutive < self.fault_threshold:
             _LOG.debug("bus %r: %s (%d in a row)", slot.spec.name, message, slot.consecutive)
             return
-        _LOG.error("bus %r failed: %s; closing it and reconnecting", slot.spec.name, message)
-        slot.driver.close()
-        slot.is_open = slot.torque = False
+        hold = self.safe_state is SafeState.HOLD and self._state is not MotionState.ESTOP
+        slot.keep_torque = hold and slot.torque
+        _LOG.error("bus %r failed: %s; closing it%s and reconnecting", slot.spec.name, message,
+                   " (servos keep holding: safe_state hold)" if slot.keep_torque
+                   else " (torque off)")
+        slot.driver.close(torque_off=not slot.keep_torque)
+        slot.is_open = slot.torque = slot.fresh = False
+        self._measured[slot.dofs] = False
         slot.next_retry = now + self.reconnect_policy.delay(slot.attempts)
         slot.attempts += 1
         self._enter_fault(f"bus {slot.spec.name!r} failed: {message}", now)
@@ -664,6 +739,8 @@ class HardwareManager:
                 req.finish(ok=self._state is MotionState.ESTOP and
                            not any(s.torque for s in self._slots),
                            message=self._message)
+            elif req.kind == "clear_faults":
+                self._do_clear_faults(req, now)
             elif req.kind == "disable":
                 self._torque_off_all(now)
                 self._clear_commands()
@@ -675,6 +752,45 @@ class HardwareManager:
             else:
                 ok, message = self._do_enable(now)
                 req.finish(ok=ok, message=message)
+
+    def _device_faults(self) -> list[tuple[_Slot, ActuatorSpec, ActuatorState]]:
+        """Actuators on open buses that report a fault in their last state."""
+        return [(s, a, st) for s in self._slots if s.is_open for a in s.actuators
+                if (st := s.states.get(a.id)) is not None and st.error_code]
+
+    def _do_clear_faults(self, req: Request, now: float) -> None:
+        details: dict[str, str] = {}
+        for slot in self._slots:
+            if not slot.is_open:
+                for act in slot.actuators:
+                    details[act.name] = (f"bus {slot.spec.name!r} not connected"
+                                         f" ({slot.last_error}); nothing done")
+                continue
+            try:
+                answers = slot.driver.clear_faults()
+            except HardwareError as exc:
+                self._fail_bus(slot, exc, classify(exc), f"clear_faults failed: {exc}", now)
+                for act in slot.actuators:
+                    details[act.name] = f"clear_faults failed on bus {slot.spec.name!r}: {exc}"
+                continue
+            for act in slot.actuators:
+                details[act.name] = answers.get(act.id, "no fault")
+        self._read_all(now)
+        self._settle(now)
+        remaining = self._device_faults()
+        faults_left = [f"{a.name!r}: {st.fault or st.error_code}" for _, a, st in remaining]
+        closed = [s.spec.name for s in self._slots if not s.is_open]
+        req.details = details
+        ok = not faults_left and not closed
+        if ok:
+            message = "no actuator reports a fault; torque stays off: enable to move"
+        else:
+            parts = ([f"still in fault: {', '.join(faults_left)}"] if faults_left else [])
+            parts += [f"bus(es) not connected: {', '.join(closed)}"] if closed else []
+            message = "; ".join(parts)
+        _LOG.warning("clear_faults: %s (%s)", message,
+                     "; ".join(f"{k}: {v}" for k, v in details.items()))
+        req.finish(ok=ok, message=message)
 
     def _enable_problem(self) -> str:
         """Why enabling is not possible now, or ``""``."""
@@ -690,7 +806,8 @@ class HardwareManager:
         if faulty:
             slot, act = faulty[0]
             return (f"cannot enable: {act.name!r} (bus {slot.spec.name!r} id {act.id})"
-                    f" reports a fault: {slot.states[act.id].fault}")
+                    f" reports a fault: {slot.states[act.id].fault}; ~/clear_faults runs"
+                    " the device's recovery")
         unknown = [self.names[i] for i in np.flatnonzero(~np.isfinite(self._q))]
         if unknown:
             return f"cannot enable: no measured position for {', '.join(unknown)}"
@@ -705,6 +822,18 @@ class HardwareManager:
         return ""
 
     def _do_enable(self, now: float) -> tuple[bool, str]:
+        # A bus that missed this cycle's read (a loaded host) is read again, a few times.
+        for _ in range(ENABLE_READ_ATTEMPTS - 1):
+            if all(s.fresh for s in self._slots if s.is_open):
+                break
+            for slot in self._slots:
+                if slot.is_open and not slot.fresh:
+                    try:
+                        states = slot.driver.read()
+                    except HardwareError as exc:  # noqa: PERF203 - counted, retried
+                        self._fail_bus(slot, exc, classify(exc), str(exc), now)
+                    else:
+                        self._take_states(slot, states, now)
         problem = self._enable_problem()
         if problem:
             return False, problem
@@ -727,6 +856,7 @@ class HardwareManager:
                 slot.torque = True
                 slot.driver.write(hold[id(slot)])
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
+                slot.torque = False  # a failed enable ends with torque off everywhere
                 self._fail_bus(slot, exc, classify(exc), str(exc), now, hard=True)
                 self._torque_off_all(now)
                 return False, f"cannot enable: bus {slot.spec.name!r}: {exc}"
@@ -740,11 +870,13 @@ class HardwareManager:
 
     def _torque_off_all(self, now: float) -> None:
         for slot in self._slots:
+            # A closed bus is reopened with torque off; an open one that fails now is
+            # closed with torque off.
+            slot.keep_torque = slot.torque = False
             if not slot.is_open:
                 continue
             try:
                 slot.driver.set_torque(False)
-                slot.torque = False
             except HardwareError as exc:
                 self._fail_bus(slot, exc, classify(exc), f"torque off failed: {exc}", now,
                                hard=True)
@@ -769,13 +901,16 @@ class HardwareManager:
     # ---------------------------------------------------------------- I/O
 
     def _read_all(self, now: float) -> None:
+        self._read_stamp = now
         for slot in self._slots:
             if not slot.is_open:
                 slot.fresh = False
+                self._measured[slot.dofs] = False
                 continue
             try:
                 states = slot.driver.read()
             except HardwareError as exc:
+                self._measured[slot.dofs] = False
                 self._fail_bus(slot, exc, classify(exc), str(exc), now)
                 continue
             self._take_states(slot, states, now)
@@ -784,6 +919,7 @@ class HardwareManager:
                      now: float) -> None:
         missing = [a.id for a in slot.actuators if a.id not in states]
         if missing:
+            self._measured[slot.dofs] = False
             self._fail_bus(slot, None, ErrorKind.TIMEOUT, f"no state from id(s) {missing}", now)
             return
         slot.states = dict(states)
@@ -792,22 +928,68 @@ class HardwareManager:
         for dof, act in zip(slot.dofs, slot.actuators, strict=True):
             st = states[act.id]
             d, g, z = self._direction[dof], self._gear[dof], self._zero[dof]
+            self._measured[dof] = math.isfinite(st.position)
             if math.isfinite(st.position):
                 self._q[dof] = d * (st.position - z) / g
             if math.isfinite(st.velocity):
                 self._v[dof] = d * st.velocity / g
             if math.isfinite(st.effort):
                 self._e[dof] = d * st.effort * g
+        if slot.just_opened:
+            slot.just_opened = False
+            self._after_open(slot, now)
         faulty = [a for a in slot.actuators if states[a.id].error_code]
         if not faulty:
             slot.attempts = 0
+            if slot.faults_reported:
+                slot.faults_reported = set()
+                _LOG.info("bus %r: no actuator reports a fault any more", slot.spec.name)
             return
-        act = faulty[0]
+        new = [a for a in faulty if a.id not in slot.faults_reported]
+        slot.faults_reported = {a.id for a in faulty}
+        if not new:
+            return
+        for act in new:
+            slot.device_counts[act.id].add(ErrorKind.DEVICE)
+            slot.counts.add(ErrorKind.DEVICE)
+        act = new[0]
         st = states[act.id]
-        slot.device_counts[act.id].add(ErrorKind.DEVICE)
-        self._fail_bus(slot, None, ErrorKind.DEVICE,
-                       f"{act.name!r} (id {act.id}) in fault: {st.fault or st.error_code}",
-                       now, hard=True)
+        message = (f"{act.name!r} (bus {slot.spec.name!r} id {act.id}) reports a fault:"
+                   f" {st.fault or st.error_code}; ~/clear_faults runs the device's recovery")
+        slot.last_error = message
+        _LOG.error("%s", message)
+        self._enter_fault(message, now)
+
+    def _after_open(self, slot: _Slot, now: float) -> None:
+        """First healthy read after (re)opening: take the devices' torque as they report it.
+
+        Under ``safe_state: hold``, actuators that kept torque through a bus outage hold
+        their measured positions (the limiter restarts there, so nothing jumps).
+        """
+        torqued = [dof for dof, a in zip(slot.dofs, slot.actuators, strict=True)
+                   if slot.states[a.id].torque_enabled and not slot.states[a.id].error_code]
+        slot.torque = bool(torqued)
+        slot.keep_torque = False
+        if not torqued:
+            return
+        lim = self._limiter
+        measured = np.zeros(len(self.names), dtype=bool)
+        measured[np.asarray(torqued, dtype=np.intp)] = True
+        measured &= np.isfinite(self._q)
+        current = lim.position_targets
+        start = np.where(measured | ~np.isfinite(current), np.clip(self._q, lim.q_lo, lim.q_hi),
+                         current)
+        # A position DOF with neither a measurement nor a target is on a bus that is not
+        # open: its target is never written (writes go to open, torqued buses only) and
+        # the next open or enable restarts it from its measurement.
+        lim.reset(np.where(np.isfinite(start), start, 0.0))
+        self._goal_q = np.where(lim.position_mask, start, np.nan)
+        self._goal_v = np.zeros(len(self.names))
+        self._goal_e = np.zeros(len(self.names))
+        self._target = lim.position_targets
+        self._last_compute = None
+        _LOG.warning("bus %r: %d actuator(s) kept torque through the outage; holding their"
+                     " measured positions", slot.spec.name, len(torqued))
 
     def _control(self, now: float, *, read_cycle: bool) -> None:
         """Take new commands, apply the watchdog, compute and write the targets."""
@@ -851,6 +1033,7 @@ class HardwareManager:
                     self._take_pending()
                 if self._pending_traj is not None:
                     self._traj, self._pending_traj = self._pending_traj, None
+                    self._traj_clamped = set()
             self._pending_new, self._pending_stamp = False, None
             return new, stamp, self._last_command
 
@@ -890,6 +1073,13 @@ class HardwareManager:
             _LOG.error("trajectory sample rejected, holding: %s", check.reason)
             self._hold_goals()
             return
+        new = [c for c in check.clamped if c.name not in self._traj_clamped]
+        if new:  # once per DOF and trajectory: the trajectory leaves the limits
+            self._traj_clamped.update(c.name for c in new)
+            _LOG.warning("trajectory leaves the limits at t = %.3f s: %s (clamped; said once"
+                         " per DOF and trajectory)", t,
+                         ", ".join(f"{c.name!r} {c.requested:.6g} -> {c.applied:.6g}"
+                                   for c in new))
         self._goal_q[idx] = check.values
         self._watchdog.feed(now)
         if t > traj.duration:
@@ -939,7 +1129,8 @@ class HardwareManager:
     def _make_status(self, now: float) -> HardwareStatus:
         # Refreshed every _DIAG_PERIOD, and at once when the state or a bus's health changes.
         signature = (self._state, self._watchdog.tripped, *(
-            (s.is_open, s.torque, s.consecutive, s.attempts, s.counts.total) for s in self._slots))
+            (s.is_open, s.fresh, s.torque, s.consecutive, s.attempts, s.counts.total)
+            for s in self._slots))
         if not now - self._last_diag < _DIAG_PERIOD or signature != self._diag_signature:
             self._diag = (self._bus_diagnostics(), self._actuator_diagnostics())
             self._last_diag = now if math.isfinite(now) else -math.inf
@@ -948,6 +1139,7 @@ class HardwareManager:
             stamp=now, state=self._state, message=self._message, names=self.names,
             position=_arr(self._q.copy()), velocity=_arr(self._v.copy()),
             effort=_arr(self._e.copy()), target=_arr(np.asarray(self._target, float).copy()),
+            measured=_arr(self._measured.copy()), read_stamp=self._read_stamp,
             fresh=all(s.fresh for s in self._slots), watchdog_tripped=self._watchdog.tripped,
             cycles=self._cycles, overruns=self._overruns,
             guard_corrections=self._limiter.corrections,
@@ -976,10 +1168,13 @@ class HardwareManager:
         for s in self._slots:
             for dof, act in zip(s.dofs, s.actuators, strict=True):
                 st = s.states.get(act.id)
+                stale = not (s.is_open and s.fresh)
                 if not s.is_open:
-                    level, message = Level.ERROR, "bus not connected"
+                    level, message = Level.STALE, "no data: bus not connected"
                 elif st is None:
                     level, message = Level.STALE, "no data yet"
+                elif stale:
+                    level, message = Level.STALE, f"no fresh data: {s.last_error}"
                 elif st.error_code:
                     level, message = Level.ERROR, f"fault: {st.fault or st.error_code}"
                 elif self._watchdog.tripped and s.torque:
@@ -991,7 +1186,8 @@ class HardwareManager:
                     message = "torque on" if s.torque else "torque off"
                 out.append(ActuatorDiagnostics(
                     name=act.name, bus=s.spec.name, id=act.id, model=act.model, level=level,
-                    message=message, torque_enabled=bool(st and st.torque_enabled),
+                    message=message,
+                    torque_enabled=None if stale or st is None else st.torque_enabled,
                     error_code=st.error_code if st else 0, fault=st.fault if st else "",
                     temperature=st.temperature if st else None,
                     voltage=st.voltage if st else None,

@@ -17,12 +17,21 @@ Parameters:
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
     port, can_interface, can_channel (string): override every serial / CAN bus's
         transport ("" = as in the YAML).
+    connect_timeout (double): seconds for every bus to connect at start, else the node
+        exits with code 1 (scripts, CI); 0 = keep trying for ever (an ERROR every 10 s).
+    max_trajectory_delay (double): a trajectory whose header stamp is further ahead
+        than this many seconds is refused.
 
 Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajectory``
 (trajectory_msgs/JointTrajectory), ``~/estop`` (std_msgs/Bool, true = stop); publishes
 ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics``.
 Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off),
-``~/estop`` (std_srvs/Trigger).
+``~/estop`` (std_srvs/Trigger), ``~/clear_faults`` (std_srvs/Trigger: each protocol's
+fault recovery; the answer lists what was done per actuator).
+
+``joint_states`` and ``/tf`` carry only what was measured: a DOF whose bus missed the
+last read is left out (and the transforms that depend on it) until a fresh read, and
+messages are stamped with the time of the read, never re-sent with a newer stamp.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
+from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -48,6 +58,7 @@ from trajectory_msgs.msg import JointTrajectory
 from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
 from skel_ros.hardware.base import PROTOCOLS, emulator_transport
 from skel_ros.hardware.errors import ConfigError, HardwareError
+from skel_ros.hardware.manager import MAX_START_DELAY
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
@@ -75,6 +86,7 @@ MAX_PUBLISH_RATE = 1_000.0  # Hz
 DIAGNOSTICS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 _DIAGNOSTICS_PERIOD = 1.0  # s, the diagnostics convention
 _LOGGERS = ("skel_ros.hardware",)
+EXIT_NOT_CONNECTED = 1  # connect_timeout expired
 
 
 def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescriptor:
@@ -94,7 +106,15 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "port": ("", "serial port for every serial bus ('' = as in the YAML)"),
     "can_interface": ("", "python-can interface for every CAN bus ('' = as in the YAML)"),
     "can_channel": ("", "CAN channel for every CAN bus ('' = as in the YAML)"),
+    "connect_timeout": (0.0, ("seconds for every bus to connect at start, else exit with"
+                              " code 1; 0 = keep trying (an ERROR every 10 s)")),
+    "max_trajectory_delay": (MAX_START_DELAY, ("a trajectory stamped further ahead than"
+                                               " this (s) is refused")),
 }
+
+
+class HardwareNotConnectedError(RuntimeError):
+    """``connect_timeout`` expired before every bus connected."""
 
 
 class _RosLogHandler(logging.Handler):
@@ -136,6 +156,7 @@ class HardwareNode(Node):
         super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
                          context=context)
         self._emulators: list[Any] = []
+        self._published_read = math.nan
         self._manager: HardwareManager | None = None
         self._log_handler = _RosLogHandler(self)
         for name in _LOGGERS:
@@ -172,18 +193,22 @@ class HardwareNode(Node):
             self._manager = HardwareManager(
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
-                auto_resume=auto_resume, record_latency=record_latency)
+                auto_resume=auto_resume, record_latency=record_latency,
+                max_start_delay=p["max_trajectory_delay"])
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
         self.world, self.skeleton, self.bound = world, skeleton, bound
         self.frame_prefix = p["frame_prefix"]
         self._prefix = skeleton_namespace(world, skeleton)  # public DOF names, as the sim
         self._create_interfaces(p)
+        self._connect_deadline = (math.inf if p["connect_timeout"] == 0
+                                  else self._manager.now() + p["connect_timeout"])
+        self._connected_logged = False
         self._manager.start()
         self.get_logger().info(
-            f"driving {len(bound.names)} DOF(s) of {skeleton.name!r} on"
-            f" {len(config.buses)} bus(es){' (emulated)' if p['emulate'] else ''} at"
-            f" {self._manager.control_rate:g} Hz; torque is off until ~/enable")
+            f"connecting {len(config.buses)} bus(es){' (emulated)' if p['emulate'] else ''}"
+            f" for {len(bound.names)} DOF(s) of {skeleton.name!r}, control loop at"
+            f" {self._manager.control_rate:g} Hz; torque stays off until ~/enable")
 
     def _check_parameters(self, p: dict[str, Any]) -> None:
         problems = []
@@ -199,6 +224,12 @@ class HardwareNode(Node):
             problems.append(f"command_timeout must be >= 0 or -1, got {timeout}")
         if p["auto_resume"] not in ("", "true", "false"):
             problems.append(f"auto_resume must be '', 'true' or 'false', got {p['auto_resume']!r}")
+        connect = p["connect_timeout"]
+        if not (math.isfinite(connect) and connect >= 0.0):
+            problems.append(f"connect_timeout must be >= 0, got {connect}")
+        delay = p["max_trajectory_delay"]
+        if not (math.isfinite(delay) and delay >= 0.0):
+            problems.append(f"max_trajectory_delay must be >= 0, got {delay}")
         publish = p["publish_rate"]
         if not (math.isfinite(publish) and 0.0 < publish <= MAX_PUBLISH_RATE):
             problems.append(f"publish_rate must be in (0, 1000] Hz, got {publish}")
@@ -245,6 +276,8 @@ class HardwareNode(Node):
         self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/estop", self._on_estop)
+        self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
+        self.create_timer(0.1, self._check_connection)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics",
                                                       DIAGNOSTICS_QOS)
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
@@ -276,9 +309,11 @@ class HardwareNode(Node):
             return
         result = self.manager.command(cmd.kind, names, np.asarray(cmd.values)[keep])
         if not result.ok:
-            self._throttle(f"joint_commands: {result.message}")
-        elif result.message:
-            self._throttle(result.message)
+            self._throttle(f"joint_commands: {result.message}", key=result.reason or None)
+        for clamp in result.clamped:  # throttled per joint, whatever the values
+            self._throttle(f"joint_commands: {cmd.kind.value} of {clamp.name!r} clamped to"
+                           f" its limits: {clamp.requested:.6g} -> {clamp.applied:.6g}",
+                           key=f"clamped {cmd.kind.value} {clamp.name}")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         status = self.manager.status()
@@ -307,24 +342,40 @@ class HardwareNode(Node):
             trajectory = PointTrajectory(names, trajectory.points, trajectory.start_positions)
         result = self.manager.follow(trajectory, start)
         if not result.ok:
-            self._throttle(f"joint_trajectory: {result.message}")
+            self._throttle(f"joint_trajectory: {result.message}", key=result.reason or None)
 
     def _publish_state(self) -> None:
         status = self.manager.status()
-        if not math.isfinite(status.stamp):
-            return
+        if not math.isfinite(status.read_stamp) or status.read_stamp == self._published_read:
+            return  # nothing measured since the last message: send nothing
+        self._published_read = status.read_stamp
         # Every DOF of the world, as the simulation publishes: measured where an actuator
-        # drives it, the model's initial position (velocity, effort NaN) elsewhere.
+        # drives it, the model's initial position (velocity, effort NaN) elsewhere; DOFs
+        # whose bus missed the read are left out (robot_io.RobotPublisher.publish_measured).
         q = self.robot.initial_positions.copy()
         v = np.full(q.size, np.nan)
         e = np.full(q.size, np.nan)
+        known = np.ones(q.size, dtype=bool)
         q[self._state_index] = status.position
         v[self._state_index] = status.velocity
         e[self._state_index] = status.effort
-        stamp = self.robot.now()
-        self.robot.publish_joint_states(q, v, e, stamp)
-        if np.isfinite(q).all():
-            self.robot.publish_tf(q, stamp)
+        known[self._state_index] = status.measured
+        age = max(self.manager.now() - status.read_stamp, 0.0)
+        stamp = (self.get_clock().now() - Duration(nanoseconds=int(age * 1e9))).to_msg()
+        self.robot.publish_measured(q, v, e, known & np.isfinite(q), stamp)
+
+    def _check_connection(self) -> None:
+        if self._connected_logged:
+            return
+        status = self.manager.status()
+        if status.buses and all(b.connected for b in status.buses):
+            self._connected_logged = True
+            self.get_logger().info(f"every bus connected ({status.state.value}): "
+                                   f"{status.message}")
+        elif self.manager.now() > self._connect_deadline:
+            missing = "; ".join(f"{b.name}: {b.message}" for b in status.buses
+                                if not b.connected)
+            raise HardwareNotConnectedError(f"not connected after connect_timeout: {missing}")
 
     @property
     def manager(self) -> HardwareManager:
@@ -345,6 +396,17 @@ class HardwareNode(Node):
         req = self.manager.estop(wait=1.0)
         response.success = req.done and req.ok
         response.message = req.message if req.done else "estop requested; loop did not answer"
+        return response
+
+    def _on_clear_faults(self, _request: Trigger.Request, response: Trigger.Response,
+                         ) -> Trigger.Response:
+        req = self.manager.clear_faults(wait=5.0)
+        response.success = req.done and req.ok
+        if not req.done:
+            response.message = "clear_faults requested; the control loop did not answer"
+        else:
+            response.message = req.message + "".join(
+                f"\n{name}: {what}" for name, what in req.details.items())
         return response
 
     def _on_estop_topic(self, msg: Bool) -> None:
@@ -411,7 +473,8 @@ def _bus_status(bus: BusDiagnostics, node: str) -> DiagnosticStatus:
 def _actuator_status(act: ActuatorDiagnostics, node: str) -> DiagnosticStatus:
     values = [KeyValue(key="bus", value=act.bus), KeyValue(key="id", value=str(act.id)),
               KeyValue(key="model", value=act.model),
-              KeyValue(key="torque_enabled", value=str(act.torque_enabled)),
+              KeyValue(key="torque_enabled",
+                       value="unknown" if act.torque_enabled is None else str(act.torque_enabled)),
               KeyValue(key="error_code", value=str(act.error_code)),
               KeyValue(key="position", value=f"{act.position:.6g}"),
               KeyValue(key="target", value=f"{act.target:.6g}")]
@@ -442,6 +505,16 @@ def main(args: Sequence[str] | None = None) -> None:
         logging.getLogger("skel_ros.hardware_node").critical("%s", exc)
         print(f"hardware_node: {exc}", file=sys.stderr)  # noqa: T201 - before ROS logging
         sys.exit(2)
+    except HardwareNotConnectedError as exc:
+        if node is not None:
+            node.get_logger().fatal(str(exc))
+        print(f"hardware_node: {exc}", file=sys.stderr)  # noqa: T201 - a script's reason
+        if node is not None:
+            node.destroy_node()
+            node = None
+        if rclpy.ok():
+            rclpy.try_shutdown()
+        sys.exit(EXIT_NOT_CONNECTED)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

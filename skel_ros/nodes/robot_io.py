@@ -891,6 +891,7 @@ class RobotPublisher:
         self._joint_states_wire, self._tf_wire, self._urdf_wire = self._wires()
         self.serialized = self._joint_states_wire is not None
         """True when the per-step streams go out as serialized bytes (:class:`_CdrTemplate`)."""
+        self._tf_deps: npt.NDArray[np.bool_] | None = None
         self.markers = self._markers(collision=collision_markers)
         self.publish_latched()
 
@@ -1072,6 +1073,64 @@ class RobotPublisher:
         """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
         q = self._positions(positions)
         self._publish_tf(q, self._urdf_values.values(q), stamp or self.now())
+
+    def publish_measured(self, positions: npt.ArrayLike, velocities: npt.ArrayLike,
+                         efforts: npt.ArrayLike, known: npt.ArrayLike,
+                         stamp: Time | None = None) -> None:
+        """``joint_states`` and ``/tf`` with only the joints whose values are ``known``.
+
+        A joint that is not known (a hardware bus that is down) is left out of
+        ``joint_states``, and every ``/tf`` transform that depends on it is left out of
+        ``/tf``: listeners see it go stale instead of standing still. With every joint
+        known this is :meth:`publish_joint_states` plus :meth:`publish_tf`.
+
+        Args:
+            positions, velocities, efforts: one value per joint of :attr:`joint_names`.
+            known: one bool per joint.
+            stamp: when the values were measured (default: now).
+        """
+        stamp = stamp or self.now()
+        mask = np.asarray(known, dtype=bool).reshape(-1)
+        q = self._positions(positions)
+        if mask.all():
+            self.publish_joint_states(q, velocities, efforts, stamp)
+            self.publish_tf(q, stamp)
+            return
+        if not mask.any():
+            return
+        keep = np.flatnonzero(mask)
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = [self.joint_names[i] for i in keep]
+        msg.position = _doubles(q[keep])
+        msg.velocity = _doubles(np.asarray(velocities, dtype=float).reshape(-1)[keep])
+        msg.effort = _doubles(np.asarray(efforts, dtype=float).reshape(-1)[keep])
+        self._joint_states_pub.publish(msg)
+        if not self._tf.transforms:
+            return
+        frames = np.flatnonzero(~(self._tf_dependencies() & ~mask).any(axis=1))
+        if not frames.size or not np.isfinite(q[mask]).all():
+            return
+        filled = np.where(mask, q, self.initial_positions)  # unknown joints: never published
+        rows = self._frame_rows(filled, self._urdf_values.values(filled))
+        transforms = [copy.deepcopy(self._tf.transforms[i]) for i in frames]
+        _fill_rows(transforms, rows[frames], stamp)
+        self._tf_pub.publish(TFMessage(transforms=transforms))
+
+    def _tf_dependencies(self) -> npt.NDArray[np.bool_]:
+        """(frames, joints): whether a ``/tf`` transform moves with a joint's value."""
+        if self._tf_deps is None:
+            q0 = self.initial_positions.copy()
+            base = self._frame_rows(q0, self._urdf_values.values(q0))
+            deps = np.zeros((base.shape[0], q0.size), dtype=bool)
+            for j in range(q0.size):
+                for delta in (0.3, -0.7):  # two sizes: no joint is blind to both
+                    q = q0.copy()
+                    q[j] += delta
+                    rows = self._frame_rows(q, self._urdf_values.values(q))
+                    deps[:, j] |= ~np.isclose(rows, base, rtol=0.0, atol=1e-12).all(axis=1)
+            self._tf_deps = deps
+        return self._tf_deps
 
     def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""
