@@ -21,17 +21,22 @@ def _positive(text: str) -> float:
 def _cmd_play(args: argparse.Namespace) -> int:
     if not args.print:
         return _play_to_ros(args)
-    from skel_ros.model import load_skel
+    from skel_ros.model import SkelError
     from skel_ros.resources import resolve
-    from skel_ros.trajectory import TrajectoryError, check_limits, load_trajectory, model_limits
+    from skel_ros.trajectory import (
+        TrajectoryError,
+        check_limits,
+        load_trajectory,
+        load_trajectory_model,
+    )
 
     try:
-        limits = model_limits(load_skel(resolve(args.skel)))
-        trajectory = load_trajectory(resolve(args.file), list(limits),
+        model = load_trajectory_model(resolve(args.skel))
+        trajectory = load_trajectory(resolve(args.file), model.q_columns,
                                      resolve(args.mapping) if args.mapping else None,
                                      trajectory_id=args.trajectory_id)
-        check_limits(trajectory, limits)
-    except TrajectoryError as exc:
+        trajectory = check_limits(trajectory, model.limits)
+    except (SkelError, TrajectoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print("# t " + " ".join(trajectory.joint_names))
@@ -68,13 +73,16 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "play",
         help="play a CASPR trajectories.xml or trajectory YAML (to ROS, or --print it)",
         description="Load FILE (CASPR trajectories.xml or trajectory_msgs-style YAML), map it "
-        "onto the DOFs of the SKEL model, refuse it if it leaves the joint limits, then "
+        "onto the DOFs of the model (CASPR q columns: in CASPR's q order for a CASPR "
+        "bodies.xml, the model's DOF order otherwise, or --mapping), refuse it if it leaves "
+        "the joint limits, then "
         "either print sampled positions (--print, no ROS needed) or run the "
         "trajectory_player node to publish it.",
     )
     p.add_argument("file", metavar="FILE", help="trajectory file")
-    p.add_argument("--skel", required=True, metavar="SKEL",
-                   help="the robot's SKEL file (DOF names and limits)")
+    p.add_argument("--skel", required=True, metavar="MODEL",
+                   help="the robot's model: SKEL, CASPR bodies.xml or Phobos YAML/JSON (DOF"
+                   " names and limits)")
     p.add_argument("--mapping", metavar="M", help="YAML mapping CASPR q columns to DOF names")
     p.add_argument("--trajectory-id", metavar="ID",
                    help="which CASPR joint trajectory of the file (default: the first)")

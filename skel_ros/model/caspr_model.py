@@ -216,6 +216,17 @@ class CasprBodies:
     display_range: Array | None
     view_angle: Array | None
 
+    @property
+    def q_dofs(self) -> tuple[str, ...]:
+        """The model DOF each entry of CASPR's ``q`` vector moves, in CASPR's ``q`` order.
+
+        CASPR's ``q`` stacks the links' joint coordinates in link ``num`` order, each
+        joint's in its own order (``SystemModelBodies``, ``src/Model/Bodies/Joints/*.m``).
+        The model's DOF order differs where DART cannot keep CASPR's (``PLANAR_XZ``,
+        ``S_FIXED_XYZ``): this list, not the DOF order, says which DOF ``q[i]`` moves.
+        """
+        return tuple(name for link in self.links for name in link.dofs)
+
     def link(self, num: int) -> CasprLink:
         """The link numbered ``num`` (KeyError if none)."""
         for link in self.links:

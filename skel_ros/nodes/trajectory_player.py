@@ -41,14 +41,14 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from skel_ros.model import SkelError, load_model
+from skel_ros.model import SkelError
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
     PointTrajectory,
     TrajectoryError,
     check_limits,
     load_trajectory,
-    model_limits,
+    load_trajectory_model,
 )
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ class PlayerSetupError(RuntimeError):
 
 PARAMETERS: dict[str, tuple[Any, str]] = {
     "trajectory_file": ("", "CASPR trajectories.xml or trajectory YAML (path or package://)"),
-    "skel_file": ("", "the robot's SKEL file: DOF names and limits (path or package://)"),
-    "mapping_file": ("", "YAML mapping CASPR q columns to DOF names ('' = model order)"),
+    "skel_file": ("", "the robot's model, SKEL, CASPR bodies.xml or Phobos (path or package://)"),
+    "mapping_file": ("", ("YAML mapping CASPR q columns to DOF names ('' = CASPR's q order for"
+                          " a bodies.xml, else model order)")),
     "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
     "mode": ("trajectory", ("'trajectory': one JointTrajectory on joint_trajectory; 'stream':"
                             " JointState position commands on joint_commands at rate Hz")),
@@ -172,17 +173,16 @@ class TrajectoryPlayer(Node):
 
     def _load(self, p: dict[str, Any]) -> PointTrajectory:
         try:
-            world = load_model(resolve(p["skel_file"]))
-            limits = model_limits(world)
+            model = load_trajectory_model(resolve(p["skel_file"]))
             mapping = resolve(p["mapping_file"]) if p["mapping_file"] else None
-            trajectory = load_trajectory(resolve(p["trajectory_file"]), list(limits), mapping,
+            trajectory = load_trajectory(resolve(p["trajectory_file"]), model.q_columns, mapping,
                                          trajectory_id=p["trajectory_id"] or None)
         except (FileNotFoundError, SkelError, TrajectoryError) as exc:
             raise PlayerSetupError(str(exc)) from None
         try:
-            check_limits(trajectory, limits)
+            trajectory = check_limits(trajectory, model.limits)
         except TrajectoryError as exc:
-            raise PlayerSetupError(f"refusing to play {p['trajectory_file']}: {exc}") from None
+            raise PlayerSetupError(f"refusing to play {exc}") from None  # exc names the file
         return trajectory
 
     # ---------------------------------------------------------------- playing

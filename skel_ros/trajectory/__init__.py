@@ -35,7 +35,12 @@ from skel_ros.trajectory.errors import (
     TrajectoryMappingError,
 )
 from skel_ros.trajectory.limits import DofLimits, check_limits, model_limits
-from skel_ros.trajectory.loader import load_trajectory, sniff_format
+from skel_ros.trajectory.loader import (
+    TrajectoryModel,
+    load_trajectory,
+    load_trajectory_model,
+    sniff_format,
+)
 from skel_ros.trajectory.mapping import (
     DofMapping,
     MappedColumn,
@@ -60,10 +65,12 @@ __all__ = [
     "TrajectoryFileError",
     "TrajectoryLimitError",
     "TrajectoryMappingError",
+    "TrajectoryModel",
     "TrajectoryPoint",
     "check_limits",
     "load_mapping",
     "load_trajectory",
+    "load_trajectory_model",
     "model_limits",
     "parse_caspr",
     "parse_mapping",

@@ -192,7 +192,8 @@ class CasprTrajectory:
         points = [TrajectoryPoint(float(t), tuple(q[k].tolist()), tuple(qd[k].tolist()),
                                   tuple(qdd[k].tolist())) for k, t in enumerate(samples.times)]
         try:
-            return PointTrajectory([c.dof for c in columns], points)
+            return PointTrajectory([c.dof for c in columns], points,
+                                   source=f"{self.location.file} (joint trajectory {self.id!r})")
         except TrajectoryError as exc:
             raise TrajectoryFileError(exc.reason, self.location) from None
 

@@ -3,25 +3,39 @@
 The reader is chosen by content, not by file name: a document whose first
 non-blank character is ``<`` is XML and must be a CASPR ``<trajectories>``
 file; anything else is read as trajectory YAML.
+
+``load_trajectory_model`` reads the model a trajectory is played against (any
+file :func:`~skel_ros.model.load_model` reads) with the DOF each CASPR ``q``
+column drives: CASPR's own order for a CASPR ``bodies.xml``
+(:attr:`~skel_ros.model.caspr_model.CasprBodies.q_dofs`), the model's DOF order
+otherwise.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from skel_ros.model.caspr_model import load_caspr_bodies
 from skel_ros.model.errors import Location
+from skel_ros.model.formats import ModelFormat, detect_format, load_model
+from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.trajectory.caspr import parse_caspr
 from skel_ros.trajectory.errors import TrajectoryFileError, TrajectoryMappingError
+from skel_ros.trajectory.limits import DofLimits, model_limits
 from skel_ros.trajectory.mapping import DofMapping, load_mapping, resolve_columns
 from skel_ros.trajectory.yaml_file import parse_trajectory_yaml
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Sequence
 
+    from skel_ros.model.types import World
     from skel_ros.trajectory.points import PointTrajectory
 
-__all__ = ["TrajectoryFormat", "load_trajectory", "sniff_format"]
+__all__ = ["TrajectoryFormat", "TrajectoryModel", "load_trajectory", "load_trajectory_model",
+           "sniff_format"]
 
 TrajectoryFormat = Literal["caspr", "yaml"]
 
@@ -30,6 +44,45 @@ def sniff_format(data: bytes) -> TrajectoryFormat:
     """``"caspr"`` for XML content, ``"yaml"`` otherwise."""
     head = data.lstrip(b"\xef\xbb\xbf").lstrip()
     return "caspr" if head.startswith(b"<") else "yaml"
+
+
+@dataclass(frozen=True)
+class TrajectoryModel:
+    """The model a trajectory is played against.
+
+    Attributes:
+        world: The model.
+        limits: Every DOF's limits by public name, in DOF order (:func:`model_limits`).
+        q_columns: The public DOF name each CASPR ``q`` column drives, in ``q`` order:
+            CASPR's order for a CASPR ``bodies.xml`` (it differs from the DOF order
+            for ``PLANAR_XZ`` and ``S_FIXED_XYZ`` joints), the DOF order otherwise.
+            Pass it as ``load_trajectory``'s ``model_dof_names``.
+    """
+
+    world: World
+    limits: dict[str, DofLimits]
+    q_columns: tuple[str, ...]
+
+
+def load_trajectory_model(path: str | os.PathLike[str]) -> TrajectoryModel:
+    """Read any model file :func:`~skel_ros.model.load_model` reads, with its CASPR columns.
+
+    Raises:
+        SkelError: The model cannot be read (file:line).
+        TrajectoryError: Two DOFs would have the same public name.
+    """
+    world = load_model(path)
+    limits = model_limits(world)
+    columns = tuple(limits)
+    try:
+        head = Path(path).read_bytes()[:65536]
+    except OSError:  # load_model read it a moment ago; keep its DOF order
+        head = b""
+    if detect_format(head) is ModelFormat.CASPR_BODIES:
+        bodies = load_caspr_bodies(path)
+        prefix = skeleton_namespace(world, world.skeletons[0])
+        columns = tuple(prefix + name for name in bodies.q_dofs)
+    return TrajectoryModel(world, limits, columns)
 
 
 def load_trajectory(path: str | Path, model_dof_names: Sequence[str] | None,

@@ -74,6 +74,8 @@ class PointTrajectory:
         joint_names: The joints, in the order of each point's values (unique, non-empty).
         points: At least one point; times strictly increasing and >= 0.
         start_positions: Where the joints are at ``t = 0`` when the first point is later.
+        source: Where the trajectory comes from (e.g. ``"traj.xml (joint trajectory 'a')"``),
+            for messages; None when it was built in code.
 
     Raises:
         TrajectoryError: the names, a point or the start positions are invalid; the
@@ -81,8 +83,10 @@ class PointTrajectory:
     """
 
     def __init__(self, joint_names: Sequence[str], points: Sequence[TrajectoryPoint],
-                 start_positions: Sequence[float] | None = None) -> None:
+                 start_positions: Sequence[float] | None = None, *,
+                 source: str | None = None) -> None:
         self._names = _check_names(joint_names)
+        self._source = source
         n = len(self._names)
         if len(points) == 0:
             raise TrajectoryError("a trajectory needs at least one point")
@@ -128,6 +132,11 @@ class PointTrajectory:
     def points(self) -> tuple[TrajectoryPoint, ...]:
         """The points as given."""
         return self._points
+
+    @property
+    def source(self) -> str | None:
+        """Where the trajectory comes from (file and trajectory id), or None."""
+        return self._source
 
     @property
     def start_positions(self) -> tuple[float, ...] | None:

@@ -124,7 +124,7 @@ class _Reader:
             previous = point.time_from_start
             points.append(point)
         try:
-            return PointTrajectory(names, points)
+            return PointTrajectory(names, points, source=self.source)
         except TrajectoryError as exc:  # checked above; kept for a located message
             raise self.error(exc.reason, points_node, "/points") from None
 

@@ -182,7 +182,8 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 2, output
     assert "refusing to play" in output
-    assert "DOF 'wrist' at t = 1.005 s: position 1.91 is outside its limits [-1.9, 1.9]" in output
+    assert ("far.yaml: DOF 'wrist' at t = 1.005 s: position 1.9095000000000002 is outside its"
+            " limits [-1.9, 1.9]") in output
 
 
 @pytest.mark.parametrize(

@@ -245,8 +245,9 @@ def test_limit_check_names_joint_and_time(tmp_path: Path) -> None:
     # linear: wrist = 1.9 t, leaves [-1.9, 1.9] just after t = 1
     assert info.value.joint == "wrist"
     assert info.value.time == pytest.approx(1.005, abs=1e-9)
-    assert "DOF 'wrist' at t = 1.005 s: position 1.91 is outside its limits [-1.9, 1.9]" in str(
-        info.value)
+    assert (f"{path}: DOF 'wrist' at t = 1.005 s: position {info.value.value!r} is outside its"
+            f" limits [-1.9, 1.9] (by 0.0095)") in str(info.value)
+    assert info.value.value == pytest.approx(1.9095, abs=1e-12)
     fast = _write(tmp_path, "f.yaml", "joint_names: [wrist]\npoints:\n"
                   "- {positions: [0.0], time_from_start: 0}\n"
                   "- {positions: [1.0], time_from_start: 0.1}\n")
