@@ -4,7 +4,9 @@
 ``<bodies_system>``) and Phobos dictionaries (YAML or JSON with ``links`` /
 ``joints``, or the ``models`` envelope written for several skeletons). The file
 extension is never consulted: a Phobos YAML called ``robot.skel`` loads as
-Phobos, a SKEL file called ``robot.yaml`` as SKEL.
+Phobos, a SKEL file called ``robot.yaml`` as SKEL. Formats it recognises but does
+not read (CASPR cables, URDF, SDF, SMURF) are refused with words that name the
+format and say what to do.
 
 Every failure is a :class:`~skel_ros.model.errors.SkelError` with file:line and
 element (or key) path; content that is none of the formats is an
@@ -16,8 +18,9 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from skel_ros.model.caspr_model import load_caspr_bodies
 from skel_ros.model.errors import Location, SkelError
@@ -45,7 +48,34 @@ class ModelFormat(enum.Enum):
     CASPR_BODIES = "caspr-bodies"
     CASPR_CABLES = "caspr-cables"
     PHOBOS = "phobos"
+    URDF = "urdf"
+    SDF = "sdf"
     UNKNOWN = "unknown"
+
+
+# Root elements of XML formats that are recognised but not read.
+_XML_ROOTS = {
+    "skel": ModelFormat.SKEL,
+    "bodies_system": ModelFormat.CASPR_BODIES,
+    "cables": ModelFormat.CASPR_CABLES,
+    "robot": ModelFormat.URDF,
+    "sdf": ModelFormat.SDF,
+}
+
+_CONVERT_HINT = (
+    "convert the model to SKEL (<skel>) or to a Phobos dictionary (YAML or JSON with"
+    " 'links' and 'joints') and load that")
+
+# Formats that are recognised and refused: (reason, hint).
+_UNREAD = {
+    ModelFormat.CASPR_CABLES: (
+        "this is a CASPR cables file; it describes cables, not bodies",
+        "load the matching *_bodies.xml (and read the cables with load_caspr_cables)"),
+    ModelFormat.URDF: (
+        "this is a URDF file (root <robot>); reading URDF is not supported yet", _CONVERT_HINT),
+    ModelFormat.SDF: (
+        "this is an SDF file (root <sdf>); reading SDF is not supported", _CONVERT_HINT),
+}
 
 
 def _is_text(source: object) -> bool:
@@ -61,8 +91,7 @@ def detect_format(data: bytes) -> ModelFormat:
     if body.startswith(b"<"):
         m = _PROLOG.match(body[:65536])
         tag = m.group(1).decode("ascii", "replace") if m else ""
-        return {"skel": ModelFormat.SKEL, "bodies_system": ModelFormat.CASPR_BODIES,
-                "cables": ModelFormat.CASPR_CABLES}.get(tag, ModelFormat.UNKNOWN)
+        return _XML_ROOTS.get(tag, ModelFormat.UNKNOWN)
     if _LEGACY.match(body):
         return ModelFormat.SKEL  # load_skel explains the legacy format
     if not body:
@@ -114,16 +143,26 @@ def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> Wo
             ops = sibling if sibling.is_file() else None
         src = path if path is not None else str(source)
         return load_caspr_bodies(src, operational_spaces=ops, name=name).world
-    if fmt is ModelFormat.CASPR_CABLES:
-        raise UnknownFormatError(
-            "this is a CASPR cables file; it describes cables, not bodies", Location(label, 1),
-            "load the matching *_bodies.xml (and read the cables with load_caspr_cables)")
+    unread = _UNREAD.get(fmt)
+    if unread is not None:
+        reason, hint = unread
+        raise UnknownFormatError(reason, Location(label, _root_line(data)), hint)
     if fmt is ModelFormat.PHOBOS:
         return _load_phobos(data, label, path, name)
     raise UnknownFormatError(
         "not a SKEL, CASPR bodies or Phobos document", Location(label, 1 if data else 0),
         "SKEL starts with <skel>, CASPR bodies with <bodies_system>; a Phobos dictionary is"
         " YAML or JSON with 'links' and 'joints'")
+
+
+def _root_line(data: bytes) -> int:
+    """The line of the root element's start tag (1 when it cannot be found)."""
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    stripped = body.lstrip()
+    m = _PROLOG.match(stripped[:65536])
+    if m is None:
+        return 1
+    return body[: len(body) - len(stripped) + m.start(1)].count(b"\n") + 1
 
 
 def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -> World:
@@ -139,11 +178,33 @@ def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -
             f"not a SKEL, CASPR bodies or Phobos document ({exc.reason})", exc.location,
         ) from None
     if not looks_like_phobos(value):
-        raise UnknownFormatError(
-            "YAML/JSON without the 'links' and 'joints' of a Phobos dictionary",
-            Location(label, 1))
+        _refuse_other_yaml(value, label, lines)
     if path is not None:
         base: Path | None = path.resolve().parent
     else:
         base = Path(name).parent if name else None
     return phobos_to_world(value, source=label, base_dir=base, lines=lines)
+
+
+def _refuse_other_yaml(value: object, label: str, lines: Mapping[str, int]) -> NoReturn:
+    """Raise the error for parsed YAML/JSON that is not a Phobos dictionary, naming what it is."""
+    if isinstance(value, Mapping):
+        if "SMURF version" in value or ("modelname" in value and "files" in value):
+            files = value.get("files")
+            listed = ", ".join(str(f) for f in files) if isinstance(files, list) else ""
+            key = "SMURF version" if "SMURF version" in value else "modelname"
+            raise UnknownFormatError(
+                "this is a SMURF file (the index Phobos writes for a model"
+                + (f"; it lists {listed[:300]}" if listed else "")
+                + "); reading SMURF and the URDF it points to is not supported yet",
+                Location(label, lines.get(f"/{key}", 1)), _CONVERT_HINT)
+        if isinstance(value.get("models"), list) and "skel" not in value:
+            raise UnknownFormatError(
+                "a 'models' list without the 'skel' key that skel-ros writes beside it"
+                " (the world's physics); this envelope is skel-ros's own, not Phobos's",
+                Location(label, lines.get("/models", 1)),
+                "add 'skel: {world: {}}' at the top level for DART's default physics, or"
+                " load each model (a dictionary with 'links' and 'joints') as its own file")
+    raise UnknownFormatError(
+        "YAML/JSON without the 'links' and 'joints' of a Phobos dictionary",
+        Location(label, 1))

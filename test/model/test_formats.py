@@ -85,7 +85,8 @@ def test_format_is_chosen_by_content_not_extension(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("<robot name='r'/>", "not a SKEL, CASPR bodies or Phobos"),
+        ("<mujoco model='r'/>", "not a SKEL, CASPR bodies or Phobos"),
+        ("<robot name='r'/>", "this is a URDF file"),
         ("just: a\nmapping: 1\n", "Phobos dictionary"),
         ("[1, 2, 3]", "Phobos dictionary"),
         ("\x00\x01binary\n", "not a"),
