@@ -138,6 +138,7 @@ class BusSpec:
         timeout_margin: seconds added to the computed wire time of a request and its
             replies (bytes or frames at the baud rate / bitrate) before a reply counts as
             missing: USB latency, a loaded host. From the hardware YAML.
+        line: the bus's line in the hardware YAML (0: not from a file), for messages.
     """
 
     name: str
@@ -146,6 +147,7 @@ class BusSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     device_watchdog: float = 0.0
     timeout_margin: float = 0.05
+    line: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", _frozen(self.transport))

@@ -651,8 +651,21 @@ class _Parser:
             transport = self.plain(bus, "transport", what)
             if not transport:
                 raise self.fail(line, f"{what} has no 'transport' (port or CAN channel)")
-            specs.append(BusSpec(name, protocol, transport, self.plain(bus, "options", what)))
+            self.transport_rates(bus["transport"], what)
+            specs.append(BusSpec(name, protocol, transport, self.plain(bus, "options", what),
+                                 line=line))
         return tuple(specs)
+
+    def transport_rates(self, transport: Mapping[Any, Any], what: str) -> None:
+        """A baud rate or bitrate, where given, is a positive integer (checked here for the line)."""
+        for key in ("baudrate", "bitrate", "data_bitrate"):
+            if key not in transport:
+                continue
+            value = transport[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise self.fail(_line(transport, key),
+                                f"{what} transport {key} must be a positive integer (bits per"
+                                f" second), got {value!r}")
 
     def joints(self, top: Mapping[Any, Any], buses: Mapping[str, BusSpec],
                ) -> tuple[JointMapping, ...]:

@@ -52,7 +52,7 @@ from skel_ros.hardware.diagnostics import (
     Level,
     classify,
 )
-from skel_ros.hardware.errors import DeviceError, HardwareError
+from skel_ros.hardware.errors import ConfigError, DeviceError, HardwareError
 from skel_ros.hardware.safety import MODE_COMMANDS, MotionLimiter, MotionState
 from skel_ros.hardware.watchdog import Watchdog
 from skel_ros.model.limits import Clamp, CommandKind
@@ -359,8 +359,13 @@ class HardwareManager:
             if not on_bus:
                 continue
             actuators = tuple(a for _, a in on_bus)
+            try:
+                driver = factory(spec, actuators, self._clock)
+            except ConfigError as exc:  # the driver's own checks: say where in the file
+                where = f"{self.bound.config.source}:{spec.line}: " if spec.line else ""
+                raise ConfigError(f"{where}{exc}") from None
             slots.append(_Slot(
-                spec=spec, driver=factory(spec, actuators, self._clock),
+                spec=spec, driver=driver,
                 dofs=np.array([i for i, _ in on_bus], dtype=np.intp), actuators=actuators,
                 device_counts={a.id: ErrorCounts() for a in actuators},
             ))

@@ -201,3 +201,61 @@ def test_reconnect_backoff_grows_to_its_maximum() -> None:
     assert delays[:4] == pytest.approx([0.1, 0.2, 0.4, 0.8])
     assert delays[4:] == [1.0, 1.0]
     assert math.isfinite(policy.delay(10_000))
+
+
+BUS_TEXT = """\
+buses:
+  b:
+    protocol: {protocol}
+    transport: {transport}
+    options: {options}
+joints:
+  elbow: {{bus: b, id: 1}}
+"""
+
+
+@pytest.mark.parametrize(("protocol", "transport"), [
+    ("dynamixel", "{port: /dev/null, baudrate: fast}"),
+    ("dynamixel", "{port: /dev/null, baudrate: -9600}"),
+    ("mit", "{interface: virtual, channel: x, bitrate: 1.5}"),
+])
+def test_rates_in_the_yaml_are_checked_with_their_line(protocol: str, transport: str) -> None:
+    text = BUS_TEXT.format(protocol=protocol, transport=transport, options="{}")
+    with pytest.raises(ConfigError, match=r"^hw\.yaml:4: bus 'b' transport (baud|bit)rate must"):
+        parse_hardware_config(text, "hw.yaml")
+
+
+def test_driver_settings_errors_name_the_bus_line(arm) -> None:
+    from skel_ros.hardware.manager import HardwareManager
+
+    text = BUS_TEXT.format(protocol="dynamixel", transport="{port: /dev/null}",
+                           options="{fast_sync_read: sometimes}")
+    bound = parse_hardware_config(text, "hw.yaml").bind(arm)
+    with pytest.raises(ConfigError, match=r"^hw\.yaml:2: .*fast_sync_read"):
+        HardwareManager(bound)
+
+
+def test_actuator_limits_follow_the_mapping(arm) -> None:
+    text = """\
+buses:
+  b: {protocol: dynamixel, transport: {port: /dev/null}}
+joints:
+  elbow: {bus: b, id: 1, direction: -1, gear_ratio: 2.0, zero_offset: 0.5}
+"""
+    bound = parse_hardware_config(text, "hw.yaml").bind(arm)
+    act = bound.actuators()[0]
+    lim = bound.limits["elbow"]
+    lo, hi = lim.position_lower, lim.position_upper
+    assert act.limits.position == (0.5 - 2.0 * hi, 0.5 - 2.0 * lo)
+    assert act.limits.velocity == (-2.0 * lim.velocity_upper, -2.0 * lim.velocity_lower)
+    assert act.limits.effort == (-lim.effort_upper / 2.0, -lim.effort_lower / 2.0)
+
+
+def test_device_watchdog_defaults_to_control_periods() -> None:
+    text = BUS_TEXT.format(protocol="dynamixel", transport="{port: /dev/null}", options="{}")
+    assert parse_hardware_config(text).buses[0].device_watchdog == 0.1
+    slow = "control_rate: 20.0\n" + text
+    assert parse_hardware_config(slow).buses[0].device_watchdog == 0.5
+    off = "device_watchdog: 0\ntimeout_margin: 0.2\n" + text
+    spec = parse_hardware_config(off).buses[0]
+    assert (spec.device_watchdog, spec.timeout_margin) == (0.0, 0.2)

@@ -1,0 +1,208 @@
+"""The hardware node at the edges: honest state during faults, fault recovery, log floods,
+unreachable hardware.
+
+The node runs in this process (``emulate:=true``: the Dynamixel emulator is its child
+process, reachable as ``node._emulators[0]``), spun by the test's executor together with a
+client node; faults are injected into the emulator, and the test checks both what the
+devices do and what ROS sees. Waits spin with generous timeouts, never sleep.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("skel_ros.hardware.dynamixel")
+
+REPO = Path(__file__).resolve().parents[2]
+ARM = REPO / "examples" / "arm.skel"
+ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
+NAMES = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
+
+
+class Harness:
+    """An in-process hardware node on emulated servos, and a client node."""
+
+    def __init__(self, context: Any) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import SetBool, Trigger
+        from tf2_msgs.msg import TFMessage
+
+        from skel_ros.nodes.hardware_node import HardwareNode
+
+        self.node = HardwareNode(context=context, node_name="edge_hw", parameter_overrides=[
+            Parameter("skel_file", value=str(ARM)),
+            Parameter("hardware_config", value=str(ARM_YAML)),
+            Parameter("emulate", value=True),
+            Parameter("command_timeout", value=30.0),
+        ])
+        self.client = rclpy.create_node("edge_client", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.client)
+        self.states: list[Any] = []
+        self.tf: list[Any] = []
+        self.diagnostics: list[Any] = []
+        self.client.create_subscription(JointState, "joint_states", self.states.append, 100)
+        self.client.create_subscription(TFMessage, "/tf", self.tf.append, 100)
+        self.client.create_subscription(DiagnosticArray, "/diagnostics",
+                                        self.diagnostics.append, 10)
+        self.enable = self.client.create_client(SetBool, "/edge_hw/enable")
+        self.clear_faults = self.client.create_client(Trigger, "/edge_hw/clear_faults")
+
+    @property
+    def emulator(self) -> Any:  # noqa: ANN401 - the Dynamixel emulator client
+        return self.node._emulators[0]  # noqa: SLF001 - the node's own emulator
+
+    def spin_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
+        clock = self.client.get_clock()
+        end = clock.now().nanoseconds + int(timeout * 1e9)
+        while not done():
+            if clock.now().nanoseconds > end:
+                raise AssertionError(f"timed out waiting for {what}")
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def spin_for(self, seconds: float) -> None:
+        clock = self.client.get_clock()
+        end = clock.now().nanoseconds + int(seconds * 1e9)
+        while clock.now().nanoseconds < end:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def call(self, client: Any, request: Any, timeout: float = 20.0) -> Any:  # noqa: ANN401
+        self.spin_until(client.service_is_ready, timeout, f"service {client.srv_name}")
+        future = client.call_async(request)
+        self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
+        return future.result()
+
+    def actuators(self) -> dict[str, dict[str, str]]:
+        """Per actuator of the last /diagnostics: level (as str) and key values."""
+        out = {}
+        for status in self.diagnostics[-1].status:
+            if status.name.startswith("edge_hw: ") and status.name[9:] in NAMES:
+                values = {kv.key: kv.value for kv in status.values}
+                values["level"] = str(status.level[0])
+                values["message"] = status.message
+                out[status.name[9:]] = values
+        return out
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        self.client.destroy_node()
+
+
+@pytest.fixture
+def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - isolates DDS
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    h = Harness(context)
+    try:
+        h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
+        yield h
+    finally:
+        h.close()
+        rclpy.try_shutdown(context=context)
+
+
+def _enable(h: Harness) -> None:
+    from std_srvs.srv import SetBool
+
+    reply = h.call(h.enable, SetBool.Request(data=True))
+    assert reply.success, reply.message
+
+
+def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
+    h = harness
+    _enable(h)
+    h.spin_until(lambda: len(h.states) > 5, 10.0, "joint_states")
+    assert list(h.states[-1].name) == NAMES
+    h.emulator.stop()  # the servos and their port are gone
+    h.spin_until(lambda: h.diagnostics and all(
+        a["level"] == "3" for a in h.actuators().values()), 20.0, "STALE diagnostics")
+    for values in h.actuators().values():
+        assert values["torque_enabled"] == "unknown"
+    h.states.clear()
+    h.tf.clear()
+    h.spin_for(0.6)
+    # Not one joint_states or /tf message pretends the arm stands still.
+    assert [list(m.name) for m in h.states if set(m.name) & set(NAMES)] == []
+    assert h.tf == []
+
+
+def test_stamps_are_the_reads_and_never_repeat(harness: Harness) -> None:
+    h = harness
+    h.spin_until(lambda: len(h.states) > 20, 10.0, "joint_states")
+    stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
+    assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
+
+
+def test_servo_overload_then_clear_faults(harness: Harness) -> None:
+    from std_srvs.srv import SetBool, Trigger
+
+    h = harness
+    _enable(h)
+    h.emulator.inject_fault(3, 0x20)  # elbow: overload
+    h.spin_until(lambda: h.diagnostics and h.actuators()["elbow"]["level"] == "2", 10.0,
+                 "the elbow's fault in /diagnostics")
+    refused = h.call(h.enable, SetBool.Request(data=True))
+    assert not refused.success
+    assert "clear_faults" in refused.message
+    reply = h.call(h.clear_faults, Trigger.Request())
+    assert reply.success, reply.message
+    assert "elbow:" in reply.message
+    assert "reboot" in reply.message.lower()
+    assert h.emulator.register(3, "Hardware Error Status") == 0
+    assert not h.emulator.state(3).torque_enabled  # recovery never switches torque on
+    _enable(h)
+
+
+def test_a_flood_of_clamped_commands_logs_a_few_lines(
+        harness: Harness, capfd: pytest.CaptureFixture[str]) -> None:
+    from sensor_msgs.msg import JointState
+
+    h = harness
+    _enable(h)
+    capfd.readouterr()
+    rng = random.Random(3)  # noqa: S311 - reproducible values, not crypto
+    clock = h.client.get_clock()
+    start = clock.now().nanoseconds
+    for k in range(20_000):
+        names = rng.sample(NAMES, rng.randint(1, 4))
+        msg = JointState(name=names, position=[rng.uniform(3.0, 9.0) * rng.choice((-1, 1))
+                                               for _ in names])
+        h.node._on_joint_command(msg)  # noqa: SLF001 - the subscription's callback, 20 kHz
+        if k % 500 == 0:
+            h.executor.spin_once(timeout_sec=0.0)
+    seconds = (clock.now().nanoseconds - start) * 1e-9
+    lines = [line for line in capfd.readouterr().err.splitlines() if "clamped" in line]
+    # One line per joint and second at most (plus the first of each).
+    assert len(lines) <= len(NAMES) * (math.ceil(seconds) + 1), (len(lines), seconds)
+    assert {n for n in NAMES if any(f"'{n}'" in line for line in lines)} == set(NAMES)
+
+
+def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    port = tmp_path / "ttyUSB9"
+    cmd = [sys.executable, "-c", "from skel_ros.nodes.hardware_node import main; main()",
+           "--ros-args", "-p", f"skel_file:={ARM}", "-p", f"hardware_config:={ARM_YAML}",
+           "-p", f"port:={port}", "-p", "connect_timeout:=1.0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=ros_env, timeout=60,
+                          check=False)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "not connected" in done.stderr
+    assert str(port) in done.stderr
+    assert "Traceback" not in done.stderr
