@@ -34,7 +34,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
         model = load_trajectory_model(resolve(args.skel))
         trajectory = load_trajectory(resolve(args.file), model.q_columns,
                                      resolve(args.mapping) if args.mapping else None,
-                                     trajectory_id=args.trajectory_id)
+                                     trajectory_id=args.trajectory_id,
+                                     on_note=_note if args.verbose else None)
         trajectory = check_limits(trajectory, model.limits)
     except (SkelError, TrajectoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -48,6 +49,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
         positions, _, _ = trajectory.sample(t)
         print(f"{t:.4f} " + " ".join(f"{x:.6f}" for x in positions))
     return 0
+
+
+def _note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
 
 
 def _play_to_ros(args: argparse.Namespace) -> int:
@@ -94,6 +99,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
     p.add_argument("--mode", choices=("trajectory", "stream"), default="trajectory",
                    help="ROS: one JointTrajectory, or JointState commands at --rate Hz")
     p.add_argument("--loop", action="store_true", help="ROS: play again until stopped")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="--print: also say what the trajectory file holds that is ignored"
+                   " (a CASPR <description>)")
     p.set_defaults(func=_cmd_play_defaults)
 
 

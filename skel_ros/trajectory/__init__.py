@@ -25,8 +25,10 @@ from skel_ros.trajectory.caspr import (
     CasprSamples,
     CasprTrajectory,
     TimeDefinition,
+    caspr_trajectory_ids,
     parse_caspr,
     read_caspr,
+    select_caspr,
 )
 from skel_ros.trajectory.errors import (
     TrajectoryError,
@@ -67,6 +69,7 @@ __all__ = [
     "TrajectoryMappingError",
     "TrajectoryModel",
     "TrajectoryPoint",
+    "caspr_trajectory_ids",
     "check_limits",
     "load_mapping",
     "load_trajectory",
@@ -78,5 +81,6 @@ __all__ = [
     "read_caspr",
     "read_trajectory_yaml",
     "resolve_columns",
+    "select_caspr",
     "sniff_format",
 ]

@@ -22,8 +22,21 @@ reproduces that:
   acceleration for ``blend_time`` at both ends of each segment, constant velocity
   between; zero velocity at every point).
 
+``file_trajectory`` reads a text file of samples exactly as CASPR's
+``FileTrajectoryCreate`` does (``filename`` relative to the trajectories file's
+folder, CASPR's model folder): a first line ``time_step,<seconds>``, then one row per
+sample ``t,<time>,p,<q...>,v,<q_dot...>,a,<q_ddot...>`` (comma-separated), the row
+times ``0, dt, 2 dt, ...`` within 1e-9 s. Those samples are the trajectory.
+
+Only the requested trajectory is read (:func:`select_caspr`): another that cannot be
+read does not block it; :func:`caspr_trajectory_ids` lists the ids without reading the
+trajectories. A child of a trajectory element other than ``<points>`` that holds only
+text (``<description>``) is ignored, as CASPR ignores it, with a note in
+:attr:`CasprTrajectory.notes`; any other child is an error.
+
 Operational-space trajectories (``y``) are not joint motions and are ignored.
-Every problem raises :class:`TrajectoryFileError` with file, line and element path.
+Every problem raises :class:`TrajectoryFileError` with file, line and element path
+(the ``.traj`` file's own line for its rows).
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from skel_ros.trajectory.points import (
 from skel_ros.trajectory.polynomials import FloatArray, cubic, evaluate_many, linear, quintic
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from skel_ros.trajectory.mapping import MappedColumn
 
@@ -60,8 +73,10 @@ __all__ = [
     "CasprSamples",
     "CasprTrajectory",
     "TimeDefinition",
+    "caspr_trajectory_ids",
     "parse_caspr",
     "read_caspr",
+    "select_caspr",
 ]
 
 Element: TypeAlias = etree._Element  # noqa: SLF001 - lxml's element type
@@ -70,6 +85,11 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z", re.ASCII)
 _SEPARATORS = re.compile(r"[\s,]+")
 MAX_SAMPLES = 200_000  # a bigger trajectory is a typo in time_step or time
 _STEP_TOLERANCE = 1e-9  # relative: t_p:dt:t_e keeps t_e when (t_e - t_p) / dt is this close
+_FILE_TIME_TOLERANCE = 1e-9  # s: FileTrajectoryCreate's check of each row's time
+_MAX_FILE_BYTES = 256 * 1024 * 1024
+_TRAJ_HEADER = re.compile(r"time_step,(.*)\Z", re.DOTALL)
+_TRAJ_ROW = re.compile(r"t,(?P<t>[^,]*),p,(?P<p>.*),v,(?P<v>.*),a,(?P<a>.*)\Z", re.DOTALL)
+_TRAJ_ROW_FORM = "'t,<time>,p,<positions>,v,<velocities>,a,<accelerations>'"
 
 
 class CasprKind(Enum):
@@ -80,6 +100,7 @@ class CasprKind(Enum):
     QUINTIC_SPLINE = "quintic_spline_trajectory"
     CUBIC_SPLINE_AVERAGE_VELOCITY = "cubic_spline_average_velocity_trajectory"
     PARABOLIC_BLEND = "parabolic_blend_trajectory"
+    FILE = "file_trajectory"
 
 
 class TimeDefinition(Enum):
@@ -134,28 +155,36 @@ class CasprTrajectory:
     Attributes:
         id: The ``id`` attribute.
         kind: Which interpolation.
-        time_definition: How the points' times were given.
+        time_definition: How the points' times were given (None for a file trajectory).
         time_step: Sampling step, seconds.
         blend_time_default: ``blend_time_default`` (parabolic blend), or None.
-        points: The points, times resolved to absolute.
+        points: The points, times resolved to absolute (none for a file trajectory).
         location: Where the element is.
+        file_samples: A file trajectory's samples, as read; None for the other kinds.
+        notes: What was ignored (``<description>``), one located message each.
     """
 
     id: str
     kind: CasprKind
-    time_definition: TimeDefinition
+    time_definition: TimeDefinition | None
     time_step: float
     blend_time_default: float | None
     points: tuple[CasprPoint, ...]
     location: Location
+    file_samples: CasprSamples | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def num_q(self) -> int:
         """Length of the ``q`` vectors."""
+        if self.file_samples is not None:
+            return int(self.file_samples.q.shape[1])
         return len(self.points[0].q)
 
     def sample(self) -> CasprSamples:
         """Sample at ``time_step`` exactly as CASPR builds the trajectory (module docstring)."""
+        if self.file_samples is not None:
+            return self.file_samples
         pts = self.points
         times: list[FloatArray] = []
         out: list[tuple[FloatArray, FloatArray, FloatArray]] = []
@@ -295,11 +324,48 @@ def read_caspr(path: str | Path) -> tuple[CasprTrajectory, ...]:
 
 
 def parse_caspr(data: bytes | str, source: str = "<string>") -> tuple[CasprTrajectory, ...]:
-    """Parse the text of a CASPR ``trajectories.xml``; ``source`` names it in errors.
+    """Parse every joint trajectory of a CASPR ``trajectories.xml``.
+
+    ``source`` names the file in errors; a ``file_trajectory``'s ``filename`` is
+    relative to its folder.
 
     Raises:
-        TrajectoryFileError: Not well-formed, not ``<trajectories>``, or an invalid element.
+        TrajectoryFileError: Not well-formed, not ``<trajectories>``, or any invalid
+            trajectory (use :func:`select_caspr` to read one whatever the others hold).
     """
+    root = _parse_xml(data, source)
+    return _Reader(source).trajectories(root)
+
+
+def select_caspr(data: bytes | str, source: str = "<string>",
+                 trajectory_id: str | None = None) -> CasprTrajectory:
+    """Parse one joint trajectory of a CASPR ``trajectories.xml``.
+
+    ``trajectory_id`` picks it (default: the first element). The others are not read,
+    so one that is invalid blocks nothing.
+
+    Raises:
+        TrajectoryFileError: Not well-formed, not ``<trajectories>``, no such id (the message
+            lists the file's ids), the id used twice, or the trajectory is invalid.
+    """
+    root = _parse_xml(data, source)
+    return _Reader(source).select(root, trajectory_id)
+
+
+def caspr_trajectory_ids(data: bytes | str, source: str = "<string>") -> tuple[str, ...]:
+    """The ``id`` of every joint trajectory element of a ``trajectories.xml``, in file order.
+
+    The trajectories themselves are not read; an element without an id is skipped.
+
+    Raises:
+        TrajectoryFileError: Not well-formed or not a ``<trajectories>`` document.
+    """
+    root = _parse_xml(data, source)
+    elements = _Reader(source).trajectory_elements(root)
+    return tuple(str(el.get("id")) for el in elements if el.get("id") is not None)
+
+
+def _parse_xml(data: bytes | str, source: str) -> Element:
     if isinstance(data, str):
         data = data.encode("utf-8", errors="surrogateescape")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
@@ -313,7 +379,7 @@ def parse_caspr(data: bytes | str, source: str = "<string>") -> tuple[CasprTraje
         raise TrajectoryFileError(f"cannot parse XML: {exc}", Location(source)) from None
     if root is None:
         raise TrajectoryFileError("empty XML document", Location(source))
-    return _Reader(source).trajectories(root)
+    return root
 
 
 class _Reader:
@@ -346,7 +412,8 @@ class _Reader:
 
     # ------------------------------------------------------------------ elements
 
-    def trajectories(self, root: Element) -> tuple[CasprTrajectory, ...]:
+    def trajectory_elements(self, root: Element) -> list[Element]:
+        """The joint trajectory elements (not read), after checking the document's frame."""
         if root.tag != "trajectories":
             raise self.error(f"root element is <{root.tag}>; a CASPR trajectory file has"
                              f" <trajectories>", root)
@@ -356,19 +423,37 @@ class _Reader:
                 raise self.error(f"unknown element <{child.tag}> in <trajectories>", child)
         if not containers:
             raise self.error("<trajectories> needs a <joint_trajectories> element", root)
+        elements = [el for container in containers for el in _children(container)]
+        if not elements:
+            raise self.error("<joint_trajectories> holds no trajectory", containers[0])
+        return elements
+
+    def trajectories(self, root: Element) -> tuple[CasprTrajectory, ...]:
         out: list[CasprTrajectory] = []
         ids: dict[str, Element] = {}
-        for container in containers:
-            for el in _children(container):
-                traj = self.trajectory(el)
-                if traj.id in ids:
-                    raise self.error(f"trajectory id {traj.id!r} is used twice (also at line"
-                                     f" {ids[traj.id].sourceline})", el)
-                ids[traj.id] = el
-                out.append(traj)
-        if not out:
-            raise self.error("<joint_trajectories> holds no trajectory", containers[0])
+        for el in self.trajectory_elements(root):
+            traj = self.trajectory(el)
+            if traj.id in ids:
+                raise self.error(f"trajectory id {traj.id!r} is used twice (also at line"
+                                 f" {ids[traj.id].sourceline})", el)
+            ids[traj.id] = el
+            out.append(traj)
         return tuple(out)
+
+    def select(self, root: Element, trajectory_id: str | None) -> CasprTrajectory:
+        elements = self.trajectory_elements(root)
+        if trajectory_id is None:
+            return self.trajectory(elements[0])
+        found = [el for el in elements if el.get("id") == trajectory_id]
+        if not found:
+            ids = [str(el.get("id")) for el in elements if el.get("id") is not None]
+            raise TrajectoryFileError(
+                f"no joint trajectory with id {trajectory_id!r}; the file has"
+                f" {', '.join(map(repr, ids)) or 'no ids'}", Location(self.source))
+        if len(found) > 1:
+            raise self.error(f"trajectory id {trajectory_id!r} is used twice (also at line"
+                             f" {found[0].sourceline})", found[1])
+        return self.trajectory(found[0])
 
     def trajectory(self, el: Element) -> CasprTrajectory:
         try:
@@ -380,6 +465,8 @@ class _Reader:
         ident = self.attribute(el, "id")
         if not ident.strip():
             raise self.error('"id" is empty', el)
+        if kind is CasprKind.FILE:
+            return self.file_trajectory(el, ident)
         definition_text = self.attribute(el, "time_definition").strip()
         try:
             definition = TimeDefinition(definition_text)
@@ -391,17 +478,46 @@ class _Reader:
         if kind is CasprKind.PARABOLIC_BLEND and el.get("blend_time_default") is not None:
             blend_default = self.number(el, "blend_time_default", positive=True)
         points_el = [c for c in _children(el) if c.tag == "points"]
-        for child in _children(el):
-            if child.tag != "points":
-                raise self.error(f"unknown element <{child.tag}> in <{el.tag}>", child)
+        notes = self.descriptive_children(el, "the <points>", ("points",))
         if len(points_el) != 1:
             raise self.error(f"<{el.tag}> needs exactly one <points> element, found"
                              f" {len(points_el)}", el)
         points = self.points(points_el[0], kind, definition)
         traj = CasprTrajectory(ident, kind, definition, time_step, blend_default, points,
-                               self.loc(el))
+                               self.loc(el), notes=notes)
         self.check_segments(traj, el)
         return traj
+
+    def descriptive_children(self, el: Element, what: str, read: tuple[str, ...]
+                             ) -> tuple[str, ...]:
+        """Notes for the text-only children CASPR ignores; other unknown children are errors."""
+        notes = []
+        for child in _children(el):
+            if child.tag in read:
+                continue
+            if len(child) or child.attrib:
+                raise self.error(f"unknown element <{child.tag}> in <{el.tag}>", child)
+            notes.append(f"{self.loc(child)}: <{child.tag}> ignored (CASPR reads only {what}"
+                         f" of a {el.tag})")
+        return tuple(notes)
+
+    def file_trajectory(self, el: Element, ident: str) -> CasprTrajectory:
+        """``<file_trajectory filename>``: the rows of a text file (module docstring)."""
+        filename = self.attribute(el, "filename")
+        if not filename.strip():
+            raise self.error('"filename" is empty', el)
+        notes = self.descriptive_children(el, "the filename attribute", ())
+        path = Path(self.source).parent / filename
+        what = f"file_trajectory {ident!r} of {self.source}:{el.sourceline}"
+        try:
+            if path.stat().st_size > _MAX_FILE_BYTES:
+                raise self.error(f"cannot read {path}: larger than {_MAX_FILE_BYTES} bytes", el)
+            data = path.read_bytes()
+        except OSError as exc:
+            raise self.error(f"cannot read {path}: {exc.strerror or exc}", el) from None
+        time_step, samples = _read_traj_rows(data, str(path), what)
+        return CasprTrajectory(ident, CasprKind.FILE, None, time_step, None, (), self.loc(el),
+                               file_samples=samples, notes=notes)
 
     def points(self, el: Element, kind: CasprKind, definition: TimeDefinition
                ) -> tuple[CasprPoint, ...]:
@@ -565,6 +681,84 @@ class _Reader:
         if size is not None and len(values) != size:
             raise self.error(f"<{tag}> has {len(values)} values; <q> has {size}", child)
         return tuple(values)
+
+
+def _read_traj_rows(data: bytes, source: str, what: str) -> tuple[float, CasprSamples]:
+    """CASPR's ``FileTrajectoryCreate``: ``time_step,<dt>`` then rows of t, p, v, a."""
+
+    def fail(reason: str, line: int) -> TrajectoryFileError:
+        return TrajectoryFileError(f"{reason} ({what})", Location(source, line))
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not a text file (bad UTF-8 at byte {exc.start})", 0) from None
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    while len(lines) > 1 and not lines[-1].strip():  # a newline after the last row
+        lines.pop()
+    time_step = _traj_time_step(lines[0], fail)
+    rows = lines[1:]
+    if len(rows) < 2:  # noqa: PLR2004 - a trajectory is at least one segment
+        raise fail(f"a file trajectory needs at least two rows, found {len(rows)}", 1)
+    if len(rows) > MAX_SAMPLES:
+        raise fail(f"more than {MAX_SAMPLES} rows", MAX_SAMPLES + 2)
+    total = (len(rows) - 1) * time_step
+    if total > MAX_TIME:
+        raise fail(f"the last row's time {total:g} s is {MAX_TIME_REASON}", len(rows) + 1)
+    values: list[list[float]] = []
+    expected = 0.0  # FileTrajectoryCreate adds time_step per row and compares
+    for number, line in enumerate(rows, start=2):
+        values.append(_traj_row(line, number, expected, time_step,
+                                len(values[0]) // 3 if values else 0, fail))
+        expected += time_step
+    width = len(values[0]) // 3
+    times = _colon(0.0, time_step, total)
+    if times.size != len(rows):  # 0:dt:total has one sample per row
+        times = time_step * np.arange(len(rows), dtype=np.float64)
+    table = np.asarray(values, dtype=np.float64)
+    return time_step, CasprSamples(times, table[:, :width], table[:, width:2 * width],
+                                   table[:, 2 * width:])
+
+
+def _traj_row(line: str, number: int, expected: float, time_step: float, width: int,  # noqa: PLR0917
+              fail: Callable[[str, int], TrajectoryFileError]) -> list[float]:
+    """One row's positions, velocities and accelerations (``width`` each; 0: any)."""
+    row = _TRAJ_ROW.match(line.strip())
+    if row is None:
+        raise fail(f"a row is {_TRAJ_ROW_FORM}", number)
+    t = _traj_numbers(row.group("t"), "time", number, fail)[0]
+    if not abs(expected - t) <= _FILE_TIME_TOLERANCE:
+        raise fail(f"time {t:.9g} s, expected {expected:.9g} s (rows are time_step"
+                   f" {time_step:g} s apart from 0, within {_FILE_TIME_TOLERANCE:g} s)", number)
+    out: list[float] = []
+    for key, name in (("p", "position"), ("v", "velocity"), ("a", "acceleration")):
+        vector = _traj_numbers(row.group(key), name, number, fail)
+        width = width or len(vector)
+        if len(vector) != width:
+            raise fail(f"{len(vector)} {name}(s), the first row has {width}", number)
+        out.extend(vector)
+    return out
+
+
+def _traj_time_step(line: str, fail: Callable[[str, int], TrajectoryFileError]) -> float:
+    header = _TRAJ_HEADER.match(line.strip())
+    if header is None:
+        raise fail("the first line must be 'time_step,<seconds>'", 1)
+    step_text = header.group(1).strip()
+    if not _NUMBER.match(step_text) or not 0.0 < float(step_text) < math.inf:
+        raise fail(f"time_step must be positive, got {step_text[:40]!r}", 1)
+    return float(step_text)
+
+
+def _traj_numbers(text: str, name: str, line: int,
+                  fail: Callable[[str, int], TrajectoryFileError]) -> list[float]:
+    out = []
+    for token in text.split(","):
+        token = token.strip()  # noqa: PLW2901
+        if not _NUMBER.match(token) or not math.isfinite(float(token)):
+            raise fail(f"{name} {token[:40]!r} is not a number", line)
+        out.append(float(token))
+    return out
 
 
 def _children(el: Element) -> list[Element]:

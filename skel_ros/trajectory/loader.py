@@ -21,7 +21,7 @@ from skel_ros.model.caspr_model import load_caspr_bodies
 from skel_ros.model.errors import Location
 from skel_ros.model.formats import ModelFormat, detect_format, load_model
 from skel_ros.model.urdf import skeleton_namespace
-from skel_ros.trajectory.caspr import parse_caspr
+from skel_ros.trajectory.caspr import select_caspr
 from skel_ros.trajectory.errors import TrajectoryFileError, TrajectoryMappingError
 from skel_ros.trajectory.limits import DofLimits, model_limits
 from skel_ros.trajectory.mapping import DofMapping, load_mapping, resolve_columns
@@ -29,7 +29,7 @@ from skel_ros.trajectory.yaml_file import parse_trajectory_yaml
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from skel_ros.model.types import World
     from skel_ros.trajectory.points import PointTrajectory
@@ -87,7 +87,8 @@ def load_trajectory_model(path: str | os.PathLike[str]) -> TrajectoryModel:
 
 def load_trajectory(path: str | Path, model_dof_names: Sequence[str] | None,
                     mapping: str | Path | DofMapping | None = None, *,
-                    trajectory_id: str | None = None) -> PointTrajectory:
+                    trajectory_id: str | None = None,
+                    on_note: Callable[[str], None] | None = None) -> PointTrajectory:
     """Read a CASPR ``trajectories.xml`` or a trajectory YAML file.
 
     Args:
@@ -96,7 +97,10 @@ def load_trajectory(path: str | Path, model_dof_names: Sequence[str] | None,
             them in order (without a mapping), and every joint must be one of them.
             None skips the name check (YAML only; CASPR then needs a mapping).
         mapping: A mapping file (or a parsed one) for CASPR ``q`` columns.
-        trajectory_id: Which CASPR joint trajectory of the file (default: the first).
+        trajectory_id: Which CASPR joint trajectory of the file (default: the first);
+            only that one is read.
+        on_note: Called with each located note on what was read but ignored (a CASPR
+            trajectory's ``<description>``); for verbose output.
 
     Returns:
         The trajectory on the model's DOF names; CASPR trajectories are sampled at
@@ -113,16 +117,10 @@ def load_trajectory(path: str | Path, model_dof_names: Sequence[str] | None,
                                   Location(str(path))) from None
     source = str(path)
     if sniff_format(data) == "caspr":
-        trajectories = parse_caspr(data, source)
-        if trajectory_id is None:
-            chosen = trajectories[0]
-        else:
-            found = [t for t in trajectories if t.id == trajectory_id]
-            if not found:
-                raise TrajectoryFileError(
-                    f"no joint trajectory with id {trajectory_id!r}; the file has"
-                    f" {', '.join(repr(t.id) for t in trajectories)}", Location(source))
-            chosen = found[0]
+        chosen = select_caspr(data, source, trajectory_id)
+        if on_note is not None:
+            for note in chosen.notes:
+                on_note(note)
         parsed = load_mapping(mapping) if isinstance(mapping, (str, Path)) else mapping
         columns = resolve_columns(chosen.num_q, model_dof_names, parsed, chosen.location)
         return chosen.to_point_trajectory(columns)
