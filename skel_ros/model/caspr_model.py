@@ -1,7 +1,7 @@
 """CASPR models: ``bodies.xml`` into the model, ``cables.xml`` into a typed cable structure.
 
 CASPR (the cable-driven parallel robot platform, github.com/darwinlau/CASPR)
-describes a robot in XML files (``shared/spec/caspr-xml.txt``). This module
+describes a robot in XML files (``data/model_config`` of its repository). This module
 reads what the model can hold and CASPR's own reading code
 (``src/Model/Bodies/RigidBody/BodyModelRigid.m``, ``JointBase.m``,
 ``src/Model/Cables/CableModels/*.m``) defines.
@@ -41,7 +41,9 @@ positions and position limits; ``actuated="true"`` makes the joint's actuator
 Virtual bodies have :data:`VIRTUAL_MASS` (1e-9 kg) and no shapes. Every enum value
 is supported; anything else (the enum's commented-out
 ``S_QUATERNION`` and ``SPATIAL_QUATERNION``, typos) is a :class:`CasprError`.
-:attr:`CasprLink.dofs` lists the model DOF names in CASPR's q order.
+:attr:`CasprLink.dofs` lists the model DOF names in CASPR's q order and
+:attr:`CasprBodies.q_dofs` the whole robot's: the mapping CASPR trajectories are
+played with, since the DOF order differs for ``PLANAR_XZ`` and ``S_FIXED_XYZ``.
 
 **Operational spaces** (``<operational_spaces>`` inside ``bodies_system``, or the
 separate ``*_operational_spaces.xml`` of newer CASPR releases) become markers
