@@ -67,18 +67,23 @@ class TrajectoryModel:
 def load_trajectory_model(path: str | os.PathLike[str]) -> TrajectoryModel:
     """Read any model file :func:`~skel_ros.model.load_model` reads, with its CASPR columns.
 
+    Args:
+        path: The model file (a path, not the document's text).
+
     Raises:
         SkelError: The model cannot be read (file:line).
-        TrajectoryError: Two DOFs would have the same public name.
+        TrajectoryError: Two DOFs would have the same public name, or ``path`` is not a
+            readable file.
     """
     world = load_model(path)
     limits = model_limits(world)
     columns = tuple(limits)
     try:
-        head = Path(path).read_bytes()[:65536]
-    except OSError:  # load_model read it a moment ago; keep its DOF order
-        head = b""
-    if detect_format(head) is ModelFormat.CASPR_BODIES:
+        data = Path(path).read_bytes()  # load_model read it (and bounded its size)
+    except OSError as exc:  # not a file (model text?): its q columns cannot be told
+        raise TrajectoryFileError(f"cannot read model file: {exc.strerror or exc}",
+                                  Location(str(path))) from None
+    if detect_format(data) is ModelFormat.CASPR_BODIES:
         bodies = load_caspr_bodies(path)
         prefix = skeleton_namespace(world, world.skeletons[0])
         columns = tuple(prefix + name for name in bodies.q_dofs)

@@ -142,3 +142,21 @@ def test_play_maps_planar_xz_columns_by_meaning(tmp_path: Path,
     assert status == 0
     assert out[0] == "# t platform_x platform_z platform_theta"
     assert out[-1].split() == ["1.0000", f"{VALUE:.6f}", "0.000000", "0.000000"]
+
+
+def test_other_models_map_in_dof_order_and_text_is_refused(tmp_path: Path) -> None:
+    from skel_ros.resources import example
+    from skel_ros.trajectory import TrajectoryFileError
+
+    model = load_trajectory_model(example("arm.skel"))
+    assert model.q_columns == tuple(model.limits) == (
+        "shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
+    bodies = tmp_path / "planar_bodies.xml"
+    write_bodies(bodies, "PLANAR_XZ")
+    assert [d.name for d in load_trajectory_model(bodies).world.skeletons[0].dofs] == [
+        "platform_z", "platform_x", "platform_theta"]  # DART's zx order ...
+    assert load_trajectory_model(bodies).q_columns == (
+        "platform_x", "platform_z", "platform_theta")  # ... CASPR's q order
+    # Model text cannot say which file it came from: refused, never mapped by DOF order.
+    with pytest.raises(TrajectoryFileError, match="cannot read model file"):
+        load_trajectory_model(bodies.read_text(encoding="utf-8"))
