@@ -4,22 +4,33 @@ One control cycle is two packets:
 
 * :meth:`DynamixelBus.write`: one **Sync Write** per goal kind present (Goal Position 116
   in position modes, Goal Velocity 104, Goal Current 102); usually all servos share a
-  mode, so one packet. Goals outside the servo's own limit fields (read at open) are
-  clamped to them and logged once per servo.
+  mode, so one packet. Every goal is encoded inside the actuator's limits
+  (``ActuatorSpec.limits``, the nearest tick inward: :func:`~skel_ros.hardware.base.
+  quantize_inward`) and the servo's own limit fields (read at open); a goal beyond them
+  is clamped and logged once per servo.
 * :meth:`DynamixelBus.read`: one **Fast Sync Read** (firmware >= 45; one status packet
-  for all servos) or **Sync Read** (one status packet per servo) of 15 bytes at Indirect
-  Data 1 (224). At open, Indirect Address 1..15 (168..197) are pointed at Hardware Error
+  for all servos) or **Sync Read** (one status packet per servo) of 16 bytes at Indirect
+  Data 1 (224). At open, Indirect Address 1..16 (168..199) are pointed at Hardware Error
   Status (70), Torque Enable (64), Present Current (126, 2), Present Velocity (128, 4),
-  Present Position (132, 4), Present Input Voltage (144, 2) and Present Temperature
-  (146): everything the manager needs in one contiguous read of 15 bytes, instead of
-  21 bytes at 126..146 plus a second read for 64 and 70.
+  Present Position (132, 4), Present Input Voltage (144, 2), Present Temperature (146)
+  and Bus Watchdog (98): everything the manager needs in one contiguous read of 16
+  bytes, instead of 21 bytes at 126..146 plus reads of 64, 70 and 98.
+
+Open, reconnect, faults (see :meth:`DynamixelBus.open`): ``open(keep_torque=True)``
+leaves a servo that still holds torque without a hardware error holding; the Bus
+Watchdog (98) is armed from ``BusSpec.device_watchdog`` so that the servos stop by
+themselves when the host goes silent; :meth:`DynamixelBus.clear_faults` reboots servos
+in a hardware error. Timeouts follow the baud rate and the packet sizes plus
+``BusSpec.timeout_margin``; the reads open and enable depend on are retried.
 
 Units: see :mod:`skel_ros.hardware.dynamixel.control_table`. Per actuator ``options``
 in the YAML: ``torque_constant`` (N·m/A; default: the model's stall torque / stall
 current) and ``operating_mode`` (``position`` | ``extended_position`` |
 ``current_based_position`` for POSITION actuators). Bus ``options``: ``fast_sync_read``
 (``auto`` (default) | true | false), ``return_delay_us`` (written at open, default 0),
-``timeout`` (s per answer, default: the transport's ``timeout`` or 0.05).
+``timeout`` (s per answer, fixed; default: the transport's ``timeout``, else computed
+per request from the baud rate, the bytes both ways, the return delays and
+``BusSpec.timeout_margin``).
 
 Garbage bytes before or between status packets are skipped (counted in
 :attr:`DynamixelBus.stats`); a packet with a bad CRC raises ProtocolError, a status
@@ -38,7 +49,7 @@ import math
 import struct
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
 from skel_ros.hardware.base import (
     ActuatorBus,
@@ -47,6 +58,7 @@ from skel_ros.hardware.base import (
     ActuatorState,
     BusSpec,
     ControlMode,
+    quantize_inward,
 )
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as proto
@@ -64,24 +76,36 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 _LOG = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
-DEFAULT_TIMEOUT: Final = 0.05
-# The block read every cycle, through Indirect Address 1..15 -> Indirect Data 1..15.
+# The block read every cycle, through Indirect Address 1..16 -> Indirect Data 1..16.
 READ_FIELDS: Final = (ct.HARDWARE_ERROR_STATUS, ct.TORQUE_ENABLE, ct.PRESENT_CURRENT,
                       ct.PRESENT_VELOCITY, ct.PRESENT_POSITION, ct.PRESENT_INPUT_VOLTAGE,
-                      ct.PRESENT_TEMPERATURE)
-READ_STRUCT: Final = struct.Struct("<BBhiiHB")
+                      ct.PRESENT_TEMPERATURE, ct.BUS_WATCHDOG)
+READ_STRUCT: Final = struct.Struct("<BBhiiHBB")
 _READ_CODES: Final = READ_STRUCT.format[1:]
+_NV: Final = len(_READ_CODES)  # values per servo in the read block
 READ_ADDRESS: Final = ct.INDIRECT_DATA_1
 READ_SIZE: Final = READ_STRUCT.size
 INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
                                 for a in range(f.address, f.address + f.size))
+INDIRECT_BLOCK: Final = b"".join(struct.pack("<H", a) for a in INDIRECT_TARGETS)
+ATTEMPTS: Final = 3  # tries of a request open, set_torque and clear_faults depend on
+REBOOT_WAIT: Final = 3.0  # s for a rebooted servo to answer again (see clear_faults)
+_MAX_RETURN_DELAY: Final = 254 * ct.RETURN_DELAY_UNIT  # until the servos are configured
+_BROADCAST_PING_WAIT: Final = 253  # answers a broadcast PING may bring
+_STATE_BLOCK: Final = (ct.TORQUE_ENABLE.address,
+                       ct.PRESENT_POSITION.address + 4 - ct.TORQUE_ENABLE.address)
 
 _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
                           "extended_position": ct.MODE_EXTENDED_POSITION,
                           "current_based_position": ct.MODE_CURRENT_BASED_POSITION}
 _ACTUATOR_OPTIONS: Final = frozenset({"torque_constant", "operating_mode"})
 _BUS_OPTIONS: Final = frozenset({"fast_sync_read", "return_delay_us", "timeout"})
+_WATCHDOG_AT: Final = ct.BUS_WATCHDOG.address
+_WATCHDOG_FAULT: Final = ct.BUS_WATCHDOG_FAULT
+_WATCHDOG_EXPIRED: Final = ct.BUS_WATCHDOG_EXPIRED
+_PING_REPLY: Final = proto.STATUS_OVERHEAD + 3
 _EXTENDED_RANGE: Final = 1_048_575
 _STATUS: Final = int(proto.Instruction.STATUS)
 _NO_ERROR: Final = frozenset({0, proto.ALERT})  # error bytes without a status error
@@ -95,7 +119,6 @@ _MODE_CURRENT: Final = ct.MODE_CURRENT
 _GOAL_POSITION_AT: Final = ct.GOAL_POSITION.address
 _GOAL_VELOCITY_AT: Final = ct.GOAL_VELOCITY.address
 _GOAL_CURRENT_AT: Final = ct.GOAL_CURRENT.address
-_PING_ATTEMPTS: Final = 2
 
 
 @dataclass
@@ -113,6 +136,8 @@ class _Servo:
     current_limit: int = 0
     effort_scale: float = math.nan  # N·m per Present Current / Load unit
     current_scale: float = math.nan  # Goal Current units per N·m
+    goal_lo: int = -_EXTENDED_RANGE  # the goal field's encoded range: limits, inward
+    goal_hi: int = _EXTENDED_RANGE
     clamp_logged: bool = False
 
 
@@ -141,8 +166,15 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{self._where}: unknown Dynamixel bus option(s)"
                               f" {sorted(unknown)}; known: {sorted(_BUS_OPTIONS)}")
         self._transport = transport or serial_transport(spec.transport, self._where)
-        self.timeout = _positive(spec.options.get("timeout", spec.transport.get(
-            "timeout", DEFAULT_TIMEOUT)), "timeout", self._where)
+        fixed = spec.options.get("timeout", spec.transport.get("timeout"))
+        self.timeout: float | None = (None if fixed is None
+                                      else _positive(fixed, "timeout", self._where))
+        baudrate = spec.transport.get("baudrate", 1_000_000)
+        self.baudrate = baudrate if isinstance(baudrate, int) and baudrate > 0 else 1_000_000
+        self._byte_time = 10.0 / self.baudrate  # start bit, 8 data bits, stop bit
+        self._margin = max(0.0, float(spec.timeout_margin))
+        self._reply_delay = _MAX_RETURN_DELAY  # s a servo may wait before answering
+        self._watchdog = _watchdog_units(spec.device_watchdog, self._where)
         fast = spec.options.get("fast_sync_read", "auto")
         if fast not in ("auto", True, False):
             raise ConfigError(f"{self._where}: fast_sync_read must be auto, true or false,"
@@ -161,6 +193,7 @@ class DynamixelBus(ActuatorBus):
         self.fast_sync_read = False
         self._read_packet = b""
         self._read_reply_size = 0
+        self._read_timeout = 0.0
         self._reply_struct = struct.Struct("")
         self._ids_tuple = tuple(self._ids)
         self.stats = {"garbage_bytes": 0}
@@ -226,12 +259,27 @@ class DynamixelBus(ActuatorBus):
 
     # ---------------------------------------------------------------- open / close
 
-    def open(self) -> None:
-        """Open the port, ping and configure every servo, torque off, set up the reads.
+    def open(self, *, keep_torque: bool = False) -> None:
+        """Open the port, find and check every servo, configure it, set up the reads.
+
+        Per servo, before changing anything, one READ of Torque Enable .. Present
+        Position (64..135: torque, Hardware Error Status, Bus Watchdog, goals, present
+        values) and of the EEPROM settings the YAML fixes (Return Delay Time, Operating
+        Mode), the limit fields and the Indirect Addresses of the read block.
+
+        * ``keep_torque`` False: torque off, settings written where they differ (EEPROM
+          only then), indirect addresses, Bus Watchdog armed (off when
+          ``spec.device_watchdog`` is 0). Nothing moves.
+        * ``keep_torque`` True: a servo found with torque on, no hardware error, the
+          settings the YAML needs and the read block in place keeps its torque and goal
+          (nothing is written to it but the Bus Watchdog: an expired one is cleared,
+          its goal set to where it stopped, and armed again). Any other servo is handled
+          as above; one that held torque is logged with the reason.
 
         Raises:
-            TransportError: the port cannot be opened.
-            TransportTimeoutError: a servo does not answer.
+            TransportError: the port cannot be opened (the message names it).
+            TransportTimeoutError: a servo does not answer (the message names it, the baud
+                rate and the ids that did answer).
             DeviceError: a servo refuses a setting or is another model than configured.
             ConfigError: the configuration does not fit the servo found.
         """
@@ -239,22 +287,52 @@ class DynamixelBus(ActuatorBus):
         self._transport.open()
         try:
             self._dirty = True
+            self._reply_delay = _MAX_RETURN_DELAY
             ids = self._ids
-            self._send(proto.sync_write(ct.STATUS_RETURN_LEVEL.address, 1,
-                                        dict.fromkeys(ids, b"\x02")))
-            for dxl_id in ids:
-                self._configure(self._servos[dxl_id])
+            if ids:  # Status Return Level 2 (RAM; the factory value): every instruction answers
+                self._send(proto.sync_write(ct.STATUS_RETURN_LEVEL.address, 1,
+                                            dict.fromkeys(ids, b"\x02")))
+            found = self._find_servos()
+            held = [i for i in ids
+                    if self._configure(self._servos[i], found[i], keep_torque=keep_torque)]
+            self._reply_delay = self._return_delay * 2 * ct.RETURN_DELAY_UNIT
             self._setup_read()
             self._open = True
-            self.read()
+            self._attempts(self.read)
         except HardwareError:
             self._open = False
             self._transport.close()
             raise
+        if held:
+            _LOG.info("%s: id(s) %s still held torque: kept, with their goals", self._where, held)
 
-    def _configure(self, servo: _Servo) -> None:
+    def _find_servos(self) -> dict[int, tuple[int, int]]:
+        """PING every configured id: ``{id: (model number, firmware)}``.
+
+        Raises:
+            TransportTimeoutError: some did not answer; the message lists the ids that
+                answer a broadcast PING.
+        """
+        found: dict[int, tuple[int, int]] = {}
+        missing = []
+        for dxl_id in self._ids:
+            try:
+                found[dxl_id] = self._attempts(self.ping, dxl_id)
+            except TransportTimeoutError:  # noqa: PERF203 - one try per id
+                missing.append(dxl_id)
+        if not missing:
+            return found
+        answered = sorted(set(self.broadcast_ping()) | found.keys())
+        which = f"id {missing[0]} did" if len(missing) == 1 else f"ids {missing} did"
+        hint = "" if answered else " (check power, wiring, baud rate and port)"
+        raise TransportTimeoutError(f"{self._where}: {which} not answer at {self.baudrate}"
+                                    f" baud; ids that answered: {answered}{hint}")
+
+    def _configure(self, servo: _Servo, found: tuple[int, int], *,  # noqa: C901
+                   keep_torque: bool) -> bool:
+        """Check and configure one servo; whether it kept its torque (see :meth:`open`)."""
         dxl_id = servo.spec.id
-        number, firmware = self._ping_servo(dxl_id)
+        number, firmware = found
         model = ct.MODELS_BY_NUMBER.get(number)
         if model is None:
             raise DeviceError(f"{self._where}: id {dxl_id} is model number {number}, not a"
@@ -264,16 +342,51 @@ class DynamixelBus(ActuatorBus):
                               f" says {servo.spec.model}", dxl_id)
         self._check_model(servo, model)
         servo.model, servo.firmware = model, firmware
-        self.write_register(dxl_id, ct.TORQUE_ENABLE.address, b"\x00")
-        current = self.read_register(dxl_id, ct.RETURN_DELAY_TIME.address, 3)
-        if current[0] != self._return_delay:  # EEPROM: written only when it differs
-            self.write_register(dxl_id, ct.RETURN_DELAY_TIME.address,
-                                bytes((self._return_delay,)))
-        if current[2] != servo.operating_mode:
-            self.write_register(dxl_id, ct.OPERATING_MODE.address, bytes((servo.operating_mode,)))
-        self.write_register(dxl_id, ct.INDIRECT_ADDRESS_1,
-                            b"".join(struct.pack("<H", a) for a in INDIRECT_TARGETS))
-        limits = self.read_register(dxl_id, ct.CURRENT_LIMIT.address, 18)
+        state = self._attempts(self.read_register, dxl_id, *_STATE_BLOCK)
+        torque = state[0]
+        hw_error = state[ct.HARDWARE_ERROR_STATUS.address - _STATE_BLOCK[0]]
+        watchdog = state[_WATCHDOG_AT - _STATE_BLOCK[0]]
+        present, = struct.unpack_from("<i", state, ct.PRESENT_POSITION.address - _STATE_BLOCK[0])
+        settings = self._attempts(self.read_register, dxl_id, ct.RETURN_DELAY_TIME.address, 3)
+        limits = self._attempts(self.read_register, dxl_id, ct.CURRENT_LIMIT.address, 18)
+        indirect = self._attempts(self.read_register, dxl_id, ct.INDIRECT_ADDRESS_1,
+                                  len(INDIRECT_BLOCK))
+        differs = []
+        if settings[0] != self._return_delay:
+            differs.append(f"Return Delay Time {settings[0] * 2} us, the YAML"
+                           f" {self._return_delay * 2} us")
+        if settings[2] != servo.operating_mode:
+            differs.append(f"Operating Mode {settings[2]}, the YAML needs {servo.operating_mode}")
+        if indirect != INDIRECT_BLOCK:
+            differs.append("its Indirect Addresses are not this driver's read block")
+        self._set_limits(servo, model, limits)
+        hold = keep_torque and torque == 1 and hw_error == 0 and not differs
+        if keep_torque and torque == 1 and not hold:
+            why = (f"it reports {ct.describe_hardware_error(hw_error)}" if hw_error
+                   else "; ".join(differs))
+            _LOG.warning("%s: id %d held torque but %s: switching its torque off to"
+                         " reconfigure it", self._where, dxl_id, why)
+        if hold:
+            if watchdog == _WATCHDOG_EXPIRED:  # it stopped: its goal becomes where it is
+                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+                self._write_stop_goal(servo, present)
+            if watchdog != self._watchdog:
+                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+            return True
+        self._attempts(self.write_register, dxl_id, ct.TORQUE_ENABLE.address, b"\x00")
+        if settings[0] != self._return_delay:  # EEPROM: written only when it differs
+            self._attempts(self.write_register, dxl_id, ct.RETURN_DELAY_TIME.address,
+                           bytes((self._return_delay,)))
+        if settings[2] != servo.operating_mode:
+            self._attempts(self.write_register, dxl_id, ct.OPERATING_MODE.address,
+                           bytes((servo.operating_mode,)))
+        if indirect != INDIRECT_BLOCK:
+            self._attempts(self.write_register, dxl_id, ct.INDIRECT_ADDRESS_1, INDIRECT_BLOCK)
+        self._arm_watchdog(dxl_id, watchdog)
+        return False
+
+    def _set_limits(self, servo: _Servo, model: ct.ModelInfo, limits: bytes) -> None:
+        """The servo's limit fields (38..55) and the goal range they and the YAML allow."""
         current_limit, = struct.unpack_from("<H", limits, 0)
         velocity_limit, max_pos, min_pos = struct.unpack_from("<iii", limits, 6)
         servo.velocity_limit = velocity_limit
@@ -288,14 +401,65 @@ class DynamixelBus(ActuatorBus):
             servo.current_scale = 1.0 / servo.effort_scale
         else:
             servo.effort_scale = ct.LOAD_UNIT * model.stall_torque
+        lim = servo.spec.limits
+        if servo.operating_mode == _MODE_VELOCITY:
+            own, (lower, upper), scale, offset = (
+                (-velocity_limit, velocity_limit), lim.velocity, _RAD_S_PER_VELOCITY_UNIT, 0)
+            unit = "rad/s"
+        elif servo.operating_mode == _MODE_CURRENT:
+            own, (lower, upper), scale, offset = (
+                (-servo.current_limit, servo.current_limit), lim.effort, servo.effort_scale, 0)
+            unit = "N m"
+        else:
+            own, (lower, upper), scale, offset = (
+                (servo.min_goal, servo.max_goal), lim.position, _RAD_PER_TICK, -_CENTER_TICK)
+            unit = "rad"
+        lo = quantize_inward(lower, scale, lower, upper, offset) if math.isfinite(lower) else own[0]
+        hi = quantize_inward(upper, scale, lower, upper, offset) if math.isfinite(upper) else own[1]
+        servo.goal_lo, servo.goal_hi = max(lo, own[0]), min(hi, own[1])
+        if servo.goal_lo > servo.goal_hi:
+            raise DeviceError(
+                f"{self._where}: id {servo.spec.id}: the limits [{lower:g}, {upper:g}] {unit}"
+                f" lie outside what the servo's own limit fields allow"
+                f" [{(own[0] + offset) * scale:g}, {(own[1] + offset) * scale:g}] {unit}",
+                servo.spec.id)
 
-    def _ping_servo(self, dxl_id: int) -> tuple[int, int]:
-        for attempt in range(_PING_ATTEMPTS):
+    def _arm_watchdog(self, dxl_id: int, value: int) -> None:
+        """Bus Watchdog: 0 (clears an expired one), then the configured value."""
+        if value != 0:
+            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+        if self._watchdog:
+            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+
+    def _stop_goal(self, servo: _Servo, present_ticks: int) -> int:
+        """The goal that keeps a servo where it is: its position, or velocity / current 0."""
+        moving = servo.operating_mode in (_MODE_VELOCITY, _MODE_CURRENT)
+        value = 0 if moving else present_ticks
+        return max(servo.goal_lo, min(servo.goal_hi, value))
+
+    def _write_stop_goal(self, servo: _Servo, present_ticks: int) -> None:
+        mode = servo.operating_mode
+        goal = self._stop_goal(servo, present_ticks)
+        if mode == _MODE_CURRENT:
+            data, address = struct.pack("<h", goal), _GOAL_CURRENT_AT
+        else:
+            data = struct.pack("<i", goal)
+            address = _GOAL_VELOCITY_AT if mode == _MODE_VELOCITY else _GOAL_POSITION_AT
+        self._attempts(self.write_register, servo.spec.id, address, data)
+
+    def _attempts(self, request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401
+        """``request(*args)``, tried up to :data:`ATTEMPTS` times on a timeout or bad packet.
+
+        A lost or garbled answer on a loaded host or a noisy line is retried; a port that
+        failed (TransportError) or a servo's refusal (DeviceError) is not.
+        """
+        for attempt in range(ATTEMPTS):
             try:
-                return self.ping(dxl_id)
-            except TransportTimeoutError:  # noqa: PERF203 - a retry loop
-                if attempt == _PING_ATTEMPTS - 1:
+                return request(*args)
+            except (TransportTimeoutError, ProtocolError) as exc:  # noqa: PERF203 - retry loop
+                if attempt == ATTEMPTS - 1:
                     raise
+                _LOG.debug("%s: %s; trying again", self._where, exc)
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
     def _setup_read(self) -> None:
@@ -322,10 +486,28 @@ class DynamixelBus(ActuatorBus):
             # (header, id, length, 0x55, ERR, DATA, CRC) per servo
             self._read_reply_size = n * (proto.STATUS_OVERHEAD + READ_SIZE)
             self._reply_struct = struct.Struct("<" + ("4sBHBB" + _READ_CODES + "H") * n)
+        self._read_timeout = self._timeout(len(self._read_packet), self._read_reply_size,
+                                           1 if self.fast_sync_read else n)
 
-    def close(self) -> None:
-        """Torque off (one Sync Write, unverified) where possible, then close the port."""
-        if self._open:
+    def _timeout(self, request: int, reply: int, replies: int = 1) -> float:
+        """Seconds to wait for the answer to a request of ``request`` bytes.
+
+        The fixed ``timeout`` option when given; else the wire time of the request and of
+        the ``reply`` bytes at the baud rate, each answering servo's return delay, and
+        ``BusSpec.timeout_margin`` (USB latency, a loaded host).
+        """
+        if self.timeout is not None:
+            return self.timeout
+        return ((request + reply) * self._byte_time + replies * self._reply_delay
+                + self._margin)
+
+    def close(self, *, torque_off: bool = True) -> None:
+        """Close the port; first torque off (one Sync Write, unverified) if ``torque_off``.
+
+        ``torque_off`` False sends nothing: servos keep their torque, goals and armed
+        Bus Watchdog (a bus that failed under ``safe_state: hold``). Never raises.
+        """
+        if self._open and torque_off:
             try:
                 self._send(proto.sync_write(ct.TORQUE_ENABLE.address, 1,
                                             dict.fromkeys(self._ids, b"\x00")))
@@ -334,10 +516,79 @@ class DynamixelBus(ActuatorBus):
         self._open = False
         self._transport.close()
 
+    def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:
+        """Reboot the servos in a hardware error; clear an expired Bus Watchdog.
+
+        A servo whose Hardware Error Status is not 0 gets the Reboot instruction (only
+        those): it answers, restarts (not answering for a while: about 0.4 s measured on
+        XC330, not given by the e-Manual; up to :data:`REBOOT_WAIT` is waited for), comes
+        back with its RAM at the factory values (torque off, Indirect Addresses and Bus
+        Watchdog reset), so the read block and the watchdog are set again and the error
+        is read again. A servo whose Bus Watchdog expired gets it cleared (0), its goal
+        set to where it stopped, and armed again. Torque stays as it is (a rebooted
+        servo's is off).
+
+        Returns:
+            ``{id: what was done and what remains}``.
+
+        Raises:
+            TransportTimeoutError: a rebooted servo did not answer within REBOOT_WAIT.
+        """
+        self._require_open()
+        targets = list(self._ids if ids is None else ids)
+        for dxl_id in targets:
+            self._known(dxl_id)
+        before = self._attempts(self.read)
+        reboot = [i for i in targets if before[i].error_code & 0xFF]
+        for dxl_id in reboot:
+            self._attempts(self.reboot, dxl_id)
+        self._await_reboot(reboot)
+        for dxl_id in reboot:  # RAM is back to the factory values
+            self._attempts(self.write_register, dxl_id, ct.INDIRECT_ADDRESS_1, INDIRECT_BLOCK)
+            self._arm_watchdog(dxl_id, 0)
+        after = self._attempts(self.read)
+        answers = {}
+        for dxl_id in targets:
+            was, now = before[dxl_id], after[dxl_id]
+            servo = self._servos[dxl_id]
+            if dxl_id in reboot:
+                left = (f"still reports {ct.describe_hardware_error(now.error_code & 0xFF)}"
+                        if now.error_code & 0xFF else "no error now")
+                answers[dxl_id] = (f"rebooted ({was.fault}); {left}; torque"
+                                   f" {'on' if now.torque_enabled else 'off'}")
+            elif was.error_code & _WATCHDOG_FAULT:
+                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+                self._write_stop_goal(servo, _ticks(was.position))
+                self._arm_watchdog(dxl_id, 0)
+                answers[dxl_id] = "bus watchdog error cleared, goal set where it stopped, re-armed"
+            else:
+                answers[dxl_id] = "no fault; nothing done"
+        return answers
+
+    def _await_reboot(self, ids: Sequence[int]) -> None:
+        """Wait until every servo of ``ids`` answers a PING again, at most REBOOT_WAIT."""
+        deadline = time.monotonic() + REBOOT_WAIT
+        waiting = list(ids)
+        while waiting:
+            try:
+                self.ping(waiting[0])
+                waiting.pop(0)
+            except (TransportTimeoutError, ProtocolError):  # noqa: PERF203 - a poll
+                if time.monotonic() > deadline:
+                    raise TransportTimeoutError(
+                        f"{self._where}: id(s) {waiting} did not answer within"
+                        f" {REBOOT_WAIT:g} s of their Reboot") from None
+                time.sleep(0.02)
+
     # ---------------------------------------------------------------- cycle
 
     def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: FBT001
         """One Sync Write of Torque Enable, verified by one read of every servo.
+
+        Switching on first clears and re-arms the Bus Watchdog of the servos switched on
+        (one whose watchdog had expired first gets its goal set to where it stopped, so
+        torque on resumes nothing stale). The Sync Write and its check are tried up to
+        :data:`ATTEMPTS` times when the check's answer is lost.
 
         Raises:
             DeviceError: a servo did not take the new state (e.g. a hardware error).
@@ -346,9 +597,24 @@ class DynamixelBus(ActuatorBus):
         targets = list(self._ids if ids is None else ids)
         for dxl_id in targets:
             self._known(dxl_id)
+        if enabled and targets:
+            states = self._attempts(self.read)
+            for dxl_id in targets:
+                if states[dxl_id].error_code & _WATCHDOG_FAULT:
+                    self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+                    self._write_stop_goal(self._servos[dxl_id], _ticks(states[dxl_id].position))
+            self._send(proto.sync_write(_WATCHDOG_AT, 1, dict.fromkeys(targets, b"\x00")))
+            if self._watchdog:
+                self._send(proto.sync_write(_WATCHDOG_AT, 1,
+                                            dict.fromkeys(targets, bytes((self._watchdog,)))))
         value = b"\x01" if enabled else b"\x00"
-        self._send(proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value)))
-        states = self.read()
+        packet = proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value))
+
+        def switch() -> dict[int, ActuatorState]:
+            self._send(packet)
+            return self.read()
+
+        states = self._attempts(switch)
         wrong = [i for i in targets if states[i].torque_enabled != enabled]
         if wrong:
             first = states[wrong[0]]
@@ -356,8 +622,12 @@ class DynamixelBus(ActuatorBus):
             raise DeviceError(f"{self._where}: torque {'on' if enabled else 'off'} not taken by"
                               f" id(s) {wrong}{why}", wrong[0], first.error_code)
 
-    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:  # noqa: C901 - inlined hot loop
-        """Sync Write the goals (NaN fields: that servo keeps its previous goal)."""
+    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:  # noqa: C901, PLR0912 - inlined hot loop
+        """Sync Write the goals (NaN fields: that servo keeps its previous goal).
+
+        Each goal is the nearest value of its field inside the actuator's limits and the
+        servo's own (the next one inward when the nearest lies outside).
+        """
         self._require_open()
         positions: list[int] = []  # id, value, id, value ...
         velocities: list[int] = []
@@ -371,20 +641,22 @@ class DynamixelBus(ActuatorBus):
                 value = command.velocity
                 if not isnan(value):
                     raw = _round(value / _RAD_S_PER_VELOCITY_UNIT)
-                    velocities += (dxl_id, self._clamp(servo, raw, -servo.velocity_limit,
-                                                       servo.velocity_limit))
+                    if not servo.goal_lo <= raw <= servo.goal_hi:
+                        raw = self._clamp(servo, raw)
+                    velocities += (dxl_id, raw)
             elif mode == _MODE_CURRENT:
                 value = command.effort
                 if not isnan(value):
                     raw = _round(value * servo.current_scale)
-                    currents += (dxl_id, self._clamp(servo, raw, -servo.current_limit,
-                                                     servo.current_limit))
+                    if not servo.goal_lo <= raw <= servo.goal_hi:
+                        raw = self._clamp(servo, raw)
+                    currents += (dxl_id, raw)
             else:
                 value = command.position
                 if not isnan(value):
                     raw = _round(value / _RAD_PER_TICK) + _CENTER_TICK
-                    if not servo.min_goal <= raw <= servo.max_goal:
-                        raw = self._clamp(servo, raw, servo.min_goal, servo.max_goal)
+                    if not servo.goal_lo <= raw <= servo.goal_hi:
+                        raw = self._clamp(servo, raw)
                     positions += (dxl_id, raw)
         if positions:
             self._send(proto.sync_write_values(_GOAL_POSITION_AT, "i", positions))
@@ -393,12 +665,16 @@ class DynamixelBus(ActuatorBus):
         if currents:
             self._send(proto.sync_write_values(_GOAL_CURRENT_AT, "h", currents))
 
-    def _clamp(self, servo: _Servo, raw: int, lo: int, hi: int) -> int:
-        if lo <= raw <= hi:
-            return raw
-        if not servo.clamp_logged:
+    def _clamp(self, servo: _Servo, raw: int) -> int:
+        """``raw`` into the servo's goal range.
+
+        A goal beyond the range (not just a goal at a limit rounded outward) is logged,
+        once per servo.
+        """
+        lo, hi = servo.goal_lo, servo.goal_hi
+        if not (lo - 1 <= raw <= hi + 1 or servo.clamp_logged):
             servo.clamp_logged = True
-            _LOG.warning("%s: id %d: goal %d outside the servo's limits [%d, %d]; clamped"
+            _LOG.warning("%s: id %d: goal %d outside the limits [%d, %d]; clamped"
                          " (logged once)", self._where, servo.spec.id, raw, lo, hi)
         return max(lo, min(hi, raw))
 
@@ -415,11 +691,11 @@ class DynamixelBus(ActuatorBus):
         size = self._read_reply_size
         what = "Fast Sync Read" if self.fast_sync_read else "Sync Read"
         try:
-            raw = self._transport.read(max(1, size), self.timeout)
+            raw = self._transport.read(max(1, size), self._read_timeout)
         except TransportTimeoutError:
             self._dirty = True
             raise TransportTimeoutError(f"{self._where}: {what}: no answer from id(s)"
-                                        f" {self._ids} within {self.timeout * 1e3:.0f} ms"
+                                        f" {self._ids} within {self._read_timeout * 1e3:.0f} ms"
                                         ) from None
         except TransportError:
             self._dirty = True
@@ -446,32 +722,35 @@ class DynamixelBus(ActuatorBus):
             flat = self._reply_struct.unpack(raw)
         except struct.error:
             return None
-        if self.fast_sync_read:  # 4 header fields, then 10 per servo
+        if self.fast_sync_read:  # 4 header fields, then error, id, the values, CRC per servo
+            per = _NV + 3
             if (flat[0] != proto.HEADER or flat[1] != proto.BROADCAST_ID
                     or flat[2] != len(raw) - proto.HEADER_SIZE or flat[3] != _STATUS
-                    or flat[5::10] != self._ids_tuple
+                    or flat[5::per] != self._ids_tuple
                     or proto.crc16(memoryview(raw)[:-2]) != flat[-1]):
                 return None
-            return flat[4::10], [flat[6 + k::10] for k in range(7)]
-        # 13 fields per servo: header, id, length, 0x55, error, 7 values, CRC
+            return flat[4::per], [flat[6 + k::per] for k in range(_NV)]
+        # per servo: header, id, length, 0x55, error, the values, CRC
+        per = _NV + 6
         packet = proto.STATUS_OVERHEAD + READ_SIZE
-        if (flat[0::13].count(proto.HEADER) != n or flat[1::13] != self._ids_tuple
-                or flat[2::13].count(packet - proto.HEADER_SIZE) != n
-                or flat[3::13].count(_STATUS) != n):
+        if (flat[0::per].count(proto.HEADER) != n or flat[1::per] != self._ids_tuple
+                or flat[2::per].count(packet - proto.HEADER_SIZE) != n
+                or flat[3::per].count(_STATUS) != n):
             return None
         view = memoryview(raw)
         crc16 = proto.crc16
-        for k, crc in enumerate(flat[12::13]):
+        for k, crc in enumerate(flat[per - 1::per]):
             if crc16(view[k * packet:(k + 1) * packet - 2]) != crc:
                 return None
-        return flat[4::13], [flat[5 + k::13] for k in range(7)]
+        return flat[4::per], [flat[5 + k::per] for k in range(_NV)]
 
     def _records(self, raw: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
         """``(error bytes, values)`` through the packet reader, in id order."""
         if self.fast_sync_read:
             records = self._receive_fast(raw)
         else:
-            packets = self._receive(self._ids, self._read_reply_size, "Sync Read", raw)
+            packets = self._receive(self._ids, self._read_reply_size, "Sync Read",
+                                    self._read_timeout, raw)
             records = [(i, packets[i].error, packets[i].data) for i in self._ids]
         errors = []
         rows = []
@@ -487,18 +766,23 @@ class DynamixelBus(ActuatorBus):
         return errors, list(zip(*rows, strict=True))
 
     def _states(self, columns: Sequence[Any], stamp: float) -> dict[int, ActuatorState]:
-        """ActuatorStates from the read block's 7 values, one column per value, id order."""
+        """ActuatorStates from the read block's values, one column per value, id order.
+
+        ``error_code``: Hardware Error Status, plus ``BUS_WATCHDOG_FAULT`` (0x100) when the
+        servo's Bus Watchdog expired (it reads -1).
+        """
         servos = self._servos
         states = {}
-        for dxl_id, hw_error, torque, current, velocity, position, voltage, temperature in zip(
-                self._ids, *columns, strict=True):
+        for (dxl_id, hw_error, torque, current, velocity, position, voltage, temperature,
+             watchdog) in zip(self._ids, *columns, strict=True):
+            code = hw_error | (_WATCHDOG_FAULT if watchdog == _WATCHDOG_EXPIRED else 0)
             states[dxl_id] = new_state({
                 "position": (position - _CENTER_TICK) * _RAD_PER_TICK,
                 "velocity": velocity * _RAD_S_PER_VELOCITY_UNIT,
                 "effort": current * servos[dxl_id].effort_scale,
                 "torque_enabled": torque == 1,
-                "error_code": hw_error,
-                "fault": ct.describe_hardware_error(hw_error) if hw_error else "",
+                "error_code": code,
+                "fault": ct.describe_error_code(code) if code else "",
                 "temperature": float(temperature),
                 "voltage": voltage * _VOLTAGE_UNIT,
                 "stamp": stamp,
@@ -507,8 +791,8 @@ class DynamixelBus(ActuatorBus):
 
     def _receive_fast(self, first: bytes) -> list[tuple[int, int, bytes]]:
         size = self._read_reply_size
-        packet = self._receive([proto.BROADCAST_ID], size, "Fast Sync Read", first)[
-            proto.BROADCAST_ID]
+        packet = self._receive([proto.BROADCAST_ID], size, "Fast Sync Read",
+                               self._read_timeout, first)[proto.BROADCAST_ID]
         try:
             records = proto.split_fast_status(packet, READ_SIZE)
         except ProtocolError as exc:
@@ -529,8 +813,10 @@ class DynamixelBus(ActuatorBus):
 
     def ping(self, dxl_id: int) -> tuple[int, int]:
         """PING one servo: ``(model number, firmware version)``."""
-        self._send(proto.ping(dxl_id))
-        packet = self._receive([dxl_id], 14, "PING")[dxl_id]
+        request = proto.ping(dxl_id)
+        self._send(request)
+        packet = self._receive([dxl_id], _PING_REPLY, "PING",
+                               self._timeout(len(request), _PING_REPLY))[dxl_id]
         if packet.error & 0x7F:
             self._status_error(dxl_id, packet.error, "PING")
         data = packet.data
@@ -538,10 +824,54 @@ class DynamixelBus(ActuatorBus):
             raise ProtocolError(f"{self._where}: id {dxl_id}: PING answer of {len(data)} bytes")
         return data[0] | data[1] << 8, data[2]
 
+    def broadcast_ping(self) -> dict[int, tuple[int, int]]:
+        """PING the broadcast id once: ``{id: (model number, firmware)}`` of who answered.
+
+        Every servo answers in turn; the wait covers 253 answers at the baud rate with
+        their return delays, plus the margin.
+        """
+        request = proto.ping(proto.BROADCAST_ID)
+        self._send(request)
+        reader = self._reader
+        found: dict[int, tuple[int, int]] = {}
+        deadline = time.monotonic() + self._timeout(
+            len(request), _BROADCAST_PING_WAIT * _PING_REPLY, _BROADCAST_PING_WAIT)
+        try:
+            while (remaining := deadline - time.monotonic()) > 0:
+                try:
+                    reader.feed(self._transport.read(4096, remaining))
+                except TransportTimeoutError:
+                    break
+                while True:
+                    try:
+                        packet = reader.next_packet()
+                    except ProtocolError:
+                        continue
+                    if packet is None:
+                        break
+                    if packet.is_status and len(packet.data) == 3:  # noqa: PLR2004
+                        found[packet.id] = (packet.data[0] | packet.data[1] << 8,
+                                            packet.data[2])
+        finally:
+            self._dirty = True
+        return found
+
+    def reboot(self, dxl_id: int) -> None:
+        """The Reboot instruction to one servo; its status comes before it restarts."""
+        request = proto.reboot(dxl_id)
+        self._send(request)
+        packet = self._receive([dxl_id], proto.STATUS_OVERHEAD, "REBOOT",
+                               self._timeout(len(request), proto.STATUS_OVERHEAD))[dxl_id]
+        if packet.error & 0x7F:
+            self._status_error(dxl_id, packet.error, "REBOOT")
+
     def read_register(self, dxl_id: int, address: int, size: int) -> bytes:
         """READ ``size`` bytes at ``address`` of one servo."""
-        self._send(proto.read(dxl_id, address, size))
-        packet = self._receive([dxl_id], proto.STATUS_OVERHEAD + size, "READ")[dxl_id]
+        request = proto.read(dxl_id, address, size)
+        self._send(request)
+        reply = proto.STATUS_OVERHEAD + size
+        packet = self._receive([dxl_id], reply, "READ",
+                               self._timeout(len(request), reply))[dxl_id]
         if packet.error & 0x7F:
             self._status_error(dxl_id, packet.error, f"READ {address}")
         if len(packet.data) != size:
@@ -551,8 +881,10 @@ class DynamixelBus(ActuatorBus):
 
     def write_register(self, dxl_id: int, address: int, data: bytes) -> None:
         """WRITE ``data`` at ``address`` of one servo and wait for its status."""
-        self._send(proto.write(dxl_id, address, data))
-        packet = self._receive([dxl_id], proto.STATUS_OVERHEAD, "WRITE")[dxl_id]
+        request = proto.write(dxl_id, address, data)
+        self._send(request)
+        packet = self._receive([dxl_id], proto.STATUS_OVERHEAD, "WRITE",
+                               self._timeout(len(request), proto.STATUS_OVERHEAD))[dxl_id]
         if packet.error & 0x7F:
             self._status_error(dxl_id, packet.error, f"WRITE {address}")
 
@@ -570,11 +902,11 @@ class DynamixelBus(ActuatorBus):
             self._dirty = True
             raise
 
-    def _receive(self, ids: Sequence[int], expected: int, what: str,
+    def _receive(self, ids: Sequence[int], expected: int, what: str, timeout: float,
                  first: bytes = b"") -> dict[int, proto.Packet]:
-        """Status packets from ``ids``, within the timeout; ``first``: bytes already read."""
+        """Status packets from ``ids`` within ``timeout`` s; ``first``: bytes already read."""
         reader = self._reader
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + timeout
         wanted = set(ids)
         got: dict[int, proto.Packet] = {}
         data = first
@@ -590,7 +922,7 @@ class DynamixelBus(ActuatorBus):
                     missing = sorted(wanted - got.keys())
                     raise TransportTimeoutError(  # noqa: TRY301 - handled with the read's
                         f"{self._where}: {what}: no answer from id(s) {missing} within"
-                        f" {self.timeout * 1e3:.0f} ms")
+                        f" {timeout * 1e3:.0f} ms")
                 data = self._transport.read(max(1, expected - len(reader.buffer)), remaining)
         except TransportTimeoutError as exc:
             self._dirty = True
@@ -663,6 +995,23 @@ def _round(value: float) -> int:
     if -2e9 < value < 2e9:  # noqa: PLR2004 - the common case, no OverflowError possible
         return round(value)
     return 2**31 - 1 if value > 0 else -(2**31)
+
+
+def _ticks(position: float) -> int:
+    """Present Position ticks of a position the driver decoded (exact: it came from ticks)."""
+    return round(position / _RAD_PER_TICK) + _CENTER_TICK
+
+
+def _watchdog_units(seconds: float, where: str) -> int:
+    """Bus Watchdog's value for ``seconds`` (20 ms units, rounded up; 0: off)."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return 0
+    units = math.ceil(seconds / ct.BUS_WATCHDOG_UNIT - 1e-9)
+    if units > ct.BUS_WATCHDOG_MAX:
+        _LOG.warning("%s: device_watchdog %g s is beyond the Bus Watchdog's %g s; using that",
+                     where, seconds, ct.BUS_WATCHDOG_MAX * ct.BUS_WATCHDOG_UNIT)
+        units = ct.BUS_WATCHDOG_MAX
+    return max(1, units)
 
 
 def _positive(value: Any, name: str, where: str) -> float:  # noqa: ANN401 - YAML value

@@ -145,6 +145,24 @@ HARDWARE_ERRORS: Final[Mapping[int, str]] = MappingProxyType({
 })
 
 
+# Bus Watchdog (98): 0 off (and clears its error), 1..127 armed in 20 ms units, 0xFF (-1)
+# after it expired. The driver reports an expired watchdog in ActuatorState.error_code
+# with a bit above the 8 bits of Hardware Error Status.
+BUS_WATCHDOG_UNIT: Final = 0.02  # s
+BUS_WATCHDOG_MAX: Final = 127
+BUS_WATCHDOG_EXPIRED: Final = 0xFF
+BUS_WATCHDOG_FAULT: Final = 0x100
+BUS_WATCHDOG_TEXT: Final = "bus watchdog expired"
+
+
+def describe_error_code(code: int) -> str:
+    """The readable text of a driver error code: Hardware Error Status and the watchdog."""
+    names = [describe_hardware_error(code & 0xFF)] if code & 0xFF else []
+    if code & BUS_WATCHDOG_FAULT:
+        names.append(BUS_WATCHDOG_TEXT)
+    return ", ".join(names)
+
+
 def describe_hardware_error(bits: int) -> str:
     """The readable names of the set bits of Hardware Error Status, ``""`` for 0."""
     names = [text for bit, text in HARDWARE_ERRORS.items() if bits >> bit & 1]

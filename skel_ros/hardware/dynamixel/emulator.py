@@ -41,6 +41,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tty
@@ -63,6 +64,9 @@ StatusError = proto.StatusError
 
 DEFAULT_FIRMWARE = 48
 DEFAULT_RETURN_DELAY = 250  # the factory value: 500 µs
+# How long a servo stays silent after a REBOOT. The e-Manual does not say; 0.4 s is what
+# an XC330 was measured to take (ROBOTIS-GIT/emanual issue 1698).
+REBOOT_TIME = 0.4
 _CONTROL_TIMEOUT = 10.0  # s to wait for the emulator process's replies
 
 _I32 = struct.Struct("<i")
@@ -104,6 +108,8 @@ _GOAL_POSITION_AT = ct.GOAL_POSITION.address
 _GOAL_VELOCITY_AT = ct.GOAL_VELOCITY.address
 _GOAL_CURRENT_AT = ct.GOAL_CURRENT.address
 _GOALS = frozenset({_GOAL_POSITION_AT, _GOAL_VELOCITY_AT, _GOAL_CURRENT_AT})
+_WATCHDOG_AT = ct.BUS_WATCHDOG.address
+_WATCHDOG_GOALS = frozenset({*_GOALS, ct.GOAL_PWM.address})  # read-only once it expired
 _LIMITS = frozenset({ct.VELOCITY_LIMIT.address, ct.CURRENT_LIMIT.address,
                      ct.MOVING_THRESHOLD.address})
 _I32_MAX = 2**31 - 1
@@ -165,6 +171,10 @@ class EmulatedServo:
     table: bytearray = field(default_factory=lambda: bytearray(ct.TABLE_SIZE))
     registered: tuple[int, bytes] | None = None
     indirect: list[int] = field(default_factory=list)
+    booting_until: float = -math.inf  # after a REBOOT: silent until then
+    persistent_fault: int = 0  # Hardware Error Status bits a reboot does not clear
+    watchdog_expired_at: float | None = None  # the emulator clock's time it last expired
+    torque_writes: list[tuple[float, int]] = field(default_factory=list)  # (time, value)
     _getters: dict[tuple[int, int], Callable[[bytearray], bytes]] = field(default_factory=dict)
     _moving_threshold: float = 0.0
 
@@ -195,6 +205,15 @@ class EmulatedServo:
         _I32.pack_into(t, ct.MAX_POSITION_LIMIT.address, ct.TICKS_PER_REV - 1)
         _I32.pack_into(t, ct.MIN_POSITION_LIMIT.address, 0)
         t[ct.SHUTDOWN.address] = 0x34
+        servo._factory_ram(position)
+        servo._update_limits()
+        servo.sync(now)
+        return servo
+
+    def _factory_ram(self, position: float) -> None:
+        """The RAM area (64 on) as after power-on, the shaft at ``position`` (rad)."""
+        t = self.table
+        t[_TORQUE_AT:] = bytes(len(t) - _TORQUE_AT)
         t[ct.STATUS_RETURN_LEVEL.address] = 2
         _I32.pack_into(t, ct.GOAL_POSITION.address, _ticks(position))
         _U16.pack_into(t, ct.PRESENT_INPUT_VOLTAGE.address, 120)
@@ -204,10 +223,8 @@ class EmulatedServo:
             data = ct.INDIRECT_DATA_1 if k < ct.INDIRECT_COUNT else ct.INDIRECT_DATA_29
             j = k % ct.INDIRECT_COUNT
             _U16.pack_into(t, base + 2 * j, data + j)
-        servo._update_indirect()
-        servo._update_limits()
-        servo.sync(now)
-        return servo
+        self.registered = None
+        self._update_indirect()
 
     # ---------------------------------------------------------------- state
 
@@ -266,20 +283,64 @@ class EmulatedServo:
                          self.torque_constant) or effort
         self.motor.params = replace(self.motor.params, max_velocity=speed, max_effort=effort)
 
-    def inject_fault(self, bits: int, now: float) -> None:
-        """Set Hardware Error Status (torque goes off, as the Shutdown field asks)."""
+    def inject_fault(self, bits: int, now: float, *, persistent: bool = False) -> None:
+        """Set Hardware Error Status (torque goes off, as the Shutdown field asks).
+
+        ``persistent``: the cause stays, so the error is back after a reboot.
+        """
         self.sync(now)
         self.table[ct.HARDWARE_ERROR_STATUS.address] = bits & 0xFF
+        self.persistent_fault = bits & 0xFF if persistent else 0
         if bits:
             self.motor.set_torque(enabled=False, t=now)
             self.table[ct.TORQUE_ENABLE.address] = 0
 
     def reboot(self, now: float) -> None:
-        """Clear the hardware error, torque off (RAM fields keep their values here)."""
+        """Restart: silent for REBOOT_TIME, then RAM at its power-on values.
+
+        Torque off, goals where the shaft is, Indirect Addresses, Status Return Level and
+        Bus Watchdog back to the factory values, Hardware Error Status cleared (unless
+        the injected fault is persistent). EEPROM (mode, ids, limits) is kept.
+        """
         self.sync(now)
-        self.table[ct.HARDWARE_ERROR_STATUS.address] = 0
-        self.motor.set_torque(enabled=False, t=now)
-        self.table[ct.TORQUE_ENABLE.address] = 0
+        motor = self.motor
+        motor.set_torque(enabled=False, t=now)
+        position = motor.state.position
+        motor.set_position_target(position)
+        motor.set_velocity_target(0.0)
+        motor.set_effort_target(0.0)
+        self._factory_ram(position)
+        self.table[_HW_ERROR_AT] = self.persistent_fault
+        self.booting_until = now + REBOOT_TIME
+        self.sync(now)
+
+    def check_watchdog(self, last_rx: float, now: float) -> None:
+        """Expire the Bus Watchdog if the bus was silent too long (e-Manual, Bus Watchdog).
+
+        Armed (1..127, 20 ms units) and torque on: when no instruction packet came for
+        longer than its value since ``last_rx``, the servo stops at that moment (position
+        modes: holds where it is; velocity and current modes: goal 0, the profile
+        ignored), the field reads -1 (0xFF) and the goals become read-only until 0 is
+        written to it. Evaluated on the emulator's clock at the exact deadline.
+        """
+        table = self.table
+        units = table[_WATCHDOG_AT]
+        if not (0 < units <= ct.BUS_WATCHDOG_MAX and table[_TORQUE_AT]):
+            return
+        deadline = last_rx + units * ct.BUS_WATCHDOG_UNIT
+        if now <= deadline:
+            return
+        motor = self.motor
+        motor.step(deadline)
+        mode = table[_MODE_AT]
+        if mode == ct.MODE_VELOCITY:
+            motor.set_velocity_target(0.0)
+        elif mode in (ct.MODE_CURRENT, ct.MODE_PWM):
+            motor.set_effort_target(0.0)
+        else:
+            motor.set_position_target(motor.state.position)
+        table[_WATCHDOG_AT] = ct.BUS_WATCHDOG_EXPIRED
+        self.watchdog_expired_at = deadline
 
     # ---------------------------------------------------------------- access
 
@@ -392,7 +453,9 @@ class EmulatedServo:
             bad = False
             limit = False
             # The goals first: they come every control cycle.
-            if at == _GOAL_POSITION_AT:
+            if at in _WATCHDOG_GOALS and self.table[_WATCHDOG_AT] == ct.BUS_WATCHDOG_EXPIRED:
+                bad = True  # read-only after the Bus Watchdog expired: a range error
+            elif at == _GOAL_POSITION_AT:
                 if mode == ct.MODE_POSITION:
                     high, low = _POSITION_LIMITS.unpack_from(new, _POSITION_LIMITS_AT)
                     limit = not low <= v <= high
@@ -407,6 +470,8 @@ class EmulatedServo:
                 bad = v not in (0, 1)
                 if v and self.table[_HW_ERROR_AT]:
                     raise _WriteRefused(StatusError.RESULT_FAIL)
+            elif at == _WATCHDOG_AT:
+                bad = v > ct.BUS_WATCHDOG_MAX  # 0: off (clears an expired one), 1..127
             elif fld is ct.OPERATING_MODE:
                 bad = v not in ct.OPERATING_MODES or (
                     not self.model.senses_current
@@ -441,6 +506,7 @@ class EmulatedServo:
         mode = table[_MODE_AT]
         if _TORQUE_AT in touched:
             enabled = bool(table[_TORQUE_AT])
+            self.torque_writes.append((now, table[_TORQUE_AT]))
             motor.set_torque(enabled, now)
             if enabled:
                 touched = touched | _GOALS
@@ -491,14 +557,29 @@ class ServoBus:
     """
 
     def __init__(self, servos: Mapping[int, EmulatedServo], clock: Callable[[], float]) -> None:
-        self.servos = dict(servos)
+        self.all_servos = dict(servos)
+        self.servos = self.all_servos  # the servos that answer: all but those rebooting
         self.clock = clock
         self.counts = {"packets": 0, "crc_errors": 0, "garbage_bytes": 0}
+        self.last_rx = clock()  # when the last instruction packet arrived
+        self._watched = tuple(self.all_servos.values())
 
-    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: PLR0911
+    def check_watchdogs(self, now: float) -> None:
+        """Expire the Bus Watchdogs the silence since the last packet ran out; end reboots."""
+        last_rx = self.last_rx
+        for servo in self._watched:
+            servo.check_watchdog(last_rx, now)
+        if self.servos is not self.all_servos and all(
+                s.booting_until <= now for s in self.all_servos.values()):
+            self.servos = self.all_servos
+
+    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: C901, PLR0911
         """The replies to one instruction packet: ``(return delay, bytes)`` in order."""
         self.counts["packets"] += 1
         now = self.clock()
+        # "Communication" for the Bus Watchdog is every instruction packet on the bus.
+        self.check_watchdogs(now)
+        self.last_rx = now
         inst, params, target = packet.instruction, packet.params, packet.id
         # A control cycle's instructions first (plain ints: no enum lookups per packet).
         if inst == _SYNC_WRITE:
@@ -518,6 +599,8 @@ class ServoBus:
         if inst == Instruction.BULK_WRITE:
             self._bulk_write(params, now)
             return []
+        if inst == Instruction.REBOOT:
+            return self._reboot(target, now)
         targets = (list(self.servos.values()) if target == proto.BROADCAST_ID
                    else [self.servos[target]] if target in self.servos else [])
         replies = []
@@ -527,6 +610,17 @@ class ServoBus:
             if target != proto.BROADCAST_ID and (
                     level == 2 or (level == 1 and inst == Instruction.READ)):  # noqa: PLR2004
                 replies.append(self._status(servo, error, data))
+        return replies
+
+    def _reboot(self, target: int, now: float) -> list[tuple[float, bytes]]:
+        """REBOOT: the status first (unless broadcast), then the servo restarts."""
+        servos = (list(self.servos.values()) if target == proto.BROADCAST_ID
+                  else [self.servos[target]] if target in self.servos else [])
+        replies = [self._status(s, 0) for s in servos
+                   if target != proto.BROADCAST_ID and s.status_return_level == 2]  # noqa: PLR2004
+        for servo in servos:
+            servo.reboot(now)
+        self.servos = {i: s for i, s in self.all_servos.items() if s.booting_until <= now}
         return replies
 
     def bad_crc(self, dxl_id: int | None) -> list[tuple[float, bytes]]:
@@ -560,9 +654,6 @@ class ServoBus:
             servo.registered = None
             servo.table[ct.REGISTERED_INSTRUCTION.address] = 0
             return servo.write(address, data, now), b""
-        if inst == Instruction.REBOOT:
-            servo.reboot(now)
-            return 0, b""
         return StatusError.INSTRUCTION, b""
 
     def _status(self, servo: EmulatedServo, error: int, data: bytes = b"") -> tuple[float, bytes]:
@@ -694,23 +785,65 @@ class _Server:
                  control_out: IO[str] | None) -> None:
         self.config = config
         self.bus = config.build(time.monotonic)
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)  # no echo, no newline translation: a clean byte pipe
-        self.port = os.ttyname(self.slave)
+        # The port is a symlink at a path of its own to the pty, so that a port that
+        # vanishes and returns (a new pty) is found again at the same path.
+        self.port_dir = Path(tempfile.mkdtemp(prefix="skel-dxl-"))
+        self.port = str(self.port_dir / "tty")
+        self.master = self.slave = -1
+        self.back_at = math.inf  # while vanished: when the port returns
+        self.reader = proto.PacketReader()
+        self._open_pty()
         self.control_in = control_in
         self.control_out = control_out
-        self.reader = proto.PacketReader()
         self.running = True
         self.busy = 0.0  # s spent reading, answering and writing bytes of the port
         self.wakeups = 0  # times bytes arrived
         self.profiler: cProfile.Profile | None = None
 
+    def _open_pty(self) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)  # no echo, no newline translation: a clean byte pipe
+        link = Path(self.port + ".new")
+        link.unlink(missing_ok=True)
+        link.symlink_to(os.ttyname(self.slave))
+        link.replace(self.port)
+        self.reader.clear()
+        self.back_at = math.inf
+
+    def _close_pty(self) -> None:
+        Path(self.port).unlink(missing_ok=True)
+        for fd in (self.master, self.slave):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.master = self.slave = -1
+
+    def vanish(self, seconds: float) -> None:
+        """Unplug the adapter for ``seconds``, keeping the servos powered.
+
+        The pty closes (the driver's port hangs up) and the path disappears; then a new
+        pty appears at the same path. The servos keep their state (their Bus Watchdogs
+        see the silence).
+        """
+        self._close_pty()
+        self.back_at = time.monotonic() + max(0.0, seconds)
+
+    def cleanup(self) -> None:
+        """Close the pty, remove the port's path."""
+        self._close_pty()
+        with contextlib.suppress(OSError):
+            self.port_dir.rmdir()
+
     def serve(self) -> None:
-        fds = [self.master] + ([self.control_in.fileno()] if self.control_in else [])
+        control = [self.control_in.fileno()] if self.control_in else []
         clock = time.perf_counter
         while self.running:
-            ready, _, _ = select.select(fds, [], [], 1.0)
-            if self.master in ready:
+            if self.master < 0 and time.monotonic() >= self.back_at:
+                self._open_pty()
+            fds = [self.master, *control] if self.master >= 0 else control
+            wait = 1.0 if self.master >= 0 else max(0.0, min(1.0, self.back_at - time.monotonic()))
+            ready, _, _ = select.select(fds, [], [], wait)
+            if self.master >= 0 and self.master in ready:
                 start = clock()
                 self._on_bytes(os.read(self.master, 65536))
                 self.busy += clock() - start
@@ -776,9 +909,10 @@ class _Server:
             return {"error": f"cannot write {path}: {exc}"}
         return {"ok": True}
 
-    def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: PLR0911
+    def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: C901, PLR0911
         command = request["command"]
         now = time.monotonic()
+        self.bus.check_watchdogs(now)
         if command == "quit":
             self.running = False
             return {"ok": True}
@@ -788,7 +922,10 @@ class _Server:
             return {"busy_s": self.busy, "wakeups": self.wakeups}
         if command == "profile":
             return self._profile(request.get("path"))
-        servo = self.bus.servos.get(int(request["id"]))
+        if command == "vanish":
+            self.vanish(float(request["seconds"]))
+            return {"ok": True}
+        servo = self.bus.all_servos.get(int(request["id"]))
         if servo is None:
             return {"error": f"no emulated servo with id {request['id']}"}
         if command == "state":
@@ -796,8 +933,14 @@ class _Server:
             return {"position": st.position, "velocity": st.velocity, "effort": st.effort,
                     "torque_enabled": st.torque_enabled}
         if command == "fault":
-            servo.inject_fault(int(request["bits"]), now)
+            servo.inject_fault(int(request["bits"]), now,
+                               persistent=bool(request.get("persistent", False)))
             return {"ok": True}
+        if command == "torque_writes":
+            return {"writes": servo.torque_writes}
+        if command == "watchdog":
+            return {"value": servo.table[_WATCHDOG_AT], "expired_at": servo.watchdog_expired_at,
+                    "now": now}
         if command == "set_position":
             servo.sync(now)
             servo.motor.set_position(float(request["position"]))
@@ -823,11 +966,14 @@ def run(config: EmulatorConfig, *, control: bool) -> int:
         sys.stdout.write(json.dumps({"port": server.port}) + "\n")
         sys.stdout.flush()
     else:
-        ids = ", ".join(str(i) for i in sorted(server.bus.servos))
+        ids = ", ".join(str(i) for i in sorted(server.bus.all_servos))
         print(f"emulated Dynamixel ids {ids} on {server.port}"  # noqa: T201
               f" (baudrate {config.baudrate}); Ctrl-C to stop", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve()
+    finally:
+        server.cleanup()
     return 0
 
 
@@ -907,9 +1053,29 @@ class DynamixelEmulator:
         return MotorState(float(a["position"]), float(a["velocity"]), float(a["effort"]),
                           bool(a["torque_enabled"]))
 
-    def inject_fault(self, actuator_id: int, bits: int) -> None:
-        """Set the servo's Hardware Error Status bits (0x20: overload ...)."""
-        self._call(command="fault", id=actuator_id, bits=bits)
+    def inject_fault(self, actuator_id: int, bits: int, *, persistent: bool = False) -> None:
+        """Set the servo's Hardware Error Status bits (0x20: overload ...).
+
+        ``persistent``: the cause stays, so a reboot does not clear the error.
+        """
+        self._call(command="fault", id=actuator_id, bits=bits, persistent=persistent)
+
+    def vanish(self, seconds: float) -> None:
+        """Unplug the port for ``seconds`` (the servos keep power; see the module doc)."""
+        self._call(command="vanish", seconds=seconds)
+
+    def torque_writes(self, actuator_id: int) -> list[tuple[float, int]]:
+        """Every Torque Enable value the servo accepted, with the emulator clock's time."""
+        return [(float(t), int(v))
+                for t, v in self._call(command="torque_writes", id=actuator_id)["writes"]]
+
+    def watchdog(self, actuator_id: int) -> tuple[int, float | None]:
+        """``(Bus Watchdog value, when it last expired or None)``.
+
+        Times are the emulator's clock: ``time.monotonic``, the same as this process's.
+        """
+        a = self._call(command="watchdog", id=actuator_id)
+        return int(a["value"]), None if a["expired_at"] is None else float(a["expired_at"])
 
     def set_position(self, actuator_id: int, position: float) -> None:
         """Put the servo's shaft at ``position`` (rad), at rest."""

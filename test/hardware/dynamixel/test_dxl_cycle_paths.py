@@ -140,7 +140,8 @@ def _records(stuffing: bool) -> list[tuple[int, int, bytes]]:
     # With stuffing: Present Current -1 (FF FF) then Present Velocity 0x...FD: FF FF FD.
     current, velocity = (-1, 0x123FD) if stuffing else (10, -3)
     return [(i, 0x80 * (i == 3), READ_STRUCT.pack(0x20 * (i == 2), 1, current, velocity,
-                                                  2048 + 100 * i, 121, 30 + i))
+                                                  2048 + 100 * i, 121, 30 + i,
+                                                  0xFF if i == 4 else 5))  # 4: watchdog expired
             for i in IDS]
 
 
@@ -168,6 +169,9 @@ def test_split_reordered_and_garbled_answers_decode_alike(fast: bool, stuffing: 
     assert expected[2].fault
     assert expected[1].position == pytest.approx(100 * ct.RAD_PER_TICK)
     assert expected[4].temperature == 34.0
+    assert expected[4].error_code == ct.BUS_WATCHDOG_FAULT
+    assert expected[4].fault == "bus watchdog expired"
+    assert expected[3].error_code == 0
     assert expected[1].effort == pytest.approx((-1 if stuffing else 10) * 0.004)
     for name, chunks in variants.items():
         bus, replay = _bus(fast)
@@ -189,8 +193,8 @@ def test_a_status_error_in_a_clean_answer_raises(fast: bool) -> None:
 def test_random_cycles_decode_like_the_packet_reader(fast: bool) -> None:
     rng = random.Random(3)  # noqa: S311 - reproducible test data
     for _ in range(200):
-        records = [(i, rng.choice((0, 0x80)), bytes(rng.randrange(256) for _ in range(15)))
-                   for i in IDS]
+        records = [(i, rng.choice((0, 0x80)),
+                    bytes(rng.randrange(256) for _ in range(READ_STRUCT.size))) for i in IDS]
         answers = b"".join(_answers(fast, records))
         fast_bus, replay = _bus(fast)
         replay.chunks = [answers]
@@ -199,8 +203,9 @@ def test_random_cycles_decode_like_the_packet_reader(fast: bool) -> None:
         got, want = fast_bus.read(), slow_bus.read()
         assert got == want
         for i, _, data in records:
-            hw, torque, _, _, position, voltage, temperature = struct.unpack("<BBhiiHB", data)
-            assert got[i].error_code == hw
+            hw, torque, _, _, position, voltage, temperature, watchdog = struct.unpack(
+                "<BBhiiHBB", data)
+            assert got[i].error_code == hw | (0x100 if watchdog == 0xFF else 0)
             assert got[i].torque_enabled == (torque == 1)
             assert got[i].position == pytest.approx((position - 2048) * ct.RAD_PER_TICK)
             assert got[i].voltage == pytest.approx(voltage * 0.1)
@@ -212,7 +217,7 @@ def test_write_still_clamps_and_skips_nan() -> None:
     sent: list[bytes] = []
     bus._transport.write = sent.append  # type: ignore[method-assign]
     for servo in bus._servos.values():
-        servo.min_goal, servo.max_goal = 1000, 3000
+        servo.goal_lo, servo.goal_hi = 1000, 3000
     bus.write({1: ActuatorCommand(position=0.0), 2: ActuatorCommand(),
                3: ActuatorCommand(position=10.0), 4: ActuatorCommand(position=-10.0)})
     assert sent == [p.sync_write_values(116, "i", [1, 2048, 3, 3000, 4, 1000])]
