@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skel_ros.cli.main import main
 from skel_ros.resources import example
 from skel_ros.trajectory import (
     CasprKind,
+    TrajectoryError,
     TrajectoryFileError,
     caspr_trajectory_ids,
     load_trajectory,
@@ -189,3 +192,35 @@ def test_file_trajectory_element_errors(tmp_path: Path) -> None:
     assert info.value.location is not None
     assert (info.value.location.file, info.value.location.line) == (str(xml), 3)
     assert str(tmp_path / "nowhere.traj") in str(info.value)
+
+
+TRAJ_TOKENS = ["t,", "p,", ",v,", ",a,", ",", "\n", "\r\n", "", "0", "0.01", "-0", "1e308",
+               "1e-320", "nan", "inf", "x", " ", "time_step,", "0.010000", "t,0.000000,p,"]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 12),
+                                st.sampled_from(TRAJ_TOKENS)), min_size=1, max_size=4))
+def test_mutated_traj_file_raises_only_trajectory_errors(
+        tmp_path: Path, edits: list[tuple[float, int, str]]) -> None:
+    text = TRAJ
+    for where, cut, token in edits:
+        at = int(where * len(text))
+        text = text[:at] + token + text[at + cut:]
+    xml = _write(tmp_path / "t.xml", '<file_trajectory id="f" filename="f.traj"/>')
+    (tmp_path / "f.traj").write_text(text, encoding="utf-8", errors="surrogatepass")
+    located = True
+    try:
+        traj = load_trajectory(xml, None, _two_columns(tmp_path))
+    except TrajectoryError as exc:
+        located = exc.location is not None
+    else:
+        assert np.all(np.isfinite(traj.sample(traj.duration)[0]))
+    assert located
+
+
+def _two_columns(tmp_path: Path) -> Path:
+    path = tmp_path / "cols.yaml"
+    path.write_text("{0: x, 1: y}\n", encoding="utf-8")
+    return path
