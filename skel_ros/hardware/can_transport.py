@@ -25,11 +25,17 @@ from typing import TYPE_CHECKING, Any
 from skel_ros.hardware.errors import TransportError, TransportTimeoutError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     import can
 
-__all__ = ["FORBIDDEN_INTERFACES", "describe", "open_bus", "recv", "send"]
+__all__ = ["FORBIDDEN_INTERFACES", "TIMING_BITRATE", "bitrate_text", "describe", "frame_bits",
+           "open_bus", "recv", "send", "wire_time"]
+
+#: The bitrate timeouts are computed with when the transport does not name one (python-can
+#: then uses the interface's own setting, e.g. ``ip link`` for SocketCAN): 125 kbit/s, the
+#: slowest rate CANopen devices commonly run, so the timeouts err on the long side.
+TIMING_BITRATE = 125_000
 
 #: python-can interfaces this project refuses to open, with the reason.
 FORBIDDEN_INTERFACES: Mapping[str, str] = {
@@ -137,6 +143,37 @@ def recv(bus: can.BusABC, deadline: float, clock: Callable[[], float] = time.mon
     except (can.CanError, OSError, ValueError) as exc:
         raise TransportError(f"CAN channel {bus.channel_info!r}: cannot receive: {exc}"
                              ) from None
+
+
+def frame_bits(data_bytes: int) -> int:
+    """Worst-case bits of one standard (11-bit id) CAN data frame with ``data_bytes`` bytes.
+
+    47 bits of framing (start, id, control, CRC, ACK, end of frame, interframe space) plus
+    the data, plus the most stuff bits the 34 + 8n stuffed bits can need (one per four after
+    the first): ``8n + 47 + floor((34 + 8n - 1) / 4)``, 135 bits for 8 bytes (Davis et al.,
+    "Controller Area Network (CAN) schedulability analysis", 2007).
+    """
+    n = max(0, min(8, int(data_bytes)))
+    return 8 * n + 47 + (34 + 8 * n - 1) // 4
+
+
+def wire_time(transport: Mapping[str, Any], frames: Iterable[int]) -> float:
+    """Seconds the frames (their data byte counts) take on the bus, back to back.
+
+    At the transport's ``bitrate``, or :data:`TIMING_BITRATE` when it names none.
+    """
+    rate = transport.get("bitrate")
+    if isinstance(rate, bool) or not isinstance(rate, int) or rate <= 0:
+        rate = TIMING_BITRATE
+    return sum(frame_bits(n) for n in frames) / rate
+
+
+def bitrate_text(transport: Mapping[str, Any]) -> str:
+    """``"1000000 bit/s"`` or what is known when the transport does not set it (messages)."""
+    rate = transport.get("bitrate")
+    if isinstance(rate, int) and not isinstance(rate, bool) and rate > 0:
+        return f"{rate} bit/s"
+    return "the interface's own bitrate (not set in the transport)"
 
 
 def timeout_error(transport_text: str, what: str, timeout: float) -> TransportTimeoutError:

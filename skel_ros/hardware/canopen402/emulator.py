@@ -16,14 +16,27 @@ a drive's firmware does:
   transmission type n in 1..240; every SYNC for types 0, 254, 255);
 * the shaft: :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every
   emulator shares), advanced on each SYNC; actual position 0x6064 (counts), velocity
-  0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F, error register 0x1001.
+  0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F, error register 0x1001;
+* the heartbeat consumer 0x1016 (CiA 301): an entry ``node << 16 | ms`` watches that
+  node's heartbeat from its first reception on; a supervisor thread checks every entry on
+  the emulator's clock, and when ``ms`` passed without a heartbeat the drive signals a
+  heartbeat event (EMCY 0x8130, error register bit 4, error code 0x603F = 0x8130) and runs
+  its abort connection option code 0x6007 (CiA 402): 0 nothing more, 1 FAULT (torque
+  off), 2 disable voltage (SWITCH ON DISABLED, torque off), 3 quick stop (QUICK STOP
+  ACTIVE: decelerates to standstill and holds; from READY TO SWITCH ON / SWITCHED ON to
+  SWITCH ON DISABLED). Other codes are refused (SDO abort "value range"). The NMT state
+  stays as it is (as with 0x1029 = 1). A new heartbeat re-arms the entry.
 
 For tests: :meth:`Cia402Emulator.inject_fault` (FAULT + EMCY), :meth:`~Cia402Emulator.
 stop_heartbeat`, :meth:`~Cia402Emulator.reboot` (boot-up, back to PRE-OPERATIONAL),
-:meth:`~Cia402Emulator.state`.
+:meth:`~Cia402Emulator.state`, :meth:`~Cia402Emulator.target` (the target the drive
+holds), :meth:`~Cia402Emulator.transitions` (every CiA 402 state change),
+:meth:`~Cia402Emulator.nmt_commands`, :meth:`~Cia402Emulator.watchdog_events`,
+:meth:`~Cia402Emulator.supervisor_passes`.
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
-(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields), ``clock``, ``eds``.
+(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields), ``clock``, ``eds``,
+``supervisor_period`` (s of real time between the consumer checks, default 0.002).
 Actuator options (``counts_per_rev`` ..., ``rated_torque``) are read as the driver reads
 them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
 """
@@ -67,6 +80,9 @@ _KIND = {1: ControlMode.POSITION, 8: ControlMode.POSITION, 3: ControlMode.VELOCI
          9: ControlMode.VELOCITY, 4: ControlMode.EFFORT, 10: ControlMode.EFFORT}
 _NMT_OPERATIONAL = 5
 _ABORT_VALUE_RANGE = 0x06090030
+_ABORT_INCOMPATIBLE = 0x06040043   # CiA 301: a second consumer entry for one producer
+_HEARTBEAT_EVENT = 0x8130          # CiA 301 EMCY: life guard error or heartbeat error
+_COMMUNICATION_BIT = 0x10          # error register 0x1001 bit 4: communication error
 
 
 @dataclass
@@ -83,6 +99,14 @@ class _Drive:
     sync_counts: dict[int, int] = field(default_factory=dict)
     rpdo_hooked: set[int] = field(default_factory=set)
     heartbeat_stopped: bool = False
+    consumers: dict[int, float] = field(default_factory=dict)      # producer -> s
+    heard: dict[int, float] = field(default_factory=dict)          # producer -> last stamp
+    expired: set[int] = field(default_factory=set)
+    transitions: list[tuple[str, str]] = field(default_factory=list)
+    nmt_log: list[int] = field(default_factory=list)
+    watchdog_events: list[tuple[float, int, int]] = field(default_factory=list)
+    fault_persists: bool = False
+    sdo_to_drop: int = 0
 
 
 def _virtual_channel() -> str:
@@ -123,6 +147,15 @@ class Cia402Emulator:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"CiA 402 emulator: bad motor parameters: {exc}") from None
         self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._passes = 0
+        period = opts.get("supervisor_period", 0.002)
+        if isinstance(period, bool) or not isinstance(period, (int, float)) or not (
+                0 < period <= 1):
+            raise ConfigError(f"CiA 402 emulator: supervisor_period must be in (0, 1] s, "
+                              f"got {period!r}")
+        self._supervisor_period = float(period)
+        self._syncs_to_drop = 0
         self._drives: dict[int, _Drive] = {}
         bus = can_transport.open_bus(tr)
         network = canopen.Network(bus)
@@ -148,12 +181,19 @@ class Cia402Emulator:
                 node.add_read_callback(self._reader(d))
                 node.add_write_callback(self._writer(d))
                 network.add_node(node)
+                network.unsubscribe(node.sdo.rx_cobid, node.sdo.on_request)
+                network.subscribe(node.sdo.rx_cobid, self._sdo_filter(d))
                 self._drives[act.id] = d
             network.subscribe(0x80, self._on_sync)
             network.subscribe(0, self._on_nmt)
+            for producer in range(1, 128):
+                network.subscribe(0x700 + producer, self._on_heartbeat)
             network.connect()
             for d in self._drives.values():
                 self._boot(d)
+            self._supervisor = threading.Thread(target=self._supervise, daemon=True,
+                                                name="cia402-emulator-supervisor")
+            self._supervisor.start()
         except BaseException:
             self.stop()
             raise
@@ -165,6 +205,10 @@ class Cia402Emulator:
         network, self._network = getattr(self, "_network", None), None
         if network is None:
             return
+        self._stop.set()
+        supervisor = getattr(self, "_supervisor", None)
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join(timeout=2.0)
         for d in self._drives.values():
             try:
                 d.node.nmt.stop_heartbeat()
@@ -189,17 +233,70 @@ class Cia402Emulator:
         """The drive's NMT state name."""
         return str(self._drives[actuator_id].node.nmt.state)
 
-    def inject_fault(self, actuator_id: int, code: int = 0x2310) -> None:
-        """Enter FAULT (torque off) and send an EMCY with ``code`` (default over-current)."""
+    def target(self, actuator_id: int) -> float:
+        """The target the drive holds in its present mode, as it decodes it (SI)."""
+        with self._lock:
+            d = self._drives[actuator_id]
+            kind = _KIND.get(d.mode, ControlMode.POSITION)
+            u = d.units
+            if kind is ControlMode.POSITION:
+                return self._stored(d, 0x607A) / u.counts_per_rad
+            if kind is ControlMode.VELOCITY:
+                return self._stored(d, 0x60FF) / u.velocity_per_rad_s
+            return self._stored(d, 0x6071) / 1000.0 * u.rated_torque
+
+    def transitions(self, actuator_id: int) -> list[tuple[str, str]]:
+        """Every CiA 402 state change of the drive so far, ``(from, to)``."""
+        with self._lock:
+            return list(self._drives[actuator_id].transitions)
+
+    def nmt_commands(self, actuator_id: int) -> list[int]:
+        """Every NMT command code addressed to the drive (or to all) so far."""
+        with self._lock:
+            return list(self._drives[actuator_id].nmt_log)
+
+    def watchdog_events(self, actuator_id: int) -> list[tuple[float, int, int]]:
+        """Heartbeat events so far: ``(emulator time, producer node, 0x6007 reaction)``."""
+        with self._lock:
+            return list(self._drives[actuator_id].watchdog_events)
+
+    def last_heartbeat(self, actuator_id: int, producer: int) -> float | None:
+        """The emulator time the drive last received ``producer``'s heartbeat (None: never)."""
+        with self._lock:
+            return self._drives[actuator_id].heard.get(producer)
+
+    def supervisor_passes(self) -> int:
+        """How many times the consumer supervisor has checked every entry."""
+        with self._lock:
+            return self._passes
+
+    def inject_fault(self, actuator_id: int, code: int = 0x2310, *,
+                     persistent: bool = False) -> None:
+        """Enter FAULT (torque off) and send an EMCY with ``code`` (default over-current).
+
+        ``persistent``: the cause stays (a fault reset leaves the drive in FAULT) until
+        :meth:`reboot`.
+        """
         with self._lock:
             d = self._drives[actuator_id]
             d.model.set_torque(False, self.clock())  # noqa: FBT003
-            d.state = FAULT
+            self._set_state(d, FAULT)
             d.error_code = code
-            register = 0x01 | (0x02 if code & 0xF000 == 0x2000 else 0)  # noqa: PLR2004
+            d.fault_persists = persistent
+            register = _error_register(code)
             network = self._network
         if network is not None:
             d.node.emcy.send(code, register)
+
+    def drop_syncs(self, count: int) -> None:
+        """Ignore the next ``count`` SYNC frames (lost on the wire, or a drive too late)."""
+        with self._lock:
+            self._syncs_to_drop = count
+
+    def drop_sdo_requests(self, actuator_id: int, count: int) -> None:
+        """The drive ignores its next ``count`` SDO requests (lost or unanswered in time)."""
+        with self._lock:
+            self._drives[actuator_id].sdo_to_drop = count
 
     def stop_heartbeat(self, actuator_id: int) -> None:
         """The drive stops producing heartbeats (and keeps it so), as a dead node."""
@@ -215,8 +312,11 @@ class Cia402Emulator:
             d.node.data_store.setdefault(0x6076, {})[0] = d.node.object_dictionary[
                 0x6076].encode_raw(round(d.units.rated_torque * 1000))
             d.model.set_torque(False, self.clock())  # noqa: FBT003
-            d.state, d.controlword, d.error_code, d.mode = SOD, 0, 0, 8
+            self._set_state(d, SOD)
+            d.controlword, d.error_code, d.mode = 0, 0, 8
+            d.fault_persists = False
             d.pending.clear()
+            self._reset_consumers(d)
         d.node.nmt.stop_heartbeat()
         d.node.nmt._state = 0  # noqa: SLF001 - the library's NMT slave has no reset entry
         self._boot(d)
@@ -238,8 +338,12 @@ class Cia402Emulator:
         for d in self._drives.values():
             if target not in (0, d.spec.id):
                 continue
+            with self._lock:
+                d.nmt_log.append(cmd)
             try:
                 if cmd in (0x81, 0x82):
+                    with self._lock:
+                        self._reset_consumers(d)   # communication objects to defaults
                     self._boot(d)
                 elif cmd == 0x01:
                     self._load_pdos(d)
@@ -282,7 +386,20 @@ class Cia402Emulator:
         finally:
             pdo.data = saved
 
+    def _sdo_filter(self, d: _Drive) -> Callable[[int, bytearray, float], None]:
+        def on_request(can_id: int, data: bytearray, timestamp: float) -> None:
+            with self._lock:
+                if d.sdo_to_drop > 0:
+                    d.sdo_to_drop -= 1
+                    return
+            d.node.sdo.on_request(can_id, data, timestamp)
+        return on_request
+
     def _on_sync(self, can_id: int, data: bytearray, timestamp: float) -> None:  # noqa: ARG002
+        with self._lock:
+            if self._syncs_to_drop > 0:
+                self._syncs_to_drop -= 1
+                return
         try:
             now = self.clock()
             for d in self._drives.values():
@@ -331,8 +448,7 @@ class Cia402Emulator:
         if index == 0x603F:  # noqa: PLR2004
             return d.error_code
         if index == 0x1001:  # noqa: PLR2004
-            return (0x01 | (0x02 if d.error_code & 0xF000 == 0x2000 else 0)  # noqa: PLR2004
-                    ) if d.state == FAULT else 0
+            return _error_register(d.error_code) if d.state == FAULT else 0
         if index in (0x6064, 0x606C, 0x6077):
             s = d.model.state
             u = d.units
@@ -362,7 +478,7 @@ class Cia402Emulator:
         return int(node.object_dictionary[index].decode_raw(raw))
 
     def _writer(self, d: _Drive) -> Callable[..., None]:
-        def write(index: int, subindex: int, od: Any, data: bytes) -> None:  # noqa: ANN401, ARG001
+        def write(index: int, subindex: int, od: Any, data: bytes) -> None:  # noqa: ANN401
             from canopen.sdo.exceptions import SdoAbortedError
 
             with self._lock:
@@ -382,6 +498,10 @@ class Cia402Emulator:
                         self._apply_targets(d, take_setpoint=False)
                 elif index == 0x1017 and d.heartbeat_stopped:  # noqa: PLR2004
                     d.node.nmt.stop_heartbeat()
+                elif index == 0x1016 and subindex:  # noqa: PLR2004
+                    self._consumer_entry(d, subindex, int(od.decode_raw(data)))
+                elif index == 0x6007 and not 0 <= int(od.decode_raw(data)) <= 3:  # noqa: PLR2004
+                    raise SdoAbortedError(_ABORT_VALUE_RANGE)
         return write
 
     def _controlword(self, d: _Drive, cw: int) -> None:  # noqa: C901 - the 402 transition table
@@ -389,8 +509,9 @@ class Cia402Emulator:
         now = self.clock()
         d.model.advance(now)
         if d.state == FAULT:
-            if cw & 0x80 and not previous & 0x80:
-                d.state, d.error_code = SOD, 0
+            if cw & 0x80 and not previous & 0x80 and not d.fault_persists:
+                self._set_state(d, SOD)
+                d.error_code = 0
                 d.node.emcy.reset()
             return
         if cw & 0x80:
@@ -409,13 +530,102 @@ class Cia402Emulator:
             new = ENABLED if state in (READY, SWITCHED_ON, ENABLED, QUICK_STOP) else state
         if new == ENABLED and state != ENABLED:
             d.model.set_position_target(d.model.state.position)  # PP: hold until a set-point
+        self._enter(d, new, now)
+        if new == ENABLED:
+            self._apply_targets(d, take_setpoint=bool(cw & 0x10 and not previous & 0x10))
+
+    def _set_state(self, d: _Drive, new: str) -> None:
+        if new != d.state:
+            d.transitions.append((d.state, new))
         d.state = new
+
+    def _enter(self, d: _Drive, new: str, now: float) -> None:
+        """Change the 402 state with what it does to the shaft (torque, quick stop ramp)."""
+        self._set_state(d, new)
         d.model.set_torque(new in (ENABLED, QUICK_STOP), now)
         if new == QUICK_STOP:
             d.model.mode = ControlMode.VELOCITY
             d.model.set_velocity_target(0.0)
-        elif new == ENABLED:
-            self._apply_targets(d, take_setpoint=bool(cw & 0x10 and not previous & 0x10))
+
+    # ------------------------------------------------------------------ heartbeat consumer
+
+    def _reset_consumers(self, d: _Drive) -> None:
+        d.consumers.clear()
+        d.heard.clear()
+        d.expired.clear()
+        d.node.data_store.pop(0x1016, None)
+
+    def _consumer_entry(self, d: _Drive, subindex: int, value: int) -> None:
+        """A write of 0x1016:n (lock held): check it as CiA 301 says, then watch it."""
+        from canopen.sdo.exceptions import SdoAbortedError
+
+        producer, ms = (value >> 16) & 0xFF, value & 0xFFFF
+        entries = {sub: self._stored_sub(d, 0x1016, sub) for sub in range(1, 5)}
+        entries[subindex] = value
+        if producer and ms and any((v >> 16) & 0xFF == producer and v & 0xFFFF
+                                   for sub, v in entries.items() if sub != subindex):
+            raise SdoAbortedError(_ABORT_INCOMPATIBLE)
+        d.consumers = {(v >> 16) & 0xFF: (v & 0xFFFF) / 1000.0 for v in entries.values()
+                       if (v >> 16) & 0xFF and v & 0xFFFF}
+        for gone in set(d.heard) - set(d.consumers):
+            d.heard.pop(gone, None)
+        d.expired &= set(d.consumers)
+        if producer in d.heard:
+            d.heard[producer] = self.clock()   # a new time starts from now
+
+    def _stored_sub(self, d: _Drive, index: int, sub: int) -> int:
+        try:
+            raw = d.node.data_store[index][sub]
+        except KeyError:
+            return 0
+        return int.from_bytes(raw, "little")
+
+    def _on_heartbeat(self, can_id: int, data: bytearray, timestamp: float) -> None:  # noqa: ARG002
+        producer = can_id - 0x700
+        with self._lock:
+            now = self.clock()
+            for d in self._drives.values():
+                if producer in d.consumers:
+                    d.heard[producer] = now
+                    d.expired.discard(producer)
+
+    def _supervise(self) -> None:
+        """Thread: check every consumer entry on the emulator's clock."""
+        while not self._stop.wait(self._supervisor_period):
+            events = []
+            with self._lock:
+                now = self.clock()
+                for d in self._drives.values():
+                    for producer, limit in d.consumers.items():
+                        last = d.heard.get(producer)
+                        if last is None or producer in d.expired or now - last <= limit:
+                            continue
+                        d.expired.add(producer)
+                        events.append((d, producer))
+                        self._abort_connection(d, producer, now)
+                self._passes += 1
+            for d, producer in events:
+                try:
+                    d.node.emcy.send(_HEARTBEAT_EVENT, _error_register(_HEARTBEAT_EVENT),
+                                     producer.to_bytes(1, "little"))
+                except Exception:  # noqa: BLE001 - never kill the supervisor
+                    _LOG.exception("CiA 402 emulator node %d: EMCY failed", d.spec.id)
+
+    def _abort_connection(self, d: _Drive, producer: int, now: float) -> None:
+        """The heartbeat event's reaction, 0x6007 (lock held)."""
+        option = self._stored(d, 0x6007)
+        d.watchdog_events.append((now, producer, option))
+        d.error_code = _HEARTBEAT_EVENT
+        d.model.advance(now)
+        if option == 1 and d.state != FAULT:
+            self._enter(d, FAULT, now)
+        elif option == 2:  # noqa: PLR2004
+            self._enter(d, SOD, now)
+        elif option == 3:  # noqa: PLR2004
+            if d.state == ENABLED:
+                self._enter(d, QUICK_STOP, now)
+            elif d.state in (READY, SWITCHED_ON):
+                self._enter(d, SOD, now)
 
     def _apply_targets(self, d: _Drive, *, take_setpoint: bool) -> None:
         """Hand the target objects of the present mode to the model (OPERATION ENABLED).
@@ -435,6 +645,16 @@ class Cia402Emulator:
             model.set_velocity_target(self._stored(d, 0x60FF) / u.velocity_per_rad_s)
         else:
             model.set_effort_target(self._stored(d, 0x6071) / 1000.0 * u.rated_torque)
+
+
+def _error_register(code: int) -> int:
+    """0x1001 for an error code: generic, plus current (0x2xxx) or communication (0x81xx)."""
+    register = 0x01
+    if code & 0xF000 == 0x2000:  # noqa: PLR2004
+        register |= 0x02
+    if code & 0xFF00 == 0x8100:  # noqa: PLR2004
+        register |= _COMMUNICATION_BIT
+    return register
 
 
 def _clamp32(x: int) -> int:

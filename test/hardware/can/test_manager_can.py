@@ -3,7 +3,8 @@
 The arm example's four DOFs on one CAN bus, first as MIT motors, then as CiA 402 drives:
 connect, enable (holding the measured positions), a position command reaches the
 emulated shafts, a device fault fails the bus and the manager reconnects. The manager's
-and the emulators' clocks are one manual clock: the tests step it; the bus I/O is real.
+and the emulators' clocks are one manual clock: the tests step it; the bus I/O is real. A device
+fault keeps the bus open; ``clear_faults`` runs the protocol's recovery.
 """
 
 from __future__ import annotations
@@ -106,8 +107,14 @@ def test_manager_drives_the_can_emulators(case: str) -> None:
         rig.until(lambda: rig.manager.status().state is MotionState.FAULT)
         if protocol == "mit":
             rig.emulator.inject_error(2, 0)  # the over-temperature is gone
+        request = rig.manager.clear_faults()
+        rig.until(lambda: request.done)
+        assert request.ok, (request.message, request.details)
         rig.until(lambda: rig.manager.status().state is not MotionState.FAULT)
-        assert rig.manager.status().state is MotionState.DISABLED
-        assert not any(rig.emulator.state(i).torque_enabled for i in (1, 2, 3, 4))
+        # safe_state hold: the healthy actuators kept holding; the one that faulted stays
+        # torque off until an enable.
+        assert rig.manager.status().state is MotionState.HOLDING
+        assert not rig.emulator.state(2).torque_enabled
+        assert all(rig.emulator.state(i).torque_enabled for i in (1, 3, 4))
     finally:
         rig.close()
