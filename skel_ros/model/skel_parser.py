@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from lxml import etree
 
 from skel_ros.model import inertia as inertia_mod
 from skel_ros.model.errors import (
@@ -34,6 +33,7 @@ from skel_ros.model.errors import (
     SkelUnsupportedError,
     SkelValueError,
 )
+from skel_ros.model.lenient_xml import parse_document
 from skel_ros.model.meshes import MeshReadError, mesh_bounds
 from skel_ros.model.transforms import (
     RIGID_IDENTITY,
@@ -116,6 +116,10 @@ _DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNA
 _SOFT_SHAPE_TAGS = frozenset({"total_mass", "transformation", "geometry", "kv", "ke", "damp"})
 _RGB, _RGBA = 3, 4  # numbers in a <color>
 _PARALLEL = 1e-9  # |a1 x a2| below which a plane's translation axes are parallel
+# How far from 1 the length of a universal joint's axis may be. DART uses these axes
+# as written, and from about 2.5e-7 its joint rotation fails DART's own check at
+# some angles (it then uses the identity: the joint stops turning).
+_UNIT_LENGTH_TOL = 1e-7
 # <axis*> children read, by whether the joint type reads <xyz> and <pitch> there.
 _AXIS_KNOWN = {
     (xyz, pitch): frozenset(
@@ -252,6 +256,7 @@ _EULER = JointType.EULER
 _PLANAR = JointType.PLANAR
 _TRANSLATIONAL2D = JointType.TRANSLATIONAL2D
 _SCREW = JointType.SCREW
+_UNIVERSAL = JointType.UNIVERSAL
 _VISUAL = ShapeRole.VISUAL
 _COLLISION = ShapeRole.COLLISION
 
@@ -507,26 +512,18 @@ def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
     if not stripped:
         raise SkelSyntaxError("the document is empty", Location(label, 1),
                               "a SKEL file is <skel><world>...</world></skel>")
-    if not stripped.startswith(b"<"):
+    if not stripped.startswith(b"<") and b"<skel" not in stripped:
         # Every legacy file starts with its "dofs {" block; anything else (binary data,
-        # JSON, ...) is just not XML.
+        # JSON, ...) is just not XML. (DART skips text before the <skel> element.)
         if _LEGACY_START.match(stripped):
             raise SkelLegacyFormatError("not an XML file", Location(label, 1), _LEGACY_HINT)
         raise SkelSyntaxError(
             "not an XML file (SKEL files start with <skel>)", Location(label, 1)
         )
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-        remove_comments=True, remove_pis=True, remove_blank_text=True,
-    )
-    try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as exc:
-        line = exc.lineno or 0
-        raise SkelSyntaxError(f"malformed XML: {exc.msg}", Location(label, line)) from None
-    except ValueError as exc:
-        raise SkelSyntaxError(f"malformed XML: {exc}", Location(label)) from None
+    # Strict XML, or what DART's tinyxml2 also accepts (with warnings): lenient_xml.
+    root, xml_warnings = parse_document(data, label)
     reader = _SkelReader(label)
+    reader.warnings.extend(xml_warnings)
     if root.tag != "skel":
         raise SkelSyntaxError(
             f"root element is <{root.tag}>, not <skel>", reader.loc(root),
@@ -1467,13 +1464,39 @@ def _parse_axes(
                        f" {tuple(axes[i].tolist())}", el)
             continue
         if i < with_xyz:
-            axes[i] = r.axis(r.require(ax, "xyz"), "joint axis <xyz>", ax)
+            if jtype is _UNIVERSAL:
+                axes[i] = _universal_axis(r.require(ax, "xyz"), r, name, tag)
+            else:
+                axes[i] = r.axis(r.require(ax, "xyz"), "joint axis <xyz>", ax)
             if jtype is _SCREW:
                 p = r.child(ax, "pitch")
                 if p is not None:
                     pitch = r.number(p)
         _parse_axis_dynamics(ax, r, dofs[i], kind.axis_known)
     return axes, pitch
+
+
+def _universal_axis(xyz_el: Element, r: _SkelReader, name: str, tag: str) -> Array:
+    """A universal joint's axis, as written: DART 6.20 does not normalise these.
+
+    Revolute, prismatic and screw axes go through ``setAxis`` (normalised); a
+    universal joint's ``mAxis`` is taken as is, and a non-unit axis turns DART's
+    joint into one that does not move, so it is refused.
+    """
+    x, y, z = r.vector(xyz_el, 3)
+    length = math.sqrt(x * x + y * y + z * z)
+    if not abs(length - 1.0) <= _UNIT_LENGTH_TOL:
+        raise SkelValueError(
+            f"universal joint {name!r}: <{tag}> <xyz> ({x!r}, {y!r}, {z!r}) is not a unit"
+            f" vector (length {length!r})",
+            r.loc(xyz_el),
+            "DART 6.20 uses a universal joint's axes as written, and with a non-unit axis "
+            "the joint's rotation is no rotation: DART logs an error at every update and "
+            "keeps the joint at the identity; write the unit vector"
+            + (f" {x / length!r} {y / length!r} {z / length!r}"
+               if 0.0 < length < math.inf else ""),
+        )
+    return frozen_vector3(x, y, z)
 
 
 def _parse_euler_order(el: Element, r: _SkelReader, name: str) -> EulerOrder:
