@@ -108,6 +108,9 @@ class SerialTransport(Transport):
                                                  timeout=0.0, write_timeout=_WRITE_TIMEOUT,
                                                  **self._options)
         except (serial.SerialException, *_OS_ERRORS, ValueError) as exc:
+            if "://" not in self.name and not os.path.lexists(self.name):
+                raise TransportError(f"{self.name}: cannot open: no such port (adapter not"
+                                     " plugged in, or another name?)") from None
             raise TransportError(f"{self.name}: cannot open: {exc}") from None
         self._timeout = 0.0
         fd = getattr(self._serial, "fd", None)
