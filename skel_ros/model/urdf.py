@@ -13,13 +13,16 @@ Links and joints:
   prefixed) carries the skeleton's root joints.
 * weld -> ``fixed``; revolute -> ``revolute`` when both position limits are
   finite, else ``continuous``; prismatic -> ``prismatic``.
-* Every other type becomes a chain of single-DOF URDF joints through massless
-  links named ``<joint>__<dof>__link`` (no ``<inertial>``): universal (two
-  revolute), euler (three revolute, in the joint's axis order), translational
-  and translational2d (prismatic), planar (two prismatic, then a revolute about
-  the plane normal), screw (a revolute and a prismatic ``<mimic>`` of it with
-  multiplier pitch / 2 pi), ball (three continuous about x, y, z) and free (three
-  prismatic x, y, z, then three continuous about x, y, z).
+* Every other type becomes its chain of single-DOF motions
+  (:func:`skel_ros.model.kinematics.joint_chain`, the chain the model's forward
+  kinematics multiplies), one URDF joint each, through massless links named
+  ``<joint>__<dof>__link`` (no ``<inertial>``; :func:`urdf_chain_links` names them
+  for each motion): universal (two revolute), euler (three revolute, in the
+  joint's axis order), translational and translational2d (prismatic), planar (two
+  prismatic, then a revolute about the plane normal), screw (a revolute and a
+  prismatic ``<mimic>`` of it with multiplier pitch / 2 pi), ball (three
+  continuous about x, y, z) and free (three prismatic x, y, z, then three
+  continuous about x, y, z).
 * The first URDF joint of a joint has the origin ``T_parent_to_joint``. When
   ``T_child_to_joint`` is not the identity, the last moving joint ends in a
   massless link and a fixed joint ``<joint>__fixed`` with the origin
@@ -67,7 +70,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lxml import etree
 
-from skel_ros.model.kinematics import planar_rotation_axis
+from skel_ros.model.kinematics import ChainMotion, joint_chain
 from skel_ros.model.transforms import exp_rot, inverse
 from skel_ros.model.transforms import matrix_to_euler_xyz as euler_xyz_angles
 from skel_ros.model.types import (
@@ -78,7 +81,6 @@ from skel_ros.model.types import (
     Cone,
     Cylinder,
     Ellipsoid,
-    EulerOrder,
     Geometry,
     Joint,
     JointType,
@@ -102,6 +104,7 @@ __all__ = [
     "PLANE_SIZE",
     "PLANE_THICKNESS",
     "UNBOUNDED",
+    "UrdfChainLink",
     "UrdfCoordinates",
     "UrdfExportError",
     "UrdfJoint",
@@ -111,6 +114,7 @@ __all__ = [
     "euler_xyz_angles",
     "skeleton_namespace",
     "skeleton_to_urdf",
+    "urdf_chain_links",
     "urdf_joint_map",
     "urdf_joint_values",
     "urdf_value_plan",
@@ -411,6 +415,53 @@ def urdf_value_plan(skeleton: Skeleton, *, joint_prefix: str = "") -> UrdfValueP
     return UrdfValuePlan(tuple(names), tuple(dofs), tuple(multipliers), starts)
 
 
+@dataclass(frozen=True)
+class UrdfChainLink:
+    """The URDF joint and link written for one chain motion of the model.
+
+    Attributes:
+        joint: Index of the model joint in ``skeleton.joints``.
+        index: Position of the motion in the joint's chain
+            (:func:`~skel_ros.model.kinematics.joint_chain`); the URDF joint's transform
+            is :attr:`~skel_ros.model.kinematics.LocalFrames.links` of that motion.
+        urdf_joint: Name of the URDF joint.
+        parent_link: The link before it: the parent body's (or the root link) for a
+            joint's first motion, the previous motion's link otherwise.
+        link: The link after it: a massless intermediate link, or the child body's.
+        intermediate: Whether ``link`` is an intermediate link (not a body's).
+    """
+
+    joint: int
+    index: int
+    urdf_joint: str
+    parent_link: str
+    link: str
+    intermediate: bool
+
+
+def urdf_chain_links(
+    skeleton: Skeleton, *, link_prefix: str = "", joint_prefix: str = "", world_link: str = "world"
+) -> tuple[UrdfChainLink, ...]:
+    """Every chain motion's URDF joint and links, in the order of ``Kinematics.links``.
+
+    Args:
+        skeleton: The skeleton.
+        link_prefix: What the URDF puts before the skeleton's link names (the
+            ``frame_prefix`` of :func:`skeleton_to_urdf`; with :func:`world_to_urdf`,
+            ``frame_prefix + skeleton_namespace(world, skeleton)``).
+        joint_prefix: What it puts before its joint names.
+        world_link: The root link's name.
+    """
+    plan = _plan_skeleton(skeleton, link_prefix, joint_prefix, world_link, check_world=False)
+    out = []
+    for j, (ulinks, ujoints) in enumerate(plan.parts):
+        body_link = ulinks[-1].name
+        moving = [uj for uj in ujoints if uj.motion is not None]
+        out += [UrdfChainLink(j, k, uj.name, uj.parent, uj.child, uj.child != body_link)
+                for k, uj in enumerate(moving)]
+    return tuple(out)
+
+
 def euler_coordinates(
     positions: Sequence[float] | Array, euler_starts: Sequence[int]
 ) -> list[float]:
@@ -433,17 +484,6 @@ def default_mesh_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class _Motion:
-    """One single-DOF URDF joint of a chain: a rotation or translation along ``axis``."""
-
-    kind: str  # "revolute" | "prismatic"
-    axis: tuple[float, float, float]
-    dof: int  # index in the joint
-    euler: bool = False  # carries an Euler angle of a ball / free joint
-    screw_pitch: float | None = None  # the prismatic mimic half of a screw
-
-
-@dataclass(frozen=True)
 class _UJoint:
     name: str
     type: str
@@ -451,7 +491,7 @@ class _UJoint:
     child: str
     origin: Array
     joint: Joint
-    motion: _Motion | None = None
+    motion: ChainMotion | None = None
     mimic_of: str | None = None
 
 
@@ -467,44 +507,6 @@ class _Plan:
     parts: tuple[tuple[tuple[_ULink, ...], tuple[_UJoint, ...]], ...]
     joint_map: tuple[UrdfJoint, ...]
     mimics: dict[str, tuple[str, float]]
-
-
-_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-
-
-def _axis(v: Array) -> tuple[float, float, float]:
-    a = np.asarray(v, dtype=float)
-    return (float(a[0]), float(a[1]), float(a[2]))
-
-
-def _motions(joint: Joint) -> list[_Motion]:
-    """The single-DOF URDF joints of ``joint``, parent side first (none for a weld)."""
-    t = joint.type
-    xyz = (_X, _Y, _Z)
-    out: list[_Motion] = []
-    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
-        out = [_Motion(t.value, _axis(joint.axes[0]), 0)]
-    elif t is JointType.SCREW:
-        axis = _axis(joint.axes[0])
-        out = [_Motion("revolute", axis, 0), _Motion("prismatic", axis, 0, screw_pitch=joint.pitch)]
-    elif t is JointType.UNIVERSAL:
-        out = [_Motion("revolute", _axis(a), i) for i, a in enumerate(joint.axes[:2])]
-    elif t is JointType.EULER:
-        axes = (_Z, _Y, _X) if joint.euler_order is EulerOrder.ZYX else xyz
-        out = [_Motion("revolute", a, i) for i, a in enumerate(axes)]
-    elif t is JointType.TRANSLATIONAL:
-        out = [_Motion("prismatic", a, i) for i, a in enumerate(xyz)]
-    elif t in (JointType.TRANSLATIONAL2D, JointType.PLANAR):
-        out = [_Motion("prismatic", _axis(a), i) for i, a in enumerate(joint.plane_axes[:2])]
-        if t is JointType.PLANAR:
-            out.append(_Motion("revolute", _axis(planar_rotation_axis(joint)), 2))
-    elif t is JointType.BALL:
-        out = [_Motion("revolute", a, i, euler=True) for i, a in enumerate(xyz)]
-    elif t is JointType.FREE:
-        # M = [exp(w) | t] = translate by t, then rotate: the translations come first.
-        out = [_Motion("prismatic", a, 3 + i) for i, a in enumerate(xyz)]
-        out += [_Motion("revolute", a, i, euler=True) for i, a in enumerate(xyz)]
-    return out
 
 
 class _Names:
@@ -554,7 +556,7 @@ def _plan_skeleton(
         parent = world_link if joint.parent is None else link_prefix + joint.parent
         t_parent = np.asarray(joint.T_parent_to_joint)
         t_child = np.asarray(joint.T_child_to_joint)
-        motions = _motions(joint)
+        motions = joint_chain(joint)
         if not motions:
             fixed = _UJoint(
                 weld_names[joint.name],

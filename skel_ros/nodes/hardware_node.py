@@ -62,14 +62,11 @@ from skel_ros.hardware.manager import MAX_START_DELAY
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
+from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
-from skel_ros.nodes.robot_io import (
-    COMMAND_QOS,
-    RobotPublisher,
-    Throttle,
-    parse_joint_command,
-    parse_joint_trajectory,
-)
+from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.robot_publisher import RobotPublisher
+from skel_ros.nodes.throttle import Throttle
 from skel_ros.resources import resolve
 from skel_ros.trajectory.points import PointTrajectory
 
@@ -351,7 +348,7 @@ class HardwareNode(Node):
         self._published_read = status.read_stamp
         # Every DOF of the world, as the simulation publishes: measured where an actuator
         # drives it, the model's initial position (velocity, effort NaN) elsewhere; DOFs
-        # whose bus missed the read are left out (robot_io.RobotPublisher.publish_measured).
+        # whose bus missed the read are left out (RobotPublisher.publish_measured).
         q = self.robot.initial_positions.copy()
         v = np.full(q.size, np.nan)
         e = np.full(q.size, np.nan)

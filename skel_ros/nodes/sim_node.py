@@ -1,11 +1,12 @@
 """The simulation node: a :class:`~skel_ros.sim.SimEngine` behind ROS topics.
 
 Thin: it declares and validates parameters, converts messages
-(:mod:`skel_ros.nodes.robot_io`) and calls the engine. A stepping thread advances
-the engine so that simulated time follows wall time times ``real_time_factor``
-(scheduled against an anchor, so it does not drift), publishing on a schedule of
-simulated time; the executor thread runs the callbacks. Every stamp is simulated
-time, and ``/clock`` carries it. docs/sim_node.md is the user documentation.
+(:mod:`skel_ros.nodes.commands`, :mod:`skel_ros.nodes.robot_publisher`) and calls
+the engine. A stepping thread advances the engine so that simulated time follows
+wall time times ``real_time_factor`` (scheduled against an anchor, so it does not
+drift), publishing on a schedule of simulated time; the executor thread runs the
+callbacks. Every stamp is simulated time, and ``/clock`` carries it. docs/sim_node.md
+is the user documentation.
 
 Parameters (read-only ones are fixed at start):
     skel_file (string, read-only): the world (path or ``package://skel_ros/...``).
@@ -55,16 +56,12 @@ from trajectory_msgs.msg import JointTrajectory
 
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
+from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
-from skel_ros.nodes.robot_io import (
-    COMMAND_QOS,
-    ClockPublisher,
-    RobotPublisher,
-    Throttle,
-    parse_joint_command,
-    parse_joint_trajectory,
-    stamp_from_seconds,
-)
+from skel_ros.nodes.names import stamp_from_seconds
+from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
+from skel_ros.nodes.throttle import Throttle
 from skel_ros.resources import resolve
 from skel_ros.sim import ActuationMode, CommandError, SimEngine, SimError, load_gains
 

@@ -1,0 +1,49 @@
+"""Public joint and frame names, and message stamps, shared by the robot nodes.
+
+*Joint names* are the model's DOF names, made unique across skeletons by the rule of
+the URDF export (:func:`~skel_ros.model.urdf.skeleton_namespace`): a world in which at
+most one skeleton has bodies uses the SKEL names; otherwise every name is
+``"<skeleton>/<dof>"``. The URDF joint that carries a DOF has the DOF's name, so the
+names of ``joint_states``, of ``robot_description``'s joints and of
+``joint_commands`` are one set.
+
+*Frame names* are ``frame_prefix + <public body name>`` (the URDF link names); the
+root of every skeleton hangs under ``frame_prefix + "world"``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from builtin_interfaces.msg import Time
+
+from skel_ros.model.urdf import skeleton_namespace
+
+if TYPE_CHECKING:
+    from skel_ros.model.types import World
+
+__all__ = ["public_dof_names", "public_frame_names", "stamp_from_seconds", "stamp_to_seconds"]
+
+_NANO = 1_000_000_000
+
+
+def public_dof_names(world: World) -> tuple[str, ...]:
+    """Joint names of ``joint_states`` / ``joint_commands``: every DOF, model order."""
+    return tuple(skeleton_namespace(world, s) + d.name for s in world.skeletons for d in s.dofs)
+
+
+def public_frame_names(world: World, frame_prefix: str = "") -> tuple[str, ...]:
+    """TF frame of every body (the URDF link names), model order."""
+    return tuple(frame_prefix + skeleton_namespace(world, s) + b.name
+                 for s in world.skeletons for b in s.bodies)
+
+
+def stamp_from_seconds(seconds: float) -> Time:
+    """``builtin_interfaces/Time`` of ``seconds`` (>= 0), rounded to the nanosecond."""
+    total = round(seconds * _NANO)
+    return Time(sec=total // _NANO, nanosec=total % _NANO)
+
+
+def stamp_to_seconds(stamp: Any) -> float:  # noqa: ANN401 - any message with sec/nanosec
+    """Seconds of a ``builtin_interfaces/Time`` or ``Duration``."""
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)

@@ -1,0 +1,408 @@
+"""What a robot node publishes, shared by the simulation and the hardware node.
+
+No dartpy and no simulator here: :class:`RobotPublisher` is given a node, the model
+(:class:`~skel_ros.model.types.World`) and a frame prefix, and publishes for joint
+positions handed to it. Names follow :mod:`skel_ros.nodes.names`, QoS profiles
+:mod:`skel_ros.nodes.qos`. Messages are rclpy messages, filled in place from
+templates made once (names and frame ids are set at start; a publish writes the stamp
+and the numbers).
+
+What ``joint_states`` carries
+-----------------------------
+One entry per DOF, in model order, with the DOF's position, velocity and effort in
+the model's coordinates: what ``joint_commands`` takes. For every DOF but those of
+*ball* and *free* joints this is also the position of the URDF joint of that name.
+Ball and free joints are rotation vectors in the model, but three revolute URDF
+joints (XYZ Euler angles) in the URDF; a robot_state_publisher fed ``joint_states``
+would draw those wrong. When the model has such joints, ``~/urdf_joint_states``
+carries every URDF joint (Euler angles, screw mimic joints) for robot_state_publisher
+(remap its ``joint_states`` there). RViz needs neither: ``/tf`` is published here.
+
+``/tf`` and ``/tf_static``
+--------------------------
+One transform per body, parent body -> child body (root bodies under the world
+frame); bodies attached by weld joints go to ``/tf_static`` once. The massless
+intermediate links the URDF export adds for multi-DOF joints
+(``<joint>__<dof>__link``) are published too, each as the child of the URDF link
+before it, so RViz's RobotModel finds a transform for every link of
+``robot_description``. All of them come from one evaluation of the model's forward
+kinematics (:meth:`skel_ros.model.kinematics.Kinematics.local_frames`), whose joint
+chains are the ones the URDF export writes: a body's transform is its joint's, an
+intermediate link's is its chain motion's. A transform therefore depends on the
+DOFs of one joint only (:meth:`RobotPublisher.publish_measured` uses that).
+"""
+
+from __future__ import annotations
+
+import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+from geometry_msgs.msg import TransformStamped
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from skel_ros.model.kinematics import Kinematics
+from skel_ros.model.transforms import matrix_to_quaternions
+from skel_ros.model.types import JointType
+from skel_ros.model.urdf import skeleton_namespace, urdf_chain_links, urdf_value_plan, world_to_urdf
+from skel_ros.nodes.markers import shape_markers
+from skel_ros.nodes.names import public_dof_names, public_frame_names
+from skel_ros.nodes.qos import CLOCK_QOS, LATCHED_QOS, STATE_QOS, TF_QOS
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from builtin_interfaces.msg import Time
+    from rclpy.node import Node
+    from rclpy.publisher import Publisher
+
+    from skel_ros.model.types import Skeleton, World
+
+__all__ = ["ClockPublisher", "RobotPublisher"]
+
+Vector = npt.NDArray[np.float64]
+
+
+class ClockPublisher:
+    """Publishes ``/clock`` (:data:`~skel_ros.nodes.qos.CLOCK_QOS`) through ``node``.
+
+    Args:
+        node: The node to publish through.
+    """
+
+    def __init__(self, node: Node) -> None:
+        self._pub = node.create_publisher(Clock, "/clock", CLOCK_QOS)
+        self._msg = Clock()
+
+    def publish(self, stamp: Time) -> None:
+        """Publish ``stamp`` on ``/clock``."""
+        self._msg.clock = stamp
+        self._pub.publish(self._msg)
+
+
+@dataclass(frozen=True)
+class _SkeletonFrames:
+    """One skeleton's part of ``/tf``."""
+
+    skeleton: Skeleton
+    namespace: str
+    kinematics: Kinematics
+    dofs: slice  # its DOFs in the world's positions vector
+    bodies: npt.NDArray[np.intp]  # its joints whose child body is on /tf (not welds)
+    links: npt.NDArray[np.intp]  # its chain motions that end in an intermediate link
+    link_frames: tuple[tuple[str, str], ...]  # (TF parent, frame) of each of ``links``
+    first_link: int  # index of its first chain motion among all skeletons'
+
+
+class RobotPublisher:
+    """Publishes a robot's state, frames, description and shapes through ``node``.
+
+    Creates the publishers ``joint_states``, ``/tf``, ``/tf_static``,
+    ``robot_description``, ``~/markers`` (and ``~/urdf_joint_states`` for models with
+    ball or free joints), and publishes the latched ones (description, static
+    transforms, markers) at once.
+
+    Args:
+        node: The node to publish through (its clock stamps messages when no stamp is
+            given).
+        world: The model.
+        frame_prefix: Put before every frame name, the world frame included
+            (``"sim/"`` -> ``sim/world``, ``sim/base``).
+        collision_markers: Also publish the collision shapes (namespace ``collision``).
+
+    Raises:
+        skel_ros.model.urdf.UrdfExportError: The model cannot be exported as URDF.
+    """
+
+    def __init__(self, node: Node, world: World, *, frame_prefix: str = "",
+                 collision_markers: bool = False) -> None:
+        self.node = node
+        self.world = world
+        self.frame_prefix = frame_prefix
+        self.world_frame = frame_prefix + "world"
+        self.joint_names = public_dof_names(world)
+        """Joint names of ``joint_states``, model order."""
+        self.frame_names = public_frame_names(world, frame_prefix)
+        """TF frame of every body, model order."""
+        self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self.urdf = world_to_urdf(world, frame_prefix=frame_prefix, world_link=self.world_frame)
+        """The ``robot_description`` document."""
+        self.initial_positions = np.array(
+            [d.initial_position for s in world.skeletons for d in s.dofs], dtype=float)
+        self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
+        self._tf_pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._tf_static_pub = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
+        self._description_pub = node.create_publisher(String, "robot_description", LATCHED_QOS)
+        self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS)
+        self._joint_states = JointState()
+        self._joint_states.name = list(self.joint_names)
+        self._skeletons: list[_SkeletonFrames] = []
+        urdf_names: dict[str, int] = {}  # URDF joint -> index among all chain motions
+        for skel, start in zip(world.skeletons, np.cumsum(
+                [0] + [s.num_dofs for s in world.skeletons]), strict=False):
+            self._skeletons.append(self._plan_skeleton(skel, int(start), urdf_names))
+        # (TF parent, frame) and the DOFs each /tf transform depends on: every moving
+        # body, then every intermediate link.
+        frames: list[tuple[str, str]] = []
+        depends: list[tuple[int, ...]] = []
+        for s in self._skeletons:
+            for i in s.bodies:
+                joint = s.skeleton.joints[i]
+                frames.append((self._parent_frame(s.skeleton, s.namespace, int(i)),
+                               self.frame_prefix + s.namespace + joint.child))
+                depends.append(tuple(s.dofs.start + joint.first_dof + d
+                                     for d in range(joint.num_dofs)))
+        for s in self._skeletons:
+            frames += s.link_frames
+            depends += [tuple(s.dofs.start + d for d in s.kinematics.links[k].dofs)
+                        for k in s.links]
+        self._tf_frames = tuple(frames)
+        self._tf_depends = np.zeros((len(frames), self.initial_positions.size), dtype=bool)
+        for f, dofs in enumerate(depends):
+            self._tf_depends[f, list(dofs)] = True
+        self._tf = TFMessage(transforms=[_transform_msg(p, c) for p, c in frames])
+        self._tf_parts = [(m.header, m.transform.translation, m.transform.rotation)
+                          for m in self._tf.transforms]
+        # ~/urdf_joint_states: every URDF joint of urdf_value_plan's order, its position
+        # taken from the chain motions' positions.
+        plan_names = [name for s in self._skeletons
+                      for name in urdf_value_plan(s.skeleton, joint_prefix=s.namespace).names]
+        self._urdf_take = np.array([urdf_names[n] for n in plan_names], dtype=np.intp)
+        self._urdf_pub: Publisher[JointState] | None = None
+        self._urdf_states = JointState()
+        if any(lk.motion.euler for s in self._skeletons for lk in s.kinematics.links):
+            self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
+            self._urdf_states.name = plan_names
+        self._urdf_names = tuple(plan_names)
+        self.markers = shape_markers(world, frame_prefix, collision=collision_markers)
+        self.publish_latched()
+
+    # ---------------------------------------------------------------- setup
+
+    def _plan_skeleton(self, skel: Skeleton, start: int,
+                       urdf_names: dict[str, int]) -> _SkeletonFrames:
+        ns = skeleton_namespace(self.world, skel)
+        kinematics = Kinematics(skel)
+        # The URDF's joints of the chain motions, in the order of kinematics.links.
+        chain = urdf_chain_links(skel, link_prefix=self.frame_prefix + ns, joint_prefix=ns,
+                                 world_link=self.world_frame)
+        first_link = len(urdf_names)
+        for k, c in enumerate(chain):
+            urdf_names[c.urdf_joint] = first_link + k
+        links = [k for k, c in enumerate(chain) if c.intermediate]
+        return _SkeletonFrames(
+            skeleton=skel, namespace=ns, kinematics=kinematics,
+            dofs=slice(start, start + skel.num_dofs),
+            bodies=np.array([i for i, j in enumerate(skel.joints) if j.type is not JointType.WELD],
+                            dtype=np.intp),
+            links=np.array(links, dtype=np.intp),
+            link_frames=tuple((chain[k].parent_link, chain[k].link) for k in links),
+            first_link=first_link)
+
+    def _parent_frame(self, skel: Skeleton, ns: str, joint_index: int) -> str:
+        parent = skel.joints[joint_index].parent
+        return self.world_frame if parent is None else self.frame_prefix + ns + parent
+
+    def _static_transforms(self, stamp: Time) -> TFMessage:
+        out = TFMessage()
+        for s in self._skeletons:
+            welds = [i for i, j in enumerate(s.skeleton.joints) if j.type is JointType.WELD]
+            if not welds:
+                continue
+            local = s.kinematics.local_frames(np.asarray(s.skeleton.initial_positions)).joints
+            msgs = [_transform_msg(self._parent_frame(s.skeleton, s.namespace, i),
+                                   self.frame_prefix + s.namespace + s.skeleton.joints[i].child)
+                    for i in welds]
+            _fill(msgs, _rows(local[welds]), stamp)
+            out.transforms.extend(msgs)
+        return out
+
+    # ---------------------------------------------------------------- kinematics
+
+    def _positions(self, positions: npt.ArrayLike) -> Vector:
+        q: Vector = np.asarray(positions, dtype=float).reshape(-1)
+        if q.size != len(self.joint_names):
+            raise ValueError(f"expected {len(self.joint_names)} positions, got {q.size}")
+        return q
+
+    def _kinematics(self, q: Vector) -> tuple[npt.NDArray[np.float64], Vector]:
+        """Every ``/tf`` transform and every chain motion's (URDF joint's) position.
+
+        Returns:
+            (nframes, 7) rows x, y, z, qx, qy, qz, qw of the ``/tf`` transforms, and the
+            positions of the chain motions of all skeletons.
+        """
+        frames = [s.kinematics.local_frames(q[s.dofs]) for s in self._skeletons]
+        mats = [f.joints[s.bodies] for f, s in zip(frames, self._skeletons, strict=True)]
+        mats += [f.links[s.links] for f, s in zip(frames, self._skeletons, strict=True)]
+        rows = _rows(np.concatenate(mats)) if mats else np.zeros((0, 7))
+        values = np.concatenate([f.positions for f in frames]) if frames else np.zeros(0)
+        return rows, values
+
+    # ---------------------------------------------------------------- publishing
+
+    def now(self) -> Time:
+        """The node clock's time as a message stamp."""
+        return self.node.get_clock().now().to_msg()
+
+    def publish_latched(self, stamp: Time | None = None) -> None:
+        """Publish ``robot_description``, ``/tf_static`` and ``~/markers`` (transient local)."""
+        stamp = stamp or self.now()
+        self._description_pub.publish(String(data=self.urdf))
+        static = self._static_transforms(stamp)
+        if static.transforms:
+            self._tf_static_pub.publish(static)
+        self._markers_pub.publish(self.markers)
+
+    def publish_joint_states(self, positions: npt.ArrayLike, velocities: npt.ArrayLike,
+                             efforts: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """Publish ``joint_states``: one value per joint of :attr:`joint_names` in each array.
+
+        Pass an empty array for a field that is not known (it is then left empty).
+        """
+        msg = self._joint_states
+        msg.header.stamp = stamp or self.now()
+        msg.position = _doubles(positions)
+        msg.velocity = _doubles(velocities)
+        msg.effort = _doubles(efforts)
+        self._joint_states_pub.publish(msg)
+
+    def transforms(self, positions: npt.ArrayLike,
+                   stamp: Time | None = None) -> list[TransformStamped]:
+        """Fill the ``/tf`` transforms for ``positions`` (every DOF, model order); no publish.
+
+        Args:
+            positions: Every DOF's position, model order.
+            stamp: The stamp (default: now).
+
+        Returns:
+            The transforms (templates owned by this object; copy to keep them).
+        """
+        rows, _ = self._kinematics(self._positions(positions))
+        _fill(self._tf.transforms, rows, stamp or self.now(), self._tf_parts)
+        return list(self._tf.transforms)
+
+    def _publish_tf(self, rows: npt.NDArray[np.float64], stamp: Time) -> None:
+        if self._tf.transforms:
+            _fill(self._tf.transforms, rows, stamp, self._tf_parts)
+            self._tf_pub.publish(self._tf)
+
+    def publish_tf(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """Publish ``/tf`` (every moving frame) for ``positions`` (every DOF, model order)."""
+        rows, _ = self._kinematics(self._positions(positions))
+        self._publish_tf(rows, stamp or self.now())
+
+    def publish_measured(self, positions: npt.ArrayLike, velocities: npt.ArrayLike,
+                         efforts: npt.ArrayLike, known: npt.ArrayLike,
+                         stamp: Time | None = None) -> None:
+        """``joint_states`` and ``/tf`` with only the joints whose values are ``known``.
+
+        A joint that is not known (a hardware bus that is down) is left out of
+        ``joint_states``, and every ``/tf`` transform that depends on it is left out of
+        ``/tf``: listeners see it go stale instead of standing still. With every joint
+        known this is :meth:`publish_joint_states` plus :meth:`publish_tf`.
+
+        Args:
+            positions: One value per joint of :attr:`joint_names`.
+            velocities: One value per joint.
+            efforts: One value per joint.
+            known: One bool per joint.
+            stamp: When the values were measured (default: now).
+        """
+        stamp = stamp or self.now()
+        mask = np.asarray(known, dtype=bool).reshape(-1)
+        q = self._positions(positions)
+        if mask.all():
+            self.publish_joint_states(q, velocities, efforts, stamp)
+            self.publish_tf(q, stamp)
+            return
+        if not mask.any():
+            return
+        keep = np.flatnonzero(mask)
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = [self.joint_names[i] for i in keep]
+        msg.position = _doubles(q[keep])
+        msg.velocity = _doubles(np.asarray(velocities, dtype=float).reshape(-1)[keep])
+        msg.effort = _doubles(np.asarray(efforts, dtype=float).reshape(-1)[keep])
+        self._joint_states_pub.publish(msg)
+        frames = np.flatnonzero(~(self._tf_depends & ~mask).any(axis=1))
+        if not frames.size or not np.isfinite(q[mask]).all():
+            return
+        filled = np.where(mask, q, self.initial_positions)  # unknown joints: never published
+        rows, _ = self._kinematics(filled)
+        transforms = [_transform_msg(*self._tf_frames[f]) for f in frames]
+        _fill(transforms, rows[frames], stamp)
+        self._tf_pub.publish(TFMessage(transforms=transforms))
+
+    def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
+        """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""
+        stamp = stamp or self.now()
+        rows, values = self._kinematics(self._positions(positions))
+        self._publish_tf(rows, stamp)
+        self._publish_urdf_states(values, stamp)
+
+    def urdf_joint_values(self, positions: npt.ArrayLike) -> dict[str, float]:
+        """URDF joint name -> position for ``positions`` (every DOF, model order)."""
+        _, values = self._kinematics(self._positions(positions))
+        return dict(zip(self._urdf_names, values[self._urdf_take].tolist(), strict=True))
+
+    def publish_urdf_joint_states(self, positions: npt.ArrayLike,
+                                  stamp: Time | None = None) -> None:
+        """Publish ``~/urdf_joint_states`` (only models with ball / free joints have it)."""
+        if self._urdf_pub is not None:
+            _, values = self._kinematics(self._positions(positions))
+            self._publish_urdf_states(values, stamp or self.now())
+
+    def _publish_urdf_states(self, values: Vector, stamp: Time) -> None:
+        """Publish ``~/urdf_joint_states`` from every chain motion's position."""
+        if self._urdf_pub is None:
+            return
+        msg = self._urdf_states
+        msg.header.stamp = stamp
+        msg.position = _doubles(values[self._urdf_take])
+        self._urdf_pub.publish(msg)
+
+    def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:
+        """Every DOF's position: ``values`` for ``names``, the initial position for the rest."""
+        q: Vector = self.initial_positions.copy()
+        q[[self.joint_index[n] for n in names]] = np.asarray(values, dtype=float)
+        return q
+
+
+def _transform_msg(parent: str, child: str) -> TransformStamped:
+    msg = TransformStamped()
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    return msg
+
+
+def _doubles(values: npt.ArrayLike) -> array.array[float]:
+    """A ``float64[]`` field's value: rclpy takes an ``array('d')`` without a per-item check."""
+    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
+
+
+def _rows(mats: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """(n, 4, 4) transforms -> (n, 7) rows x, y, z, qx, qy, qz, qw."""
+    return np.concatenate([mats[:, :3, 3], matrix_to_quaternions(mats[:, :3, :3])], axis=1)
+
+
+def _fill(messages: Sequence[TransformStamped], rows: npt.NDArray[np.float64], stamp: Time,
+          parts: Sequence[tuple[object, object, object]] | None = None) -> None:
+    """Write (n, 7) rows (:func:`_rows`) and the stamp into the messages.
+
+    ``parts`` may give each message's (header, translation, rotation) sub-messages, as
+    kept with the message templates.
+    """
+    if parts is None:
+        parts = [(m.header, m.transform.translation, m.transform.rotation) for m in messages]
+    for (header, t, r), (x, y, z, qx, qy, qz, qw) in zip(parts, rows.tolist(), strict=True):
+        header.stamp = stamp  # type: ignore[attr-defined]
+        t.x, t.y, t.z = x, y, z  # type: ignore[attr-defined]
+        r.x, r.y, r.z, r.w = qx, qy, qz, qw  # type: ignore[attr-defined]
