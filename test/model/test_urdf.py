@@ -315,7 +315,7 @@ def _synthetic_skel() -> str:
             "uni",
             "b_pri",
             "b_uni",
-            "<axis><xyz>0 1 0</xyz></axis><axis2><xyz>1 0 1</xyz></axis2>"
+            "<axis><xyz>0 1 0</xyz></axis><axis2><xyz>0.6 0 0.8</xyz></axis2>"
             '<dof local_index="0" name="uni first"/>',
             tf="0.05 0 0 0 0.3 0",
         ),

@@ -66,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dart_compare import diff_worlds, one_step_gap, trajectory_gap  # noqa: E402
 
 from skel_ros.model import load_skel  # noqa: E402
+from skel_ros.model.errors import SkelValueError  # noqa: E402
 from skel_ros.model.kinematics import Kinematics  # noqa: E402
 from skel_ros.sim import SimEngine  # noqa: E402
 
@@ -430,3 +431,39 @@ def test_the_check_can_fail() -> None:
         "<dynamics><damping>0.5</damping></dynamics>"))
     diff = diff_worlds(SimEngine(load_skel(doc.format("")), enforce_limits=False).world, ref)
     assert "skel[0].joint[0:j].DampingCoefficient" in diff.numeric
+
+
+# --------------------------------------------------------------------------- rules found
+
+
+UNIVERSAL = """<skel><world name="w"><physics><gravity>0 -9.81 0</gravity></physics>
+<skeleton name="s"><body name="a"/><body name="b"><transformation>0 -0.3 0 0 0 0</transformation>
+<inertia><mass>1</mass><offset>0 -0.1 0</offset></inertia></body>
+<joint type="free" name="root"><parent>world</parent><child>a</child></joint>
+<joint type="universal" name="u"><parent>a</parent><child>b</child>
+<axis><xyz>{}</xyz></axis><axis2><xyz>0 0 1</xyz></axis2>
+<init_pos>0.4 -0.3</init_pos><init_vel>1 2</init_vel></joint></skeleton></world></skel>"""
+
+
+def test_universal_axes_are_used_as_written() -> None:
+    """DART 6.20 keeps a universal joint's axes as the file writes them (revolute,
+    prismatic and planar axes it normalises): the model must hold the same vector."""
+    text = UNIVERSAL.format("0.70710678 0.70710678 0")  # 5e-9 short of unit length
+    joint = load_skel(text).skeletons[0].joint("u")
+    np.testing.assert_array_equal(joint.axes[0], [0.70710678, 0.70710678, 0.0])
+    check_against_skelparser(text)
+
+
+@pytest.mark.parametrize("xyz", ["1 1 0", "0 0 2", "0.7071 0.7071 0"])
+def test_universal_axis_that_is_not_unit_is_refused(xyz: str) -> None:
+    """Used as written, a non-unit axis breaks DART's joint: the rotation it makes is no
+    rotation, so DART logs an error on every update and uses the identity instead (the
+    joint does not turn). Such a file is refused, with the line and the fix."""
+    ref = dartpy.utils.SkelParser.readWorldXML(UNIVERSAL.format(xyz))
+    u = ref.getSkeleton(0).getJoint(1)
+    np.testing.assert_array_equal(u.getAxis1(), np.array(xyz.split(), dtype=float))
+    u.setPositions(np.array([0.4, -0.3]))
+    np.testing.assert_array_equal(u.getRelativeTransform().matrix(), np.eye(4))  # frozen
+    with pytest.raises(SkelValueError, match=r"generated\.skel:6: .*joint\[@name='u'\]/axis.*"
+                                             r"not a unit vector.*write"):
+        load_skel(UNIVERSAL.format(xyz), name="generated.skel")
