@@ -22,6 +22,7 @@ characters in text or attribute values (XML forbids them; ROS names are UTF-8).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -48,6 +49,7 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _DECLARATION = re.compile(rb"<\?xml[ \t\r\n?]")
 _ENCODING = re.compile(rb"""encoding\s*=\s*(["'])(.*?)\1""", re.DOTALL)
 _MAX_LINES_LISTED = 10
+_MAX_DEPTH = 256  # libxml2's limit without XML_PARSE_HUGE (huge_tree), as in the strict parse
 _AMP, _LT, _GT = b"&<>"
 
 
@@ -118,7 +120,8 @@ class _Tinyxml2Reading:
         self.data = data if nul < 0 else data[:nul]
         self.edits: list[tuple[int, int, bytes]] = []  # (start, end, replacement), in order
         self.kinds: dict[str, _Kind] = {}
-        self.stack: list[tuple[str, str, int]] = []  # (tag, element path, start offset)
+        # Open elements: (tag, "[@name='...']" or "", start offset).
+        self.stack: list[tuple[str, str, int]] = []
         self.top: list[tuple[str, int, int]] = []  # top-level elements: (tag, start, end)
         self.anything_but_declarations = False
         self.check_utf8 = True
@@ -142,7 +145,7 @@ class _Tinyxml2Reading:
     def note(self, kind: str, message: str, offset: int) -> None:
         known = self.kinds.get(kind)
         if known is None:
-            path = self.stack[-1][1] if self.stack else ""
+            path = "".join(f"/{tag}{name}" for tag, name, _ in self.stack)
             self.kinds[kind] = _Kind(message, offset, path)
         else:
             known.count += 1
@@ -371,16 +374,20 @@ class _Tinyxml2Reading:
                     self.top.append((tag, p, q + 2))
                 return q + 2
             elif data.startswith(b">", q):
-                parent = self.stack[-1][1] if self.stack else ""
-                path = (f"{parent}/{tag}[@name='{element_name}']" if element_name is not None
-                        else f"{parent}/{tag}")
-                if not self.stack:
-                    self.anything_but_declarations = True
-                self.stack.append((tag, path, p))
+                self.open_element(tag, element_name, p)
                 return q + 1
             else:
                 raise self.refuse(f"unexpected character in the start tag <{tag}>", q,
                                   "DART refuses it too")
+
+    def open_element(self, tag: str, element_name: str | None, p: int) -> None:
+        if not self.stack:
+            self.anything_but_declarations = True
+        elif len(self.stack) >= _MAX_DEPTH:
+            raise self.refuse(f"elements are nested more than {_MAX_DEPTH} deep", p,
+                              "no robot model needs that; lxml (and so skel-ros) reads no deeper")
+        name = f"[@name='{element_name}']" if element_name is not None else ""
+        self.stack.append((tag, name, p))
 
     def attribute(self, q: int, tag: str, names: set[bytes]) -> tuple[bytes, int, int]:
         """Read the attribute at ``q``: its name, the value's first offset, the offset after it."""
@@ -416,11 +423,16 @@ class _Tinyxml2Reading:
         if len(self.top) < 2:  # noqa: PLR2004 - one root: nothing to drop
             return
         keep = next((t for t in self.top if t[0] == "skel"), self.top[0])
-        for element in self.top:
-            if element is keep:
-                continue
-            _, start, end = element
-            self.edits = [e for e in self.edits if not start <= e[0] < end]
+        dropped = [(start, end) for element in self.top if element is not keep
+                   for _, start, end in (element,)]
+        starts = [start for start, _ in dropped]
+
+        def inside(offset: int) -> bool:
+            i = bisect.bisect_right(starts, offset) - 1
+            return i >= 0 and offset < dropped[i][1]
+
+        self.edits = [e for e in self.edits if not inside(e[0])]
+        for start, end in dropped:
             self.note("outside", "an element outside the root element (DART reads the first"
                       " top-level <skel> and ignores the rest)", start)
             self.blank(start, end)
