@@ -4,6 +4,13 @@ The input format is chosen by content (:func:`skel_ros.model.load_model`); the
 output format by ``--to``, or else by the output's extension (``.skel``,
 ``.yml``/``.yaml``, ``.json``, ``.urdf``). ``--hardware`` adds the motors of a
 hardware YAML to a Phobos output.
+
+A CASPR ``bodies.xml`` orders each joint's ``q`` entries as CASPR does, which is not
+always the order of the DOFs in the written model (a ``PLANAR_XZ`` joint's q is
+(x, z, theta)): next to a converted file, ``convert`` writes ``<output>.q_mapping.yaml``,
+the list of DOF names one per ``q`` column (the mapping file format of
+:mod:`skel_ros.trajectory.mapping`), for ``play --mapping`` and the other commands that
+take one.
 """
 
 from __future__ import annotations
@@ -94,7 +101,31 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         print(f"wrote {args.output} ({target})", file=sys.stderr)
+        mapping = _write_q_mapping(args.input, Path(args.output))
+        if mapping is not None:
+            print(f"wrote {mapping} (CASPR q column -> DOF; give it to play --mapping)",
+                  file=sys.stderr)
     return 0
+
+
+def _write_q_mapping(model: str, output: Path) -> Path | None:
+    """For a CASPR input, write which DOF each q column moves next to ``output``."""
+    from skel_ros.model.formats import ModelFormat, detect_format
+
+    try:
+        if detect_format(Path(model).read_bytes()) is not ModelFormat.CASPR_BODIES:
+            return None
+    except OSError:
+        return None
+    from skel_ros.model.caspr_model import load_caspr_bodies
+
+    bodies = load_caspr_bodies(model)
+    path = output.with_name(output.name + ".q_mapping.yaml")
+    lines = [f"# CASPR q column -> DOF of {output.name} (converted from {Path(model).name});",
+             "# one entry per q column, in CASPR's order. Use: play --mapping this file.",
+             *(f"- {name}" for name in bodies.q_dofs)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _render(world: Any, target: str, out_dir: Path, args: argparse.Namespace) -> str:  # noqa: ANN401

@@ -160,3 +160,30 @@ def test_other_models_map_in_dof_order_and_text_is_refused(tmp_path: Path) -> No
     # Model text cannot say which file it came from: refused, never mapped by DOF order.
     with pytest.raises(TrajectoryFileError, match="cannot read model file"):
         load_trajectory_model(bodies.read_text(encoding="utf-8"))
+
+
+def test_convert_writes_the_q_mapping_that_play_uses(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A SKEL converted from a CASPR model keeps DART's DOF order (z, x, theta); the
+    mapping file written beside it makes the x column drive x again."""
+    bodies, trajectories = tmp_path / "planar_bodies.xml", tmp_path / "planar_trajectories.xml"
+    write_bodies(bodies, "PLANAR_XZ")
+    write_trajectories(trajectories, 3)
+    skel = tmp_path / "planar.skel"
+    assert main(["convert", str(bodies), "-o", str(skel)]) == 0
+    mapping = tmp_path / "planar.skel.q_mapping.yaml"
+    assert "q_mapping.yaml" in capsys.readouterr().err
+    status = main(["play", str(trajectories), "--skel", str(skel), "--mapping", str(mapping),
+                   "--print", "--rate", "1", "--trajectory-id", "col0"])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0
+    header = out[0].split()[2:]
+    values = dict(zip(header, out[-1].split()[1:], strict=True))
+    assert values["platform_x"] == f"{VALUE:.6f}"
+    assert values["platform_z"] == "0.000000"
+    # A SKEL source writes no mapping: its DOF order is the only order.
+    arm = tmp_path / "arm.skel"
+    from skel_ros.resources import example
+
+    assert main(["convert", str(example("arm.skel")), "-o", str(arm)]) == 0
+    assert not (tmp_path / "arm.skel.q_mapping.yaml").exists()
