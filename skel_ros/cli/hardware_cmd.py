@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+USAGE_ERROR = 2  # the exit code of argparse's errors
+
 
 @dataclass(frozen=True)
 class _Protocol:
@@ -21,31 +23,56 @@ class _Protocol:
     bus: str  # "serial" or "can"
     ids: str  # default ids to scan / emulate
     timeout: float  # default seconds per answer when scanning
+    id_range: tuple[int, int]  # the ids the protocol can address
 
 
 # protocol name -> where its scan / start_emulator live and how its transport looks.
 PROTOCOLS: dict[str, _Protocol] = {
-    "dynamixel": _Protocol("skel_ros.hardware.dynamixel", "serial", "0-252", 0.01),
-    "canopen": _Protocol("skel_ros.hardware.canopen402", "can", "1-127", 0.05),
-    "mit": _Protocol("skel_ros.hardware.mit", "can", "1-32", 0.05),
+    # Dynamixel Protocol 2.0: 253 is reserved, 254 broadcast.
+    "dynamixel": _Protocol("skel_ros.hardware.dynamixel", "serial", "0-252", 0.01, (0, 252)),
+    # CANopen node ids; 0 addresses every node in NMT.
+    "canopen": _Protocol("skel_ros.hardware.canopen402", "can", "1-127", 0.05, (1, 127)),
+    # Standard 11-bit CAN ids; 0x7FF is the Damiao register id.
+    "mit": _Protocol("skel_ros.hardware.mit", "can", "1-32", 0.05, (1, 0x7FE)),
 }
 
 
-def parse_ids(text: str, lo: int = 0, hi: int = 0x7FF) -> list[int]:
-    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]`` (each in ``lo..hi``)."""
+def _id(text: str) -> int:
+    text = text.strip()
+    return int(text, 16) if text.lower().startswith("0x") else int(text, 10)
+
+
+def parse_ids(text: str, lo: int = 0, hi: int = 0x7FF, what: str = "ids") -> list[int]:
+    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]`` (decimal or ``0x`` hex, each in ``lo..hi``).
+
+    Raises:
+        ValueError: not a list of ids, an empty range, or an id outside ``lo..hi`` (the
+            message says which part and the valid range, ``what`` naming the ids).
+    """
     ids: list[int] = []
-    try:
-        for part in text.split(","):
-            first, sep, last = part.strip().partition("-")
-            a = int(first, 0)
-            b = int(last, 0) if sep else a
-            if not lo <= a <= b <= hi:
-                raise argparse.ArgumentTypeError(f"ids must be in {lo}..{hi}: {part.strip()!r}")
-            ids.extend(range(a, b + 1))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of ids: {text!r} (e.g. 1-12,15)"
-                                         ) from None
+    for part in text.split(","):
+        first, sep, last = part.strip().partition("-")
+        try:
+            a = _id(first)
+            b = _id(last) if sep else a
+        except ValueError:
+            raise ValueError(f"not a list of ids: {text!r} (e.g. 1-12,15)") from None
+        if a > b:
+            raise ValueError(f"{part.strip()!r} is an empty range (write the lower id first)")
+        if not lo <= a <= b <= hi:
+            raise ValueError(f"{what} are {lo}..{hi}; {part.strip()!r} is outside")
+        ids.extend(range(a, b + 1))
     return sorted(set(ids))
+
+
+def _parse_ids(args: argparse.Namespace, proto: _Protocol, text: str) -> list[int] | None:
+    """The ids of ``--ids`` for ``proto``, or None after an argparse-style error message."""
+    lo, hi = proto.id_range
+    try:
+        return parse_ids(text, lo, hi, f"{args.protocol} ids")
+    except ValueError as exc:
+        print(f"skel-ros {args.command}: error: argument --ids: {exc}", file=sys.stderr)
+        return None
 
 
 def _transport(args: argparse.Namespace, proto: _Protocol) -> dict[str, Any]:
@@ -71,8 +98,10 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     from skel_ros.hardware.errors import HardwareError
 
     proto = PROTOCOLS[args.protocol]
+    ids = _parse_ids(args, proto, args.ids or proto.ids)
+    if ids is None:
+        return USAGE_ERROR
     transport = _transport(args, proto)
-    ids = parse_ids(args.ids or proto.ids)
     timeout = proto.timeout if args.timeout is None else args.timeout
     where = transport.get("port") or f"{transport['interface']}:{transport.get('channel', '')}"
     try:
@@ -105,7 +134,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     from skel_ros.hardware.errors import HardwareError
 
     proto = PROTOCOLS[args.protocol]
-    ids = parse_ids(args.ids or "1")
+    ids = _parse_ids(args, proto, args.ids or "1")
+    if ids is None:
+        return USAGE_ERROR
     mode = ControlMode.MIT if args.protocol == "mit" else ControlMode.POSITION
     actuators = [ActuatorSpec(i, mode, args.model or "") for i in ids]
     transport: dict[str, Any] = {}

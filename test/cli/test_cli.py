@@ -85,3 +85,23 @@ def test_missing_file_is_a_clear_error() -> None:
     result = run("inspect", "/nonexistent/robot.skel")
     assert result.returncode == 1
     assert "/nonexistent/robot.skel" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("protocol", "valid"), [
+    ("dynamixel", "0..252"), ("canopen", "1..127"), ("mit", "1..2046")])
+def test_bad_ids_are_a_usage_error_with_the_valid_range(
+        protocol: str, valid: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ids abc`` or ``--ids 1-300`` of ``scan`` and ``emulate``: exit 2 as argparse's
+    own errors, a message naming the protocol's id range, no traceback."""
+    where = ["--port", "/dev/null"] if protocol == "dynamixel" else ["--can-interface", "virtual"]
+    for command in (["scan", "--protocol", protocol, *where], ["emulate", protocol]):
+        for ids, message in (("abc", "not a list of ids: 'abc'"),
+                             ("1-3000", f"{protocol} ids are {valid}; '1-3000' is outside"),
+                             ("5-2", "'5-2' is an empty range")):
+            assert main([*command, "--ids", ids]) == 2, (command, ids)
+            err = capsys.readouterr().err
+            assert f"skel-ros {command[0]}: error: argument --ids: {message}" in err, err
+    result = run("scan", "--protocol", "dynamixel", "--port", "/dev/null", "--ids", "1-300")
+    assert result.returncode == 2
+    assert "dynamixel ids are 0..252; '1-300' is outside" in result.stderr
+    assert "Traceback" not in result.stderr

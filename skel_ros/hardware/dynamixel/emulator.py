@@ -1137,24 +1137,6 @@ def start(config: EmulatorConfig) -> DynamixelEmulator:
     return DynamixelEmulator(config)
 
 
-def parse_ids(text: str) -> list[int]:
-    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]``.
-
-    Raises:
-        ValueError: not ids in 0..252.
-    """
-    ids: list[int] = []
-    for part in text.split(","):
-        lo, sep, hi = part.strip().partition("-")
-        first, last = int(lo), int(hi) if sep else int(lo)
-        if not 0 <= first <= last <= proto.MAX_ID:
-            raise ValueError(f"ids must be in 0..{proto.MAX_ID}: {part.strip()!r}")
-        ids.extend(range(first, last + 1))
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"ids repeated in {text!r}")
-    return ids
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an emulator in this process (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="skel_ros.hardware.dynamixel.emulator",
@@ -1170,10 +1152,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.config:
         config = EmulatorConfig.from_json(args.config)
     else:
+        from skel_ros.cli.hardware_cmd import parse_ids
+
         try:
-            ids = parse_ids(args.ids)
+            ids = parse_ids(args.ids, 0, proto.MAX_ID, "Dynamixel ids")
         except ValueError as exc:
-            parser.error(str(exc))
+            parser.error(f"argument --ids: {exc}")
         if ct.model_by_name(args.model) is None:
             parser.error(f"unknown model {args.model!r}; known: {', '.join(ct.MODELS)}")
         config = EmulatorConfig(tuple((i, args.model, 0.0, None) for i in ids), args.baud,
