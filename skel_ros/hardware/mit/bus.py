@@ -5,19 +5,43 @@ enter, exit, zero) with one state reply, and sends nothing on its own. So:
 
 * :meth:`MitBus.write` sends one command frame per actuator and does not wait;
 * :meth:`MitBus.read` makes sure every actuator got a frame since the last read (it
-  resends the last command to an enabled actuator that got none, and an *exit motor
-  mode* frame to a disabled one; both change nothing), then collects one reply per
-  actuator, the latest winning, before ``reply_timeout``.
+  resends the last command to an enabled actuator that got none, an *exit motor mode*
+  frame to a disabled one, a feedback request to a Damiao motor; none changes
+  anything), then collects one reply per actuator, the latest winning, before
+  ``reply_timeout``.
 
 Replies to :meth:`write` are thus read one control cycle later: the measured values
 are at most one cycle older than on a bus that waits after every command, and writing
-never blocks the control loop.
+never blocks the control loop. A motor reporting an error is reported by :meth:`read`
+(``error_code``, ``fault``), not raised.
+
+Reading a motor's state without changing it: a Damiao motor answers a *feedback request*
+(register frame on 0x7FF, ``id_l id_h 0xCC``) with its state, whose status says enabled,
+disabled or the error. Mini Cheetah and CubeMars AK firmware answer only command and
+special frames, and their replies carry no torque state; *enter* / *exit motor mode*
+switch torque. So :meth:`open` with ``keep_torque``: a Damiao motor found enabled without
+error is kept (nothing else sent); a Cheetah / CubeMars motor this driver had enabled
+before the bus went down gets its last command frame again (a motor still in motor mode
+keeps holding the same goal, one in rest mode ignores it) and is reported as holding,
+which the driver cannot verify; every other motor gets *exit motor mode* (torque off).
+
+Device watchdog (``BusSpec.device_watchdog``): Damiao motors get their CAN timeout
+register (9, ``TIMEOUT``, units of 50 µs, RAM only) written at open and cleared by
+:meth:`close` with ``torque_off``; without frames for that long a Damiao motor disables
+itself and reports "lost communication". Mini Cheetah (Ben Katz) and CubeMars AK firmware
+have a CAN timeout too ("CAN Timeout (cycles)" of the current loop, zeroing kp, kd and
+t_ff), but only in their serial setup menu, not over CAN: it must be set there, and
+the driver says so once at open when a watchdog is asked for.
 
 Bus options (``buses.<name>.options``):
 
-    reply_timeout: 0.02      # s to wait for the replies of one read / torque switch
+    reply_timeout: 0.05      # s to wait for the replies of one read / torque switch;
+                             # default: the frames' wire time at the bitrate + 5 ms +
+                             # the YAML's timeout_margin
+    retries: 2               # re-sends to silent motors while opening / switching torque
     rounding: nearest        # nearest | truncate (see skel_ros.hardware.mit.codec)
-    clear_errors: true       # Damiao: send "clear error" when opening finds an error
+    clear_errors: false      # Damiao: send "clear error" when opening finds an error
+                             # (else clear_faults does, on request)
 
 Actuator options: ranges (``p_max``, ``v_max``, ``t_max``, ``kp_max``, ``kd_max`` and
 ``*_min``; default the model's, see :mod:`skel_ros.hardware.mit.models`), ``variant``
@@ -71,8 +95,13 @@ if TYPE_CHECKING:
 __all__ = ["MitBus"]
 
 _LOG = logging.getLogger(__name__)
-_DEFAULT_TIMEOUT = 0.02
 _MAX_STD_ID = 0x7FF
+_MOTOR_TURNAROUND = 0.005        # s a motor may take to answer a frame
+_DAMIAO_REGISTER_ID = 0x7FF
+_REG_READ, _REG_WRITE, _REG_FEEDBACK = 0x33, 0x55, 0xCC
+_DAMIAO_TIMEOUT_RID = 9          # CAN timeout, units of 50 us (damiao-motor register table)
+_DAMIAO_TIMEOUT_UNIT = 50e-6
+_BUS_OPTIONS = ("reply_timeout", "retries", "rounding", "clear_errors")
 
 
 @dataclass
@@ -85,6 +114,7 @@ class _Motor:
     last_frame: bytes | None = None
     reply: MitReply | None = None
     stamp: float = math.nan
+    timeout_armed: bool = False
 
 
 def _gain(options: Mapping[str, Any], key: str, where: str) -> float:
@@ -113,26 +143,41 @@ class MitBus(ActuatorBus):
 
     protocol: ClassVar[str] = "mit"
 
-    def __init__(self, spec: BusSpec, actuators: Sequence[ActuatorSpec],  # noqa: C901
+    def __init__(self, spec: BusSpec, actuators: Sequence[ActuatorSpec],  # noqa: C901, PLR0912, PLR0915
                  clock: Callable[[], float]) -> None:
         super().__init__(spec, actuators, clock)
         opts = spec.options
-        unknown = set(opts) - {"reply_timeout", "rounding", "clear_errors"}
+        unknown = set(opts) - set(_BUS_OPTIONS)
         if unknown:
             raise ConfigError(f"bus {spec.name!r}: unknown MIT bus option(s) "
-                              f"{sorted(unknown)}; known: reply_timeout, rounding, "
-                              "clear_errors")
-        timeout = opts.get("reply_timeout", _DEFAULT_TIMEOUT)
+                              f"{sorted(unknown)}; known: {', '.join(_BUS_OPTIONS)}")
+        n = len(self.actuators)
+        # One round: a frame to each motor and a reply from each (8 bytes).
+        computed = (can_transport.wire_time(spec.transport, [8] * (2 * n))
+                    + _MOTOR_TURNAROUND + spec.timeout_margin)
+        timeout = opts.get("reply_timeout", computed)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
                 0 < timeout <= 10):  # noqa: PLR2004
             raise ConfigError(f"bus {spec.name!r}: reply_timeout must be in (0, 10] s, "
                               f"got {timeout!r}")
         self.reply_timeout = float(timeout)
+        retries = opts.get("retries", 2)
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:  # noqa: PLR2004
+            raise ConfigError(f"bus {spec.name!r}: retries must be an integer in 0..10, "
+                              f"got {retries!r}")
+        self.retries = retries
         rounding = str(opts.get("rounding", "nearest"))
         if rounding not in ("nearest", "truncate"):
             raise ConfigError(f"bus {spec.name!r}: rounding must be nearest or truncate, "
                               f"got {rounding!r}")
-        self.clear_errors = bool(opts.get("clear_errors", True))
+        self.clear_errors = bool(opts.get("clear_errors", False))
+        watchdog = float(spec.device_watchdog)
+        if not (math.isfinite(watchdog) and watchdog >= 0):
+            raise ConfigError(f"bus {spec.name!r}: device_watchdog must be >= 0 s, "
+                              f"got {watchdog!r}")
+        self.timeout_units = (max(1, round(watchdog / _DAMIAO_TIMEOUT_UNIT)) if watchdog
+                              else 0)
+        self._told_no_timeout = False
         self._motors: dict[int, _Motor] = {}
         nibbles: dict[int, int] = {}
         for act in self.actuators:
@@ -153,8 +198,12 @@ class MitBus(ActuatorBus):
                 if other != act.id:
                     raise ConfigError(f"{where}: Damiao replies carry only the low 4 bits "
                                       f"of the id; id {other} has the same")
-            self._motors[act.id] = _Motor(act, MitCodec(ranges, variant, rounding),
-                                          kp if kp > 0 else 0.0, kd if kd > 0 else 0.0)
+            try:
+                codec = MitCodec(ranges, variant, rounding, act.limits)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            self._motors[act.id] = _Motor(act, codec, kp if kp > 0 else 0.0,
+                                          kd if kd > 0 else 0.0)
         others = [i for i, m in self._motors.items()
                   if m.codec.variant is not Variant.DAMIAO and i < 0x100 and (i & 0x0F) in nibbles]  # noqa: PLR2004
         if others:
@@ -171,24 +220,31 @@ class MitBus(ActuatorBus):
         """Whether :meth:`open` succeeded and :meth:`close` was not called since."""
         return self._bus is not None
 
-    def open(self) -> None:
-        """Open the bus; every motor must answer an *exit motor mode* frame (torque off).
+    def open(self, *, keep_torque: bool = False) -> None:
+        """Open the bus, read each motor as far as it can be read, configure it.
 
-        A Damiao motor reporting an error gets a *clear error* frame (``clear_errors``)
-        and is asked again.
+        See the module docstring for what reading means per motor family and what
+        ``keep_torque`` keeps. Every other motor gets *exit motor mode* (torque off) and
+        must answer. A motor reporting an error is reported by :meth:`read` (Damiao:
+        *clear error* first when ``clear_errors``). Damiao motors get the device
+        watchdog's CAN timeout.
 
         Raises:
             TransportError: the bus cannot be opened.
-            TransportTimeoutError: a motor did not answer (names the ids).
-            DeviceError: a motor reports an error.
+            TransportTimeoutError: a motor did not answer (names it, the motors that
+                answered, other ids heard and the bitrate).
+            DeviceError: a Damiao motor did not take its CAN timeout.
         """
-        self.close()
+        if self._bus is not None:
+            self.close(torque_off=not keep_torque)
         self._bus = can_transport.open_bus(self.spec.transport)
         try:
             self._drain()
-            ids = list(self._motors)
-            for m in self._motors.values():
-                m.enabled, m.last_frame, m.reply = False, None, None
+            keep = self._keep(keep_torque)
+            ids = [i for i in self._motors if i not in keep]
+            for i in ids:
+                self._motors[i].enabled = False
+                self._motors[i].last_frame = None
             self._exchange(ids, EXIT_MODE, "exit motor mode")
             faulty = [i for i in ids if self._motors[i].reply.error_code]  # type: ignore[union-attr]
             damiao = [i for i in faulty if self._motors[i].codec.variant is Variant.DAMIAO]
@@ -196,24 +252,81 @@ class MitBus(ActuatorBus):
                 _LOG.warning("%s: clearing errors of Damiao motor(s) %s", self._where, damiao)
                 self._exchange(damiao, CLEAR_ERROR, "clear error")
                 self._exchange(damiao, EXIT_MODE, "exit motor mode")
-            self._raise_faults(ids)
+            self._arm_timeouts()
         except BaseException:
-            self.close()
+            self.close(torque_off=not keep_torque)
             raise
         self._fresh.clear()
 
-    def close(self) -> None:
-        """Torque off (*exit motor mode*, replies awaited), release the bus; never raises."""
+    def _keep(self, keep_torque: bool) -> list[int]:  # noqa: FBT001
+        """The motors kept holding (module docstring); the others still need *exit*."""
+        if not keep_torque:
+            return []
+        damiao = [i for i, m in self._motors.items() if m.codec.variant is Variant.DAMIAO]
+        kept = []
+        if damiao:
+            self._exchange(damiao, None, "feedback request")
+            for i in damiao:
+                r = self._motors[i].reply
+                assert r is not None  # noqa: S101 - _exchange guarantees it
+                if r.enabled and not r.error_code:
+                    self._motors[i].enabled = True
+                    kept.append(i)
+        blind = [i for i, m in self._motors.items() if m.codec.variant is not Variant.DAMIAO
+                 and m.enabled and m.last_frame is not None]
+        for i in blind:
+            frame = self._motors[i].last_frame
+            assert frame is not None  # noqa: S101 - selected above
+            self._exchange([i], frame, "command (repeated)")
+            if self._motors[i].reply.error_code:  # type: ignore[union-attr]
+                continue
+            kept.append(i)
+        if blind:
+            _LOG.warning("%s: MIT id(s) %s kept holding their last command; their replies "
+                         "carry no torque state, so a motor that lost torque during the "
+                         "outage is not seen", self._where, blind)
+        return kept
+
+    def _arm_timeouts(self) -> None:
+        """Write the Damiao CAN timeout (register 9); say once that the others cannot."""
+        others = [i for i, m in self._motors.items() if m.codec.variant is not Variant.DAMIAO]
+        if self.timeout_units and others and not self._told_no_timeout:
+            self._told_no_timeout = True
+            _LOG.warning("%s: MIT id(s) %s (Mini Cheetah / CubeMars firmware) cannot get the "
+                         "device watchdog over CAN: set 'CAN Timeout' in the motor's serial "
+                         "setup menu, else a motor keeps its last command when the host "
+                         "stops", self._where, others)
+        for i, m in self._motors.items():
+            if m.codec.variant is Variant.DAMIAO and (self.timeout_units or m.timeout_armed):
+                self._write_register(i, _DAMIAO_TIMEOUT_RID, self.timeout_units,
+                                     "CAN timeout")
+                m.timeout_armed = bool(self.timeout_units)
+
+    def close(self, *, torque_off: bool = True) -> None:
+        """Release the bus; never raises.
+
+        With ``torque_off``: *exit motor mode* (replies awaited) and the Damiao CAN
+        timeouts cleared. Without: nothing is sent; motors keep their last command and
+        their timeouts.
+        """
         bus = self._bus
         if bus is None:
             return
-        try:
-            self._exchange(list(self._motors), EXIT_MODE, "exit motor mode")
-        except HardwareError as exc:
-            _LOG.warning("%s: torque off on close not confirmed: %s", self._where, exc)
+        if torque_off:
+            try:
+                self._exchange(list(self._motors), EXIT_MODE, "exit motor mode", retries=0)
+            except HardwareError as exc:
+                _LOG.warning("%s: torque off on close not confirmed: %s", self._where, exc)
+            for i, m in self._motors.items():
+                m.enabled = False
+                if m.timeout_armed:
+                    try:
+                        self._write_register(i, _DAMIAO_TIMEOUT_RID, 0, "CAN timeout off")
+                        m.timeout_armed = False
+                    except HardwareError as exc:
+                        _LOG.warning("%s: clearing the CAN timeout of id %d failed: %s",
+                                     self._where, i, exc)
         self._bus = None
-        for m in self._motors.values():
-            m.enabled = False
         try:
             bus.shutdown()
         except Exception as exc:  # noqa: BLE001 - close never raises
@@ -229,20 +342,74 @@ class MitBus(ActuatorBus):
 
         Raises:
             TransportTimeoutError: a motor did not answer.
-            DeviceError: a motor reports an error.
+            DeviceError: a motor reports an error (enabling only).
         """
         targets = self._ids(ids)
         frame, what = (ENTER_MODE, "enter motor mode") if enabled else (EXIT_MODE,
                                                                          "exit motor mode")
+        if enabled:
+            faulty = [i for i in targets
+                      if (r := self._motors[i].reply) is not None and r.error_code]
+            if faulty:
+                raise self._device_error(faulty, "refusing to enable")
         self._exchange(targets, frame, what)
         for i in targets:
             self._motors[i].enabled = enabled
-        self._raise_faults(targets)
         if enabled:
+            faulty = [i for i in targets if self._motors[i].reply.error_code]  # type: ignore[union-attr]
+            if faulty:
+                raise self._device_error(faulty, "after enter motor mode")
             for i in targets:
                 m = self._motors[i]
                 if m.last_frame is not None:
                     self._send(i, m.last_frame, "command")
+
+    def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:
+        """Each motor's own recovery where its firmware has one, for the motors in error.
+
+        Damiao motors are read first (feedback request); the others by their last reply.
+        Damiao in error: *clear error* (``..fb``), *exit motor mode*, re-read. CubeMars AK
+        (MIT mode) has no clear-error command over CAN: *exit motor mode* (torque off)
+        and the answer says what the motor reports. The Mini Cheetah reply has no error
+        field. Motors not in error are left alone.
+
+        Raises:
+            TransportError: the bus is not open, or failed.
+        """
+        self._require_open()
+        targets = self._ids(ids)
+        damiao = [i for i in targets if self._motors[i].codec.variant is Variant.DAMIAO]
+        if damiao:
+            self._exchange(damiao, None, "feedback request")
+        out: dict[int, str] = {}
+        for i in targets:
+            m = self._motors[i]
+            r = m.reply
+            if m.codec.variant is Variant.CHEETAH:
+                out[i] = "no error field in the Mini Cheetah reply; nothing to clear"
+            elif r is None or not r.error_code:
+                out[i] = "no error"
+            elif m.codec.variant is Variant.DAMIAO:
+                before = f"{r.fault} (status {r.error_code})"
+                self._exchange([i], CLEAR_ERROR, "clear error")
+                self._exchange([i], EXIT_MODE, "exit motor mode")
+                m.enabled = False
+                now = m.reply
+                assert now is not None  # noqa: S101 - _exchange guarantees it
+                out[i] = (f"clear error sent (was {before}); "
+                          + (f"still: {now.fault} (status {now.error_code})" if now.error_code
+                             else "no error, torque off"))
+            else:
+                self._exchange([i], EXIT_MODE, "exit motor mode")
+                m.enabled = False
+                now = m.reply
+                assert now is not None  # noqa: S101
+                out[i] = ("exit motor mode sent (the CubeMars MIT protocol has no "
+                          "clear-error command; the code clears when its cause is gone, or "
+                          "power-cycle the motor); "
+                          + (f"still: {now.fault} (code {now.error_code})" if now.error_code
+                             else "no error now, torque off"))
+        return out
 
     def zero(self, ids: Sequence[int] | None = None) -> None:
         """Make the present position each motor's zero (*set zero* frame).
@@ -257,6 +424,8 @@ class MitBus(ActuatorBus):
 
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """Send one command frame per actuator in ``commands`` (does not wait).
+
+        ``p``, ``v`` and ``t_ff`` are encoded inside the actuator's limits.
 
         Raises:
             ConfigError: an id not on this bus.
@@ -274,32 +443,37 @@ class MitBus(ActuatorBus):
             self._fresh.add(motor_id)
 
     def read(self) -> dict[int, ActuatorState]:
-        """One reply per actuator (see the module docstring).
+        """One reply per actuator (see the module docstring); errors reported, not raised.
 
         Raises:
             TransportTimeoutError: a motor did not answer in ``reply_timeout``.
-            DeviceError: a motor reports an error.
             TransportError: the bus failed.
         """
         self._require_open()
+        bus = self._require_open()
         for motor_id, m in self._motors.items():
             if motor_id in self._fresh:
                 continue
-            if m.enabled and m.last_frame is not None:
+            if m.codec.variant is Variant.DAMIAO:   # a read that changes nothing
+                can_transport.send(bus, _DAMIAO_REGISTER_ID,
+                                   bytes((motor_id & 0xFF, motor_id >> 8, _REG_FEEDBACK,
+                                          0, 0, 0, 0, 0)),
+                                   what=f"feedback request to id {motor_id}")
+            elif m.enabled and m.last_frame is not None:
                 self._send(motor_id, m.last_frame, "command (repeated)")
             else:
                 self._send(motor_id, EXIT_MODE, "exit motor mode (poll)")
         ids = list(self._motors)
         self._collect(ids)
         self._fresh.clear()
-        self._raise_faults(ids)
         out: dict[int, ActuatorState] = {}
         for motor_id, m in self._motors.items():
             r = m.reply
             assert r is not None  # noqa: S101 - _collect guarantees it
+            torque = m.enabled if r.enabled is None else r.enabled
             out[motor_id] = ActuatorState(
                 position=r.position, velocity=r.velocity, effort=r.torque,
-                torque_enabled=m.enabled if r.enabled is None else r.enabled,
+                torque_enabled=torque and not r.error_code,
                 error_code=r.error_code, fault=r.fault, temperature=r.temperature,
                 stamp=m.stamp)
         return out
@@ -341,14 +515,44 @@ class MitBus(ActuatorBus):
         can_transport.send(self._require_open(), motor_id, frame,
                            what=f"{what} to id {motor_id}")
 
-    def _exchange(self, ids: Sequence[int], frame: bytes, what: str) -> None:
-        """Send ``frame`` to each id and wait until each answered."""
-        self._drain()
-        for i in ids:
-            self._send(i, frame, what)
-        self._collect(ids, what)
+    def _exchange(self, ids: Sequence[int], frame: bytes | None, what: str,
+                  retries: int | None = None) -> None:
+        """Send ``frame`` to each id and wait until each answered; re-send to the silent.
 
-    def _collect(self, ids: Sequence[int], what: str = "") -> None:
+        ``frame`` None: a Damiao feedback request. Every frame sent here is idempotent
+        (exit, enter, clear error, zero the present position, a repeated command, a
+        read), so a motor whose reply was lost may get it twice.
+        """
+        self._drain()
+        pending = list(ids)
+        tries = 1 + (self.retries if retries is None else retries)
+        heard: set[int] = set()
+        for attempt in range(tries):
+            for i in pending:
+                if frame is None:
+                    can_transport.send(self._require_open(), _DAMIAO_REGISTER_ID,
+                                       bytes((i & 0xFF, i >> 8, _REG_FEEDBACK, 0, 0, 0, 0, 0)),
+                                       what=f"feedback request to id {i}")
+                else:
+                    self._send(i, frame, what)
+            try:
+                self._collect(pending, what, heard)
+            except TransportTimeoutError:
+                pending = [i for i in pending if self._motors[i].reply is None]
+                if attempt + 1 == tries:
+                    answered = sorted(set(self._motors) - set(pending) & set(ids))
+                    others = sorted(heard - set(self._motors))
+                    raise TransportTimeoutError(
+                        f"bus {self.spec.name!r} ({self._where}, "
+                        f"{can_transport.bitrate_text(self.spec.transport)}): no reply to "
+                        f"{what} from MIT id(s) {pending} in {tries} x "
+                        f"{self.reply_timeout:.3g} s; ids that answered: {answered or 'none'}"
+                        f"; replies from other ids: {others or 'none'}") from None
+                continue
+            return
+
+    def _collect(self, ids: Sequence[int], what: str = "", heard: set[int] | None = None,
+                 ) -> None:
         """Receive until each of ``ids`` replied once (keeping the latest), or time out."""
         bus = self._require_open()
         waiting = set(ids)
@@ -359,23 +563,62 @@ class MitBus(ActuatorBus):
             msg = can_transport.recv(bus, deadline, self.clock)
             if msg is None:
                 break
-            self._take(msg, waiting)
+            self._take(msg, waiting, heard)
         # Replies already queued behind the last awaited one: take them too (latest wins).
         while (msg := can_transport.recv(bus, 0.0, lambda: 1.0)) is not None:
-            self._take(msg, set())
+            self._take(msg, set(), heard)
         if waiting:
             missing = sorted(waiting)
             raise TransportTimeoutError(
-                f"bus {self.spec.name!r} ({self._where}): no reply"
+                f"bus {self.spec.name!r} ({self._where}, "
+                f"{can_transport.bitrate_text(self.spec.transport)}): no reply"
                 f"{' to ' + what if what else ''} from MIT id(s) {missing} in "
-                f"{self.reply_timeout:g} s")
+                f"{self.reply_timeout:.3g} s")
 
-    def _take(self, msg: can.Message, waiting: set[int]) -> None:
+    def _write_register(self, motor_id: int, rid: int, value: int, what: str) -> None:
+        """Write a Damiao register (RAM) and read it back.
+
+        Raises:
+            TransportTimeoutError: no answer to the read-back.
+            DeviceError: the motor holds another value afterwards.
+        """
+        bus = self._require_open()
+        lo, hi = motor_id & 0xFF, motor_id >> 8
+        can_transport.send(bus, _DAMIAO_REGISTER_ID,
+                           bytes((lo, hi, _REG_WRITE, rid)) + value.to_bytes(4, "little"),
+                           what=f"register {rid} write to id {motor_id}")
+        self._drain_for(0.0)
+        deadline = self.clock() + self.reply_timeout * (1 + self.retries)
+        can_transport.send(bus, _DAMIAO_REGISTER_ID, bytes((lo, hi, _REG_READ, rid, 0, 0, 0, 0)),
+                           what=f"register {rid} read of id {motor_id}")
+        while (msg := can_transport.recv(bus, deadline, self.clock)) is not None:
+            d = bytes(msg.data)
+            if len(d) == 8 and d[:4] == bytes((lo, hi, _REG_READ, rid)):  # noqa: PLR2004
+                got = int.from_bytes(d[4:], "little")
+                if got != value:
+                    raise DeviceError(f"bus {self.spec.name!r} Damiao id {motor_id}: {what} "
+                                      f"register {rid} reads {got} after writing {value}",
+                                      motor_id)
+                return
+        raise TransportTimeoutError(
+            f"bus {self.spec.name!r} ({self._where}): Damiao id {motor_id} did not answer "
+            f"the read of register {rid} ({what})")
+
+    def _drain_for(self, seconds: float) -> None:
+        bus = self._require_open()
+        deadline = self.clock() + seconds
+        while can_transport.recv(bus, deadline, self.clock) is not None:
+            pass
+
+    def _take(self, msg: can.Message, waiting: set[int], heard: set[int] | None = None,
+              ) -> None:
         if msg.is_error_frame or msg.is_remote_frame or msg.arbitration_id in self._motors:
             return  # another node's command (or our own echo), not a reply
         data = bytes(msg.data)
         if len(data) < 6:  # noqa: PLR2004
             return
+        if heard is not None:
+            heard.add(data[0])
         for motor_id in self._candidates(data):
             m = self._motors[motor_id]
             try:
@@ -401,16 +644,14 @@ class MitBus(ActuatorBus):
         while can_transport.recv(bus, 0.0, lambda: 1.0) is not None:
             pass
 
-    def _raise_faults(self, ids: Iterable[int]) -> None:
-        faulty = [(i, self._motors[i].reply) for i in ids
-                  if (r := self._motors[i].reply) is not None and r.error_code]
-        if not faulty:
-            return
-        text = "; ".join(f"id {i}: {r.fault} (code {r.error_code})" for i, r in faulty  # type: ignore[union-attr]
-                         )
-        first_id, first = faulty[0]
-        raise DeviceError(f"bus {self.spec.name!r}: MIT motor error: {text}", first_id,
-                          first.error_code)  # type: ignore[union-attr]
+    def _device_error(self, ids: Sequence[int], context: str) -> DeviceError:
+        replies = [(i, self._motors[i].reply) for i in ids]
+        text = "; ".join(f"id {i}: {r.fault} (code {r.error_code})"
+                         for i, r in replies if r is not None)
+        first = replies[0][1]
+        return DeviceError(f"bus {self.spec.name!r}: MIT motor error, {context}: {text}; "
+                           "clear_faults runs the motor's recovery", ids[0],
+                           first.error_code if first is not None else 0)
 
 
 def _or0(x: float) -> float:

@@ -14,6 +14,14 @@ range saturate at its ends (as the firmware's own ``pack_cmd`` does). A command 
 every field at its maximum and ``t_ff`` within 4 steps of it would read as a special
 frame (``ff``x7 then ``fb``..``fe``): the encoder sends ``kd`` one step lower instead.
 
+**Limits.** A codec made with the actuator's limits (``ActuatorLimits``: position for
+``p``, velocity for ``v``, effort for ``t_ff``) keeps every encoded value inside them as
+the firmware decodes it: the value is saturated into the limits, rounded as usual, and
+when the step it rounded to decodes past a limit the next step inward is taken (the rule
+of :func:`~skel_ros.hardware.base.quantize_inward`, applied here with the decoding
+arithmetic itself, ``u * span / (2**bits - 1) + lo``, so that the check is exact and the
+batch path gives the same fields).
+
 **Rounding.** The reference firmware and the Python drivers we compare with
 (``damiao-motor``, ``mini-cheetah-motor-driver-socketcan``) *truncate* (``int(...)``), so
 a value is sent up to one step low. We round to the nearest step instead: the decoded
@@ -45,6 +53,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skel_ros.hardware.base import NO_LIMITS, ActuatorLimits
 from skel_ros.hardware.errors import HardwareError, ProtocolError
 
 if TYPE_CHECKING:
@@ -202,16 +211,23 @@ class MitCodec:
         variant: its reply format.
         rounding: ``"nearest"`` (default) or ``"truncate"`` (bit-identical to the
             firmware-style truncating encoders).
+        limits: the actuator's limits; ``p``, ``v`` and ``t_ff`` are encoded inside them
+            (see the module docstring).
+
+    Raises:
+        ValueError: bad rounding, or limits that leave no value of a range.
     """
 
-    __slots__ = ("_kd", "_kp", "_p", "_round", "_t", "_v", "ranges", "variant")
+    __slots__ = ("_bounds", "_kd", "_kp", "_p", "_round", "_t", "_v", "limits", "ranges",
+                 "variant")
 
     def __init__(self, ranges: MitRanges, variant: Variant = Variant.CHEETAH,
-                 rounding: str = "nearest") -> None:
+                 rounding: str = "nearest", limits: ActuatorLimits = NO_LIMITS) -> None:
         if rounding not in ("nearest", "truncate"):
             raise ValueError(f"rounding must be 'nearest' or 'truncate', got {rounding!r}")
         self.ranges = ranges
         self.variant = variant
+        self.limits = limits
         self._round = 0.5 if rounding == "nearest" else 0.0
         r = ranges
         # (lo, hi, 2**bits - 1, span, units per step); (x - lo) * top / span, in this
@@ -221,6 +237,17 @@ class MitCodec:
         self._kp = (r.kp_min, r.kp_max, _M12, r.kp_max - r.kp_min, 0.0)
         self._kd = (r.kd_min, r.kd_max, _M12, r.kd_max - r.kd_min, 0.0)
         self._t = (r.t_min, r.t_max, _M12, r.t_max - r.t_min, (r.t_max - r.t_min) / _M12)
+        # p, v, t_ff: (lower, upper) of range and limits together, or None when the
+        # limits do not cut into the range (the plain path).
+        self._bounds: list[tuple[float, float] | None] = []
+        for name, (lo, hi, *_), (lim_lo, lim_hi) in (("p", self._p, limits.position),
+                                                      ("v", self._v, limits.velocity),
+                                                      ("t_ff", self._t, limits.effort)):
+            a, b = max(lo, lim_lo), min(hi, lim_hi)
+            if not a <= b:
+                raise ValueError(f"MIT {name} limits [{lim_lo:g}, {lim_hi:g}] lie outside "
+                                 f"the motor's range [{lo:g}, {hi:g}]")
+            self._bounds.append(None if (a, b) == (lo, hi) else (a, b))
 
     # ------------------------------------------------------------------ commands
 
@@ -233,19 +260,38 @@ class MitCodec:
         """
         half = self._round
         out = []
-        for name, x, (lo, hi, top, span, _) in (("p", p, self._p), ("v", v, self._v),
-                                                ("kp", kp, self._kp), ("kd", kd, self._kd),
-                                                ("t_ff", t, self._t)):
+        b = self._bounds
+        for name, x, (lo, hi, top, span, step), bounds in (
+                ("p", p, self._p, b[0]), ("v", v, self._v, b[1]), ("kp", kp, self._kp, None),
+                ("kd", kd, self._kd, None), ("t_ff", t, self._t, b[2])):
             if not -_INF < x < _INF:
                 raise CommandError(f"MIT command {name}={x!r} is not a finite number")
-            x = lo if x < lo else hi if x > hi else x  # noqa: PLW2901 - saturate
-            out.append(int((x - lo) * top / span + half))
+            if bounds is None:
+                x = lo if x < lo else hi if x > hi else x  # noqa: PLW2901 - saturate
+                out.append(int((x - lo) * top / span + half))
+            else:
+                out.append(self._inward(x, lo, top, span, step, bounds))
         if out[0] == _M16 and out[1] == _M12 and out[2] == _M12 and out[3] == _M12 and (
                 out[4] >= 0xFFB):  # noqa: PLR2004
             # The frame would read ff ff ff ff ff ff ff fb..fe: clear error / enter / exit /
             # set zero. One step less kd (5/4095 N·m·s/rad) keeps it a command.
             out[3] -= 1
         return out[0], out[1], out[2], out[3], out[4]
+
+    def _inward(self, x: float, lo: float, top: int, span: float, step: float,  # noqa: PLR0917
+                bounds: tuple[float, float]) -> int:
+        """The field of ``x`` whose decoded value lies inside ``bounds`` (limits cut in)."""
+        a, b = bounds
+        x = a if x < a else b if x > b else x
+        u = int((x - lo) * top / span + self._round)
+        u = 0 if u < 0 else top if u > top else u
+        # The firmware decodes u * step + lo: step inward where that passes a bound.
+        decoded = u * step + lo
+        if decoded > b and u > 0:
+            u -= 1
+        elif decoded < a and u < top:
+            u += 1
+        return u
 
     def encode(self, p: float, v: float, kp: float, kd: float, t: float) -> bytes:
         """The 8-byte command frame for position, velocity, gains and feed-forward torque.
@@ -354,7 +400,21 @@ class MitCodec:
         hi = np.array([f[1] for f in fields])
         top = np.array([float(f[2]) for f in fields])
         span = np.array([f[3] for f in fields])
-        u = ((np.clip(x, lo, hi) - lo) * top / span + self._round).astype(np.uint64)
+        a = np.array([lo[0], lo[1], lo[2], lo[3], lo[4]])
+        b = np.array([hi[0], hi[1], hi[2], hi[3], hi[4]])
+        for col, bounds in zip((0, 1, 4), self._bounds, strict=True):
+            if bounds is not None:
+                a[col], b[col] = bounds
+        xc = np.clip(x, a, b)
+        ui = np.floor((xc - lo) * top / span + self._round)
+        inward = np.array([bd is not None for bd in (self._bounds[0], self._bounds[1], None,
+                                                     None, self._bounds[2])])
+        if inward.any():
+            step = span / top
+            ui = np.clip(ui, 0, top)
+            decoded = ui * step + lo
+            ui = ui - ((decoded > b) & inward & (ui > 0)) + ((decoded < a) & inward & (ui < top))
+        u = ui.astype(np.uint64)
         special = ((u[:, 0] == _M16) & (u[:, 1] == _M12) & (u[:, 2] == _M12)
                    & (u[:, 3] == _M12) & (u[:, 4] >= 0xFFB))  # noqa: PLR2004
         u[special, 3] -= np.uint64(1)

@@ -7,17 +7,31 @@ clears an injected error; a command sets ``u = kp (p - q) + kd (v - q') + t_ff``
 :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every emulator
 shares). Replies go out on ``master_id`` (default 0) in the motor's variant. Damiao
 motors also answer register reads (``0x7FF``: ``id_l id_h 0x33 rid``) for a few
-registers (7 MST_ID, 8 ESC_ID, 10 CTRL_MODE = 1 (MIT), 14 sw_ver, 21-23 PMAX/VMAX/TMAX).
+registers (7 MST_ID, 8 ESC_ID, 9 TIMEOUT (writable, ``0x55``), 10 CTRL_MODE = 1 (MIT),
+14 sw_ver, 21-23 PMAX/VMAX/TMAX) and feedback requests (``id_l id_h 0xCC``: the state
+reply, changing nothing).
+
+CAN timeouts, checked on the emulator's clock by the receiving thread: a Damiao motor
+with TIMEOUT (register 9, units of 50 µs) > 0 that is enabled and gets no frame for that
+long disables itself and reports status 0xD "lost communication" (until *clear error*);
+a Mini Cheetah / CubeMars motor with ``can_timeout`` (an emulator option: on the real
+motors it is set in the serial setup menu, not over CAN) zeroes kp, kd and t_ff as Ben
+Katz's firmware does, and stays in motor mode, producing no torque.
 
 For tests: :meth:`MitEmulator.inject_error` (the motor reports an error code and drops
-torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.state`.
+torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.state`,
+:meth:`MitEmulator.command` (the last command as the firmware decoded it),
+:meth:`MitEmulator.specials` (the enter / exit / zero / clear frames received),
+:meth:`MitEmulator.drop_torque` (a motor that lost torque by itself, e.g. a brown-out),
+:meth:`MitEmulator.drop_frames`, :meth:`MitEmulator.watchdog_events`.
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
 (:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor; by
 default each motor's speed and stall torque are its model's V and T ranges),
 ``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
-``temperature`` (deg C, default 30). An actuator without model or ranges is emulated as
-a Mini Cheetah motor.
+``temperature`` (deg C, default 30), ``can_timeout`` ``{id: s}`` (Cheetah / CubeMars
+firmware setting). An actuator without model or ranges is emulated as a Mini Cheetah
+motor.
 """
 
 from __future__ import annotations
@@ -28,7 +42,7 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware import can_transport
@@ -59,6 +73,9 @@ __all__ = ["DAMIAO_REGISTER_ID", "MitEmulator"]
 _LOG = logging.getLogger(__name__)
 DAMIAO_REGISTER_ID = 0x7FF
 _REG_READ, _REG_WRITE, _REG_STORE, _REG_FEEDBACK = 0x33, 0x55, 0xAA, 0xCC
+_TIMEOUT_RID = 9
+_TIMEOUT_UNIT = 50e-6
+_LOST_COMMUNICATION = 0xD
 _COUNTER = itertools.count()
 
 
@@ -71,6 +88,13 @@ class _Motor:
     error: int = 0
     silent: bool = False
     frames: int = 0
+    last_rx: float | None = None          # emulator time of the last frame addressed to it
+    timeout: float = 0.0                  # s (Damiao register 9, or the firmware setting)
+    timed_out: bool = False
+    command: tuple[float, float, float, float, float] | None = None
+    specials: list[bytes] = field(default_factory=list)
+    watchdog_events: list[float] = field(default_factory=list)
+    drop: int = 0
 
 
 def _motor_params(ranges: MitRanges, given: Mapping[str, Any], motor_id: int) -> MotorParams:
@@ -122,6 +146,7 @@ class MitEmulator:
         self.temperature = float(opts.get("temperature", 30.0))
         initial = dict(opts.get("initial_positions") or {})
         given = dict(opts.get("motor") or {})
+        can_timeout = dict(opts.get("can_timeout") or {})
         now = self.clock()
         self._motors: dict[int, _Motor] = {}
         for act in actuators:
@@ -132,6 +157,11 @@ class MitEmulator:
                                float(initial.get(act.id, 0.0)), now)
             model.mode = ControlMode.MIT
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
+            if act.id in can_timeout:
+                if variant is Variant.DAMIAO:
+                    raise ConfigError(f"MIT emulator id {act.id}: a Damiao motor's CAN "
+                                      "timeout is its register 9, written over CAN")
+                self._motors[act.id].timeout = float(can_timeout[act.id])
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._bus: can.BusABC = can_transport.open_bus(tr)
@@ -179,12 +209,43 @@ class MitEmulator:
         with self._lock:
             return self._motors[actuator_id].frames
 
+    def command(self, actuator_id: int) -> tuple[float, float, float, float, float] | None:
+        """The last command ``(p, v, kp, kd, t_ff)`` as the firmware decoded it."""
+        with self._lock:
+            return self._motors[actuator_id].command
+
+    def specials(self, actuator_id: int) -> list[bytes]:
+        """Every enter / exit / zero / clear-error frame the motor received, in order."""
+        with self._lock:
+            return list(self._motors[actuator_id].specials)
+
+    def drop_torque(self, actuator_id: int) -> None:
+        """The motor falls back to rest mode by itself (a brown-out, its own protection)."""
+        with self._lock:
+            self._motors[actuator_id].model.set_torque(False, self.clock())  # noqa: FBT003
+
+    def drop_frames(self, actuator_id: int, count: int) -> None:
+        """The motor ignores the next ``count`` frames addressed to it (lost on the wire)."""
+        with self._lock:
+            self._motors[actuator_id].drop = count
+
+    def can_timeout(self, actuator_id: int) -> float:
+        """The motor's CAN timeout in seconds (0: none)."""
+        with self._lock:
+            return self._motors[actuator_id].timeout
+
+    def watchdog_events(self, actuator_id: int) -> list[float]:
+        """The emulator times at which the motor's CAN timeout fired."""
+        with self._lock:
+            return list(self._motors[actuator_id].watchdog_events)
+
     # ------------------------------------------------------------------ thread
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._check_timeouts()
             try:
-                msg = self._bus.recv(timeout=0.05)
+                msg = self._bus.recv(timeout=0.002 if self._any_timeout() else 0.05)
             except Exception as exc:  # noqa: BLE001 - a dead bus ends the emulator
                 if not self._stop.is_set():
                     _LOG.warning("MIT emulator: receive failed, stopping: %s", exc)
@@ -197,6 +258,28 @@ class MitEmulator:
                 _LOG.exception("MIT emulator: frame 0x%03X %s not handled",
                                msg.arbitration_id, bytes(msg.data).hex())
 
+    def _any_timeout(self) -> bool:
+        with self._lock:
+            return any(m.timeout for m in self._motors.values())
+
+    def _check_timeouts(self) -> None:
+        """The motors' CAN timeouts, on the emulator's clock."""
+        with self._lock:
+            now = self.clock()
+            for m in self._motors.values():
+                if not m.timeout or m.timed_out or m.last_rx is None:
+                    continue
+                if now - m.last_rx <= m.timeout or not m.model.state.torque_enabled:
+                    continue
+                m.timed_out = True
+                m.watchdog_events.append(now)
+                m.model.advance(now)
+                if m.codec.variant is Variant.DAMIAO:
+                    m.error = _LOST_COMMUNICATION
+                    m.model.set_torque(False, now)  # noqa: FBT003
+                else:   # Ben Katz's firmware: kp = kd = t_ff = 0, still in motor mode
+                    m.model.set_mit(m.model.state.position, 0.0, 0.0, 0.0, 0.0)
+
     def _handle(self, arbitration_id: int, data: bytes) -> None:
         if arbitration_id == DAMIAO_REGISTER_ID:
             self._register(data)
@@ -205,15 +288,22 @@ class MitEmulator:
             m = self._motors.get(arbitration_id)
             if m is None:
                 return
+            if m.drop > 0:
+                m.drop -= 1
+                return
             m.frames += 1
             now = self.clock()
+            m.last_rx, m.timed_out = now, False
             model = m.model
             model.advance(now)
             if is_special(data):
+                m.specials.append(bytes(data))
                 self._special(m, data, now)
             elif len(data) == 8:  # noqa: PLR2004
                 p, v, kp, kd, t = m.codec.decode_command(data)
-                model.set_mit(p + m.offset, v, kp, kd, t)
+                m.command = (p, v, kp, kd, t)
+                if model.state.torque_enabled:   # in rest mode the firmware ignores it
+                    model.set_mit(p + m.offset, v, kp, kd, t)
             else:
                 return  # malformed: the firmware ignores it
             if m.silent:
@@ -250,9 +340,14 @@ class MitEmulator:
             if m is None or m.codec.variant is not Variant.DAMIAO or m.silent:
                 return
             m.frames += 1
+            now = self.clock()
+            m.last_rx, m.timed_out = now, False
             if data[2] == _REG_FEEDBACK:
-                m.model.advance(self.clock())
+                m.model.advance(now)
                 reply = self._reply(m)
+            elif data[2] == _REG_WRITE and data[3] == _TIMEOUT_RID and len(data) == 8:  # noqa: PLR2004
+                m.timeout = int.from_bytes(data[4:8], "little") * _TIMEOUT_UNIT
+                reply = bytes((data[0], data[1], _REG_READ, data[3])) + data[4:8]
             elif data[2] in (_REG_READ, _REG_WRITE):
                 value = self._register_value(m, data[3])
                 if value is None:
@@ -264,7 +359,8 @@ class MitEmulator:
 
     def _register_value(self, m: _Motor, rid: int) -> bytes | None:
         r = m.codec.ranges
-        ints = {7: self.master_id, 8: m.spec.id, 10: 1, 14: 5013}
+        ints = {7: self.master_id, 8: m.spec.id, 10: 1, 14: 5013,
+                _TIMEOUT_RID: round(m.timeout / _TIMEOUT_UNIT)}
         floats = {21: r.p_max, 22: r.v_max, 23: r.t_max}
         if rid in ints:
             return struct.pack("<I", ints[rid])

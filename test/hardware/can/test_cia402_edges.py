@@ -185,7 +185,8 @@ def test_fault_is_reported_the_bus_stays_usable_and_clear_faults_resets_it(rig: 
     assert "FAULT" in states[2].fault
     assert "EMCY 0x2310 Current" in states[2].fault
     assert not states[2].torque_enabled
-    assert states[1].torque_enabled and states[1].error_code == 0
+    assert states[1].torque_enabled
+    assert states[1].error_code == 0
     rig.bus.write({1: ActuatorCommand(position=0.5)})     # the others keep working
     rig.bus.read()
     with pytest.raises(DeviceError, match=r"node 2.*FAULT.*clear_faults") as info:
@@ -243,7 +244,7 @@ class _Capture:
         self.buses: list[can.BusABC] = []
         real = can_transport.open_bus
 
-        def open_bus(transport: Any) -> can.BusABC:  # noqa: ANN401
+        def open_bus(transport: Any) -> can.BusABC:
             bus = real(transport)
             self.buses.append(bus)
             return bus
@@ -383,7 +384,7 @@ def test_a_target_at_a_limit_is_not_rounded_past_it() -> None:
 
 
 def test_random_targets_decode_inside_the_limits_with_no_tolerance() -> None:
-    rng = random.Random(14)
+    rng = random.Random(14)  # noqa: S311 - test data, not cryptography
     cases = []
     for _ in range(3):
         a, b = sorted(rng.uniform(-3, 3) for _ in range(2))
