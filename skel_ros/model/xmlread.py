@@ -55,6 +55,27 @@ def parse_number(token: str) -> float | None:
     return float(token) if _NUMBER.match(token) else None
 
 
+# A C99 hexadecimal floating-point number ("0x1.8p+1"), which std::stod also reads.
+_HEX_NUMBER = re.compile(
+    r"[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?[0-9]+)?\Z", re.IGNORECASE | re.ASCII
+)
+
+
+def parse_stod(token: str) -> float | None:
+    """:func:`parse_number`, plus the hexadecimal floats ``std::stod`` reads.
+
+    DART reads every SKEL number with ``std::stod``; CASPR's MATLAB reader takes no
+    hexadecimal floats, so :func:`parse_number` stays without them.
+    """
+    value = parse_number(token)
+    if value is None and _HEX_NUMBER.match(token):
+        try:
+            return float.fromhex(token)
+        except OverflowError:  # beyond the doubles: as "1e999" reads
+            return -math.inf if token.startswith("-") else math.inf
+    return value
+
+
 def frozen_maker(cls: type[T]) -> Callable[..., T]:
     """A positional constructor for a frozen dataclass that skips its ``__init__``.
 
@@ -266,7 +287,7 @@ class XmlReader:
         return text.split()
 
     def _number(self, token: str, el: Element) -> float:
-        value = parse_number(token)
+        value = parse_stod(token)
         if value is None:
             raise SkelValueError(f"<{el.tag}>: {token[:60]!r} is not a number", self.loc(el))
         return value
@@ -430,7 +451,7 @@ class XmlReader:
         raw = el.get(name)
         if raw is None:
             return None
-        value = parse_number(raw.strip())
+        value = parse_stod(raw.strip())
         if value is None or math.isnan(value):
             self.warn(f'attribute {name}="{raw[:40]}" is not a number; DART ignores it', el)
             return None

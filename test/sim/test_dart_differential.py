@@ -96,9 +96,11 @@ JOINTS: dict[str, tuple[int, int, int]] = {
     "planar": (3, 0, 3),
     "free": (6, 0, 0),
 }
-ACTUATORS = (None, "force", "passive", "servo", "acceleration", "velocity", "locked")
+ACTUATORS = (None, "force", "passive", "servo", "acceleration", "velocity", "locked") * 3 + (
+    "torque", "FORCE", "")  # not actuator types: DART logs an error, the joint stays force
 SHAPES = ("sphere", "box", "ellipsoid", "cylinder", "capsule", "cone", "pyramid", "plane")
 AXIS_TAGS = ("axis", "axis2", "axis3")
+DETECTORS = ("fcl", "fcl_mesh", "dart", "bullet", "ode", "FCL", "none")
 
 # Unit axes written as a file would (DART 6.20 keeps universal axes as written,
 # so only unit vectors there); any direction for the joints DART normalises.
@@ -113,8 +115,12 @@ PLANE_AXES = (("1 0 0", "0 1 0"), ("0 0 2", "3 4 0"), ("0 0.6 0.8", "1 0 0"),
 
 
 def number(r: random.Random, lo: int = -999, hi: int = 999,
-           scales: tuple[int, ...] = (0, 1, 2, 3)) -> str:
-    """A decimal m * 10^-e (m in [lo, hi]) spelled one of the ways std::stod accepts."""
+           scales: tuple[int, ...] = (0, 1, 2, 3), *, alone: bool = True) -> str:
+    """A decimal m * 10^-e (m in [lo, hi]) spelled one of the ways std::stod accepts.
+
+    ``alone``: the number is an element's whole text, so it may be a CDATA section
+    (not inside a vector, or an attribute).
+    """
     m = r.randint(lo, hi)
     e = r.choice(scales)
     plain = format(Decimal(m).scaleb(-e), "f")
@@ -127,8 +133,19 @@ def number(r: random.Random, lo: int = -999, hi: int = 999,
         variants.append(sign + digits[1:])  # .5
     if "." not in plain:
         variants += [plain + ".", f"{m * 10}e-1", f"{m}e0"]
-    return r.choice(["", "", "", " ", "\n  ", "\t"]) + r.choice(variants) + r.choice(
-        ["", "", " ", "\n"])
+    text = r.choice(variants)
+    rare = r.randint(0, 19)
+    if rare == 0:
+        text = float(Decimal(m).scaleb(-e)).hex()  # 0x1.8p-1: std::stod reads C99 hex
+    elif rare == 1:
+        text = sign + "00" + digits  # leading zeros
+    elif rare == 2 and m == 0:
+        text = "-0"
+    elif rare == 3:
+        text = "&#" + str(ord(text[0])) + ";" + text[1:]  # a character reference
+    elif rare == 4 and alone:
+        return f"<![CDATA[{text}]]>"
+    return r.choice(["", "", "", " ", "\n  ", "\t"]) + text + r.choice(["", "", " ", "\n"])
 
 
 def _coin(r: random.Random) -> bool:
@@ -150,7 +167,7 @@ def _spaced(r: random.Random, parts: list[str]) -> str:
 
 
 def vector(r: random.Random, n: int, **kw: Any) -> str:
-    return _spaced(r, [number(r, **kw) for _ in range(n)])
+    return _spaced(r, [number(r, **kw, alone=False) for _ in range(n)])
 
 
 def respell(r: random.Random, text: str) -> str:
@@ -159,8 +176,8 @@ def respell(r: random.Random, text: str) -> str:
 
 
 def transformation(r: random.Random) -> str:
-    xyz = [number(r, -500, 500, (2, 3)) for _ in range(3)]
-    rpy = [number(r, -3141, 3141, (3,)) for _ in range(3)]
+    xyz = [number(r, -500, 500, (2, 3), alone=False) for _ in range(3)]
+    rpy = [number(r, -3141, 3141, (3,), alone=False) for _ in range(3)]
     return _spaced(r, xyz + rpy)
 
 
@@ -175,6 +192,16 @@ def element(r: random.Random, tag: str, children: list[str] | str, **attrib: str
                            "<!---->", "<!-- <body/> &amp; -->"])
         inner += child
     return f"<{tag}{attrs}>{inner}\n</{tag}>"
+
+
+UNKNOWN = ("<foo>1</foo>", "<self_collide>true</self_collide>", "<immobile>true</immobile>",
+           '<note lang="en">ignored</note>',
+           "<restitution_coefficient>0.5</restitution_coefficient>")
+
+
+def unknown(r: random.Random) -> list[str]:
+    """Now and then an element DART does not read (it ignores unknown children)."""
+    return [r.choice(UNKNOWN)] if r.randint(0, 5) == 0 else []
 
 
 def boolean(r: random.Random, value: bool) -> str:
@@ -201,8 +228,12 @@ def shape(r: random.Random, role: str) -> str:
         geom = [element(r, t, number(r, **pos))
                 for t in ("base_width", "base_depth", "height")]
     elif kind == "plane":
-        geom = [element(r, "normal", respell(r, r.choice(UNIT_AXES))),
-                element(r, "offset", number(r))]
+        geom = [element(r, "normal", respell(r, r.choice(UNIT_AXES)))]
+        where = r.choice(["offset", "offset", "point", "none"])  # point: deprecated form
+        if where == "offset":
+            geom.append(element(r, "offset", number(r)))
+        elif where == "point":
+            geom.append(element(r, "point", vector(r, 3)))
     else:
         geom = [element(r, "radius", number(r, **pos)),
                 element(r, "height", number(r, **pos))]
@@ -210,7 +241,7 @@ def shape(r: random.Random, role: str) -> str:
     if _coin(r):
         children.append(element(r, "transformation", transformation(r)))
     if role == "visualization_shape" and _coin(r):
-        n = r.choice([3, 4])
+        n = r.choice([3, 4, 3, 4, 2, 5])  # 2 and 5: DART warns and ignores them
         children.append(element(r, "color", vector(r, n, lo=0, hi=100, scales=(2,))))
     if role == "collision_shape" and _coin(r):
         children.append(element(r, "collidable", r.choice(["0", "1", " 1 ", "2"])))
@@ -224,6 +255,8 @@ def inertia(r: random.Random) -> str | None:
     children = [element(r, "mass", number(r, 1, 5000, (3,)))]
     if _coin(r):
         children.append(element(r, "offset", vector(r, 3, lo=-100, hi=100, scales=(3,))))
+    if r.randint(0, 9) == 0:
+        children.append(element(r, "transformation", transformation(r)))  # ignored by DART
     if how == "full":
         diag = [element(r, t, number(r, 10, 900, (4,))) for t in ("ixx", "iyy", "izz")]
         off = [element(r, t, number(r, -9, 9, (4,))) for t in ("ixy", "ixz", "iyz")]
@@ -242,7 +275,7 @@ def body(r: random.Random, name: str) -> str:
         children.append(inert)
     for role in ("visualization_shape", "collision_shape"):
         children += [shape(r, role) for _ in range(r.randint(0, 2))]
-    return element(r, "body", _shuffled(r, children), name=name)
+    return element(r, "body", _shuffled(r, children + unknown(r)), name=name)
 
 
 # --------------------------------------------------------------------------- joints
@@ -250,6 +283,8 @@ def body(r: random.Random, name: str) -> str:
 
 def axis_element(r: random.Random, tag: str, xyz: str | None) -> str:
     children = [] if xyz is None else [element(r, "xyz", respell(r, xyz))]
+    if r.randint(0, 7) == 0:
+        children.append(element(r, "damping", number(r, 0, 500, (3,))))  # deprecated place
     limit = optional(r, [element(r, "lower", number(r, -3000, 0, (3,))),
                             element(r, "upper", number(r, 0, 3000, (3,)))])
     if limit:
@@ -269,6 +304,11 @@ def dof_element(r: random.Random, index: int, ndofs: int, names: list[str]) -> s
     attrib = {}
     if ndofs > 1 or _coin(r):
         attrib["local_index"] = str(index)
+    bad = r.randint(0, 15)
+    if bad == 0:
+        attrib.pop("local_index", None)  # needed with more than one DOF: DART skips the <dof>
+    elif bad == 1:
+        attrib["local_index"] = str(ndofs)  # out of range: skipped
     if r.randint(0, 2) == 0:
         attrib["name"] = r.choice(names)
     children = []
@@ -276,11 +316,11 @@ def dof_element(r: random.Random, index: int, ndofs: int, names: list[str]) -> s
         if _coin(r):
             attrs = {}
             if _coin(r):
-                attrs["lower"] = number(r, -3000, 0, (scale,)).strip()
+                attrs["lower"] = number(r, -3000, 0, (scale,), alone=False)
             if _coin(r):
-                attrs["upper"] = number(r, 0, 3000, (scale,)).strip()
+                attrs["upper"] = number(r, 0, 3000, (scale,), alone=False)
             if tag in ("position", "velocity") and _coin(r):
-                attrs["initial"] = number(r, -500, 500, (3,)).strip()
+                attrs["initial"] = number(r, -500, 500, (3,), alone=False)
             children.append(element(r, tag, "", **attrs))
     children += optional(r, [
         element(r, "damping", number(r, 0, 500, (3,))),
@@ -291,8 +331,10 @@ def dof_element(r: random.Random, index: int, ndofs: int, names: list[str]) -> s
     return element(r, "dof", children, **attrib)
 
 
-def plane_element(r: random.Random) -> str:
-    plane = r.choice(["xy", "yz", "zx", "arbitrary"])
+def plane_element(r: random.Random) -> str | None:
+    plane = r.choice(["xy", "yz", "zx", "arbitrary"] * 4 + ["XY", "xz", "none"])
+    if plane == "none":
+        return None  # DART: XY, with a warning
     if plane != "arbitrary":
         return element(r, "plane", "", type=plane)
     a1, a2 = r.choice(PLANE_AXES)
@@ -321,29 +363,42 @@ def universal_axes(r: random.Random) -> list[str]:
     return [first, r.choice(others)]
 
 
-def joint(r: random.Random, name: str, parent: str, child: str, names: list[str]) -> str:
+def joint_axes(r: random.Random, kind: str) -> list[str]:
+    """The ``<axis*>`` elements of a ``kind`` joint."""
+    _, with_xyz, axes_read = JOINTS[kind]
+    xyz = universal_axes(r) if kind == "universal" else [r.choice(ANY_AXES)] * with_xyz
+    out = []
+    for i in range(axes_read):
+        if i < with_xyz and r.randint(0, 15) == 0:
+            continue  # missing: DART logs an error and keeps its default axis
+        if i < with_xyz:
+            out.append(axis_element(r, AXIS_TAGS[i], xyz[i]))
+        elif _coin(r):
+            out.append(axis_element(r, AXIS_TAGS[i], None))
+    return out
+
+
+def joint(r: random.Random, name: str, parent: str | None, child: str, names: list[str]) -> str:
+    """A joint (``parent`` None: no ``<parent>``, which DART reads as a root joint)."""
     kind = r.choice(list(JOINTS))
-    ndofs, with_xyz, axes_read = JOINTS[kind]
-    children = [element(r, "parent", parent), element(r, "child", child)]
+    ndofs = JOINTS[kind][0]
+    children = [element(r, "child", child)]
+    if parent is not None:
+        children.append(element(r, "parent", parent))
     if _coin(r):
         children.append(element(r, "transformation", transformation(r)))
-    xyz = universal_axes(r) if kind == "universal" else [r.choice(ANY_AXES)] * with_xyz
-    for i in range(axes_read):
-        if i < with_xyz:
-            children.append(axis_element(r, AXIS_TAGS[i], xyz[i]))
-        elif _coin(r):
-            children.append(axis_element(r, AXIS_TAGS[i], None))
+    children += joint_axes(r, kind)
     if kind == "euler":
         children.append(element(r, "axis_order", r.choice(["xyz", "zyx"])))
     if kind == "planar":
-        children.append(plane_element(r))
+        children += [p for p in [plane_element(r)] if p is not None]
     if ndofs:
         children += joint_values(r, ndofs, names)
     attrib = {"type": kind, "name": name}
     actuator = r.choice(ACTUATORS)
     if actuator is not None:
         attrib["actuator"] = actuator
-    return element(r, "joint", _shuffled(r, children), **attrib)
+    return element(r, "joint", _shuffled(r, children + unknown(r)), **attrib)
 
 
 # --------------------------------------------------------------------------- documents
@@ -358,13 +413,25 @@ def skeleton(r: random.Random, name: str, offset: float) -> str:
     # DOF names a <dof name=...> may take: new ones and ones DART also makes.
     names = [f"{name}_d", f"{name}_j0", f"{name}_j1_x", f"{name}_j1_1", "default"]
     items = [body(r, b) for b in bodies]
+    # Body 0 without a joint of its own but parent of body 1: DART gives it a free
+    # joint named "root".
+    orphan = n > 1 and r.randint(0, 7) == 0
     for k in range(n):
-        parent = "world" if k == 0 else r.choice(["world", *bodies[:k]])
+        if k == 0 and orphan:
+            continue
+        parent: str | None = "world" if k == 0 else r.choice(["world", *bodies[:k]])
+        if k == 1 and orphan:
+            parent = bodies[0]
+        elif k == 0 and r.randint(0, 9) == 0:
+            parent = None
         items.append(joint(r, joint_names[k], parent, bodies[k], names))
-    children = list(_shuffled(r, items))
+    if r.randint(0, 9) == 0:  # a second joint for a child: DART drops the later one
+        items.append(joint(r, f"{name}_again", "world", bodies[-1], names))
+    children = list(_shuffled(r, items + unknown(r)))
     frame = f"{offset} 0 0 0 0 0"
     if _coin(r):
-        frame = f"{offset} {number(r, -100, 100, (2,))} 0 0 {number(r, -300, 300, (2,))} 0"
+        y, b = number(r, -100, 100, (2,), alone=False), number(r, -300, 300, (2,), alone=False)
+        frame = f"{offset} {y} 0 0 {b} 0"
     children.insert(0, element(r, "transformation", frame))
     if r.randint(0, 4) == 0:
         children.insert(0, element(r, "mobile", boolean(r, _coin(r))))
@@ -378,8 +445,14 @@ def skel_document(seed: int) -> str:
         ["0.001", "1e-3", " 0.002 ", ".0005"]))]
     if _coin(r):
         physics.append(element(r, "gravity", vector(r, 3, lo=-981, hi=981, scales=(2,))))
-    skeletons = [skeleton(r, f"s{k}", 10.0 * k) for k in range(r.randint(1, 2))]
-    world = element(r, "world", [element(r, "physics", physics), *skeletons], name="w")
+    if r.randint(0, 3) == 0:
+        physics.append(element(r, "collision_detector", r.choice(DETECTORS)))
+    # Skeletons 10 m apart (bodies of one skeleton do not collide with each other);
+    # the same name twice now and then (DART makes it unique: "s0(1)").
+    names = ["s0", r.choice(["s1", "s1", "s1", "s0"])]
+    skeletons = [skeleton(r, names[k], 10.0 * k) for k in range(r.randint(1, 2))]
+    top = skeletons if r.randint(0, 5) == 0 else [element(r, "physics", physics), *skeletons]
+    world = element(r, "world", top, name="w")
     head = r.choice(['<?xml version="1.0" ?>\n', "", "<!-- generated -->\n"])
     return head + element(r, "skel", [world], version="1.0")
 
@@ -467,3 +540,19 @@ def test_universal_axis_that_is_not_unit_is_refused(xyz: str) -> None:
     with pytest.raises(SkelValueError, match=r"generated\.skel:6: .*joint\[@name='u'\]/axis.*"
                                              r"not a unit vector.*write"):
         load_skel(UNIVERSAL.format(xyz), name="generated.skel")
+
+
+HEX = """<skel><world name="w"><physics><gravity>0x1.8p+1 0 -0X1.3Ap3</gravity></physics>
+<skeleton name="s"><body name="b"><transformation>0x.8 0 0 0 0x1p-2 0</transformation>
+<inertia><mass> 0x1.8 </mass><offset>0 -0x1p-4 0</offset></inertia></body>
+<joint type="revolute" name="j"><parent>world</parent><child>b</child>
+<axis><xyz>0 0 0x1p0</xyz></axis><init_pos>-0x1.2p-1</init_pos></joint></skeleton></world></skel>"""
+
+
+def test_hexadecimal_numbers_are_read_as_dart_reads_them() -> None:
+    """std::stod, which DART reads every number with, takes C99 hexadecimal floats."""
+    world = load_skel(HEX)
+    np.testing.assert_array_equal(world.gravity, [3.0, 0.0, -9.8125])
+    assert world.skeletons[0].bodies[0].inertia.mass == 1.5
+    assert world.skeletons[0].dofs[0].initial_position == -0.5625
+    check_against_skelparser(HEX)
