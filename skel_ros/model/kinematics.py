@@ -281,15 +281,11 @@ class Kinematics:
         self._positions = _ChainPositions([(lk.motion, joints[lk.joint].first_dof)
                                            for lk in links])
         self._closing = np.array(closing).reshape(len(joints), 4, 4)
-        # A joint's local transform: its first motion (index n, the identity, for a
-        # weld), times its k-th motion for every joint with more than k, times closing.
-        self._first = np.array([c[0] if c else n for c in per_joint], dtype=np.intp)
+        # A joint's local transform is the product of its motions, then closing: every
+        # joint's motions padded with the identity (index n) to the longest chain.
         depth = max((len(c) for c in per_joint), default=0)
-        self._levels = [
-            (np.array([j for j, c in enumerate(per_joint) if len(c) > k], dtype=np.intp),
-             np.array([c[k] for c in per_joint if len(c) > k], dtype=np.intp))
-            for k in range(1, depth)
-        ]
+        self._chains = np.array([c + [n] * (depth - len(c)) for c in per_joint],
+                                dtype=np.intp).reshape(len(joints), depth)
 
     def _check(self, q: Array) -> Array:
         q = np.asarray(q, dtype=float)
@@ -303,10 +299,12 @@ class Kinematics:
         """(joint local (m, njoint, 4, 4), motions (m, nlink + 1, 4, 4), positions (m, nlink))."""
         positions = self._positions.positions(q)
         motions = self._motions.transforms(positions)
-        local = motions[:, self._first]
-        for joints, links in self._levels:
-            local[:, joints] = local[:, joints] @ motions[:, links]
-        return local @ self._closing, motions, positions
+        local = self._closing
+        for k in reversed(range(self._chains.shape[1])):
+            local = motions[:, self._chains[:, k]] @ local
+        if local.ndim < motions.ndim:  # no joint has a motion: the fixed transforms alone
+            local = np.repeat(local[None], q.shape[0], axis=0)
+        return local, motions, positions
 
     def body_transforms(self, q: Array | None = None) -> Array:
         """World transforms (nbody, 4, 4) of every body at positions ``q`` (default: initial)."""
