@@ -390,6 +390,7 @@ class Cia402Bus(ActuatorBus):
         self._heartbeat_task: Any = None
         self._cond = threading.Condition()
         self._heard: dict[int, str] = {}   # node id -> what was heard from it while opening
+        self._waiting: set[int] = set()    # drives whose TPDOs this SYNC round still lacks
         self._where = can_transport.describe(spec.transport)
 
     # ------------------------------------------------------------------ lifecycle
@@ -945,7 +946,10 @@ class Cia402Bus(ActuatorBus):
                     d.values.update(values)
                     d.received.add(number)
                     d.stamp = self.clock()
-                    self._cond.notify_all()
+                    if {1, 2} <= d.received and d.spec.id in self._waiting:
+                        self._waiting.discard(d.spec.id)
+                        if not self._waiting:   # wake the waiter once per round, not per
+                            self._cond.notify_all()   # frame (a loaded host: fewer hops)
             except Exception:  # noqa: BLE001 - never kill the notifier thread
                 _LOG.exception("TPDO handling failed")
         return on_tpdo
@@ -959,6 +963,7 @@ class Cia402Bus(ActuatorBus):
         with self._cond:
             for i in ids:
                 self._drives[i].received.clear()
+            self._waiting = set(ids)
         missing: list[int] = []
         for _attempt in range(1 + retries):
             try:
@@ -970,7 +975,7 @@ class Cia402Bus(ActuatorBus):
             deadline = self.clock() + self.sync_timeout
             with self._cond:
                 while True:
-                    missing = [i for i in ids if not {1, 2} <= self._drives[i].received]
+                    missing = sorted(self._waiting)
                     if not missing:
                         return
                     remaining = deadline - self.clock()
