@@ -604,6 +604,18 @@ class MitBus(ActuatorBus):
             f"bus {self.spec.name!r} ({self._where}): Damiao id {motor_id} did not answer "
             f"the read of register {rid} ({what})")
 
+    def _register_answer(self, data: bytes) -> bool:
+        """A Damiao answer to a register frame this driver sent (not a state reply).
+
+        ``id_l id_h 33|55 09 ...`` for a Damiao id: a state reply would need a position
+        within 1/256 of p_min and a velocity high byte of 9 to look the same.
+        """
+        if len(data) != 8 or data[2] not in (_REG_READ, _REG_WRITE) or (  # noqa: PLR2004
+                data[3] != _DAMIAO_TIMEOUT_RID):
+            return False
+        m = self._motors.get(data[0] | (data[1] << 8))
+        return m is not None and m.codec.variant is Variant.DAMIAO
+
     def _drain_for(self, seconds: float) -> None:
         bus = self._require_open()
         deadline = self.clock() + seconds
@@ -615,7 +627,7 @@ class MitBus(ActuatorBus):
         if msg.is_error_frame or msg.is_remote_frame or msg.arbitration_id in self._motors:
             return  # another node's command (or our own echo), not a reply
         data = bytes(msg.data)
-        if len(data) < 6:  # noqa: PLR2004
+        if len(data) < 6 or self._register_answer(data):  # noqa: PLR2004
             return
         if heard is not None:
             heard.add(data[0])

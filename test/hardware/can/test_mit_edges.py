@@ -332,3 +332,15 @@ def test_open_and_enable_resend_to_a_motor_whose_frame_was_lost() -> None:
             r.bus.open()
     finally:
         r.close()
+
+
+def test_late_register_answers_are_not_read_as_state() -> None:
+    r = Rig([_spec(2, "DM4310")], watchdog=0.1)
+    try:
+        r.bus.open()    # writes register 9 and reads it back; the write's answer may trail
+        for _ in range(20):
+            state = r.bus.read()[2]
+            assert state.position == pytest.approx(0.2, abs=1e-3)
+            assert state.error_code == 0
+    finally:
+        r.close()
