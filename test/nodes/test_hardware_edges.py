@@ -35,7 +35,7 @@ NAMES = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 class Harness:
     """An in-process hardware node on emulated servos, and a client node."""
 
-    def __init__(self, context: Any) -> None:
+    def __init__(self, context: Any, hardware_config: Path = ARM_YAML) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.parameter import Parameter
@@ -47,7 +47,7 @@ class Harness:
 
         self.node = HardwareNode(context=context, node_name="edge_hw", parameter_overrides=[
             Parameter("skel_file", value=str(ARM)),
-            Parameter("hardware_config", value=str(ARM_YAML)),
+            Parameter("hardware_config", value=str(hardware_config)),
             Parameter("emulate", value=True),
             Parameter("command_timeout", value=30.0),
         ])
@@ -89,6 +89,11 @@ class Harness:
         self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
         return future.result()
 
+    def summary(self) -> str:
+        """The state word of the last /diagnostics summary (``enabled``, ``holding`` ...)."""
+        status = next(s for s in self.diagnostics[-1].status if s.name == "edge_hw: hardware")
+        return str(status.message.split(":")[0])
+
     def actuators(self) -> dict[str, dict[str, str]]:
         """Per actuator of the last /diagnostics: level (as str) and key values."""
         out = {}
@@ -99,6 +104,10 @@ class Harness:
                 values["message"] = status.message
                 out[status.name[9:]] = values
         return out
+
+    def latest(self) -> dict[str, float]:
+        msg = self.states[-1]
+        return dict(zip(msg.name, msg.position, strict=True))
 
     def close(self) -> None:
         self.node.destroy_node()
@@ -113,6 +122,83 @@ def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - iso
     try:
         h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
         yield h
+    finally:
+        h.close()
+        rclpy.try_shutdown(context=context)
+
+
+def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None:
+    """The USB adapter drops out for 0.5 s; the servos keep power (safe_state: hold)."""
+    from sensor_msgs.msg import JointState
+
+    h = harness
+    _enable(h)
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))  # noqa: SLF001
+    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.8) < 0.01, 20.0, "elbow at 0.8")
+    h.emulator.vanish(0.5)
+    h.spin_until(lambda: h.diagnostics and all(
+        a["level"] == "3" for a in h.actuators().values()), 10.0, "STALE diagnostics")
+    assert all(a["torque_enabled"] == "unknown" for a in h.actuators().values())
+    h.spin_until(lambda: h.diagnostics and h.summary() == "holding", 20.0,
+                 "holding after the port returned")
+    # Device side: torque was never switched off; the arm did not drop.
+    for i in (1, 2, 3, 4):
+        assert h.emulator.state(i).torque_enabled
+        writes = [v for _, v in h.emulator.torque_writes(i)]  # 0 at start, 1 at enable
+        assert 0 not in writes[writes.index(1):]
+    assert h.emulator.state(3).position == pytest.approx(0.8, abs=0.02)
+    # ROS side: measured again, held where it is, and an enable moves again.
+    h.states.clear()
+    h.spin_until(lambda: bool(h.states), 5.0, "joint_states after the return")
+    assert h.latest()["elbow"] == pytest.approx(0.8, abs=0.02)
+    _enable(h)
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))  # noqa: SLF001
+    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.5) < 0.01, 20.0, "elbow at 0.5")
+
+
+CIA402_YAML = """\
+control_rate: 100.0
+command_timeout: 30.0
+safe_state: hold
+buses:
+  drives:
+    protocol: canopen
+    transport: {interface: virtual, channel: edge_hw_cia402}
+joints:
+  shoulder_yaw: {bus: drives, id: 1, options: {counts_per_rev: 131072}}
+  shoulder_pitch: {bus: drives, id: 2, options: {counts_per_rev: 131072}}
+  elbow: {bus: drives, id: 3, options: {counts_per_rev: 131072}}
+  wrist: {bus: drives, id: 4, options: {counts_per_rev: 131072}}
+"""
+
+
+def test_cia402_drive_fault_then_reset(ros_env: dict[str, str], tmp_path: Path) -> None:  # noqa: ARG001
+    from std_srvs.srv import SetBool, Trigger
+
+    pytest.importorskip("canopen")
+    config = tmp_path / "cia402.yaml"
+    config.write_text(CIA402_YAML, encoding="utf-8")
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    h = Harness(context, config)
+    try:
+        h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
+        _enable(h)
+        h.emulator.inject_fault(2, 0x2310)  # over-current: the drive enters Fault
+        h.spin_until(lambda: h.diagnostics and h.actuators()["shoulder_pitch"]["level"] == "2",
+                     10.0, "the drive's fault in /diagnostics")
+        assert "fault" in h.summary()
+        refused = h.call(h.enable, SetBool.Request(data=True))
+        assert not refused.success
+        reply = h.call(h.clear_faults, Trigger.Request())
+        assert reply.success, reply.message
+        assert "shoulder_pitch:" in reply.message
+        assert not h.emulator.state(2).torque_enabled
+        assert h.emulator.state(1).torque_enabled  # the others kept holding
+        h.spin_until(lambda: h.diagnostics and h.actuators()["shoulder_pitch"]["level"] == "0",
+                     10.0, "the drive healthy in /diagnostics")
+        _enable(h)
+        assert all(h.emulator.state(i).torque_enabled for i in (1, 2, 3, 4))
     finally:
         h.close()
         rclpy.try_shutdown(context=context)
