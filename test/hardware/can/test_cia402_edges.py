@@ -277,12 +277,17 @@ def test_drives_react_when_the_host_heartbeat_stops(
         monkeypatch: pytest.MonkeyPatch, option: str, code: int, state: str) -> None:
     capture = _Capture(monkeypatch)
     r = Rig(_acts(), watchdog=0.1, abort_connection=option)
+    spy = can.Bus(**r.emulator.transport)   # a bus analyser on the same wire
     try:
         _enable_and_move(r)
         assert r.emulator.last_heartbeat(1, 127) is not None   # the host's heartbeat arrives
+        while spy.recv(0) is not None:
+            pass
         # The host dies: no close(), its socket is gone, nothing calls the driver anymore.
         capture.buses[-1].shutdown()
         time.sleep(0.2)   # frames already on their way are delivered (real time)
+        while spy.recv(0) is not None:
+            pass
         dead = r.clock.t
         assert all(r.emulator.last_heartbeat(i, 127) == dead for i in (1, 2, 3))
         r.clock.t = dead + 0.09          # within the watchdog: nothing happens
@@ -294,11 +299,18 @@ def test_drives_react_when_the_host_heartbeat_stops(
         for i in (1, 2, 3):
             assert r.emulator.watchdog_events(i) == [(dead + 0.1 + 1e-3, 127, code)]
             assert r.emulator.drive_state(i) == state
+        emcy = {}
+        while (msg := spy.recv(0.5)) is not None and len(emcy) < 3:
+            if 0x81 <= msg.arbitration_id <= 0x83:
+                emcy[msg.arbitration_id - 0x80] = bytes(msg.data)
+        for i in (1, 2, 3):   # EMCY 0x8130, error register: generic + communication
+            assert emcy[i][:3] == bytes((0x30, 0x81, 0x11)), (i, emcy)
         assert not r.emulator.state(1).torque_enabled or state == "QUICK STOP ACTIVE"
         if state == "QUICK STOP ACTIVE":
             r.clock.t += 2.0   # the velocity drive came to a standstill and holds
             assert r.emulator.state(2).velocity == pytest.approx(0.0, abs=1e-3)
     finally:
+        spy.shutdown()
         r.close()
 
 
