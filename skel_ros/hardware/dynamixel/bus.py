@@ -498,6 +498,9 @@ class DynamixelBus(ActuatorBus):
         """
         if self.timeout is not None:
             return self.timeout
+        return self._wire_timeout(request, reply, replies)
+
+    def _wire_timeout(self, request: int, reply: int, replies: int) -> float:
         return ((request + reply) * self._byte_time + replies * self._reply_delay
                 + self._margin)
 
@@ -828,14 +831,15 @@ class DynamixelBus(ActuatorBus):
         """PING the broadcast id once: ``{id: (model number, firmware)}`` of who answered.
 
         Every servo answers in turn; the wait covers 253 answers at the baud rate with
-        their return delays, plus the margin.
+        their return delays, plus the margin (at least the fixed ``timeout``).
         """
         request = proto.ping(proto.BROADCAST_ID)
         self._send(request)
         reader = self._reader
         found: dict[int, tuple[int, int]] = {}
-        deadline = time.monotonic() + self._timeout(
-            len(request), _BROADCAST_PING_WAIT * _PING_REPLY, _BROADCAST_PING_WAIT)
+        wait = self._wire_timeout(len(request), _BROADCAST_PING_WAIT * _PING_REPLY,
+                                  _BROADCAST_PING_WAIT)
+        deadline = time.monotonic() + max(wait, self.timeout or 0.0)
         try:
             while (remaining := deadline - time.monotonic()) > 0:
                 try:

@@ -855,6 +855,7 @@ class _Server:
                 self._on_control(line)
 
     def _on_bytes(self, data: bytes) -> None:
+        arrived = time.monotonic()
         reader = self.reader
         reader.feed(data)
         wire = self.config.wire_time
@@ -871,15 +872,18 @@ class _Server:
         self.bus.counts["garbage_bytes"] = reader.discarded
         if not out:
             return
+        # Each pause is measured from when the bytes arrived, so the pauses do not add up
+        # the oversleeping of a loaded host; short ones (a return delay of 0.5 ms) are
+        # waited without giving the CPU away (see _pause_until).
+        t = arrived
         if wire:
-            time.sleep(10.0 * len(data) / self.config.baudrate)
+            t += 10.0 * len(data) / self.config.baudrate
         if all(delay == 0.0 for delay, _ in out) and not wire:
             os.write(self.master, b"".join(reply for _, reply in out))
             return
         for delay, reply in out:
-            pause = delay + (10.0 * len(reply) / self.config.baudrate if wire else 0.0)
-            if pause > 0:
-                time.sleep(pause)
+            t += delay + (10.0 * len(reply) / self.config.baudrate if wire else 0.0)
+            _pause_until(t)
             os.write(self.master, reply)
 
     def _on_control(self, line: str) -> None:
@@ -1115,6 +1119,22 @@ class DynamixelEmulator:
             atexit.unregister(self.stop)
         _terminate(process)
         self._finalizer.detach()
+
+
+_SPIN = 0.002  # s: pauses shorter than this are waited awake
+
+
+def _pause_until(t: float) -> None:
+    """Wait until monotonic time ``t``.
+
+    A sleep hands the CPU away and, on a loaded host, gets it back only after the other
+    runnable processes had their share: tens of ms for a 0.5 ms return delay, long
+    enough for a client to give up. So the last stretch is waited awake.
+    """
+    while (remaining := t - time.monotonic()) > _SPIN:
+        time.sleep(remaining - _SPIN)
+    while time.monotonic() < t:
+        pass
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:
