@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import logging
 import math
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,6 +102,7 @@ _DAMIAO_REGISTER_ID = 0x7FF
 _REG_READ, _REG_WRITE, _REG_FEEDBACK = 0x33, 0x55, 0xCC
 _DAMIAO_TIMEOUT_RID = 9          # CAN timeout, units of 50 us (damiao-motor register table)
 _DAMIAO_TIMEOUT_UNIT = 50e-6
+_REGISTERS_USED = frozenset({_DAMIAO_TIMEOUT_RID, 21, 22, 23})   # TIMEOUT, PMAX, VMAX, TMAX
 _BUS_OPTIONS = ("reply_timeout", "retries", "rounding", "clear_errors")
 
 
@@ -233,7 +235,8 @@ class MitBus(ActuatorBus):
             TransportError: the bus cannot be opened.
             TransportTimeoutError: a motor did not answer (names it, the motors that
                 answered, other ids heard and the bitrate).
-            DeviceError: a Damiao motor did not take its CAN timeout.
+            DeviceError: a Damiao motor maps other ranges than configured (registers
+                21-23), or did not take its CAN timeout.
         """
         if self._bus is not None:
             self.close(torque_off=not keep_torque)
@@ -252,6 +255,7 @@ class MitBus(ActuatorBus):
                 _LOG.warning("%s: clearing errors of Damiao motor(s) %s", self._where, damiao)
                 self._exchange(damiao, CLEAR_ERROR, "clear error")
                 self._exchange(damiao, EXIT_MODE, "exit motor mode")
+            self._check_damiao_ranges()
             self._arm_timeouts()
         except BaseException:
             self.close(torque_off=not keep_torque)
@@ -588,30 +592,64 @@ class MitBus(ActuatorBus):
                            bytes((lo, hi, _REG_WRITE, rid)) + value.to_bytes(4, "little"),
                            what=f"register {rid} write to id {motor_id}")
         self._drain_for(0.0)
+        got = int.from_bytes(self._read_register(motor_id, rid, what), "little")
+        if got != value:
+            raise DeviceError(f"bus {self.spec.name!r} Damiao id {motor_id}: {what} register "
+                              f"{rid} reads {got} after writing {value}", motor_id)
+
+    def _read_register(self, motor_id: int, rid: int, what: str) -> bytes:
+        """The 4 value bytes of a Damiao register (a read: changes nothing).
+
+        Raises:
+            TransportTimeoutError: no answer.
+        """
+        bus = self._require_open()
+        lo, hi = motor_id & 0xFF, motor_id >> 8
         deadline = self.clock() + self.reply_timeout * (1 + self.retries)
         can_transport.send(bus, _DAMIAO_REGISTER_ID, bytes((lo, hi, _REG_READ, rid, 0, 0, 0, 0)),
                            what=f"register {rid} read of id {motor_id}")
         while (msg := can_transport.recv(bus, deadline, self.clock)) is not None:
             d = bytes(msg.data)
             if len(d) == 8 and d[:4] == bytes((lo, hi, _REG_READ, rid)):  # noqa: PLR2004
-                got = int.from_bytes(d[4:], "little")
-                if got != value:
-                    raise DeviceError(f"bus {self.spec.name!r} Damiao id {motor_id}: {what} "
-                                      f"register {rid} reads {got} after writing {value}",
-                                      motor_id)
-                return
+                return d[4:]
         raise TransportTimeoutError(
             f"bus {self.spec.name!r} ({self._where}): Damiao id {motor_id} did not answer "
             f"the read of register {rid} ({what})")
 
+    def _check_damiao_ranges(self) -> None:
+        """A Damiao motor's mapping ranges (registers 21-23) must be the configured ones.
+
+        The firmware scales p, v and t with its PMAX, VMAX, TMAX; other values than the
+        codec's (another model, or changed ranges) would scale every command wrongly.
+
+        Raises:
+            DeviceError: the ranges differ (the message gives both).
+        """
+        for i, m in self._motors.items():
+            if m.codec.variant is not Variant.DAMIAO:
+                continue
+            r = m.codec.ranges
+            found = [struct.unpack("<f", self._read_register(i, rid, name))[0]
+                     for rid, name in ((21, "PMAX"), (22, "VMAX"), (23, "TMAX"))]
+            wanted = [r.p_max, r.v_max, r.t_max]
+            if any(abs(f - w) > 1e-6 * max(1.0, abs(w)) for f, w in zip(found, wanted,
+                                                                     strict=True)):
+                raise DeviceError(
+                    f"bus {self.spec.name!r} MIT actuator {m.spec.name or i!r} (id {i}): "
+                    f"expected {m.spec.model or 'the configured ranges'} with PMAX/VMAX/TMAX "
+                    f"{wanted[0]:g}/{wanted[1]:g}/{wanted[2]:g}, the motor maps "
+                    f"{found[0]:.6g}/{found[1]:.6g}/{found[2]:.6g} (registers 21-23): another "
+                    "model, or set p_max/v_max/t_max in its options", i)
+
     def _register_answer(self, data: bytes) -> bool:
         """A Damiao answer to a register frame this driver sent (not a state reply).
 
-        ``id_l id_h 33|55 09 ...`` for a Damiao id: a state reply would need a position
-        within 1/256 of p_min and a velocity high byte of 9 to look the same.
+        ``id_l id_h 33|55 rid ...`` for a Damiao id and a register this driver uses: a state
+        reply would need a position within 1/256 of p_min and a velocity high byte equal
+        to one of those register numbers to look the same.
         """
         if len(data) != 8 or data[2] not in (_REG_READ, _REG_WRITE) or (  # noqa: PLR2004
-                data[3] != _DAMIAO_TIMEOUT_RID):
+                data[3] not in _REGISTERS_USED):
             return False
         m = self._motors.get(data[0] | (data[1] << 8))
         return m is not None and m.codec.variant is Variant.DAMIAO

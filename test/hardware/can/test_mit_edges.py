@@ -30,7 +30,7 @@ from skel_ros.hardware.base import (
     BusSpec,
     ControlMode,
 )
-from skel_ros.hardware.errors import TransportTimeoutError
+from skel_ros.hardware.errors import DeviceError, TransportTimeoutError
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.mit.codec import ENTER_MODE, EXIT_MODE, MitCodec, Variant
 from skel_ros.hardware.mit.emulator import MitEmulator
@@ -342,5 +342,18 @@ def test_late_register_answers_are_not_read_as_state() -> None:
             state = r.bus.read()[2]
             assert state.position == pytest.approx(0.2, abs=1e-3)
             assert state.error_code == 0
+    finally:
+        r.close()
+
+
+def test_a_damiao_motor_with_other_ranges_is_a_device_error() -> None:
+    # The YAML says DM4310 with a 45 rad/s velocity range; the motor maps +-30 rad/s:
+    # every velocity would be scaled wrongly.
+    r = Rig([_spec(2, "DM4310", v_max=45.0)], emulated=[_spec(2, "DM4310")])
+    try:
+        with pytest.raises(DeviceError, match=r"id 2\): expected DM4310 with PMAX/VMAX/TMAX "
+                                              r"12.5/45/10, the motor maps 12.5/30/10"):
+            r.bus.open()
+        assert not r.bus.is_open
     finally:
         r.close()
