@@ -290,6 +290,33 @@ class _SkelReader(XmlReader):
     load reads its own file.
     """
 
+    # DART 6.20 reads names and keywords (getValueString) and booleans (toBool) from
+    # the element's text as written: tinyxml2 keeps surrounding whitespace, so
+    # "<child> b </child>" names no body b and " true " is no bool. Numbers and
+    # vectors are read past it (std::stod, a trimmed split).
+
+    def as_written(self, el: Element) -> str:
+        """The text of ``el`` as DART compares it, surrounding whitespace kept."""
+        self.text(el)  # an empty text is an error, as before
+        return str(el.text)
+
+    def flag(self, el: Element) -> bool:
+        """A SKEL bool as DART's ``toBool`` reads it.
+
+        ``1`` or ``true`` / ``0`` or ``false`` (any letter case), exactly as written;
+        anything else is false, with a warning.
+        """
+        text = el.text or ""
+        low = text.lower()
+        if low in ("1", "true"):
+            return True
+        if low in ("0", "false"):
+            return False
+        spaced = " (DART does not strip spaces)" if low.strip() in ("1", "true") else ""
+        self.warn(f"<{el.tag}> {text[:40]!r} is not a bool (1/true/0/false){spaced};"
+                  " DART reads false", el)
+        return False
+
     def __init__(self, source: str) -> None:
         super().__init__(source)
         self._poses: dict[str, tuple[Rigid, Array]] = {}
@@ -588,7 +615,7 @@ def _parse_world(el: Element, r: _SkelReader, base_dir: _BaseDir) -> World:
             gravity = r.vector(g, 3)
         cd = r.child(physics, "collision_detector")
         if cd is not None:
-            text = (cd.text or "").strip()
+            text = cd.text or ""
             try:
                 detector = CollisionDetector(text)
             except ValueError:
@@ -1380,6 +1407,10 @@ def _joint_actuator(el: Element, r: _SkelReader) -> ActuatorType:
     return actuator
 
 
+def _spaces_note(name: str) -> str:
+    return " (DART compares names as written, spaces included)" if name != name.strip() else ""
+
+
 def _joint_bodies(
     el: Element, r: _SkelReader, kids: dict[str, Element], name: str, bodies: dict[str, _BodyDraft]
 ) -> tuple[str | None, str] | None:
@@ -1390,20 +1421,21 @@ def _joint_bodies(
         r.warn(f"joint {name!r} has no <parent>; DART attaches it to the world", el)
         parent = None
     else:
-        parent = r.text(parent_el)
+        parent = r.as_written(parent_el)
         if parent == "world" and "world" not in bodies:
             parent = None
         elif parent not in bodies:
-            r.warn(f"parent body {parent!r} does not exist; DART discards joint {name!r}",
-                   parent_el)
+            r.warn(f"parent body {parent!r} does not exist{_spaces_note(parent)}; DART "
+                   f"discards joint {name!r}", parent_el)
             return None
     child_el = kids.get("child")
     if child_el is None:
         r.warn(f"joint {name!r} has no <child>; DART discards it", el)
         return None
-    child = r.text(child_el)
+    child = r.as_written(child_el)
     if child not in bodies:
-        r.warn(f"child body {child!r} does not exist; DART discards joint {name!r}", child_el)
+        r.warn(f"child body {child!r} does not exist{_spaces_note(child)}; DART discards "
+               f"joint {name!r}", child_el)
         return None
     if parent == child:
         raise SkelReferenceError(
@@ -1501,7 +1533,7 @@ def _universal_axis(xyz_el: Element, r: _SkelReader, name: str, tag: str) -> Arr
 
 def _parse_euler_order(el: Element, r: _SkelReader, name: str) -> EulerOrder:
     order_el = r.require(el, "axis_order", "euler joints need <axis_order>xyz</axis_order> or zyx")
-    text = r.text(order_el)
+    text = r.as_written(order_el)
     order = _EULER_ORDERS.get(text)
     if order is not None:
         return order

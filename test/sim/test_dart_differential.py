@@ -561,3 +561,39 @@ def test_hexadecimal_numbers_are_read_as_dart_reads_them() -> None:
     assert world.skeletons[0].bodies[0].inertia.mass == 1.5
     assert world.skeletons[0].dofs[0].initial_position == -0.5625
     check_against_skelparser(HEX)
+
+
+SPACED = """<skel><world name="w"><physics><collision_detector>{detector}</collision_detector>
+</physics><skeleton name="s">{mobile}
+<body name="base"><inertia><mass>1</mass></inertia></body>
+<body name="b"><transformation>0 -0.3 0 0 0 0</transformation>{gravity}
+<inertia><mass>1</mass><moment_of_inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz>
+<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia></inertia></body>
+<joint type="free" name="root"><parent>world</parent><child>base</child></joint>
+<joint type="euler" name="j"><parent>{parent}</parent><child>{child}</child>
+<axis_order>{order}</axis_order><init_pos>0.1 0.2 0.3</init_pos></joint>
+</skeleton></world></skel>"""
+_PLAIN = {"detector": "dart", "mobile": "<mobile>true</mobile>",
+          "gravity": "<gravity>true</gravity>", "parent": "base", "child": "b", "order": "zyx"}
+
+
+@pytest.mark.parametrize(("field", "spaced"), [
+    ("detector", " dart "),  # DART: unknown detector, FCL
+    ("mobile", "<mobile> true </mobile>"),  # DART: not a bool, false
+    ("gravity", "<gravity>\n  true\n</gravity>"),  # DART: not a bool, false
+    ("parent", " base "),  # DART: no such body, joint j discarded
+    ("child", "b "),  # DART: no such body, joint j discarded
+    ("order", " zyx "),  # DART: not xyz or zyx, XYZ
+])
+def test_names_and_flags_are_compared_as_written(field: str, spaced: str) -> None:
+    """DART reads the text of <parent>, <child>, <axis_order>, <collision_detector> and
+    of booleans as written, surrounding whitespace included (numbers and vectors are
+    read past it): " true " is not a bool to DART, " base " names no body. The model
+    is DART's, with a warning that shows the text."""
+    plain = SPACED.format(**_PLAIN)
+    check_against_skelparser(plain)
+    text = SPACED.format(**{**_PLAIN, field: spaced})
+    check_against_skelparser(text)
+    shown = repr(spaced.replace("<mobile>", "").replace("</mobile>", "")
+                 .replace("<gravity>", "").replace("</gravity>", ""))
+    assert any(shown in str(w) for w in load_skel(text).warnings), shown
