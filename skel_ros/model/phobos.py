@@ -57,7 +57,7 @@ import yaml
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelError, SkelWarning
 from skel_ros.model.interchange_errors import ExportError, PhobosError
-from skel_ros.model.transforms import inverse
+from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
     Array,
@@ -148,24 +148,9 @@ class PhobosMotor:
 
 
 def _quat_from_matrix(r: Array) -> list[float]:
-    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method)."""
-    m = np.asarray(r, dtype=float)[:3, :3]
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0.0:
-        s = math.sqrt(tr + 1.0) * 2.0
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    if q[0] < 0.0:
-        q = [-v for v in q]
-    return [float(v) for v in q]
+    """Unit quaternion (w, x, y, z), w >= 0, of a rotation matrix."""
+    x, y, z, w = matrix_to_quaternions(np.asarray(r, dtype=float)[:3, :3]).tolist()
+    return [w, x, y, z]
 
 
 def _matrix_from_quat(q: Sequence[float]) -> Array:

@@ -87,7 +87,7 @@ def node(ros_env: dict[str, str]) -> Iterator[Any]:
     del ros_env
     context = rclpy.Context()
     rclpy.init(context=context)
-    n = rclpy.create_node("robot_io_test", context=context)
+    n = rclpy.create_node("robot_publisher_test", context=context)
     try:
         yield n
     finally:
