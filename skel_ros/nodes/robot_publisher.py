@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -97,7 +97,7 @@ class _SkeletonFrames:
     bodies: npt.NDArray[np.intp]  # its joints whose child body is on /tf (not welds)
     links: npt.NDArray[np.intp]  # its chain motions that end in an intermediate link
     link_frames: tuple[tuple[str, str], ...]  # (TF parent, frame) of each of ``links``
-    first_link: int  # index of its first chain motion among all skeletons'
+    urdf_joints: tuple[str, ...]  # the URDF joint of each chain motion
 
 
 class RobotPublisher:
@@ -142,11 +142,9 @@ class RobotPublisher:
         self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS)
         self._joint_states = JointState()
         self._joint_states.name = list(self.joint_names)
-        self._skeletons: list[_SkeletonFrames] = []
-        urdf_names: dict[str, int] = {}  # URDF joint -> index among all chain motions
-        for skel, start in zip(world.skeletons, np.cumsum(
-                [0] + [s.num_dofs for s in world.skeletons]), strict=False):
-            self._skeletons.append(self._plan_skeleton(skel, int(start), urdf_names))
+        starts = np.cumsum([0] + [s.num_dofs for s in world.skeletons])
+        self._skeletons = [self._plan_skeleton(skel, int(start))
+                           for skel, start in zip(world.skeletons, starts, strict=False)]
         # (TF parent, frame) and the DOFs each /tf transform depends on: every moving
         # body, then every intermediate link.
         frames: list[tuple[str, str]] = []
@@ -170,10 +168,12 @@ class RobotPublisher:
         self._tf_parts = [(m.header, m.transform.translation, m.transform.rotation)
                           for m in self._tf.transforms]
         # ~/urdf_joint_states: every URDF joint of urdf_value_plan's order, its position
-        # taken from the chain motions' positions.
+        # taken from the chain motions' positions (all skeletons', in order).
+        motion_index = {name: k for k, name in enumerate(
+            name for s in self._skeletons for name in s.urdf_joints)}
         plan_names = [name for s in self._skeletons
                       for name in urdf_value_plan(s.skeleton, joint_prefix=s.namespace).names]
-        self._urdf_take = np.array([urdf_names[n] for n in plan_names], dtype=np.intp)
+        self._urdf_take = np.array([motion_index[n] for n in plan_names], dtype=np.intp)
         self._urdf_pub: Publisher[JointState] | None = None
         self._urdf_states = JointState()
         if any(lk.motion.euler for s in self._skeletons for lk in s.kinematics.links):
@@ -185,16 +185,12 @@ class RobotPublisher:
 
     # ---------------------------------------------------------------- setup
 
-    def _plan_skeleton(self, skel: Skeleton, start: int,
-                       urdf_names: dict[str, int]) -> _SkeletonFrames:
+    def _plan_skeleton(self, skel: Skeleton, start: int) -> _SkeletonFrames:
         ns = skeleton_namespace(self.world, skel)
         kinematics = Kinematics(skel)
         # The URDF's joints of the chain motions, in the order of kinematics.links.
         chain = urdf_chain_links(skel, link_prefix=self.frame_prefix + ns, joint_prefix=ns,
                                  world_link=self.world_frame)
-        first_link = len(urdf_names)
-        for k, c in enumerate(chain):
-            urdf_names[c.urdf_joint] = first_link + k
         links = [k for k, c in enumerate(chain) if c.intermediate]
         return _SkeletonFrames(
             skeleton=skel, namespace=ns, kinematics=kinematics,
@@ -203,7 +199,7 @@ class RobotPublisher:
                             dtype=np.intp),
             links=np.array(links, dtype=np.intp),
             link_frames=tuple((chain[k].parent_link, chain[k].link) for k in links),
-            first_link=first_link)
+            urdf_joints=tuple(c.urdf_joint for c in chain))
 
     def _parent_frame(self, skel: Skeleton, ns: str, joint_index: int) -> str:
         parent = skel.joints[joint_index].parent
@@ -394,7 +390,7 @@ def _rows(mats: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def _fill(messages: Sequence[TransformStamped], rows: npt.NDArray[np.float64], stamp: Time,
-          parts: Sequence[tuple[object, object, object]] | None = None) -> None:
+          parts: Sequence[tuple[Any, Any, Any]] | None = None) -> None:
     """Write (n, 7) rows (:func:`_rows`) and the stamp into the messages.
 
     ``parts`` may give each message's (header, translation, rotation) sub-messages, as
@@ -403,6 +399,6 @@ def _fill(messages: Sequence[TransformStamped], rows: npt.NDArray[np.float64], s
     if parts is None:
         parts = [(m.header, m.transform.translation, m.transform.rotation) for m in messages]
     for (header, t, r), (x, y, z, qx, qy, qz, qw) in zip(parts, rows.tolist(), strict=True):
-        header.stamp = stamp  # type: ignore[attr-defined]
-        t.x, t.y, t.z = x, y, z  # type: ignore[attr-defined]
-        r.x, r.y, r.z, r.w = qx, qy, qz, qw  # type: ignore[attr-defined]
+        header.stamp = stamp
+        t.x, t.y, t.z = x, y, z
+        r.x, r.y, r.z, r.w = qx, qy, qz, qw
