@@ -81,6 +81,7 @@ def quantize_inward(value: float, scale: float, lower: float = -math.inf,
     """
     if not (math.isfinite(value) and math.isfinite(scale)) or scale == 0:
         raise ValueError(f"cannot quantize {value!r} with step {scale!r}")
+    value = min(max(value, lower), upper)  # far outside: the bound's tick, not the middle
     n = round(value / scale - offset)
     decoded = (n + offset) * scale
     step = 1 if scale > 0 else -1  # +1 tick moves the decoded value up
