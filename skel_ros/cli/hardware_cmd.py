@@ -1,13 +1,16 @@
-"""Subcommands of the hardware layer: ``skel-ros scan`` and ``skel-ros emulate``.
+"""Subcommands of the hardware layer: ``skel-ros scan``, ``emulate`` and ``clear-faults``.
 
-Both dispatch by protocol name to the protocol's package (``scan`` and
-``start_emulator`` with the signatures of docs/hardware.md), imported only when run.
+``scan`` and ``emulate`` dispatch by protocol name to the protocol's package (``scan``
+and ``start_emulator`` with the signatures of docs/hardware.md), imported only when run;
+``clear-faults`` opens the buses of a hardware YAML with their drivers and runs each
+protocol's fault recovery, as the hardware node's ``~/clear_faults`` does.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +175,50 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_clear_faults(args: argparse.Namespace) -> int:
+    from skel_ros.hardware.base import bus_class
+    from skel_ros.hardware.config import load_hardware_config
+    from skel_ros.hardware.errors import HardwareError
+
+    try:
+        config = load_hardware_config(args.config).with_overrides(
+            port=args.port or "", can_interface=args.can_interface or "",
+            can_channel=args.channel or "")
+        buses = [b for b in config.buses if not args.bus or b.name in args.bus]
+        unknown = sorted(set(args.bus or ()) - {b.name for b in config.buses})
+        if unknown:
+            print(f"error: {args.config}: no bus {', '.join(map(repr, unknown))}",
+                  file=sys.stderr)
+            return USAGE_ERROR
+        drivers = [(b, bus_class(b.protocol)(b, [j.actuator for j in config.joints_on(b.name)],
+                                             time.monotonic)) for b in buses]
+    except HardwareError as exc:  # ConfigError: the file, with its line
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    failed = False
+    for spec, driver in drivers:
+        names = {j.actuator.id: j.name for j in config.joints_on(spec.name)}
+        try:
+            # Opened keeping torque: the devices that hold go on holding (a bench tool
+            # changes nothing it need not); the recovery leaves torque off where it acts.
+            driver.open(keep_torque=True)
+            answers = driver.clear_faults()
+            remaining = {i: st for i, st in driver.read().items() if st.error_code}
+        except HardwareError as exc:
+            print(f"bus {spec.name!r}: error: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        finally:
+            driver.close(torque_off=False)
+        for act_id, what in sorted(answers.items()):
+            print(f"{spec.name} id {act_id} ({names.get(act_id, '?')}): {what}")
+        for act_id, st in sorted(remaining.items()):
+            print(f"{spec.name} id {act_id}: still in fault: {st.fault or st.error_code}",
+                  file=sys.stderr)
+        failed = failed or bool(remaining)
+    return 1 if failed else 0
+
+
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
     names = sorted(PROTOCOLS)
@@ -204,6 +251,20 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
     e.add_argument("--can-interface", help="python-can interface (default virtual)")
     e.add_argument("--channel", help="CAN channel")
     e.set_defaults(func=_cmd_emulate)
+
+    c = sub.add_parser(
+        "clear-faults", help="run each protocol's fault recovery on a hardware YAML's buses",
+        description="Open the buses of a hardware YAML (devices that hold torque keep it), run"
+        " the protocols' own recovery on the actuators in fault (Dynamixel Reboot, CiA 402"
+        " fault reset, an MIT motor's clear-error where its model has one; torque stays off"
+        " there) and print what was done per actuator. Exits 1 when a fault remains or a bus"
+        " cannot be opened. Stop the hardware node first (or use its ~/clear_faults).")
+    c.add_argument("config", help="the hardware YAML")
+    c.add_argument("--bus", action="append", help="only this bus (repeatable)")
+    c.add_argument("--port", help="serial port for every serial bus (default: the YAML's)")
+    c.add_argument("--can-interface", help="python-can interface for every CAN bus")
+    c.add_argument("--channel", help="CAN channel for every CAN bus")
+    c.set_defaults(func=_cmd_clear_faults)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
