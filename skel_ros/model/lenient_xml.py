@@ -154,7 +154,7 @@ class _Tinyxml2Reading:
 
     def blank(self, start: int, end: int) -> None:
         """Replace the bytes by spaces, keeping the line breaks."""
-        self.edits.append((start, end, re.sub(rb"[^\r\n]", b" ", self.data[start:end])))
+        self.edits.append((start, end, _blanked(self.data[start:end])))
 
     def skip_ws(self, p: int) -> int:
         data, n = self.data, len(self.data)
@@ -326,19 +326,40 @@ class _Tinyxml2Reading:
         self.blank(p, end + 1)
         return end + 1
 
-    def end_tag(self, p: int) -> int:
-        """Offset after the end tag; -1 when it ends the document (a stray top-level one)."""
-        m = _NAME.match(self.data, self.skip_ws(p + 2))
+    def end_tag(self, p: int, slash: int | None = None) -> int:
+        """Read the end tag at ``p`` whose ``/`` is at ``slash`` (default ``p + 1``).
+
+        Returns the offset after it; -1 when it ends the document (a stray top-level
+        one). As tinyxml2: whitespace may come between ``<`` and ``/`` but not after
+        the ``/``, and attributes may follow the name (DART ignores them).
+        """
+        data = self.data
+        slash = p + 1 if slash is None else slash
+        m = _NAME.match(data, slash + 1)
         if m is None:
             raise self.refuse("'</' is not followed by a name", p, "DART refuses it too")
         tag = m.group().decode("utf-8", "replace")
         close = self.skip_ws(m.end())
-        if not self.data.startswith(b">", close):
-            raise self.refuse(f"end tag </{tag}> is not closed with '>'", p)
+        names: set[bytes] = set()
+        mark = len(self.edits)
+        while _NAME_START.match(data, close):
+            _, _, after = self.attribute(close, f"/{tag}", names)
+            close = self.skip_ws(after)
+        if not data.startswith(b">", close):
+            raise self.refuse(f"end tag </{tag}> is not closed with '>'", p,
+                              "DART refuses it too")
+        if slash != p + 1:
+            self.note("space", "whitespace between '<' and the element name", p)
+        if names or slash != p + 1:
+            if names:
+                self.note("end-attributes", f"attributes in the end tag </{tag}> (ignored by"
+                          " DART)", p)
+            del self.edits[mark:]  # the attributes' rewrites: they are blanked
+            self.edits.append((p, close, b"</" + m.group() + _blanked(data[p:close])))
         if not self.stack:
             self.note("stray", f"an end tag </{tag}> outside the root element: DART stops"
                       " reading there and ignores the rest", p)
-            self.blank(p, len(self.data))
+            self.blank(p, len(data))
             return -1
         open_tag, _, start = self.stack[-1]
         if open_tag != tag:
@@ -351,15 +372,12 @@ class _Tinyxml2Reading:
 
     def start_tag(self, p: int) -> int:
         data = self.data
-        m = _NAME.match(data, self.skip_ws(p + 1))
-        if m is None:
-            raise self.refuse("'<' is not followed by an element name", p,
-                              "DART refuses it too; write '&lt;' for a '<' in text")
-        tag = m.group().decode("utf-8", "replace")
-        self.check_chars(m.start(), m.end(), f"the element name <{tag}>")
+        first = self.skip_ws(p + 1)
+        if data.startswith(b"/", first):
+            return self.end_tag(p, first)
+        tag, q = self.start_name(p, first)
         names: set[bytes] = set()
         element_name: str | None = None
-        q = m.end()
         while True:
             q = self.skip_ws(q)
             if q >= len(data):
@@ -379,6 +397,20 @@ class _Tinyxml2Reading:
             else:
                 raise self.refuse(f"unexpected character in the start tag <{tag}>", q,
                                   "DART refuses it too")
+
+    def start_name(self, p: int, first: int) -> tuple[str, int]:
+        """The name of the start tag at ``p`` that begins at ``first``, and the offset after it."""
+        data = self.data
+        m = _NAME.match(data, first)
+        if m is None:
+            raise self.refuse("'<' is not followed by an element name", p,
+                              "DART refuses it too; write '&lt;' for a '<' in text")
+        tag = m.group().decode("utf-8", "replace")
+        if first != p + 1:  # "< name": the whitespace goes after the name
+            self.note("space", "whitespace between '<' and the element name", p)
+            self.edits.append((p, m.end(), b"<" + m.group() + data[p + 1:first]))
+        self.check_chars(m.start(), m.end(), f"the element name <{tag}>")
+        return tag, m.end()
 
     def open_element(self, tag: str, element_name: str | None, p: int) -> None:
         if not self.stack:
@@ -486,6 +518,11 @@ class _Tinyxml2Reading:
             message += f" (and {kind.count - 1} more, lines {listed}{more})"
         return SkelWarning(f"tinyxml2 (DART's XML reader) accepts {message}",
                            Location(self.label, self.line(kind.first), kind.path))
+
+
+def _blanked(data: bytes) -> bytes:
+    """As many spaces as ``data`` has bytes, with its line breaks kept."""
+    return re.sub(rb"[^\r\n]", b" ", data)
 
 
 def _utf8(data: bytes) -> bool:

@@ -85,6 +85,10 @@ ACCEPTED: dict[str, tuple[str | bytes, str, str, int]] = {
                                   "UTF-8", 4),
     "NUL byte after the root": (skel(post="\n\x00junk<<<"), "b", "NUL", 10),
     "undeclared namespace prefix": (skel("<xacro:include file='x'/>"), "b", "xacro", 4),
+    "space after '<'": (skel("<\n  note/>"), "b", "whitespace", 4),
+    "space before '/' of an end tag": (skel("<note>x<\n/note>"), "b", "whitespace", 4),
+    "attributes in an end tag": (skel().replace("</world>", "</world name='x' a='&'>"), "b",
+                                 "end tag", 8),
 }
 
 # name -> (document, message text, line, whether DART refuses it too)
@@ -100,6 +104,7 @@ REFUSED: dict[str, tuple[str | bytes, str, int, bool]] = {
                                                  True),
     "mismatched end tag": (skel().replace("</world>", "</wrld>"), "wrld", 8, True),
     "comment never closed": (skel("<!-- open --"), "comment", 4, True),
+    "space after '</'": (skel("<note>x</ note>"), "name", 4, True),
     # DART keeps these bytes in its names and texts; they cannot be read as text here
     # (XML forbids control characters; ROS names are UTF-8), so they are refused.
     "latin-1 byte in a name": (skel(body="M\xfcller").encode("latin-1"), "UTF-8", 5, False),
