@@ -3,7 +3,7 @@
 1. Cycles/s of a 12-servo Dynamixel control cycle (Sync Write of 12 goals + Sync Read of
    12 servos' present values) on the emulator (its own process, a pty), our
    ``DynamixelBus`` against ROBOTIS' ``dynamixel-sdk`` doing the same (same packets: the
-   15-byte indirect block, decoded into the same 7 values per servo), both with plain and
+   16-byte indirect block, decoded into the same 8 values per servo), both with plain and
    with Fast Sync Read. Goal: ours >= 2x the SDK. The two drivers take turns in rounds
    on the same emulator, so a drift in the machine's load is spread over both. (The SDK
    polls the port without sleeping: other processes wanting the two CPUs slow it, and the
@@ -55,7 +55,7 @@ IDS = list(range(1, 13))
 BAUD = 4_000_000
 GOAL_SPEEDUP = 2.0
 GOAL_CPU_FRACTION = 0.10
-FIELDS = ((224, 1), (225, 1), (226, 2), (228, 4), (232, 4), (236, 2), (238, 1))
+FIELDS = ((224, 1), (225, 1), (226, 2), (228, 4), (232, 4), (236, 2), (238, 1), (239, 1))
 
 
 def _actuators() -> list[ActuatorSpec]:

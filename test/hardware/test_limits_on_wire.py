@@ -44,10 +44,11 @@ DOFS = ("hip_abd", "hip_pitch", "knee")
 
 
 def _config(port: Path) -> str:
-    # The servos' Bus Watchdog at 2 s: this test's loop is stepped, not timed, and may
-    # pause longer than the default 0.1 s on a loaded machine.
+    # This test's loop is stepped, not timed, and a tap thread relays every byte: on a
+    # loaded machine it may pause longer than the default Bus Watchdog (0.1 s) and the
+    # reply margin (0.05 s), which would end the run in a (correct) fault or hold.
     lines = ["control_rate: 500.0", "command_timeout: 0.0", "device_watchdog: 2.0",
-             "buses:", "  legs:",
+             "timeout_margin: 0.5", "buses:", "  legs:",
              "    protocol: dynamixel", f'    transport: {{port: "{port}", baudrate: {BAUD}}}',
              "joints:"]
     for i, name in enumerate(f"{leg}_{dof}" for leg in LEGS for dof in DOFS):
