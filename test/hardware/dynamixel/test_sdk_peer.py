@@ -29,7 +29,11 @@ sdk = pytest.importorskip("dynamixel_sdk")
 
 
 @pytest.fixture
-def sdk_port(emulator: DynamixelEmulator) -> Iterator[object]:
+def sdk_port(emulator: DynamixelEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    # The SDK waits 2 x LATENCY_TIMER (16 ms, an FTDI adapter's default) + 2 ms for an
+    # answer; on a loaded shared machine the scheduler alone can take longer (round trips
+    # of 35-100 ms were measured at load 9). A longer wait keeps the test about bytes.
+    monkeypatch.setattr(sdk.port_handler, "LATENCY_TIMER", 250)
     port = sdk.PortHandler(emulator.transport["port"])
     assert port.openPort()
     yield port
