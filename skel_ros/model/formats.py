@@ -39,6 +39,7 @@ _PROLOG = re.compile(
     re.DOTALL,
 )
 _LEGACY = re.compile(rb"\A\s*dofs\s*\{")
+_SKEL_ELEMENT = re.compile(rb"<\s*skel[\s/>]")
 
 
 class ModelFormat(enum.Enum):
@@ -91,7 +92,10 @@ def detect_format(data: bytes) -> ModelFormat:
     if body.startswith(b"<"):
         m = _PROLOG.match(body[:65536])
         tag = m.group(1).decode("ascii", "replace") if m else ""
-        return _XML_ROOTS.get(tag, ModelFormat.UNKNOWN)
+        fmt = _XML_ROOTS.get(tag, ModelFormat.UNKNOWN)
+        if fmt is ModelFormat.UNKNOWN and _SKEL_ELEMENT.search(body):
+            return ModelFormat.SKEL  # DART reads the first top-level <skel> after others
+        return fmt
     if _LEGACY.match(body):
         return ModelFormat.SKEL  # load_skel explains the legacy format
     if not body:

@@ -117,3 +117,14 @@ def test_cli_prints_the_format(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "URDF" in out.stderr
     assert "not supported" in out.stderr
+
+
+def test_skel_after_another_top_level_element_is_skel(tmp_path: Path) -> None:
+    """DART reads the first top-level <skel> even after another element; so does load_model."""
+    text = "<notes>written by hand</notes>\n" + TWO
+    assert detect_format(text.encode()) is ModelFormat.SKEL
+    path = tmp_path / "two.skel"
+    path.write_text(text)
+    world = load_model(path)
+    assert [s.name for s in world.skeletons] == ["a", "b"]
+    assert any("outside the root" in w.message for w in world.warnings)
