@@ -77,7 +77,7 @@ def _body(rng: random.Random, name: str) -> str:
 
 def generated_skel(seed: int) -> str:
     """A chain of 1-4 mass-only bodies, each with at least one multi-sphere."""
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
     n = rng.randint(1, 4)
     bodies = "".join(_body(rng, f"b{i}") for i in range(n))
     joints = '<joint type="free" name="j0"><parent>world</parent><child>b0</child></joint>'
