@@ -543,9 +543,7 @@ class DynamixelBus(ActuatorBus):
             self._known(dxl_id)
         before = self._attempts(self.read)
         reboot = [i for i in targets if before[i].error_code & 0xFF]
-        for dxl_id in reboot:
-            self._attempts(self.reboot, dxl_id)
-        self._await_reboot(reboot)
+        self._reboot_and_wait(reboot)
         for dxl_id in reboot:  # RAM is back to the factory values
             self._attempts(self.write_register, dxl_id, ct.INDIRECT_ADDRESS_1, INDIRECT_BLOCK)
             self._arm_watchdog(dxl_id, 0)
@@ -567,6 +565,11 @@ class DynamixelBus(ActuatorBus):
             else:
                 answers[dxl_id] = "no fault; nothing done"
         return answers
+
+    def _reboot_and_wait(self, ids: Sequence[int]) -> None:
+        for dxl_id in ids:
+            self._attempts(self.reboot, dxl_id)
+        self._await_reboot(ids)
 
     def _await_reboot(self, ids: Sequence[int]) -> None:
         """Wait until every servo of ``ids`` answers a PING again, at most REBOOT_WAIT."""
