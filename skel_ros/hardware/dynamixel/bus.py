@@ -44,6 +44,7 @@ garbage, byte stuffing, a missing servo) goes through the packet reader.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import struct
@@ -568,7 +569,10 @@ class DynamixelBus(ActuatorBus):
 
     def _reboot_and_wait(self, ids: Sequence[int]) -> None:
         for dxl_id in ids:
-            self._attempts(self.reboot, dxl_id)
+            # Not retried: a servo whose answer was lost is restarting all the same (a
+            # second Reboot would meet its silence); the wait below finds out.
+            with contextlib.suppress(TransportTimeoutError, ProtocolError):
+                self.reboot(dxl_id)
         self._await_reboot(ids)
 
     def _await_reboot(self, ids: Sequence[int]) -> None:
