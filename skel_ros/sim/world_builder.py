@@ -164,7 +164,13 @@ def build_skeleton(skel: Skeleton, factories: DartFactories | None = None) -> Da
     for body in sorted(skel.bodies, key=lambda b: (b.location.line, b.index)):
         node = nodes[body.name]
         for shape in body.shapes:
-            _add_shape_node(node, shape, factories)
+            shape_node = _add_shape_node(node, shape, factories)
+            if body.inertia.moment_from_shapes and isinstance(shape.geometry, MultiSphere):
+                # SkelParser asks every shape of such a body for its volume before
+                # anything computes a multi-sphere's bounding box, and DART 6.20
+                # keeps the 0 it finds then (the model's inertia already follows
+                # that rule); the shape is left in the same state.
+                shape_node.getShape().getVolume()
     out.resetPositions()
     out.resetVelocities()
     _check_dofs(out, skel)

@@ -9,11 +9,20 @@ elements (names, position / velocity / acceleration / force limits and initial
 values, damping, friction, springs), ``init_pos`` / ``init_vel``, skeleton, body,
 joint and shape transformations, gravity modes, explicit inertias and inertias
 computed from shapes (sphere, box, ellipsoid, cylinder, capsule, cone, pyramid,
-plane), colours and the collidable flag. The XML is written the many ways a file
+multi-sphere, plane), colours and the collidable flag. The XML is written the many ways a file
 may be: elements in any order (joints before or after their bodies, children
 before parents), comments between elements, whitespace around and between
 numbers, and numbers spelled ``1``, ``1.0``, ``+1``, ``1e0``, ``10E-1``,
-``.5``, ``2.``, ``0.500``.
+``.5``, ``2.``, ``0.500``, ``0x1.8p+1``, ``007``, ``&#49;``, ``<![CDATA[1]]>``.
+And now and then what DART reads its own way: unknown elements, a plane without
+offset or with the deprecated ``<point>``, colours of 2 or 5 numbers, a planar
+joint without or with an unknown plane type, missing axes, ``<damping>`` directly
+under ``<axis>``, ``<dof>`` elements without or with an out-of-range
+``local_index``, actuator strings DART refuses, a root joint without
+``<parent>``, a body that is a parent but has no joint (DART gives it a free
+joint named ``root``), a second joint for a child, repeated skeleton and joint
+names, ``<dof name>`` values that clash with DART's own DOF names, booleans,
+axis orders and detector names with spaces around them, no ``<physics>``.
 
 Each document is read by ``load_skel`` and by ``dartpy.utils.SkelParser`` from
 the same text, and compared with the helpers the corpus tests use:
@@ -32,18 +41,37 @@ the same text, and compared with the helpers the corpus tests use:
 
 Left out of the generator, and why:
 
-* ``multi_sphere`` shapes: their inertia is being made DART-exact separately
-  (issue 15, item 4); add ``"multi_sphere"`` to ``SHAPES`` once it has landed.
 * comments inside an element's text (``<mass>1<!-- -->.5</mass>``) and other
   XML that only tinyxml2 accepts: handled separately (issue 15, item 5); comments
-  here go between elements only.
+  here go between elements only. A CDATA section is only ever a whole text: DART
+  (tinyxml2's ``GetText``) reads the first text node only, so
+  ``<mass><![CDATA[2]]>.5</mass>`` is 2 to DART and 2.5 to us (not fixed here).
+* text after a number (``1.5kg``): ``std::stod`` stops there and DART reads 1.5;
+  we refuse it with the line (a deliberate difference: no silent acceptance).
+* arbitrary planes whose translation axes are not orthogonal: DART asserts they
+  are (debug builds) and, released, moves along the skewed axes; the model's
+  ``Kinematics`` does not (0.16 m apart on ``1 2 -2`` / ``1 -1 0.5``). Reported,
+  not fixed here (``skel_ros/model/kinematics.py``).
+* ``<child>`` / ``<parent>`` with spaces around the name: DART discards the
+  joint, and a body left unattached with shapes crashes DART;
+  ``test_names_and_flags_are_compared_as_written`` covers them.
 * screw and translational2d joints, meshes, soft bodies and markers: SkelParser
   cannot build the first two (``test_world_builder`` checks them on their own),
   the others need files next to the document or are covered by the corpus and
   ``features.skel``.
 
-Reproducible: ``derandomize=True`` and no example database, so every run checks
-the same documents; ``MAX_EXAMPLES`` keeps the run to about 20 s on 2 cores.
+Documents are written from a seed drawn by hypothesis (drawing every choice
+through hypothesis took ~0.3 s per document, ten times the check itself), so a
+failure reports its seed and the document (``note``), and
+``skel_document(seed)`` rebuilds it. Reproducible: ``derandomize=True`` and no
+example database, so every run checks the same documents; ``MAX_EXAMPLES`` keeps
+the run to about 15-25 s on 2 cores (1,700 seeds were checked clean while the
+generator was written).
+
+Rules the generator (or probes it suggested) found, each fixed with its own test
+below: DART keeps universal-joint axes as written; ``std::stod`` reads
+hexadecimal floats; names, keywords and booleans are compared with their
+surrounding whitespace.
 """
 
 from __future__ import annotations
@@ -63,7 +91,7 @@ dartpy = pytest.importorskip("dartpy")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dart_compare import diff_worlds, one_step_gap, trajectory_gap  # noqa: E402
+from dart_compare import align_last_bits, diff_worlds, trajectory_gap  # noqa: E402
 
 from skel_ros.model import load_skel  # noqa: E402
 from skel_ros.model.errors import SkelValueError  # noqa: E402
@@ -73,7 +101,6 @@ from skel_ros.sim import SimEngine  # noqa: E402
 MAX_EXAMPLES = 250
 STEPS = 100
 STRUCTURE_TOL = 1e-9  # as test_world_builder / the corpus tests
-STEP_TOL = 1e-8
 KINEMATICS_TOL = 1e-9
 
 SETTINGS = settings(
@@ -98,17 +125,21 @@ JOINTS: dict[str, tuple[int, int, int]] = {
 }
 ACTUATORS = (None, "force", "passive", "servo", "acceleration", "velocity", "locked") * 3 + (
     "torque", "FORCE", "")  # not actuator types: DART logs an error, the joint stays force
-SHAPES = ("sphere", "box", "ellipsoid", "cylinder", "capsule", "cone", "pyramid", "plane")
+SHAPES = ("sphere", "box", "ellipsoid", "cylinder", "capsule", "cone", "pyramid", "multi_sphere",
+          "plane")
 AXIS_TAGS = ("axis", "axis2", "axis3")
-DETECTORS = ("fcl", "fcl_mesh", "dart", "bullet", "ode", "FCL", "none")
+DETECTORS = ("fcl", "fcl_mesh", "dart", "bullet", "ode", "FCL", "none", " dart ")
 
 # Unit axes written as a file would (DART 6.20 keeps universal axes as written,
-# so only unit vectors there); any direction for the joints DART normalises.
+# so only unit vectors there); any direction for the joints DART normalises, but
+# only directions whose normalisation is idempotent: the model keeps the unit
+# vector, the builder gives it to DART, and DART normalises it again, which moves
+# "1 1 0"'s by an ulp (SkelParser normalises the written vector once).
 UNIT_AXES = ("1 0 0", "0 1 0", "0 0 1", "-1 0 0", "0 -1 0", "0 0 -1", "0.6 0.8 0",
              "0 -0.28 0.96", "0.48 0.6 0.64", "1.0 0.0 0.0", "0.0 0.0 1.0")
-ANY_AXES = (*UNIT_AXES, "1 1 0", "1 2 -2", "0 0 2", "3 -4 12", "1e-3 0 0")
+ANY_AXES = (*UNIT_AXES, "1 2 -2", "0 0 2", "3 -4 12", "1e-3 0 0", "-2 0 0")
 PLANE_AXES = (("1 0 0", "0 1 0"), ("0 0 2", "3 4 0"), ("0 0.6 0.8", "1 0 0"),
-              ("1 1 0", "1 -1 0.5"))
+              ("1 2 -2", "2 -2 -1"))  # orthogonal: see the module docstring
 
 
 # --------------------------------------------------------------------------- spelling
@@ -205,7 +236,9 @@ def unknown(r: random.Random) -> list[str]:
 
 
 def boolean(r: random.Random, value: bool) -> str:
-    return r.choice(["true", "1", "TRUE", "True"] if value else ["false", "0", "FALSE", "False"])
+    """``value`` spelled as a SKEL bool; now and then with spaces, which DART reads as false."""
+    text = r.choice(["true", "1", "TRUE", "True"] if value else ["false", "0", "FALSE", "False"])
+    return f" {text}\n" if r.randint(0, 9) == 0 else text
 
 
 def optional(r: random.Random, items: list[str]) -> list[str]:
@@ -217,9 +250,8 @@ def optional(r: random.Random, items: list[str]) -> list[str]:
 # --------------------------------------------------------------------------- bodies
 
 
-def shape(r: random.Random, role: str, *, plane: bool) -> str:
-    """A shape (``plane``: it may be a plane; only visual ones are)."""
-    kind = r.choice(SHAPES if role == "visualization_shape" and plane else SHAPES[:-1])
+def geometry(r: random.Random, kind: str) -> list[str]:
+    """The children of a ``kind`` geometry element."""
     pos = {"lo": 1, "hi": 400, "scales": (3,)}
     if kind == "sphere":
         geom = [element(r, "radius", number(r, **pos))]
@@ -228,6 +260,11 @@ def shape(r: random.Random, role: str, *, plane: bool) -> str:
     elif kind == "pyramid":
         geom = [element(r, t, number(r, **pos))
                 for t in ("base_width", "base_depth", "height")]
+    elif kind == "multi_sphere":
+        geom = [element(r, "sphere", _shuffled(r, [
+            element(r, "radius", number(r, **pos)),
+            element(r, "position", vector(r, 3, lo=-100, hi=100, scales=(3,)))]))
+            for _ in range(r.randint(1, 3))]
     elif kind == "plane":
         geom = [element(r, "normal", respell(r, r.choice(UNIT_AXES)))]
         where = r.choice(["offset", "offset", "point", "none"])  # point: deprecated form
@@ -238,6 +275,13 @@ def shape(r: random.Random, role: str, *, plane: bool) -> str:
     else:
         geom = [element(r, "radius", number(r, **pos)),
                 element(r, "height", number(r, **pos))]
+    return geom
+
+
+def shape(r: random.Random, role: str, *, plane: bool) -> str:
+    """A shape (``plane``: it may be a plane; only visual ones are)."""
+    kind = r.choice(SHAPES if role == "visualization_shape" and plane else SHAPES[:-1])
+    geom = geometry(r, kind)
     children = [element(r, "geometry", [element(r, kind, _shuffled(r, geom))])]
     if _coin(r):
         children.append(element(r, "transformation", transformation(r)))
@@ -393,7 +437,7 @@ def joint(r: random.Random, name: str, parent: str | None, child: str, names: li
         children.append(element(r, "transformation", transformation(r)))
     children += joint_axes(r, kind)
     if kind == "euler":
-        children.append(element(r, "axis_order", r.choice(["xyz", "zyx"])))
+        children.append(element(r, "axis_order", r.choice(["xyz", "zyx"] * 5 + [" zyx "])))
     if kind == "planar":
         children += [p for p in [plane_element(r)] if p is not None]
     if ndofs:
@@ -482,11 +526,11 @@ def check_against_skelparser(text: str) -> None:
         for b, (a, t) in zip(skel.bodies, zip(ours, theirs, strict=True), strict=True):
             np.testing.assert_allclose(a, t, rtol=0, atol=KINEMATICS_TOL, err_msg=b.name)
     if diff.numeric:
-        gap = one_step_gap(engine, ref, STEPS)
-        assert gap <= STEP_TOL, f"single steps from the same state differ by {gap} (relative)"
-    else:
-        gap = trajectory_gap(engine, ref, STEPS)
-        assert gap == 0.0, f"bit-identical builds, but the trajectories differ by {gap}"
+        align_last_bits(engine.world, ref)
+        left = diff_worlds(engine.world, ref).numeric
+        assert not left, f"differences left after aligning the last bits: {left}"
+    gap = trajectory_gap(engine, ref, STEPS)
+    assert gap == 0.0, f"identical builds, but the trajectories differ by {gap}"
 
 
 @SETTINGS

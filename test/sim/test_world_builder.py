@@ -328,6 +328,37 @@ def test_translational2d_dof_names_follow_the_plane(plane: str) -> None:
         np.testing.assert_array_equal(dart.getTranslationalAxis2(), joint.plane_axes[1])
 
 
+def test_multi_sphere_of_a_mass_only_body_is_in_skelparsers_state() -> None:
+    """SkelParser asks a mass-only body's shapes for their volume before a multi-sphere
+    has a bounding box, and DART 6.20 keeps the 0 it gets; our shape must report the
+    same volume (and the same everything else), with or without an explicit moment,
+    also after DART's own collision detector has computed the bounding box (FCL has no
+    multi-sphere geometry and leaves it alone)."""
+    text = """<skel><world name="w">
+    <physics><collision_detector>dart</collision_detector></physics><skeleton name="s">
+    <body name="derived"><inertia><mass>2</mass></inertia>
+     <visualization_shape><geometry><sphere><radius>0.1</radius></sphere></geometry>
+     </visualization_shape>
+     <collision_shape><geometry><multi_sphere>
+      <sphere><radius>0.05</radius><position>0 0 0</position></sphere>
+      <sphere><radius>0.03</radius><position>0.1 0 0</position></sphere>
+     </multi_sphere></geometry></collision_shape></body>
+    <body name="explicit"><inertia><mass>1</mass><moment_of_inertia><ixx>0.1</ixx>
+     <iyy>0.1</iyy><izz>0.1</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia>
+     </inertia><collision_shape><geometry><multi_sphere>
+      <sphere><radius>0.05</radius><position>0 0 0</position></sphere>
+     </multi_sphere></geometry></collision_shape></body>
+    <joint type="free" name="a"><parent>world</parent><child>derived</child></joint>
+    <joint type="ball" name="b"><parent>derived</parent><child>explicit</child></joint>
+    </skeleton></world></skel>"""
+    ref = dartpy.utils.SkelParser.readWorldXML(text)
+    engine = SimEngine(load_skel(text), enforce_limits=False)
+    assert trajectory_gap(engine, ref, 1) == 0.0  # a step: collision geometry is made
+    diff = diff_worlds(engine.world, ref)
+    assert not diff.discrete, diff.discrete
+    assert not diff.numeric, diff.numeric
+
+
 # ----------------------------------------------------------------- joints SkelParser cannot build
 
 SCREW = """<skel version="1.0"><world name="w">
