@@ -326,6 +326,9 @@ class DynamixelBus(ActuatorBus):
         answered = sorted(set(self.broadcast_ping()) | found.keys())
         which = f"id {missing[0]} did" if len(missing) == 1 else f"ids {missing} did"
         hint = "" if answered else " (check power, wiring, baud rate and port)"
+        if set(missing) <= set(answered):
+            hint = (" (they answered the broadcast PING but not their own, "
+                    f"{ATTEMPTS} times: a noisy line or an overloaded host?)")
         raise TransportTimeoutError(f"{self._where}: {which} not answer at {self.baudrate}"
                                     f" baud; ids that answered: {answered}{hint}")
 
