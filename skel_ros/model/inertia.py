@@ -205,6 +205,9 @@ def moment_from_shapes(
 ) -> Array | None:
     """DART 6.20's moment of inertia about ``com`` from rigid shapes.
 
+    The arithmetic is written out on floats, in the order numpy's 3x3 matrix
+    products take, so the result is the same to the last bit on every machine.
+
     Args:
         mass: Body mass.
         com: Declared centre of mass (body frame).
@@ -215,48 +218,11 @@ def moment_from_shapes(
         The 3x3 moment, or None when DART keeps the identity (mass <= 0 or no
         shapes).
     """
-    rigid = [(g, tuple(np.asarray(pose)[:3].ravel().tolist())) for g, pose in shapes]
-    moment = moment_from_rigid_shapes(mass, np.asarray(com)[:3].tolist(), rigid)
-    if moment is None:
-        return None
-    out = np.array(moment)
-    out.shape = (3, 3)
-    return out
-
-
-_IDENTITY_POSE = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
-
-
-def moment_from_rigid_shapes(  # noqa: PLR0915 - one straight run of float arithmetic
-    mass: float, com: Sequence[float], shapes: Sequence[tuple[Geometry, Sequence[float] | None]]
-) -> list[float] | None:
-    """:func:`moment_from_shapes` with each pose the top three rows of its 4x4 matrix.
-
-    Args:
-        mass: Body mass.
-        com: Declared centre of mass (body frame), 3 numbers.
-        shapes: (geometry, pose) of every rigid shape; the pose is 12 floats
-            ``(r00, r01, r02, x, r10, ..., z)``, row-major, or None for the identity.
-
-    Returns:
-        The 3x3 moment as 9 floats, row-major, or None when DART keeps the
-        identity (mass <= 0 or no shapes).
-    """
-    # Plain float arithmetic: on 3x3 matrices numpy's per-call overhead is far
-    # larger than the arithmetic. The sums run in the order numpy's matrix
-    # products take. Boxes, the usual shape, skip the per-kind dispatch.
     if not mass > 0.0 or not shapes:
         return None
     weights = []
-    sizes: list[tuple[float, float, float] | None] = []
     for geometry, _ in shapes:
-        if type(geometry) is Box:
-            x, y, z = geometry.size.tolist()
-            sizes.append((x, y, z))
-            v = float(x * y * z)
-        else:
-            sizes.append(None)
-            v = volume(geometry)
+        v = volume(geometry)
         weights.append(v if math.isfinite(v) and v > 0.0 else 1.0)
     total = sum(weights)
     cx = cy = cz = 0.0
@@ -264,7 +230,7 @@ def moment_from_rigid_shapes(  # noqa: PLR0915 - one straight run of float arith
     poses = []
     for w, (_, pose) in zip(weights, shapes, strict=True):
         m = mass * w / total
-        p = _IDENTITY_POSE if pose is None else pose
+        p = np.asarray(pose)[:3].ravel().tolist()  # the top three rows, row-major
         masses.append(m)
         poses.append(p)
         cx += m * p[3]
@@ -272,11 +238,9 @@ def moment_from_rigid_shapes(  # noqa: PLR0915 - one straight run of float arith
         cz += m * p[11]
     cx, cy, cz = cx / mass, cy / mass, cz / mass
     i00 = i01 = i02 = i10 = i11 = i12 = i20 = i21 = i22 = 0.0
-    for m, (geometry, _), size, p in zip(masses, shapes, sizes, poses, strict=True):
+    for m, (geometry, _), p in zip(masses, shapes, poses, strict=True):
         r00, r01, r02, x, r10, r11, r12, y, r20, r21, r22, z = p
-        diagonal = (
-            _shape_diagonal(geometry, m) if size is None else _box_diagonal(*size, mass=m)
-        )
+        diagonal = _shape_diagonal(geometry, m)
         if diagonal is None:  # a pyramid: R I R^T
             a00, a01, a02 = r00, r01, r02
             a10, a11, a12 = r10, r11, r12
@@ -295,21 +259,15 @@ def moment_from_rigid_shapes(  # noqa: PLR0915 - one straight run of float arith
         i20 += a20 * r00 + a21 * r01 + a22 * r02
         i21 += a20 * r10 + a21 * r11 + a22 * r12
         i22 += a20 * r20 + a21 * r21 + a22 * r22
-        dx, dy, dz = x - cx, y - cy, z - cz
-        dd = dx * dx + dy * dy + dz * dz
-        i00 += m * (dd - dx * dx)
-        i01 += m * (0.0 - dx * dy)
-        i02 += m * (0.0 - dx * dz)
-        i10 += m * (0.0 - dy * dx)
-        i11 += m * (dd - dy * dy)
-        i12 += m * (0.0 - dy * dz)
-        i20 += m * (0.0 - dz * dx)
-        i21 += m * (0.0 - dz * dy)
-        i22 += m * (dd - dz * dz)
+        moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
+        _add_point_mass(moment, m, x - cx, y - cy, z - cz)
+        i00, i01, i02, i10, i11, i12, i20, i21, i22 = moment
     moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
-    x, y, z = com
+    x, y, z = np.asarray(com)[:3].tolist()
     _add_point_mass(moment, mass, x - cx, y - cy, z - cz)
-    return moment
+    out = np.array(moment)
+    out.shape = (3, 3)
+    return out
 
 
 def _add_point_mass(moment: list[float], m: float, dx: float, dy: float, dz: float) -> None:

@@ -2,7 +2,7 @@
 
 One ``_parse_<element>`` function per element. The rules (defaults, DOF names,
 build order, implicit ``root`` joints, composite inertia, name de-duplication)
-are those of ``shared/spec/skel-semantics.md``; where DART would crash, hang or
+are those of DART 6.20's ``SkelParser`` (docs/model.md); where DART would crash, hang or
 abort, a :class:`~skel_ros.model.errors.SkelError` is raised instead, and where
 DART silently drops something that is almost surely a mistake, a warning with
 file:line is recorded.
@@ -11,14 +11,13 @@ file:line is recorded.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -73,10 +72,8 @@ from skel_ros.model.types import (
     Sphere,
     World,
     frozen_array,
-    frozen_matrix3,
-    frozen_vector3,
 )
-from skel_ros.model.xmlread import Element, XmlReader, frozen_maker, new_location
+from skel_ros.model.xmlread import Element, XmlReader
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -173,7 +170,7 @@ _DEFAULT_AXES: dict[JointType, tuple[Array, ...]] = {
 }
 _DEFAULT_SCREW_PITCH = 0.1
 
-# Enum lookups by value without the Enum call machinery.
+# Enum members by their SKEL text.
 _JOINT_TYPES = {t.value: t for t in JointType}
 _ACTUATOR_TYPES = {a.value: a for a in ActuatorType}
 _EULER_ORDERS = {o.value: o for o in EulerOrder}
@@ -218,11 +215,7 @@ _PLANAR_SUFFIXES: dict[PlaneType, tuple[str | None, ...]] = {
 
 
 class _Kind(NamedTuple):
-    """What the parser needs to know of a joint type, found once by the ``type`` text.
-
-    Enum members hash and compare through Python code (and ``JointType.X`` is a
-    descriptor lookup), so the hot path reads this table instead.
-    """
+    """What the parser needs to know of a joint type, found by the ``type`` text."""
 
     type: JointType
     num_dofs: int
@@ -252,26 +245,9 @@ _KINDS: dict[str, _Kind] = {
     for t in JointType
 }
 _FREE_KIND = _KINDS[JointType.FREE.value]
-_EULER = JointType.EULER
-_PLANAR = JointType.PLANAR
-_TRANSLATIONAL2D = JointType.TRANSLATIONAL2D
-_SCREW = JointType.SCREW
-_UNIVERSAL = JointType.UNIVERSAL
-_VISUAL = ShapeRole.VISUAL
-_COLLISION = ShapeRole.COLLISION
 
 _ZERO3 = frozen_array(np.zeros(3))
 _IDENTITY3 = frozen_array(np.eye(3))
-
-# The model's objects, made without their frozen __init__ (see frozen_maker): the
-# parser makes thousands, and the fields go positionally, in the classes' order.
-_new_object = object.__new__
-_set_attr = object.__setattr__
-_new_joint = frozen_maker(Joint)
-_new_body = frozen_maker(Body)
-_new_inertia = frozen_maker(Inertia)
-_new_shape = frozen_maker(Shape)
-_new_box = frozen_maker(Box)
 
 _LEGACY_HINT = (
     "this is DART's legacy pre-XML .skel text format (dofs { ... }), which DART 6 "
@@ -280,15 +256,7 @@ _LEGACY_HINT = (
 
 
 class _SkelReader(XmlReader):
-    """An :class:`XmlReader` that also keeps what was derived from texts met before.
-
-    SKEL files repeat the same texts: zero transformations, the same box size in the
-    visual and the collision shape, the same axis in every joint. A pose, box or axis
-    read from a text that took the plain fast path (no warning, no error) is made
-    once per document and shared: the model's arrays and geometries are read-only,
-    and the same text gives the same floats. Nothing outlives the document: every
-    load reads its own file.
-    """
+    """An :class:`XmlReader` with the SKEL-specific readings of texts."""
 
     # DART 6.20 reads names and keywords (getValueString) and booleans (toBool) from
     # the element's text as written: tinyxml2 keeps surrounding whitespace, so
@@ -317,70 +285,26 @@ class _SkelReader(XmlReader):
                   " DART reads false", el)
         return False
 
-    def __init__(self, source: str) -> None:
-        super().__init__(source)
-        self._poses: dict[str, tuple[Rigid, Array]] = {}
-        self._boxes: dict[str, Geometry] = {}
-        self._axes: dict[str, Array] = {}
-        self._points: dict[str, Array] = {}
-        # Moments of inertia computed from shapes, by the ids of the mass, COM, geometries
-        # and poses they came from; each entry holds those objects, so no id is reused.
-        self.moments: dict[tuple[float | int, ...], tuple[Array, object]] = {}
+    def pose(self, el: Element) -> Rigid:
+        """A ``<transformation>``: ``x y z a b c`` as a :data:`Rigid`."""
+        return rigid_from_skel(self.vector(el, 6))
 
-    def pose(self, el: Element) -> tuple[Rigid, Array]:
-        """A ``<transformation>``: the pose as a :data:`Rigid` and as a read-only 4x4."""
-        text = el.text
-        known = self._poses.get(text)
-        if known is not None:
-            return known
-        values = self.fast_vector(text, 6)
-        if values is None:  # checked (and warned about) element by element
-            rigid = rigid_from_skel(self.vector(el, 6))
-            return rigid, rigid_to_matrix(rigid)
-        rigid = rigid_from_skel(values)
-        made = self._poses[text] = (rigid, rigid_to_matrix(rigid))
-        return made
-
-    def box(self, size_el: Element) -> Geometry:
+    def box(self, size_el: Element) -> Box:
         """The box of a ``<size>``; a size DART ignores gives 1 x 1 x 1, with a warning."""
-        text = size_el.text
-        known = self._boxes.get(text)
-        if known is not None:
-            return known
         size = self.vector(size_el, 3, finite=False)  # never NaN
-        x, y, z = size
-        if 0.0 < x < math.inf and 0.0 < y < math.inf and 0.0 < z < math.inf:
-            box = _new_box(frozen_vector3(x, y, z))
-            if self.plain_floats(text, 3) is not None:
-                self._boxes[text] = box
-            return box
+        if all(0.0 < v < math.inf for v in size):
+            return Box(frozen_array(size))
         # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
         self.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
-        return _new_box(frozen_vector3(1.0, 1.0, 1.0))
+        return Box(frozen_array([1.0, 1.0, 1.0]))
 
     def point(self, el: Element) -> Array:
         """The finite 3-vector in ``el`` (an ``<offset>``), read-only."""
-        text = el.text
-        known = self._points.get(text)
-        if known is not None:
-            return known
-        values = self.fast_vector(text, 3)
-        if values is None:
-            return frozen_vector3(*self.vector(el, 3))
-        made = self._points[text] = frozen_vector3(*values)
-        return made
+        return frozen_array(self.vector(el, 3))
 
     def axis(self, xyz_el: Element, what: str, el: Element) -> Array:
         """The unit vector of an ``<xyz>`` (``what`` and ``el`` for errors about it)."""
-        text = xyz_el.text
-        known = self._axes.get(text)
-        if known is not None:
-            return known
-        values = self.fast_vector(text, 3)
-        if values is None:
-            return _unit_vector(self.vector(xyz_el, 3), what, self, el)
-        made = self._axes[text] = _unit_vector(values, what, self, el)
-        return made
+        return _unit_vector(self.vector(xyz_el, 3), what, self, el)
 
 
 # --------------------------------------------------------------------------- public API
@@ -404,13 +328,6 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
         SkelError: For anything that prevents loading; the message names the
             file, the line and the element path. Nothing else escapes.
     """
-    # The cyclic garbage collector is paused while the model is built: the parser makes
-    # thousands of container objects, none of them garbage, and every 700 allocations
-    # would start a collection (and every tenth of those a pass over older objects, the
-    # whole heap from time to time) that finds nothing to free. It is switched back on
-    # at the end if it was on.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
         return _load(source, name)
     except SkelError:
@@ -428,9 +345,6 @@ def load_skel(source: str | os.PathLike[str], *, name: str | None = None) -> Wor
             f"internal error while reading ({type(exc).__name__}: {exc}); please report this",
             Location(_source_name(source, name)),
         ) from exc
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _source_name(source: object, name: str | None) -> str:
@@ -449,45 +363,28 @@ def _looks_like_xml(text: str) -> bool:
     return not stripped or stripped.startswith("<")
 
 
-class _BaseDir:
-    """The directory relative mesh paths start from, found when a mesh first needs it.
-
-    For a file it is the file's resolved directory (symlinks and ``..`` resolved:
-    a few system calls per path component), for an XML string the directory
-    named by ``name=`` (or its parent), else None. Most models have no meshes.
-    """
-
-    __slots__ = ("_dir", "_done", "_file", "_name")
-
-    def __init__(self, *, file: Path | None = None, name: str | None = None) -> None:
-        self._file = file
-        self._name = name
-        self._dir: Path | None = None
-        self._done = False
-
-    def get(self) -> Path | None:
-        """The directory, or None when there is none."""
-        if not self._done:
-            if self._file is not None:
-                self._dir = self._file.resolve().parent
-            elif self._name:
-                candidate = Path(self._name)
-                self._dir = candidate if candidate.is_dir() else candidate.parent
-            self._done = True
-        return self._dir
-
-
 def _load(source: str | os.PathLike[str], name: str | None) -> World:
     if isinstance(source, str) and _looks_like_xml(source):
         label = name or "<string>"
         data = source.encode("utf-8", "surrogatepass")
-        base_dir = _BaseDir(name=name)
+        base_dir = _string_base_dir(name)
     else:
         path = Path(os.fspath(source))
         label = name or str(path)
         data = _read_file(path, label)
-        base_dir = _BaseDir(file=path)
+        base_dir = path.resolve().parent  # symlinks and ".." resolved
     return _parse_document(data, label, base_dir)
+
+
+def _string_base_dir(name: str | None) -> Path | None:
+    """Where relative mesh paths of an XML string start (None without a name).
+
+    The directory ``name`` names, or its parent when it names no directory.
+    """
+    if not name:
+        return None
+    candidate = Path(name)
+    return candidate if candidate.is_dir() else candidate.parent
 
 
 def _read_file(file_name: Path, label: str) -> bytes:
@@ -534,7 +431,7 @@ def _read_to_end(fd: int) -> bytes:
         return f.read()
 
 
-def _parse_document(data: bytes, label: str, base_dir: _BaseDir) -> World:
+def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise SkelSyntaxError("the document is empty", Location(label, 1),
@@ -593,13 +490,13 @@ def _unit_vector(v: Sequence[float], what: str, r: _SkelReader, el: Element) -> 
             f"{what} is too large to normalise", r.loc(el),
             "its squared length overflows, and DART's normalisation gives a zero vector",
         )
-    return frozen_vector3(x / norm, y / norm, z / norm)
+    return frozen_array([x / norm, y / norm, z / norm])
 
 
 # --------------------------------------------------------------------------- world
 
 
-def _parse_world(el: Element, r: _SkelReader, base_dir: _BaseDir) -> World:
+def _parse_world(el: Element, r: _SkelReader, base_dir: Path | None) -> World:
     r.check_children(el, _WORLD_TAGS)
     time_step = 0.001
     gravity = [0.0, 0.0, -9.81]
@@ -625,10 +522,7 @@ def _parse_world(el: Element, r: _SkelReader, base_dir: _BaseDir) -> World:
                     cd,
                 )
     names = _NameManager()
-    world_path = r.path(el)
-    skeletons = [
-        _parse_skeleton(s, r, base_dir, names, world_path) for s in r.children(el, "skeleton")
-    ]
+    skeletons = [_parse_skeleton(s, r, base_dir, names) for s in r.children(el, "skeleton")]
     return World(
         time_step=time_step,
         gravity=frozen_array(gravity),
@@ -673,7 +567,6 @@ class _BodyDraft:
     visual: list[Element]  # <visualization_shape> elements
     collision: list[Element]  # <collision_shape> elements
     name: str
-    path: str  # element path
     rest: Array
     rest_rigid: Rigid
     mass: float
@@ -685,11 +578,9 @@ class _BodyDraft:
     soft: SoftShape | None
 
 
+@dataclass
 class _DofDraft:
-    """A DOF's settings while its joint is read; unset fields read the class defaults.
-
-    A plain class, not a dataclass: making one is a bare ``_DofDraft()``.
-    """
+    """A DOF's settings while its joint is read: the defaults until the file sets them."""
 
     name: str | None = None
     position_lower: float = -math.inf
@@ -708,17 +599,9 @@ class _DofDraft:
     rest_position: float = 0.0
 
 
-# Every field of Dof, in order, with the value of a DOF the file says nothing about.
-_DOF_DEFAULTS: dict[str, Any] = {
-    f.name: getattr(_DofDraft, f.name, None) for f in dataclasses.fields(Dof)
-}
-_DOF_DEFAULTS["name_preserved"] = False
-
-
 @dataclass(slots=True)
 class _JointDraft:
     el: Element
-    path: str  # element path
     name: str
     type: JointType
     actuator: ActuatorType
@@ -736,34 +619,10 @@ class _JointDraft:
     implicit: bool = False
 
 
-def _skeleton_children(
-    el: Element, r: _SkelReader
-) -> tuple[dict[str, Element], list[Element], list[Element]]:
-    """``r.index(el, _SKELETON_KNOWN)`` for the other children, the bodies, the joints."""
-    kids: dict[str, Element] = {}
-    body_els: list[Element] = []
-    joint_els: list[Element] = []
-    for child in el:
-        tag = child.tag
-        if tag == "body":
-            body_els.append(child)
-        elif tag == "joint":
-            joint_els.append(child)
-        else:
-            if tag not in _SKELETON_KNOWN:
-                if not isinstance(tag, str):
-                    continue  # an entity reference
-                r.warn(f"unknown element <{tag}> in <skeleton> is ignored by DART", child)
-            if tag not in kids:
-                kids[tag] = child
-    return kids, body_els, joint_els
-
-
 def _parse_skeleton(
-    el: Element, r: _SkelReader, base_dir: _BaseDir, world_names: _NameManager, world_path: str
+    el: Element, r: _SkelReader, base_dir: Path | None, world_names: _NameManager
 ) -> Skeleton:
-    kids, body_els, joint_els = _skeleton_children(el, r)
-    path = r.sub_path(world_path, el)
+    kids = r.index(el, _SKELETON_KNOWN)
     raw_name = el.get("name")
     if raw_name is None:
         r.warn('<skeleton> has no "name" attribute; DART names it ""', el)
@@ -785,8 +644,8 @@ def _parse_skeleton(
         )
 
     bodies: dict[str, _BodyDraft] = {}
-    for body_el in body_els:
-        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY, path)
+    for body_el in r.children(el, "body"):
+        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY)
         if draft.name in bodies:
             raise SkelReferenceError(
                 f"body name {draft.name!r} is used twice in skeleton {name!r}",
@@ -796,8 +655,8 @@ def _parse_skeleton(
         bodies[draft.name] = draft
 
     joints: dict[str, _JointDraft] = {}  # by child body name, in file order
-    for joint_el in joint_els:
-        joint = _parse_joint(joint_el, r, bodies, path)
+    for joint_el in r.children(el, "joint"):
+        joint = _parse_joint(joint_el, r, bodies)
         if joint is None:
             continue
         if joint.child in joints:
@@ -811,29 +670,20 @@ def _parse_skeleton(
 
     order = _assembly_order(joints, bodies, r)
     return _build_skeleton(
-        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir,
-        path=path,
+        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir
     )
 
 
 def _transform(kids: dict[str, Element], r: _SkelReader) -> Rigid | None:
     """The ``<transformation>`` among ``kids``, or None when there is none (identity)."""
     t = kids.get("transformation")
-    if t is None:
-        return None
-    return r.pose(t)[0]
+    return None if t is None else r.pose(t)
 
 
 def _optional_transform(kids: dict[str, Element], r: _SkelReader) -> Array:
     """The ``<transformation>`` among ``kids`` as a read-only 4x4 matrix (identity if none)."""
     t = kids.get("transformation")
-    return IDENTITY4 if t is None else r.pose(t)[1]
-
-
-def _finite(values: Sequence[float]) -> bool:
-    """True when every value is finite (one sum; an overflowing sum is checked one by one)."""
-    total = sum(values)
-    return total - total == 0.0 or all(map(math.isfinite, values))
+    return IDENTITY4 if t is None else rigid_to_matrix(r.pose(t))
 
 
 def _assembly_order(
@@ -919,7 +769,6 @@ def _unbuilt_chain(
 def _implicit_root(body: _BodyDraft) -> _JointDraft:
     return _JointDraft(
         el=body.el,
-        path=body.path,
         name="root",
         type=JointType.FREE,
         actuator=ActuatorType.FORCE,
@@ -945,40 +794,15 @@ def _has_shapes(body: _BodyDraft) -> bool:
 # --------------------------------------------------------------------------- body
 
 
-def _body_children(
-    el: Element, r: _SkelReader
-) -> tuple[dict[str, Element], list[Element], list[Element]]:
-    """``r.index(el, _BODY_KNOWN)``, and the visual and the collision shape elements."""
-    kids: dict[str, Element] = {}
-    visual: list[Element] = []
-    collision: list[Element] = []
-    for child in el:
-        tag = child.tag
-        if tag == "visualization_shape":
-            visual.append(child)
-        elif tag == "collision_shape":
-            collision.append(child)
-        elif tag not in _BODY_KNOWN:
-            if not isinstance(tag, str):
-                continue  # an entity reference
-            r.warn(f"unknown element <{tag}> in <body> is ignored by DART", child)
-        if tag not in kids:
-            kids[tag] = child
-    return kids, visual, collision
-
-
-def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _BodyDraft:
-    kids, visual, collision = _body_children(el, r)
-    name = el.get("name")
-    if name is None:
-        name = r.attribute(el, "name")  # raises
-    path = r.sub_path(skel_path, el)
+def _parse_body(el: Element, r: _SkelReader, frame: Rigid) -> _BodyDraft:
+    kids = r.index(el, _BODY_KNOWN)
+    name = r.attribute(el, "name")
     g = kids.get("gravity")
     gravity = True if g is None else r.flag(g)
     # DART multiplies by the skeleton frame even when it is the identity (zero signs).
     t = kids.get("transformation")
-    rest_rigid = rigid_mul(frame, RIGID_IDENTITY if t is None else r.pose(t)[0])
-    if not _finite(rest_rigid):
+    rest_rigid = rigid_mul(frame, RIGID_IDENTITY if t is None else r.pose(t))
+    if not all(map(math.isfinite, rest_rigid)):
         _require_finite(np.array(rest_rigid), f"the rest pose of body {name!r}", r, el)
     inertia_el = kids.get("inertia")
     if inertia_el is None:
@@ -987,10 +811,19 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _B
         mass, com, moment = _parse_inertia(inertia_el, r)
     soft_el = kids.get("soft_shape")
     return _BodyDraft(
-        el, visual, collision, name, path, rigid_to_matrix(rest_rigid), rest_rigid,
-        mass, com, moment, inertia_el is not None, gravity,
-        _parse_markers(el, r) if "marker" in kids else [],
-        None if soft_el is None else _parse_soft_shape(soft_el, r),
+        el=el,
+        visual=list(r.children(el, "visualization_shape")),
+        collision=list(r.children(el, "collision_shape")),
+        name=name,
+        rest=rigid_to_matrix(rest_rigid),
+        rest_rigid=rest_rigid,
+        mass=mass,
+        com=com,
+        moment=moment,
+        has_inertia=inertia_el is not None,
+        gravity=gravity,
+        markers=_parse_markers(el, r),
+        soft=None if soft_el is None else _parse_soft_shape(soft_el, r),
     )
 
 
@@ -1009,7 +842,7 @@ def _parse_inertia(el: Element, r: _SkelReader) -> tuple[float, Array, Array | N
     if moi is not None:
         mkids = r.index(moi, _MOMENT_KNOWN)
         ixx, iyy, izz, ixy, ixz, iyz = (r.number(r.need(mkids, moi, tag)) for tag in _MOMENT_TAGS)
-        moment = frozen_matrix3((ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz))
+        moment = frozen_array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     off = kids.get("offset")
     com = _ZERO3 if off is None else r.point(off)
     return mass, com, moment
@@ -1086,12 +919,7 @@ def _parse_soft_shape(el: Element, r: _SkelReader) -> SoftShape:
 # --------------------------------------------------------------------------- shapes
 
 
-def _parse_geometry(geom: Element, r: _SkelReader, base_dir: _BaseDir) -> Geometry:
-    if len(geom) == 1:  # the usual case: one child
-        g = geom[0]
-        parse = _GEOMETRY_PARSERS.get(g.tag)
-        if parse is not None:
-            return parse(g, r, base_dir)
+def _parse_geometry(geom: Element, r: _SkelReader, base_dir: Path | None) -> Geometry:
     gkids = r.first_children(geom)
     for tag in _GEOMETRY_ORDER:
         g = gkids.get(tag)
@@ -1113,38 +941,35 @@ def _dim(g: Element, r: _SkelReader, tag: str) -> float:
     return r.number(r.require(g, tag, hint), positive=True)
 
 
-def _geom_sphere(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_sphere(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Sphere(_dim(g, r, "radius"))
 
 
-def _geom_box(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
-    for child in g:
-        if child.tag == "size":
-            return r.box(child)
-    return r.box(r.require(g, "size"))  # raises
+def _geom_box(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
+    return r.box(r.require(g, "size"))
 
 
-def _geom_ellipsoid(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_ellipsoid(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Ellipsoid(frozen_array(r.vector(r.require(g, "size"), 3, positive=True)))
 
 
-def _geom_cylinder(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_cylinder(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Cylinder(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_capsule(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_capsule(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Capsule(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_cone(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_cone(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Cone(_dim(g, r, "radius"), _dim(g, r, "height"))
 
 
-def _geom_pyramid(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_pyramid(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     return Pyramid(_dim(g, r, "base_width"), _dim(g, r, "base_depth"), _dim(g, r, "height"))
 
 
-def _geom_plane(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_plane(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     normal = _unit_vector(r.vector(r.require(g, "normal"), 3), "plane <normal>", r, g)
     off = r.child(g, "offset")
     if off is not None:
@@ -1160,7 +985,7 @@ def _geom_plane(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return Plane(frozen_array(normal), offset)
 
 
-def _geom_multi_sphere(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
+def _geom_multi_sphere(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
     spheres = []
     for s in r.children(g, "sphere"):
         radius = _dim(s, r, "radius")
@@ -1171,7 +996,7 @@ def _geom_multi_sphere(g: Element, r: _SkelReader, _: _BaseDir) -> Geometry:
     return MultiSphere(tuple(spheres))
 
 
-def _geom_mesh(g: Element, r: _SkelReader, base_dir: _BaseDir) -> Geometry:
+def _geom_mesh(g: Element, r: _SkelReader, base_dir: Path | None) -> Geometry:
     file_name = r.text(r.require(g, "file_name"))
     scale = frozen_array(r.vector(r.require(g, "scale", "DART requires <scale> for meshes"), 3))
     rel = file_name[len("file://"):] if file_name.startswith("file://") else file_name
@@ -1182,14 +1007,13 @@ def _geom_mesh(g: Element, r: _SkelReader, base_dir: _BaseDir) -> Geometry:
         )
     path = Path(rel)
     if not path.is_absolute():
-        base = base_dir.get()
-        if base is None:
+        if base_dir is None:
             raise SkelUnsupportedError(
                 f"mesh {file_name!r} is relative, but the XML string has no base directory",
                 r.loc(g),
                 "load the file by path, or pass name= with the file's path",
             )
-        path = base / path
+        path = base_dir / path
     try:
         lo, hi = mesh_bounds(path)
     except MeshReadError as exc:
@@ -1218,56 +1042,28 @@ _GEOMETRY_PARSERS = {
 
 
 def _parse_shape(
-    el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: _BaseDir, body_path: str
-) -> tuple[Shape, Rigid | None]:
-    """The shape, and its pose as a :data:`Rigid` (None when it has no ``<transformation>``)."""
-    visual = role is _VISUAL
-    geom, t, extra = _shape_children(el, r, "color" if visual else "collidable")
-    path = r.sub_path(body_path, el)
-    if geom is None:
-        geom = r.need({}, el, "geometry", "DART crashes on a shape without geometry")  # raises
+    el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: Path | None
+) -> Shape:
+    visual = role is ShapeRole.VISUAL
+    kids = r.index(el, _VISUAL_KNOWN if visual else _COLLISION_KNOWN)
+    geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
     geometry = _parse_geometry(geom, r, base_dir)
-    if t is None:
-        rigid = None
-        transform = IDENTITY4
-    else:
-        rigid, transform = r.pose(t)
+    transform = _optional_transform(kids, r)
     color = None
     collidable = True
-    if extra is not None:
-        if visual:
-            color = _shape_color(extra, r)
-        else:
-            collidable = _collidable(extra, r)
-    shape = _new_shape(
-        name, role, geometry, transform, color, collidable,
-        new_location(r.source, el.sourceline or 0, path),
+    if visual and "color" in kids:
+        color = _shape_color(kids["color"], r)
+    if not visual and "collidable" in kids:
+        collidable = _collidable(kids["collidable"], r)
+    return Shape(
+        name=name,
+        role=role,
+        geometry=geometry,
+        transform=transform,
+        color=color,
+        collidable=collidable,
+        location=r.loc(el),
     )
-    return shape, rigid
-
-
-def _shape_children(
-    el: Element, r: _SkelReader, extra_tag: str
-) -> tuple[Element | None, Element | None, Element | None]:
-    """The first <geometry>, <transformation> and ``extra_tag`` child; warns about others.
-
-    ``r.index(el, _VISUAL_KNOWN or _COLLISION_KNOWN)``, unrolled: a shape has 2-3 children.
-    """
-    geom = t = extra = None
-    for child in el:
-        tag = child.tag
-        if tag == "geometry":
-            if geom is None:
-                geom = child
-        elif tag == "transformation":
-            if t is None:
-                t = child
-        elif tag == extra_tag:
-            if extra is None:
-                extra = child
-        elif isinstance(tag, str):
-            r.warn(f"unknown element <{tag}> in <{el.tag}> is ignored by DART", child)
-    return geom, t, extra
 
 
 def _shape_color(c: Element, r: _SkelReader) -> Array | None:
@@ -1293,19 +1089,14 @@ def _collidable(c: Element, r: _SkelReader) -> bool:
 # --------------------------------------------------------------------------- joints
 
 
-def _parse_joint(
-    el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft], skel_path: str
-) -> _JointDraft | None:
-    name = el.get("name")
-    if name is None:
-        name = r.attribute(el, "name")  # raises
+def _parse_joint(el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft]) -> _JointDraft | None:
+    name = r.attribute(el, "name")
     kind = _KINDS.get(el.get("type", ""))
     if kind is None or not kind.builds:
         kind = _odd_joint_kind(el, r, name)
         if kind is None:
             return None
     jtype = kind.type
-    path = r.sub_path(skel_path, el)
     kids = r.first_children(el)
     if not kids.keys() <= kind.known:
         _check_joint_children(el, r, jtype, kids)
@@ -1331,8 +1122,21 @@ def _parse_joint(
         _parse_dof_settings(el, r, kids, name, kind=kind, dofs=dofs)
 
     return _JointDraft(
-        el, path, name, jtype, actuator, parent, child, t_parent, t_child, axes, pitch,
-        euler_order, plane, plane_axes, dofs, suffixes,
+        el=el,
+        name=name,
+        type=jtype,
+        actuator=actuator,
+        parent=parent,
+        child=child,
+        t_parent=t_parent,
+        t_child=t_child,
+        axes=axes,
+        pitch=pitch,
+        euler_order=euler_order,
+        plane=plane,
+        plane_axes=plane_axes,
+        dofs=dofs,
+        suffixes=suffixes,
     )
 
 
@@ -1341,10 +1145,10 @@ def _joint_layout(
 ) -> tuple[EulerOrder | None, PlaneType | None, list[Array], tuple[str | None, ...]]:
     """Euler order, plane, plane axes and DOF name suffixes of a joint of ``kind``."""
     jtype = kind.type
-    if jtype is _EULER:
+    if jtype is JointType.EULER:
         euler_order = _parse_euler_order(el, r, name)
         return euler_order, None, [], _EULER_SUFFIXES[euler_order]
-    if jtype is _PLANAR or jtype is _TRANSLATIONAL2D:
+    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
         plane, plane_axes = _parse_plane(el, r, name)
         return None, plane, plane_axes, _PLANAR_SUFFIXES[plane]
     return None, None, [], kind.suffixes
@@ -1459,18 +1263,14 @@ def _joint_frames(
     # DART: parentWorld.inverse() * childWorld * childToJoint, identities included (they
     # change the signs of zeros).
     parent, child = ends
-    if t is None:
-        child_to_joint = RIGID_IDENTITY
-        t_child = IDENTITY4
-    else:
-        child_to_joint, t_child = r.pose(t)
+    child_to_joint = RIGID_IDENTITY if t is None else r.pose(t)
     parent_world = bodies[parent].rest_rigid if parent is not None else RIGID_IDENTITY
     t_parent = rigid_mul(
         rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid), child_to_joint
     )
-    if not _finite(t_parent):
+    if not all(map(math.isfinite, t_parent)):
         _require_finite(np.array(t_parent), f"the parent-side transform of joint {name!r}", r, el)
-    return rigid_to_matrix(t_parent), t_child
+    return rigid_to_matrix(t_parent), IDENTITY4 if t is None else rigid_to_matrix(child_to_joint)
 
 
 def _parse_axes(
@@ -1496,11 +1296,11 @@ def _parse_axes(
                        f" {tuple(axes[i].tolist())}", el)
             continue
         if i < with_xyz:
-            if jtype is _UNIVERSAL:
+            if jtype is JointType.UNIVERSAL:
                 axes[i] = _universal_axis(r.require(ax, "xyz"), r, name, tag)
             else:
                 axes[i] = r.axis(r.require(ax, "xyz"), "joint axis <xyz>", ax)
-            if jtype is _SCREW:
+            if jtype is JointType.SCREW:
                 p = r.child(ax, "pitch")
                 if p is not None:
                     pitch = r.number(p)
@@ -1528,7 +1328,7 @@ def _universal_axis(xyz_el: Element, r: _SkelReader, name: str, tag: str) -> Arr
             + (f" {x / length!r} {y / length!r} {z / length!r}"
                if 0.0 < length < math.inf else ""),
         )
-    return frozen_vector3(x, y, z)
+    return frozen_array([x, y, z])
 
 
 def _parse_euler_order(el: Element, r: _SkelReader, name: str) -> EulerOrder:
@@ -1656,8 +1456,6 @@ def _parse_init(
         return
     if n == 1:
         values = [r.number(e)]
-    elif (fast := r.fast_vector(e.text, n)) is not None:
-        values = fast
     else:
         toks = r.tokens(e)
         if len(toks) < n:
@@ -1754,8 +1552,7 @@ def _build_skeleton(
     frame: Array,
     bodies: dict[str, _BodyDraft],
     order: list[_JointDraft],
-    base_dir: _BaseDir,
-    path: str,
+    base_dir: Path | None,
 ) -> Skeleton:
     joint_names = _NameManager()
     dof_names = _NameManager()
@@ -1764,60 +1561,53 @@ def _build_skeleton(
     joints: list[Joint] = []
     out_bodies: list[Body] = []
     dofs: list[Dof] = []
-    dofs_used = dof_names.used
-    source = r.source
     for index, jd in enumerate(order):
         jname = joint_names.issue(jd.name)
         if jname != jd.name and not jd.implicit:
             r.warn(f"joint name {jd.name!r} is used twice; DART renames it {jname!r}", jd.el)
         first = len(dofs)
         dof_list = []
-        jtype = jd.type
-        suffixes = jd.suffixes
         for k, draft in enumerate(jd.dofs):
-            if draft.name is not None:
-                base, preserved = draft.name, True
+            settings = dataclasses.asdict(draft)
+            given_name = settings.pop("name")
+            if given_name is not None:
+                base, preserved = given_name, True
             else:
-                suffix = suffixes[k]
+                suffix = jd.suffixes[k]
                 base = "default" if suffix is None else jname + suffix
                 preserved = False
-            if base in dofs_used:
-                dname = dof_names.issue(base)
-            else:
-                dofs_used.add(base)
-                dname = base
-            # The Dof's fields: the defaults, in field order, then what the file set
-            # (the draft's own attributes), then the rest.
-            fields = _DOF_DEFAULTS.copy()
-            fields.update(draft.__dict__)
-            fields["name"] = dname
-            fields["index"] = len(dofs)
-            fields["joint"] = jname
-            fields["index_in_joint"] = k
-            fields["name_preserved"] = preserved
-            dof = _new_object(Dof)
-            _set_attr(dof, "__dict__", fields)  # as the dataclass __init__ leaves it
-            dofs.append(dof)
+            dname = dof_names.issue(base)
+            dofs.append(
+                Dof(
+                    name=dname,
+                    index=len(dofs),
+                    joint=jname,
+                    index_in_joint=k,
+                    **settings,
+                    name_preserved=preserved,
+                )
+            )
             dof_list.append(dname)
-            pos_lower = fields["position_lower"]
-            pos_upper = fields["position_upper"]
-            if (
-                pos_lower > pos_upper
-                or fields["velocity_lower"] > fields["velocity_upper"]
-                or fields["acceleration_lower"] > fields["acceleration_upper"]
-                or fields["force_lower"] > fields["force_upper"]
-                or not pos_lower <= fields["initial_position"] <= pos_upper
-            ):
-                _check_dof(draft, dname, r, jd.el)
+            _check_dof(draft, dname, r, jd.el)
         joints.append(
-            _new_joint(  # the fields of Joint, in order
-                jname, jtype, index, jd.parent, jd.child, jd.actuator,
-                jd.t_parent, jd.t_child,
-                tuple(jd.axes),  # read-only already
-                jd.pitch, jd.euler_order, jd.plane,
-                tuple(frozen_array(a) for a in jd.plane_axes) if jd.plane_axes else (),
-                tuple(dof_list), first, jd.implicit,
-                new_location(source, jd.el.sourceline or 0, jd.path),
+            Joint(
+                name=jname,
+                type=jd.type,
+                index=index,
+                parent=jd.parent,
+                child=jd.child,
+                actuator=jd.actuator,
+                T_parent_to_joint=jd.t_parent,
+                T_child_to_joint=jd.t_child,
+                axes=tuple(jd.axes),
+                pitch=jd.pitch,
+                euler_order=jd.euler_order,
+                plane=jd.plane,
+                plane_axes=tuple(frozen_array(a) for a in jd.plane_axes),
+                dofs=tuple(dof_list),
+                first_dof=first,
+                implicit=jd.implicit,
+                location=r.loc(jd.el),
             )
         )
         out_bodies.append(
@@ -1833,21 +1623,16 @@ def _build_skeleton(
         joints=tuple(joints),
         bodies=tuple(out_bodies),
         dofs=tuple(dofs),
-        location=r.loc_at(el, path),
+        location=r.loc(el),
     )
 
 
 def _check_dof(dof: _DofDraft, name: str, r: _SkelReader, el: Element) -> None:
-    if (
-        dof.position_lower > dof.position_upper
-        or dof.velocity_lower > dof.velocity_upper
-        or dof.acceleration_lower > dof.acceleration_upper
-        or dof.force_lower > dof.force_upper
-    ):
-        for kind in ("position", "velocity", "acceleration", "force"):
-            lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
-            if lo > hi:
-                r.warn(f"DOF {name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
+    """Warn about limits in the wrong order and an initial position outside its limits."""
+    for kind in ("position", "velocity", "acceleration", "force"):
+        lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
+        if lo > hi:
+            r.warn(f"DOF {name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
     if not dof.position_lower <= dof.initial_position <= dof.position_upper:
         r.warn(
             f"DOF {name!r}: initial position {dof.initial_position} is outside its limits"
@@ -1862,77 +1647,62 @@ def _build_body(
     parent_joint: str,
     r: _SkelReader,
     *,
-    base_dir: _BaseDir,
+    base_dir: Path | None,
     shape_names: _NameManager,
     marker_names: _NameManager,
 ) -> Body:
     shapes: list[Shape] = []
-    posed: list[tuple[Geometry, Rigid | None]] = []  # for the moment of inertia
-    body_path = draft.path
     for shape_els, role, suffix in (
-        (draft.visual, _VISUAL, " - visual shape"),
-        (draft.collision, _COLLISION, " - collision shape"),
+        (draft.visual, ShapeRole.VISUAL, " - visual shape"),
+        (draft.collision, ShapeRole.COLLISION, " - collision shape"),
     ):
         for shape_el in shape_els:
             name = shape_names.issue(draft.name + suffix)
-            shape, rigid = _parse_shape(
-                shape_el, r, role, name, base_dir=base_dir, body_path=body_path
-            )
-            shapes.append(shape)
-            posed.append((shape.geometry, rigid))
-    moment, from_shapes = _body_moment(draft, shapes, posed, r)
-    markers = tuple(
-        Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers
-    ) if draft.markers else ()
-    return _new_body(  # the fields of Body, in order
-        draft.name, index, parent_joint,
-        _new_inertia(draft.mass, draft.com, moment, from_shapes),
-        draft.gravity, draft.rest, tuple(shapes), markers, draft.soft,
-        new_location(r.source, draft.el.sourceline or 0, draft.path),
+            shapes.append(_parse_shape(shape_el, r, role, name, base_dir=base_dir))
+    moment, from_shapes = _body_moment(draft, shapes, r)
+    markers = tuple(Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers)
+    return Body(
+        name=draft.name,
+        index=index,
+        parent_joint=parent_joint,
+        inertia=Inertia(
+            mass=draft.mass, com=draft.com, moment=moment, moment_from_shapes=from_shapes
+        ),
+        gravity_mode=draft.gravity,
+        rest_transform=draft.rest,
+        shapes=tuple(shapes),
+        markers=markers,
+        soft=draft.soft,
+        location=r.loc(draft.el),
     )
 
 
-def _body_moment(
-    draft: _BodyDraft,
-    shapes: list[Shape],
-    posed: list[tuple[Geometry, Rigid | None]],
-    r: _SkelReader,
-) -> tuple[Array, bool]:
-    """The body's read-only moment of inertia, and whether it was computed from its shapes.
-
-    ``posed`` holds the shapes' geometries and poses (None for the identity).
-    """
-    moment = draft.moment
-    if moment is None and draft.has_inertia:
-        # Bodies whose COM, boxes and poses come from the same texts (chains of equal
-        # links) share the moment: the same floats give the same moment.
-        key = (draft.mass, id(draft.com), *[id(x) for pair in posed for x in pair])
-        known = r.moments.get(key)
-        if known is not None:
-            return known[0], True
-        try:
-            computed = inertia_mod.moment_from_rigid_shapes(draft.mass, draft.com.tolist(), posed)
-        except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
-            computed = [math.nan] * 9
-        if computed is not None:
-            if not _finite(computed):
-                _require_finite(
-                    np.array(computed),
-                    f"the moment of inertia computed from the shapes of body {draft.name!r}",
-                    r, draft.el,
-                )
-            for shape in shapes:
-                if isinstance(shape.geometry, Pyramid):
-                    r.warn(
-                        f"body {draft.name!r} has a mass but no <moment_of_inertia>, and DART"
-                        f" 6.20 counts its pyramid {shape.name!r} as an identity moment of"
-                        " inertia (pyramid inertia is not implemented); give"
-                        " <moment_of_inertia>",
-                        draft.el,
-                    )
-            made = frozen_matrix3(computed)
-            r.moments[key] = (made, (draft.com, posed))
-            return made, True
-    if moment is None:
+def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: _SkelReader) -> tuple[Array, bool]:
+    """The body's read-only moment of inertia, and whether it was computed from its shapes."""
+    if draft.moment is not None:
+        return draft.moment, False
+    if not draft.has_inertia:
         return _IDENTITY3, False
-    return moment, False
+    try:
+        computed = inertia_mod.moment_from_shapes(
+            draft.mass, draft.com, [(shape.geometry, shape.transform) for shape in shapes]
+        )
+    except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
+        computed = np.full((3, 3), math.nan)
+    if computed is None:
+        return _IDENTITY3, False
+    _require_finite(
+        computed,
+        f"the moment of inertia computed from the shapes of body {draft.name!r}",
+        r, draft.el,
+    )
+    for shape in shapes:
+        if isinstance(shape.geometry, Pyramid):
+            r.warn(
+                f"body {draft.name!r} has a mass but no <moment_of_inertia>, and DART"
+                f" 6.20 counts its pyramid {shape.name!r} as an identity moment of"
+                " inertia (pyramid inertia is not implemented); give"
+                " <moment_of_inertia>",
+                draft.el,
+            )
+    return frozen_array(computed), True

@@ -5,18 +5,18 @@ Two representations:
 * numpy 4x4 homogeneous matrices (the model's public type);
 * :data:`Rigid`, a flat tuple of 12 floats ``(r00, r01, r02, x, r10, r11, r12,
   y, r20, r21, r22, z)`` (the top three rows, row-major). The parser works in
-  this form: on 3x3 and 4x4 matrices numpy's per-call overhead is far larger
-  than the arithmetic, and plain float arithmetic in the order Eigen uses gives
-  DART's own last bits.
+  this form: plain float arithmetic in the order Eigen uses gives DART's own
+  last bits on every machine.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from skel_ros.model.types import frozen_array
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,12 +28,6 @@ Rigid = tuple[float, float, float, float, float, float, float, float, float, flo
 
 RIGID_IDENTITY: Rigid = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 
-_cos = math.cos
-_PACK16 = struct.Struct("=16d").pack
-_ndarray = np.ndarray  # (shape, dtype, buffer): an array over the buffer
-_SHAPE44 = (4, 4)
-_FLOAT64 = np.float64
-_sin = math.sin
 _SMALL_ANGLE = 1e-7  # below this, series expansions are exact to rounding
 _NEAR_PI = 1e-6
 
@@ -66,9 +60,9 @@ def rigid_from_skel(values: Sequence[float]) -> Rigid:
         values: The six numbers ``x y z a b c``.
     """
     x, y, z, a, b, c = values
-    cx, sx = _cos(a), _sin(a)
-    cy, sy = _cos(b), _sin(b)
-    cz, sz = _cos(c), _sin(c)
+    cx, sx = math.cos(a), math.sin(a)
+    cy, sy = math.cos(b), math.sin(b)
+    cz, sz = math.cos(c), math.sin(c)
     return (
         cy * cz, -cy * sz, sy, x,
         cx * sz + cz * sx * sy, cx * cz - sx * sy * sz, -cy * sx, y,
@@ -107,13 +101,8 @@ def rigid_inverse(p: Rigid) -> Rigid:
 
 
 def rigid_to_matrix(p: Rigid) -> Array:
-    """A read-only 4x4 float64 matrix of ``p``.
-
-    Made over the packed bytes (read-only, so the array is too, for good): about
-    twice as fast as ``np.array`` plus reshaping and clearing the writeable flag.
-    """
-    out: Array = _ndarray(_SHAPE44, _FLOAT64, _PACK16(*p, 0.0, 0.0, 0.0, 1.0))
-    return out
+    """A read-only 4x4 float64 matrix of ``p``."""
+    return frozen_array((*p, 0.0, 0.0, 0.0, 1.0), (4, 4))
 
 
 def euler_xyz(a: float, b: float, c: float) -> Array:

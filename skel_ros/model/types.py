@@ -10,7 +10,6 @@ run exactly the joint model DART would.
 from __future__ import annotations
 
 import enum
-import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,6 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from pathlib import Path
 
     from skel_ros.model.errors import Location, SkelWarning
@@ -33,27 +31,6 @@ def frozen_array(values: object, shape: tuple[int, ...] | None = None) -> Array:
         arr = arr.reshape(shape)
     arr.setflags(write=False)
     return arr
-
-
-_PACK3 = struct.Struct("=3d").pack
-_PACK9 = struct.Struct("=9d").pack
-_frombuffer = np.frombuffer  # float64 by default
-
-
-def frozen_vector3(x: float, y: float, z: float) -> Array:
-    """A read-only float64 3-vector (the :func:`frozen_array` of it, made 2-3 times faster).
-
-    The array is a view of the packed bytes, which are immutable, so it cannot
-    be made writeable again.
-    """
-    out: Array = _frombuffer(_PACK3(x, y, z))
-    return out
-
-
-def frozen_matrix3(values: Sequence[float]) -> Array:
-    """A read-only float64 3x3 matrix of 9 values, row-major (as :func:`frozen_vector3`)."""
-    out: Array = np.ndarray((3, 3), np.float64, _PACK9(*values))
-    return out
 
 
 IDENTITY4 = frozen_array(np.eye(4))
