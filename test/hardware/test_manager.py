@@ -515,8 +515,13 @@ def test_a_glitch_keeps_the_safe_state(tmp_path: Path, safe_state: str) -> None:
     try:
         rig.step()
         rig.enable()
-        assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.4]).ok
-        rig.settle(3, 0.9)
+        # Commanded every cycle until the servo arrives: the command watchdog (0.5 s of
+        # the stepped clock) would otherwise stop a slow emulated move first.
+        for _ in range(4000):
+            assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.4]).ok
+            rig.step()
+            if abs(rig.actuator(3) - 0.9) < 0.01:
+                break
         rig.proxy.vanish()
         rig.step(50)  # 0.5 s of the manager's clock
         assert rig.manager.state is MotionState.FAULT
