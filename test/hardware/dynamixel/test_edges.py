@@ -474,3 +474,45 @@ def test_open_and_enable_retry_lost_answers(emulator: DynamixelEmulator,
         assert proxy.lost > 10  # every PING, READ, WRITE and the Sync Read lost once
     finally:
         proxy.close()
+
+
+def test_emulator_return_delays_do_not_stretch_on_a_loaded_host(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four servos answer a Sync Read, each 0.5 ms (its return delay) after the previous.
+
+    On a loaded host every sleep comes back late (here: 20 ms, as measured at load 9).
+    The answers must still leave within a few ms, not 4 x 20 ms later.
+    """
+    from types import SimpleNamespace
+
+    from skel_ros.hardware.dynamixel import emulator as emu
+
+    config = emu.EmulatorConfig(tuple((i, "XM430-W350", 0.0, None) for i in IDS),
+                                return_delay=250)
+    server = emu._Server(config, None, None)
+    clock = [1000.0]
+    written: list[float] = []
+
+    def monotonic() -> float:
+        clock[0] += 1e-6  # every look at the clock takes a microsecond
+        return clock[0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds + 0.020  # the scheduler gives the CPU back 20 ms late
+
+    def write(fd: int, data: bytes) -> int:
+        written.append(clock[0])
+        return os.write(fd, data)
+
+    monkeypatch.setattr(emu, "time", SimpleNamespace(monotonic=monotonic, sleep=sleep,
+                                                     perf_counter=monotonic))
+    monkeypatch.setattr(emu, "os", SimpleNamespace(write=write))
+    try:
+        start = clock[0]
+        server._on_bytes(p.sync_read(132, 4, list(IDS)))
+    finally:
+        monkeypatch.undo()
+        server.cleanup()
+    assert len(written) == 4
+    assert written[-1] - start < 0.005, [round((t - start) * 1e3, 1) for t in written]
+    assert written[0] - start >= 0.0005  # the return delay itself is kept
