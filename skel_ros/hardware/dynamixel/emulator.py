@@ -8,8 +8,13 @@ read-only fields or to EEPROM with torque on -> access error, values outside a f
 range -> data range error, goals outside the limit fields -> data limit error);
 Status Return Level; Return Delay Time (a real delay before answering); the control
 table in memory, Indirect Address/Data included; Hardware Error Status (injectable; it
-switches torque off and sets the alert bit, REBOOT clears it). Each shaft moves with
+switches torque off and sets the alert bit); REBOOT (the status, then :data:`REBOOT_TIME`
+of silence, then the RAM at its power-on values and the error cleared unless injected as
+persistent); the Bus Watchdog (98) as the e-Manual describes it, on the emulator's clock
+(:meth:`EmulatedServo.check_watchdog`). Each shaft moves with
 :class:`~skel_ros.hardware.emulators.motor.MotorModel` on the emulator's monotonic clock.
+The port is a symlink to the pty at a path of its own, so :meth:`DynamixelEmulator.vanish`
+can unplug it for a while and bring it back at the same path, the servos powered.
 Not emulated: baud-rate changes (a pty has none; optional *wire time* sleeps as long as
 the bytes would take at the configured rate), profiles (Profile Velocity/Acceleration
 are stored, not followed), PWM control (treated as current control), gains.
