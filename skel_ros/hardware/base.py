@@ -147,7 +147,7 @@ class BusSpec:
     transport: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
     device_watchdog: float = 0.0
-    timeout_margin: float = 0.05
+    timeout_margin: float = 0.1
     line: int = 0
 
     def __post_init__(self) -> None:

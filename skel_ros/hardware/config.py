@@ -80,11 +80,15 @@ __all__ = [
 
 MAX_CONTROL_RATE: Final = 10_000.0
 # The devices' own watchdog when the YAML does not set one: this many control periods,
-# and never less than DEVICE_WATCHDOG_MIN seconds (a scheduling hiccup of the host must
-# not stop the robot; a dead host must, quickly).
+# and never less than DEVICE_WATCHDOG_MIN seconds. A dead host must stop the robot
+# quickly, but a loaded host's scheduler pauses a process for 0.1 s now and then (seen on
+# two shared cores at a load of 8), and a robot that stops at each pause is not usable.
 DEVICE_WATCHDOG_PERIODS: Final = 10
-DEVICE_WATCHDOG_MIN: Final = 0.1
-DEFAULT_TIMEOUT_MARGIN: Final = 0.05
+DEVICE_WATCHDOG_MIN: Final = 0.25
+# Seconds added to a reply's wire time before it counts as missing: USB adapters' latency
+# timers (up to 16 ms) and a loaded host. A missed reply costs one cycle; fault_threshold
+# misses in a row fail the bus.
+DEFAULT_TIMEOUT_MARGIN: Final = 0.1
 _SERIAL_PROTOCOLS: Final = frozenset({"dynamixel"})
 _CAN_PROTOCOLS: Final = frozenset({"canopen", "mit"})
 _SHOWN: Final = 12  # DOF names listed in an "unknown DOF" message

@@ -253,7 +253,7 @@ joints:
 
 def test_device_watchdog_defaults_to_control_periods() -> None:
     text = BUS_TEXT.format(protocol="dynamixel", transport="{port: /dev/null}", options="{}")
-    assert parse_hardware_config(text).buses[0].device_watchdog == 0.1
+    assert parse_hardware_config(text).buses[0].device_watchdog == 0.25
     slow = "control_rate: 20.0\n" + text
     assert parse_hardware_config(slow).buses[0].device_watchdog == 0.5
     off = "device_watchdog: 0\ntimeout_margin: 0.2\n" + text
