@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from rclpy.parameter import Parameter
 
 REPO = Path(__file__).resolve().parents[1]
-FULLBODY = Path("/work/shared/skel-corpus/data/skel/fullbody1.skel")
+# DART's fullbody1 from the SKEL corpus (SKEL_CORPUS: the corpus folder, as for the tests).
+FULLBODY = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus")
+                ) / "data" / "skel" / "fullbody1.skel"
 GOAL_RATIO = 0.9  # node steps/s over raw DART steps/s, at the default publish rates
 GOAL_RTF = 5.0  # simulated seconds per wall second
 WARMUP = 10  # untimed steps first, in every loop (collision-detector caches, first messages)

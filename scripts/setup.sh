@@ -4,7 +4,7 @@
 #   - tf2_msgs, which no registry carries, built from scripts/tf2_msgs into the venv prefix,
 #   - the Python tools and libraries of requirements/dev.txt,
 #   - skel_ros itself, editable (`pip install -e .`), with its console scripts in .venv/bin.
-# See shared/ros-env.md for why each step is there.
+# docs/packaging.md says why each step is there.
 #
 # Re-running is cheap: a stamp file records a hash of everything the steps depend on, and
 # the steps are skipped while it matches and the environment looks intact.

@@ -2,7 +2,7 @@
 
 ``ros_env`` gives every ROS test, and every process it starts, an isolated ROS 2 setting:
 a DDS domain of its own, discovery confined to this machine, logs in a temporary
-directory. See ``shared/ros-env.md`` and ``config/fastdds_localhost.xml``.
+directory. See docs/packaging.md and ``config/fastdds_localhost.xml``.
 """
 
 from __future__ import annotations

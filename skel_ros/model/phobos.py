@@ -1,7 +1,7 @@
 """Phobos robot dictionaries (YAML or JSON): export the model to one and import it back.
 
 Phobos (the Blender robot editor) keeps robots in a format-independent
-dictionary, ``shared/spec/phobos-representation.txt``: ``links`` (pose, visual,
+dictionary: ``links`` (pose, visual,
 collision, inertial), ``joints`` (type, axis, limits with velocity and effort),
 ``motors``, ... This module writes and reads that dictionary.
 

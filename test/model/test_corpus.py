@@ -1,6 +1,6 @@
 """Equal to DART on the corpus: our model vs DART 6.20's own dump of every loadable file.
 
-For each fixture in ``shared/skel-corpus/reference`` (written by dartpy 6.20's
+For each fixture in the SKEL corpus's ``reference`` folder (``SKEL_CORPUS``) (written by dartpy 6.20's
 ``SkelParser.readWorld``), the model ``load_skel`` builds must have the same
 skeletons, joints, DOFs and bodies, in the same order, with the same names,
 types, actuator types, limits, initial values, dynamics parameters, masses,
