@@ -10,7 +10,6 @@ file:line is recorded.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import re
@@ -76,7 +75,7 @@ from skel_ros.model.types import (
 from skel_ros.model.xmlread import Element, XmlReader
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
 _MAX_BYTES = 256 * 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -469,9 +468,9 @@ def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
         return _parse_world(world_el, reader, base_dir)
 
 
-def _require_finite(value: Array, what: str, r: _SkelReader, el: Element) -> None:
-    """Raise if a value computed from finite input overflowed to inf / NaN."""
-    if not np.all(np.isfinite(value)):
+def _require_finite(values: Iterable[float], what: str, r: _SkelReader, el: Element) -> None:
+    """Raise if values computed from finite input overflowed to inf / NaN."""
+    if not all(map(math.isfinite, values)):
         raise SkelValueError(
             f"{what} is not finite (inf/NaN from extremely large or small input values)",
             r.loc(el),
@@ -522,7 +521,11 @@ def _parse_world(el: Element, r: _SkelReader, base_dir: Path | None) -> World:
                     cd,
                 )
     names = _NameManager()
-    skeletons = [_parse_skeleton(s, r, base_dir, names) for s in r.children(el, "skeleton")]
+    world_path = r.path(el)
+    skeletons = [
+        _parse_skeleton(s, r, base_dir, names, r.child_path(world_path, s))
+        for s in r.children(el, "skeleton")
+    ]
     return World(
         time_step=time_step,
         gravity=frozen_array(gravity),
@@ -567,6 +570,7 @@ class _BodyDraft:
     visual: list[Element]  # <visualization_shape> elements
     collision: list[Element]  # <collision_shape> elements
     name: str
+    path: str  # element path
     rest: Array
     rest_rigid: Rigid
     mass: float
@@ -602,6 +606,7 @@ class _DofDraft:
 @dataclass(slots=True)
 class _JointDraft:
     el: Element
+    path: str  # element path
     name: str
     type: JointType
     actuator: ActuatorType
@@ -620,8 +625,9 @@ class _JointDraft:
 
 
 def _parse_skeleton(
-    el: Element, r: _SkelReader, base_dir: Path | None, world_names: _NameManager
+    el: Element, r: _SkelReader, base_dir: Path | None, world_names: _NameManager, path: str
 ) -> Skeleton:
+    """The skeleton ``el``, whose element path is ``path``."""
     kids = r.index(el, _SKELETON_KNOWN)
     raw_name = el.get("name")
     if raw_name is None:
@@ -645,7 +651,7 @@ def _parse_skeleton(
 
     bodies: dict[str, _BodyDraft] = {}
     for body_el in r.children(el, "body"):
-        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY)
+        draft = _parse_body(body_el, r, frame_rigid or RIGID_IDENTITY, path)
         if draft.name in bodies:
             raise SkelReferenceError(
                 f"body name {draft.name!r} is used twice in skeleton {name!r}",
@@ -656,7 +662,7 @@ def _parse_skeleton(
 
     joints: dict[str, _JointDraft] = {}  # by child body name, in file order
     for joint_el in r.children(el, "joint"):
-        joint = _parse_joint(joint_el, r, bodies)
+        joint = _parse_joint(joint_el, r, bodies, path)
         if joint is None:
             continue
         if joint.child in joints:
@@ -670,7 +676,8 @@ def _parse_skeleton(
 
     order = _assembly_order(joints, bodies, r)
     return _build_skeleton(
-        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir
+        el, r, name, mobile=mobile, frame=frame, bodies=bodies, order=order, base_dir=base_dir,
+        path=path,
     )
 
 
@@ -769,6 +776,7 @@ def _unbuilt_chain(
 def _implicit_root(body: _BodyDraft) -> _JointDraft:
     return _JointDraft(
         el=body.el,
+        path=body.path,
         name="root",
         type=JointType.FREE,
         actuator=ActuatorType.FORCE,
@@ -794,7 +802,7 @@ def _has_shapes(body: _BodyDraft) -> bool:
 # --------------------------------------------------------------------------- body
 
 
-def _parse_body(el: Element, r: _SkelReader, frame: Rigid) -> _BodyDraft:
+def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _BodyDraft:
     kids = r.index(el, _BODY_KNOWN)
     name = r.attribute(el, "name")
     g = kids.get("gravity")
@@ -802,8 +810,7 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid) -> _BodyDraft:
     # DART multiplies by the skeleton frame even when it is the identity (zero signs).
     t = kids.get("transformation")
     rest_rigid = rigid_mul(frame, RIGID_IDENTITY if t is None else r.pose(t))
-    if not all(map(math.isfinite, rest_rigid)):
-        _require_finite(np.array(rest_rigid), f"the rest pose of body {name!r}", r, el)
+    _require_finite(rest_rigid, f"the rest pose of body {name!r}", r, el)
     inertia_el = kids.get("inertia")
     if inertia_el is None:
         mass, com, moment = 1.0, _ZERO3, None
@@ -815,6 +822,7 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid) -> _BodyDraft:
         visual=list(r.children(el, "visualization_shape")),
         collision=list(r.children(el, "collision_shape")),
         name=name,
+        path=r.child_path(skel_path, el),
         rest=rigid_to_matrix(rest_rigid),
         rest_rigid=rest_rigid,
         mass=mass,
@@ -1022,7 +1030,7 @@ def _geom_mesh(g: Element, r: _SkelReader, base_dir: Path | None) -> Geometry:
         ) from None
     s = np.asarray(scale)
     corners = np.stack([lo * s, hi * s])
-    _require_finite(corners, f"the scaled bounds of mesh {file_name!r}", r, g)
+    _require_finite(corners.ravel().tolist(), f"the scaled bounds of mesh {file_name!r}", r, g)
     bounds = (frozen_array(corners.min(axis=0)), frozen_array(corners.max(axis=0)))
     return Mesh(file_name=file_name, path=path, scale=scale, bounds=bounds)
 
@@ -1042,8 +1050,9 @@ _GEOMETRY_PARSERS = {
 
 
 def _parse_shape(
-    el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: Path | None
+    el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: Path | None, path: str
 ) -> Shape:
+    """The shape ``el``, whose element path is ``path``."""
     visual = role is ShapeRole.VISUAL
     kids = r.index(el, _VISUAL_KNOWN if visual else _COLLISION_KNOWN)
     geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
@@ -1062,7 +1071,7 @@ def _parse_shape(
         transform=transform,
         color=color,
         collidable=collidable,
-        location=r.loc(el),
+        location=r.loc(el, path),
     )
 
 
@@ -1089,7 +1098,9 @@ def _collidable(c: Element, r: _SkelReader) -> bool:
 # --------------------------------------------------------------------------- joints
 
 
-def _parse_joint(el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft]) -> _JointDraft | None:
+def _parse_joint(
+    el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft], skel_path: str
+) -> _JointDraft | None:
     name = r.attribute(el, "name")
     kind = _KINDS.get(el.get("type", ""))
     if kind is None or not kind.builds:
@@ -1123,6 +1134,7 @@ def _parse_joint(el: Element, r: _SkelReader, bodies: dict[str, _BodyDraft]) -> 
 
     return _JointDraft(
         el=el,
+        path=r.child_path(skel_path, el),
         name=name,
         type=jtype,
         actuator=actuator,
@@ -1268,8 +1280,7 @@ def _joint_frames(
     t_parent = rigid_mul(
         rigid_mul(rigid_inverse(parent_world), bodies[child].rest_rigid), child_to_joint
     )
-    if not all(map(math.isfinite, t_parent)):
-        _require_finite(np.array(t_parent), f"the parent-side transform of joint {name!r}", r, el)
+    _require_finite(t_parent, f"the parent-side transform of joint {name!r}", r, el)
     return rigid_to_matrix(t_parent), IDENTITY4 if t is None else rigid_to_matrix(child_to_joint)
 
 
@@ -1553,6 +1564,7 @@ def _build_skeleton(
     bodies: dict[str, _BodyDraft],
     order: list[_JointDraft],
     base_dir: Path | None,
+    path: str,
 ) -> Skeleton:
     joint_names = _NameManager()
     dof_names = _NameManager()
@@ -1568,7 +1580,7 @@ def _build_skeleton(
         first = len(dofs)
         dof_list = []
         for k, draft in enumerate(jd.dofs):
-            settings = dataclasses.asdict(draft)
+            settings = dict(vars(draft))  # the fields, in order
             given_name = settings.pop("name")
             if given_name is not None:
                 base, preserved = given_name, True
@@ -1607,7 +1619,7 @@ def _build_skeleton(
                 dofs=tuple(dof_list),
                 first_dof=first,
                 implicit=jd.implicit,
-                location=r.loc(jd.el),
+                location=r.loc(jd.el, jd.path),
             )
         )
         out_bodies.append(
@@ -1623,14 +1635,18 @@ def _build_skeleton(
         joints=tuple(joints),
         bodies=tuple(out_bodies),
         dofs=tuple(dofs),
-        location=r.loc(el),
+        location=r.loc(el, path),
     )
 
 
 def _check_dof(dof: _DofDraft, name: str, r: _SkelReader, el: Element) -> None:
     """Warn about limits in the wrong order and an initial position outside its limits."""
-    for kind in ("position", "velocity", "acceleration", "force"):
-        lo, hi = getattr(dof, f"{kind}_lower"), getattr(dof, f"{kind}_upper")
+    for kind, lo, hi in (
+        ("position", dof.position_lower, dof.position_upper),
+        ("velocity", dof.velocity_lower, dof.velocity_upper),
+        ("acceleration", dof.acceleration_lower, dof.acceleration_upper),
+        ("force", dof.force_lower, dof.force_upper),
+    ):
         if lo > hi:
             r.warn(f"DOF {name!r}: {kind} lower limit {lo} is above upper limit {hi}", el)
     if not dof.position_lower <= dof.initial_position <= dof.position_upper:
@@ -1658,7 +1674,8 @@ def _build_body(
     ):
         for shape_el in shape_els:
             name = shape_names.issue(draft.name + suffix)
-            shapes.append(_parse_shape(shape_el, r, role, name, base_dir=base_dir))
+            shape_path = r.child_path(draft.path, shape_el)
+            shapes.append(_parse_shape(shape_el, r, role, name, base_dir=base_dir, path=shape_path))
     moment, from_shapes = _body_moment(draft, shapes, r)
     markers = tuple(Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers)
     return Body(
@@ -1673,7 +1690,7 @@ def _build_body(
         shapes=tuple(shapes),
         markers=markers,
         soft=draft.soft,
-        location=r.loc(draft.el),
+        location=r.loc(draft.el, draft.path),
     )
 
 
@@ -1692,7 +1709,7 @@ def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: _SkelReader) -> tupl
     if computed is None:
         return _IDENTITY3, False
     _require_finite(
-        computed,
+        computed.ravel().tolist(),
         f"the moment of inertia computed from the shapes of body {draft.name!r}",
         r, draft.el,
     )
@@ -1705,4 +1722,5 @@ def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: _SkelReader) -> tupl
                 " <moment_of_inertia>",
                 draft.el,
             )
-    return frozen_array(computed), True
+    computed.setflags(write=False)
+    return computed, True

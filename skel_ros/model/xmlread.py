@@ -54,13 +54,14 @@ def parse_stod(token: str) -> float | None:
     DART reads every SKEL number with ``std::stod``; CASPR's MATLAB reader takes no
     hexadecimal floats, so :func:`parse_number` stays without them.
     """
-    value = parse_number(token)
-    if value is None and _HEX_NUMBER.match(token):
+    if _NUMBER.match(token):
+        return float(token)
+    if _HEX_NUMBER.match(token):
         try:
             return float.fromhex(token)
         except OverflowError:  # beyond the doubles: as "1e999" reads
             return -math.inf if token.startswith("-") else math.inf
-    return value
+    return None
 
 
 class XmlReader:
@@ -76,21 +77,23 @@ class XmlReader:
 
     # ------------------------------------------------------------------ locations
 
-    @staticmethod
-    def path(el: Element) -> str:
+    @classmethod
+    def path(cls, el: Element) -> str:
         """XPath-like path of ``el`` with ``name`` attributes: ``/skel/world/body[@name='a']``."""
-        steps: list[str] = []
-        node: Element | None = el
-        while node is not None:
-            tag = node.tag if isinstance(node.tag, str) else "?"
-            name = node.get("name")
-            steps.append(f"{tag}[@name='{name}']" if name is not None else tag)
-            node = node.getparent()
-        return "".join(f"/{step}" for step in reversed(steps))
+        parent = el.getparent()
+        return cls.child_path("" if parent is None else cls.path(parent), el)
 
-    def loc(self, el: Element) -> Location:
-        """Location of ``el``."""
-        return Location(self.source, el.sourceline or 0, self.path(el))
+    @staticmethod
+    def child_path(parent_path: str, el: Element) -> str:
+        """The path of ``el``, a child of the element whose path is ``parent_path``."""
+        tag = el.tag if isinstance(el.tag, str) else "?"
+        name = el.get("name")
+        step = f"{tag}[@name='{name}']" if name is not None else tag
+        return f"{parent_path}/{step}"
+
+    def loc(self, el: Element, path: str | None = None) -> Location:
+        """Location of ``el``; ``path`` is its path when the caller knows it."""
+        return Location(self.source, el.sourceline or 0, self.path(el) if path is None else path)
 
     def warn(self, message: str, el: Element) -> None:
         """Record a warning at ``el``."""
@@ -237,8 +240,9 @@ class XmlReader:
         if len(toks) > size:
             self.warn(f"<{el.tag}> holds {len(toks)} numbers; DART reads the first {size}", el)
         values = [self._number(t, el) for t in toks[:size]]
-        for v in values:
-            self._check_value(v, el, finite=finite, positive=positive, nonneg=False)
+        if not all(map(math.isfinite, values)) or (positive and min(values) <= 0.0):
+            for v in values:  # the first value that fails a check says why
+                self._check_value(v, el, finite=finite, positive=positive, nonneg=False)
         return values
 
     def integers(self, el: Element, size: int) -> list[int]:
