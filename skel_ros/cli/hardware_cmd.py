@@ -1,7 +1,8 @@
 """Subcommands of the hardware layer: ``skel-ros scan``, ``emulate`` and ``clear-faults``.
 
-``scan`` and ``emulate`` dispatch by protocol name to the protocol's package (``scan``
-and ``start_emulator`` with the signatures of docs/hardware.md), imported only when run;
+``scan`` and ``emulate`` ask the named protocol's plugin (its ``scan`` and
+``start_emulator``, id range, default ids and timeout; :mod:`skel_ros.hardware.plugins`),
+imported only when run;
 ``clear-faults`` opens the buses of a hardware YAML with their drivers and runs each
 protocol's fault recovery, as the hardware node's ``~/clear_faults`` does.
 """
@@ -11,33 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from skel_ros.hardware.plugins import ProtocolPlugin
+
 USAGE_ERROR = 2  # the exit code of argparse's errors
-
-
-@dataclass(frozen=True)
-class _Protocol:
-    package: str
-    bus: str  # "serial" or "can"
-    ids: str  # default ids to scan / emulate
-    timeout: float  # default seconds per answer when scanning
-    id_range: tuple[int, int]  # the ids the protocol can address
-
-
-# protocol name -> where its scan / start_emulator live and how its transport looks.
-PROTOCOLS: dict[str, _Protocol] = {
-    # Dynamixel Protocol 2.0: 253 is reserved, 254 broadcast.
-    "dynamixel": _Protocol("skel_ros.hardware.dynamixel", "serial", "0-252", 0.01, (0, 252)),
-    # CANopen node ids; 0 addresses every node in NMT.
-    "canopen": _Protocol("skel_ros.hardware.canopen402", "can", "1-127", 0.05, (1, 127)),
-    # Standard 11-bit CAN ids; 0x7FF is the Damiao register id.
-    "mit": _Protocol("skel_ros.hardware.mit", "can", "1-32", 0.05, (1, 0x7FE)),
-}
 
 
 def _id(text: str) -> int:
@@ -68,7 +50,19 @@ def parse_ids(text: str, lo: int = 0, hi: int = 0x7FF, what: str = "ids") -> lis
     return sorted(set(ids))
 
 
-def _parse_ids(args: argparse.Namespace, proto: _Protocol, text: str) -> list[int] | None:
+def _plugin(args: argparse.Namespace) -> ProtocolPlugin | None:
+    """The plugin of ``args.protocol``, or None after an error message (not available)."""
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.hardware.plugins import protocol
+
+    try:
+        return protocol(args.protocol)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def _parse_ids(args: argparse.Namespace, proto: ProtocolPlugin, text: str) -> list[int] | None:
     """The ids of ``--ids`` for ``proto``, or None after an argparse-style error message."""
     lo, hi = proto.id_range
     try:
@@ -78,8 +72,10 @@ def _parse_ids(args: argparse.Namespace, proto: _Protocol, text: str) -> list[in
         return None
 
 
-def _transport(args: argparse.Namespace, proto: _Protocol) -> dict[str, Any]:
-    if proto.bus == "serial":
+def _transport(args: argparse.Namespace, proto: ProtocolPlugin) -> dict[str, Any]:
+    from skel_ros.hardware.plugins import TransportKind
+
+    if proto.transport is TransportKind.SERIAL:
         if not args.port:
             raise SystemExit(f"skel-ros {args.command}: --port is required for"
                              f" {args.protocol}")
@@ -96,29 +92,25 @@ def _transport(args: argparse.Namespace, proto: _Protocol) -> dict[str, Any]:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    import importlib
-
     from skel_ros.hardware.errors import HardwareError
 
-    proto = PROTOCOLS[args.protocol]
-    ids = _parse_ids(args, proto, args.ids or proto.ids)
+    proto = _plugin(args)
+    if proto is None:
+        return 1
+    ids = _parse_ids(args, proto, args.ids or proto.scan_ids)
     if ids is None:
         return USAGE_ERROR
     transport = _transport(args, proto)
-    timeout = proto.timeout if args.timeout is None else args.timeout
+    timeout = proto.scan_timeout if args.timeout is None else args.timeout
     where = transport.get("port") or f"{transport['interface']}:{transport.get('channel', '')}"
     try:
-        module = importlib.import_module(proto.package)
-        results = module.scan(transport, ids, timeout)
-    except ImportError as exc:
-        print(f"error: protocol {args.protocol!r} is not available: {exc}", file=sys.stderr)
-        return 1
+        results = proto.scan(transport, ids, timeout)
     except HardwareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if not results:
-        print(f"error: no {args.protocol} device answered on {where} (ids {args.ids or proto.ids},"
-              f" {timeout * 1e3:g} ms each)", file=sys.stderr)
+        print(f"error: no {args.protocol} device answered on {where} (ids"
+              f" {args.ids or proto.scan_ids}, {timeout * 1e3:g} ms each)", file=sys.stderr)
         return 1
     for r in results:
         number = "" if r.model_number is None else f"model number {r.model_number}, "
@@ -130,21 +122,23 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
-    import importlib
     import threading
 
-    from skel_ros.hardware.base import ActuatorSpec, ControlMode
+    from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.errors import HardwareError
+    from skel_ros.hardware.plugins import TransportKind
 
-    proto = PROTOCOLS[args.protocol]
+    proto = _plugin(args)
+    if proto is None:
+        return 1
     ids = _parse_ids(args, proto, args.ids or "1")
     if ids is None:
         return USAGE_ERROR
-    mode = ControlMode.MIT if args.protocol == "mit" else ControlMode.POSITION
-    actuators = [ActuatorSpec(i, mode, args.model or "") for i in ids]
+    # The protocol's usual mode (MIT motors: mit; the others: position).
+    actuators = [ActuatorSpec(i, proto.modes[0], args.model or "") for i in ids]
     transport: dict[str, Any] = {}
     options: dict[str, Any] = {}
-    if proto.bus == "serial":
+    if proto.transport is TransportKind.SERIAL:
         transport["baudrate"] = args.baud
         if args.wire_time:
             options["wire_time"] = True
@@ -153,11 +147,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         if args.channel:
             transport["channel"] = args.channel
     try:
-        module = importlib.import_module(proto.package)
-        emulator = module.start_emulator(transport, actuators, options)
-    except ImportError as exc:
-        print(f"error: protocol {args.protocol!r} is not available: {exc}", file=sys.stderr)
-        return 1
+        emulator = proto.start_emulator(transport, actuators, options)
     except HardwareError as exc:
         print(f"error: cannot start the {args.protocol} emulator: {exc}", file=sys.stderr)
         return 1
@@ -176,9 +166,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_clear_faults(args: argparse.Namespace) -> int:
-    from skel_ros.hardware.base import bus_class
     from skel_ros.hardware.config import load_hardware_config
     from skel_ros.hardware.errors import HardwareError
+    from skel_ros.hardware.plugins import bus_class
 
     try:
         config = load_hardware_config(args.config).with_overrides(
@@ -221,7 +211,9 @@ def _cmd_clear_faults(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
-    names = sorted(PROTOCOLS)
+    from skel_ros.hardware.plugins import protocol_names
+
+    names = list(protocol_names())  # names only: no protocol is imported here
     p = sub.add_parser(
         "scan", help="list the actuators that answer on a serial port or CAN bus",
         description="Ask each id on the bus (Dynamixel PING; CANopen SDO read; MIT "

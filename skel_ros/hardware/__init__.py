@@ -1,7 +1,8 @@
 """Real actuators: transports, protocol drivers, emulators, safety; no rclpy, no dartpy.
 
-Drivers for each protocol live in their own subpackage and are imported only when a
-hardware configuration names them (:func:`skel_ros.hardware.base.bus_class`).
+Drivers for each protocol live in their own subpackage, described by a protocol plugin,
+and are imported only when a hardware configuration names them
+(:mod:`skel_ros.hardware.plugins`).
 
 Typical use (what the hardware node does)::
 
@@ -15,7 +16,6 @@ Typical use (what the hardware node does)::
 """
 
 from skel_ros.hardware.base import (
-    PROTOCOLS,
     ActuatorBus,
     ActuatorCommand,
     ActuatorSpec,
@@ -23,7 +23,6 @@ from skel_ros.hardware.base import (
     BusSpec,
     ControlMode,
     ScanResult,
-    bus_class,
 )
 from skel_ros.hardware.config import (
     BoundConfig,
@@ -44,10 +43,16 @@ from skel_ros.hardware.errors import (
     TransportTimeoutError,
 )
 from skel_ros.hardware.manager import CommandResult, HardwareManager, HardwareStatus, Request
+from skel_ros.hardware.plugins import (
+    ProtocolPlugin,
+    TransportKind,
+    bus_class,
+    protocol,
+    protocol_names,
+)
 from skel_ros.hardware.safety import MotionState
 
 __all__ = [
-    "PROTOCOLS",
     "ActuatorBus",
     "ActuatorCommand",
     "ActuatorDiagnostics",
@@ -68,13 +73,17 @@ __all__ = [
     "Level",
     "MotionState",
     "ProtocolError",
+    "ProtocolPlugin",
     "ReconnectPolicy",
     "Request",
     "SafeState",
     "ScanResult",
     "TransportError",
+    "TransportKind",
     "TransportTimeoutError",
     "bus_class",
     "load_hardware_config",
     "parse_hardware_config",
+    "protocol",
+    "protocol_names",
 ]

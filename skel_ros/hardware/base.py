@@ -10,19 +10,21 @@ Units on this interface are SI **at the actuator's output shaft** (rad, rad/s, N
 m/s, N): drivers convert to and from ticks, velocity units, currents and fixed-point
 fields; the manager maps joint <-> actuator with direction, gear ratio and zero offset.
 
-Drivers are chosen by name (``protocol:`` in the hardware YAML) and imported only when a
-configuration uses them, like python-can's interfaces (see :func:`bus_class`).
+Drivers are chosen by name (``protocol:`` in the hardware YAML) through their protocol's
+plugin and imported only when a configuration uses them, like python-can's interfaces
+(see :mod:`skel_ros.hardware.plugins`).
 """
 
 from __future__ import annotations
 
 import abc
 import enum
-import importlib
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
 
 from skel_ros.hardware.errors import ConfigError
 
@@ -127,7 +129,8 @@ class BusSpec:
 
     Attributes:
         name: the bus's name in the YAML (``buses: {arm_bus: ...}``).
-        protocol: ``"dynamixel"``, ``"canopen"`` or ``"mit"`` (see :data:`PROTOCOLS`).
+        protocol: the protocol's name (``"dynamixel"``, ``"canopen"``, ``"mit"`` or any
+            other registered one, see :mod:`skel_ros.hardware.plugins`).
         transport: how to open it: for serial ``{"port": "/dev/ttyUSB0" or any
             pyserial URL, "baudrate": 4000000}``; for CAN ``{"interface": "socketcan",
             "channel": "can0", "bitrate": 1000000}`` (any python-can bus arguments).
@@ -170,6 +173,25 @@ class ActuatorCommand:
     effort: float = NAN
     kp: float = NAN
     kd: float = NAN
+
+    @classmethod
+    def for_mode(cls, mode: ControlMode, position: float, velocity: float, effort: float,
+                 ) -> ActuatorCommand | None:
+        """The command an actuator in ``mode`` gets for one cycle's targets (SI, actuator side).
+
+        POSITION: the position, None while it is not finite (nothing to send); MIT: the
+        position with the velocity as feed-forward, no torque feed-forward and the
+        actuator's configured gains (NaN), None likewise; VELOCITY and EFFORT: their value
+        as :func:`numpy.nan_to_num` gives it (NaN: 0).
+        """
+        if mode is ControlMode.POSITION:
+            return cls(position=position) if math.isfinite(position) else None
+        if mode is ControlMode.MIT:
+            return (cls(position=position, velocity=velocity, effort=0.0)
+                    if math.isfinite(position) else None)
+        if mode is ControlMode.VELOCITY:
+            return cls(velocity=float(np.nan_to_num(velocity)))
+        return cls(effort=float(np.nan_to_num(effort)))
 
 
 @dataclass(frozen=True)
@@ -304,51 +326,3 @@ class ActuatorBus(abc.ABC):
     def is_open(self) -> bool:
         """Whether :meth:`open` succeeded and :meth:`close` was not called since."""
         return False
-
-
-# protocol name -> "module:Class"; imported only when a configuration asks for it.
-PROTOCOLS: Mapping[str, str] = MappingProxyType({
-    "dynamixel": "skel_ros.hardware.dynamixel.bus:DynamixelBus",
-    "canopen": "skel_ros.hardware.canopen402.bus:Cia402Bus",
-    "mit": "skel_ros.hardware.mit.bus:MitBus",
-})
-
-
-CAN_PROTOCOLS: frozenset[str] = frozenset({"canopen", "mit"})
-"""The protocols whose transport is a python-can bus."""
-
-
-def emulator_transport(spec: BusSpec) -> dict[str, Any]:
-    """Where the emulator of ``spec``'s bus goes (``emulate:=true``): never onto real hardware.
-
-    A CAN bus on a python-can ``virtual`` channel keeps it (tests choose their channel);
-    any other CAN transport (``socketcan``, ``pcan``, ...) gives ``{}``, a fresh virtual
-    channel, so emulation works where that interface is missing and never puts emulated
-    motors on a real bus. Serial emulators open their own pseudo-terminal whatever the
-    port says, so a serial transport is returned unchanged.
-    """
-    transport = dict(spec.transport)
-    if spec.protocol in CAN_PROTOCOLS and transport.get("interface") != "virtual":
-        return {}
-    return transport
-
-
-def bus_class(protocol: str) -> type[ActuatorBus]:
-    """Return the driver class of ``protocol``, importing its module now.
-
-    Raises:
-        ConfigError: unknown protocol, or its module / library cannot be imported.
-    """
-    try:
-        target = PROTOCOLS[protocol]
-    except KeyError:
-        raise ConfigError(
-            f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}"
-        ) from None
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"protocol {protocol!r} is not available: {exc}") from None
-    cls: type[ActuatorBus] = getattr(module, class_name)
-    return cls

@@ -8,14 +8,14 @@ A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one
     auto_resume: false            # after a fault and reconnect: enable again by itself?
     buses:
       arm_bus:
-        protocol: dynamixel       # dynamixel | canopen | mit
+        protocol: dynamixel       # dynamixel | canopen | mit | a plugin's name
         transport: {port: /dev/ttyUSB0, baudrate: 1000000}
     joints:
       shoulder_yaw:               # a DOF name of the SKEL model
         bus: arm_bus
         id: 1
         model: XM430-W350
-        mode: position            # position | velocity | effort | mit
+        mode: position            # position | velocity | effort | mit (what the protocol has)
         direction: 1              # 1 or -1
         zero_offset: 0.0          # actuator position (rad) when the DOF is at 0
         gear_ratio: 1.0           # actuator turns per DOF turn
@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 import numpy as np
 
 from skel_ros.hardware.base import (
-    PROTOCOLS,
     ActuatorLimits,
     ActuatorSpec,
     BusSpec,
     ControlMode,
 )
 from skel_ros.hardware.errors import ConfigError
+from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind, protocol, protocol_names
 from skel_ros.model.limits import (
     BoundOverride,
     JointOverride,
@@ -89,8 +89,6 @@ DEVICE_WATCHDOG_MIN: Final = 0.25
 # timers (up to 16 ms) and a loaded host. A missed reply costs one cycle; fault_threshold
 # misses in a row fail the bus.
 DEFAULT_TIMEOUT_MARGIN: Final = 0.1
-_SERIAL_PROTOCOLS: Final = frozenset({"dynamixel"})
-_CAN_PROTOCOLS: Final = frozenset({"canopen", "mit"})
 _SHOWN: Final = 12  # DOF names listed in an "unknown DOF" message
 
 
@@ -286,9 +284,10 @@ class HardwareConfig:
         result = self
         for spec in self.buses:
             transport = dict(spec.transport)
-            if spec.protocol in _SERIAL_PROTOCOLS and port:
+            kind = protocol(spec.protocol).transport
+            if kind is TransportKind.SERIAL and port:
                 transport["port"] = port
-            if spec.protocol in _CAN_PROTOCOLS:
+            if kind is TransportKind.CAN:
                 if can_interface:
                     transport["interface"] = can_interface
                 if can_channel:
@@ -474,6 +473,7 @@ class _Parser:
     def __init__(self, source: str, base_dir: Path) -> None:
         self.source = source
         self.base_dir = base_dir
+        self.plugins: dict[str, ProtocolPlugin] = {}
 
     def fail(self, line: int, message: str) -> ConfigError:
         return ConfigError(_at(self.source, line, message))
@@ -640,6 +640,7 @@ class _Parser:
         if not raw:
             raise self.fail(_line(top, "buses"), "'buses' is empty")
         specs = []
+        known = protocol_names()
         for name, value in raw.items():
             line = _line(raw, name)
             if not isinstance(name, str) or not name:
@@ -647,18 +648,40 @@ class _Parser:
             what = f"bus {name!r}"
             bus = self.mapping(value, what, line)
             self.keys(bus, _BUS_KEYS, what)
-            protocol = self.string(bus, "protocol", what, None)
-            if protocol not in PROTOCOLS:
+            name_of_protocol = self.string(bus, "protocol", what, None)
+            if name_of_protocol not in known:
                 raise self.fail(_line(bus, "protocol"),
-                                f"{what}: unknown protocol {protocol!r}; known:"
-                                f" {', '.join(sorted(PROTOCOLS))}")
+                                f"{what}: unknown protocol {name_of_protocol!r}; known:"
+                                f" {', '.join(known)}")
+            plugin = self.plugin(name_of_protocol, _line(bus, "protocol"))
             transport = self.plain(bus, "transport", what)
             if not transport:
                 raise self.fail(line, f"{what} has no 'transport' (port or CAN channel)")
             self.transport_rates(bus["transport"], what)
-            specs.append(BusSpec(name, protocol, transport, self.plain(bus, "options", what),
-                                 line=line))
+            options = self.plain(bus, "options", what)
+            self.option_names(bus.get("options") or {}, plugin.bus_options, plugin, what)
+            specs.append(BusSpec(name, name_of_protocol, transport, options, line=line))
         return tuple(specs)
+
+    def plugin(self, name: str, line: int) -> ProtocolPlugin:
+        """The plugin of protocol ``name``, loaded once per document."""
+        if name not in self.plugins:
+            try:
+                self.plugins[name] = protocol(name)
+            except ConfigError as exc:
+                raise self.fail(line, str(exc)) from None
+        return self.plugins[name]
+
+    def option_names(self, options: Mapping[Any, Any], allowed: frozenset[str],
+                     plugin: ProtocolPlugin, what: str) -> None:
+        """Every key of ``options`` (as loaded, with its lines) is one the protocol reads."""
+        for key in options:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else (
+                    f"; it knows {', '.join(sorted(allowed)) or 'none'}")
+                raise self.fail(_line(options, key),
+                                f"{what} options: unknown {plugin.name} option {key!r}{hint}")
 
     def transport_rates(self, transport: Mapping[Any, Any], what: str) -> None:
         """A baud rate or bitrate, where given, is a positive integer (checked here for the line)."""
@@ -702,15 +725,19 @@ class _Parser:
                             f"{what}: unknown bus {bus_name!r}; the file defines"
                             f" {', '.join(repr(b) for b in buses)}")
         bus = buses[bus_name]
-        protocol = self.string(raw, "protocol", what, bus.protocol)
-        if protocol != bus.protocol:
+        name_of_protocol = self.string(raw, "protocol", what, bus.protocol)
+        if name_of_protocol != bus.protocol:
             raise self.fail(_line(raw, "protocol"),
-                            f"{what}: protocol {protocol!r} but bus {bus_name!r} is"
+                            f"{what}: protocol {name_of_protocol!r} but bus {bus_name!r} is"
                             f" {bus.protocol!r}")
+        plugin = self.plugin(bus.protocol, bus.line)
         actuator_id = self.integer(raw, "id", what, None)
         mode = self.choice(raw, "mode", what, ControlMode, ControlMode.POSITION)
-        if mode is ControlMode.MIT and protocol != "mit":
-            raise self.fail(_line(raw, "mode"), f"{what}: mode 'mit' needs protocol 'mit'")
+        if mode not in plugin.modes:
+            raise self.fail(_line(raw, "mode"),
+                            f"{what}: mode {mode.value!r} is not one of protocol"
+                            f" {plugin.name!r}'s modes"
+                            f" ({', '.join(m.value for m in plugin.modes)})")
         direction = raw.get("direction", 1)
         if isinstance(direction, bool) or direction not in (1, -1):
             raise self.fail(_line(raw, "direction"),
@@ -718,8 +745,10 @@ class _Parser:
         zero_offset = self.number(raw, "zero_offset", what, 0.0)
         gear_ratio = self.number(raw, "gear_ratio", what, 1.0, positive=True)
         model = self.string(raw, "model", what, "")
-        actuator = ActuatorSpec(id=actuator_id, mode=mode, model=model,
-                                options=self.plain(raw, "options", what), name=name)
+        options = self.plain(raw, "options", what)
+        self.option_names(raw.get("options") or {}, plugin.actuator_options, plugin, what)
+        actuator = ActuatorSpec(id=actuator_id, mode=mode, model=model, options=options,
+                                name=name)
         limits = self.limits(name, raw) if "limits" in raw else None
         return JointMapping(name=name, bus=bus_name, actuator=actuator, direction=direction,
                             zero_offset=zero_offset, gear_ratio=gear_ratio, limits=limits,

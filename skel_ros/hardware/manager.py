@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, ControlMode, bus_class
+from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec
 from skel_ros.hardware.config import SafeState
 from skel_ros.hardware.diagnostics import (
     ActuatorDiagnostics,
@@ -53,6 +53,7 @@ from skel_ros.hardware.diagnostics import (
     classify,
 )
 from skel_ros.hardware.errors import ConfigError, DeviceError, HardwareError
+from skel_ros.hardware.plugins import bus_class
 from skel_ros.hardware.safety import MODE_COMMANDS, MotionLimiter, MotionState
 from skel_ros.hardware.watchdog import Watchdog
 from skel_ros.model.limits import Clamp, CommandKind
@@ -239,8 +240,8 @@ class HardwareManager:
         bound: the configuration checked against the model.
         clock: monotonic seconds (injected for tests; the loop thread waits in real time,
             so give it a real clock when you :meth:`start` it).
-        bus_factory: builds the driver of a bus (default: the protocol's class from
-            :data:`~skel_ros.hardware.base.PROTOCOLS`).
+        bus_factory: builds the driver of a bus (default: the driver class of the bus's
+            protocol plugin, :func:`~skel_ros.hardware.plugins.bus_class`).
         control_rate, command_timeout, safe_state, auto_resume: override the YAML's values.
         write_on_command: when a command arrives between cycles, compute and write its
             targets at once (no read) instead of at the next deadline; the rate limiter
@@ -1112,20 +1113,11 @@ class HardwareManager:
         for slot in self._slots:
             cmds: dict[int, ActuatorCommand] = {}
             for dof, act in zip(slot.dofs, slot.actuators, strict=True):
-                mode = act.mode
-                if mode is ControlMode.POSITION:
-                    if math.isfinite(aq[dof]):
-                        cmds[act.id] = ActuatorCommand(position=float(aq[dof]))
-                elif mode is ControlMode.MIT:
-                    if math.isfinite(aq[dof]):
-                        cmds[act.id] = ActuatorCommand(
-                            position=float(aq[dof]), velocity=float(av[dof]), effort=0.0,
-                            kp=float(act.options.get("kp", math.nan)),
-                            kd=float(act.options.get("kd", math.nan)))
-                elif mode is ControlMode.VELOCITY:
-                    cmds[act.id] = ActuatorCommand(velocity=float(np.nan_to_num(av[dof])))
-                else:
-                    cmds[act.id] = ActuatorCommand(effort=float(np.nan_to_num(ae[dof])))
+                # The actuator's mode decides which fields it gets.
+                cmd = ActuatorCommand.for_mode(act.mode, float(aq[dof]), float(av[dof]),
+                                               float(ae[dof]))
+                if cmd is not None:
+                    cmds[act.id] = cmd
             out[id(slot)] = cmds
         return out
 

@@ -36,7 +36,6 @@ messages are stamped with the time of the read, never re-sent with a newer stamp
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import sys
@@ -56,9 +55,9 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
-from skel_ros.hardware.base import PROTOCOLS, emulator_transport
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.hardware.manager import MAX_START_DELAY
+from skel_ros.hardware.plugins import protocol
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
@@ -240,16 +239,14 @@ class HardwareNode(Node):
             maps = config.joints_on(spec.name)
             if not maps:
                 continue
-            package = PROTOCOLS[spec.protocol].partition(":")[0].rpartition(".")[0]
             try:
-                module = importlib.import_module(package)
-            except ImportError as exc:
-                raise NodeSetupError(f"bus {spec.name!r}: no emulator for protocol"
-                                     f" {spec.protocol!r}: {exc}") from None
+                plugin = protocol(spec.protocol)
+            except ConfigError as exc:
+                raise NodeSetupError(f"bus {spec.name!r}: no emulator: {exc}") from None
             options = {"initial_positions": {m.actuator.id: m.to_actuator(initial[m.name])
                                              for m in maps}}
             try:
-                emulator = module.start_emulator(emulator_transport(spec),
+                emulator = plugin.start_emulator(plugin.emulator_transport(spec.transport),
                                                  [m.actuator for m in maps], options)
             except HardwareError as exc:
                 raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"

@@ -92,7 +92,9 @@ def test_mapping_math_round_trips() -> None:
         (BASE + "    zero_offset: .nan\n", ("hw.yaml:9: joint 'shoulder_yaw' zero_offset must be"
                                           " finite")),
         (BASE + "    mode: torque\n", "hw.yaml:9: joint 'shoulder_yaw' mode must be one of"),
-        (BASE + "    mode: mit\n", "hw.yaml:9: joint 'shoulder_yaw': mode 'mit' needs protocol"),
+        (BASE + "    mode: mit\n", ("hw.yaml:9: joint 'shoulder_yaw': mode 'mit' is not one of"
+                                      " protocol 'dynamixel''s modes (position, velocity,"
+                                      " effort)")),
         (BASE + "    protocol: mit\n", "hw.yaml:9: joint 'shoulder_yaw': protocol 'mit' but bus"),
         (BASE.replace("bus: b", "bus: c"), "hw.yaml:7: joint 'shoulder_yaw': unknown bus 'c'"),
         (BASE.replace("    id: 1\n", "    id: -1\n"), ("hw.yaml:8: joint 'shoulder_yaw' id must"

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from skel_ros.hardware import HardwareManager, MotionState, load_hardware_config
-from skel_ros.hardware.base import BusSpec, ControlMode, emulator_transport
+from skel_ros.hardware.base import BusSpec, ControlMode
 from skel_ros.hardware.mit import lookup, start_emulator
 from skel_ros.hardware.mit.bus import MitBus
+from skel_ros.hardware.plugins import protocol
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind, LimitSet
 from skel_ros.resources import example, resolve
@@ -103,6 +104,11 @@ def test_directions_mirror_the_sides(config: HardwareConfig, skeleton: Skeleton)
         assert model is not None, jm.name
         for q in (dof.position_lower, dof.position_upper):
             assert model.ranges.p_min < jm.to_actuator(q) < model.ranges.p_max
+
+
+def emulator_transport(spec: BusSpec) -> dict[str, object]:
+    """Where the hardware node puts the emulator of ``spec``'s bus (``emulate:=true``)."""
+    return protocol(spec.protocol).emulator_transport(spec.transport)
 
 
 def test_the_real_interface_and_the_emulate_path(config: HardwareConfig) -> None:

@@ -3,7 +3,8 @@
 :class:`~skel_ros.hardware.canopen402.bus.Cia402Bus` is the driver (protocol
 ``canopen``); ``drive.eds`` is the project's object dictionary of the emulated drive
 (and the default one); :func:`scan` and :func:`start_emulator` are what the
-``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call.
+``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call, through
+:data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware import can_transport
-from skel_ros.hardware.base import ScanResult
-from skel_ros.hardware.canopen402.bus import DEFAULT_EDS, MODE_CODES, Units, state_of
+from skel_ros.hardware.base import ControlMode, ScanResult
+from skel_ros.hardware.canopen402.bus import (
+    _ACT_OPTIONS,
+    _BUS_OPTIONS,
+    DEFAULT_EDS,
+    MODE_CODES,
+    Cia402Bus,
+    Units,
+    state_of,
+)
 from skel_ros.hardware.errors import ConfigError, TransportError
+from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -21,7 +31,8 @@ if TYPE_CHECKING:
     from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 
-__all__ = ["DEFAULT_EDS", "MODE_CODES", "Units", "scan", "start_emulator", "state_of"]
+__all__ = ["DEFAULT_EDS", "MODE_CODES", "PLUGIN", "Units", "scan", "start_emulator",
+           "state_of"]
 
 
 def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
@@ -116,3 +127,19 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
     from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 
     return Cia402Emulator(transport, actuators, options)
+
+
+PLUGIN = ProtocolPlugin(
+    name="canopen",
+    bus_class=Cia402Bus,
+    transport=TransportKind.CAN,
+    id_range=(1, 127),  # CANopen node ids; 0 addresses every node in NMT
+    scan_ids="1-127",
+    scan_timeout=0.05,
+    modes=(ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
+    bus_options=_BUS_OPTIONS,
+    actuator_options=_ACT_OPTIONS,
+    scan=scan,
+    start_emulator=start_emulator,
+)
+"""The protocol ``canopen``: CiA 402 drives on a CAN bus."""

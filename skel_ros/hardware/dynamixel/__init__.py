@@ -6,6 +6,7 @@
 * :mod:`~skel_ros.hardware.dynamixel.control_table`: addresses, units, supported models.
 * :func:`start_emulator`: emulated servos on a pseudo-terminal, in their own process.
 * :func:`scan`: which ids answer on a port.
+* :data:`PLUGIN`: the protocol ``dynamixel`` (:mod:`skel_ros.hardware.plugins`).
 
 Reference: docs/dynamixel.md.
 """
@@ -15,7 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from skel_ros.hardware.base import ScanResult
+from skel_ros.hardware.base import ControlMode, ScanResult
+from skel_ros.hardware.dynamixel.bus import _ACTUATOR_OPTIONS, _BUS_OPTIONS, DynamixelBus
 from skel_ros.hardware.dynamixel.control_table import DEFAULT_MODEL, MODELS, model_by_name
 from skel_ros.hardware.errors import (
     ConfigError,
@@ -23,6 +25,7 @@ from skel_ros.hardware.errors import (
     ProtocolError,
     TransportTimeoutError,
 )
+from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
-__all__ = ["DEFAULT_SCAN_TIMEOUT", "MODELS", "scan", "start_emulator"]
+__all__ = ["DEFAULT_SCAN_TIMEOUT", "MODELS", "PLUGIN", "scan", "start_emulator"]
 
 DEFAULT_SCAN_TIMEOUT = 0.01  # s per id: a servo answers a PING within its return delay
 _EMULATOR_OPTIONS = frozenset({"initial_positions", "firmware", "return_delay_us", "wire_time",
@@ -50,7 +53,6 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int],
         TransportError: the port cannot be opened (or vanished during the scan).
     """
     from skel_ros.hardware.base import BusSpec
-    from skel_ros.hardware.dynamixel.bus import DynamixelBus
     from skel_ros.hardware.dynamixel.control_table import model_name
 
     spec = BusSpec("scan", "dynamixel", {**transport, "timeout": timeout})
@@ -118,3 +120,19 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
     config = EmulatorConfig(tuple(servos), baudrate, int(options.get("firmware", 48)),
                             max(0, min(254, delay_us // 2)), bool(options.get("wire_time", False)))
     return start(config)
+
+
+PLUGIN = ProtocolPlugin(
+    name="dynamixel",
+    bus_class=DynamixelBus,
+    transport=TransportKind.SERIAL,
+    id_range=(0, 252),  # Protocol 2.0: 253 is reserved, 254 is the broadcast id
+    scan_ids="0-252",
+    scan_timeout=DEFAULT_SCAN_TIMEOUT,
+    modes=(ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
+    bus_options=_BUS_OPTIONS,
+    actuator_options=_ACTUATOR_OPTIONS,
+    scan=scan,
+    start_emulator=start_emulator,
+)
+"""The protocol ``dynamixel``: Dynamixel Protocol 2.0 servos on a serial line."""

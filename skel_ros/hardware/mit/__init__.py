@@ -3,7 +3,8 @@
 :class:`~skel_ros.hardware.mit.bus.MitBus` is the driver (protocol ``mit``); the codec
 packs the 8-byte commands and decodes the replies; :data:`~.models.MODELS` holds the
 ranges of common motors. :func:`scan` and :func:`start_emulator` are what the
-``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call.
+``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call, through
+:data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware import can_transport
-from skel_ros.hardware.base import ScanResult
+from skel_ros.hardware.base import ControlMode, ScanResult
 from skel_ros.hardware.errors import ConfigError
+from skel_ros.hardware.mit.bus import _BUS_OPTIONS, MitBus
 from skel_ros.hardware.mit.codec import (
     EXIT_MODE,
     CommandError,
@@ -22,7 +24,8 @@ from skel_ros.hardware.mit.codec import (
     MitReply,
     Variant,
 )
-from skel_ros.hardware.mit.models import MODELS, MitModel, lookup, resolve
+from skel_ros.hardware.mit.models import MODELS, RANGE_OPTIONS, MitModel, lookup, resolve
+from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.mit.emulator import MitEmulator
 
-__all__ = ["MODELS", "CommandError", "MitCodec", "MitModel", "MitRanges", "MitReply",
+__all__ = ["MODELS", "PLUGIN", "CommandError", "MitCodec", "MitModel", "MitRanges", "MitReply",
            "Variant", "lookup", "resolve", "scan", "start_emulator"]
 
 _REGISTER_ID = 0x7FF
@@ -120,3 +123,20 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
     from skel_ros.hardware.mit.emulator import MitEmulator
 
     return MitEmulator(transport, actuators, options)
+
+
+PLUGIN = ProtocolPlugin(
+    name="mit",
+    bus_class=MitBus,
+    transport=TransportKind.CAN,
+    id_range=(1, _REGISTER_ID - 1),  # standard 11-bit ids; 0x7FF is the Damiao register id
+    scan_ids="1-32",
+    scan_timeout=0.05,
+    modes=(ControlMode.MIT, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
+    bus_options=frozenset(_BUS_OPTIONS),
+    # The ranges and variant (resolve), the gains of position, velocity and mit mode.
+    actuator_options=RANGE_OPTIONS | {"kp", "kd"},
+    scan=scan,
+    start_emulator=start_emulator,
+)
+"""The protocol ``mit``: MIT-mode motors (Mini Cheetah, CubeMars AK, Damiao) on a CAN bus."""

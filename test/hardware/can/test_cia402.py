@@ -20,7 +20,6 @@ from skel_ros.hardware.base import (
     ActuatorSpec,
     BusSpec,
     ControlMode,
-    bus_class,
 )
 from skel_ros.hardware.canopen402.bus import Cia402Bus, state_of, units_for
 from skel_ros.hardware.canopen402.emulator import Cia402Emulator
@@ -31,6 +30,7 @@ from skel_ros.hardware.errors import (
     TransportError,
     TransportTimeoutError,
 )
+from skel_ros.hardware.plugins import bus_class
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

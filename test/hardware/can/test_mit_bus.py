@@ -19,7 +19,6 @@ from skel_ros.hardware.base import (
     ActuatorSpec,
     BusSpec,
     ControlMode,
-    bus_class,
 )
 from skel_ros.hardware.errors import (
     ConfigError,
@@ -31,6 +30,7 @@ from skel_ros.hardware.errors import (
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.mit.codec import EXIT_MODE
 from skel_ros.hardware.mit.emulator import MitEmulator
+from skel_ros.hardware.plugins import bus_class
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -316,7 +316,7 @@ def test_configuration_errors(acts: list[ActuatorSpec], options: dict[str, objec
 
 
 def test_registered_in_protocols() -> None:
-    from skel_ros.hardware.base import bus_class
+    from skel_ros.hardware.plugins import bus_class
 
     assert bus_class("dynamixel") is DynamixelBus
 
