@@ -94,33 +94,33 @@ class LoopbackBus(ActuatorBus):
         return answer
 
     def open(self, *, keep_torque: bool = False) -> None:
-        self._line = _Line(str(self.spec.transport["port"]), self.reply_timeout)
+        line = _Line(str(self.spec.transport["port"]), self.reply_timeout)
         try:
             missing = [a.id for a in self.actuators
-                       if self._line.ask(f"PING {a.id}") != f"PONG {a.id} {MODEL}"]
-            if missing:
-                raise TransportTimeoutError(f"bus {self.spec.name!r}: ids {missing} do not"
-                                            " answer")
-            if not keep_torque:
-                self.set_torque(False)  # noqa: FBT003
-        except BaseException:
-            self._line.close()
-            self._line = None
+                       if line.ask(f"PING {a.id}") != f"PONG {a.id} {MODEL}"]
+        except TransportError:
+            line.close()
             raise
+        if missing:
+            line.close()
+            raise TransportTimeoutError(f"bus {self.spec.name!r}: ids {missing} do not answer")
+        self._line = line
+        if not keep_torque:
+            self.set_torque(False)
 
     def close(self, *, torque_off: bool = True) -> None:
         if self._line is None:
             return
         try:
             if torque_off:
-                self.set_torque(False)  # noqa: FBT003
+                self.set_torque(False)
         except TransportError:
             pass
         finally:
             self._line.close()
             self._line = None
 
-    def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: FBT001
+    def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:
         which = ids if ids is not None else [a.id for a in self.actuators]
         self._ask(" ".join(["TORQUE", str(int(enabled)), *map(str, which)]))
 
@@ -208,7 +208,7 @@ def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
         line.close()
 
 
-def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],  # noqa: ARG001 - a pty of its own
+def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
                    options: Mapping[str, Any]) -> LoopbackEmulator:
     """Emulated devices for ``actuators`` (``options``: ``initial_positions`` {id: rad})."""
     initial = {int(k): float(v) for k, v in dict(options.get("initial_positions", {})).items()}

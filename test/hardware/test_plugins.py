@@ -121,7 +121,7 @@ def test_listing_imports_no_protocol_and_a_missing_can_library_spares_dynamixel(
 
 
 def test_registry_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   loopback: dict[str, str]) -> None:  # noqa: ARG001
+                                   loopback: dict[str, str]) -> None:
     assert "loopback" in protocol_names()
     with pytest.raises(ConfigError, match="unknown protocol 'nope'; known: canopen, dynamixel,"
                                           " loopback, mit"):
@@ -173,12 +173,12 @@ joints:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    (DXL, "hw.yaml:7: bus 'b' options: unknown dynamixel option 'fast_sync_red'; did you mean"
-          " 'fast_sync_read'?"),
-    (MIT, "hw.yaml:13: joint 'shoulder_yaw' options: unknown mit option 'kdd'; did you mean"
-          " 'kd'?"),
-    (MIT.replace("kdd", "zz"), "hw.yaml:13: joint 'shoulder_yaw' options: unknown mit option"
-                               " 'zz'; it knows kd, kd_max, kd_min, kp,"),
+    (DXL, ("hw.yaml:7: bus 'b' options: unknown dynamixel option 'fast_sync_red'; did you"
+           " mean 'fast_sync_read'?")),
+    (MIT, ("hw.yaml:13: joint 'shoulder_yaw' options: unknown mit option 'kdd'; did you mean"
+           " 'kd'?")),
+    (MIT.replace("kdd", "zz"), ("hw.yaml:13: joint 'shoulder_yaw' options: unknown mit option"
+                                " 'zz'; it knows kd, kd_max, kd_min, kp,")),
 ])
 def test_unknown_options_are_reported_with_their_line(text: str, message: str) -> None:
     """Before the option schemas, the MIT motor's misspelt 'kdd' was accepted in silence
@@ -189,11 +189,11 @@ def test_unknown_options_are_reported_with_their_line(text: str, message: str) -
     assert str(info.value).startswith(message), str(info.value)
 
 
-def test_modes_come_from_the_plugin(loopback: dict[str, str]) -> None:  # noqa: ARG001
+def test_modes_come_from_the_plugin(loopback: dict[str, str]) -> None:
     text = ("buses:\n  line:\n    protocol: loopback\n    transport: {port: /dev/null}\n"
             "joints:\n  elbow:\n    bus: line\n    id: 3\n    mode: velocity\n")
-    with pytest.raises(ConfigError, match="hw.yaml:9: joint 'elbow': mode 'velocity' is not one"
-                                          " of protocol 'loopback''s modes \\(position\\)"):
+    with pytest.raises(ConfigError, match=r"hw.yaml:9: joint 'elbow': mode 'velocity' is not"
+                                          r" one of protocol 'loopback''s modes \(position\)"):
         parse_hardware_config(text, "hw.yaml")
     config = parse_hardware_config(text.replace("velocity", "position"), "hw.yaml")
     assert config.joints[0].actuator.mode is ControlMode.POSITION
@@ -261,7 +261,7 @@ joints:
 
 @pytest.mark.ros
 def test_the_hardware_node_drives_a_registered_protocol(
-        loopback: dict[str, str], ros_env: dict[str, str], tmp_path: Path) -> None:  # noqa: ARG001
+        loopback: dict[str, str], ros_env: dict[str, str], tmp_path: Path) -> None:
     rclpy = pytest.importorskip("rclpy")
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
@@ -298,7 +298,7 @@ def test_the_hardware_node_drives_a_registered_protocol(
         return float(dict(zip(states[-1].name, states[-1].position, strict=True))[name])
 
     try:
-        emulator = node._emulators[0]  # noqa: SLF001 - the node's own emulator
+        emulator = node._emulators[0]
         assert type(emulator).__name__ == "LoopbackEmulator"
         spin_until(lambda: bool(states), "joint_states")
         spin_until(enable.service_is_ready, "~/enable")
@@ -306,7 +306,7 @@ def test_the_hardware_node_drives_a_registered_protocol(
         spin_until(future.done, "the enable reply")
         assert future.result().success, future.result().message
         assert all(torque for _, torque in emulator.devices.values())
-        node._on_joint_command(JointState(name=["elbow"], position=[0.4]))  # noqa: SLF001
+        node._on_joint_command(JointState(name=["elbow"], position=[0.4]))
         # direction -1: the device goes to -0.4; /joint_states reads +0.4 back from it.
         spin_until(lambda: abs(emulator.devices[3][0] + 0.4) < 1e-6, "the device at -0.4")
         spin_until(lambda: abs(position("elbow") - 0.4) < 1e-6, "elbow at 0.4 in joint_states")
