@@ -2,9 +2,8 @@
 
 Plain frozen dataclasses and Enums; vectors and matrices are read-only numpy
 arrays (``float64``). Transforms are 4x4 homogeneous matrices. Names, order and
-values are those DART 6.20's ``SkelParser`` builds (see
-``shared/spec/skel-semantics.md``), so the simulation node and the hardware node
-run exactly the joint model DART would.
+values are those DART 6.20's ``SkelParser`` builds (docs/model.md), so the
+simulation node and the hardware node run exactly the joint model DART would.
 """
 
 from __future__ import annotations
