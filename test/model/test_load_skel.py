@@ -3,19 +3,21 @@
 The model is frozen and its arrays are read-only; a file and the same text given as a
 string give the same numbers; every body gets the moment of its own shapes; a text
 that warns or fails does so at every element that holds it; numbers are refused as
-``std::stod`` refuses them; files are found and read as DART reads them.
+``std::stod`` refuses them; files are found and read as DART reads them; loading
+leaves the process's garbage collector as it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 
 import numpy as np
 import pytest
 from lxml import etree
 
-from skel_ros.model import SkelError, SkelValueError, load_skel
+from skel_ros.model import SkelError, SkelValueError, load_skel, skel_parser
 from skel_ros.model.inertia import moment_from_shapes
 from skel_ros.model.transforms import rigid_from_skel, rigid_to_matrix
 from skel_ros.model.types import Box, Dof, Joint, frozen_array
@@ -225,3 +227,36 @@ def test_a_file_whose_file_system_gives_no_size_is_read_to_its_end() -> None:
     # /proc files are regular files of size 0: an empty read would say "empty document".
     with pytest.raises(SkelError, match="not an XML file"):
         load_skel("/proc/self/status")
+
+
+def test_loading_leaves_the_garbage_collector_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The collector is process-wide: switching it off while a model loads would leave
+    # every other thread's garbage uncollected meanwhile, and switching it back on at the
+    # end would override another thread's choice.
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "tri.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 2 0\nf 1 2 3\n")
+    (tmp_path / "robot.skel").write_text(_chain_doc(1, _MESH))
+    seen: list[bool] = []
+    read_bounds = skel_parser.mesh_bounds
+
+    def watched(path: Path) -> object:
+        seen.append(gc.isenabled())
+        return read_bounds(path)
+
+    monkeypatch.setattr(skel_parser, "mesh_bounds", watched)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        load_skel(tmp_path / "robot.skel")
+        assert seen == [True]
+        gc.disable()
+        load_skel(tmp_path / "robot.skel")
+        assert seen == [True, False]
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
