@@ -19,6 +19,7 @@ from lxml import etree
 
 from skel_ros.model import SkelError, SkelValueError, load_skel, skel_parser
 from skel_ros.model.inertia import moment_from_shapes
+from skel_ros.model.meshes import mesh_bounds
 from skel_ros.model.transforms import rigid_from_skel, rigid_to_matrix
 from skel_ros.model.types import Box, Dof, Joint, frozen_array
 from skel_ros.model.xmlread import XmlReader
@@ -239,11 +240,9 @@ def test_loading_leaves_the_garbage_collector_alone(
     (tmp_path / "meshes" / "tri.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 2 0\nf 1 2 3\n")
     (tmp_path / "robot.skel").write_text(_chain_doc(1, _MESH))
     seen: list[bool] = []
-    read_bounds = skel_parser.mesh_bounds
-
-    def watched(path: Path) -> object:
+    def watched(path: Path) -> tuple[np.ndarray, np.ndarray]:
         seen.append(gc.isenabled())
-        return read_bounds(path)
+        return mesh_bounds(path)
 
     monkeypatch.setattr(skel_parser, "mesh_bounds", watched)
     was = gc.isenabled()
