@@ -1,9 +1,9 @@
 """The model as plain data, in the layout of the corpus fixtures (DART's own dump).
 
-``world_to_dict`` gives the same structure and keys as the reference dumps DART's own
-build gives for the SKEL corpus the tests compare against (``SKEL_CORPUS``), so ``skel-ros inspect --json`` output
-can be diffed against what DART built. Non-finite numbers are the strings
-``"inf"``, ``"-inf"``, ``"nan"`` as in the fixtures.
+``world_to_dict`` gives the same structure and keys as the reference dumps of DART's own
+build for the SKEL corpus the tests compare against (``SKEL_CORPUS``), so ``skel-ros
+inspect --json`` output can be diffed against what DART built. Non-finite numbers are
+the strings ``"inf"``, ``"-inf"``, ``"nan"`` as in the fixtures.
 """
 
 from __future__ import annotations
