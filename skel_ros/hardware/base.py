@@ -307,8 +307,8 @@ class ActuatorBus(abc.ABC):
             For each actuator looked at, what was done and what remains, in words
             (``"rebooted; no error"``, ``"fault reset sent; still in fault: 0x2310 ..."``).
         """
-        return {i: f"{self.protocol} has no fault recovery"
-                for i in (ids if ids is not None else [a.id for a in self.actuators])}
+        return dict.fromkeys(ids if ids is not None else [a.id for a in self.actuators],
+                             f"{self.protocol} has no fault recovery")
 
     @abc.abstractmethod
     def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: FBT001

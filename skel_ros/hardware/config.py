@@ -684,7 +684,7 @@ class _Parser:
                                 f"{what} options: unknown {plugin.name} option {key!r}{hint}")
 
     def transport_rates(self, transport: Mapping[Any, Any], what: str) -> None:
-        """A baud rate or bitrate, where given, is a positive integer (checked here for the line)."""
+        """A baud rate or bitrate, where given, is a positive integer (checked with its line)."""
         for key in ("baudrate", "bitrate", "data_bitrate"):
             if key not in transport:
                 continue

@@ -430,8 +430,8 @@ class HardwareManager:
         return CommandResult(ok=True, message=check.message, clamped=check.clamped,
                              reason="clamped" if check.clamped else "")
 
-    def follow(self, trajectory: Trajectory | None, start: float | None = None,
-               ) -> CommandResult:
+    def follow(self, trajectory: Trajectory | None,  # noqa: PLR0911 - one refusal per check
+               start: float | None = None) -> CommandResult:
         """Follow ``trajectory`` from ``start`` (manager clock; default now).
 
         Its samples are position goals and pass the same limits as commands; a new
@@ -836,7 +836,7 @@ class HardwareManager:
                 if slot.is_open and not slot.fresh:
                     try:
                         states = slot.driver.read()
-                    except HardwareError as exc:  # noqa: PERF203 - counted, retried
+                    except HardwareError as exc:  # counted, retried
                         self._fail_bus(slot, exc, classify(exc), str(exc), now)
                     else:
                         self._take_states(slot, states, now)
@@ -943,7 +943,15 @@ class HardwareManager:
                 self._e[dof] = d * st.effort * g
         if slot.just_opened:
             slot.just_opened = False
-            self._after_open(slot, now)
+            self._after_open(slot)
+        self._note_faults(slot, states, now)
+
+    def _note_faults(self, slot: _Slot, states: Mapping[int, ActuatorState], now: float) -> None:
+        """Take the devices' fault reports of one healthy read.
+
+        The read resets the backoff; a new device fault is counted, logged once and puts
+        the manager in ``fault``; faults that cleared are said once.
+        """
         faulty = [a for a in slot.actuators if states[a.id].error_code]
         if not faulty:
             slot.attempts = 0
@@ -966,7 +974,7 @@ class HardwareManager:
         _LOG.error("%s", message)
         self._enter_fault(message, now)
 
-    def _after_open(self, slot: _Slot, now: float) -> None:
+    def _after_open(self, slot: _Slot) -> None:
         """First healthy read after (re)opening: take the devices' torque as they report it.
 
         Under ``safe_state: hold``, actuators that kept torque through a bus outage hold
