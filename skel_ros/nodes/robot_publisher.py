@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from rclpy.node import Node
     from rclpy.publisher import Publisher
 
+    from skel_ros.model.kinematics import LocalFrames
     from skel_ros.model.types import Skeleton, World
 
 __all__ = ["ClockPublisher", "RobotPublisher"]
@@ -145,6 +146,9 @@ class RobotPublisher:
         starts = np.cumsum([0] + [s.num_dofs for s in world.skeletons])
         self._skeletons = [self._plan_skeleton(skel, int(start))
                            for skel, start in zip(world.skeletons, starts, strict=False)]
+        # Per skeleton: the positions of the last forward kinematics and its frames.
+        self._last_frames: list[tuple[Vector, LocalFrames] | None] = [None] * len(
+            self._skeletons)
         # (TF parent, frame) and the DOFs each /tf transform depends on: every moving
         # body, then every intermediate link.
         frames: list[tuple[str, str]] = []
@@ -234,12 +238,26 @@ class RobotPublisher:
             (nframes, 7) rows x, y, z, qx, qy, qz, qw of the ``/tf`` transforms, and the
             positions of the chain motions of all skeletons.
         """
-        frames = [s.kinematics.local_frames(q[s.dofs]) for s in self._skeletons]
+        frames = [self._local_frames(k, q[s.dofs]) for k, s in enumerate(self._skeletons)]
         mats = [f.joints[s.bodies] for f, s in zip(frames, self._skeletons, strict=True)]
         mats += [f.links[s.links] for f, s in zip(frames, self._skeletons, strict=True)]
         rows = _rows(np.concatenate(mats)) if mats else np.zeros((0, 7))
         values = np.concatenate([f.positions for f in frames]) if frames else np.zeros(0)
         return rows, values
+
+    def _local_frames(self, k: int, q: Vector) -> LocalFrames:
+        """Skeleton ``k``'s local frames at its positions ``q``, kept for the next call.
+
+        A skeleton whose positions are those of the last call (an immobile ground, a
+        robot at rest) is not evaluated again: the frames are a function of the
+        positions alone, so the kept ones are the same numbers.
+        """
+        last = self._last_frames[k]
+        if last is not None and np.array_equal(last[0], q):
+            return last[1]
+        frames = self._skeletons[k].kinematics.local_frames(q)
+        self._last_frames[k] = (q.copy(), frames)
+        return frames
 
     # ---------------------------------------------------------------- publishing
 

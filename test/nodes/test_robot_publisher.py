@@ -180,6 +180,39 @@ _MIXED_JOINTS = (
 )
 
 
+def test_frames_kept_for_unchanged_skeletons_follow_every_change(node: Any) -> None:
+    """A skeleton is evaluated again exactly when its positions change (two skeletons).
+
+    The publisher keeps each skeleton's last frames; moving one skeleton, moving the
+    other, moving back, and changing the caller's array in place between calls must
+    each give what a fresh publisher (nothing kept) gives, float for float.
+    """
+    from skel_ros.nodes.names import stamp_from_seconds
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+
+    world = load_skel(_MIXED_JOINTS, name="mixed.skel")
+    kept = RobotPublisher(node, world)
+    stamp = stamp_from_seconds(1.0)
+    first = world.skeletons[0].num_dofs
+    rng = np.random.default_rng(5)
+    q = kept.initial_positions + rng.uniform(-1.0, 1.0, kept.initial_positions.size)
+
+    def numbers(transforms: list[Any]) -> list[tuple[float, ...]]:
+        return [(t.transform.translation.x, t.transform.translation.y,
+                 t.transform.translation.z, t.transform.rotation.x, t.transform.rotation.y,
+                 t.transform.rotation.z, t.transform.rotation.w) for t in transforms]
+
+    seen = []
+    for change in ([], range(first), range(first, q.size), [], range(q.size), [first - 1]):
+        for i in change:
+            q[i] += 0.25  # in place: the array handed over last time changes too
+        seen.append(numbers(kept.transforms(q, stamp)))
+        assert seen[-1] == numbers(RobotPublisher(node, world).transforms(q, stamp))
+        assert kept.urdf_joint_values(q) == RobotPublisher(node, world).urdf_joint_values(q)
+    assert seen[1] != seen[0]
+    assert seen[2] != seen[1]
+
+
 @pytest.mark.parametrize("spread", [0.5, 3.0])
 def test_batched_urdf_values_and_frames_equal_the_model(node: Any, spread: float) -> None:
     """The publisher's array evaluation equals the model's functions, every joint type.
