@@ -134,12 +134,14 @@ class _WritePlan:
         addresses: their addresses.
         refused: a byte outside every field or in a read-only one (access error).
         eeprom: an EEPROM field among them (access error while torque is on).
+        goals_only: every field a goal (position, velocity, current, PWM).
     """
 
     fields: tuple[ct.Field, ...]
     addresses: frozenset[int]
     refused: bool
     eeprom: bool
+    goals_only: bool
 
 
 _PLANS: dict[tuple[int, int], _WritePlan] = {}
@@ -160,7 +162,8 @@ def _plain_plan(address: int, end: int) -> _WritePlan:
         fields = tuple(touched.values())
         plan = _PLANS[(address, end)] = _WritePlan(
             fields, frozenset(f.address for f in fields), refused,
-            any(f.access is ct.Access.EEPROM for f in fields))
+            any(f.access is ct.Access.EEPROM for f in fields),
+            bool(fields) and all(f.address in _WATCHDOG_GOALS for f in fields))
     return plan
 
 
@@ -182,6 +185,10 @@ class EmulatedServo:
     torque_writes: list[tuple[float, int]] = field(default_factory=list)  # (time, value)
     _getters: dict[tuple[int, int], Callable[[bytearray], bytes]] = field(default_factory=dict)
     _moving_threshold: float = 0.0
+    # The last goals-only WRITE applied, (address, data), while nothing its validity or
+    # the motor's targets depend on changed since (then None): the same write again
+    # changes nothing, so it is neither validated nor applied a second time.
+    _goals_in_force: tuple[int, bytes] | None = None
 
     @classmethod
     def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float, *,
@@ -229,6 +236,7 @@ class EmulatedServo:
             j = k % ct.INDIRECT_COUNT
             _U16.pack_into(t, base + 2 * j, data + j)
         self.registered = None
+        self._goals_in_force = None
         self._update_indirect()
 
     # ---------------------------------------------------------------- state
@@ -296,6 +304,7 @@ class EmulatedServo:
         self.sync(now)
         self.table[ct.HARDWARE_ERROR_STATUS.address] = bits & 0xFF
         self.persistent_fault = bits & 0xFF if persistent else 0
+        self._goals_in_force = None
         if bits:
             self.motor.set_torque(enabled=False, t=now)
             self.table[ct.TORQUE_ENABLE.address] = 0
@@ -346,6 +355,14 @@ class EmulatedServo:
             motor.set_position_target(motor.state.position)
         table[_WATCHDOG_AT] = ct.BUS_WATCHDOG_EXPIRED
         self.watchdog_expired_at = deadline
+        self._goals_in_force = None  # the targets moved; the goals are read-only now
+
+    def set_position(self, position: float, now: float) -> None:
+        """Put the shaft at ``position`` (rad), at rest (a test's hand on the horn)."""
+        self.sync(now)
+        self.motor.set_position(position)
+        self._goals_in_force = None  # the position target moved with the shaft
+        self.sync(now)
 
     # ---------------------------------------------------------------- access
 
@@ -402,12 +419,16 @@ class EmulatedServo:
         table = self.table
         if plan.refused or (plan.eeprom and table[_TORQUE_AT]):
             raise _WriteRefused(StatusError.ACCESS)
+        written = (address, data)
+        if plan.goals_only and written == self._goals_in_force:
+            return  # the goals in force again: valid as before, the targets unchanged
         new = bytearray(table)
         new[address:end] = data
         self._validate(new, plan.fields)
         self.motor.step(now)  # the old goals up to now, the new ones from now
         table[address:end] = data
         self._apply(plan.addresses, now)
+        self._goals_in_force = written if plan.goals_only else None
 
     def _write_indirect(self, address: int, data: bytes, now: float) -> None:  # noqa: C901
         """A WRITE reaching Indirect Address or Indirect Data fields."""
@@ -442,6 +463,7 @@ class EmulatedServo:
         self._validate(new, fields)
         self.motor.step(now)  # the old goals up to now, the new ones from now
         self.table[:] = new
+        self._goals_in_force = None
         if indirect_changed:
             self._update_indirect()
         self._apply(frozenset(f.address for f in fields), now)
@@ -578,10 +600,17 @@ class ServoBus:
                 s.booting_until <= now for s in self.all_servos.values()):
             self.servos = self.all_servos
 
-    def handle(self, packet: proto.Packet) -> list[tuple[float, bytes]]:  # noqa: C901, PLR0911
-        """The replies to one instruction packet: ``(return delay, bytes)`` in order."""
+    def handle(self, packet: proto.Packet,  # noqa: C901, PLR0911
+               now: float | None = None) -> list[tuple[float, bytes]]:
+        """The replies to one instruction packet: ``(return delay, bytes)`` in order.
+
+        ``now``: when the packet's bytes arrived (default: the clock's time now). Packets
+        read from the port in one piece arrived together, so they share one time: a
+        servo's motor steps once for a Sync Write and the Sync Read after it.
+        """
         self.counts["packets"] += 1
-        now = self.clock()
+        if now is None:
+            now = self.clock()
         # "Communication" for the Bus Watchdog is every instruction packet on the bus.
         self.check_watchdogs(now)
         self.last_rx = now
@@ -873,7 +902,7 @@ class _Server:
                 continue
             if packet is None:
                 break
-            out.extend(self.bus.handle(packet))
+            out.extend(self.bus.handle(packet, arrived))
         self.bus.counts["garbage_bytes"] = reader.discarded
         if not out:
             return
@@ -951,9 +980,7 @@ class _Server:
             return {"value": servo.table[_WATCHDOG_AT], "expired_at": servo.watchdog_expired_at,
                     "now": now}
         if command == "set_position":
-            servo.sync(now)
-            servo.motor.set_position(float(request["position"]))
-            servo.sync(now)
+            servo.set_position(float(request["position"]), now)
             return {"ok": True}
         if command == "register":
             fld = ct.FIELDS_BY_NAME[str(request["name"])]
