@@ -572,6 +572,25 @@ def _ticks(position: float) -> int:
     return _clip(position / ct.RAD_PER_TICK, 2**31 - 1) + ct.CENTER_TICK
 
 
+# ---------------------------------------------------------------- status packets
+
+# (id, length field) -> the status packet's first 8 bytes (header, id, length, 0x55) and
+# their CRC, from which each reply's CRC continues: the same bytes as build_status.
+_STATUS_HEADS: dict[tuple[int, int], tuple[bytes, int]] = {}
+
+
+def _build_status(dxl_id: int, error: int, data: bytes) -> bytes:
+    """:func:`proto.build_status`'s packet, the CRC of its fixed first bytes computed once."""
+    params = proto.stuff(bytes((error,)) + data)  # 0x55 cannot start FF FF FD: same stuffing
+    length = len(params) + 3  # instruction, params, CRC
+    head = _STATUS_HEADS.get((dxl_id, length))
+    if head is None:
+        first = proto.HEADER + bytes((dxl_id, length & 0xFF, length >> 8, Instruction.STATUS))
+        head = _STATUS_HEADS[(dxl_id, length)] = (first, proto.crc16(first))
+    crc = proto.crc16(params, head[1])
+    return b"".join((head[0], params, bytes((crc & 0xFF, crc >> 8))))
+
+
 # ---------------------------------------------------------------- the bus
 
 
@@ -691,7 +710,7 @@ class ServoBus:
         return StatusError.INSTRUCTION, b""
 
     def _status(self, servo: EmulatedServo, error: int, data: bytes = b"") -> tuple[float, bytes]:
-        return servo.return_delay, proto.build_status(servo.id, error | servo.alert, data)
+        return servo.return_delay, _build_status(servo.id, error | servo.alert, data)
 
     def _ping(self, servo: EmulatedServo) -> tuple[float, bytes]:
         data = servo.table[0:2] + servo.table[6:7]
