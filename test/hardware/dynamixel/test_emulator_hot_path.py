@@ -108,3 +108,14 @@ def test_packets_read_in_one_piece_share_their_arrival_time(
     assert len(steps) == 4  # each servo: the write and the read
     assert len(set(steps)) == 1, steps
     assert server.bus.last_rx == steps[0]
+
+
+def test_status_packets_are_protocol_status_packets() -> None:
+    """The emulator's status builder (header CRC kept) gives build_status's bytes."""
+    datas = [b"", bytes(16), b"\xff\xff\xfd", b"\x00\xff\xff\xfd\xff\xff\xfd\x01",
+             bytes(range(256)), b"\xff" * 7]
+    for dxl_id in (0, 1, 7, 252):
+        for error in (0, 0x80, 0x87, 0xFF):
+            for data in datas:
+                assert emu._build_status(dxl_id, error, data) == \
+                    p.build_status(dxl_id, error, data)
