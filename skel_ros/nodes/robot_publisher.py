@@ -147,7 +147,7 @@ class RobotPublisher:
         self._skeletons = [self._plan_skeleton(skel, int(start))
                            for skel, start in zip(world.skeletons, starts, strict=False)]
         # Per skeleton: the positions of the last forward kinematics and its frames.
-        self._last_frames: list[tuple[Vector, LocalFrames] | None] = [None] * len(
+        self._last_frames: list[tuple[bytes, LocalFrames] | None] = [None] * len(
             self._skeletons)
         # (TF parent, frame) and the DOFs each /tf transform depends on: every moving
         # body, then every intermediate link.
@@ -248,15 +248,16 @@ class RobotPublisher:
     def _local_frames(self, k: int, q: Vector) -> LocalFrames:
         """Skeleton ``k``'s local frames at its positions ``q``, kept for the next call.
 
-        A skeleton whose positions are those of the last call (an immobile ground, a
-        robot at rest) is not evaluated again: the frames are a function of the
-        positions alone, so the kept ones are the same numbers.
+        A skeleton whose positions are bit for bit those of the last call (an immobile
+        ground, a robot at rest) is not evaluated again: the frames are a function of
+        the positions alone, so the kept ones are the same numbers.
         """
+        key = q.tobytes()  # the same bits give the same frames (a copy: q may change)
         last = self._last_frames[k]
-        if last is not None and np.array_equal(last[0], q):
+        if last is not None and last[0] == key:
             return last[1]
         frames = self._skeletons[k].kinematics.local_frames(q)
-        self._last_frames[k] = (q.copy(), frames)
+        self._last_frames[k] = (key, frames)
         return frames
 
     # ---------------------------------------------------------------- publishing
