@@ -28,7 +28,12 @@ the process spent on the port's bytes (benchmarks subtract it from a driver's cy
 
 Speed: a control cycle's WRITEs (goals, torque) are below the indirect area, so what
 they touch, and whether they may, is computed once per address range and reused; the
-hot instructions are dispatched first, without enum lookups.
+hot instructions are dispatched first, without enum lookups. Packets read from the port
+in one piece share their arrival time, so a Sync Write and the Sync Read after it advance
+each motor once. A goals-only WRITE equal to the goals in force (the last such write,
+forgotten on any other write, a Bus Watchdog expiry, a reboot, a fault or a moved shaft)
+changes nothing, so it is neither validated nor applied again. A status packet's first
+eight bytes and their CRC are computed once per id and length.
 """
 
 from __future__ import annotations
