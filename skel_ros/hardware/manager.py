@@ -789,7 +789,8 @@ class HardwareManager:
         req.details = details
         ok = not faults_left and not closed
         if ok:
-            message = "no actuator reports a fault; torque stays off: enable to move"
+            message = ("no actuator reports a fault; the recovered ones have torque off:"
+                       " enable to move")
         else:
             parts = ([f"still in fault: {', '.join(faults_left)}"] if faults_left else [])
             parts += [f"bus(es) not connected: {', '.join(closed)}"] if closed else []
