@@ -856,13 +856,7 @@ class DynamixelBus(ActuatorBus):
                     reader.feed(self._transport.read(4096, remaining))
                 except TransportTimeoutError:
                     break
-                while True:
-                    try:
-                        packet = reader.next_packet()
-                    except ProtocolError:
-                        continue
-                    if packet is None:
-                        break
+                for packet in reader.valid_packets():
                     if packet.is_status and len(packet.data) == 3:  # noqa: PLR2004
                         found[packet.id] = (packet.data[0] | packet.data[1] << 8,
                                             packet.data[2])

@@ -341,6 +341,18 @@ class PacketReader:
         """Forget buffered bytes."""
         self.buffer.clear()
 
+    def valid_packets(self) -> list[Packet]:
+        """Every complete packet buffered now, skipping bad ones (their bytes are dropped)."""
+        packets: list[Packet] = []
+        while True:
+            try:
+                packet = self.next_packet()
+            except ProtocolError:
+                continue
+            if packet is None:
+                return packets
+            packets.append(packet)
+
     def next_packet(self) -> Packet | None:
         """The next complete, valid packet, or None if it has not fully arrived.
 
@@ -395,15 +407,7 @@ def parse(data: bytes) -> list[Packet]:
     """Every valid packet in ``data`` (garbage and bad packets skipped)."""
     reader = PacketReader()
     reader.feed(data)
-    packets: list[Packet] = []
-    while True:
-        try:
-            packet = reader.next_packet()
-        except ProtocolError:
-            continue
-        if packet is None:
-            return packets
-        packets.append(packet)
+    return reader.valid_packets()
 
 
 def split_fast_status(packet: Packet, size: int) -> list[tuple[int, int, bytes]]:
