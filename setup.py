@@ -76,6 +76,8 @@ setup(
     # dartpy only for simulation: the hardware node must run without it.
     extras_require={
         "sim": ["dartpy>=6.20,<7"],
+        # MuJoCo: to load an exported MJCF file (`skel-ros convert --to mjcf` needs nothing).
+        "mujoco": ["mujoco>=3.3,<5"],
     },
     entry_points={
         "console_scripts": [
