@@ -78,6 +78,10 @@ setup(
         "sim": ["dartpy>=6.20,<7"],
         # MuJoCo: to load an exported MJCF file (`skel-ros convert --to mjcf` needs nothing).
         "mujoco": ["mujoco>=3.3,<5"],
+        # xacro: to read `.urdf.xacro` files (plain URDF needs nothing more).
+        "urdf": ["xacro>=2.0,<3"],
+        # Real robots' URDFs the URDF import is tested on (test/model/test_urdf_robots.py).
+        "test-robots": ["example-robot-data>=4.1,<7", "yourdfpy>=0.0.56,<0.1"],
     },
     entry_points={
         "console_scripts": [
