@@ -486,6 +486,11 @@ def _actuator_status(act: ActuatorDiagnostics, node: str) -> DiagnosticStatus:
 
 def main(args: Sequence[str] | None = None) -> None:
     """Console script ``hardware_node``."""
+    from skel_ros.nodes.shutdown import NodeStopSignal
+
+    # Before rclpy.init (its handler calls the one it finds): the first SIGINT stops the
+    # node, a second one (a terminal's Ctrl-C under launch) cannot cut the torque-off short.
+    stop = NodeStopSignal("hardware_node").install()
     rclpy.init(args=None if args is None else list(args))
     node: HardwareNode | None = None
     try:
@@ -503,18 +508,20 @@ def main(args: Sequence[str] | None = None) -> None:
         if node is not None:
             node.get_logger().fatal(str(exc))
         print(f"hardware_node: {exc}", file=sys.stderr)  # noqa: T201 - a script's reason
-        if node is not None:
-            node.destroy_node()
-            node = None
-        if rclpy.ok():
-            rclpy.try_shutdown()
+        with stop.stopping():
+            if node is not None:
+                node.destroy_node()
+                node = None
+            if rclpy.ok():
+                rclpy.try_shutdown()
         sys.exit(EXIT_NOT_CONNECTED)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
+        with stop.stopping():
+            if node is not None:
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.try_shutdown()
 
 

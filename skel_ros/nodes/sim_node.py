@@ -632,6 +632,11 @@ class SimNode(Node):
 
 def main(args: Sequence[str] | None = None) -> None:
     """Console script ``sim_node``: ``sim_node --ros-args -p skel_file:=... -p ...``."""
+    from skel_ros.nodes.shutdown import NodeStopSignal
+
+    # Before rclpy.init (its handler calls the one it finds): the first SIGINT stops the
+    # node, a second one (a terminal's Ctrl-C under launch) waits for the cleanup.
+    stop = NodeStopSignal("sim_node").install()
     try:
         rclpy.init(args=None if args is None else list(args))
     except Exception as exc:  # noqa: BLE001 - unparsable --ros-args: one clear line
@@ -650,10 +655,11 @@ def main(args: Sequence[str] | None = None) -> None:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
+        with stop.stopping():
+            if node is not None:
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.try_shutdown()
 
 
 if __name__ == "__main__":
