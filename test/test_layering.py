@@ -1,4 +1,4 @@
-"""Import layering: the model is ROS-free and DART-free; the core is ROS-free.
+"""Import layering: the model is ROS-free and DART-free; the robot core is ROS-, engine- and bus-free.
 
 Each check runs in a fresh interpreter with the forbidden packages blocked in
 ``sys.modules`` (set to None, so any ``import`` of them raises ImportError),
@@ -41,6 +41,9 @@ def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
     ("package", "blocked"),
     [
         ("skel_ros.model", ROS + ["dartpy"]),
+        # The robot core knows backends only through RobotBackend: no engine, no bus.
+        ("skel_ros.core", ROS + ["dartpy", "skel_ros.sim", "skel_ros.hardware",
+                                 "skel_ros.nodes", "serial", "can"]),
         ("skel_ros.hardware", ROS + ["dartpy", "skel_ros.sim"]),
         ("skel_ros.sim", ROS + ["skel_ros.hardware"]),
         ("skel_ros.trajectory", ROS + ["dartpy"]),

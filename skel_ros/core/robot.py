@@ -1,0 +1,449 @@
+"""The robot core: one place that decides what a robot is commanded to do.
+
+:class:`RobotCore` sits between whoever drives a robot (a ROS node, a script, a test)
+and a :class:`~skel_ros.core.backend.RobotBackend` (DART, the hardware buses, a test
+double). It is the same for every backend, so a robot behaves the same in simulation
+and on hardware:
+
+* **Command arbitration.** A ``joint_commands`` command holds until replaced. A
+  trajectory replaces the trajectory before it (``PREEMPTED``); a command for one of
+  the joints of a trajectory being followed ends it (``TAKEN_OVER``); an empty
+  trajectory cancels it, and the joints hold where they are (``CANCELED``).
+* **The limits gate.** Every command and every trajectory sample goes through the
+  backend's :meth:`~skel_ros.core.backend.RobotBackend.check` (the model's limit set,
+  tightened where the configuration says so, and the command modes each DOF takes)
+  before it is written: refused whole, or clamped and reported (a trajectory's clamps
+  once per DOF).
+* **Trajectory following.** :meth:`RobotCore.cycle`, called once per control cycle
+  of the backend (the simulation: before every step, for the time the step ends at;
+  the hardware: every read cycle), samples the active trajectory and writes the sample
+  as position targets; a :class:`~skel_ros.core.follower.TrajectoryObserver` may watch
+  and decide the end.
+* **The command timeout** (:class:`~skel_ros.core.timeout.CommandTimeout`): commands,
+  and a trajectory being followed every cycle, feed it; when it expires the backend
+  applies its safe state (:meth:`~skel_ros.core.backend.RobotBackend.on_timeout`).
+* **Power.** A backend whose devices can refuse motion (power off, e-stop, fault) says
+  so through :meth:`~skel_ros.core.backend.RobotBackend.refusal`; the core then refuses
+  commands and trajectories, and whatever stops the devices ends the trajectory
+  (:meth:`RobotCore.stop_trajectory`, ``STOPPED``).
+
+Rate limiting stays where the motion is made: the simulation's position controllers
+and the hardware's motion limiter shape the way to each target.
+
+Threads: every public method may be called from any thread; the core's lock
+(:attr:`RobotCore.lock`) serialises them, and the backend is called under it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from skel_ros.core.errors import CommandRefused
+from skel_ros.core.follower import FollowOutcome
+from skel_ros.core.timeout import CommandTimeout
+from skel_ros.model.limits import Clamp, CommandKind
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from skel_ros.core.backend import Capabilities, RobotBackend, RobotState
+    from skel_ros.core.follower import Trajectory, TrajectoryObserver
+    from skel_ros.model.types import Array
+
+__all__ = ["CommandResult", "CoreLog", "LoggingLog", "RobotCore"]
+
+
+class CoreLog(Protocol):
+    """Where the core's log lines go (a node's logger, throttled per key)."""
+
+    def info(self, message: str) -> None:
+        """Something worth saying once (a trajectory starts, a command took over)."""
+        ...
+
+    def warning(self, message: str, key: str) -> None:
+        """Something wrong; ``key`` is stable across repeats (for throttling)."""
+        ...
+
+    def error(self, message: str, key: str) -> None:
+        """Something that stopped motion; ``key`` as for :meth:`warning`."""
+        ...
+
+
+class LoggingLog:
+    """A :class:`CoreLog` over a :mod:`logging` logger (keys ignored)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def info(self, message: str) -> None:
+        """Log at INFO."""
+        self.logger.info("%s", message)
+
+    def warning(self, message: str, key: str) -> None:  # noqa: ARG002 - protocol
+        """Log at WARNING."""
+        self.logger.warning("%s", message)
+
+    def error(self, message: str, key: str) -> None:  # noqa: ARG002 - protocol
+        """Log at ERROR."""
+        self.logger.error("%s", message)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The outcome of handing in a command.
+
+    Attributes:
+        ok: Whether it was taken.
+        message: Why not, or what was clamped; ``""`` when there is nothing to say.
+        clamped: The values moved into the limits.
+        reason: A stable key for throttling the log line (the message may hold values).
+    """
+
+    ok: bool
+    message: str = ""
+    clamped: tuple[Clamp, ...] = ()
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class _Active:
+    """The trajectory being followed."""
+
+    trajectory: Trajectory
+    names: tuple[str, ...]
+    index: npt.NDArray[np.intp]
+    start: float
+    observer: TrajectoryObserver | None
+    clamped: set[str] = field(default_factory=set)  # DOFs whose clamping was reported
+
+
+class RobotCore:
+    """Commands in, limits gate, trajectory follower, command timeout, state out.
+
+    Args:
+        backend: The robot's joints.
+        command_timeout: Seconds (of :meth:`now`) without a command before the backend's
+            safe state; 0 = never. The owner arms it (:meth:`restart_timeout`) when
+            motion starts: at once for a simulation, at enable for hardware.
+        max_start_delay: How far ahead of :meth:`now` a trajectory may start; a later
+            start is refused (a wrong stamp would keep the joints waiting for hours).
+        log: Where log lines go (default: the ``skel_ros.core`` logger).
+
+    Raises:
+        ValueError: ``command_timeout`` is NaN, ``max_start_delay`` negative or NaN.
+    """
+
+    def __init__(self, backend: RobotBackend, *, command_timeout: float = 0.0,
+                 max_start_delay: float = math.inf, log: CoreLog | None = None) -> None:
+        if not max_start_delay >= 0.0:
+            raise ValueError(f"max_start_delay must be >= 0, got {max_start_delay!r}")
+        self.backend = backend
+        self.names: tuple[str, ...] = tuple(backend.names)
+        """DOF names in the backend's (the model's) order."""
+        self.index: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        """DOF name -> index in :attr:`names`."""
+        self.max_start_delay = float(max_start_delay)
+        self._timeout = CommandTimeout(command_timeout)
+        self._log: CoreLog = log or LoggingLog(logging.getLogger("skel_ros.core"))
+        self._lock = threading.RLock()
+        self._active: _Active | None = None
+
+    # ---------------------------------------------------------------- facts
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The backend's capabilities."""
+        return self.backend.capabilities
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The core's lock (re-entrant): hold it to keep a cycle and a step together."""
+        return self._lock
+
+    def now(self) -> float:
+        """The core's time base: the backend's (simulated time, or the hardware clock)."""
+        return self.backend.now()
+
+    def read(self, now: float | None = None) -> RobotState:
+        """The backend's latest measurement, with per-DOF freshness."""
+        return self.backend.read(self.now() if now is None else now)
+
+    @property
+    def following(self) -> bool:
+        """Whether a trajectory is active."""
+        return self._active is not None
+
+    @property
+    def trajectory_names(self) -> tuple[str, ...]:
+        """The joints of the active trajectory (empty when none)."""
+        active = self._active
+        return active.names if active is not None else ()
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def configure(self) -> None:
+        """Configure the backend (connect or build; power stays off)."""
+        self.backend.configure()
+
+    def activate(self) -> None:
+        """Activate the backend (power on, holding the measured positions)."""
+        self.backend.activate()
+
+    def deactivate(self) -> None:
+        """End any trajectory (``STOPPED``) and deactivate the backend (power off)."""
+        self.stop_trajectory("deactivated")
+        self.backend.deactivate()
+
+    def close(self) -> None:
+        """End any trajectory (``STOPPED``) and close the backend."""
+        self.stop_trajectory("backend closed")
+        self.backend.close()
+
+    # ---------------------------------------------------------------- commands
+
+    def command(self, kind: CommandKind, names: Sequence[str],
+                values: npt.ArrayLike) -> CommandResult:
+        """Hand in a command: positions, velocities or efforts of some DOFs.
+
+        The whole command is refused when the limits gate rejects it (NaN, unknown or
+        repeated names, a count mismatch, a kind a DOF does not take) or the backend
+        refuses motion now; values outside the limits are clamped. A command for a
+        joint of the trajectory being followed ends it (``TAKEN_OVER``).
+        """
+        check = self.backend.check(kind, names, values)
+        if not check.ok:
+            return CommandResult(ok=False, message=check.message,
+                                 reason=f"{kind.value} command rejected")
+        if not check.names:
+            return CommandResult(ok=False, reason="no actuator",
+                                 message=f"{kind.value} command names no DOF this robot"
+                                         " drives")
+        refusal = self.backend.refusal()
+        if refusal:
+            return CommandResult(ok=False, message=f"{kind.value} command ignored: {refusal}",
+                                 reason="refused")
+        index = np.fromiter((self.index[n] for n in check.names), np.intp, len(check.names))
+        with self._lock:
+            now = self.backend.now()
+            active = self._active
+            if active is not None and np.isin(index, active.index).any():
+                self._end(now, FollowOutcome.TAKEN_OVER,
+                          f"a {kind.value} command for its joints took over")
+                self._log.info("joint_commands took over: trajectory stopped")
+            self.backend.write(now, kind, index, np.asarray(check.values, dtype=float))
+            self._timeout.feed(now)
+        return CommandResult(ok=True, message=check.message, clamped=check.clamped,
+                             reason="clamped" if check.clamped else "")
+
+    def follow(self, trajectory: Trajectory, start: float | None = None,
+               observer: TrajectoryObserver | None = None) -> None:
+        """Follow ``trajectory`` from ``start`` (:meth:`now`'s time base; None: now).
+
+        Its samples are position targets and pass the same gate as commands. It
+        replaces an active trajectory (whose observer gets ``PREEMPTED``).
+
+        Raises:
+            CommandRefused: It cannot be followed (unknown joints, joints this robot
+                does not drive or not in position mode, motion refused now, a start
+                beyond ``max_start_delay``); nothing changed.
+        """
+        names = tuple(trajectory.joint_names)
+        if not names:
+            raise CommandRefused("trajectory rejected: no joints", "trajectory joint names")
+        check = self.backend.check(CommandKind.POSITION, names, np.zeros(len(names)))
+        if not check.ok:
+            raise CommandRefused(f"trajectory rejected: {check.reason}",
+                                 "trajectory joint names")
+        if len(check.names) < len(names):
+            missing = [n for n in names if n not in check.names]
+            raise CommandRefused("trajectory rejected: DOF(s) without an actuator: "
+                                 + ", ".join(missing), "no actuator")
+        refusal = self.backend.refusal()
+        if refusal:
+            raise CommandRefused(f"trajectory ignored: {refusal}", "refused")
+        index = np.fromiter((self.index[n] for n in names), np.intp, len(names))
+        with self._lock:
+            now = self.backend.now()
+            begin = now if start is None else float(start)
+            if not math.isfinite(begin):
+                raise CommandRefused(f"trajectory rejected: start time {begin} is not finite",
+                                     "trajectory start")
+            if begin - now > self.max_start_delay:
+                raise CommandRefused(
+                    f"trajectory rejected: it starts {begin - now:.3g} s from now, more than"
+                    f" max_start_delay ({self.max_start_delay:g} s); check its header stamp"
+                    " (0 = start on receipt)", "trajectory starts too late")
+            if begin + trajectory.duration < now:
+                self._log.warning(f"trajectory: it ended {now - begin - trajectory.duration:.3f}"
+                                  " s ago (start stamp in the past); going to its last point",
+                                  "trajectory past")
+            if self._active is not None:
+                self._end(now, FollowOutcome.PREEMPTED, "replaced by a newer trajectory")
+            self._active = _Active(trajectory, names, index, begin, observer)
+            self._timeout.feed(now)
+        points = getattr(trajectory, "points", None)
+        count = f"{len(points)} point(s) for " if points is not None else ""
+        self._log.info(f"following a trajectory of {count}{len(names)} joint(s),"
+                       f" {trajectory.duration:g} s")
+
+    def cancel_trajectory(self) -> bool:
+        """Stop following (``CANCELED``); its joints hold where they are.
+
+        Returns:
+            Whether a trajectory was active.
+        """
+        with self._lock:
+            active = self._active
+            if active is None:
+                return False
+            now = self.backend.now()
+            self._end(now, FollowOutcome.CANCELED, "canceled: holding position")
+            self.backend.hold(now, active.index)
+            return True
+
+    def stop_trajectory(self, message: str, now: float | None = None) -> bool:
+        """End the active trajectory with ``STOPPED`` (e-stop, disable, reset, fault...).
+
+        The joints are left to whoever stopped them (no hold is written).
+
+        Returns:
+            Whether a trajectory was active.
+        """
+        with self._lock:
+            if self._active is None:
+                return False
+            self._end(self.backend.now() if now is None else now, FollowOutcome.STOPPED,
+                      message)
+            return True
+
+    def start_positions(self, names: Sequence[str]) -> list[float]:
+        """Where a trajectory for ``names`` starts: the backend's targets now."""
+        index = np.fromiter((self.index[n] for n in names), np.intp, len(names))
+        with self._lock:
+            return [float(x) for x in self.backend.start_positions(index)]
+
+    # ---------------------------------------------------------------- timeout
+
+    @property
+    def command_timeout(self) -> float:
+        """Seconds without a command before the safe state (0 = never)."""
+        return self._timeout.timeout
+
+    def set_command_timeout(self, timeout: float, now: float | None = None) -> None:
+        """Change the timeout; it counts from ``now`` (default: :meth:`now`).
+
+        Raises:
+            ValueError: ``timeout`` is NaN.
+        """
+        if math.isnan(timeout):
+            raise ValueError("command timeout is NaN")
+        with self._lock:
+            self._timeout.timeout = float(timeout)
+            self._timeout.feed(self.backend.now() if now is None else now)
+
+    def restart_timeout(self, now: float) -> None:
+        """Count the timeout from ``now`` (motion starts: start, reset, enable)."""
+        with self._lock:
+            self._timeout.feed(now)
+
+    def disarm_timeout(self) -> None:
+        """Stop counting until the next command (power off: nothing to guard)."""
+        with self._lock:
+            self._timeout.disarm()
+
+    @property
+    def timeout_tripped(self) -> bool:
+        """Whether the timeout expired and no command came since."""
+        return self._timeout.tripped
+
+    # ---------------------------------------------------------------- the cycle
+
+    def cycle(self, now: float) -> None:
+        """One control cycle at ``now``: follow the trajectory, then apply the timeout.
+
+        Called by the backend's loop (the simulation: before each step, with the time
+        the step ends at; the hardware: every read cycle while motion is enabled).
+        """
+        with self._lock:
+            active = self._active
+            if active is not None:
+                self._follow(now, active)
+            if self._timeout.poll(now):
+                self.stop_trajectory("command timeout", now)
+                message = self.backend.on_timeout(now, self._timeout.timeout)
+                if message:
+                    self._log.info(message)
+
+    def _follow(self, now: float, active: _Active) -> None:
+        t = now - active.start
+        try:
+            desired_q, desired_v, _ = active.trajectory.sample(max(t, 0.0))
+            desired_q = np.asarray(desired_q, dtype=np.float64)
+            desired_v = np.asarray(desired_v, dtype=np.float64)
+        except (ValueError, TypeError, IndexError) as exc:
+            self._abort(now, active, f"trajectory sampling failed, holding: {exc}")
+            return
+        check = self.backend.check(CommandKind.POSITION, active.names, desired_q)
+        if not check.ok or len(check.names) != len(active.names):
+            self._abort(now, active, f"trajectory sample rejected, holding: {check.reason}")
+            return
+        new = [c for c in check.clamped if c.name not in active.clamped]
+        if new:  # once per DOF and trajectory: the trajectory leaves the limits
+            active.clamped.update(c.name for c in new)
+            self._log.warning(
+                f"trajectory leaves the limits at t = {t:.3f} s: "
+                + ", ".join(f"{c.name!r} {c.requested:.6g} -> {c.applied:.6g}" for c in new)
+                + " (clamped; said once per DOF and trajectory)", "trajectory clamped")
+        self.backend.write(now, CommandKind.POSITION, active.index,
+                           np.asarray(check.values, dtype=float))
+        self._timeout.feed(now)
+        if active.observer is None:
+            if t > active.trajectory.duration:  # done: the last point stays held
+                self._end(now, FollowOutcome.SUCCEEDED, "reached its last point")
+            return
+        state = self.backend.read(now)
+        fresh = state.fresh[active.index]
+        actual_q = np.where(fresh, state.positions[active.index], np.nan)
+        measured_v = state.velocities[active.index]
+        actual_v: Array | None = (np.where(fresh, measured_v, np.nan)
+                                  if np.isfinite(measured_v).any() else None)  # None: unknown
+        try:
+            decision = active.observer.on_cycle(now, t, active.names, (desired_q, desired_v),
+                                                (actual_q, actual_v))
+        except Exception as exc:  # noqa: BLE001 - an observer's bug must not stop the loop
+            decision = (FollowOutcome.ABORTED, f"the trajectory's observer failed: {exc!r}")
+            self._log.error(decision[1], "observer failed")
+        if decision is None:
+            return
+        outcome, message = decision
+        if outcome is FollowOutcome.SUCCEEDED:
+            self._end(now, outcome, message)
+        else:
+            if outcome is not FollowOutcome.ABORTED:
+                message = f"the observer returned {outcome!r}, not SUCCEEDED or ABORTED"
+            self._end(now, FollowOutcome.ABORTED, message)
+            self.backend.hold(now, active.index)
+
+    def _abort(self, now: float, active: _Active, message: str) -> None:
+        self._log.error(message, "trajectory aborted")
+        self._end(now, FollowOutcome.ABORTED, message)
+        self.backend.hold(now, active.index)
+
+    def _end(self, now: float, outcome: FollowOutcome, message: str) -> None:
+        """Forget the active trajectory and tell its observer (exactly once)."""
+        active, self._active = self._active, None
+        if active is None or active.observer is None:
+            return
+        try:
+            active.observer.on_end(now, outcome, message)
+        except Exception as exc:  # noqa: BLE001 - an observer's bug must not stop the loop
+            self._log.error(f"the trajectory's observer failed at its end: {exc!r}",
+                            "observer failed")
