@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.paths import input_file
+
 if TYPE_CHECKING:
     import argparse
 
@@ -81,7 +83,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
                    help="first record the running graph's commands and joint states into"
                         " RECORDING (until Ctrl-C or --duration), then compare")
     p.add_argument("--duration", type=float, help="with --record: seconds to record")
-    p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
+    p.add_argument("--skel", type=input_file, help="model file, for the joint limits (limit hits)")
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
     p.add_argument("--rate", type=float, default=100.0, help="comparison grid rate, Hz")

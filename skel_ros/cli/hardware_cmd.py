@@ -14,6 +14,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.paths import input_file
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -251,7 +253,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         " fault reset, an MIT motor's clear-error where its model has one; torque stays off"
         " there) and print what was done per actuator. Exits 1 when a fault remains or a bus"
         " cannot be opened. Stop the hardware node first (or use its ~/clear_faults).")
-    c.add_argument("config", help="the hardware YAML")
+    c.add_argument("config", type=input_file, help="the hardware YAML")
     c.add_argument("--bus", action="append", help="only this bus (repeatable)")
     c.add_argument("--port", help="serial port for every serial bus (default: the YAML's)")
     c.add_argument("--can-interface", help="python-can interface for every CAN bus")

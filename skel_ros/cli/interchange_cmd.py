@@ -1,8 +1,9 @@
-"""``skel-ros convert``: a model from any supported format to SKEL, Phobos or URDF.
+"""``skel-ros convert``: a model from any supported format to SKEL, Phobos, URDF or MJCF.
 
 The input format is chosen by content (:func:`skel_ros.model.load_model`); the
 output format by ``--to``, or else by the output's extension (``.skel``,
-``.yml``/``.yaml``, ``.json``, ``.urdf``). ``--hardware`` adds the motors of a
+``.yml``/``.yaml``, ``.json``, ``.urdf``, ``.mjcf``; MuJoCo's usual ``.xml`` means SKEL here,
+so give ``--to mjcf`` for it). ``--hardware`` adds the motors of a
 hardware YAML to a Phobos output.
 
 A CASPR ``bodies.xml`` orders each joint's ``q`` entries as CASPR does, which is not
@@ -19,12 +20,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.paths import input_file
+
 if TYPE_CHECKING:
     import argparse
 
-TARGETS = ("skel", "phobos-yaml", "phobos-json", "urdf")
+TARGETS = ("skel", "phobos-yaml", "phobos-json", "urdf", "mjcf")
 _BY_SUFFIX = {".skel": "skel", ".xml": "skel", ".yml": "phobos-yaml", ".yaml": "phobos-yaml",
-              ".json": "phobos-json", ".urdf": "urdf"}
+              ".json": "phobos-json", ".urdf": "urdf", ".mjcf": "mjcf"}
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
@@ -36,11 +39,12 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
                     " SKEL, a Phobos dictionary (YAML or JSON) or URDF. See docs/interchange.md"
                     " for what each direction carries.",
     )
-    p.add_argument("input", help="model file: SKEL, CASPR bodies.xml or Phobos YAML/JSON")
+    p.add_argument("input", type=input_file,
+                   help="model file: SKEL, CASPR bodies.xml or Phobos YAML/JSON")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout)")
     p.add_argument("--to", choices=TARGETS,
                    help="output format (default: from the output file's extension)")
-    p.add_argument("--hardware", metavar="YAML",
+    p.add_argument("--hardware", metavar="YAML", type=input_file,
                    help="hardware YAML whose joint mapping becomes the Phobos 'motors'")
     p.set_defaults(func=_cmd_convert)
 
@@ -137,6 +141,13 @@ def _render(world: Any, target: str, out_dir: Path, args: argparse.Namespace) ->
         from skel_ros.model.urdf import world_to_urdf
 
         return str(world_to_urdf(world))
+    if target == "mjcf":
+        from skel_ros.model.mjcf import world_to_mjcf
+
+        export = world_to_mjcf(world, base_dir=out_dir)
+        for warning in export.warnings:  # what MJCF cannot hold and was left out
+            print(str(warning), file=sys.stderr)
+        return export.xml
     from skel_ros.model.phobos import dump_phobos, world_to_phobos
 
     motors = _motors(args.hardware, world) if args.hardware else []

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skel_ros.cli.paths import input_file
 from skel_ros.model.errors import SkelError
 
 if TYPE_CHECKING:
@@ -55,11 +56,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_urdf(args: argparse.Namespace) -> int:
+    from skel_ros.mesh_uris import generated_mesh_dirs, portable_mesh_uris
     from skel_ros.model import load_model
     from skel_ros.model.urdf import world_to_urdf
 
     world = load_model(args.file)
-    text = world_to_urdf(world, **({"skeleton": args.skeleton} if args.skeleton else {}))
+    text = world_to_urdf(world, mesh_dir=args.mesh_dir,
+                         **({"skeleton": args.skeleton} if args.skeleton else {}))
+    if not args.file_uris:
+        text = portable_mesh_uris(text, generated_mesh_dirs(world.source), args.mesh_dir)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
@@ -77,20 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("inspect", help="show skeletons, bodies, joints, DOF limits, warnings")
-    p.add_argument("file", help="SKEL file")
+    p.add_argument("file", type=input_file, help="SKEL file (path or package:// URI)")
     p.add_argument("--json", action="store_true",
                    help="print the model as JSON in the layout of DART's corpus fixtures")
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("validate", help="check SKEL files; exit 1 on any error")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", type=input_file)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("urdf", help="export URDF (for RViz / robot_state_publisher)")
-    p.add_argument("file", help="SKEL file")
+    p.add_argument("file", type=input_file, help="SKEL file (path or package:// URI)")
     p.add_argument("-o", "--output", help="output file (default: standard output)")
     p.add_argument("--skeleton", help="export only this skeleton (default: all, under 'world')")
+    p.add_argument("--mesh-dir", metavar="DIR",
+                   help="write the generated meshes (ellipsoids, capsules, ...) here (default:"
+                        " the user cache); MODEL_DIR/meshes ships them with the model")
+    p.add_argument("--file-uris", action="store_true",
+                   help="name every mesh by its file:// URI (default: package:// where the"
+                        " ament index resolves it to the same file)")
     p.set_defaults(func=_cmd_urdf)
 
     from skel_ros.cli import extra_commands

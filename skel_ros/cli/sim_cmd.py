@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from skel_ros.cli.paths import input_file
+
 
 def _steps(text: str) -> int:
     try:
@@ -36,7 +38,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "velocity. Joint limits are enforced unless --no-limits is given (DART's own "
         "SkelParser world never enforces them).",
     )
-    p.add_argument("file", metavar="FILE", help="SKEL file")
+    p.add_argument("file", metavar="FILE", type=input_file, help="SKEL file")
     p.add_argument("--steps", type=_steps, default=100, metavar="N",
                    help="number of world steps (default: 100)")
     p.add_argument("--json", action="store_true",

@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+from skel_ros.cli.paths import input_file
+
 
 def _positive(text: str) -> float:
     try:
@@ -84,11 +86,12 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "either print sampled positions (--print, no ROS needed) or run the "
         "trajectory_player node to publish it.",
     )
-    p.add_argument("file", metavar="FILE", help="trajectory file")
-    p.add_argument("--skel", required=True, metavar="MODEL",
+    p.add_argument("file", metavar="FILE", type=input_file, help="trajectory file")
+    p.add_argument("--skel", required=True, metavar="MODEL", type=input_file,
                    help="the robot's model: SKEL, CASPR bodies.xml or Phobos YAML/JSON (DOF"
                    " names and limits)")
-    p.add_argument("--mapping", metavar="M", help="YAML mapping CASPR q columns to DOF names")
+    p.add_argument("--mapping", metavar="M", type=input_file,
+                   help="YAML mapping CASPR q columns to DOF names")
     p.add_argument("--trajectory-id", metavar="ID",
                    help="which CASPR joint trajectory of the file (default: the first)")
     p.add_argument("--print", action="store_true",

@@ -47,9 +47,9 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from skel_ros.mesh_uris import generated_mesh_dirs, portable_mesh_uris
 from skel_ros.model.kinematics import Kinematics
 from skel_ros.model.transforms import matrix_to_quaternions
-from skel_ros.model.types import JointType
 from skel_ros.model.urdf import skeleton_namespace, urdf_chain_links, urdf_value_plan, world_to_urdf
 from skel_ros.nodes.markers import shape_markers
 from skel_ros.nodes.names import public_dof_names, public_frame_names
@@ -132,8 +132,10 @@ class RobotPublisher:
         self.frame_names = public_frame_names(world, frame_prefix)
         """TF frame of every body, model order."""
         self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
-        self.urdf = world_to_urdf(world, frame_prefix=frame_prefix, world_link=self.world_frame)
-        """The ``robot_description`` document."""
+        self.urdf = portable_mesh_uris(
+            world_to_urdf(world, frame_prefix=frame_prefix, world_link=self.world_frame),
+            generated_mesh_dirs(world.source))
+        """The ``robot_description`` document (mesh URIs: :mod:`skel_ros.mesh_uris`)."""
         self.initial_positions = np.array(
             [d.initial_position for s in world.skeletons for d in s.dofs], dtype=float)
         self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
@@ -199,8 +201,7 @@ class RobotPublisher:
         return _SkeletonFrames(
             skeleton=skel, namespace=ns, kinematics=kinematics,
             dofs=slice(start, start + skel.num_dofs),
-            bodies=np.array([i for i, j in enumerate(skel.joints) if j.type is not JointType.WELD],
-                            dtype=np.intp),
+            bodies=np.array([i for i, j in enumerate(skel.joints) if j.num_dofs], dtype=np.intp),
             links=np.array(links, dtype=np.intp),
             link_frames=tuple((chain[k].parent_link, chain[k].link) for k in links),
             urdf_joints=tuple(c.urdf_joint for c in chain))
@@ -212,7 +213,7 @@ class RobotPublisher:
     def _static_transforms(self, stamp: Time) -> TFMessage:
         out = TFMessage()
         for s in self._skeletons:
-            welds = [i for i, j in enumerate(s.skeleton.joints) if j.type is JointType.WELD]
+            welds = [i for i, j in enumerate(s.skeleton.joints) if not j.num_dofs]
             if not welds:
                 continue
             local = s.kinematics.local_frames(np.asarray(s.skeleton.initial_positions)).joints
