@@ -40,7 +40,7 @@ def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("package", "blocked"),
     [
-        ("skel_ros.model", ROS + ["dartpy"]),
+        ("skel_ros.model", ROS + ["dartpy", "mujoco"]),
         # The robot core knows backends only through RobotBackend: no engine, no bus.
         ("skel_ros.core", ROS + ["dartpy", "skel_ros.sim", "skel_ros.hardware",
                                  "skel_ros.nodes", "serial", "can"]),

@@ -1,0 +1,709 @@
+"""MJCF (MuJoCo XML) export of the model: :func:`world_to_mjcf`, :func:`write_mjcf`.
+
+Writes text only: no MuJoCo, DART or ROS here (``docs/interchange.md``, section MJCF,
+has the whole mapping and what is refused or dropped).
+
+Frames. A MuJoCo joint turns its body about the body's own origin, so each SKEL body
+``c`` is written as a MuJoCo body whose frame is the *joint frame on the child side*,
+``W(c) . T_child_to_joint``; its geoms, inertial and sites are re-expressed in that
+frame, and its pose in its parent's MuJoCo frame is ``T_child_to_joint(parent)^-1 .
+T_parent_to_joint``. The joint motion ``M(q)`` of :mod:`skel_ros.model.kinematics` is
+then the MuJoCo joints of the body, applied one after the other as MuJoCo does (each
+in the body frame left by the previous ones), which is exactly the chain of single-DOF
+motions :func:`~skel_ros.model.kinematics.joint_chain` gives:
+
+* revolute -> hinge, prismatic -> slide; universal, euler, translational,
+  translational2d and planar -> their chain of hinges and slides, one per DOF;
+* screw -> a hinge (the DOF) and a slide tied to it by a joint equality
+  ``slide = pitch / 2pi * hinge``;
+* ball -> ball (MuJoCo quaternion ``= exp(q)``, q DART's rotation vector);
+* free -> free joint for a skeleton's root (MuJoCo requires free joints at the top);
+  three slides and a ball elsewhere.
+
+:class:`MjcfExport` keeps that correspondence: which MuJoCo joint each DOF drives, and
+:meth:`MjcfExport.qpos` / :meth:`MjcfExport.qvel` turn SKEL positions and velocities
+into MuJoCo's ``qpos`` / ``qvel``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from lxml import etree
+
+from skel_ros.model.errors import Location, SkelWarning
+from skel_ros.model.interchange_errors import ExportError
+from skel_ros.model.kinematics import Kinematics, joint_chain
+from skel_ros.model.transforms import exp_rot, inverse, matrix_to_quaternions
+from skel_ros.model.types import (
+    ActuatorType,
+    Box,
+    Capsule,
+    Cone,
+    Cylinder,
+    Ellipsoid,
+    JointType,
+    Mesh,
+    MultiSphere,
+    Plane,
+    Pyramid,
+    ShapeRole,
+    Sphere,
+)
+from skel_ros.model.urdf import skeleton_namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from skel_ros.model.types import Array, Body, Dof, Joint, Shape, Skeleton, World
+
+__all__ = ["MjcfBody", "MjcfExport", "MjcfJoint", "world_to_mjcf", "write_mjcf"]
+
+# Mesh formats MuJoCo reads; a visual mesh of another format is dropped with a warning.
+MESH_SUFFIXES = (".stl", ".obj", ".msh")
+# Sides of the polygon a cone's base becomes (MuJoCo has no cone).
+CONE_SIDES = 64
+# Geom groups, as MuJoCo Menagerie uses them: visual 2 (shown), collision 3 (hidden).
+VISUAL_GROUP = "2"
+COLLISION_GROUP = "3"
+# contype/conaffinity bits: one per colliding skeleton (MuJoCo's masks are 32-bit ints).
+_MAX_SKELETON_BITS = 31
+
+
+@dataclass(frozen=True)
+class MjcfJoint:
+    """One MuJoCo joint of the export, in ``qpos`` order.
+
+    Attributes:
+        name: The MuJoCo joint name.
+        kind: ``"hinge"``, ``"slide"``, ``"ball"`` or ``"free"``.
+        skeleton: Its skeleton's name.
+        joint: The SKEL joint it comes from.
+        dofs: The skeleton DOF indices that drive it: one for a hinge or slide, three
+            (the rotation vector) for a ball, six for a free joint.
+        scale: Its position per unit of the DOF's (``pitch / 2pi`` for a screw's slide,
+            1 otherwise).
+        origin: For a free joint, ``T_parent_to_joint`` (its ``qpos`` is the body's world
+            pose, not the DOFs); None otherwise.
+        twist: For a slide that stands for a free joint's translation (below a root),
+            that joint's six DOFs: its velocity is that of the translation in the parent
+            joint frame, DART's the twist in the joint's own frame. Empty otherwise.
+    """
+
+    name: str
+    kind: str
+    skeleton: str
+    joint: str
+    dofs: tuple[int, ...]
+    scale: float = 1.0
+    origin: Array | None = None
+    twist: tuple[int, ...] = ()
+
+    @property
+    def nq(self) -> int:
+        """Its number of ``qpos`` entries."""
+        return {"ball": 4, "free": 7}.get(self.kind, 1)
+
+    @property
+    def nv(self) -> int:
+        """Its number of ``qvel`` entries."""
+        return {"ball": 3, "free": 6}.get(self.kind, 1)
+
+
+@dataclass(frozen=True)
+class MjcfBody:
+    """One MuJoCo body of the export.
+
+    Attributes:
+        name: The MuJoCo body name.
+        skeleton: Its skeleton's name.
+        body: The SKEL body.
+        frame: The MuJoCo body frame in the SKEL body frame (``T_child_to_joint``):
+            the SKEL body's world pose is MuJoCo's ``xpos``/``xmat`` times its inverse.
+    """
+
+    name: str
+    skeleton: str
+    body: str
+    frame: Array
+
+
+@dataclass(frozen=True)
+class MjcfExport:
+    """The MJCF text of a world and how its coordinates map to MuJoCo's.
+
+    Attributes:
+        xml: The MJCF document.
+        joints: Every MuJoCo joint, in ``qpos`` order.
+        bodies: Every MuJoCo body but the world, in document order.
+        warnings: What was dropped or approximated, with the element's location.
+    """
+
+    xml: str
+    joints: tuple[MjcfJoint, ...]
+    bodies: tuple[MjcfBody, ...]
+    warnings: tuple[SkelWarning, ...]
+
+    @property
+    def nq(self) -> int:
+        """Length of MuJoCo's ``qpos``."""
+        return sum(j.nq for j in self.joints)
+
+    @property
+    def nv(self) -> int:
+        """Length of MuJoCo's ``qvel``."""
+        return sum(j.nv for j in self.joints)
+
+    def qpos(self, positions: Mapping[str, Sequence[float] | Array]) -> Array:
+        """MuJoCo ``qpos`` for SKEL DOF positions.
+
+        Args:
+            positions: Skeleton name -> all its DOF positions (DART's coordinates: a
+                ball's or free joint's rotation vector, a free joint's translation).
+
+        Returns:
+            ``qpos`` (``nq``): hinge and slide values, ball quaternions ``(w, x, y, z)``
+            of ``exp(q)``, free joints' body positions and quaternions in the world.
+        """
+        out: list[float] = []
+        for j in self.joints:
+            q = np.asarray(positions[j.skeleton], dtype=float)[list(j.dofs)]
+            if j.kind == "ball":
+                out.extend(_wxyz(exp_rot(q)))
+            elif j.kind == "free":
+                pose = _free_pose(j, q)
+                out.extend(float(v) for v in pose[:3, 3])
+                out.extend(_wxyz(pose[:3, :3]))
+            else:
+                out.append(float(q[0]) * j.scale)
+        return np.array(out)
+
+    def qvel(self, positions: Mapping[str, Sequence[float] | Array],
+             velocities: Mapping[str, Sequence[float] | Array]) -> Array:
+        """MuJoCo ``qvel`` for SKEL DOF velocities (at those positions).
+
+        DART's ball velocity is the body's angular velocity in its own frame, as MuJoCo's;
+        a free joint's is the twist ``(w, v)`` of its frame in its own frame, while
+        MuJoCo's free ``qvel`` is the linear velocity in the world and the angular in the
+        body, and the slides that stand for a free joint below a skeleton's root move
+        along the parent joint frame's axes.
+        """
+        out: list[float] = []
+        for j in self.joints:
+            v = np.asarray(velocities[j.skeleton], dtype=float)[list(j.dofs)]
+            if j.kind == "ball":
+                out.extend(float(x) for x in v)
+            elif j.kind == "free":
+                q = np.asarray(positions[j.skeleton], dtype=float)[list(j.dofs)]
+                rot = _free_pose(j, q)[:3, :3]
+                out.extend(float(x) for x in rot @ v[3:])
+                out.extend(float(x) for x in v[:3])
+            elif j.twist:
+                q = np.asarray(positions[j.skeleton], dtype=float)[list(j.twist[:3])]
+                w = np.asarray(velocities[j.skeleton], dtype=float)[list(j.twist[3:])]
+                out.append(float((exp_rot(q) @ w)[j.dofs[0] - j.twist[3]]))
+            else:
+                out.append(float(v[0]) * j.scale)
+        return np.array(out)
+
+
+def _wxyz(rot: Array) -> list[float]:
+    x, y, z, w = (float(v) for v in matrix_to_quaternions(rot))
+    return [w, x, y, z]
+
+
+def _free_pose(joint: MjcfJoint, q: Array) -> Array:
+    """World pose of a free joint's MuJoCo body: ``T_parent_to_joint . [exp(w) | t]``."""
+    motion = np.eye(4)
+    motion[:3, :3] = exp_rot(q[:3])
+    motion[:3, 3] = q[3:6]
+    origin = np.eye(4) if joint.origin is None else np.asarray(joint.origin)
+    pose: Array = origin @ motion
+    return pose
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _num(v: float) -> str:
+    """Shortest text that reads back as the same float (17 significant digits at most)."""
+    text = repr(float(v))
+    return "0" if text in ("0.0", "-0.0") else text.removesuffix(".0")
+
+
+def _vec(values: Iterable[float]) -> str:
+    return " ".join(_num(v) for v in values)
+
+
+def _pose(el: etree._Element, transform: Array) -> None:
+    """``pos`` and ``quat`` of a 4x4 transform (left out when zero / identity)."""
+    t = np.asarray(transform, dtype=float)
+    if np.any(t[:3, 3] != 0.0):
+        el.set("pos", _vec(t[:3, 3]))
+    if not np.array_equal(t[:3, :3], np.eye(3)):
+        el.set("quat", _vec(_wxyz(t[:3, :3])))
+
+
+def _translate(p: Sequence[float] | Array) -> Array:
+    t = np.eye(4)
+    t[:3, 3] = np.asarray(p, dtype=float)
+    return t
+
+
+class _Writer:
+    """Builds one MJCF document from a world (one use)."""
+
+    def __init__(self, world: World, base_dir: Path | None) -> None:
+        self.world = world
+        self.base_dir = base_dir
+        self.warnings: list[SkelWarning] = []
+        self.joints: list[MjcfJoint] = []  # in qpos order, once built
+        self.bodies: list[MjcfBody] = []
+        self.by_body: dict[str, list[MjcfJoint]] = {}
+        self.joints_here: list[MjcfJoint] = []  # the joints of the body being written
+        self.root = etree.Element("mujoco", model=_model_name(world))
+        self.asset: etree._Element | None = None
+        self.equality: etree._Element | None = None
+        self.contact: etree._Element | None = None
+        self.names: dict[tuple[str, str], Location] = {}
+        self.meshes: dict[tuple[str, str], str] = {}
+        self.masks = self._collision_masks()
+
+    # -- names ----------------------------------------------------------------------
+    def _claim(self, kind: str, name: str, location: Location) -> str:
+        """Reserve a MuJoCo name of a kind (body, joint, geom, mesh, site)."""
+        if (kind, name) in self.names:
+            raise ExportError(
+                f"MJCF {kind} name {name!r} is used twice (also at {self.names[kind, name]})",
+                location, hint="rename one of them")
+        self.names[kind, name] = location
+        return name
+
+    def _unique(self, kind: str, name: str, location: Location) -> str:
+        """``name``, or ``name(2)``, ``name(3)``... for names that are only labels (geoms)."""
+        candidate, n = name, 1
+        while (kind, candidate) in self.names:
+            n += 1
+            candidate = f"{name}({n})"
+        return self._claim(kind, candidate, location)
+
+    def _warn(self, message: str, location: Location) -> None:
+        self.warnings.append(SkelWarning(message, location))
+
+    # -- world ----------------------------------------------------------------------
+    def build(self) -> str:
+        world = self.world
+        self.root.append(etree.Comment(
+            f" Written by skel-ros from {Path(world.source).name}: one MuJoCo body per SKEL"
+            " body, its frame at the body's joint (docs/interchange.md, MJCF). "))
+        etree.SubElement(self.root, "compiler", angle="radian", inertiafromgeom="false",
+                         autolimits="true")
+        # DART integrates with semi-implicit Euler, as MuJoCo's "Euler".
+        etree.SubElement(self.root, "option", timestep=_num(world.time_step),
+                         gravity=_vec(world.gravity), integrator="Euler")
+        self.asset = etree.SubElement(self.root, "asset")
+        worldbody = etree.SubElement(self.root, "worldbody")
+        for skeleton in world.skeletons:
+            if skeleton.bodies:
+                self._skeleton(worldbody, skeleton)
+        # MuJoCo numbers bodies depth first through the document, and qpos follows.
+        order = [str(el.get("name")) for el in worldbody.iter("body")]
+        self.joints = [j for name in order for j in self.by_body[name]]
+        by_name = {b.name: b for b in self.bodies}
+        self.bodies = [by_name[name] for name in order]
+        for element in (self.asset,):
+            if len(element) == 0:
+                self.root.remove(element)
+        for element in (self.contact, self.equality):
+            if element is not None:
+                self.root.append(element)
+        self._keyframe()
+        self._summary_warnings()
+        etree.indent(self.root, space="  ")
+        return etree.tostring(self.root, encoding="unicode", pretty_print=True)
+
+    def _keyframe(self) -> None:
+        """A keyframe ``initial`` when some DOF starts away from zero or moving."""
+        world = self.world
+        if not self.joints or not any(np.any(s.initial_positions) or np.any(s.initial_velocities)
+                                      for s in world.skeletons if s.mobile):
+            return
+        export = MjcfExport("", tuple(self.joints), (), ())
+        positions = {s.name: s.initial_positions for s in world.skeletons}
+        velocities = {s.name: s.initial_velocities for s in world.skeletons}
+        keyframe = etree.SubElement(self.root, "keyframe")
+        etree.SubElement(keyframe, "key", name="initial",
+                         qpos=_vec(export.qpos(positions)),
+                         qvel=_vec(export.qvel(positions, velocities)))
+
+    def _summary_warnings(self) -> None:
+        """One line per world for the DOF limits MJCF has no place for."""
+        dropped = [
+            f"{skeleton_namespace(self.world, s)}{d.name}"
+            for s in self.world.skeletons if s.mobile
+            for d in s.dofs
+            if any(math.isfinite(v) for v in (d.velocity_lower, d.velocity_upper,
+                                              d.acceleration_lower, d.acceleration_upper))
+        ]
+        if dropped:
+            shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more"
+                                              if len(dropped) > 5 else "")
+            self._warn(f"velocity/acceleration limits of {len(dropped)} DOF(s) are not written"
+                       f" (MJCF has none; commands are clamped to them before any engine):"
+                       f" {shown}", Location(self.world.source))
+
+    def _collision_masks(self) -> dict[str, tuple[int, int]]:
+        """contype/conaffinity per skeleton: bodies of one skeleton never touch each other.
+
+        DART checks no collisions inside a skeleton (self-collision off, SkelParser's
+        default), only between skeletons: skeleton i gets bit i, and an affinity for every
+        other skeleton's bit.
+        """
+        colliding = [s.name for s in self.world.skeletons
+                     if any(sh.role is ShapeRole.COLLISION and sh.collidable
+                            for b in s.bodies for sh in b.shapes)]
+        if len(colliding) > _MAX_SKELETON_BITS:
+            raise ExportError(
+                f"{len(colliding)} skeletons have collision shapes; the MJCF export keeps"
+                f" them from colliding with themselves with one contact bit each, and MuJoCo"
+                f" has {_MAX_SKELETON_BITS}", Location(self.world.source),
+                hint="merge skeletons or make the shapes of some not collidable")
+        everyone = (1 << len(colliding)) - 1
+        return {name: (1 << i, everyone & ~(1 << i)) for i, name in enumerate(colliding)}
+
+    # -- skeletons and bodies ---------------------------------------------------------
+    def _skeleton(self, worldbody: etree._Element, skeleton: Skeleton) -> None:
+        if any(b.soft is not None for b in skeleton.bodies):
+            soft = next(b for b in skeleton.bodies if b.soft is not None)
+            raise ExportError(
+                f"body {soft.name!r} is a soft body; MJCF has no equivalent of DART's soft"
+                " point masses", soft.location,
+                hint="make it rigid (remove <soft_shape>) to export the model")
+        ns = skeleton_namespace(self.world, skeleton)
+        # Immobile skeletons are written as static bodies, at their initial configuration.
+        static = not skeleton.mobile
+        world_poses = Kinematics(skeleton).body_transforms() if static else None
+        elements: dict[str, etree._Element] = {}
+        frames: dict[str, Array] = {}
+        for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
+            frame = np.asarray(joint.T_child_to_joint, dtype=float)
+            frames[body.name] = frame
+            parent_el = worldbody if joint.parent is None else elements[joint.parent]
+            if world_poses is not None:
+                own = world_poses[i] @ frame
+                parent = (np.eye(4) if joint.parent is None else
+                          world_poses[skeleton.bodies.index(skeleton.body(joint.parent))]
+                          @ frames[joint.parent])
+                relative = inverse(parent) @ own
+            else:
+                parent_frame = np.eye(4) if joint.parent is None else frames[joint.parent]
+                relative = inverse(parent_frame) @ np.asarray(joint.T_parent_to_joint)
+            name = self._claim("body", f"{ns}{body.name}", body.location)
+            el = etree.SubElement(parent_el, "body", name=name)
+            _pose(el, relative)
+            if not body.gravity_mode and not static:
+                el.set("gravcomp", "1")  # weight cancelled: DART's gravity off for the body
+            elements[body.name] = el
+            self.bodies.append(MjcfBody(name, skeleton.name, body.name, frame))
+            self.joints_here = self.by_body[name] = []
+            if not static:
+                self._joint(el, skeleton, joint, ns)
+            self._inertial(el, body, frame)
+            self._shapes(el, skeleton, body, frame, ns)
+
+    def _inertial(self, el: etree._Element, body: Body, frame: Array) -> None:
+        principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
+        # MuJoCo compiles only inertias a rigid body can have: positive principal moments,
+        # none larger than the sum of the other two (its own tolerance, mjEPS = 1e-14).
+        if principal[0] <= 0.0 or principal[0] + principal[1] < principal[2] - 1e-14:
+            raise ExportError(
+                f"body {body.name!r}: its moment of inertia (principal moments"
+                f" {_vec(principal)}) is not one a rigid body can have, and MuJoCo refuses it",
+                body.location, hint="give a positive-definite <moment_of_inertia> whose"
+                " principal moments satisfy the triangle inequality")
+        to_mj = inverse(frame)
+        com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
+        rot = to_mj[:3, :3]
+        moment = rot @ np.asarray(body.inertia.moment) @ rot.T
+        m = moment
+        etree.SubElement(el, "inertial", pos=_vec(com), mass=_num(body.inertia.mass),
+                         fullinertia=_vec((m[0, 0], m[1, 1], m[2, 2],
+                                           m[0, 1], m[0, 2], m[1, 2])))
+
+    # -- joints -----------------------------------------------------------------------
+    def _joint(self, el: etree._Element, skeleton: Skeleton, joint: Joint, ns: str) -> None:
+        t = joint.type
+        dofs = [skeleton.dofs[joint.first_dof + k] for k in range(joint.num_dofs)]
+        if t is JointType.WELD:
+            return
+        if joint.actuator is ActuatorType.LOCKED and t in (JointType.BALL, JointType.FREE):
+            raise ExportError(f"locked {t.value} joint {joint.name!r}: the MJCF export locks"
+                              " hinges and slides only", joint.location)
+        if t is JointType.BALL:
+            self._multi_dof(joint, dofs, "ball")
+            name = self._claim("joint", f"{ns}{joint.name}", joint.location)
+            j = etree.SubElement(el, "joint", name=name, type="ball")
+            self._dynamics(j, dofs[0])
+            self.joints_here.append(MjcfJoint(name, "ball", skeleton.name, joint.name,
+                                         tuple(range(joint.first_dof, joint.first_dof + 3))))
+            return
+        if t is JointType.FREE and joint.parent is None:
+            self._multi_dof(joint, dofs, "free")
+            name = self._claim("joint", f"{ns}{joint.name}", joint.location)
+            j = etree.SubElement(el, "joint", name=name, type="free")
+            self._dynamics(j, dofs[0])
+            self.joints_here.append(MjcfJoint(
+                name, "free", skeleton.name, joint.name,
+                tuple(range(joint.first_dof, joint.first_dof + 6)),
+                origin=np.asarray(joint.T_parent_to_joint)))
+            return
+        if t is JointType.FREE:
+            # MuJoCo allows free joints only at the top: three slides along the joint frame's
+            # axes (DART's translation comes first), then a ball. Same motion.
+            self._multi_dof(joint, dofs, "free")
+            six = tuple(range(joint.first_dof, joint.first_dof + 6))
+            for k in range(3):
+                dof = dofs[3 + k]
+                axis = tuple(float(k == i) for i in range(3))
+                self._single(el, skeleton, joint, ns, "slide", axis, dof, f"{ns}{dof.name}",
+                             twist=six)
+            name = self._claim("joint", f"{ns}{joint.name}", joint.location)
+            j = etree.SubElement(el, "joint", name=name, type="ball")
+            self._dynamics(j, dofs[0])
+            self.joints_here.append(MjcfJoint(name, "ball", skeleton.name, joint.name,
+                                         tuple(range(joint.first_dof, joint.first_dof + 3))))
+            return
+        for motion in joint_chain(joint):
+            dof = dofs[motion.dof]
+            kind = "hinge" if motion.kind == "revolute" else "slide"
+            if motion.screw_pitch is None:
+                self._single(el, skeleton, joint, ns, kind, motion.axis, dof, f"{ns}{dof.name}")
+                continue
+            # A screw's translation: a slide bound to the hinge (the DOF) by an equality.
+            scale = motion.screw_pitch / (2.0 * math.pi)
+            name = self._claim("joint", f"{ns}{dof.name}/screw_translation", joint.location)
+            etree.SubElement(el, "joint", name=name, type="slide", axis=_vec(motion.axis))
+            self.joints_here.append(MjcfJoint(name, "slide", skeleton.name, joint.name,
+                                         (joint.first_dof + motion.dof,), scale=scale))
+            eq = self._section("equality")
+            etree.SubElement(eq, "joint", joint1=name, joint2=f"{ns}{dof.name}",
+                             polycoef=_vec((0.0, scale, 0.0, 0.0, 0.0)))
+
+    def _section(self, tag: str) -> etree._Element:
+        if tag == "equality":
+            if self.equality is None:
+                self.equality = etree.Element("equality")
+            return self.equality
+        if self.contact is None:
+            self.contact = etree.Element("contact")
+        return self.contact
+
+    def _single(self, el: etree._Element, skeleton: Skeleton, joint: Joint, ns: str,
+                kind: str, axis: Sequence[float], dof: Dof, name: str,
+                twist: tuple[int, ...] = ()) -> None:
+        name = self._claim("joint", name, joint.location)
+        j = etree.SubElement(el, "joint", name=name, type=kind, axis=_vec(axis))
+        lo, hi = dof.position_lower, dof.position_upper
+        if math.isfinite(lo) and math.isfinite(hi):
+            j.set("range", _vec((lo, hi)))
+        elif math.isfinite(lo) or math.isfinite(hi):
+            raise ExportError(
+                f"DOF {dof.name!r} has a one-sided position limit ({lo}, {hi}); an MJCF range"
+                " has two finite ends", joint.location, hint="give both limits")
+        self._dynamics(j, dof)
+        if math.isfinite(dof.force_lower) and math.isfinite(dof.force_upper):
+            # Bounds whatever actuator drives the joint, as DART clamps its commands.
+            j.set("actuatorfrcrange", _vec((dof.force_lower, dof.force_upper)))
+        elif math.isfinite(dof.force_lower) or math.isfinite(dof.force_upper):
+            self._warn(f"DOF {dof.name!r}: a one-sided force limit is not written (MJCF's"
+                       " actuatorfrcrange has two finite ends)", joint.location)
+        self.joints_here.append(MjcfJoint(name, kind, skeleton.name, joint.name,
+                                     (skeleton.dof_index(dof.name),), twist=twist))
+        if joint.actuator is ActuatorType.LOCKED:
+            eq = self._section("equality")
+            etree.SubElement(eq, "joint", joint1=name,
+                             polycoef=_vec((dof.initial_position, 0.0, 0.0, 0.0, 0.0)))
+
+    @staticmethod
+    def _dynamics(j: etree._Element, dof: Dof) -> None:
+        if dof.damping:
+            j.set("damping", _num(dof.damping))
+        if dof.spring_stiffness:
+            j.set("stiffness", _num(dof.spring_stiffness))
+            if dof.rest_position and j.get("type") in ("hinge", "slide"):
+                j.set("springref", _num(dof.rest_position))
+        if dof.coulomb_friction:
+            j.set("frictionloss", _num(dof.coulomb_friction))
+
+    @staticmethod
+    def _multi_dof(joint: Joint, dofs: Sequence[Dof], kind: str) -> None:
+        """Refuse what one MuJoCo ball / free joint cannot hold of DART's per-DOF values."""
+        rotation = dofs[:3]
+        for d in (dofs if kind == "free" else rotation):
+            if math.isfinite(d.position_lower) or math.isfinite(d.position_upper):
+                raise ExportError(
+                    f"{kind} joint {joint.name!r} has position limits on {d.name!r}: DART limits"
+                    " each coordinate of the rotation vector, MuJoCo a ball's cone angle",
+                    joint.location, hint="remove the limits or use an euler joint")
+        for attribute in ("damping", "coulomb_friction", "spring_stiffness"):
+            if len({getattr(d, attribute) for d in dofs}) > 1:
+                raise ExportError(
+                    f"{kind} joint {joint.name!r} has different {attribute.replace('_', ' ')}"
+                    f" per DOF; one MuJoCo {kind} joint has one value", joint.location)
+        if any(d.spring_stiffness for d in dofs) and (
+                kind == "free" or any(d.rest_position for d in rotation)):
+            raise ExportError(
+                f"{kind} joint {joint.name!r} has a spring MuJoCo cannot express (a free"
+                " joint's, or a ball's with a rest position away from 0)", joint.location)
+
+    # -- shapes -----------------------------------------------------------------------
+    def _shapes(self, el: etree._Element, skeleton: Skeleton, body: Body, frame: Array,
+                ns: str) -> None:
+        to_mj = inverse(frame)
+        contype, conaffinity = self.masks.get(skeleton.name, (0, 0))
+        for shape in body.shapes:
+            visual = shape.role is ShapeRole.VISUAL
+            attrs: dict[str, str] = {"group": VISUAL_GROUP if visual else COLLISION_GROUP}
+            if visual or not shape.collidable:
+                attrs.update(contype="0", conaffinity="0")
+            else:
+                attrs.update(contype=str(contype), conaffinity=str(conaffinity))
+            if visual and shape.color is not None:
+                attrs["rgba"] = _vec(shape.color)
+            pose = to_mj @ np.asarray(shape.transform, dtype=float)
+            for geom_pose, geom in self._geoms(shape, ns):
+                g = etree.SubElement(el, "geom",
+                                     name=self._unique("geom", f"{ns}{shape.name}",
+                                                       shape.location))
+                g.attrib.update(geom)
+                g.attrib.update(attrs)
+                _pose(g, pose @ geom_pose)
+
+    def _geoms(self, shape: Shape, ns: str) -> list[tuple[Array, dict[str, str]]]:
+        """(pose in the shape frame, attributes) of the geoms that stand for a shape."""
+        g = shape.geometry
+        collision = shape.role is ShapeRole.COLLISION
+        eye = np.eye(4)
+        if isinstance(g, Sphere):
+            return [(eye, {"type": "sphere", "size": _num(g.radius)})]
+        if isinstance(g, Box):
+            return [(eye, {"type": "box", "size": _vec(np.asarray(g.size) / 2.0)})]
+        if isinstance(g, Ellipsoid):
+            return [(eye, {"type": "ellipsoid", "size": _vec(g.radii)})]
+        if isinstance(g, (Cylinder, Capsule)):
+            return [(eye, {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))})]
+        if isinstance(g, MultiSphere):
+            if collision and len(g.spheres) > 1:
+                self._warn("multi_sphere written as its spheres: MuJoCo collides with their"
+                           " union, DART with their convex hull", shape.location)
+            return [(_translate(p), {"type": "sphere", "size": _num(r)}) for r, p in g.spheres]
+        if isinstance(g, Plane):
+            return [(_plane_pose(g), {"type": "plane", "size": "0 0 1"})]
+        if isinstance(g, Cone):
+            self._warn(f"cone written as a {CONE_SIDES}-sided pyramid (MuJoCo has no cone)",
+                       shape.location)
+            angles = np.arange(CONE_SIDES) * (2.0 * math.pi / CONE_SIDES)
+            ring = [(g.radius * math.cos(a), g.radius * math.sin(a), -g.height / 2.0)
+                    for a in angles]
+            return [(eye, self._vertex_mesh(shape, ns, [*ring, (0.0, 0.0, g.height / 2.0)]))]
+        if isinstance(g, Pyramid):
+            w, d, h = g.base_width / 2.0, g.base_depth / 2.0, g.height / 2.0
+            base = [(sx * w, sy * d, -h) for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
+            return [(eye, self._vertex_mesh(shape, ns, [*base, (0.0, 0.0, h)]))]
+        return self._mesh(shape, g, ns)
+
+    def _vertex_mesh(self, shape: Shape, ns: str,
+                     vertices: Sequence[Sequence[float]]) -> dict[str, str]:
+        assert self.asset is not None
+        name = self._unique("mesh", f"{ns}{shape.name}", shape.location)
+        etree.SubElement(self.asset, "mesh", name=name,
+                         vertex=_vec(v for p in vertices for v in p))
+        return {"type": "mesh", "mesh": name}
+
+    def _mesh(self, shape: Shape, g: Mesh, ns: str) -> list[tuple[Array, dict[str, str]]]:
+        assert self.asset is not None
+        path = Path(g.file_name) if g.path is None else g.path
+        if path.suffix.lower() not in MESH_SUFFIXES:
+            message = (f"mesh {g.file_name!r}: MuJoCo reads {', '.join(MESH_SUFFIXES)} meshes"
+                       f" only")
+            if shape.role is ShapeRole.COLLISION and shape.collidable:
+                raise ExportError(message + "; a collision shape cannot be left out",
+                                  shape.location, hint="convert the mesh to STL or OBJ")
+            self._warn(message + "; visual shape left out", shape.location)
+            return []
+        if shape.role is ShapeRole.COLLISION and shape.collidable:
+            self._warn("collision mesh: MuJoCo collides with its convex hull", shape.location)
+        file = self._file(path)
+        key = (file, _vec(g.scale))
+        if key not in self.meshes:
+            name = self._unique("mesh", f"{ns}{path.stem}", shape.location)
+            m = etree.SubElement(self.asset, "mesh", name=name, file=file)
+            if not np.array_equal(np.asarray(g.scale), np.ones(3)):
+                m.set("scale", key[1])
+            self.meshes[key] = name
+        return [(np.eye(4), {"type": "mesh", "mesh": self.meshes[key]})]
+
+    def _file(self, path: Path) -> str:
+        if self.base_dir is None or not path.is_absolute():
+            return str(path)
+        try:
+            return os.path.relpath(path, self.base_dir)
+        except ValueError:  # another drive
+            return str(path)
+
+
+def _plane_pose(g: Plane) -> Array:
+    """MuJoCo's plane (z up through its origin) on ``normal . x = offset``."""
+    n = np.asarray(g.normal, dtype=float)
+    n = n / np.linalg.norm(n)
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(z, n)
+    s, c = float(np.linalg.norm(axis)), float(np.dot(z, n))
+    pose = np.eye(4)
+    if s > 0.0:
+        pose[:3, :3] = exp_rot(axis / s * math.atan2(s, c))
+    elif c < 0.0:
+        pose[:3, :3] = np.diag([1.0, -1.0, -1.0])
+    pose[:3, 3] = n * g.offset
+    return pose
+
+
+def _model_name(world: World) -> str:
+    named = [s.name for s in world.skeletons if s.bodies]
+    if len(named) == 1:
+        return named[0]
+    return Path(world.source).stem or "world"
+
+
+def world_to_mjcf(world: World, *, base_dir: str | os.PathLike[str] | None = None) -> MjcfExport:
+    """The MJCF document of a world, with its joint and body correspondence.
+
+    Args:
+        world: The world.
+        base_dir: Directory the text will be saved in (mesh paths are written relative
+            to it); None writes them as the model holds them.
+
+    Returns:
+        The export; ``.xml`` is the text, ``.warnings`` what was dropped or approximated.
+
+    Raises:
+        ExportError: The model holds something MJCF cannot express (a soft body, limits
+            on a ball joint, ...), with the element's file:line.
+    """
+    base = None if base_dir is None else Path(os.fspath(base_dir)).resolve()
+    writer = _Writer(world, base)
+    xml = writer.build()
+    return MjcfExport(xml, tuple(writer.joints), tuple(writer.bodies), tuple(writer.warnings))
+
+
+def write_mjcf(world: World, path: str | os.PathLike[str]) -> MjcfExport:
+    """Write ``world`` as MJCF to ``path`` (mesh paths relative to its directory)."""
+    out = Path(os.fspath(path))
+    export = world_to_mjcf(world, base_dir=out.resolve().parent)
+    out.write_text(export.xml, encoding="utf-8")
+    return export
