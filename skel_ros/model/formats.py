@@ -2,11 +2,13 @@
 
 :func:`load_model` reads SKEL (root ``<skel>``), CASPR bodies (root
 ``<bodies_system>``) and Phobos dictionaries (YAML or JSON with ``links`` /
-``joints``, or the ``models`` envelope written for several skeletons). The file
-extension is never consulted: a Phobos YAML called ``robot.skel`` loads as
-Phobos, a SKEL file called ``robot.yaml`` as SKEL. Formats it recognises but does
-not read (CASPR cables, URDF, SDF, SMURF) are refused with words that name the
-format and say what to do.
+``joints``, or the ``models`` envelope written for several skeletons), URDF
+(root ``<robot>``; xacro documents are expanded first) and SMURF indexes (YAML
+with ``SMURF version`` / ``files``). The file extension is never consulted
+(except ``.xacro``, which also marks a xacro document): a Phobos YAML called
+``robot.skel`` loads as Phobos, a SKEL file called ``robot.yaml`` as SKEL.
+Formats it recognises but does not read (CASPR cables, SDF) are refused with
+words that name the format and say what to do.
 
 Every failure is a :class:`~skel_ros.model.errors.SkelError` with file:line and
 element (or key) path; content that is none of the formats is an
@@ -27,6 +29,8 @@ from skel_ros.model.errors import Location, SkelError
 from skel_ros.model.interchange_errors import UnknownFormatError
 from skel_ros.model.phobos import looks_like_phobos, parse_phobos_text, phobos_to_world
 from skel_ros.model.skel_parser import load_skel
+from skel_ros.model.smurf import is_smurf, load_smurf, smurf_to_world
+from skel_ros.model.urdf_reader import urdf_to_world
 
 if TYPE_CHECKING:
     from skel_ros.model.types import World
@@ -72,8 +76,6 @@ _UNREAD = {
     ModelFormat.CASPR_CABLES: (
         "this is a CASPR cables file; it describes cables, not bodies",
         "load the matching *_bodies.xml (and read the cables with load_caspr_cables)"),
-    ModelFormat.URDF: (
-        "this is a URDF file (root <robot>); reading URDF is not supported yet", _CONVERT_HINT),
     ModelFormat.SDF: (
         "this is an SDF file (root <sdf>); reading SDF is not supported", _CONVERT_HINT),
 }
@@ -103,12 +105,17 @@ def detect_format(data: bytes) -> ModelFormat:
     return ModelFormat.PHOBOS  # confirmed (or refuted) once parsed
 
 
-def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> World:  # noqa: C901
-    """Read a model in any supported format (SKEL, CASPR bodies, Phobos YAML/JSON).
+def load_model(source: str | os.PathLike[str], *, name: str | None = None,  # noqa: C901
+               xacro_args: Mapping[str, str] | None = None, fixed_base: bool = False) -> World:
+    """Read a model in any supported format (SKEL, CASPR bodies, Phobos, URDF/xacro, SMURF).
 
     Args:
         source: A file path, or the document text (XML, JSON or multi-line YAML).
         name: Name used in messages for text; also the base for relative mesh paths.
+        xacro_args: ``name:=value`` arguments of a xacro document (an error for any
+            other format).
+        fixed_base: URDF / SMURF: weld the root link to the world instead of giving it
+            a floating joint (:mod:`skel_ros.model.urdf_reader`); ignored otherwise.
 
     Returns:
         The model.
@@ -138,6 +145,16 @@ def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> Wo
         except ValueError as exc:
             raise UnknownFormatError(f"cannot read file: {exc}", Location(label)) from None
     fmt = detect_format(data)
+    if xacro_args and fmt is not ModelFormat.URDF:
+        raise UnknownFormatError(f"xacro arguments given for a {fmt.value} document",
+                                 Location(label), "xacro arguments are for .xacro files")
+    if fmt is ModelFormat.URDF:
+        if path is not None:
+            base: Path | None = path.resolve().parent
+        else:
+            base = Path(name).resolve().parent if name else None
+        return urdf_to_world(data, label=label, base_dir=base, xacro_args=xacro_args,
+                             fixed_base=fixed_base)
     if fmt is ModelFormat.SKEL:
         return load_skel(path if path is not None else str(source), name=name)
     if fmt is ModelFormat.CASPR_BODIES:
@@ -152,7 +169,7 @@ def load_model(source: str | os.PathLike[str], *, name: str | None = None) -> Wo
         reason, hint = unread
         raise UnknownFormatError(reason, Location(label, _root_line(data)), hint)
     if fmt is ModelFormat.PHOBOS:
-        return _load_phobos(data, label, path, name)
+        return _load_phobos(data, label, path, name, fixed_base=fixed_base)
     raise UnknownFormatError(
         "not a SKEL, CASPR bodies or Phobos document", Location(label, 1 if data else 0),
         "SKEL starts with <skel>, CASPR bodies with <bodies_system>; a Phobos dictionary is"
@@ -169,7 +186,8 @@ def _root_line(data: bytes) -> int:
     return body[: len(body) - len(stripped) + m.start(1)].count(b"\n") + 1
 
 
-def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -> World:
+def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None, *,
+                 fixed_base: bool) -> World:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -181,6 +199,11 @@ def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -
         raise UnknownFormatError(
             f"not a SKEL, CASPR bodies or Phobos document ({exc.reason})", exc.location,
         ) from None
+    if is_smurf(value) and not looks_like_phobos(value):
+        if path is not None:  # read again for the lines of its keys
+            return load_smurf(path, fixed_base=fixed_base)
+        return smurf_to_world(value, label=label, base_dir=Path(name or ".").resolve().parent,
+                              fixed_base=fixed_base)
     if not looks_like_phobos(value):
         _refuse_other_yaml(value, label, lines)
     if path is not None:
@@ -193,15 +216,6 @@ def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None) -
 def _refuse_other_yaml(value: object, label: str, lines: Mapping[str, int]) -> NoReturn:
     """Raise the error for parsed YAML/JSON that is not a Phobos dictionary, naming what it is."""
     if isinstance(value, Mapping):
-        if "SMURF version" in value or ("modelname" in value and "files" in value):
-            files = value.get("files")
-            listed = ", ".join(str(f) for f in files) if isinstance(files, list) else ""
-            key = "SMURF version" if "SMURF version" in value else "modelname"
-            raise UnknownFormatError(
-                "this is a SMURF file (the index Phobos writes for a model"
-                + (f"; it lists {listed[:300]}" if listed else "")
-                + "); reading SMURF and the URDF it points to is not supported yet",
-                Location(label, lines.get(f"/{key}", 1)), _CONVERT_HINT)
         if isinstance(value.get("models"), list) and "skel" not in value:
             raise UnknownFormatError(
                 "a 'models' list without the 'skel' key that skel-ros writes beside it"

@@ -12,6 +12,7 @@ for Phobos dictionaries)::
         ├── UnknownFormatError   content that is none of the formats load_model reads
         ├── PhobosError          a Phobos dictionary that cannot become a model
         ├── CasprError           a CASPR bodies / cables / operational-space file
+        ├── UrdfError            a URDF / xacro / SMURF file that cannot become a model
         └── ExportError          a model that the chosen target format cannot hold
 """
 
@@ -34,6 +35,10 @@ class PhobosError(InterchangeError):
 
 class CasprError(InterchangeError):
     """A CASPR ``bodies.xml`` / ``cables.xml`` / operational-space file that cannot be read."""
+
+
+class UrdfError(InterchangeError):
+    """A URDF, xacro or SMURF file that does not describe a loadable model."""
 
 
 class ExportError(InterchangeError):

@@ -1,10 +1,11 @@
-"""Formats ``load_model`` recognises but does not read get words that name them.
+"""Formats ``load_model`` recognises get words that name them.
 
 Phobos exports SMURF (a YAML index of a model's URDF and annotation files),
-URDF and SDF; skel-ros reads none of them yet. Loading one must say which format
-it is and what to do instead of a generic "not a SKEL, CASPR bodies or Phobos
-document"; a ``{models: [...]}`` document without the ``skel`` key skel-ros writes
-beside it must say that, not that it lacks links and joints.
+URDF and SDF; skel-ros reads URDF and SMURF, not SDF. Loading SDF must say which
+format it is and what to do instead of a generic "not a SKEL, CASPR bodies or
+Phobos document"; a SMURF index whose URDF is missing names that file; a
+``{models: [...]}`` document without the ``skel`` key skel-ros writes beside it
+must say that, not that it lacks links and joints.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from skel_ros.model import load_model
 from skel_ros.model.formats import ModelFormat, detect_format
-from skel_ros.model.interchange_errors import UnknownFormatError
+from skel_ros.model.interchange_errors import UnknownFormatError, UrdfError
 from skel_ros.model.phobos import dump_phobos, world_to_phobos
 from skel_ros.model.skel_parser import load_skel
 
@@ -60,17 +61,18 @@ def _error(source: str | Path) -> UnknownFormatError:
     return info.value
 
 
-def test_urdf_is_named_with_what_to_do(tmp_path: Path) -> None:
+def test_urdf_is_read(tmp_path: Path) -> None:
     path = tmp_path / "arm.urdf"
     path.write_text(URDF)
     assert detect_format(URDF.encode()) is ModelFormat.URDF
-    err = _error(path)
-    assert "URDF" in err.reason
-    assert "not supported" in err.reason
-    assert "SKEL" in err.hint
-    assert "Phobos" in err.hint
-    assert err.location.line == 3  # the <robot> element
-    assert str(path) in str(err)
+    world = load_model(path)
+    assert [b.name for b in world.skeletons[0].bodies] == ["base"]
+    path.write_text(URDF.replace('<link name="base"/>', ""))
+    with pytest.raises(UrdfError) as info:
+        load_model(path)
+    assert "<link>" in info.value.reason
+    assert info.value.location.line == 3  # the <robot> element
+    assert str(path) in str(info.value)
 
 
 def test_sdf_is_named() -> None:
@@ -81,16 +83,13 @@ def test_sdf_is_named() -> None:
     assert err.location.line == 2
 
 
-def test_smurf_is_named_with_the_files_it_lists(tmp_path: Path) -> None:
+def test_smurf_without_its_urdf_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "arm.smurf"
     path.write_text(SMURF)
-    err = _error(path)
-    assert "SMURF" in err.reason
-    assert "not supported" in err.reason
-    assert "../urdf/arm.urdf" in str(err)  # where the model really is
-    assert "SKEL" in err.hint
-    assert "Phobos" in err.hint
-    assert err.location.line == 2
+    with pytest.raises(UrdfError) as info:
+        load_model(path)
+    assert "../urdf/arm.urdf" in str(info.value)  # where the model should be
+    assert info.value.location.line == 5  # 'files'
 
 
 def test_models_envelope_without_skel_key_says_so() -> None:
@@ -110,12 +109,12 @@ def test_models_envelope_without_skel_key_says_so() -> None:
 
 
 def test_cli_prints_the_format(tmp_path: Path) -> None:
-    path = tmp_path / "arm.urdf"
-    path.write_text(URDF)
+    path = tmp_path / "arm.sdf"
+    path.write_text(SDF)
     out = subprocess.run([sys.executable, "-m", "skel_ros.cli.main", "validate", str(path)],
                          capture_output=True, text=True, check=False, timeout=120)
     assert out.returncode == 1
-    assert "URDF" in out.stderr
+    assert "SDF" in out.stderr
     assert "not supported" in out.stderr
 
 

@@ -86,7 +86,7 @@ def test_format_is_chosen_by_content_not_extension(tmp_path: Path) -> None:
     ("text", "match"),
     [
         ("<mujoco model='r'/>", "not a SKEL, CASPR bodies or Phobos"),
-        ("<robot name='r'/>", "this is a URDF file"),
+        ("<sdf version='1.6'/>", "this is an SDF file"),
         ("just: a\nmapping: 1\n", "Phobos dictionary"),
         ("[1, 2, 3]", "Phobos dictionary"),
         ("\x00\x01binary\n", "not a"),

@@ -1,0 +1,701 @@
+"""Read URDF (and xacro) into the shared model.
+
+:func:`load_urdf` reads a URDF file, a ``.urdf.xacro`` file (expanded by the
+``xacro`` package with ``name:=value`` arguments) or URDF text, and builds the
+model DART's ``SkelParser`` would build from the equivalent SKEL file (through
+:func:`skel_ros.model.draft.canonical`), so every node and every writer works on
+it. ``docs/interchange.md`` has the full mapping table; in short:
+
+* ``<link>`` -> a body whose frame is the link frame; ``<inertial>`` gives mass,
+  centre of mass (the inertial origin) and the moment rotated into link axes. A
+  link without ``<inertial>`` has mass 0 (the URDF specification's default).
+* ``<joint>`` -> a joint whose frame is the child link frame
+  (``T_parent_to_joint`` = ``<origin>``, ``T_child_to_joint`` = identity):
+  revolute and continuous -> revolute (continuous without position limits),
+  prismatic -> prismatic, fixed -> weld, floating -> free, planar -> planar
+  (``<axis>`` is the plane normal). ``<limit>`` gives position, velocity and
+  effort limits (symmetric: ``-velocity..velocity``); ``<dynamics>`` gives
+  damping and Coulomb friction.
+* ``<mimic>`` is refused (:class:`~skel_ros.model.interchange_errors.UrdfError`
+  naming the joint): the nodes would drive a mimic joint as an independent
+  motor, which is not what the file says.
+* The root link: a link named ``world`` is the world frame itself (joints from
+  it are attached to the world, as in Gazebo and DART's URDF loader). Any other
+  root link gets a floating (free) joint named ``floating_base``, or a weld when
+  ``fixed_base`` is true.
+* ``<visual>`` / ``<collision>``: box, cylinder, sphere, capsule and mesh (with
+  ``scale``); materials' ``rgba`` (inline or named at the top level) become the
+  visual colour. Mesh URIs: ``package://<pkg>/<path>`` through the ament index
+  (:func:`find_package`), ``file://<absolute path>``, or a path relative to the
+  URDF file. A mesh that cannot be found is an error naming the URI.
+* ``<transmission>``, ``<gazebo>``, ``<ros2_control>``, ``<safety_controller>``,
+  ``<calibration>``, textures and every unknown element are ignored with one
+  warning per kind (file, line of the first one, how many).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from lxml import etree
+
+from skel_ros.model import draft
+from skel_ros.model.errors import Location, SkelWarning
+from skel_ros.model.interchange_errors import UrdfError
+from skel_ros.model.phobos import _plane_from_normal as plane_from_normal  # noqa: PLC2701 - one plane rule for both importers
+from skel_ros.model.transforms import rot_x, rot_y, rot_z
+from skel_ros.model.types import (
+    Array,
+    Body,
+    Box,
+    Capsule,
+    Cylinder,
+    Dof,
+    Geometry,
+    Inertia,
+    Joint,
+    JointType,
+    Mesh,
+    Shape,
+    ShapeRole,
+    Sphere,
+    World,
+    frozen_array,
+)
+
+if TYPE_CHECKING:
+    from skel_ros.model.xmlread import Element
+
+__all__ = ["FLOATING_BASE", "find_package", "is_xacro", "load_urdf", "resolve_uri",
+           "urdf_to_world"]
+
+FLOATING_BASE = "floating_base"
+"""Name of the free joint given to a root link that is not ``world``."""
+
+WORLD_LINK = "world"
+_XACRO_NS = b"http://www.ros.org/wiki/xacro"
+_INF = math.inf
+
+# Elements of <robot> that carry nothing the model holds: what they are, for the warning.
+_IGNORED_TOP = {
+    "transmission": "transmissions (ros_control wiring) are not part of the model",
+    "gazebo": "Gazebo extensions are not part of the model",
+    "ros2_control": "ros2_control hardware descriptions are not part of the model;"
+                    " the hardware node reads its own YAML (skel-ros init-hardware)",
+}
+_IGNORED_JOINT = {
+    "safety_controller": "soft limits of the safety controller are not read; the position"
+                         " limits of <limit> apply",
+    "calibration": "calibration references are not read",
+}
+
+
+# --------------------------------------------------------------------------- package lookup
+
+
+def find_package(package: str, search_path: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
+    """The share directory of ROS package ``package``, or None.
+
+    Looks in ``search_path`` first (directories that hold package directories, or a
+    package directory itself), then in the ament index: for each prefix of
+    ``AMENT_PREFIX_PATH``, a marker file
+    ``<prefix>/share/ament_index/resource_index/packages/<package>`` means the package
+    is ``<prefix>/share/<package>`` (what ``ament_index_python``'s
+    ``get_package_share_directory`` does; read here so the model layer needs no ROS).
+    Last, ``ROS_PACKAGE_PATH`` (directories holding package directories).
+    """
+    for entry in search_path:
+        root = Path(os.fspath(entry))
+        if root.name == package and root.is_dir():
+            return root
+        if (root / package).is_dir():
+            return root / package
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if not prefix:
+            continue
+        marker = Path(prefix, "share", "ament_index", "resource_index", "packages", package)
+        if marker.is_file():
+            return Path(prefix, "share", package)
+    for entry in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
+        if entry and Path(entry, package).is_dir():
+            return Path(entry, package)
+    return None
+
+
+def resolve_uri(uri: str, base_dir: Path | None,
+                search_path: Sequence[str | os.PathLike[str]] = ()) -> Path | None:
+    """The file a URDF ``filename`` names, or None when it cannot be found.
+
+    ``package://pkg/rest`` -> :func:`find_package` of ``pkg``, then ``rest``;
+    ``file:///abs`` -> ``/abs``; anything else is a path, relative to ``base_dir``.
+    """
+    if uri.startswith("package://"):
+        package, _, rest = uri[len("package://"):].partition("/")
+        share = find_package(package, search_path)
+        path = None if share is None else share / rest
+    elif uri.startswith("file://"):
+        path = Path(uri[len("file://"):])
+    elif "://" in uri:
+        return None
+    else:
+        path = Path(uri)
+        if not path.is_absolute():
+            path = (base_dir or Path.cwd()) / path
+    return path if path is not None and path.is_file() else None
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def is_xacro(data: bytes, name: str = "") -> bool:
+    """True for a xacro document: a ``.xacro`` file name or the xacro XML namespace."""
+    return name.endswith(".xacro") or _XACRO_NS in data[:65536]
+
+
+def load_urdf(source: str | os.PathLike[str], *, name: str | None = None,
+              xacro_args: Mapping[str, str] | None = None, fixed_base: bool = False,
+              package_path: Sequence[str | os.PathLike[str]] = ()) -> World:
+    """Read a URDF or xacro file (or URDF / xacro text) into the model.
+
+    Args:
+        source: A file path, or the document text.
+        name: Name used in messages for text; its directory is the base of relative
+            mesh paths.
+        xacro_args: ``name:=value`` arguments of a xacro document.
+        fixed_base: Weld the root link to the world instead of a floating joint
+            (ignored when the root link is ``world``).
+        package_path: Directories searched for ``package://`` packages before the
+            ament index (:func:`find_package`).
+
+    Raises:
+        UrdfError: With file, line and element path.
+    """
+    text_input = isinstance(source, str) and source.lstrip().startswith("<")
+    if text_input:
+        data = str(source).encode("utf-8")
+        label = name or "<string>"
+        base = Path(name).resolve().parent if name else None
+    else:
+        path = Path(os.fspath(source))
+        label = name or os.fspath(source)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UrdfError(f"cannot read file: {exc.strerror or exc}", Location(label)) from None
+        base = path.resolve().parent
+    return urdf_to_world(data, label=label, base_dir=base, xacro_args=xacro_args,
+                         fixed_base=fixed_base, package_path=package_path)
+
+
+def urdf_to_world(data: bytes, *, label: str, base_dir: Path | None,
+                  xacro_args: Mapping[str, str] | None = None, fixed_base: bool = False,
+                  package_path: Sequence[str | os.PathLike[str]] = ()) -> World:
+    """The model of URDF (or xacro) bytes; see :func:`load_urdf`."""
+    where = label
+    if is_xacro(data, label):
+        data = _expand_xacro(data, label, base_dir, xacro_args or {})
+        where = f"{label} (xacro output)"
+    elif xacro_args:
+        raise UrdfError(f"xacro arguments ({', '.join(xacro_args)}) given for a plain URDF",
+                        Location(label), "drop the arguments, or load the .xacro file")
+    parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True,
+                             huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or 0
+        raise UrdfError(f"not well-formed XML: {exc.msg}", Location(where, line)) from None
+    if root.tag != "robot":
+        raise UrdfError(f"the root element is <{root.tag}>, not <robot>",
+                        Location(where, root.sourceline or 0))
+    reader = _Reader(where, base_dir, package_path)
+    return reader.world(root, fixed_base=fixed_base)
+
+
+def _expand_xacro(data: bytes, label: str, base_dir: Path | None,
+                  args: Mapping[str, str]) -> bytes:
+    try:
+        import xacro  # noqa: PLC0415 - optional dependency, only for .xacro input
+    except ImportError:
+        raise UrdfError(
+            "this is a xacro document and the xacro package is not installed",
+            Location(label), "pip install xacro (or skel_ros[urdf]); on ROS:"
+            " apt install ros-$ROS_DISTRO-xacro") from None
+    path = Path(label)
+    cwd = os.getcwd()
+    try:
+        # xacro resolves relative <xacro:include>s against the working directory.
+        if base_dir is not None:
+            os.chdir(base_dir)
+        doc = xacro.parse(data.decode("utf-8"), str(path) if path.is_file() else None)
+        xacro.process_doc(doc, mappings=dict(args))
+        text = doc.toxml()
+    except Exception as exc:  # noqa: BLE001 - xacro raises many kinds; all are input errors
+        raise UrdfError(f"xacro failed: {exc}", Location(label),
+                        "run `xacro FILE` to see the expansion; pass arguments as"
+                        " name:=value") from None
+    finally:
+        os.chdir(cwd)
+    return text.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+def _rpy_matrix(rpy: Sequence[float]) -> Array:
+    r, p, y = rpy
+    return rot_z(y) @ rot_y(p) @ rot_x(r)
+
+
+class _Reader:
+    """One URDF document: helpers that fail with a location, and the warnings."""
+
+    def __init__(self, label: str, base_dir: Path | None,
+                 package_path: Sequence[str | os.PathLike[str]]) -> None:
+        self.label = label
+        self.base_dir = base_dir
+        self.package_path = package_path
+        self.warnings: list[SkelWarning] = []
+        self._grouped: dict[tuple[str, ...], tuple[str, Element, int]] = {}
+        self.materials: dict[str, Array | None] = {}
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def path(el: Element) -> str:
+        parts = []
+        node: Element | None = el
+        while node is not None:
+            name = node.get("name")
+            parts.append(f"{node.tag}[@name='{name}']" if name is not None else str(node.tag))
+            node = node.getparent()
+        return "/" + "/".join(reversed(parts))
+
+    def loc(self, el: Element) -> Location:
+        return Location(self.label, el.sourceline or 0, self.path(el))
+
+    def fail(self, reason: str, el: Element, hint: str = "") -> UrdfError:
+        return UrdfError(reason, self.loc(el), hint)
+
+    def warn(self, message: str, el: Element) -> None:
+        self.warnings.append(SkelWarning(message, self.loc(el)))
+
+    def ignore(self, el: Element, why: str) -> None:
+        """An ignored element: one warning per (parent, tag), see :meth:`flush_grouped`."""
+        parent = el.getparent()
+        ptag = str(parent.tag) if parent is not None else ""
+        self.group(("ignored", ptag, str(el.tag)), why, el)
+
+    def group(self, key: tuple[str, ...], message: str, el: Element) -> None:
+        """A warning that may repeat: counted, and given once with its first location."""
+        known = self._grouped.get(key)
+        self._grouped[key] = (message, known[1] if known else el, (known[2] if known else 0) + 1)
+
+    def flush_grouped(self) -> None:
+        for key, (message, first, count) in self._grouped.items():
+            if key[0] == "ignored":
+                _, parent, tag = key
+                head = (f"{count} <{tag}> elements of <{parent}> ignored (the first is here)"
+                        if count > 1 else f"<{tag}> ignored")
+                self.warn(f"{head}: {message}", first)
+            else:
+                more = f" ({count} times; the first is here)" if count > 1 else ""
+                self.warn(message + more, first)
+
+    def attr(self, el: Element, name: str) -> str:
+        value = el.get(name)
+        if value is None:
+            raise self.fail(f"<{el.tag}> needs the attribute {name!r}", el)
+        return str(value)
+
+    def numbers(self, el: Element, name: str, n: int, default: Sequence[float] | None = None,
+                ) -> list[float]:
+        raw = el.get(name)
+        if raw is None:
+            if default is None:
+                raise self.fail(f"<{el.tag}> needs the attribute {name!r}", el)
+            return list(default)
+        tokens = raw.split()
+        try:
+            values = [float(t) for t in tokens]
+        except ValueError:
+            raise self.fail(f"{name}={raw!r} is not {n} number(s)", el) from None
+        if len(values) != n or not all(math.isfinite(v) for v in values):
+            raise self.fail(f"{name}={raw!r} is not {n} finite number(s)", el)
+        return values
+
+    def number(self, el: Element, name: str, default: float | None = None, *,
+               nonneg: bool = False) -> float:
+        value = self.numbers(el, name, 1, None if default is None else [default])[0]
+        if nonneg and value < 0:
+            raise self.fail(f"{name}={value:g} must not be negative", el)
+        return value
+
+    def origin(self, el: Element) -> Array:
+        """The 4x4 pose of ``el``'s ``<origin>`` (identity without one)."""
+        t = np.eye(4)
+        o = el.find("origin")
+        if o is not None:
+            t[:3, :3] = _rpy_matrix(self.numbers(o, "rpy", 3, [0.0, 0.0, 0.0]))
+            t[:3, 3] = self.numbers(o, "xyz", 3, [0.0, 0.0, 0.0])
+        return t
+
+    def check_children(self, el: Element, known: frozenset[str]) -> None:
+        for child in el:
+            if not isinstance(child.tag, str):
+                continue  # processing instructions
+            if child.tag not in known:
+                self.ignore(child, f"<{child.tag}> is not a URDF element this reader knows")
+
+    # ------------------------------------------------------------ document
+
+    def world(self, root: Element, *, fixed_base: bool) -> World:
+        robot_name = root.get("name") or Path(self.label).stem
+        links: dict[str, Element] = {}
+        joints: list[Element] = []
+        # Named materials, wherever defined: at the top level or in any link's visual.
+        for material in root.iter("material"):
+            mname = material.get("name")
+            if mname is not None and (material.find("color") is not None
+                                      or mname not in self.materials):
+                if material.find("color") is not None or material.find("texture") is not None:
+                    self.materials[mname] = self.material_color(material)
+        for el in root:
+            if not isinstance(el.tag, str):
+                continue
+            if el.tag == "link":
+                name = self.attr(el, "name")
+                if name in links:
+                    raise self.fail(f"link {name!r} is defined twice (first at line"
+                                    f" {links[name].sourceline})", el)
+                links[name] = el
+            elif el.tag == "joint":
+                joints.append(el)
+            elif el.tag == "material":
+                self.attr(el, "name")
+            elif el.tag in _IGNORED_TOP:
+                self.ignore(el, _IGNORED_TOP[el.tag])
+            else:
+                self.ignore(el, f"<{el.tag}> is not a URDF element this reader knows")
+        if not links:
+            raise self.fail("a URDF robot needs at least one <link>", root)
+        by_child = self.joint_tree(joints, links)
+        roots = [n for n in links if n not in by_child]
+        if len(roots) != 1:
+            raise self.fail(
+                f"a URDF robot has exactly one root link; this one has {len(roots)}"
+                f" ({', '.join(repr(r) for r in roots[:5])})", root,
+                "every link but the root must be the child of one joint")
+        root_link = roots[0]
+        world_root = root_link == WORLD_LINK
+        if world_root and links[WORLD_LINK].find("inertial") is not None:
+            self.warn("the link 'world' is the world frame; its <inertial> is ignored",
+                      links[WORLD_LINK])
+
+        bodies: list[Body] = []
+        model_joints: list[Joint] = []
+        dofs: list[Dof] = []
+        taken = {self.attr(j, "name") for j in joints}
+        if not world_root:
+            name = FLOATING_BASE
+            k = 1
+            while name in taken:
+                name, k = f"{FLOATING_BASE}_{k}", k + 1
+            jtype = JointType.WELD if fixed_base else JointType.FREE
+            model_joints.append(draft.make_joint(
+                name, jtype, None, root_link, t_parent=np.eye(4),
+                dofs=[f"{name}#{k}" for k in range(jtype.num_dofs)],
+                location=self.loc(links[root_link])))
+            dofs.extend(draft.make_dof(f"{name}#{k}", name, k) for k in range(jtype.num_dofs))
+        # Parents before children (depth first, file order among siblings).
+        children: dict[str, list[Element]] = {}
+        for j in joints:
+            children.setdefault(self.attr(j.find("parent"), "link"), []).append(j)
+        seen: set[str] = set()
+        pending = [root_link]
+        order: list[str] = []
+        while pending:
+            link = pending.pop()
+            if link in seen:
+                continue
+            seen.add(link)
+            order.append(link)
+            pending.extend(reversed([self.attr(j.find("child"), "link")
+                                     for j in children.get(link, [])]))
+        for link in order:
+            if link == WORLD_LINK and world_root:
+                continue
+            bodies.append(self.body(links[link]))
+            if link in by_child:
+                joint, jdofs = self.joint(by_child[link], world_root)
+                model_joints.append(joint)
+                dofs.extend(jdofs)
+        self.warn_massless(bodies, model_joints, links)
+        self.flush_grouped()
+        skel = draft.skeleton(robot_name, model_joints, bodies, dofs, location=self.loc(root))
+        return draft.canonical(draft.world([skel], self.label), self.label, UrdfError,
+                               self.warnings)
+
+    def joint_tree(self, joints: Sequence[Element], links: Mapping[str, Element],
+                   ) -> dict[str, Element]:
+        """Joints by child link, after checking names, references and loops."""
+        names: dict[str, Element] = {}
+        by_child: dict[str, Element] = {}
+        for j in joints:
+            name = self.attr(j, "name")
+            if name in names:
+                raise self.fail(f"joint {name!r} is defined twice (first at line"
+                                f" {names[name].sourceline})", j)
+            names[name] = j
+            ends = []
+            for tag in ("parent", "child"):
+                el = j.find(tag)
+                if el is None:
+                    raise self.fail(f"joint {name!r} has no <{tag}>", j)
+                link = self.attr(el, "link")
+                if link not in links:
+                    raise self.fail(f"joint {name!r} names {tag} link {link!r}, which is not"
+                                    " defined", el)
+                ends.append(link)
+            parent, child = ends
+            if parent == child:
+                raise self.fail(f"joint {name!r} has link {child!r} as parent and child", j)
+            if child in by_child:
+                raise self.fail(
+                    f"link {child!r} is the child of joints {by_child[child].get('name')!r}"
+                    f" and {name!r}", j,
+                    "URDF describes trees: every link has at most one parent joint")
+            by_child[child] = j
+        for start, j in by_child.items():
+            seen = {start}
+            link = self.attr(j.find("parent"), "link")
+            while link in by_child:
+                if link in seen:
+                    raise self.fail(f"joints form a loop through link {link!r}", j)
+                seen.add(link)
+                link = self.attr(by_child[link].find("parent"), "link")
+        return by_child
+
+    def warn_massless(self, bodies: Sequence[Body], joints: Sequence[Joint],
+                      links: Mapping[str, Element]) -> None:
+        """Warn about a moving joint whose child subtree has no mass (a singular sim)."""
+        kids: dict[str, list[str]] = {}
+        for j in joints:
+            if j.parent is not None:
+                kids.setdefault(j.parent, []).append(j.child)
+        mass = {b.name: b.inertia.mass for b in bodies}
+
+        def total(link: str) -> float:
+            return mass.get(link, 0.0) + sum(total(c) for c in kids.get(link, []))
+
+        for j in joints:
+            if j.type is not JointType.WELD and total(j.child) <= 0.0:
+                self.warn(f"joint {j.name!r} moves link {j.child!r}, which carries no mass"
+                          " (no <inertial> below it): a simulation of it is singular",
+                          links[j.child])
+
+    # ------------------------------------------------------------ links
+
+    def body(self, el: Element) -> Body:
+        name = self.attr(el, "name")
+        self.check_children(el, frozenset({"inertial", "visual", "collision"}))
+        inertial = el.find("inertial")
+        if inertial is None:
+            inertia = Inertia(mass=0.0, com=frozen_array(np.zeros(3)),
+                              moment=frozen_array(np.zeros((3, 3))))
+        else:
+            inertia = self.inertia(inertial)
+        shapes: list[Shape] = []
+        for role, tag in ((ShapeRole.VISUAL, "visual"), (ShapeRole.COLLISION, "collision")):
+            for k, shape_el in enumerate(el.findall(tag)):
+                shape = self.shape(shape_el, name, role, k)
+                if shape is not None:
+                    shapes.append(shape)
+        return Body(name=name, index=0, parent_joint="", inertia=inertia, gravity_mode=True,
+                    rest_transform=frozen_array(np.eye(4)), shapes=tuple(shapes), markers=(),
+                    soft=None, location=self.loc(el))
+
+    def inertia(self, el: Element) -> Inertia:
+        self.check_children(el, frozenset({"origin", "mass", "inertia"}))
+        mass_el = el.find("mass")
+        if mass_el is None:
+            raise self.fail("<inertial> needs <mass>", el)
+        mass = self.number(mass_el, "value", nonneg=True)
+        inertia_el = el.find("inertia")
+        if inertia_el is None:
+            raise self.fail("<inertial> needs <inertia>", el)
+        ixx, ixy, ixz, iyy, iyz, izz = (self.number(inertia_el, k) for k in
+                                        ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        moment = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        t = self.origin(el)
+        rot = t[:3, :3]
+        return Inertia(mass=mass, com=frozen_array(t[:3, 3]),
+                       moment=frozen_array(rot @ moment @ rot.T))
+
+    def material_color(self, el: Element) -> Array | None:
+        color = el.find("color")
+        if el.find("texture") is not None:
+            self.ignore(el.find("texture"), "textures are not part of the model")
+        if color is None:
+            return None
+        return frozen_array(self.numbers(color, "rgba", 4))
+
+    def shape(self, el: Element, link: str, role: ShapeRole, k: int) -> Shape | None:
+        self.check_children(el, frozenset({"origin", "geometry", "material"}))
+        geometry_el = el.find("geometry")
+        if geometry_el is None:
+            raise self.fail(f"<{el.tag}> needs <geometry>", el)
+        geometry = self.geometry(geometry_el)
+        if geometry is None:
+            return None
+        color = None
+        material = el.find("material")
+        if role is ShapeRole.VISUAL and material is not None:
+            if material.find("color") is not None or material.find("texture") is not None:
+                color = self.material_color(material)
+            else:
+                mname = material.get("name")
+                if mname not in self.materials:
+                    self.group(("material", str(mname)), f"material {mname!r} has no colour"
+                               " anywhere in the file; the shape has no colour", material)
+                color = self.materials.get(str(mname))
+        suffix = "" if k == 0 else f"_{k}"
+        return Shape(name=f"{link} - {role.value} shape{suffix}", role=role, geometry=geometry,
+                     transform=frozen_array(self.origin(el)), color=color, collidable=True,
+                     location=self.loc(el))
+
+    def geometry(self, el: Element) -> Geometry | None:
+        kinds = [g for g in el if isinstance(g.tag, str)]
+        if len(kinds) != 1:
+            raise self.fail(f"<geometry> holds {len(kinds)} shapes; URDF allows one", el)
+        g = kinds[0]
+        if g.tag == "box":
+            return Box(size=frozen_array(self.numbers(g, "size", 3)))
+        if g.tag == "sphere":
+            return Sphere(radius=self.number(g, "radius", nonneg=True))
+        if g.tag == "cylinder":
+            return Cylinder(radius=self.number(g, "radius", nonneg=True),
+                            height=self.number(g, "length", nonneg=True))
+        if g.tag == "capsule":
+            return Capsule(radius=self.number(g, "radius", nonneg=True),
+                           height=self.number(g, "length", nonneg=True))
+        if g.tag == "mesh":
+            uri = self.attr(g, "filename")
+            scale_raw = g.get("scale")
+            scale = [1.0, 1.0, 1.0]
+            if scale_raw is not None:
+                scale = ([float(scale_raw)] * 3 if len(scale_raw.split()) == 1
+                         and _is_float(scale_raw) else self.numbers(g, "scale", 3))
+            path = resolve_uri(uri, self.base_dir, self.package_path)
+            if path is None:
+                hint = ("the package is found through AMENT_PREFIX_PATH (a sourced"
+                        " workspace), ROS_PACKAGE_PATH or package_path"
+                        if uri.startswith("package://") else
+                        "file:// takes an absolute path; other paths are relative to the"
+                        " URDF file")
+                raise self.fail(f"mesh {uri!r} cannot be found", g, hint)
+            return Mesh(file_name=str(path), path=path, scale=frozen_array(scale))
+        self.warn(f"geometry <{g.tag}> is not a URDF geometry; the shape is left out", g)
+        return None
+
+    # ------------------------------------------------------------ joints
+
+    def joint(self, el: Element, world_root: bool) -> tuple[Joint, list[Dof]]:  # noqa: C901, FBT001
+        name = self.attr(el, "name")
+        raw_type = self.attr(el, "type")
+        parent = self.attr(el.find("parent"), "link")
+        child = self.attr(el.find("child"), "link")
+        known = frozenset({"parent", "child", "origin", "axis", "limit", "dynamics", "mimic",
+                           *_IGNORED_JOINT})
+        for sub in el:
+            if isinstance(sub.tag, str) and sub.tag in _IGNORED_JOINT:
+                self.ignore(sub, _IGNORED_JOINT[sub.tag])
+        self.check_children(el, known)
+        mimic = el.find("mimic")
+        if mimic is not None:
+            raise self.fail(
+                f"joint {name!r} mimics joint {mimic.get('joint')!r}; mimic joints are not"
+                " supported (the nodes would drive it as an independent joint)", mimic,
+                "remove the <mimic> element to read it as an independent joint, or fix the"
+                " joint (type fixed)")
+        types = {"revolute": JointType.REVOLUTE, "continuous": JointType.REVOLUTE,
+                 "prismatic": JointType.PRISMATIC, "fixed": JointType.WELD,
+                 "floating": JointType.FREE, "planar": JointType.PLANAR}
+        if raw_type not in types:
+            raise self.fail(f"joint type {raw_type!r} is not one of " + ", ".join(types), el)
+        jtype = types[raw_type]
+        axis = [1.0, 0.0, 0.0]
+        axis_el = el.find("axis")
+        if axis_el is not None and jtype in (JointType.REVOLUTE, JointType.PRISMATIC,
+                                             JointType.PLANAR):
+            axis = self.numbers(axis_el, "xyz", 3, [1.0, 0.0, 0.0])
+            norm = math.sqrt(sum(a * a for a in axis))
+            if norm == 0.0:
+                raise self.fail(f"joint {name!r} has a zero axis", axis_el)
+            axis = [a / norm for a in axis]
+        axes: list[list[float]] = []
+        plane = None
+        plane_axes: list[list[float]] = []
+        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+            axes = [axis]
+        elif jtype is JointType.PLANAR:
+            plane, plane_axes = plane_from_normal(axis)
+        n = jtype.num_dofs
+        kw = self.dof_limits(el, name, raw_type) if n == 1 else {}
+        dynamics = el.find("dynamics")
+        if dynamics is not None:
+            damping = self.number(dynamics, "damping", 0.0, nonneg=True)
+            friction = self.number(dynamics, "friction", 0.0, nonneg=True)
+            if n == 0 and (damping or friction):
+                self.group(("dynamics-fixed",), "<dynamics> of a fixed joint ignored", dynamics)
+            elif n > 1 and (damping or friction):
+                self.warn(f"<dynamics> of the {raw_type} joint {name!r} applies to each of"
+                          f" its {n} DOFs", dynamics)
+            kw.update(damping=damping, coulomb_friction=friction)
+        dofs = [draft.make_dof(f"{name}#{k}", name, k, **kw) for k in range(n)]
+        joint = draft.make_joint(
+            name, jtype, None if (world_root and parent == WORLD_LINK) else parent, child,
+            t_parent=self.origin(el), axes=axes, plane=plane, plane_axes=plane_axes,
+            dofs=[d.name for d in dofs], location=self.loc(el))
+        return joint, dofs
+
+    def dof_limits(self, el: Element, name: str, raw_type: str) -> dict[str, tuple[float, float]]:
+        limit = el.find("limit")
+        kw: dict[str, tuple[float, float]] = {}
+        if limit is None:
+            if raw_type in ("revolute", "prismatic"):
+                self.warn(f"{raw_type} joint {name!r} has no <limit> (URDF requires one);"
+                          " it is read without limits", el)
+            return kw
+        if raw_type in ("revolute", "prismatic"):
+            if limit.get("lower") is None and limit.get("upper") is None:
+                self.group(("locked",), f"<limit> without lower and upper (joint {name!r}):"
+                           " URDF's default 0 for both locks the joint", limit)
+            lower = self.number(limit, "lower", 0.0)
+            upper = self.number(limit, "upper", 0.0)
+            if lower > upper:
+                raise self.fail(f"joint {name!r}: lower limit {lower:g} is above upper limit"
+                                f" {upper:g}", limit)
+            kw["position"] = (lower, upper)
+        for attr, key in (("velocity", "velocity"), ("effort", "force")):
+            if limit.get(attr) is None:
+                continue
+            value = self.number(limit, attr, nonneg=True)
+            if value == 0.0:
+                self.group(("zero", attr), f"{attr}=\"0\" in a joint's <limit> read as 'no"
+                           f" {attr} limit' (a zero {attr} limit would stop the joint)", limit)
+                continue
+            kw[key] = (-value, value)
+        return kw
+
+
+def _is_float(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
