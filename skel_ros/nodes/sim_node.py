@@ -1,8 +1,11 @@
 """The simulation node: a :class:`~skel_ros.sim.SimEngine` behind ROS topics.
 
 Thin: it declares and validates parameters, converts messages
-(:mod:`skel_ros.nodes.commands`, :mod:`skel_ros.nodes.robot_publisher`) and calls
-the engine. A stepping thread advances the engine so that simulated time follows
+(:mod:`skel_ros.nodes.commands`, :mod:`skel_ros.nodes.robot_publisher`) and hands
+commands and trajectories to a :class:`~skel_ros.core.RobotCore` over a
+:class:`~skel_ros.sim.backend.DartBackend` (the arbitration, the limits gate, the
+trajectory follower and the command timeout are the core's, as on hardware). A stepping
+thread advances the engine so that simulated time follows
 wall time times ``real_time_factor`` (scheduled against an anchor, so it does not
 drift), publishing on a schedule of simulated time; the executor thread runs the
 callbacks. Every stamp is simulated time, and ``/clock`` carries it. docs/sim_node.md
@@ -54,6 +57,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from skel_ros.core import CommandRefused, RobotCore
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
@@ -63,15 +67,13 @@ from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.resources import resolve
-from skel_ros.sim import ActuationMode, CommandError, SimEngine, SimError, load_gains
+from skel_ros.sim import SimEngine, SimError, load_gains
+from skel_ros.sim.backend import DartBackend
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from rclpy.context import Context
-
-    from skel_ros.model.limits import CheckResult
-    from skel_ros.trajectory import PointTrajectory
 
 __all__ = ["PARAMETERS", "RealTimePacer", "SimNode", "main"]
 
@@ -225,6 +227,24 @@ class _Schedule:
         self.next = now
 
 
+class _CoreLog:
+    """The core's log lines on the node's logger (warnings and errors throttled per key)."""
+
+    def __init__(self, node: Node, warn: Throttle) -> None:
+        self._info = node.get_logger().info
+        self._warn = warn
+        self._error = Throttle(node.get_logger().error)
+
+    def info(self, message: str) -> None:
+        self._info(message)
+
+    def warning(self, message: str, key: str) -> None:
+        self._warn(message, key=key)
+
+    def error(self, message: str, key: str) -> None:
+        self._error(message, key=key)
+
+
 class SimNode(Node):
     """The simulation node; see the module docstring.
 
@@ -251,8 +271,12 @@ class SimNode(Node):
         self._warn = Throttle(self.get_logger().warning)
         p = self._declare_parameters()
         self.engine = self._build_engine(p)
-        self._hold_initial = bool(p["hold_initial"])
+        self.backend = DartBackend(self.engine, hold_initial=bool(p["hold_initial"]))
+        self.core = RobotCore(self.backend, command_timeout=p["command_timeout"],
+                              log=_CoreLog(self, self._warn))
+        """The robot core (commands, trajectories, timeout) over the DART backend."""
         self._apply_hold()
+        self.core.restart_timeout(self.engine.time)
         try:
             self.io = RobotPublisher(self, self.engine.model, frame_prefix=p["frame_prefix"])
         except UrdfExportError as exc:
@@ -262,17 +286,14 @@ class SimNode(Node):
         self._clock_out = ClockPublisher(self)  # not _clock: rclpy's Node has one
         self._rtf = p["real_time_factor"]
         self._paused = p["paused"]
-        self._timeout = p["command_timeout"]
         self._pacer = RealTimePacer(self._rtf)
         self._js = _Schedule(p["joint_states_rate"])
         self._tf = _Schedule(p["tf_rate"])
         self._clock_schedule = _Schedule(max(CLOCK_MIN_RATE, p["joint_states_rate"],
                                              p["tf_rate"]))
-        self._trajectory: tuple[PointTrajectory, float] | None = None
         # (time, /clock due, /tf due, (positions, velocities or None, efforts)) per step
         # with something to publish, until run_steps publishes it.
         self._pending: list[tuple[float, bool, bool, tuple[Any, Any, Any]]] = []
-        self._last_command = 0.0
         self.steps_taken = 0
         """Steps since the node started (resets do not zero it)."""
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -327,10 +348,10 @@ class SimNode(Node):
             raise NodeSetupError(str(exc)) from None
 
     def _apply_hold(self) -> None:
-        if self._hold_initial:
-            held = self.engine.hold_initial_positions()
-            if held:
-                self.get_logger().debug(f"holding {len(held)} DOF(s) at their initial positions")
+        self.backend.activate()
+        if self.backend.held:
+            self.get_logger().debug(f"holding {len(self.backend.held)} DOF(s) at their initial"
+                                    " positions")
 
     # ---------------------------------------------------------------- parameters
 
@@ -366,8 +387,7 @@ class SimNode(Node):
                 self._publish_all(now)  # subscribers see the state it stopped in
             self._paused = value
         elif name == "command_timeout":
-            self._timeout = value
-            self._last_command = now
+            self.core.set_command_timeout(value, now)
 
     # ---------------------------------------------------------------- stepping
 
@@ -428,8 +448,9 @@ class SimNode(Node):
 
     def _step_once(self, *, publish_all: bool = False) -> None:
         engine = self.engine
-        if self._trajectory is not None:
-            self._follow_trajectory(engine.time + engine.time_step)
+        # The core's cycle for the time this step ends at: the trajectory's sample for
+        # then, and the command timeout.
+        self.core.cycle(engine.time + engine.time_step)
         engine.step()
         self.steps_taken += 1
         now = engine.time
@@ -444,12 +465,6 @@ class SimNode(Node):
                 self._pending.append((now, clock, tf, engine.state()))
             elif clock or tf:
                 self._pending.append((now, clock, tf, (engine.positions(), None, None)))
-        if self._timeout > 0.0 and now - self._last_command > self._timeout:
-            if self._trajectory is None and engine.commands():
-                engine.clear_commands()
-                self.get_logger().info(f"no command for {self._timeout:g} s of simulated time:"
-                                       " every command dropped")
-            self._last_command = now
 
     def _flush(self) -> None:
         """Publish what the steps taken since the last flush had due, in order."""
@@ -479,107 +494,46 @@ class SimNode(Node):
 
     # ---------------------------------------------------------------- commands
 
-    def _report(self, topic: str, results: list[CheckResult]) -> None:
-        for result in results:
-            if result.clamped:
-                self._warn(f"{topic}: {result.message}", key=f"{topic} clamped")
-
     def _on_joint_command(self, msg: JointState) -> None:
         try:
             command = parse_joint_command(msg, self.io.joint_index)
-            with self._lock:
-                results = self.engine.set_commands(command.kind.value, command.names,
-                                                   command.values)
-                self._last_command = self.engine.time
-                if self._trajectory is not None and set(command.names) & set(
-                        self._trajectory[0].joint_names):
-                    self._trajectory = None
-                    self.get_logger().info("joint_commands took over: trajectory stopped")
         except CommandMessageError as exc:
             self._warn(f"{exc} (message ignored)", key=f"joint_commands {exc.reason}")
             return
-        except CommandError as exc:
-            self._warn(f"joint_commands: {exc.reason} (message ignored)",
-                       key=f"joint_commands {exc.reason}")
-            return
-        self._report("joint_commands", results)
-
-    def _start_positions(self, names: Sequence[str]) -> list[float]:
-        """Where a trajectory starts: the held position target, else the position."""
-        held = self.engine.commands()
-        q = self.engine.positions()
-        index = self.io.joint_index
-        out = []
-        for n in names:
-            mode, value = held.get(n, (ActuationMode.NONE, 0.0))
-            out.append(value if mode is ActuationMode.POSITION else float(q[index[n]]))
-        return out
+        with self._lock:
+            result = self.core.command(command.kind, command.names, command.values)
+        if not result.ok:
+            self._warn(f"joint_commands: {result.message} (message ignored)",
+                       key=f"joint_commands {result.message}")
+        elif result.clamped:
+            self._warn(f"joint_commands: {result.message}", key="joint_commands clamped")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         with self._lock:
             try:
-                command = parse_joint_trajectory(msg, self.io.joint_index, self._start_positions)
+                command = parse_joint_trajectory(msg, self.io.joint_index,
+                                                 self.core.start_positions)
             except CommandMessageError as exc:
                 self._warn(f"{exc} (message ignored)", key=f"joint_trajectory {exc.reason}")
                 return
-            now = self.engine.time
             if command.trajectory is None:
-                if self._trajectory is not None:
-                    self._trajectory = None
-                    self._hold_positions()
+                if self.core.cancel_trajectory():
                     self.get_logger().info("empty joint_trajectory: stopped, holding position")
                 return
-            start = now if command.start is None else command.start
-            trajectory = command.trajectory
-            try:  # a kind this world's joints cannot take is refused before following
-                self._report("joint_trajectory", self.engine.set_commands(
-                    "position", trajectory.joint_names, trajectory.sample(now - start)[0]))
-            except CommandError as exc:
+            try:  # stamps are simulated time: the core's time base
+                self.core.follow(command.trajectory, command.start)
+            except CommandRefused as exc:
                 self._warn(f"joint_trajectory: {exc.reason} (message ignored)",
-                           key=f"joint_trajectory {exc.reason}")
-                return
-            if start + trajectory.duration < now:
-                self._warn(f"joint_trajectory: it ended {now - start - trajectory.duration:.3f} s"
-                           " ago (header stamp in the past); going to its last point",
-                           key="joint_trajectory past")
-            self._trajectory = (trajectory, start)
-            self._last_command = now
-            self.get_logger().info(
-                f"following a trajectory of {len(trajectory.points)} point(s) for "
-                f"{len(trajectory.joint_names)} joint(s), {trajectory.duration:g} s")
-
-    def _follow_trajectory(self, t: float) -> None:
-        if self._trajectory is None:
-            return
-        trajectory, start = self._trajectory
-        positions, _, _ = trajectory.sample(t - start)
-        try:
-            self._report("joint_trajectory",
-                         self.engine.set_commands("position", trajectory.joint_names, positions))
-        except CommandError as exc:  # pragma: no cover - checked when accepted
-            self._warn(f"joint_trajectory stopped: {exc.reason}")
-            self._trajectory = None
-            return
-        self._last_command = t
-        if t - start > trajectory.duration:
-            self._trajectory = None  # done: the last point stays held
-
-    def _hold_positions(self) -> None:
-        """Hold every position-commanded DOF where it is now."""
-        held = [n for n, (mode, _) in self.engine.commands().items()
-                if mode is ActuationMode.POSITION]
-        if held:
-            q = self.engine.positions()
-            self.engine.set_commands("position", held, [q[self.io.joint_index[n]] for n in held])
+                           key=f"joint_trajectory {exc.key}")
 
     # ---------------------------------------------------------------- services
 
     def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self._lock:
+            self.core.stop_trajectory("reset")
             self.engine.reset()
             self._apply_hold()
-            self._trajectory = None
-            self._last_command = 0.0
+            self.core.restart_timeout(self.engine.time)
             self._pacer.anchor(self.engine.time)
             self._publish_all(self.engine.time)
         self.get_logger().info("reset to the initial state (t = 0)")

@@ -368,6 +368,33 @@ class SimEngine:
                 kind the joint's actuator does not take, a passive or locked
                 joint); nothing was applied.
         """
+        mode, prepared = self._prepare(kind, names, values, skeleton)
+        for act, result, _ in prepared:
+            act.hold(mode, result)
+        return [_renamed(result, rename) for _, result, rename in prepared]
+
+    def check_commands(
+        self,
+        kind: str | ActuationMode,
+        names: Sequence[str],
+        values: npt.ArrayLike,
+    ) -> list[CheckResult]:
+        """What :meth:`set_commands` would do, without holding anything.
+
+        Returns:
+            As :meth:`set_commands` (public names).
+
+        Raises:
+            CommandError: As :meth:`set_commands`.
+        """
+        _, prepared = self._prepare(kind, names, values, None)
+        return [_renamed(result, rename) for _, result, rename in prepared]
+
+    def _prepare(
+        self, kind: str | ActuationMode, names: Sequence[str], values: npt.ArrayLike,
+        skeleton: str | None,
+    ) -> tuple[ActuationMode, list[tuple[SkeletonActuation, CheckResult, dict[str, str]]]]:
+        """Check every part of a command (a rejected part rejects the whole command)."""
         raw: object = kind.value if isinstance(kind, ActuationMode) else kind
         mode = _KINDS.get(raw) if isinstance(raw, str) else None
         if mode is None:
@@ -378,14 +405,10 @@ class SimEngine:
             groups = {skeleton: (names, values, {})}
         else:
             groups = self._group_by_skeleton(names, values)
-        # Check every part before holding any: a rejected part rejects the whole command.
-        prepared = [
+        return mode, [
             (self._actuation_of(skel), self._actuation_of(skel).prepare(mode, plain, v), rename)
             for skel, (plain, v, rename) in groups.items()
         ]
-        for act, result, _ in prepared:
-            act.hold(mode, result)
-        return [_renamed(result, rename) for _, result, rename in prepared]
 
     def hold_initial_positions(self) -> tuple[str, ...]:
         """Hold every actuated DOF of every mobile skeleton at its initial position.

@@ -1,0 +1,151 @@
+"""The DART backend: a :class:`~skel_ros.sim.engine.SimEngine` behind the robot core's seam.
+
+The simulator is one more :class:`~skel_ros.core.RobotBackend`, as in gz_ros2_control:
+whatever drives the robot (:class:`~skel_ros.core.RobotCore`, and the nodes over it)
+cannot tell it from hardware. Its time base is simulated time; its owner steps it and
+calls the core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time
+the step ends at. It has no power to switch (``activate`` holds every actuated DOF at its
+initial position, ``deactivate`` lets every joint go limp), and every DOF is measured
+every step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from skel_ros.core import Capabilities, RobotBackend, RobotState
+from skel_ros.model.limits import CheckResult, CommandKind
+from skel_ros.sim.actuation import ActuationMode
+from skel_ros.sim.errors import CommandError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from skel_ros.model.types import Array
+    from skel_ros.sim.engine import SimEngine
+
+__all__ = ["DartBackend"]
+
+_EMPTY_INDEX = np.zeros(0, dtype=np.intp)
+
+
+class DartBackend(RobotBackend):
+    """A simulated robot: the DOFs of every skeleton of a :class:`SimEngine` (public names).
+
+    Args:
+        engine: The engine (built; its owner steps it).
+        hold_initial: :meth:`activate` holds every actuated DOF at its initial position
+            (a powered robot before its first command); False: the joints stay limp.
+    """
+
+    def __init__(self, engine: SimEngine, *, hold_initial: bool = True) -> None:
+        self.engine = engine
+        self.names = engine.dof_names
+        self.hold_initial = hold_initial
+        self.held: tuple[str, ...] = ()
+        """The DOFs the last :meth:`activate` held at their initial positions."""
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._fresh = np.ones(len(self.names), dtype=bool)
+        self._fresh.setflags(write=False)
+        self.capabilities = Capabilities(has_clock=True, can_pause=True, can_reset=True,
+                                         command_modes=self._modes())
+
+    def _modes(self) -> tuple[frozenset[CommandKind], ...]:
+        """The kinds each DOF takes, as the engine's actuation decides (asked, not copied)."""
+        out = []
+        for name in self.names:
+            kinds = set()
+            for kind in CommandKind:
+                try:
+                    self.engine.check_commands(kind.value, [name], [0.0])
+                except CommandError:
+                    continue
+                kinds.add(kind)
+            out.append(frozenset(kinds))
+        return tuple(out)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def activate(self) -> None:
+        """Hold every actuated DOF at its initial position (with ``hold_initial``)."""
+        self.held = self.engine.hold_initial_positions() if self.hold_initial else ()
+
+    def deactivate(self) -> None:
+        """Drop every command: the joints go limp."""
+        self.engine.clear_commands()
+
+    def reset(self) -> None:
+        """Back to the initial state (time 0, no commands), then :meth:`activate`."""
+        self.engine.reset()
+        self.activate()
+
+    # ---------------------------------------------------------------- time and state
+
+    def now(self) -> float:
+        """Simulated time."""
+        return self.engine.time
+
+    def read(self, now: float) -> RobotState:  # noqa: ARG002 - the engine's time is the stamp
+        """The engine's state now; every DOF is fresh."""
+        positions, velocities, efforts = self.engine.state()
+        return RobotState(self.engine.time, positions, velocities, efforts, self._fresh)
+
+    # ---------------------------------------------------------------- commands
+
+    def check(self, kind: CommandKind, names: Sequence[str],
+              values: npt.ArrayLike) -> CheckResult:
+        """The engine's own check (limits per skeleton, what each actuator type takes)."""
+        try:
+            results = self.engine.check_commands(kind.value, names, values)
+        except CommandError as exc:
+            return CheckResult(ok=False, kind=kind, names=tuple(map(str, names)),
+                               indices=_EMPTY_INDEX, values=np.zeros(0),
+                               requested=np.zeros(0), clamped=(), reason=exc.reason)
+        if len(results) == 1:
+            return results[0]
+        # Several skeletons: one result, in the command's order.
+        value = {n: v for r in results for n, v in zip(r.names, r.values, strict=True)}
+        asked = {n: v for r in results for n, v in zip(r.names, r.requested, strict=True)}
+        order = [n for n in names if n in value]
+        return CheckResult(
+            ok=True, kind=kind, names=tuple(order),
+            indices=np.array([self._index[n] for n in order], dtype=np.intp),
+            values=np.array([value[n] for n in order]),
+            requested=np.array([asked[n] for n in order]),
+            clamped=tuple(c for r in results for c in r.clamped))
+
+    def write(self, now: float, kind: CommandKind,  # noqa: ARG002 - held until replaced
+              index: npt.NDArray[np.intp], values: Array) -> None:
+        """Hold the command in the engine (applied before every step)."""
+        names = self.names
+        self.engine.set_commands(kind.value, [names[i] for i in index], values)
+
+    def hold(self, now: float, index: npt.NDArray[np.intp]) -> None:  # noqa: ARG002
+        """Hold the position-commanded DOFs among ``index`` where they are now."""
+        held = self.engine.commands()
+        names = [self.names[i] for i in index
+                 if held.get(self.names[i], (ActuationMode.NONE,))[0] is ActuationMode.POSITION]
+        if names:
+            q = self.engine.positions()
+            self.engine.set_commands("position", names, [q[self._index[n]] for n in names])
+
+    def start_positions(self, index: npt.NDArray[np.intp]) -> Array:
+        """The held position target, else the position."""
+        held = self.engine.commands()
+        q = self.engine.positions()
+        out = np.empty(len(index))
+        for k, i in enumerate(index):
+            mode, value = held.get(self.names[i], (ActuationMode.NONE, 0.0))
+            out[k] = value if mode is ActuationMode.POSITION else q[i]
+        return out
+
+    def on_timeout(self, now: float, timeout: float) -> str:  # noqa: ARG002
+        """Drop every command (the joints go limp)."""
+        if not self.engine.commands():
+            return ""
+        self.engine.clear_commands()
+        return f"no command for {timeout:g} s of simulated time: every command dropped"
