@@ -71,6 +71,8 @@ CONE_SIDES = 64
 # Geom groups, as MuJoCo Menagerie uses them: visual 2 (shown), collision 3 (hidden).
 VISUAL_GROUP = "2"
 COLLISION_GROUP = "3"
+# Names a warning lists before "and N more".
+_NAMES_SHOWN = 5
 # contype/conaffinity bits: one per colliding skeleton (MuJoCo's masks are 32-bit ints).
 _MAX_SKELETON_BITS = 31
 
@@ -267,7 +269,7 @@ class _Writer:
         self.by_body: dict[str, list[MjcfJoint]] = {}
         self.joints_here: list[MjcfJoint] = []  # the joints of the body being written
         self.root = etree.Element("mujoco", model=_model_name(world))
-        self.asset: etree._Element | None = None
+        self.asset = etree.Element("asset")  # placed before <worldbody> when not empty
         self.equality: etree._Element | None = None
         self.contact: etree._Element | None = None
         self.names: dict[tuple[str, str], Location] = {}
@@ -306,7 +308,7 @@ class _Writer:
         # DART integrates with semi-implicit Euler, as MuJoCo's "Euler".
         etree.SubElement(self.root, "option", timestep=_num(world.time_step),
                          gravity=_vec(world.gravity), integrator="Euler")
-        self.asset = etree.SubElement(self.root, "asset")
+        self.root.append(self.asset)
         worldbody = etree.SubElement(self.root, "worldbody")
         for skeleton in world.skeletons:
             if skeleton.bodies:
@@ -316,16 +318,15 @@ class _Writer:
         self.joints = [j for name in order for j in self.by_body[name]]
         by_name = {b.name: b for b in self.bodies}
         self.bodies = [by_name[name] for name in order]
-        for element in (self.asset,):
-            if len(element) == 0:
-                self.root.remove(element)
+        if len(self.asset) == 0:
+            self.root.remove(self.asset)
         for element in (self.contact, self.equality):
             if element is not None:
                 self.root.append(element)
         self._keyframe()
         self._summary_warnings()
         etree.indent(self.root, space="  ")
-        return etree.tostring(self.root, encoding="unicode", pretty_print=True)
+        return str(etree.tostring(self.root, encoding="unicode", pretty_print=True))
 
     def _keyframe(self) -> None:
         """A keyframe ``initial`` when some DOF starts away from zero or moving."""
@@ -351,8 +352,8 @@ class _Writer:
                                               d.acceleration_lower, d.acceleration_upper))
         ]
         if dropped:
-            shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more"
-                                              if len(dropped) > 5 else "")
+            shown = ", ".join(dropped[:_NAMES_SHOWN]) + (
+                f" and {len(dropped) - _NAMES_SHOWN} more" if len(dropped) > _NAMES_SHOWN else "")
             self._warn(f"velocity/acceleration limits of {len(dropped)} DOF(s) are not written"
                        f" (MJCF has none; commands are clamped to them before any engine):"
                        f" {shown}", Location(self.world.source))
@@ -470,8 +471,8 @@ class _Writer:
             for k in range(3):
                 dof = dofs[3 + k]
                 axis = tuple(float(k == i) for i in range(3))
-                self._single(el, skeleton, joint, ns, "slide", axis, dof, f"{ns}{dof.name}",
-                             twist=six)
+                self._single(el, skeleton, joint, kind="slide", axis=axis, dof=dof,
+                             name=f"{ns}{dof.name}", twist=six)
             name = self._claim("joint", f"{ns}{joint.name}", joint.location)
             j = etree.SubElement(el, "joint", name=name, type="ball")
             self._dynamics(j, dofs[0])
@@ -482,7 +483,8 @@ class _Writer:
             dof = dofs[motion.dof]
             kind = "hinge" if motion.kind == "revolute" else "slide"
             if motion.screw_pitch is None:
-                self._single(el, skeleton, joint, ns, kind, motion.axis, dof, f"{ns}{dof.name}")
+                self._single(el, skeleton, joint, kind=kind, axis=motion.axis, dof=dof,
+                             name=f"{ns}{dof.name}")
                 continue
             # A screw's translation: a slide bound to the hinge (the DOF) by an equality.
             scale = motion.screw_pitch / (2.0 * math.pi)
@@ -503,7 +505,7 @@ class _Writer:
             self.contact = etree.Element("contact")
         return self.contact
 
-    def _single(self, el: etree._Element, skeleton: Skeleton, joint: Joint, ns: str,
+    def _single(self, el: etree._Element, skeleton: Skeleton, joint: Joint, *,
                 kind: str, axis: Sequence[float], dof: Dof, name: str,
                 twist: tuple[int, ...] = ()) -> None:
         name = self._claim("joint", name, joint.location)
@@ -584,7 +586,7 @@ class _Writer:
                 g.attrib.update(attrs)
                 _pose(g, pose @ geom_pose)
 
-    def _geoms(self, shape: Shape, ns: str) -> list[tuple[Array, dict[str, str]]]:
+    def _geoms(self, shape: Shape, ns: str) -> list[tuple[Array, dict[str, str]]]:  # noqa: PLR0911 - one return per geometry kind
         """(pose in the shape frame, attributes) of the geoms that stand for a shape."""
         g = shape.geometry
         collision = shape.role is ShapeRole.COLLISION
@@ -619,14 +621,12 @@ class _Writer:
 
     def _vertex_mesh(self, shape: Shape, ns: str,
                      vertices: Sequence[Sequence[float]]) -> dict[str, str]:
-        assert self.asset is not None
         name = self._unique("mesh", f"{ns}{shape.name}", shape.location)
         etree.SubElement(self.asset, "mesh", name=name,
                          vertex=_vec(v for p in vertices for v in p))
         return {"type": "mesh", "mesh": name}
 
     def _mesh(self, shape: Shape, g: Mesh, ns: str) -> list[tuple[Array, dict[str, str]]]:
-        assert self.asset is not None
         path = Path(g.file_name) if g.path is None else g.path
         if path.suffix.lower() not in MESH_SUFFIXES:
             message = (f"mesh {g.file_name!r}: MuJoCo reads {', '.join(MESH_SUFFIXES)} meshes"

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from corpus_data import CORPUS, requires_corpus
 
 from skel_ros.cli.main import main
 from skel_ros.model import ExportError, Kinematics, load_model, load_skel
 from skel_ros.model.mjcf import MjcfExport, world_to_mjcf, write_mjcf
 from skel_ros.model.transforms import exp_rot, inverse, log_rot
 from skel_ros.model.types import JointType, World
-from corpus_data import CORPUS, requires_corpus
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -139,7 +139,8 @@ def test_joint_dynamics_and_limits_are_written() -> None:
         return int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name))
 
     yaw = joint("planar/base_yaw")
-    assert model.jnt_limited[yaw] and list(model.jnt_range[yaw]) == [-2.0, 2.0]
+    assert model.jnt_limited[yaw]
+    assert list(model.jnt_range[yaw]) == [-2.0, 2.0]
     assert model.dof_damping[model.jnt_dofadr[yaw]] == 0.3
     assert list(model.jnt_actfrcrange[yaw]) == [-10.0, 10.0]
     spring = joint("planar/" + world.skeleton("planar").dofs[3].name)
@@ -229,10 +230,10 @@ def test_refusals_name_the_element(tmp_path: Path) -> None:
         '<scene><instance_visual_scene url="#s"/></scene></COLLADA>')
     collision_dae = f"""<skel version="1.0"><world name="w"><skeleton name="s">
       <body name="b"><inertia><mass>1</mass></inertia>
-        <visualization_shape><geometry><mesh><file_name>{mesh}</file_name><scale>1 1 1</scale></mesh></geometry>
-        </visualization_shape>
-        <collision_shape><geometry><mesh><file_name>{mesh}</file_name><scale>1 1 1</scale></mesh></geometry>
-        </collision_shape></body>
+        <visualization_shape><geometry><mesh><file_name>{mesh}</file_name>
+          <scale>1 1 1</scale></mesh></geometry></visualization_shape>
+        <collision_shape><geometry><mesh><file_name>{mesh}</file_name>
+          <scale>1 1 1</scale></mesh></geometry></collision_shape></body>
       <joint type="revolute" name="j"><parent>world</parent><child>b</child></joint>
     </skeleton></world></skel>"""
     with pytest.raises(ExportError, match="collision shape cannot be left out") as info:
@@ -242,9 +243,9 @@ def test_refusals_name_the_element(tmp_path: Path) -> None:
         "</collision_shape>", "-->")
     export = world_to_mjcf(load_skel(visual_only, name="dae.skel"))
     assert [str(w) for w in export.warnings] == [
-        f"dae.skel:3: /skel/world[@name='w']/skeleton[@name='s']/body[@name='b']"
-        f"/visualization_shape: warning: mesh '{mesh}': MuJoCo reads .stl, .obj, .msh meshes"
-        f" only; visual shape left out"]
+        (f"dae.skel:3: /skel/world[@name='w']/skeleton[@name='s']/body[@name='b']"
+         f"/visualization_shape: warning: mesh '{mesh}': MuJoCo reads .stl, .obj, .msh meshes"
+         f" only; visual shape left out")]
     assert 'type="mesh"' not in export.xml
 
 
