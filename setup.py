@@ -10,16 +10,61 @@ Used three ways, all with the same metadata:
   files, configuration and examples under ``share/``.
 * ``colcon build --symlink-install``: ``setup.py develop``, which reads
   ``[develop] script_dir`` from ``setup.cfg``.
+
+In both colcon builds the ``skel-ros`` command is also copied to ``<prefix>/bin``
+(``_CLI_IN_BIN``): colcon's environment hooks put ``bin`` on ``PATH``, not ``lib/skel_ros``,
+so after ``source install/setup.bash`` ``skel-ros`` runs as a command (the nodes stay in
+``lib/skel_ros`` only, for ``ros2 run``).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.develop import develop
+from setuptools.command.install_scripts import install_scripts
 
 PACKAGE_NAME = "skel_ros"
 HERE = Path(__file__).resolve().parent
+_CLI_IN_BIN = "skel-ros"
+"""The console script that colcon builds also put in ``<prefix>/bin`` (on ``PATH``)."""
+
+
+def _cli_in_bin(script_dir: str) -> tuple[Path, Path] | None:
+    """(script, its copy in ``<prefix>/bin``) when ``script_dir`` is ament's ``lib/skel_ros``.
+
+    Any other script directory (pip's wheel and editable builds) gets nothing extra.
+    """
+    scripts = Path(script_dir)
+    if scripts.parts[-2:] != ("lib", PACKAGE_NAME):
+        return None
+    return scripts / _CLI_IN_BIN, scripts.parents[1] / "bin" / _CLI_IN_BIN
+
+
+class _InstallScripts(install_scripts):
+    """``colcon build``: ``skel-ros`` in ``lib/skel_ros`` and in ``bin``."""
+
+    def run(self) -> None:
+        super().run()
+        pair = _cli_in_bin(self.install_dir)
+        if pair and pair[0].is_file():
+            self.mkpath(str(pair[1].parent))
+            self.copy_file(str(pair[0]), str(pair[1]))
+            self.outfiles.append(str(pair[1]))  # in the install record, like the others
+
+
+class _Develop(develop):
+    """``colcon build --symlink-install``: the same for the ``develop`` scripts."""
+
+    def install_wrapper_scripts(self, dist):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        result = super().install_wrapper_scripts(dist)
+        pair = _cli_in_bin(self.script_dir)
+        if pair and pair[0].is_file() and not self.uninstall:
+            pair[1].parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(pair[0], pair[1])
+        return result
 
 
 def _tree(source: str, suffixes: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
@@ -72,6 +117,8 @@ setup(
         "pyyaml",
         "pyserial",
         "python-can",
+        # CANopen CiA 402 drives (protocol: canopen); rosdep key canopen-pip.
+        "canopen>=2.3,<3",
     ],
     # dartpy only for simulation: the hardware node must run without it.
     extras_require={
@@ -83,6 +130,7 @@ setup(
         # Real robots' URDFs the URDF import is tested on (test/model/test_urdf_robots.py).
         "test-robots": ["example-robot-data>=4.1,<7", "yourdfpy>=0.0.56,<0.1"],
     },
+    cmdclass={"install_scripts": _InstallScripts, "develop": _Develop},
     entry_points={
         "console_scripts": [
             "skel-ros = skel_ros.cli.main:main",

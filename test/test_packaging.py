@@ -34,6 +34,7 @@ REQUIRED_EXEC_DEPENDS = {
     "python3-numpy",
     "python3-serial",
     "python3-can",
+    "canopen-pip",
     "python3-yaml",
 }
 REQUIRED_TEST_DEPENDS = {"python3-pytest", "python3-hypothesis"}
@@ -68,6 +69,17 @@ def test_manifest_declares_dependencies(manifest: ET.Element) -> None:
     test_depends = _texts(manifest, "test_depend") | _texts(manifest, "depend")
     missing = REQUIRED_TEST_DEPENDS - test_depends
     assert not missing, f"test_depend missing: {sorted(missing)}"
+
+
+def test_distribution_requires_canopen() -> None:
+    """CiA 402 needs the canopen library: a requirement of the package, not of dev only."""
+    import importlib.metadata
+
+    try:
+        requires = importlib.metadata.requires("skel_ros") or []
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("skel_ros is not installed (scripts/setup.sh installs it)")
+    assert any(r.split(";")[0].startswith("canopen") for r in requires), requires
 
 
 def test_ament_index_marker_exists() -> None:

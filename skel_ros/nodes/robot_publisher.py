@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from skel_ros.model.kinematics import LocalFrames
     from skel_ros.model.types import Skeleton, World
 
-__all__ = ["ClockPublisher", "RobotPublisher"]
+__all__ = ["ClockPublisher", "RobotPublisher", "robot_description"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -132,10 +132,8 @@ class RobotPublisher:
         self.frame_names = public_frame_names(world, frame_prefix)
         """TF frame of every body, model order."""
         self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
-        self.urdf = portable_mesh_uris(
-            world_to_urdf(world, frame_prefix=frame_prefix, world_link=self.world_frame),
-            generated_mesh_dirs(world.source))
-        """The ``robot_description`` document (mesh URIs: :mod:`skel_ros.mesh_uris`)."""
+        self.urdf = robot_description(world, frame_prefix)
+        """The ``robot_description`` document."""
         self.initial_positions = np.array(
             [d.initial_position for s in world.skeletons for d in s.dofs], dtype=float)
         self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
@@ -390,6 +388,20 @@ class RobotPublisher:
         q: Vector = self.initial_positions.copy()
         q[[self.joint_index[n] for n in names]] = np.asarray(values, dtype=float)
         return q
+
+
+def robot_description(world: World, frame_prefix: str = "") -> str:
+    """The ``robot_description`` of ``world``: its URDF, every frame under ``frame_prefix``.
+
+    The root link is ``frame_prefix + "world"``. Mesh URIs are ``package://`` wherever
+    the ament index resolves them to the same file (:mod:`skel_ros.mesh_uris`), so RViz
+    on another machine with the same packages installed loads them.
+
+    Raises:
+        skel_ros.model.urdf.UrdfExportError: The model cannot be exported as URDF.
+    """
+    urdf = world_to_urdf(world, frame_prefix=frame_prefix, world_link=frame_prefix + "world")
+    return portable_mesh_uris(urdf, generated_mesh_dirs(world.source))
 
 
 def _transform_msg(parent: str, child: str) -> TransformStamped:
