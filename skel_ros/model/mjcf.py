@@ -268,6 +268,7 @@ class _Writer:
         self.bodies: list[MjcfBody] = []
         self.by_body: dict[str, list[MjcfJoint]] = {}
         self.joints_here: list[MjcfJoint] = []  # the joints of the body being written
+        self.body_moves = False  # whether the body being written moves
         self.root = etree.Element("mujoco", model=_model_name(world))
         self.asset = etree.Element("asset")  # placed before <worldbody> when not empty
         self.equality: etree._Element | None = None
@@ -391,6 +392,7 @@ class _Writer:
         world_poses = Kinematics(skeleton).body_transforms() if static else None
         elements: dict[str, etree._Element] = {}
         frames: dict[str, Array] = {}
+        moves: dict[str, bool] = {}  # the body or one of its ancestors has a MuJoCo joint
         for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
             frame = np.asarray(joint.T_child_to_joint, dtype=float)
             frames[body.name] = frame
@@ -414,10 +416,25 @@ class _Writer:
             self.joints_here = self.by_body[name] = []
             if not static:
                 self._joint(el, skeleton, joint, ns)
-            self._inertial(el, body, frame)
+            moves[body.name] = bool(self.joints_here) or (
+                joint.parent is not None and moves[joint.parent])
+            self.body_moves = moves[body.name]
+            self._inertial(el, body, frame, has_joints=bool(self.joints_here))
             self._shapes(el, skeleton, body, frame, ns)
 
-    def _inertial(self, el: etree._Element, body: Body, frame: Array) -> None:
+    def _inertial(self, el: etree._Element, body: Body, frame: Array, *,
+                  has_joints: bool) -> None:
+        if has_joints and body.inertia.mass <= 0.0:
+            raise ExportError(
+                f"body {body.name!r} has no mass; MuJoCo moves no massless body with joints",
+                body.location, hint="give it a small mass (CASPR's virtual bodies have 1e-9 kg)")
+        to_mj = inverse(frame)
+        com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
+        if not has_joints and not np.any(body.inertia.moment):
+            # A welded body may have no inertia (MuJoCo accepts it without joints).
+            etree.SubElement(el, "inertial", pos=_vec(com), mass=_num(body.inertia.mass),
+                             diaginertia="0 0 0")
+            return
         principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
         # MuJoCo compiles only inertias a rigid body can have: positive principal moments,
         # none larger than the sum of the other two (its own tolerance, mjEPS = 1e-14).
@@ -427,8 +444,6 @@ class _Writer:
                 f" {_vec(principal)}) is not one a rigid body can have, and MuJoCo refuses it",
                 body.location, hint="give a positive-definite <moment_of_inertia> whose"
                 " principal moments satisfy the triangle inequality")
-        to_mj = inverse(frame)
-        com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
         rot = to_mj[:3, :3]
         moment = rot @ np.asarray(body.inertia.moment) @ rot.T
         m = moment
@@ -605,6 +620,13 @@ class _Writer:
                            " union, DART with their convex hull", shape.location)
             return [(_translate(p), {"type": "sphere", "size": _num(r)}) for r, p in g.spheres]
         if isinstance(g, Plane):
+            if self.body_moves:
+                message = "MuJoCo allows planes only on bodies that never move"
+                if collision and shape.collidable:
+                    raise ExportError(f"plane on a moving body: {message}", shape.location,
+                                      hint="use a thin box")
+                self._warn(f"plane left out: {message}", shape.location)
+                return []
             return [(_plane_pose(g), {"type": "plane", "size": "0 0 1"})]
         if isinstance(g, Cone):
             self._warn(f"cone written as a {CONE_SIDES}-sided pyramid (MuJoCo has no cone)",

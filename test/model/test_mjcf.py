@@ -279,3 +279,35 @@ def test_write_mjcf_relative_mesh_paths(tmp_path: Path) -> None:
     export = write_mjcf(world, sub / "m.mjcf")
     assert 'file="/' not in export.xml  # relative to the output directory
     assert mujoco.MjModel.from_xml_path(str(sub / "m.mjcf")).nmesh > 0
+
+
+def _one_body(inner: str, *, joint: str = "revolute") -> str:
+    return f"""<skel version="1.0"><world name="w"><skeleton name="s">
+      <body name="b">{inner}</body>
+      <joint type="{joint}" name="j"><parent>world</parent><child>b</child></joint>
+    </skeleton></world></skel>"""
+
+
+def test_what_mujoco_would_not_compile_is_refused_or_dropped() -> None:
+    """Each of these compiled-and-failed in MuJoCo before the export checked for it."""
+    massless = _one_body("<inertia><mass>0</mass></inertia>")
+    with pytest.raises(ExportError, match="has no mass") as info:
+        world_to_mjcf(load_skel(massless, name="m.skel"))
+    assert str(info.value).startswith("m.skel:2:")
+    # Without joints a massless body is fine, as in MuJoCo.
+    welded = world_to_mjcf(load_skel(_one_body("<inertia><mass>0</mass></inertia>",
+                                               joint="weld")))
+    mujoco.MjModel.from_xml_string(welded.xml)
+    plane = ("<inertia><mass>1</mass><moment_of_inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz>"
+             "<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia></inertia>"
+             "<{role}><geometry><plane><normal>0 0 1</normal>"
+             "<offset>0</offset></plane></geometry></{role}>")
+    with pytest.raises(ExportError, match="plane on a moving body"):
+        world_to_mjcf(load_skel(_one_body(plane.format(role="collision_shape"))))
+    visual = world_to_mjcf(load_skel(_one_body(plane.format(role="visualization_shape"))))
+    assert [w.message.split(":")[0] for w in visual.warnings] == ["plane left out"]
+    mujoco.MjModel.from_xml_string(visual.xml)
+    still = world_to_mjcf(load_skel(_one_body(plane.format(role="collision_shape"),
+                                              joint="weld")))
+    assert 'type="plane"' in still.xml
+    mujoco.MjModel.from_xml_string(still.xml)
