@@ -60,7 +60,7 @@ from skel_ros.model.urdf import skeleton_namespace
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from skel_ros.model.types import Array, Body, Dof, Joint, Shape, Skeleton, World
+    from skel_ros.model.types import Array, Body, Dof, Geometry, Joint, Shape, Skeleton, World
 
 __all__ = ["MjcfBody", "MjcfExport", "MjcfJoint", "world_to_mjcf", "write_mjcf"]
 
@@ -606,14 +606,9 @@ class _Writer:
         g = shape.geometry
         collision = shape.role is ShapeRole.COLLISION
         eye = np.eye(4)
-        if isinstance(g, Sphere):
-            return [(eye, {"type": "sphere", "size": _num(g.radius)})]
-        if isinstance(g, Box):
-            return [(eye, {"type": "box", "size": _vec(np.asarray(g.size) / 2.0)})]
-        if isinstance(g, Ellipsoid):
-            return [(eye, {"type": "ellipsoid", "size": _vec(g.radii)})]
-        if isinstance(g, (Cylinder, Capsule)):
-            return [(eye, {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))})]
+        primitive = _primitive(g)
+        if primitive is not None:
+            return [(eye, primitive)]
         if isinstance(g, MultiSphere):
             if collision and len(g.spheres) > 1:
                 self._warn("multi_sphere written as its spheres: MuJoCo collides with their"
@@ -639,7 +634,9 @@ class _Writer:
             w, d, h = g.base_width / 2.0, g.base_depth / 2.0, g.height / 2.0
             base = [(sx * w, sy * d, -h) for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
             return [(eye, self._vertex_mesh(shape, ns, [*base, (0.0, 0.0, h)]))]
-        return self._mesh(shape, g, ns)
+        if isinstance(g, Mesh):
+            return self._mesh(shape, g, ns)
+        raise ExportError(f"no MJCF geom for a {g.kind} shape", shape.location)
 
     def _vertex_mesh(self, shape: Shape, ns: str,
                      vertices: Sequence[Sequence[float]]) -> dict[str, str]:
@@ -677,6 +674,19 @@ class _Writer:
             return os.path.relpath(path, self.base_dir)
         except ValueError:  # another drive
             return str(path)
+
+
+def _primitive(g: Geometry) -> dict[str, str] | None:
+    """The geom of a shape MuJoCo has as a primitive (None for the others)."""
+    if isinstance(g, Sphere):
+        return {"type": "sphere", "size": _num(g.radius)}
+    if isinstance(g, Box):
+        return {"type": "box", "size": _vec(np.asarray(g.size) / 2.0)}
+    if isinstance(g, Ellipsoid):
+        return {"type": "ellipsoid", "size": _vec(g.radii)}
+    if isinstance(g, (Cylinder, Capsule)):  # DART's height is the cylinder's, caps apart
+        return {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))}
+    return None
 
 
 def _plane_pose(g: Plane) -> Array:
