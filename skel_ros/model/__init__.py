@@ -5,7 +5,8 @@ it; ``Kinematics`` gives body transforms for any joint positions; ``LimitSet``
 and friends (``limits``) validate and clamp commands; ``world_to_urdf`` and
 friends (``urdf``) export URDF for RViz. ``load_model`` reads SKEL, CASPR
 bodies or Phobos dictionaries, chosen by content; ``world_to_skel`` /
-``world_to_phobos`` write SKEL and Phobos (``docs/interchange.md``).
+``world_to_phobos`` write SKEL and Phobos, ``world_to_mjcf`` MuJoCo's MJCF
+(``docs/interchange.md``).
 
 Example::
 
@@ -49,6 +50,7 @@ from skel_ros.model.limits import (
     load_limit_overrides,
     parse_limit_overrides,
 )
+from skel_ros.model.mjcf import MjcfExport, world_to_mjcf, write_mjcf
 from skel_ros.model.phobos import load_phobos, world_to_phobos, write_phobos
 from skel_ros.model.skel_parser import load_skel
 from skel_ros.model.skel_writer import world_to_skel, write_skel
@@ -105,6 +107,7 @@ __all__ = [
     "LimitSet",
     "Location",
     "Marker",
+    "MjcfExport",
     "ModelFormat",
     "PhobosError",
     "PlaneType",
@@ -142,9 +145,11 @@ __all__ = [
     "urdf_joint_map",
     "urdf_joint_values",
     "world_joint_values",
+    "world_to_mjcf",
     "world_to_phobos",
     "world_to_skel",
     "world_to_urdf",
+    "write_mjcf",
     "write_phobos",
     "write_skel",
 ]
