@@ -75,6 +75,7 @@ from lxml import etree
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelError, SkelWarning
 from skel_ros.model.interchange_errors import CasprError
+from skel_ros.model.joint_types import PLANE_AXES
 from skel_ros.model.types import (
     ActuatorType,
     Array,
@@ -753,14 +754,16 @@ def _joints_for(jtype: str, name: str, parent: str | None, t_parent: Array,  # n
                        axes=[_Y if second == "y" else _Z])],
                 d1 + d2, [_massless(mid, where)], [(j1, 0), (j2, 0)])
     if jtype.startswith("PLANAR_"):
-        plane, perm, suffix = {
-            "PLANAR_XY": (PlaneType.XY, [0, 1, 2], ["_x", "_y"]),
-            "PLANAR_YZ": (PlaneType.YZ, [0, 1, 2], ["_y", "_z"]),
-            "PLANAR_XZ": (PlaneType.ZX, [1, 0, 2], ["_z", "_x"]),
+        plane, perm = {
+            "PLANAR_XY": (PlaneType.XY, [0, 1, 2]),
+            "PLANAR_YZ": (PlaneType.YZ, [0, 1, 2]),
+            "PLANAR_XZ": (PlaneType.ZX, [1, 0, 2]),
         }[jtype]
-        plane_axes = {PlaneType.XY: [_X, _Y], PlaneType.YZ: [_Y, _Z], PlaneType.ZX: [_Z, _X]}[plane]
-        # The rotational DOF would be called "default" by DART: name it after the joint.
-        dl = dofs_for(name, perm, [name + suffix[0], name + suffix[1], f"{name}_theta"])
+        plane_axes = list(PLANE_AXES[plane])
+        # DART's names for the translations; the rotational DOF would be called
+        # "default": name it after the joint.
+        sx, sy, _ = JointType.PLANAR.spec.dof_name_suffixes(plane=plane)
+        dl = dofs_for(name, perm, [f"{name}{sx}", f"{name}{sy}", f"{name}_theta"])
         caspr_order = [(name, perm.index(i)) for i in range(3)]
         return ([joint(name, JointType.PLANAR, parent, name, t_parent, dl, plane=plane,
                        plane_axes=plane_axes)], dl, [], caspr_order)

@@ -6,19 +6,9 @@ For joint j with parent body p and child body c::
 
 with ``W(world) = I`` and ``M_j`` the joint motion. Every joint type's motion is a
 *chain* of single-DOF motions (:func:`joint_chain`), parent side first, each a
-rotation about or a translation along a fixed axis; ``M_j`` is their product:
-
-* revolute: rotation about the axis by q; prismatic: translation axis * q;
-* screw: rotation about the axis by q, then translation along it by pitch * q / 2pi;
-* universal: rotation about axis 1 by q0, then about axis 2 by q1;
-* euler xyz: rotations about x, y, z by q0, q1, q2; euler zyx: about z, y, x;
-* translational: translations along x, y, z; translational2d: along a1, then a2;
-* planar: translations along a1 and a2, then rotation about a1 x a2 by q2;
-* ball: DART's ``exp(q)`` (q a rotation vector), as rotations about x, y, z by the
-  XYZ Euler angles of ``exp(q)`` (:func:`~skel_ros.model.transforms.matrix_to_euler_xyz`,
-  which rebuild the rotation to rounding everywhere);
-* free: ``[exp(q[0:3]) | q[3:6]]``: translations along x, y, z by q3, q4, q5, then
-  the rotations of a ball joint.
+rotation about or a translation along a fixed axis; ``M_j`` is their product. The
+chain of each type is its entry of the joint-type table
+(:mod:`skel_ros.model.joint_types`, which lists them all).
 
 The *position* of a chain motion is what its URDF joint takes: the DOF position, an
 Euler angle (ball, free) or pitch / 2pi times the rotation (a screw's translation).
@@ -39,85 +29,34 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skel_ros.model.joint_types import ChainMotion, planar_rotation_axis
 from skel_ros.model.transforms import exp_rot, inverse, matrix_to_euler_xyz
-from skel_ros.model.types import Array, EulerOrder, Joint, JointType, PlaneType, Skeleton
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from skel_ros.model.types import Array, Joint, Skeleton
+
+__all__ = [
+    "ChainLink",
+    "ChainMotion",
+    "Kinematics",
+    "LocalFrames",
+    "body_transforms",
+    "joint_chain",
+    "joint_motion",
+    "planar_rotation_axis",
+]
+
 _BATCH_NDIM = 2
-_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-
-
-@dataclass(frozen=True)
-class ChainMotion:
-    """One single-DOF motion of a joint's chain (one URDF joint of the export).
-
-    Attributes:
-        kind: ``"revolute"`` (rotation about ``axis``) or ``"prismatic"`` (translation
-            along ``axis``).
-        axis: The axis, in the frame of the motion before it (the joint frame for the
-            first).
-        dof: Index of the DOF in the joint whose position drives it.
-        euler: Its position is the ``dof``-th XYZ Euler angle of a ball / free joint's
-            rotation ``exp(q[0:3])``, not a DOF position.
-        screw_pitch: The translation half of a screw: its position is
-            ``pitch / 2pi`` times the rotation's (None otherwise).
-    """
-
-    kind: str
-    axis: tuple[float, float, float]
-    dof: int
-    euler: bool = False
-    screw_pitch: float | None = None
-
-
-def _axis(v: Array) -> tuple[float, float, float]:
-    a = np.asarray(v, dtype=float)
-    return (float(a[0]), float(a[1]), float(a[2]))
-
-
-def planar_rotation_axis(joint: Joint) -> Array:
-    """Rotation axis of a planar joint: z for xy, x for yz, y for zx, a1 x a2 otherwise."""
-    fixed = {PlaneType.XY: (0.0, 0.0, 1.0), PlaneType.YZ: (1.0, 0.0, 0.0),
-             PlaneType.ZX: (0.0, 1.0, 0.0)}
-    if joint.plane in fixed:
-        return np.array(fixed[joint.plane])
-    a1, a2 = (np.asarray(a) for a in joint.plane_axes)
-    n = np.cross(a1, a2)
-    axis: Array = n / np.linalg.norm(n)
-    return axis
 
 
 def joint_chain(joint: Joint) -> tuple[ChainMotion, ...]:
-    """The single-DOF motions of ``joint``, parent side first (none for a weld)."""
-    t = joint.type
-    xyz = (_X, _Y, _Z)
-    out: list[ChainMotion] = []
-    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
-        out = [ChainMotion(t.value, _axis(joint.axes[0]), 0)]
-    elif t is JointType.SCREW:
-        axis = _axis(joint.axes[0])
-        out = [ChainMotion("revolute", axis, 0),
-               ChainMotion("prismatic", axis, 0, screw_pitch=joint.pitch)]
-    elif t is JointType.UNIVERSAL:
-        out = [ChainMotion("revolute", _axis(a), i) for i, a in enumerate(joint.axes[:2])]
-    elif t is JointType.EULER:
-        axes = (_Z, _Y, _X) if joint.euler_order is EulerOrder.ZYX else xyz
-        out = [ChainMotion("revolute", a, i) for i, a in enumerate(axes)]
-    elif t is JointType.TRANSLATIONAL:
-        out = [ChainMotion("prismatic", a, i) for i, a in enumerate(xyz)]
-    elif t in (JointType.TRANSLATIONAL2D, JointType.PLANAR):
-        out = [ChainMotion("prismatic", _axis(a), i) for i, a in enumerate(joint.plane_axes[:2])]
-        if t is JointType.PLANAR:
-            out.append(ChainMotion("revolute", _axis(planar_rotation_axis(joint)), 2))
-    elif t is JointType.BALL:
-        out = [ChainMotion("revolute", a, i, euler=True) for i, a in enumerate(xyz)]
-    elif t is JointType.FREE:
-        # M = [exp(w) | t] = translate by t, then rotate: the translations come first.
-        out = [ChainMotion("prismatic", a, 3 + i) for i, a in enumerate(xyz)]
-        out += [ChainMotion("revolute", a, i, euler=True) for i, a in enumerate(xyz)]
-    return tuple(out)
+    """The single-DOF motions of ``joint``, parent side first (none for a weld).
+
+    The chain is its type's (:meth:`~skel_ros.model.joint_types.JointTypeSpec.chain`).
+    """
+    return joint.type.spec.chain(joint)
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ import yaml
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelError, SkelWarning
 from skel_ros.model.interchange_errors import ExportError, PhobosError
+from skel_ros.model.joint_types import JOINT_TYPES, PLANE_AXES, PLANE_NORMALS
 from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
@@ -102,8 +103,14 @@ __all__ = [
     "write_phobos",
 ]
 
-PHOBOS_JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "floating", "planar",
-                      "hinge", "linear")
+# Phobos joint types (URDF's, from the joint-type table, and two Phobos aliases) and the
+# SKEL type each means.
+_TYPES: dict[str, JointType] = {
+    **{name: spec.type for spec in JOINT_TYPES.values() for name in spec.urdf_names},
+    "hinge": JointType.REVOLUTE,
+    "linear": JointType.PRISMATIC,
+}
+PHOBOS_JOINT_TYPES = tuple(_TYPES)
 PLANE_SIZE = 100.0  # side of the finite Phobos plane written for DART's infinite one
 _MAX_BYTES = 256 * 1024 * 1024
 _PHOBOS_GEOMETRY = {Sphere: "sphere", Box: "box", Cylinder: "cylinder", Plane: "plane",
@@ -337,20 +344,14 @@ def _soft(s: SoftShape) -> dict[str, Any]:
 
 
 def _phobos_type(j: Joint, dof: Dof | None) -> str:
-    t = j.type
-    if t is JointType.WELD:
-        return "fixed"
-    if t is JointType.REVOLUTE:
-        assert dof is not None  # noqa: S101 - a revolute joint has one DOF
-        finite = math.isfinite(dof.position_lower) and math.isfinite(dof.position_upper)
-        return "revolute" if finite else "continuous"
-    if t is JointType.PRISMATIC:
-        return "prismatic"
-    if t is JointType.FREE:
-        return "floating"
-    if t is JointType.PLANAR:
-        return "planar"
-    return str(t.value)  # no Phobos type: the SKEL name (see the module docstring)
+    names = j.type.spec.urdf_names
+    if not names:
+        return j.type.value  # no Phobos type: the SKEL name (see the module docstring)
+    if names[0] == "revolute" and not (
+        dof is not None and math.isfinite(dof.position_lower) and math.isfinite(dof.position_upper)
+    ):
+        return "continuous"
+    return names[0]
 
 
 def _dof_ext(d: Dof) -> dict[str, Any]:
@@ -377,7 +378,7 @@ def _joint(j: Joint, skel: Skeleton, t_child: dict[str, Array]) -> dict[str, Any
     }
     if len(j.axes) == 1:
         out["axis"] = [float(v) for v in j.axes[0]]
-    elif j.type is JointType.PLANAR:
+    elif out["type"] == "planar":  # its axis is the plane's normal
         a1, a2 = (np.asarray(a, dtype=float) for a in j.plane_axes)
         n = np.cross(a1, a2)
         out["axis"] = [float(v) for v in n / np.linalg.norm(n)]
@@ -834,23 +835,12 @@ def _check_tree(by_child: Mapping[str, tuple[str, Mapping[str, Any], str]], d: _
             link = parent
 
 
-_TYPES = {
-    "fixed": JointType.WELD, "revolute": JointType.REVOLUTE, "continuous": JointType.REVOLUTE,
-    "hinge": JointType.REVOLUTE, "prismatic": JointType.PRISMATIC, "linear": JointType.PRISMATIC,
-    "floating": JointType.FREE, "planar": JointType.PLANAR,
-}
-
-
 def _plane_from_normal(n: Sequence[float]) -> tuple[PlaneType, list[list[float]]]:
     v = np.asarray(n, dtype=float)
     v = v / np.linalg.norm(v)
-    for ptype, normal, axes in (
-        (PlaneType.XY, (0.0, 0.0, 1.0), [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
-        (PlaneType.YZ, (1.0, 0.0, 0.0), [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
-        (PlaneType.ZX, (0.0, 1.0, 0.0), [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]),
-    ):
+    for ptype, normal in PLANE_NORMALS.items():
         if np.allclose(v, normal, atol=1e-12):
-            return ptype, axes
+            return ptype, [list(a) for a in PLANE_AXES[ptype]]
     helper = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])  # noqa: PLR2004
     a1 = np.cross(helper, v)
     a1 /= np.linalg.norm(a1)
@@ -883,31 +873,30 @@ def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, 
             raise d.fail(f"unknown actuator {ext['actuator']!r}", f"{path}/skel/actuator") from None
     implicit = d.flag(ext.get("implicit", False), f"{path}/skel/implicit")
 
+    spec = jtype.spec
     axes: list[list[float]] = []
-    n_axes = {JointType.REVOLUTE: 1, JointType.PRISMATIC: 1, JointType.SCREW: 1,
-              JointType.UNIVERSAL: 2}.get(jtype, 0)
+    n_axes = spec.axes
     if "axes" in ext:
         raw_axes = ext["axes"]
         if not isinstance(raw_axes, list) or len(raw_axes) != n_axes:
             raise d.fail(f"a {jtype.value} joint needs {n_axes} axes", f"{path}/skel/axes")
         axes = [_unit(d.vector(a, 3, f"{path}/skel/axes[{i}]"), f"{path}/skel/axes[{i}]", d)
                 for i, a in enumerate(raw_axes)]
-    elif n_axes == 1:
+    elif n_axes == 1:  # URDF's default axis is x
         axes = [_unit(d.vector(j.get("axis", [1.0, 0.0, 0.0]), 3, f"{path}/axis"),
                       f"{path}/axis", d)]
-    elif n_axes == 2:  # noqa: PLR2004
-        axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
-    pitch = d.number(ext.get("pitch", 0.1 if jtype is JointType.SCREW else 0.0),
-                     f"{path}/skel/pitch")
+    else:
+        axes = [list(a) for a in spec.default_axes]
+    pitch = d.number(ext.get("pitch", spec.default_pitch), f"{path}/skel/pitch")
     euler = None
-    if jtype is JointType.EULER:
+    if spec.euler_order:
         try:
             euler = EulerOrder(ext.get("euler_order", "xyz"))
         except ValueError:
             raise d.fail("euler_order must be xyz or zyx", f"{path}/skel/euler_order") from None
     plane = None
     plane_axes: list[list[float]] = []
-    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
+    if spec.plane:
         if ext.get("plane") is not None:
             try:
                 plane = PlaneType(ext["plane"])
@@ -925,7 +914,7 @@ def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, 
                            f"{path}/axis", d)
             plane, plane_axes = _plane_from_normal(normal)
 
-    n = jtype.num_dofs
+    n = spec.num_dofs
     dofs: list[Dof] = []
     raw_dofs = ext.get("dofs")
     if raw_dofs is not None:

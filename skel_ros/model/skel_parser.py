@@ -31,6 +31,7 @@ from skel_ros.model.errors import (
     SkelUnsupportedError,
     SkelValueError,
 )
+from skel_ros.model.joint_types import JOINT_TYPES, PLANE_AXES, JointTypeSpec
 from skel_ros.model.lenient_xml import parse_document
 from skel_ros.model.meshes import MeshReadError, mesh_bounds
 from skel_ros.model.transforms import (
@@ -140,82 +141,19 @@ _GEOMETRY_ORDER = (
     "mesh",
 )
 
-# Which <axisN> elements each joint type reads, and whether <xyz> is read there.
-_AXES_READ: dict[JointType, int] = {
-    JointType.WELD: 0,
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SCREW: 1,
-    JointType.UNIVERSAL: 2,
-    JointType.BALL: 0,
-    JointType.EULER: 3,
-    JointType.TRANSLATIONAL: 3,
-    JointType.TRANSLATIONAL2D: 2,
-    JointType.PLANAR: 3,
-    JointType.FREE: 0,
-}
-_XYZ_AXES: dict[JointType, int] = {
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SCREW: 1,
-    JointType.UNIVERSAL: 2,
-}
-_Z_AXIS = frozen_array([0.0, 0.0, 1.0])
-_DEFAULT_AXES: dict[JointType, tuple[Array, ...]] = {
-    JointType.REVOLUTE: (_Z_AXIS,),
-    JointType.PRISMATIC: (_Z_AXIS,),
-    JointType.SCREW: (_Z_AXIS,),
-    JointType.UNIVERSAL: (frozen_array([1.0, 0.0, 0.0]), frozen_array([0.0, 1.0, 0.0])),
-}
-_DEFAULT_SCREW_PITCH = 0.1
-
 # Enum members by their SKEL text.
-_JOINT_TYPES = {t.value: t for t in JointType}
 _ACTUATOR_TYPES = {a.value: a for a in ActuatorType}
 _EULER_ORDERS = {o.value: o for o in EulerOrder}
 
-# Child elements each joint type reads (ball and free joints ignore <axis*>, with a warning).
-_JOINT_KNOWN: dict[JointType, frozenset[str]] = {
-    t: _JOINT_COMMON
-    | (_AXIS_ELEMENTS if t not in (JointType.BALL, JointType.FREE) else frozenset())
-    | ({"axis_order"} if t is JointType.EULER else set())
-    | ({"plane"} if t in (JointType.PLANAR, JointType.TRANSLATIONAL2D) else set())
-    for t in JointType
-}
-
-_PLANE_AXES = {
-    PlaneType.XY: ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
-    PlaneType.YZ: ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
-    PlaneType.ZX: ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0)),
-}
-_PLANE_SUFFIXES = {
-    PlaneType.XY: ("_x", "_y"),
-    PlaneType.YZ: ("_y", "_z"),
-    PlaneType.ZX: ("_z", "_x"),
-    PlaneType.ARBITRARY: ("_1", "_2"),
-}
-
-_DOF_SUFFIXES: dict[JointType, tuple[str, ...]] = {
-    JointType.WELD: (),
-    JointType.REVOLUTE: ("",),
-    JointType.PRISMATIC: ("",),
-    JointType.SCREW: ("",),
-    JointType.UNIVERSAL: ("_1", "_2"),
-    JointType.BALL: ("_x", "_y", "_z"),
-    JointType.TRANSLATIONAL: ("_x", "_y", "_z"),
-    JointType.FREE: ("_rot_x", "_rot_y", "_rot_z", "_pos_x", "_pos_y", "_pos_z"),
-}
-# DOF name suffixes of euler joints by axis order, and of planar / translational2d joints
-# by plane (None: the planar rotation DOF, which DART names "default").
-_EULER_SUFFIXES = {EulerOrder.XYZ: ("_x", "_y", "_z"), EulerOrder.ZYX: ("_z", "_y", "_x")}
-_PLANAR_SUFFIXES: dict[PlaneType, tuple[str | None, ...]] = {
-    p: (*s, None) for p, s in _PLANE_SUFFIXES.items()
-}
-
 
 class _Kind(NamedTuple):
-    """What the parser needs to know of a joint type, found by the ``type`` text."""
+    """What the parser needs to know of a joint type, found by the ``type`` text.
 
+    Everything here is derived from the type's :class:`JointTypeSpec` (the one table);
+    only the SKEL element names are the parser's.
+    """
+
+    spec: JointTypeSpec
     type: JointType
     num_dofs: int
     known: frozenset[str]  # the child elements read
@@ -228,21 +166,28 @@ class _Kind(NamedTuple):
     builds: bool  # JointType.dart_builds
 
 
-_KINDS: dict[str, _Kind] = {
-    t.value: _Kind(
-        type=t,
-        num_dofs=t.num_dofs,
-        known=_JOINT_KNOWN[t],
-        axes_read=_AXES_READ[t],
-        with_xyz=_XYZ_AXES.get(t, 0),
-        default_axes=_DEFAULT_AXES.get(t, ()),
-        axis_known=_AXIS_KNOWN[t in _XYZ_AXES, t is JointType.SCREW],
-        pitch=_DEFAULT_SCREW_PITCH if t is JointType.SCREW else 0.0,
-        suffixes=_DOF_SUFFIXES.get(t, ()),
-        builds=t.dart_builds,
+def _kind(spec: JointTypeSpec) -> _Kind:
+    # Ball and free joints ignore <axis*>, with a warning (_check_joint_children).
+    known = (_JOINT_COMMON
+             | (frozenset() if spec.ignores_axis_elements else _AXIS_ELEMENTS)
+             | ({"axis_order"} if spec.euler_order else set())
+             | ({"plane"} if spec.plane else set()))
+    return _Kind(
+        spec=spec,
+        type=spec.type,
+        num_dofs=spec.num_dofs,
+        known=frozenset(known),
+        axes_read=spec.axis_elements,
+        with_xyz=spec.axes,
+        default_axes=tuple(frozen_array(a) for a in spec.default_axes),
+        axis_known=_AXIS_KNOWN[spec.axes > 0, spec.pitch],
+        pitch=spec.default_pitch,
+        suffixes=spec.dof_suffixes,
+        builds=spec.dart_builds,
     )
-    for t in JointType
-}
+
+
+_KINDS: dict[str, _Kind] = {spec.name: _kind(spec) for spec in JOINT_TYPES.values()}
 _FREE_KIND = _KINDS[JointType.FREE.value]
 
 _ZERO3 = frozen_array(np.zeros(3))
@@ -1110,7 +1055,7 @@ def _parse_joint(
     jtype = kind.type
     kids = r.first_children(el)
     if not kids.keys() <= kind.known:
-        _check_joint_children(el, r, jtype, kids)
+        _check_joint_children(el, r, kind, kids)
     actuator = _ACTUATOR_TYPES.get(el.get("actuator", "force"))
     if actuator is None:
         actuator = _joint_actuator(el, r)  # warns
@@ -1156,51 +1101,45 @@ def _joint_layout(
     el: Element, r: _SkelReader, name: str, kind: _Kind
 ) -> tuple[EulerOrder | None, PlaneType | None, list[Array], tuple[str | None, ...]]:
     """Euler order, plane, plane axes and DOF name suffixes of a joint of ``kind``."""
-    jtype = kind.type
-    if jtype is JointType.EULER:
+    spec = kind.spec
+    if spec.euler_order:
         euler_order = _parse_euler_order(el, r, name)
-        return euler_order, None, [], _EULER_SUFFIXES[euler_order]
-    if jtype in (JointType.PLANAR, JointType.TRANSLATIONAL2D):
+        return euler_order, None, [], spec.dof_name_suffixes(euler_order=euler_order)
+    if spec.plane:
         plane, plane_axes = _parse_plane(el, r, name)
-        return None, plane, plane_axes, _PLANAR_SUFFIXES[plane]
+        return None, plane, plane_axes, spec.dof_name_suffixes(plane=plane)
     return None, None, [], kind.suffixes
 
 
 def _odd_joint_kind(el: Element, r: _SkelReader, name: str) -> _Kind | None:
     """The kind of a joint whose type is missing, unknown (None) or not built by DART."""
-    jtype = _joint_type(el, r, name)  # raises or warns
-    return None if jtype is None else _KINDS[jtype.value]
-
-
-def _joint_type(el: Element, r: _SkelReader, name: str) -> JointType | None:
-    """The joint's type; None (with a warning) for a type DART discards."""
-    type_text = r.attribute(el, "type")
-    jtype = _JOINT_TYPES.get(type_text)
-    if jtype is None:
+    type_text = r.attribute(el, "type")  # raises when missing
+    kind = _KINDS.get(type_text)
+    if kind is None:
         r.warn(
-            f"unknown joint type {type_text!r} ({', '.join(t.value for t in JointType)});"
-            f" DART discards joint {name!r}",
+            f"unknown joint type {type_text!r} ({', '.join(_KINDS)}); DART discards joint"
+            f" {name!r}",
             el,
         )
         return None
-    if not jtype.dart_builds:
+    if not kind.builds:
         r.warn(
-            f"{jtype.value} joint {name!r}: DART 6 reads this type but cannot build it, so it"
+            f"{type_text} joint {name!r}: DART 6 reads this type but cannot build it, so it"
             " drops this joint and every joint not yet built (assembly stops there);"
             " skel_ros keeps it",
             el,
         )
-    return jtype
+    return kind
 
 
 def _check_joint_children(
-    el: Element, r: _SkelReader, jtype: JointType, kids: dict[str, Element]
+    el: Element, r: _SkelReader, kind: _Kind, kids: dict[str, Element]
 ) -> None:
-    known = _JOINT_KNOWN[jtype]
-    if jtype in (JointType.BALL, JointType.FREE) and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
+    known = kind.known
+    if kind.spec.ignores_axis_elements and not kids.keys().isdisjoint(_AXIS_ELEMENTS):
         extra = set(known)
         for ax in (*r.children(el, "axis"), *r.children(el, "axis2"), *r.children(el, "axis3")):
-            r.warn(f"<{ax.tag}> is ignored by DART for {jtype.value} joints; use <dof>", ax)
+            r.warn(f"<{ax.tag}> is ignored by DART for {kind.type.value} joints; use <dof>", ax)
             extra.add(str(ax.tag))
         known = frozenset(extra)
     if not kids.keys() <= known:
@@ -1307,11 +1246,11 @@ def _parse_axes(
                        f" {tuple(axes[i].tolist())}", el)
             continue
         if i < with_xyz:
-            if jtype is JointType.UNIVERSAL:
-                axes[i] = _universal_axis(r.require(ax, "xyz"), r, name, tag)
-            else:
+            if kind.spec.normalises_axes:
                 axes[i] = r.axis(r.require(ax, "xyz"), "joint axis <xyz>", ax)
-            if jtype is JointType.SCREW:
+            else:
+                axes[i] = _unnormalised_axis(r.require(ax, "xyz"), r, name, tag, jtype)
+            if kind.spec.pitch:
                 p = r.child(ax, "pitch")
                 if p is not None:
                     pitch = r.number(p)
@@ -1319,8 +1258,10 @@ def _parse_axes(
     return axes, pitch
 
 
-def _universal_axis(xyz_el: Element, r: _SkelReader, name: str, tag: str) -> Array:
-    """A universal joint's axis, as written: DART 6.20 does not normalise these.
+def _unnormalised_axis(
+    xyz_el: Element, r: _SkelReader, name: str, tag: str, jtype: JointType
+) -> Array:
+    """An axis DART 6.20 takes as written, without normalising it (a universal joint's).
 
     Revolute, prismatic and screw axes go through ``setAxis`` (normalised); a
     universal joint's ``mAxis`` is taken as is, and a non-unit axis turns DART's
@@ -1330,10 +1271,10 @@ def _universal_axis(xyz_el: Element, r: _SkelReader, name: str, tag: str) -> Arr
     length = math.sqrt(x * x + y * y + z * z)
     if not abs(length - 1.0) <= _UNIT_LENGTH_TOL:
         raise SkelValueError(
-            f"universal joint {name!r}: <{tag}> <xyz> ({x!r}, {y!r}, {z!r}) is not a unit"
+            f"{jtype.value} joint {name!r}: <{tag}> <xyz> ({x!r}, {y!r}, {z!r}) is not a unit"
             f" vector (length {length!r})",
             r.loc(xyz_el),
-            "DART 6.20 uses a universal joint's axes as written, and with a non-unit axis "
+            f"DART 6.20 uses a {jtype.value} joint's axes as written, and with a non-unit axis "
             "the joint's rotation is no rotation: DART logs an error at every update and "
             "keeps the joint at the identity; write the unit vector"
             + (f" {x / length!r} {y / length!r} {z / length!r}"
@@ -1356,7 +1297,7 @@ def _parse_plane(el: Element, r: _SkelReader, name: str) -> tuple[PlaneType, lis
     plane_el = r.child(el, "plane")
     if plane_el is None:
         r.warn(f"joint {name!r} has no <plane>; DART uses the XY plane", el)
-        return PlaneType.XY, [np.array(a) for a in _PLANE_AXES[PlaneType.XY]]
+        return PlaneType.XY, [np.array(a) for a in PLANE_AXES[PlaneType.XY]]
     text = plane_el.get("type", "")
     try:
         ptype = PlaneType(text)
@@ -1365,7 +1306,7 @@ def _parse_plane(el: Element, r: _SkelReader, name: str) -> tuple[PlaneType, lis
                " DART uses the XY plane", plane_el)
         ptype = PlaneType.XY
     if ptype is not PlaneType.ARBITRARY:
-        return ptype, [np.array(a) for a in _PLANE_AXES[ptype]]
+        return ptype, [np.array(a) for a in PLANE_AXES[ptype]]
     axes = []
     for tag in ("translation_axis1", "translation_axis2"):
         v = r.vector(r.require(r.require(plane_el, tag), "xyz"), 3)
@@ -1463,7 +1404,7 @@ def _parse_init(
 ) -> None:
     n = kind.num_dofs
     if n == 0:
-        r.warn(f"<{tag}> of a weld joint is ignored", e)
+        r.warn(f"<{tag}> of a {kind.type.value} joint is ignored", e)
         return
     if n == 1:
         values = [r.number(e)]

@@ -66,13 +66,7 @@ from skel_ros.model.types import (
 
 __all__ = ["world_to_skel", "write_skel"]
 
-_AXIS_TAGS = ("axis", "axis2")
-_NUM_XYZ_AXES = {
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SCREW: 1,
-    JointType.UNIVERSAL: 2,
-}
+_AXIS_TAGS = ("axis", "axis2", "axis3")
 # (attribute of Dof, SKEL element, SKEL attribute, DART's default)
 _DOF_BOUNDS = (
     ("position", "lower", -math.inf),
@@ -360,14 +354,15 @@ def _write_joint(parent: etree._Element, joint: Joint, skel: Skeleton) -> None:
     _name_el(el, "parent", joint.parent if joint.parent is not None else "world", joint.location)
     _name_el(el, "child", joint.child, joint.location)
     _transformation(el, joint.T_child_to_joint)
-    for i in range(_NUM_XYZ_AXES.get(joint.type, 0)):
+    spec = joint.type.spec
+    for i in range(spec.axes):
         ax = etree.SubElement(el, _AXIS_TAGS[i])
         _text(ax, "xyz", _vec(joint.axes[i]))
-        if joint.type is JointType.SCREW:
+        if spec.pitch:
             _text(ax, "pitch", _num(joint.pitch))
-    if joint.type is JointType.EULER and joint.euler_order is not None:
+    if spec.euler_order and joint.euler_order is not None:
         _text(el, "axis_order", joint.euler_order.value)
-    if joint.plane is not None:
+    if spec.plane and joint.plane is not None:
         plane = etree.SubElement(el, "plane", type=joint.plane.value)
         if joint.plane is PlaneType.ARBITRARY:
             for k, axis in enumerate(joint.plane_axes[:2], start=1):

@@ -15,10 +15,47 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+# The joint types and their parameters' enums live with the joint-type table; they
+# are part of this module's API too (a Joint's type, euler_order and plane).
+from skel_ros.model.joint_types import EulerOrder, JointType, PlaneType
+
 if TYPE_CHECKING:
     from pathlib import Path
 
     from skel_ros.model.errors import Location, SkelWarning
+    from skel_ros.model.joint_types import JointTypeSpec
+
+__all__ = [
+    "IDENTITY4",
+    "ActuatorType",
+    "Array",
+    "Body",
+    "Box",
+    "Capsule",
+    "CollisionDetector",
+    "Cone",
+    "Cylinder",
+    "Dof",
+    "Ellipsoid",
+    "EulerOrder",
+    "Geometry",
+    "Inertia",
+    "Joint",
+    "JointType",
+    "Marker",
+    "Mesh",
+    "MultiSphere",
+    "Plane",
+    "PlaneType",
+    "Pyramid",
+    "Shape",
+    "ShapeRole",
+    "Skeleton",
+    "SoftShape",
+    "Sphere",
+    "World",
+    "frozen_array",
+]
 
 Array = npt.NDArray[np.float64]
 
@@ -35,66 +72,6 @@ def frozen_array(values: object, shape: tuple[int, ...] | None = None) -> Array:
 IDENTITY4 = frozen_array(np.eye(4))
 
 
-class JointType(enum.Enum):
-    """SKEL joint types (the ``type`` attribute)."""
-
-    WELD = "weld"
-    REVOLUTE = "revolute"
-    PRISMATIC = "prismatic"
-    SCREW = "screw"
-    UNIVERSAL = "universal"
-    BALL = "ball"
-    EULER = "euler"
-    TRANSLATIONAL = "translational"
-    TRANSLATIONAL2D = "translational2d"
-    PLANAR = "planar"
-    FREE = "free"
-
-    @property
-    def num_dofs(self) -> int:
-        """Number of degrees of freedom."""
-        return _NUM_DOFS[self]
-
-    @property
-    def dart_class(self) -> str:
-        """DART's class name, e.g. ``RevoluteJoint``."""
-        return _DART_CLASS[self]
-
-    @property
-    def dart_builds(self) -> bool:
-        """False for the types DART 6.x reads but cannot build (screw, translational2d)."""
-        return self not in (JointType.SCREW, JointType.TRANSLATIONAL2D)
-
-
-_NUM_DOFS = {
-    JointType.WELD: 0,
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SCREW: 1,
-    JointType.UNIVERSAL: 2,
-    JointType.BALL: 3,
-    JointType.EULER: 3,
-    JointType.TRANSLATIONAL: 3,
-    JointType.TRANSLATIONAL2D: 2,
-    JointType.PLANAR: 3,
-    JointType.FREE: 6,
-}
-
-_DART_CLASS = {
-    JointType.WELD: "WeldJoint",
-    JointType.REVOLUTE: "RevoluteJoint",
-    JointType.PRISMATIC: "PrismaticJoint",
-    JointType.SCREW: "ScrewJoint",
-    JointType.UNIVERSAL: "UniversalJoint",
-    JointType.BALL: "BallJoint",
-    JointType.EULER: "EulerJoint",
-    JointType.TRANSLATIONAL: "TranslationalJoint",
-    JointType.TRANSLATIONAL2D: "TranslationalJoint2D",
-    JointType.PLANAR: "PlanarJoint",
-    JointType.FREE: "FreeJoint",
-}
-
-
 class ActuatorType(enum.Enum):
     """Joint actuator types (the ``actuator`` attribute); DART's name is ``.name``."""
 
@@ -104,22 +81,6 @@ class ActuatorType(enum.Enum):
     ACCELERATION = "acceleration"
     VELOCITY = "velocity"
     LOCKED = "locked"
-
-
-class EulerOrder(enum.Enum):
-    """Axis order of an euler joint: ``XYZ`` is R = Rx(q0) Ry(q1) Rz(q2)."""
-
-    XYZ = "xyz"
-    ZYX = "zyx"
-
-
-class PlaneType(enum.Enum):
-    """Plane of a planar or translational2d joint."""
-
-    XY = "xy"
-    YZ = "yz"
-    ZX = "zx"
-    ARBITRARY = "arbitrary"
 
 
 class CollisionDetector(enum.Enum):
@@ -428,11 +389,11 @@ class Joint:
         actuator: Actuator type.
         T_parent_to_joint: Joint frame in the parent body frame (4x4).
         T_child_to_joint: Joint frame in the child body frame (4x4).
-        axes: Unit axes: revolute/prismatic/screw 1, universal 2, empty otherwise.
-        pitch: Screw pitch (translation per turn); 0 for other types.
-        euler_order: Axis order of an euler joint, else None.
-        plane: Plane of a planar / translational2d joint, else None.
-        plane_axes: The two in-plane translation axes (planar / translational2d).
+        axes: Unit axes, as many as the type has (``type.spec.axes``).
+        pitch: Screw pitch (translation per turn); 0 for a type without one.
+        euler_order: Axis order of a type that has one (euler), else None.
+        plane: Plane of a type that has one (planar, translational2d), else None.
+        plane_axes: The two in-plane translation axes of a type with a plane.
         dofs: Names of its DOFs, in order.
         first_dof: Index of its first DOF in the skeleton.
         implicit: True for a joint DART adds itself (the ``root`` free joint of a
@@ -462,6 +423,11 @@ class Joint:
     def num_dofs(self) -> int:
         """Number of degrees of freedom."""
         return self.type.num_dofs
+
+    @property
+    def spec(self) -> JointTypeSpec:
+        """The facts of its type (:mod:`skel_ros.model.joint_types`)."""
+        return self.type.spec
 
 
 @dataclass(frozen=True, eq=False)

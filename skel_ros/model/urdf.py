@@ -13,16 +13,14 @@ Links and joints:
   prefixed) carries the skeleton's root joints.
 * weld -> ``fixed``; revolute -> ``revolute`` when both position limits are
   finite, else ``continuous``; prismatic -> ``prismatic``.
-* Every other type becomes its chain of single-DOF motions
-  (:func:`skel_ros.model.kinematics.joint_chain`, the chain the model's forward
+* Every other type becomes its chain of single-DOF motions (its entry of the
+  joint-type table, :mod:`skel_ros.model.joint_types`, the chain the model's forward
   kinematics multiplies), one URDF joint each, through massless links named
   ``<joint>__<dof>__link`` (no ``<inertial>``; :func:`urdf_chain_links` names them
-  for each motion): universal (two revolute), euler (three revolute, in the
-  joint's axis order), translational and translational2d (prismatic), planar (two
-  prismatic, then a revolute about the plane normal), screw (a revolute and a
-  prismatic ``<mimic>`` of it with multiplier pitch / 2 pi), ball (three
-  continuous about x, y, z) and free (three prismatic x, y, z, then three
-  continuous about x, y, z).
+  for each motion): a rotation is a ``revolute`` (``continuous`` without finite
+  limits or when its position is an Euler angle), a translation a ``prismatic``,
+  and a screw's translation a ``prismatic`` ``<mimic>`` of its rotation with
+  multiplier pitch / 2 pi.
 * The first URDF joint of a joint has the origin ``T_parent_to_joint``. When
   ``T_child_to_joint`` is not the identity, the last moving joint ends in a
   massless link and a fixed joint ``<joint>__fixed`` with the origin
@@ -83,7 +81,6 @@ from skel_ros.model.types import (
     Ellipsoid,
     Geometry,
     Joint,
-    JointType,
     Mesh,
     MultiSphere,
     Plane,
@@ -409,9 +406,7 @@ def urdf_value_plan(skeleton: Skeleton, *, joint_prefix: str = "") -> UrdfValueP
         names.append(name)
         dofs.append(dofs[index[source]])
         multipliers.append(multiplier)
-    starts = tuple(
-        j.first_dof for j in skeleton.joints if j.type in (JointType.BALL, JointType.FREE)
-    )
+    starts = tuple(j.first_dof for j in skeleton.joints if j.type.spec.rotation_vector)
     return UrdfValuePlan(tuple(names), tuple(dofs), tuple(multipliers), starts)
 
 

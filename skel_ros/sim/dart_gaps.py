@@ -51,14 +51,6 @@ if TYPE_CHECKING:
     from skel_ros.model.types import Body, Joint, PlaneType, Pyramid, SoftShape
     from skel_ros.sim._typing import Dart
 
-# SkelParser cannot build these joint types (§6 of the semantics), so a body that
-# needs a SkelParser template cannot hang from them.
-_TEMPLATE_JOINT_TYPES = frozenset(
-    {"weld", "revolute", "prismatic", "universal", "ball", "euler", "translational",
-     "planar", "free"}
-)
-
-
 def _num(x: float) -> str:
     """``x`` as text that std::stod reads back to the same double."""
     return repr(float(x))
@@ -201,7 +193,7 @@ class DartFactories:
                 (screw, translational2d).
         """
         jtype = joint.type.value
-        if jtype not in _TEMPLATE_JOINT_TYPES:
+        if not joint.type.spec.dart_builds:  # SkelParser cannot build it: no template
             raise SimUnsupportedError(
                 f"{body.location}: body {body.name!r} needs a DART template (soft shape or "
                 f"markers) but hangs from a {jtype} joint, which SkelParser cannot build "

@@ -27,6 +27,7 @@ soft bodies, markers) a DART factory fills the hole; see :mod:`skel_ros.sim.dart
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,6 @@ from skel_ros.model.types import (
     Cylinder,
     Ellipsoid,
     EulerOrder,
-    JointType,
     Mesh,
     MultiSphere,
     Plane,
@@ -56,29 +56,45 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
+    from skel_ros.model.joint_types import JointTypeSpec
     from skel_ros.model.types import Body, Dof, Joint, Shape, Skeleton, World
     from skel_ros.sim._typing import Dart, Vector
 
 __all__ = ["build_dart_world", "build_skeleton", "make_collision_detector"]
 
-# The dartpy properties class of each joint type. dartpy 6.20 binds
-# ``WeldJoint::Properties`` and ``TranslationalJoint::Properties`` without any
-# fields (or as an unregistered type), so those two joints are created bare and
-# given their generic properties with ``setProperties`` right away.
-_CREATE_BARE = frozenset({JointType.WELD, JointType.TRANSLATIONAL})
-_PROPERTIES_CLASS = {
-    JointType.WELD: "JointProperties",
-    JointType.REVOLUTE: "RevoluteJointProperties",
-    JointType.PRISMATIC: "PrismaticJointProperties",
-    JointType.SCREW: "ScrewJointProperties",
-    JointType.UNIVERSAL: "UniversalJointProperties",
-    JointType.BALL: "BallJointProperties",
-    JointType.EULER: "EulerJointProperties",
-    JointType.TRANSLATIONAL: "GenericJointProperties_R3",
-    JointType.TRANSLATIONAL2D: "TranslationalJoint2DProperties",
-    JointType.PLANAR: "PlanarJointProperties",
-    JointType.FREE: "FreeJointProperties",
+@dataclass(frozen=True)
+class _DartpyJoint:
+    """How dartpy creates a joint type whose DART class is ``dart_class``.
+
+    Attributes:
+        properties: The dartpy properties class.
+        bare: Created without properties and given them with ``setProperties`` at once.
+        plane_in_properties: Its plane is set through the properties (else after creation).
+    """
+
+    properties: str
+    bare: bool = False
+    plane_in_properties: bool = True
+
+
+# The joint-type table names each type's DART class (``spec.dart_class``); dartpy
+# creates it with ``create<dart_class>AndBodyNodePair`` and ``<dart_class>Properties``,
+# except where dartpy 6.20's bindings have gaps, listed here. ``WeldJoint::Properties``
+# and ``TranslationalJoint::Properties`` are bound without any fields (or as an
+# unregistered type), so those two joints are created bare and given their generic
+# properties right away; ``TranslationalJoint2DProperties`` has no plane fields.
+_DARTPY_GAPS = {
+    "WeldJoint": _DartpyJoint("JointProperties", bare=True),
+    "TranslationalJoint": _DartpyJoint("GenericJointProperties_R3", bare=True),
+    "TranslationalJoint2D": _DartpyJoint("TranslationalJoint2DProperties",
+                                         plane_in_properties=False),
 }
+
+
+def _dartpy_joint(spec: JointTypeSpec) -> _DartpyJoint:
+    """How dartpy creates joints of the type ``spec``."""
+    gap = _DARTPY_GAPS.get(spec.dart_class)
+    return gap if gap is not None else _DartpyJoint(f"{spec.dart_class}Properties")
 
 
 def build_dart_world(world: World) -> Dart:
@@ -187,6 +203,7 @@ def _add_pair(
     from dartpy import dynamics
 
     dofs = skel.dofs[joint.first_dof : joint.first_dof + joint.num_dofs]
+    spec = joint.type.spec
     if body.soft is not None or body.markers:
         # dartpy cannot make soft bodies or markers: take the body from a DART
         # template (whose joint has our joint's type, euler order and plane), move
@@ -195,21 +212,23 @@ def _add_pair(
         if not node.moveTo(out, parent):
             raise SimBuildError(f"{body.location}: DART could not attach body {body.name!r}")
         dart_joint = node.getParentJoint()
-        base = dart_joint.getEulerJointProperties() if joint.type is JointType.EULER else None
+        # An euler joint keeps the template's axis order (dartpy cannot set it).
+        base = (getattr(dart_joint, f"get{spec.dart_class}Properties")()
+                if spec.euler_order else None)
         dart_joint.setProperties(_joint_properties(joint, dofs, factories, base))
     else:
         # Every joint is created with its final properties: a property changed
         # afterwards can rename DOFs (a planar joint created in the XY plane names
         # them J_x, J_y, and DART's name manager then suffixes a clash).
         props = _joint_properties(joint, dofs, factories)
-        create = getattr(out, f"create{joint.type.dart_class}AndBodyNodePair")
-        if joint.type in _CREATE_BARE:
+        create = getattr(out, f"create{spec.dart_class}AndBodyNodePair")
+        if _dartpy_joint(spec).bare:
             dart_joint, node = create(parent)
             dart_joint.setProperties(props)
         else:
             dart_joint, node = create(parent, props, dynamics.BodyNodeProperties())
-    if joint.type is JointType.TRANSLATIONAL2D:
-        _set_translational2d_plane(dart_joint, joint)
+    if spec.plane and not _dartpy_joint(spec).plane_in_properties:
+        _set_plane_after_creation(dart_joint, joint)
     node.setName(body.name)
     node.setGravityMode(bool(body.gravity_mode))
     node.setInertia(
@@ -235,11 +254,13 @@ def _joint_properties(
     """The dartpy ``<X>JointProperties`` of ``joint`` (``base``: an object to fill instead)."""
     from dartpy import dynamics
 
+    spec = joint.type.spec
+    dartpy_joint = _dartpy_joint(spec)
     if base is not None:
         props = base
-    elif joint.type is JointType.EULER and joint.euler_order is EulerOrder.ZYX:
+    elif spec.euler_order and joint.euler_order is EulerOrder.ZYX:
         props = factories.euler_zyx_properties()
-    elif joint.type is JointType.PLANAR:
+    elif spec.plane and dartpy_joint.plane_in_properties:
         props = factories.planar_properties(joint.plane or PlaneType.XY)
         if joint.plane is PlaneType.ARBITRARY:
             # The constructor normalises them and derives the rotation axis
@@ -247,7 +268,7 @@ def _joint_properties(
             props.mTransAxis1, props.mTransAxis2 = (
                 np.asarray(a, dtype=float) for a in joint.plane_axes)
     else:
-        props = getattr(dynamics, _PROPERTIES_CLASS[joint.type])()
+        props = getattr(dynamics, dartpy_joint.properties)()
     props.mName = joint.name
     props.mT_ParentBodyToJoint = np.asarray(joint.T_parent_to_joint, dtype=float)
     props.mT_ChildBodyToJoint = np.asarray(joint.T_child_to_joint, dtype=float)
@@ -275,16 +296,16 @@ def _joint_properties(
     props.mRestPositions = column("rest_position")
     props.mDampingCoefficients = column("damping")
     props.mFrictions = column("coulomb_friction")
-    if joint.type in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.SCREW):
+    if spec.axes == 1:
         props.mAxis = np.asarray(joint.axes[0], dtype=float)
-    elif joint.type is JointType.UNIVERSAL:
+    elif spec.axes:
         props.mAxis = [np.asarray(a, dtype=float) for a in joint.axes]
-    if joint.type is JointType.SCREW:
+    if spec.pitch:
         props.mPitch = float(joint.pitch)
     return props
 
 
-def _set_translational2d_plane(dart_joint: Dart, joint: Joint) -> None:
+def _set_plane_after_creation(dart_joint: Dart, joint: Joint) -> None:
     """Set the plane of a translational2d joint after its creation.
 
     dartpy 6.20's ``TranslationalJoint2DProperties`` has no plane fields and no
