@@ -1,0 +1,468 @@
+"""FollowJointTrajectory over the robot core, as joint_trajectory_controller offers it.
+
+MoveIt's simple controller manager, rqt_joint_trajectory_controller and most arm tooling
+drive a robot through ros2_control's joint_trajectory_controller (JTC). This helper gives a
+robot node (simulation or hardware: it only talks to :class:`~skel_ros.core.RobotCore`)
+the same interface, relative to the node's namespace, ``<controller>`` being the
+``trajectory_controller.name`` parameter (default ``joint_trajectory_controller``):
+
+* the action ``<controller>/follow_joint_trajectory``
+  (``control_msgs/action/FollowJointTrajectory``): goal validation, path and goal
+  tolerances, ``goal_time_tolerance``, feedback (desired / actual / error), cancel (the
+  joints hold where they are), preemption by a newer goal or any other trajectory, and
+  the result codes (the rules: :mod:`skel_ros.core.tolerances`);
+* the topic ``<controller>/joint_trajectory`` (``trajectory_msgs/JointTrajectory``),
+  checked as a goal with the default tolerances;
+* ``<controller>/controller_state`` (``control_msgs/msg/JointTrajectoryControllerState``):
+  reference, feedback and error of the controller's joints, at ``state_publish_rate``,
+  only when there is a new measurement.
+
+Threading: the core checks every control cycle in its own thread (the simulation's
+stepping thread, the hardware's control loop) through a
+:class:`~skel_ros.core.tolerances.GoalMonitor`. The action's execute callback is a
+coroutine that waits on an rclpy ``Future``: it never blocks the executor, so it works
+with the single-threaded executor the nodes spin. When the core ends a goal, the
+monitor triggers a guard condition, whose callback (in the executor) completes that
+future. Feedback and the controller state go out from timers. Only rclpy API common to
+Humble, Jazzy and Kilted is used.
+
+Parameters (read-only, declared on the node), JTC's names under ``trajectory_controller.``:
+    name (string): the controller's name; "" = no action, no topics.
+    joints (string[]): the controller's joints (unset: every DOF that takes position
+        commands, in model order).
+    allow_partial_joints_goal (bool): goals may name some of the joints only.
+    allow_nonzero_velocity_at_trajectory_end (bool).
+    state_publish_rate (double): Hz of ``controller_state``.
+    action_monitor_rate (double): Hz of the action's feedback.
+    constraints.goal_time (double): seconds after the end to come within the goal
+        tolerance; 0 = no limit.
+    constraints.stopped_velocity_tolerance (double): goal velocity tolerance, every joint.
+    constraints.trajectory, constraints.goal (double[]): path / goal position tolerance,
+        one value per joint (``joints`` order) or one for all (unset or 0: not checked).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState
+from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
+from rclpy.action.server import ActionServer, CancelResponse, GoalResponse
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from skel_ros.core import CommandRefused, FollowOutcome
+from skel_ros.core.tolerances import (
+    ErrorCode,
+    GoalError,
+    GoalMonitor,
+    GoalPoint,
+    GoalResult,
+    ToleranceRequest,
+    Tolerances,
+    check_goal,
+    check_start,
+)
+from skel_ros.model.limits import CommandKind
+from skel_ros.nodes.errors import NodeSetupError
+from skel_ros.nodes.names import stamp_from_seconds, stamp_to_seconds
+from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.throttle import Throttle
+from skel_ros.trajectory.errors import TrajectoryError
+from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import numpy.typing as npt
+    from rclpy.node import Node
+
+    from skel_ros.core import RobotCore
+    from skel_ros.core.tolerances import FollowSample
+
+    _Handle = Any  # rclpy.action.server.ServerGoalHandle (generic from Jazzy on)
+
+__all__ = ["DEFAULT_CONTROLLER", "PREFIX", "ControllerSettings", "FollowJointTrajectoryServer",
+           "declare_settings"]
+
+PREFIX = "trajectory_controller."
+DEFAULT_CONTROLLER = "joint_trajectory_controller"
+_MAX_RATE = 1000.0  # Hz
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The ``trajectory_controller.*`` parameters, checked."""
+
+    name: str
+    joints: tuple[str, ...]
+    allow_partial: bool
+    allow_nonzero_end_velocity: bool
+    state_rate: float
+    feedback_rate: float
+    tolerances: Tolerances
+
+
+def _position_joints(core: RobotCore) -> tuple[str, ...]:
+    """The DOFs that take position commands, in model order."""
+    modes = core.capabilities.command_modes
+    out = []
+    for i, name in enumerate(core.names):
+        if modes and CommandKind.POSITION not in modes[i]:
+            continue
+        check = core.backend.check(CommandKind.POSITION, [name], [0.0])
+        if check.ok and name in check.names:
+            out.append(name)
+    return tuple(out)
+
+
+def declare_settings(node: Node, core: RobotCore) -> ControllerSettings:
+    """Declare the ``trajectory_controller.*`` parameters on ``node`` and check them.
+
+    Raises:
+        NodeSetupError: A value is unusable; the message names the parameter.
+    """
+    def declare(name: str, default: Any, description: str) -> Any:  # noqa: ANN401
+        descriptor = ParameterDescriptor(description=description, read_only=True)
+        node.declare_parameter(PREFIX + name, default, descriptor)
+        try:
+            return node.get_parameter(PREFIX + name).value
+        except ParameterUninitializedException:
+            return None
+
+    name = declare("name", DEFAULT_CONTROLLER, "the trajectory controller's name: actions and"
+                   " topics under <name>/ ('' = none)")
+    joints = declare("joints", Parameter.Type.STRING_ARRAY,
+                     "the controller's joints (unset: every DOF taking position commands)")
+    partial = declare("allow_partial_joints_goal", False,  # noqa: FBT003
+                      "goals may name some of the controller's joints only")
+    nonzero = declare("allow_nonzero_velocity_at_trajectory_end", False,  # noqa: FBT003
+                      "a trajectory's last point may have a non-zero velocity")
+    state_rate = declare("state_publish_rate", 25.0, "Hz of <name>/controller_state")
+    feedback_rate = declare("action_monitor_rate", 20.0, "Hz of the action's feedback")
+    goal_time = declare("constraints.goal_time", 0.0,
+                        "seconds after a trajectory's end to come within the goal tolerance"
+                        " (0: no limit)")
+    stopped = declare("constraints.stopped_velocity_tolerance", 0.01,
+                      "goal velocity tolerance of every joint (rad/s or m/s)")
+    path = declare("constraints.trajectory", Parameter.Type.DOUBLE_ARRAY,
+                   "path position tolerance: one per joint or one for all (0: not checked)")
+    goal = declare("constraints.goal", Parameter.Type.DOUBLE_ARRAY,
+                   "goal position tolerance: one per joint or one for all (0: not checked)")
+
+    joints = _controller_joints(joints, _position_joints(core))
+    for key, rate in (("state_publish_rate", state_rate), ("action_monitor_rate", feedback_rate)):
+        if not 0.0 < rate <= _MAX_RATE:
+            raise NodeSetupError(f"{PREFIX}{key} must be in (0, {_MAX_RATE:g}] Hz, got {rate}")
+    try:
+        tolerances = Tolerances.defaults(
+            joints, trajectory=_per_joint("constraints.trajectory", path, joints),
+            goal=_per_joint("constraints.goal", goal, joints), stopped_velocity=float(stopped),
+            goal_time=float(goal_time))
+    except ValueError as exc:
+        raise NodeSetupError(f"{PREFIX}{exc}") from None
+    return ControllerSettings(str(name), joints, bool(partial), bool(nonzero),
+                              float(state_rate), float(feedback_rate), tolerances)
+
+
+def _controller_joints(given: Sequence[str] | None,
+                       available: tuple[str, ...]) -> tuple[str, ...]:
+    if not given:
+        return available
+    unknown = [j for j in given if j not in available]
+    if unknown:
+        raise NodeSetupError(
+            f"{PREFIX}joints: {', '.join(map(repr, unknown))} cannot be commanded in"
+            f" position (these can: {', '.join(map(repr, available))})")
+    if len(set(given)) != len(given):
+        raise NodeSetupError(f"{PREFIX}joints names a joint twice")
+    return tuple(given)
+
+
+def _per_joint(key: str, values: Sequence[float] | None,
+               joints: tuple[str, ...]) -> dict[str, float]:
+    """One value per joint, or one for all (unset: none)."""
+    if not values:
+        return {}
+    if len(values) == 1:
+        return dict.fromkeys(joints, float(values[0]))
+    if len(values) != len(joints):
+        raise NodeSetupError(f"{PREFIX}{key}: {len(values)} values for {len(joints)}"
+                             " joints (give one per joint, or one for all)")
+    return {j: float(v) for j, v in zip(joints, values, strict=True)}
+
+
+def _point(positions: npt.ArrayLike, velocities: npt.ArrayLike | None) -> JointTrajectoryPoint:
+    point = JointTrajectoryPoint(positions=[float(x) for x in np.asarray(positions)])
+    if velocities is not None:
+        point.velocities = [float(x) for x in np.asarray(velocities)]
+    return point
+
+
+def _check_single_dof(request: FollowJointTrajectory.Goal) -> None:
+    """Refuse the multi-DOF parts of a goal (every DOF is a joint of ``trajectory`` here)."""
+    if len(request.multi_dof_trajectory.points) or len(request.multi_dof_trajectory.joint_names):
+        raise GoalError(ErrorCode.INVALID_JOINTS, "multi_dof_trajectory is not supported:"
+                        " give every DOF as a joint of trajectory")
+    for field in ("component_path_tolerance", "component_goal_tolerance"):
+        if len(getattr(request, field, ())):  # control_msgs >= 4
+            raise GoalError(ErrorCode.INVALID_GOAL,
+                            f"{field} applies to multi_dof_trajectory, which is not supported")
+
+
+@dataclass
+class _Goal:
+    handle: _Handle
+    monitor: GoalMonitor
+    done: Future[GoalResult]
+    sent: FollowSample | None = None
+
+
+class FollowJointTrajectoryServer:
+    """The action server, topic and controller state of one trajectory controller.
+
+    Takes a node, as tf2_ros's ``TransformBroadcaster`` does; everything is created on it.
+
+    Args:
+        node: The robot node.
+        core: Its robot core.
+        clock_offset: ROS time (of header stamps) minus the core's time, in seconds,
+            now; None: stamps are in the core's time base (the simulation).
+        settings: Checked settings (None: declared on ``node`` and read).
+
+    Raises:
+        NodeSetupError: A ``trajectory_controller.*`` parameter is unusable.
+    """
+
+    def __init__(self, node: Node, core: RobotCore, *,
+                 clock_offset: Callable[[], float] | None = None,
+                 settings: ControllerSettings | None = None) -> None:
+        self.node = node
+        self.core = core
+        self.settings = settings if settings is not None else declare_settings(node, core)
+        self._offset = clock_offset or (lambda: 0.0)
+        self._warn = Throttle(node.get_logger().warning)
+        self._lock = threading.Lock()
+        self._goals: list[_Goal] = []
+        self._following: GoalMonitor | None = None  # the last monitor handed to the core
+        self._state_sent: float | None = None
+        self._server: ActionServer[Any, Any, Any] | None = None
+        name = self.settings.name
+        if not name:
+            return
+        self._wake = node.create_guard_condition(self._on_wake)
+        self._server = ActionServer(
+            node, FollowJointTrajectory, f"{name}/follow_joint_trajectory",
+            execute_callback=self._execute, goal_callback=self._on_goal,
+            cancel_callback=self._on_cancel)
+        self._topic = f"{name}/joint_trajectory"
+        node.create_subscription(JointTrajectory, self._topic, self._on_trajectory, COMMAND_QOS)
+        self._state = node.create_publisher(JointTrajectoryControllerState,
+                                            f"{name}/controller_state", 10)
+        node.create_timer(1.0 / self.settings.feedback_rate, self._publish_feedback)
+        node.create_timer(1.0 / self.settings.state_rate, self._publish_state)
+        node.get_logger().info(
+            f"trajectory controller {name!r}: {name}/follow_joint_trajectory for"
+            f" {len(self.settings.joints)} joint(s)")
+
+    def destroy(self) -> None:
+        """Destroy the action server (the node's destroy_node does not)."""
+        if self._server is not None:
+            self._server.destroy()
+            self._server = None
+
+    # ---------------------------------------------------------------- goals
+
+    def _prepare(self, msg: JointTrajectory, path: Sequence[Any] = (),
+                 goal: Sequence[Any] = (), goal_time: float = 0.0, *,
+                 done: bool = True) -> tuple[PointTrajectory, float | None, GoalMonitor]:
+        """Check a trajectory and its tolerances; build what the core follows.
+
+        Raises:
+            GoalError: It cannot be run (the code and the reason of the result).
+        """
+        s = self.settings
+        names = list(msg.joint_names)
+        points = [GoalPoint(stamp_to_seconds(p.time_from_start), list(p.positions),
+                            list(p.velocities), list(p.accelerations), list(p.effort))
+                  for p in msg.points]
+        check_goal(names, points, s.joints, allow_partial=s.allow_partial,
+                   allow_nonzero_end_velocity=s.allow_nonzero_end_velocity,
+                   check_positions=self._check_positions)
+        tolerances = s.tolerances.merged(
+            [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in path],
+            [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in goal],
+            goal_time)
+        stamp = stamp_to_seconds(msg.header.stamp)
+        start = None if stamp == 0.0 else stamp - self._offset()
+        duration = points[-1].time_from_start
+        check_start(start, duration, self.core.now())
+        try:
+            trajectory = PointTrajectory(
+                names, [TrajectoryPoint(p.time_from_start, tuple(p.positions),
+                                        tuple(p.velocities) or None,
+                                        tuple(p.accelerations) or None) for p in points],
+                self.core.start_positions(names))
+        except TrajectoryError as exc:
+            raise GoalError(ErrorCode.INVALID_GOAL, str(exc)) from None
+        monitor = GoalMonitor(names, tolerances, duration, [p.time_from_start for p in points],
+                              on_done=self._trigger if done else None)
+        return trajectory, start, monitor
+
+    def _check_positions(self, names: Sequence[str], positions: npt.NDArray[np.float64]) -> str:
+        """The limits gate: "" when every position is within its joint's limits."""
+        check = self.core.backend.check(CommandKind.POSITION, names, positions)
+        if not check.ok:
+            return check.reason
+        if check.clamped:
+            c = check.clamped[0]
+            return (f"{c.name!r} at {c.requested:.6g} is beyond its limits (the nearest allowed"
+                    f" position is {c.applied:.6g})")
+        return ""
+
+    def _on_goal(self, _goal: FollowJointTrajectory.Goal) -> GoalResponse:
+        # Every goal is accepted; one that cannot run ends at once with its error code and
+        # reason (a rejected goal carries no result), leaving the active one alone.
+        return GoalResponse.ACCEPT
+
+    async def _execute(self, handle: _Handle) -> FollowJointTrajectory.Result:
+        request = handle.request
+        try:
+            _check_single_dof(request)
+            trajectory, start, monitor = self._prepare(
+                request.trajectory, request.path_tolerance, request.goal_tolerance,
+                stamp_to_seconds(request.goal_time_tolerance))
+            self.core.follow(trajectory, start, monitor)
+        except GoalError as exc:
+            return self._end(handle, GoalResult(FollowOutcome.ABORTED, exc.code, exc.reason))
+        except CommandRefused as exc:
+            return self._end(handle, GoalResult(FollowOutcome.ABORTED, ErrorCode.INVALID_GOAL,
+                                                exc.reason))
+        entry = _Goal(handle, monitor, Future())
+        with self._lock:
+            self._following = monitor
+            self._goals.append(entry)
+        self._on_wake()  # it may have ended already
+        await entry.done
+        with self._lock:
+            self._goals.remove(entry)
+        result = monitor.result
+        if result is None:  # pragma: no cover - the future is completed with the result
+            result = GoalResult(FollowOutcome.ABORTED, ErrorCode.INVALID_GOAL, "no result")
+        return self._end(handle, result)
+
+    def _end(self, handle: _Handle, result: GoalResult) -> FollowJointTrajectory.Result:
+        outcome, code, message = result
+        if outcome is FollowOutcome.SUCCEEDED:
+            handle.succeed()
+        elif outcome is FollowOutcome.CANCELED and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            if outcome is FollowOutcome.PREEMPTED:
+                message = f"preempted: {message}"
+            elif outcome is FollowOutcome.CANCELED:  # canceled by someone else
+                message = f"canceled by another command: {message}"
+            handle.abort()
+            self._warn(f"{self.settings.name}: goal aborted ({code.name}): {message}",
+                       key=f"aborted {code.name}")
+        return FollowJointTrajectory.Result(error_code=int(code), error_string=message)
+
+    def _trigger(self) -> None:
+        """A goal ended (called in the core's thread): wake the executor."""
+        # The node destroyed under us (its handle's error type differs between distros):
+        # nobody waits any more.
+        with contextlib.suppress(Exception):
+            self._wake.trigger()
+
+    def _on_wake(self) -> None:
+        """In the executor: complete the futures of the goals that ended."""
+        with self._lock:
+            for entry in self._goals:
+                result = entry.monitor.result
+                if result is not None and not entry.done.done():
+                    entry.done.set_result(result)
+
+    def _on_cancel(self, handle: _Handle) -> CancelResponse:
+        with self._lock:
+            active = [g for g in self._goals if g.handle is handle and g.monitor.result is None]
+        if not active:
+            return CancelResponse.REJECT
+        # Still running: the core ends it (CANCELED, holding position) and the monitor's
+        # on_done completes it once the server has marked it canceling.
+        if active[0].monitor is self._following:
+            self.core.cancel_trajectory()
+        return CancelResponse.ACCEPT
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        try:
+            trajectory, start, monitor = self._prepare(msg, done=False)
+            self.core.follow(trajectory, start, monitor)
+        except GoalError as exc:
+            self._warn(f"{self._topic}: {exc.reason} (message ignored)",
+                       key=f"{self._topic} {exc.code.name}")
+            return
+        except CommandRefused as exc:
+            self._warn(f"{self._topic}: {exc.reason} (message ignored)",
+                       key=f"{self._topic} {exc.key}")
+            return
+        with self._lock:
+            self._following = monitor
+
+    # ---------------------------------------------------------------- feedback, state
+
+    def _stamp(self, core_time: float) -> Any:  # noqa: ANN401 - builtin_interfaces/Time
+        return stamp_from_seconds(max(core_time + self._offset(), 0.0))
+
+    def _publish_feedback(self) -> None:
+        with self._lock:
+            goals = [g for g in self._goals if g.monitor.result is None]
+        for goal in goals:
+            sample = goal.monitor.latest
+            if sample is None or sample is goal.sent:
+                continue
+            goal.sent = sample
+            feedback = FollowJointTrajectory.Feedback(joint_names=list(goal.monitor.names))
+            feedback.header.stamp = self._stamp(sample.now)
+            feedback.desired = _point(sample.desired_positions, sample.desired_velocities)
+            feedback.actual = _point(sample.actual_positions, sample.actual_velocities)
+            feedback.error = _point(sample.error_positions, sample.error_velocities)
+            if hasattr(feedback, "index"):  # control_msgs >= 6 (Kilted)
+                feedback.index = sample.point_index
+            goal.handle.publish_feedback(feedback)
+
+    def _publish_state(self) -> None:
+        monitor = self._following
+        sample = monitor.latest if monitor is not None and monitor.result is None else None
+        if sample is not None:
+            names: Sequence[str] = monitor.names  # type: ignore[union-attr]
+            stamp, reference = sample.now, _point(sample.desired_positions,
+                                                  sample.desired_velocities)
+            feedback = _point(sample.actual_positions, sample.actual_velocities)
+            error = _point(sample.error_positions, sample.error_velocities)
+        else:
+            names = self.settings.joints
+            index = [self.core.index[n] for n in names]
+            with self.core.lock:
+                state = self.core.read()
+                targets = np.asarray(self.core.start_positions(names), dtype=np.float64)
+            stamp = state.stamp
+            q = np.where(state.fresh[index], state.positions[index], np.nan)
+            v = np.where(state.fresh[index], state.velocities[index], np.nan)
+            velocities = None if np.isnan(v).all() else v
+            reference = _point(targets, np.zeros(len(names)))
+            feedback = _point(q, velocities)
+            error = _point(targets - q, None if velocities is None else -velocities)
+        if not np.isfinite(stamp) or stamp == self._state_sent:
+            return  # nothing measured since the last message: send nothing
+        self._state_sent = stamp
+        msg = JointTrajectoryControllerState(joint_names=list(names), reference=reference,
+                                             feedback=feedback, error=error)
+        msg.header.stamp = self._stamp(stamp)
+        self._state.publish(msg)
