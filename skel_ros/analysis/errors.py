@@ -9,3 +9,11 @@ class AnalysisError(ValueError):
 
 class RecordingError(AnalysisError):
     """A recording file that cannot be read; the message names the file."""
+
+
+class CriteriaError(ValueError):
+    """A criteria file that cannot be used; the message names the file and line.
+
+    Not an :class:`AnalysisError`: a mistake in the criteria is a configuration error,
+    not a run that cannot be judged.
+    """

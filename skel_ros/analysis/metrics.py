@@ -11,7 +11,7 @@ grid up to ``max_lag``); positive means the first stream follows the second.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,6 +66,8 @@ class Comparison:
     streams: tuple[str, ...]
     positions: Mapping[str, Mapping[str, Array]]  # stream -> joint -> positions on grid
     joints: tuple[JointComparison, ...]
+    # stream -> samples per second over the compared span (the stream's own samples)
+    rates: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def duration(self) -> float:
@@ -168,4 +170,7 @@ def compare(
             at_limit = (p <= lo + LIMIT_TOLERANCE) | (p >= hi - LIMIT_TOLERANCE)
             hits[n] = int(np.count_nonzero(at_limit))
         results.append(JointComparison(joint, errors, hits, lo, hi))
-    return Comparison(grid, tuple(by_name), positions, tuple(results))
+    span = float(grid[-1] - grid[0])
+    rates = {n: float(np.count_nonzero((s.times >= grid[0]) & (s.times <= grid[-1]))) / span
+             for n, s in by_name.items()}
+    return Comparison(grid, tuple(by_name), positions, tuple(results), rates)

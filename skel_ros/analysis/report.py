@@ -2,6 +2,13 @@
 
 The HTML page embeds its plots (``data:`` URIs), so the single file opens anywhere; the
 Markdown page links the PNG files next to it.
+
+With criteria (:mod:`skel_ros.analysis.verdict`), the page opens with the verdict: the
+checks that failed or could not be judged, by how much, each linked to its joint's plot;
+the plots draw the ``max`` error bounds and mark in red the samples beyond them (and the
+samples at a position limit when a ``limit_hits`` bound failed). Several runs (one per
+trajectory) make one page with a section each under one overall verdict
+(:func:`write_runs_report`).
 """
 
 from __future__ import annotations
@@ -10,21 +17,36 @@ import base64
 import html
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skel_ros.analysis.verdict import Outcome, combine
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    import numpy.typing as npt
+    from matplotlib.axes import Axes
+
     from skel_ros.analysis.metrics import Comparison, JointComparison
+    from skel_ros.analysis.series import Array
+    from skel_ros.analysis.verdict import Check, Verdict
 
 STYLE = {  # stream -> (colour, line style, label)
     "command": ("black", "--", "command"),
     "sim": ("tab:blue", "-", "simulation"),
     "real": ("tab:orange", "-", "hardware"),
 }
+
+
+PAIR_COLOURS = {("sim", "real"): "tab:green", ("sim", "command"): "tab:blue",
+                ("real", "command"): "tab:orange"}
+CROSSING = "red"
+VERDICT_COLOURS = {Outcome.PASSED: "#1a7f37", Outcome.FAILED: "#cf222e",
+                   Outcome.NOT_JUDGED: "#9a6700"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +57,23 @@ class Report:
     plots: tuple[Path, ...]
 
 
+@dataclass(frozen=True)
+class RunSection:
+    """One run (one trajectory) of a report.
+
+    Attributes:
+        name: the run's name (the trajectory's), its section's title.
+        comparison: what was measured; None when the run did not get that far.
+        verdict: the checks against the criteria (None: no criteria given).
+        notes: lines said under the title (files, recording ...).
+    """
+
+    name: str
+    comparison: Comparison | None
+    verdict: Verdict | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
 def _fmt(x: float, scale: float = 1.0, digits: int = 4) -> str:
     return "-" if not math.isfinite(x) else f"{x * scale:.{digits}g}"
 
@@ -43,8 +82,21 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "joint"
 
 
-def plot_joint(comparison: Comparison, joint: JointComparison, path: Path) -> Path:
-    """Write one joint's plot: positions against time, and the errors below."""
+def _mark_crossings(axes: Axes, t: Array, values: Array, beyond: npt.NDArray[np.bool_],
+                    label: str) -> None:
+    if np.any(beyond):
+        axes.plot(t[beyond], values[beyond], "o", color=CROSSING, markersize=2.5,
+                  label=label or "_nolegend_")
+
+
+def plot_joint(comparison: Comparison, joint: JointComparison, path: Path,
+               checks: Sequence[Check] = ()) -> Path:
+    """Write one joint's plot: positions against time, and the errors below.
+
+    ``checks`` (this joint's): the ``max`` bounds are drawn on the error plot, with the
+    samples beyond them in red; a failed ``limit_hits`` check marks its stream's samples
+    at a limit in red.
+    """
     import matplotlib as mpl
 
     mpl.use("Agg", force=False)
@@ -60,13 +112,30 @@ def plot_joint(comparison: Comparison, joint: JointComparison, path: Path) -> Pa
     for bound in (joint.lower, joint.upper):
         if math.isfinite(bound):
             top.axhline(bound, color="red", linewidth=0.8, alpha=0.5)
+    for check in checks:
+        if check.metric == "limit_hits" and check.outcome is Outcome.FAILED and check.stream:
+            p = comparison.positions[check.stream][joint.joint]
+            with np.errstate(invalid="ignore"):
+                at_limit = (p <= joint.lower + 1e-3) | (p >= joint.upper - 1e-3)
+            _mark_crossings(top, t, p, at_limit, f"{check.stream} at a limit")
     top.set_ylabel("position")
     top.set_title(joint.joint)
     top.legend(loc="best", fontsize=8)
     top.grid(alpha=0.3)
+    crossed = False  # one legend entry for the red marks
     for e in joint.errors:
         d = comparison.positions[e.a][joint.joint] - comparison.positions[e.b][joint.joint]
-        bottom.plot(t, d, linewidth=1.0, label=f"{e.a} - {e.b}")
+        colour = PAIR_COLOURS.get((e.a, e.b), "gray")
+        bottom.plot(t, d, linewidth=1.0, color=colour, label=f"{e.a} - {e.b}")
+        for check in checks:
+            if check.metric == "max" and check.pair == (e.a, e.b) and math.isfinite(check.bound):
+                for sign in (1.0, -1.0):
+                    bottom.axhline(sign * check.bound, color=colour, linewidth=0.8,
+                                   linestyle=":")
+                with np.errstate(invalid="ignore"):
+                    beyond = np.abs(d) > check.bound
+                _mark_crossings(bottom, t, d, beyond, "" if crossed else "beyond its max bound")
+                crossed = crossed or bool(np.any(beyond))
     bottom.set_ylabel("error")
     bottom.set_xlabel("time (s)")
     bottom.legend(loc="best", fontsize=7)
@@ -93,46 +162,175 @@ def _table(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def write_report(comparison: Comparison, out_dir: Path, *, title: str = "sim-to-real comparison",
-                 fmt: str = "html", notes: tuple[str, ...] = ()) -> Report:
-    """Write the plots and the page (``fmt`` ``"html"`` or ``"md"``) into ``out_dir``."""
+def _summary(comparison: Comparison) -> str:
+    return (f"{len(comparison.joints)} joints, {comparison.duration:.2f} s compared at "
+            f"{1.0 / float(np.median(np.diff(comparison.grid))):.0f} Hz; streams: "
+            f"{', '.join(comparison.streams)}. Errors in rad (or m); lag: shift of the second "
+            "stream that best matches the first, positive = the first follows.")
+
+
+def _anchor(section: str, joint: str | None) -> str:
+    return f"{_slug(section)}--{_slug(joint)}" if joint else f"run--{_slug(section)}"
+
+
+def _verdict_rows(sections: Sequence[RunSection]) -> list[tuple[RunSection, Check]]:
+    """The checks that did not pass, in section order."""
+    return [(s, c) for s in sections if s.verdict is not None for c in s.verdict.checks
+            if c.outcome in {Outcome.FAILED, Outcome.NOT_JUDGED}]
+
+
+def _overall(sections: Sequence[RunSection]) -> Outcome | None:
+    judged = [s.verdict.outcome for s in sections if s.verdict is not None]
+    return combine(judged) if judged else None
+
+
+def _counts(sections: Sequence[RunSection]) -> str:
+    checks = [c for s in sections if s.verdict is not None for c in s.verdict.checks]
+    parts = [f"{sum(c.outcome is o for c in checks)} {o.value}" for o in Outcome]
+    return f"{len(checks)} checks: " + ", ".join(parts)
+
+
+def _plots(sections: Sequence[RunSection], plot_dirs: Sequence[Path]) -> list[tuple[Path, ...]]:
+    out: list[tuple[Path, ...]] = []
+    for section, plot_dir in zip(sections, plot_dirs, strict=True):
+        if section.comparison is None:
+            out.append(())
+            continue
+        plot_dir.mkdir(parents=True, exist_ok=True)
+        checks = section.verdict.checks if section.verdict is not None else ()
+        out.append(tuple(
+            plot_joint(section.comparison, j, plot_dir / f"joint_{_slug(j.joint)}.png",
+                       [c for c in checks if c.joint == j.joint])
+            for j in section.comparison.joints))
+    return out
+
+
+def _markdown(sections: Sequence[RunSection], title: str, out_dir: Path,
+              plots: Sequence[tuple[Path, ...]], *, titled: bool) -> str:
+    lines = [f"# {title}", ""]
+    overall = _overall(sections)
+    if overall is not None:
+        lines += [f"**Verdict: {overall.value.upper()}** ({_counts(sections)})", ""]
+        for s, c in _verdict_rows(sections):
+            where = f"#{_anchor(s.name, c.joint if c.joint else None)}"
+            prefix = f"{s.name}: " if titled else ""
+            lines.append(f"- [{prefix}{c.message}]({where})")
+        lines.append("")
+    for section, section_plots in zip(sections, plots, strict=True):
+        if titled:
+            outcome = f": {section.verdict.outcome.value}" if section.verdict else ""
+            lines += [f"<a id='{_anchor(section.name, None)}'></a>", "",
+                      f"## {section.name}{outcome}", ""]
+        if section.comparison is not None:
+            lines += [_summary(section.comparison), ""]
+        lines += [*[f"- {n}" for n in section.notes], ""]
+        if section.comparison is None:
+            continue
+        header, rows = _table(section.comparison)
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines.append("")
+        level = "###" if titled else "##"
+        for j, p in zip(section.comparison.joints, section_plots, strict=True):
+            link = p.relative_to(out_dir).as_posix()
+            lines += [f"<a id='{_anchor(section.name, j.joint)}'></a>", "",
+                      f"{level} {j.joint}", "", f"![{j.joint}]({link})", ""]
+    return "\n".join(lines)
+
+
+def _html(sections: Sequence[RunSection], title: str,
+          plots: Sequence[tuple[Path, ...]], *, titled: bool) -> str:
+    esc = html.escape
+    css = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+           "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
+           "td:first-child{text-align:left}img{max-width:100%}"
+           ".verdict{border:3px solid;padding:0.5em 1em;margin-bottom:1.5em}"
+           ".verdict td{text-align:left}")
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+             f"<style>{css}</style></head><body>", f"<h1>{esc(title)}</h1>"]
+    overall = _overall(sections)
+    if overall is not None:
+        colour = VERDICT_COLOURS.get(overall, "black")
+        parts.append(f"<div class='verdict' id='verdict' style='border-color:{colour}'>"
+                     f"<h2 style='color:{colour}'>Verdict: {esc(overall.value.upper())}</h2>"
+                     f"<p>{esc(_counts(sections))}</p>")
+        rows = _verdict_rows(sections)
+        if rows:
+            parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in (
+                *(["run"] if titled else []), "joint", "check", "outcome", "value", "bound",
+                "beyond the bound by", "criterion")) + "</tr>")
+            for s, c in rows:
+                target = _anchor(s.name, c.joint)
+                cells = [*([f"<a href='#{_anchor(s.name, None)}'>{esc(s.name)}</a>"]
+                           if titled else []),
+                         f"<a href='#{target}'>{esc(c.joint)}</a>" if c.joint else "(run)",
+                         esc(c.name), esc(c.outcome.value) + (f": {esc(c.reason)}"
+                                                             if c.reason else ""),
+                         _fmt(c.value), _fmt(c.bound),
+                         _fmt(c.excess) if c.outcome is Outcome.FAILED else "-", esc(c.where)]
+                parts.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+            parts.append("</table>")
+        parts.append("</div>")
+    for section, section_plots in zip(sections, plots, strict=True):
+        if titled:
+            outcome = f": {section.verdict.outcome.value}" if section.verdict else ""
+            parts.append(f"<h2 id='{_anchor(section.name, None)}'>"
+                         f"{esc(section.name)}{esc(outcome)}</h2>")
+        if section.comparison is not None:
+            parts.append(f"<p>{esc(_summary(section.comparison))}</p>")
+        if section.notes:
+            parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in section.notes) + "</ul>")
+        if section.comparison is None:
+            continue
+        header, table = _table(section.comparison)
+        parts.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in table]
+        parts.append("</table>")
+        level = "h3" if titled else "h2"
+        for j, p in zip(section.comparison.joints, section_plots, strict=True):
+            data = base64.b64encode(p.read_bytes()).decode("ascii")
+            parts.append(f"<{level} id='{_anchor(section.name, j.joint)}'>{esc(j.joint)}"
+                         f"</{level}><img alt='{esc(j.joint)}' "
+                         f"src='data:image/png;base64,{data}'>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _write(sections: Sequence[RunSection], out_dir: Path, plot_dirs: Sequence[Path], *,
+           title: str, fmt: str, titled: bool) -> Report:
     if fmt not in {"html", "md"}:
         raise ValueError(f"report format must be 'html' or 'md', got {fmt!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = tuple(plot_joint(comparison, j, out_dir / f"joint_{_slug(j.joint)}.png")
-                  for j in comparison.joints)
-    header, rows = _table(comparison)
-    summary = (f"{len(comparison.joints)} joints, {comparison.duration:.2f} s compared at "
-               f"{1.0 / float(np.median(np.diff(comparison.grid))):.0f} Hz; streams: "
-               f"{', '.join(comparison.streams)}. Errors in rad (or m); lag: shift of the second "
-               "stream that best matches the first, positive = the first follows.")
+    plots = _plots(sections, plot_dirs)
     if fmt == "md":
-        lines = [f"# {title}", "", summary, "", *[f"- {n}" for n in notes], "",
-                 "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        lines.append("")
-        for j, p in zip(comparison.joints, plots, strict=True):
-            lines += [f"## {j.joint}", "", f"![{j.joint}]({p.name})", ""]
         page = out_dir / "report.md"
-        page.write_text("\n".join(lines), encoding="utf-8")
+        page.write_text(_markdown(sections, title, out_dir, plots, titled=titled),
+                        encoding="utf-8")
     else:
-        esc = html.escape
-        css = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-               "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
-               "td:first-child{text-align:left}img{max-width:100%}")
-        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
-                 f"<style>{css}</style></head><body>",
-                 f"<h1>{esc(title)}</h1><p>{esc(summary)}</p>"]
-        if notes:
-            parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-        parts.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows]
-        parts.append("</table>")
-        for j, p in zip(comparison.joints, plots, strict=True):
-            data = base64.b64encode(p.read_bytes()).decode("ascii")
-            parts.append(f"<h2>{esc(j.joint)}</h2><img alt='{esc(j.joint)}' "
-                         f"src='data:image/png;base64,{data}'>")
-        parts.append("</body></html>")
         page = out_dir / "report.html"
-        page.write_text("\n".join(parts), encoding="utf-8")
-    return Report(page, plots)
+        page.write_text(_html(sections, title, plots, titled=titled), encoding="utf-8")
+    return Report(page, tuple(p for section_plots in plots for p in section_plots))
+
+
+def write_report(comparison: Comparison, out_dir: Path, *,
+                 title: str = "sim-to-real comparison", fmt: str = "html",
+                 notes: tuple[str, ...] = (), verdict: Verdict | None = None) -> Report:
+    """Write the plots and the page (``fmt`` ``"html"`` or ``"md"``) into ``out_dir``.
+
+    ``verdict``: the run's checks against criteria; the page then opens with it.
+    """
+    section = RunSection("run", comparison, verdict, notes)
+    return _write([section], out_dir, [out_dir], title=title, fmt=fmt, titled=False)
+
+
+def write_runs_report(sections: Sequence[RunSection], out_dir: Path, *,
+                      title: str = "sim-to-real comparison", fmt: str = "html") -> Report:
+    """One page for several runs: the overall verdict, then a section per run.
+
+    Each run's plots go to ``out_dir / <run name>/``. Run names must differ.
+    """
+    names = [_slug(s.name) for s in sections]
+    if len(set(names)) != len(names):
+        raise ValueError(f"run names must differ: {[s.name for s in sections]}")
+    return _write(sections, out_dir, [out_dir / n for n in names], title=title, fmt=fmt,
+                  titled=True)

@@ -1,89 +1,179 @@
-"""``skel-ros compare`` and ``skel-ros sim-to-real``: the sim-to-real workflow."""
+"""``skel-ros compare`` and ``skel-ros sim-to-real``: the sim-to-real workflow, and its gate.
+
+Both take ``--criteria`` (pass/fail bounds), ``--junit`` and ``--json``; the exit status
+says pass, fail or not judged (:mod:`skel_ros.cli.exit_codes`).
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skel_ros.cli.paths import input_file
+from skel_ros.cli import exit_codes, gate
 
 if TYPE_CHECKING:
     import argparse
 
+    from skel_ros.analysis.report import RunSection
+
 MAX_DURATION = 1e6  # s: a --duration beyond this (or inf, nan) is a mistake
+TRAJECTORY_SUFFIXES = (".xml", ".yaml", ".yml")
+DEFAULT_TRAJECTORY = "package://skel_ros/examples/arm_trajectory.xml"
+
+
+def _limits(skel: str | None) -> dict[str, tuple[float, float]] | None:
+    if not skel:
+        return None
+    from skel_ros.model import load_model
+
+    world = load_model(skel)
+    return {d.name: (d.position_lower, d.position_upper) for s in world.skeletons for d in s.dofs}
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording, write_report
+    from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording
+    from skel_ros.analysis.errors import CriteriaError
+    from skel_ros.analysis.report import RunSection
+    from skel_ros.analysis.verdict import Verdict, judge
+    from skel_ros.model import SkelError
 
-    limits = None
-    if args.skel:
-        from skel_ros.model import SkelError, load_model
-
-        try:
-            world = load_model(args.skel)
-        except SkelError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        limits = {d.name: (d.position_lower, d.position_upper)
-                  for s in world.skeletons for d in s.dofs}
+    recordings = [Path(r) for r in args.recording]
+    if args.record and len(recordings) != 1:
+        gate.error("--record writes one recording; give one file")
+        return exit_codes.USAGE
+    try:
+        limits = _limits(args.skel)
+        criteria = gate.load(args)
+    except (SkelError, CriteriaError) as exc:
+        gate.error(exc)
+        return exit_codes.ERROR
     commands = tuple(dict.fromkeys(args.command_topic or StreamTopics.command))
     topics = StreamTopics(command=commands, sim=args.sim_topic, real=args.real_topic)
     if args.record:
         from skel_ros.nodes.recorder import record_live
 
         if args.duration is not None and not 0 < args.duration < MAX_DURATION:
-            print(f"error: --duration must be a positive number of seconds, got {args.duration}",
-                  file=sys.stderr)
-            return 2
-        counts = record_live(args.recording, commands, (args.sim_topic, args.real_topic),
+            gate.error(f"--duration must be a positive number of seconds, got {args.duration}")
+            return exit_codes.USAGE
+        counts = record_live(recordings[0], commands, (args.sim_topic, args.real_topic),
                              duration=args.duration)
         print("recorded " + ", ".join(f"{t}: {n}" for t, n in counts.items()))
-    try:
-        streams = read_recording(args.recording, topics)
-        comparison = compare(list(streams.values()), limits, rate=args.rate)
-    except AnalysisError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    out = Path(args.out) if args.out else Path(args.recording).with_suffix("")
-    report = write_report(comparison, out, fmt=args.format,
-                          notes=(f"recording: {args.recording}",))
-    print(f"report: {report.page.resolve()}")
-    return 0
+    missing = [r for r in recordings if not r.is_file()]
+    if missing:
+        gate.error(f"{missing[0]}: no such recording")
+        return exit_codes.ERROR
+    sections: list[RunSection] = []
+    for name, recording in zip(gate.run_names(recordings), recordings, strict=True):
+        notes = (f"recording: {recording}",)
+        try:
+            comparison = compare(list(read_recording(recording, topics).values()), limits,
+                                 rate=args.rate)
+        except AnalysisError as exc:
+            gate.error(exc)
+            sections.append(RunSection(name, None, Verdict.not_judged(str(exc)), notes))
+            continue
+        verdict = judge(comparison, criteria) if criteria is not None else None
+        sections.append(RunSection(name, comparison, verdict, notes))
+    if args.out:
+        out = Path(args.out)
+    elif len(recordings) == 1:
+        out = recordings[0].with_suffix("")
+    else:
+        out = recordings[0].parent / "compare_report"
+    return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
+                       junit=args.junit, json=args.json)
+
+
+def _trajectories(values: list[str] | None) -> list[Path]:
+    """The trajectory files: each ``--trajectory``, a folder's files sorted by name."""
+    from skel_ros.resources import resolve
+
+    out: list[Path] = []
+    for value in values or [DEFAULT_TRAJECTORY]:
+        path = resolve(value)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.is_file() and p.suffix.lower() in TRAJECTORY_SUFFIXES)
+            if not found:
+                raise ValueError(f"{path}: no trajectory file (*.xml, *.yaml) in this folder")
+            out += found
+        else:
+            out.append(path)
+    return out
+
+
+def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
+    """Read the model, hardware config and every trajectory before starting anything.
+
+    Raises:
+        SkelError, ConfigError, TrajectoryError: a bad file, ``file:line``.
+    """
+    from skel_ros.hardware import load_hardware_config
+    from skel_ros.resources import resolve
+    from skel_ros.trajectory import check_limits, load_trajectory, load_trajectory_model
+
+    model = load_trajectory_model(resolve(args.skel))
+    load_hardware_config(resolve(args.hardware_config))
+    mapping = resolve(args.mapping) if args.mapping else None
+    for path in trajectories:
+        check_limits(load_trajectory(path, model.q_columns, mapping), model.limits)
 
 
 def _cmd_sim_to_real(args: argparse.Namespace) -> int:
+    from skel_ros.analysis.errors import AnalysisError, CriteriaError
+    from skel_ros.analysis.report import RunSection
+    from skel_ros.analysis.verdict import Verdict, judge
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.model import SkelError
     from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
     from skel_ros.resources import resolve
+    from skel_ros.trajectory import TrajectoryError
 
-    config = RunConfig(
-        skel_file=resolve(args.skel), hardware_config=resolve(args.hardware_config),
-        trajectory=resolve(args.trajectory), out_dir=Path(args.out),
-        mapping_file=resolve(args.mapping) if args.mapping else None,
-        emulate=not args.hardware, report_format=args.format, port=args.port,
-        can_interface=args.can_interface, can_channel=args.can_channel)
     try:
-        result = run_sim_to_real(config)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"report: {result.report.resolve()}")
-    print(f"recording: {result.recording.resolve()}  (MCAP: Foxglove, ros2 bag)")
-    return 0
+        criteria = gate.load(args)
+        trajectories = _trajectories(args.trajectory)
+        _check_inputs(args, trajectories)
+    except (SkelError, ConfigError, TrajectoryError, CriteriaError, OSError, ValueError) as exc:
+        gate.error(exc)
+        return exit_codes.ERROR
+    out = Path(args.out)
+    names = gate.run_names(trajectories)
+    sections: list[RunSection] = []
+    for i, (name, trajectory) in enumerate(zip(names, trajectories, strict=True)):
+        if len(trajectories) > 1:
+            print(f"[{i + 1}/{len(trajectories)}] {name}")
+        config = RunConfig(
+            skel_file=resolve(args.skel), hardware_config=resolve(args.hardware_config),
+            trajectory=trajectory, out_dir=out if len(trajectories) == 1 else out / name,
+            mapping_file=resolve(args.mapping) if args.mapping else None,
+            emulate=not args.hardware, report_format=args.format, write_report=False,
+            port=args.port, can_interface=args.can_interface, can_channel=args.can_channel)
+        try:
+            result = run_sim_to_real(config)
+        except (RunError, AnalysisError) as exc:
+            gate.error(exc)
+            sections.append(RunSection(name, None, Verdict.not_judged(str(exc)),
+                                       (f"trajectory: {trajectory}",)))
+            continue
+        print(f"recording: {result.recording.resolve()}  (MCAP: Foxglove, ros2 bag)")
+        verdict = judge(result.comparison, criteria) if criteria is not None else None
+        sections.append(RunSection(name, result.comparison, verdict, result.notes))
+    return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
+                       junit=args.junit, json=args.json)
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "compare", help="compare command, simulation and hardware in a recorded run (MCAP)")
-    p.add_argument("recording", help="MCAP file (skel-ros sim-to-real or ros2 bag -s mcap);"
-                                     " with --record, the file to write")
+        "compare", help="compare command, simulation and hardware in recorded runs (MCAP)")
+    p.add_argument("recording", nargs="+",
+                   help="MCAP file(s) (skel-ros sim-to-real or ros2 bag -s mcap), one verdict"
+                        " for all; with --record, the one file to write")
     p.add_argument("--record", action="store_true",
                    help="first record the running graph's commands and joint states into"
                         " RECORDING (until Ctrl-C or --duration), then compare")
     p.add_argument("--duration", type=float, help="with --record: seconds to record")
-    p.add_argument("--skel", type=input_file, help="model file, for the joint limits (limit hits)")
+    p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
     p.add_argument("--rate", type=float, default=100.0, help="comparison grid rate, Hz")
@@ -92,22 +182,25 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--command-topic", action="append",
                    help="topic of the commands (JointState or JointTrajectory); repeat for"
                         " several (default: /joint_commands and /joint_trajectory)")
+    gate.add_arguments(p)
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser(
         "sim-to-real",
-        help="run sim and hardware (emulated by default) on one trajectory, record, compare")
+        help="run sim and hardware (emulated by default) on trajectories, record, compare")
     p.add_argument("--skel", default="package://skel_ros/examples/arm.skel",
                    help="the robot's model (SKEL, CASPR bodies or Phobos; default: %(default)s)")
     p.add_argument("--hardware-config",
                    default="package://skel_ros/config/hardware/arm_dynamixel.yaml",
                    help="joint -> actuator YAML (default: %(default)s)")
-    p.add_argument("--trajectory", default="package://skel_ros/examples/arm_trajectory.xml",
-                   help="CASPR trajectories.xml or trajectory YAML played to both robots"
-                        " (default: %(default)s)")
+    p.add_argument("--trajectory", action="append",
+                   help="CASPR trajectories.xml or trajectory YAML played to both robots, or a"
+                        " folder of them; repeat for several, each run and judged in turn"
+                        f" (default: {DEFAULT_TRAJECTORY})")
     p.add_argument("--mapping", help="CASPR q -> DOF name mapping file")
     p.add_argument("--out", default="out/sim_to_real",
-                   help="output directory: recording, node logs, report (default: %(default)s)")
+                   help="output directory: recording, node logs, report; one sub-folder per"
+                        " trajectory when there are several (default: %(default)s)")
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format")
     p.add_argument("--hardware", action="store_true",
                    help="use the real actuators of the hardware config (default: emulate them)")
@@ -115,4 +208,5 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--can-interface", default="",
                    help="python-can interface for every CAN bus (e.g. socketcan, pcan)")
     p.add_argument("--can-channel", default="", help="CAN channel for every CAN bus")
+    gate.add_arguments(p)
     p.set_defaults(func=_cmd_sim_to_real)

@@ -62,6 +62,8 @@ class RunConfig:
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
         report_format: ``"html"`` or ``"md"``.
+        write_report: write the report into ``out_dir`` (False: the caller writes one,
+            e.g. with the verdict of several runs).
         port, can_interface, can_channel: the hardware node's transport overrides
             ("" = as in the hardware config).
     """
@@ -76,6 +78,7 @@ class RunConfig:
     settle: float = 1.0
     startup_timeout: float = 60.0
     report_format: str = "html"
+    write_report: bool = True
     port: str = ""
     can_interface: str = ""
     can_channel: str = ""
@@ -86,10 +89,11 @@ class RunConfig:
 class RunResult:
     """Where the results are, and the comparison itself."""
 
-    report: Path
+    report: Path | None  # None: not written (``RunConfig.write_report``)
     recording: Path
     logs: Path
     comparison: Comparison
+    notes: tuple[str, ...] = ()  # what was run: model, hardware, trajectory, recording
 
 
 def ros_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -210,6 +214,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     from skel_ros.analysis import compare, read_recording, write_report
     from skel_ros.model import load_model
     from skel_ros.nodes.recorder import McapRecorder
+    from skel_ros.nodes.shutdown import deferred_interrupt
 
     out = config.out_dir
     logs = out / "logs"
@@ -280,13 +285,16 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
         time.sleep(config.settle)
         procs.check()
     finally:
-        if recorder is not None:
-            recorder.close()
-        procs.stop()
-        executor.shutdown()
-        rclpy.try_shutdown(context=context)
-        if spin_thread is not None:
-            spin_thread.join(timeout=5.0)
+        # A Ctrl-C now (a second one, or the first during the stop) must not leave
+        # children running or unsignalled: it is held until every child is stopped.
+        with deferred_interrupt():
+            if recorder is not None:
+                recorder.close()
+            procs.stop()
+            executor.shutdown()
+            rclpy.try_shutdown(context=context)
+            if spin_thread is not None:
+                spin_thread.join(timeout=5.0)
 
     streams = read_recording(recording)
     comparison = compare(list(streams.values()), limits)
@@ -295,7 +303,8 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     emulated = " (emulated)" if config.emulate else ""
     notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
              f"trajectory: {config.trajectory}", f"recording: {recording.name} (MCAP)")
-    report = write_report(comparison, out, fmt=config.report_format, notes=notes)
+    report = (write_report(comparison, out, fmt=config.report_format, notes=notes).page
+              if config.write_report else None)
     log(f"compared {len(comparison.joints)} joints over {comparison.duration:.1f} s; "
         f"largest sim-vs-real error {worst:.4g}")
-    return RunResult(report.page, recording, logs, comparison)
+    return RunResult(report, recording, logs, comparison, notes)

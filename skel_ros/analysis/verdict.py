@@ -1,0 +1,206 @@
+"""The verdict of a run against its criteria: one check per joint and bound.
+
+Each check is *passed*, *failed* (the measured value is beyond the bound), *not judged*
+(the run cannot tell: a stream or a joint missing, the run shorter than ``min_duration``,
+a stream slower than ``min_rate``, or the run did not complete) or *skipped* (a lag bound
+on a joint whose reference did not move, so that no lag can be measured). A run's outcome
+is *not judged* if any check is, else *failed* if any check is, else *passed*; several
+runs (trajectories) combine the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from skel_ros.analysis.criteria import PAIR_METRICS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from skel_ros.analysis.criteria import Bound, Criteria
+    from skel_ros.analysis.metrics import Comparison, JointComparison
+
+__all__ = ["Check", "Outcome", "Verdict", "combine", "judge"]
+
+
+class Outcome(Enum):
+    """What a check, a run or a whole gate came to."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_JUDGED = "not judged"
+    SKIPPED = "skipped"
+
+
+_METRIC_LABEL = {"rms": "RMS error", "max": "max error", "lag": "lag"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One criterion applied to one joint (or to the run when ``joint`` is None).
+
+    Attributes:
+        name: what is checked, e.g. ``"max error sim-real"``, ``"limit hits real"``,
+            ``"duration"``, ``"rate sim"``.
+        joint: the joint, or None for the run.
+        value: the measured value (NaN when it could not be measured).
+        bound: the bound (NaN for a run that did not complete).
+        upper: True when ``value`` must stay at or below ``bound``, False at or above.
+        outcome: passed, failed, not judged or skipped.
+        where: the bound's ``file:line`` in the criteria.
+        reason: why not judged or skipped ("" otherwise).
+        pair: ``(a, b)`` for a bound on the error of a pair of streams.
+        metric: ``rms``, ``max``, ``lag``, ``limit_hits``, ``duration``, ``rate``,
+            ``present`` (a joint of the criteria in the run) or ``run``.
+        stream: the stream of a ``limit_hits`` or ``rate`` check.
+    """
+
+    name: str
+    joint: str | None
+    value: float
+    bound: float
+    upper: bool
+    outcome: Outcome
+    where: str = ""
+    reason: str = ""
+    pair: tuple[str, str] | None = None
+    metric: str = ""
+    stream: str | None = None
+
+    @property
+    def excess(self) -> float:
+        """How far beyond the bound the value is (positive when failed)."""
+        return self.value - self.bound if self.upper else self.bound - self.value
+
+    @property
+    def message(self) -> str:
+        """One line: the measured value against the bound, and the outcome."""
+        subject = f"{self.joint}: {self.name}" if self.joint else self.name
+        if self.outcome is Outcome.NOT_JUDGED and not math.isfinite(self.value):
+            return f"{subject}: not judged: {self.reason}"
+        if self.outcome is Outcome.SKIPPED:
+            return f"{subject}: skipped: {self.reason}"
+        op = ("<=" if self.upper else ">=") if self.outcome is Outcome.PASSED else \
+            (">" if self.upper else "<")
+        text = f"{subject} = {_num(self.value)} {op} bound {_num(self.bound)}"
+        if self.outcome is Outcome.FAILED:
+            text += f" (by {_num(self.excess)})"
+        if self.outcome is Outcome.NOT_JUDGED:
+            text += f": not judged: {self.reason}"
+        return text + (f" [{self.where}]" if self.where else "")
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The checks of one run and what they come to."""
+
+    checks: tuple[Check, ...]
+
+    @property
+    def outcome(self) -> Outcome:
+        """Not judged if any check is; else failed if any check is; else passed."""
+        return combine(c.outcome for c in self.checks)
+
+    def with_outcome(self, outcome: Outcome) -> tuple[Check, ...]:
+        """The checks that came to ``outcome``."""
+        return tuple(c for c in self.checks if c.outcome is outcome)
+
+    @classmethod
+    def not_judged(cls, reason: str) -> Verdict:
+        """The verdict of a run that did not complete (a node died, ...)."""
+        return cls((Check("run", None, math.nan, math.nan, upper=True,
+                          outcome=Outcome.NOT_JUDGED, reason=reason, metric="run"),))
+
+
+def combine(outcomes: Iterable[Outcome]) -> Outcome:
+    """Not judged if any is; else failed if any is; else passed (skipped counts as passed)."""
+    seen = set(outcomes)
+    if Outcome.NOT_JUDGED in seen:
+        return Outcome.NOT_JUDGED
+    if Outcome.FAILED in seen:
+        return Outcome.FAILED
+    return Outcome.PASSED
+
+
+def _check(name: str, joint: str | None, value: float, bound: Bound, *,
+           outcome: Outcome | None = None, upper: bool = True, reason: str = "",
+           pair: tuple[str, str] | None = None, metric: str = "",
+           stream: str | None = None) -> Check:
+    """A check of ``value`` against ``bound``; its outcome from the two unless given."""
+    if outcome is None:
+        held = value <= bound.value if upper else value >= bound.value
+        outcome = Outcome.PASSED if held else Outcome.FAILED
+    return Check(name, joint, value, bound.value, upper=upper, outcome=outcome,
+                 where=bound.where, reason=reason, pair=pair, metric=metric, stream=stream)
+
+
+def _pair_check(joint: JointComparison, pair: tuple[str, str], metric: str, bound: Bound,
+                streams: tuple[str, ...]) -> Check:
+    a, b = pair
+    name = f"{_METRIC_LABEL[metric]} {a}-{b}"
+    error = joint.error(a, b)
+    if error is None:
+        missing = ", ".join(s for s in pair if s not in streams) or f"{a} or {b}"
+        return _check(name, joint.joint, math.nan, bound, outcome=Outcome.NOT_JUDGED,
+                      reason=f"no {missing} stream", pair=pair, metric=metric)
+    value = {"rms": error.rms, "max": error.max_abs, "lag": abs(error.lag)}[metric]
+    if math.isfinite(value):
+        return _check(name, joint.joint, value, bound, pair=pair, metric=metric)
+    if metric == "lag" and math.isfinite(error.rms):
+        return _check(name, joint.joint, value, bound, outcome=Outcome.SKIPPED,
+                      reason=f"{b} does not move: no lag to measure", pair=pair, metric=metric)
+    return _check(name, joint.joint, value, bound, outcome=Outcome.NOT_JUDGED,
+                  reason=f"no common samples of {a} and {b}", pair=pair, metric=metric)
+
+
+def _run_checks(comparison: Comparison, criteria: Criteria) -> list[Check]:
+    checks: list[Check] = []
+    if criteria.min_duration is not None:
+        check = _check("duration", None, comparison.duration, criteria.min_duration,
+                       upper=False, metric="duration")
+        if check.outcome is Outcome.FAILED:
+            check = replace(check, outcome=Outcome.NOT_JUDGED,
+                            reason="the run is too short to judge")
+        checks.append(check)
+    if criteria.min_rate is not None:
+        for stream in comparison.streams:
+            check = _check(f"rate {stream}", None, comparison.rates.get(stream, math.nan),
+                           criteria.min_rate, upper=False, metric="rate", stream=stream)
+            if check.outcome is Outcome.FAILED:
+                check = replace(check, outcome=Outcome.NOT_JUDGED,
+                                reason=f"too few {stream} samples to judge")
+            checks.append(check)
+    return checks
+
+
+def judge(comparison: Comparison, criteria: Criteria) -> Verdict:
+    """Apply ``criteria`` to ``comparison``."""
+    checks = _run_checks(comparison, criteria)
+    measured = {j.joint for j in comparison.joints}
+    for name, where in criteria.joint_where.items():
+        if name not in measured:
+            checks.append(Check("present", name, math.nan, math.nan, upper=True,
+                                outcome=Outcome.NOT_JUDGED, where=where,
+                                reason="the joint is not in the run", metric="present"))
+    for joint in comparison.joints:
+        bounds = criteria.for_joint(joint.joint)
+        for (a, b, metric), bound in sorted(
+                bounds.errors.items(), key=lambda kv: PAIR_METRICS.index(kv[0][2])):
+            checks.append(_pair_check(joint, (a, b), metric, bound, comparison.streams))
+        for stream, bound in bounds.limit_hits.items():
+            name = f"limit hits {stream}"
+            if stream in joint.limit_hits:
+                checks.append(_check(name, joint.joint, float(joint.limit_hits[stream]), bound,
+                                     metric="limit_hits", stream=stream))
+            else:
+                checks.append(_check(name, joint.joint, math.nan, bound,
+                                     outcome=Outcome.NOT_JUDGED, reason=f"no {stream} stream",
+                                     metric="limit_hits", stream=stream))
+    return Verdict(tuple(checks))
