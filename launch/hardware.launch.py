@@ -2,6 +2,7 @@
 
     ros2 launch skel_ros hardware.launch.py emulate:=true
     ros2 launch skel_ros hardware.launch.py port:=/dev/ttyUSB0
+    ros2 launch skel_ros hardware.launch.py emulate:=true namespace:=robot1 rviz:=true
     ros2 launch skel_ros hardware.launch.py \\
         skel_file:=package://skel_ros/examples/quadruped.skel \\
         hardware_config:=package://skel_ros/config/hardware/quadruped_mit.yaml
@@ -18,6 +19,11 @@ Arguments:
     emulate          start emulated actuators instead of talking to hardware (true/false)
     rviz             start RViz
     namespace        namespace of the node and its topics ("" = none)
+    frame_prefix     prefix of every TF frame (default: "<namespace>/", "" without a namespace)
+
+With a namespace, RViz runs in it too (config/skel_ros.rviz names topics relatively:
+``robot_description``, and ``markers`` remapped to the node's ``hardware_node/markers``)
+and its fixed frame is ``<frame_prefix>world``.
 
 String parameters are wrapped in ``ParameterValue(..., value_type=str)``: launch_ros reads
 a bare substitution as YAML, so ``can_channel:=0`` would reach the node as the integer 0
@@ -30,7 +36,7 @@ them. Only launch / launch_ros API common to Humble, Jazzy and Kilted is used.
 from launch import LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -41,6 +47,16 @@ BOOL_CHOICES = ["true", "false", "True", "False"]
 def _string(name: str) -> ParameterValue:
     """A launch argument as a string parameter, never re-read as YAML (``0`` stays ``"0"``)."""
     return ParameterValue(LaunchConfiguration(name), value_type=str)
+
+
+def _namespace_prefix() -> PythonExpression:
+    """``"<namespace>/"`` (slashes around the namespace dropped), or "" for no namespace.
+
+    A ROS namespace holds only letters, digits, ``_`` and ``/``: no quote can break the
+    expression.
+    """
+    ns = LaunchConfiguration("namespace")
+    return PythonExpression(["'", ns, "'.strip('/') + '/' if '", ns, "'.strip('/') else ''"])
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -60,13 +76,18 @@ def generate_launch_description() -> LaunchDescription:
                               description="emulated actuators instead of hardware"),
         DeclareLaunchArgument("rviz", default_value="false", description="start RViz"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
+        DeclareLaunchArgument("frame_prefix", default_value=_namespace_prefix(),
+                              description="prefix of every TF frame (default <namespace>/)"),
         # Nodes of other packages first: if one is missing (rviz2 is not in ros-base), launch
         # aborts before starting ours; started ones would be left running as orphans.
         Node(
             package="rviz2",
             executable="rviz2",
             name="rviz2",
-            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros.rviz"])],
+            namespace=LaunchConfiguration("namespace"),
+            arguments=["-d", PathJoinSubstitution([share, "config", "skel_ros.rviz"]),
+                       "-f", [LaunchConfiguration("frame_prefix"), "world"]],
+            remappings=[("markers", "hardware_node/markers")],
             condition=IfCondition(LaunchConfiguration("rviz")),
         ),
         Node(
@@ -82,6 +103,7 @@ def generate_launch_description() -> LaunchDescription:
                 "can_interface": _string("can_interface"),
                 "can_channel": _string("can_channel"),
                 "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
+                "frame_prefix": _string("frame_prefix"),
             }],
         ),
     ])

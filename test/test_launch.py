@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[1]
-LAUNCH_FILES = ("sim.launch.py", "hardware.launch.py", "sim_to_real.launch.py")
+LAUNCH_FILES = ("sim.launch.py", "hardware.launch.py", "sim_to_real.launch.py",
+                "two_arms.launch.py")
 # launch_ros first: from the repository root, ``import launch`` alone can find the
 # repository's launch/ directory as a namespace package.
 launch_ros = pytest.importorskip(
@@ -92,11 +93,14 @@ def _params_of(node: Node, key: str) -> tuple[dict[str, Any], list[Path]]:
     return params, files
 
 
-def _describe(name: str, **arguments: str) -> dict[str, dict[str, Any]]:
+def _describe(name: str, *, by_full_name: bool = False,
+              **arguments: str) -> dict[str, dict[str, Any]]:
     """Build the launch file's description and return its active nodes by node name.
 
     The arguments are set as on the command line; the DeclareLaunchArgument actions then
-    run as in a launch (defaults for the rest, ``choices`` checked).
+    run as in a launch (defaults for the rest, ``choices`` checked). With
+    ``by_full_name``, nodes are keyed by their full name without the leading slash
+    (``robot1/sim_node``), for launch files with one node name in several namespaces.
     """
     description = _load(name).generate_launch_description()
     context = LaunchContext()
@@ -117,7 +121,7 @@ def _describe(name: str, **arguments: str) -> dict[str, dict[str, Any]]:
         params, files = _params_of(entity, full_name if fully_specified else "/**")
         arguments_ = [perform_substitutions(context, normalize_to_list_of_substitutions(a))
                       for a in (entity._Node__arguments or [])]
-        short = full_name.rsplit("/", 1)[1]
+        short = full_name.lstrip("/") if by_full_name else full_name.rsplit("/", 1)[1]
         assert short not in nodes, f"{name}: two nodes named {short}"
         nodes[short] = {"package": entity.node_package, "executable": entity.node_executable,
                         "full_name": full_name,
@@ -126,6 +130,53 @@ def _describe(name: str, **arguments: str) -> dict[str, dict[str, Any]]:
                         "remaps": dict(entity.expanded_remapping_rules or []),
                         "arguments": arguments_}
     return nodes
+
+
+def _expand(name: str, namespace: str) -> str:
+    """A topic name as rclcpp expands it for a node in ``namespace``."""
+    return name if name.startswith("/") else f"{namespace.rstrip('/')}/{name}"
+
+
+def _rviz_topics(rviz: dict[str, Any]) -> dict[str, str]:
+    """Display name -> the topic RViz subscribes to, as its node resolves the config's name.
+
+    The config is the ``-d`` argument; relative names are expanded in RViz's namespace,
+    then its remapping rules apply (a rule's names are expanded the same way).
+    """
+    config = yaml.safe_load(Path(rviz["arguments"][1]).read_text())
+    namespace = rviz["namespace"] or "/"
+    rules = {_expand(a, namespace): _expand(b, namespace) for a, b in rviz["remaps"].items()}
+    topics = {}
+    for display in config["Visualization Manager"]["Displays"]:
+        field = display.get("Description Topic") or display.get("Topic")
+        if field is not None:
+            topic = _expand(field["Value"], namespace)
+            topics[display["Name"]] = rules.get(topic, topic)
+    return topics
+
+
+def _fixed_frame(rviz: dict[str, Any]) -> str:
+    """The fixed frame RViz uses: ``-f`` when given, else the config's."""
+    arguments = rviz["arguments"]
+    if "-f" in arguments:
+        return arguments[arguments.index("-f") + 1]
+    config = yaml.safe_load(Path(arguments[1]).read_text())
+    return config["Visualization Manager"]["Global Options"]["Fixed Frame"]
+
+
+def _published(node: dict[str, Any]) -> tuple[str, str]:
+    """A robot node's ``robot_description`` and ``~/markers`` topics."""
+    namespace = (node["namespace"] or "/").rstrip("/")
+    return f"{namespace}/robot_description", f"{node['full_name']}/markers"
+
+
+def _check_rviz_shows(rviz: dict[str, Any], robot: dict[str, Any], model: str,
+                      shapes: str) -> None:
+    """RViz's displays ``model`` (RobotModel) and ``shapes`` (MarkerArray) read what
+    ``robot`` publishes, and the fixed frame is the robot's world frame."""
+    topics = _rviz_topics(rviz)
+    assert (topics[model], topics[shapes]) == _published(robot)
+    assert _fixed_frame(rviz) == robot["params"]["frame_prefix"] + "world"
 
 
 def _console_scripts() -> set[str]:
@@ -158,6 +209,8 @@ def test_sim_launch() -> None:
     assert rviz_config.name == "skel_ros.rviz"
     assert rviz_config.exists()
     assert rviz["params"] == {"use_sim_time": True}
+    assert sim["params"]["frame_prefix"] == ""
+    _check_rviz_shows(rviz, sim, "RobotModel", "SKEL shapes")
 
     nodes = _describe("sim.launch.py", rviz="false", namespace="robot1", skel_file="on",
                       config=str(REPO / "config" / "sim_gains.yaml"))
@@ -165,7 +218,18 @@ def test_sim_launch() -> None:
     sim = nodes["sim_node"]
     assert (sim["full_name"], sim["namespace"]) == ("/robot1/sim_node", "/robot1")
     assert sim["params"]["skel_file"] == "on"  # a string, not YAML's True
+    assert sim["params"]["frame_prefix"] == "robot1/"  # a namespace implies a frame prefix
     assert [f.name for f in sim["files"]] == ["sim_gains.yaml"]
+
+    # RViz in the robot's namespace shows that robot, in its world frame.
+    for namespace, prefix in (("robot1", "robot1/"), ("/a/b/", "a/b/")):
+        nodes = _describe("sim.launch.py", namespace=namespace)
+        assert nodes["sim_node"]["params"]["frame_prefix"] == prefix
+        assert nodes["rviz2"]["namespace"] == "/" + prefix.rstrip("/")
+        _check_rviz_shows(nodes["rviz2"], nodes["sim_node"], "RobotModel", "SKEL shapes")
+    nodes = _describe("sim.launch.py", namespace="robot1", frame_prefix="")
+    assert nodes["sim_node"]["params"]["frame_prefix"] == ""
+    _check_rviz_shows(nodes["rviz2"], nodes["sim_node"], "RobotModel", "SKEL shapes")
 
     nodes = _describe("sim.launch.py", use_sim_time="False")
     assert nodes["rviz2"]["params"] == {"use_sim_time": False}
@@ -184,7 +248,8 @@ def test_hardware_launch() -> None:
     assert config.name == "arm_dynamixel.yaml"
     assert config.exists()
     assert hw["params"] == {"skel_file": "package://skel_ros/examples/arm.skel", "port": "",
-                            "can_interface": "", "can_channel": "", "emulate": False}
+                            "can_interface": "", "can_channel": "", "emulate": False,
+                            "frame_prefix": ""}
 
     nodes = _describe("hardware.launch.py", emulate="true", port="/dev/ttyUSB1",
                       can_interface="socketcan", can_channel="0", namespace="robot1",
@@ -196,7 +261,11 @@ def test_hardware_launch() -> None:
     assert hw["params"]["port"] == "/dev/ttyUSB1"
     assert hw["params"]["can_interface"] == "socketcan"
     assert hw["params"]["can_channel"] == "0"  # a string parameter, not YAML's 0
+    assert hw["params"]["frame_prefix"] == "robot1/"
     assert Path(nodes["rviz2"]["arguments"][1]).exists()
+    _check_rviz_shows(nodes["rviz2"], hw, "RobotModel", "SKEL shapes")
+    nodes = _describe("hardware.launch.py", rviz="true")
+    _check_rviz_shows(nodes["rviz2"], nodes["hardware_node"], "RobotModel", "SKEL shapes")
 
     with pytest.raises(Exception, match="emulate"):  # not one of the choices
         _describe("hardware.launch.py", emulate="maybe")
@@ -249,8 +318,48 @@ def test_sim_to_real_launch() -> None:
     rviz_config = Path(rviz["arguments"][1])
     assert rviz_config.name == "skel_ros_sim_to_real.rviz"
     assert rviz_config.exists()
+    topics = _rviz_topics(rviz)
+    assert (topics["Simulation"], topics["SKEL shapes (sim)"]) == _published(nodes["sim_node"])
+    assert (topics["Hardware"], topics["SKEL shapes (hardware)"]) == _published(
+        nodes["hardware_node"])
+    assert _fixed_frame(rviz) == "world"
 
     assert "trajectory_player" not in _describe("sim_to_real.launch.py", trajectory=" ")
+
+
+def test_two_arms_launch() -> None:
+    nodes = _describe("two_arms.launch.py", by_full_name=True)
+    robots = ("robot1", "robot2")
+    assert set(nodes) == {"rviz2", "robot1/sim_node", "robot2/sim_node",
+                          "robot1_world_offset", "robot2_world_offset"}
+    _check_skel_ros_executables(nodes)
+    sims = {robot: nodes[f"{robot}/sim_node"] for robot in robots}
+    # Two robots: distinct topics and frames.
+    for robot, sim in sims.items():
+        assert (sim["package"], sim["executable"]) == ("skel_ros", "sim_node")
+        assert (sim["full_name"], sim["namespace"]) == (f"/{robot}/sim_node", f"/{robot}")
+        assert sim["params"]["frame_prefix"] == f"{robot}/"
+        assert sim["params"]["skel_file"] == "package://skel_ros/examples/arm.skel"
+        assert [f.name for f in sim["files"]] == ["sim.yaml"]
+    # One /clock: the second simulation's goes to its namespace.
+    assert sims["robot1"]["remaps"] == {}
+    assert sims["robot2"]["remaps"] == {"/clock": "/robot2/clock"}
+    for robot, y in (("robot1", "0.3"), ("robot2", "-0.3")):
+        offset = nodes[f"{robot}_world_offset"]
+        assert offset["arguments"] == ["--x", "0", "--y", y, "--z", "0", "--frame-id", "world",
+                                       "--child-frame-id", f"{robot}/world"]
+    rviz = nodes["rviz2"]
+    topics = _rviz_topics(rviz)
+    for robot, sim in sims.items():
+        assert (topics[robot], topics[f"SKEL shapes ({robot})"]) == _published(sim)
+    assert _fixed_frame(rviz) == "world"
+    assert rviz["params"] == {"use_sim_time": True}
+
+    nodes = _describe("two_arms.launch.py", by_full_name=True, rviz="false", spacing="1",
+                      skel_file="package://skel_ros/examples/quadruped.skel")
+    assert "rviz2" not in nodes
+    assert nodes["robot2_world_offset"]["arguments"][3] == "-0.5"
+    assert nodes["robot2/sim_node"]["params"]["skel_file"].endswith("quadruped.skel")
 
 
 def _documented_arguments(doc: str) -> set[str]:
