@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "skel_ros.cli.workflow_cmd",  # play
     "skel_ros.cli.compare_cmd",  # compare, sim-to-real
     "skel_ros.cli.interchange_cmd",  # convert (Phobos, CASPR, SKEL writer)
+    "skel_ros.cli.init_hardware_cmd",  # init-hardware (a hardware YAML for any model)
 )
 
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.model_args import add_model_arguments
 from skel_ros.cli.paths import input_file
 
 if TYPE_CHECKING:
@@ -34,13 +35,15 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
     """Add ``convert`` to the ``skel-ros`` parser."""
     p = sub.add_parser(
         "convert",
-        help="convert a model (SKEL, CASPR bodies.xml, Phobos YAML/JSON) to SKEL/Phobos/URDF",
+        help="convert a model (SKEL, URDF/xacro, SMURF, CASPR, Phobos) to SKEL/Phobos/URDF",
         description="Read a model in any supported format (chosen by content) and write it as"
                     " SKEL, a Phobos dictionary (YAML or JSON) or URDF. See docs/interchange.md"
                     " for what each direction carries.",
     )
     p.add_argument("input", type=input_file,
-                   help="model file: SKEL, CASPR bodies.xml or Phobos YAML/JSON")
+                   help="model file: SKEL, URDF/xacro, SMURF, CASPR bodies.xml or Phobos"
+                        " YAML/JSON")
+    add_model_arguments(p)
     p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout)")
     p.add_argument("--to", choices=TARGETS,
                    help="output format (default: from the output file's extension)")
@@ -78,12 +81,12 @@ def _motors(path: str, world: Any) -> list[Any]:  # noqa: ANN401 - a model World
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_model
+    from skel_ros.cli.model_args import load_model_from_args
     from skel_ros.model.errors import SkelError
 
     target = _target(args)
     try:
-        world = load_model(args.input)
+        world = load_model_from_args(args.input, args)
     except SkelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

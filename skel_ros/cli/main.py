@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from skel_ros.cli.model_args import add_model_arguments
 from skel_ros.cli.paths import input_file
 from skel_ros.model.errors import SkelError
 
@@ -20,9 +21,9 @@ if TYPE_CHECKING:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_model
+    from skel_ros.cli.model_args import load_model_from_args
 
-    world = load_model(args.file)
+    world = load_model_from_args(args.file, args)
     if args.json:
         from skel_ros.model.report import world_to_dict
 
@@ -35,12 +36,14 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_model
+    from skel_ros.cli.model_args import load_model_from_args
 
     status = 0
-    for file in args.files:
+    # NAME:=VALUE words among the files are xacro arguments for every .xacro file.
+    args.xacro_args = [f for f in args.files if ":=" in f]
+    for file in (f for f in args.files if ":=" not in f):
         try:
-            world = load_model(file)
+            world = load_model_from_args(file, args)
         except SkelError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
@@ -56,11 +59,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_urdf(args: argparse.Namespace) -> int:
+    from skel_ros.cli.model_args import load_model_from_args
     from skel_ros.mesh_uris import generated_mesh_dirs, portable_mesh_uris
-    from skel_ros.model import load_model
     from skel_ros.model.urdf import world_to_urdf
 
-    world = load_model(args.file)
+    world = load_model_from_args(args.file, args)
     text = world_to_urdf(world, mesh_dir=args.mesh_dir,
                          **({"skeleton": args.skeleton} if args.skeleton else {}))
     if not args.file_uris:
@@ -82,18 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("inspect", help="show skeletons, bodies, joints, DOF limits, warnings")
-    p.add_argument("file", type=input_file, help="SKEL file (path or package:// URI)")
+    p.add_argument("file", type=input_file,
+                   help="model file: SKEL, URDF/xacro, SMURF, Phobos, CASPR (path or"
+                        " package:// URI)")
     p.add_argument("--json", action="store_true",
                    help="print the model as JSON in the layout of DART's corpus fixtures")
+    add_model_arguments(p)
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("validate", help="check SKEL files; exit 1 on any error")
     p.add_argument("files", nargs="+", metavar="FILE", type=input_file)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    add_model_arguments(p, positional=False)
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("urdf", help="export URDF (for RViz / robot_state_publisher)")
-    p.add_argument("file", type=input_file, help="SKEL file (path or package:// URI)")
+    p.add_argument("file", type=input_file,
+                   help="model file: SKEL, URDF/xacro, SMURF, Phobos, CASPR (path or"
+                        " package:// URI)")
+    add_model_arguments(p)
     p.add_argument("-o", "--output", help="output file (default: standard output)")
     p.add_argument("--skeleton", help="export only this skeleton (default: all, under 'world')")
     p.add_argument("--mesh-dir", metavar="DIR",

@@ -15,7 +15,10 @@ it. ``docs/interchange.md`` has the full mapping table; in short:
   prismatic -> prismatic, fixed -> weld, floating -> free, planar -> planar
   (``<axis>`` is the plane normal). ``<limit>`` gives position, velocity and
   effort limits (symmetric: ``-velocity..velocity``); ``<dynamics>`` gives
-  damping and Coulomb friction.
+  damping and Coulomb friction. A limit of magnitude
+  :data:`~skel_ros.model.urdf.UNBOUNDED` or more (what the URDF writer puts where
+  the model has no limit) is no limit; a velocity or effort of 0 is read as no
+  limit, with a warning.
 * ``<mimic>`` is refused (:class:`~skel_ros.model.interchange_errors.UrdfError`
   naming the joint): the nodes would drive a mimic joint as an independent
   motor, which is not what the file says.
@@ -37,9 +40,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lxml import etree
@@ -47,7 +49,7 @@ from lxml import etree
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import UrdfError
-from skel_ros.model.phobos import _plane_from_normal as plane_from_normal  # noqa: PLC2701 - one plane rule for both importers
+from skel_ros.model.phobos import _plane_from_normal as plane_from_normal  # one plane rule
 from skel_ros.model.transforms import rot_x, rot_y, rot_z
 from skel_ros.model.types import (
     Array,
@@ -67,8 +69,12 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
+from skel_ros.model.urdf import UNBOUNDED
+from skel_ros.resources import PACKAGE, package_share, share_dirs
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from skel_ros.model.xmlread import Element
 
 __all__ = ["FLOATING_BASE", "find_package", "is_xacro", "load_urdf", "resolve_uri",
@@ -102,12 +108,11 @@ def find_package(package: str, search_path: Sequence[str | os.PathLike[str]] = (
     """The share directory of ROS package ``package``, or None.
 
     Looks in ``search_path`` first (directories that hold package directories, or a
-    package directory itself), then in the ament index: for each prefix of
-    ``AMENT_PREFIX_PATH``, a marker file
-    ``<prefix>/share/ament_index/resource_index/packages/<package>`` means the package
-    is ``<prefix>/share/<package>`` (what ``ament_index_python``'s
-    ``get_package_share_directory`` does; read here so the model layer needs no ROS).
-    Last, ``ROS_PACKAGE_PATH`` (directories holding package directories).
+    package directory itself), then in the ament index
+    (:func:`skel_ros.resources.package_share`: the first prefix on
+    ``AMENT_PREFIX_PATH`` whose resource index lists the package, as
+    ``ament_index_python`` does), then in ``ROS_PACKAGE_PATH`` (directories holding
+    package directories).
     """
     for entry in search_path:
         root = Path(os.fspath(entry))
@@ -115,12 +120,12 @@ def find_package(package: str, search_path: Sequence[str | os.PathLike[str]] = (
             return root
         if (root / package).is_dir():
             return root / package
-    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if not prefix:
-            continue
-        marker = Path(prefix, "share", "ament_index", "resource_index", "packages", package)
-        if marker.is_file():
-            return Path(prefix, "share", package)
+    share = package_share(package)
+    if share is not None:
+        return share
+    if package == PACKAGE:  # this package, from a checkout or an install
+        dirs = share_dirs()
+        return dirs[0] if dirs else None
     for entry in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
         if entry and Path(entry, package).is_dir():
             return Path(entry, package)
@@ -136,7 +141,7 @@ def resolve_uri(uri: str, base_dir: Path | None,
     """
     if uri.startswith("package://"):
         package, _, rest = uri[len("package://"):].partition("/")
-        share = find_package(package, search_path)
+        share = find_package(package, search_path) if package and rest else None
         path = None if share is None else share / rest
     elif uri.startswith("file://"):
         path = Path(uri[len("file://"):])
@@ -198,7 +203,7 @@ def urdf_to_world(data: bytes, *, label: str, base_dir: Path | None,
     """The model of URDF (or xacro) bytes; see :func:`load_urdf`."""
     where = label
     if is_xacro(data, label):
-        data = _expand_xacro(data, label, base_dir, xacro_args or {})
+        data = _expand_xacro(data, label, xacro_args or {})
         where = f"{label} (xacro output)"
     elif xacro_args:
         raise UrdfError(f"xacro arguments ({', '.join(xacro_args)}) given for a plain URDF",
@@ -217,30 +222,26 @@ def urdf_to_world(data: bytes, *, label: str, base_dir: Path | None,
     return reader.world(root, fixed_base=fixed_base)
 
 
-def _expand_xacro(data: bytes, label: str, base_dir: Path | None,
-                  args: Mapping[str, str]) -> bytes:
+def _expand_xacro(data: bytes, label: str, args: Mapping[str, str]) -> bytes:
     try:
-        import xacro  # noqa: PLC0415 - optional dependency, only for .xacro input
+        import xacro  # type: ignore[import-untyped]  # optional: only for .xacro input
     except ImportError:
         raise UrdfError(
             "this is a xacro document and the xacro package is not installed",
             Location(label), "pip install xacro (or skel_ros[urdf]); on ROS:"
             " apt install ros-$ROS_DISTRO-xacro") from None
     path = Path(label)
-    cwd = os.getcwd()
     try:
-        # xacro resolves relative <xacro:include>s against the working directory.
-        if base_dir is not None:
-            os.chdir(base_dir)
-        doc = xacro.parse(data.decode("utf-8"), str(path) if path.is_file() else None)
-        xacro.process_doc(doc, mappings=dict(args))
-        text = doc.toxml()
+        if path.is_file():  # includes resolve against the including file's directory
+            doc = xacro.process_file(str(path), mappings=dict(args))
+        else:
+            doc = xacro.parse(data.decode("utf-8"), None)
+            xacro.process_doc(doc, mappings=dict(args))
+        text = str(doc.toxml())
     except Exception as exc:  # noqa: BLE001 - xacro raises many kinds; all are input errors
         raise UrdfError(f"xacro failed: {exc}", Location(label),
                         "run `xacro FILE` to see the expansion; pass arguments as"
                         " name:=value") from None
-    finally:
-        os.chdir(cwd)
     return text.encode("utf-8")
 
 
@@ -356,15 +357,55 @@ class _Reader:
 
     def world(self, root: Element, *, fixed_base: bool) -> World:
         robot_name = root.get("name") or Path(self.label).stem
-        links: dict[str, Element] = {}
-        joints: list[Element] = []
-        # Named materials, wherever defined: at the top level or in any link's visual.
+        self.read_materials(root)
+        links, joints = self.top_level(root)
+        by_child = self.joint_tree(joints, links)
+        roots = [n for n in links if n not in by_child]
+        if len(roots) != 1:
+            raise self.fail(
+                f"a URDF robot has exactly one root link; this one has {len(roots)}"
+                f" ({', '.join(repr(r) for r in roots[:5])})", root,
+                "every link but the root must be the child of one joint")
+        root_link = roots[0]
+        world_root = root_link == WORLD_LINK
+        bodies: list[Body] = []
+        model_joints: list[Joint] = []
+        dofs: list[Dof] = []
+        if world_root:
+            if links[WORLD_LINK].find("inertial") is not None:
+                self.warn("the link 'world' is the world frame; its <inertial> is ignored",
+                          links[WORLD_LINK])
+        else:
+            joint, jdofs = self.root_joint(root_link, links[root_link], joints, fixed_base)
+            model_joints.append(joint)
+            dofs.extend(jdofs)
+        for link in self.tree_order(root_link, joints):
+            if world_root and link == WORLD_LINK:
+                continue
+            bodies.append(self.body(links[link]))
+            if link in by_child:
+                joint, jdofs = self.joint(by_child[link], world_root)
+                model_joints.append(joint)
+                dofs.extend(jdofs)
+        self.warn_massless(bodies, model_joints, links)
+        self.flush_grouped()
+        skel = draft.skeleton(robot_name, model_joints, bodies, dofs, location=self.loc(root))
+        return draft.canonical(draft.world([skel], self.label), self.label, UrdfError,
+                               self.warnings)
+
+    def read_materials(self, root: Element) -> None:
+        """Named materials with a colour, wherever defined (top level or a link's visual)."""
         for material in root.iter("material"):
             mname = material.get("name")
-            if mname is not None and (material.find("color") is not None
-                                      or mname not in self.materials):
-                if material.find("color") is not None or material.find("texture") is not None:
-                    self.materials[mname] = self.material_color(material)
+            has_color = material.find("color") is not None
+            if mname is not None and (has_color or material.find("texture") is not None) \
+                    and (has_color or mname not in self.materials):
+                self.materials[mname] = self.material_color(material)
+
+    def top_level(self, root: Element) -> tuple[dict[str, Element], list[Element]]:
+        """Links by name and joints, in file order; everything else is a warning."""
+        links: dict[str, Element] = {}
+        joints: list[Element] = []
         for el in root:
             if not isinstance(el.tag, str):
                 continue
@@ -384,62 +425,34 @@ class _Reader:
                 self.ignore(el, f"<{el.tag}> is not a URDF element this reader knows")
         if not links:
             raise self.fail("a URDF robot needs at least one <link>", root)
-        by_child = self.joint_tree(joints, links)
-        roots = [n for n in links if n not in by_child]
-        if len(roots) != 1:
-            raise self.fail(
-                f"a URDF robot has exactly one root link; this one has {len(roots)}"
-                f" ({', '.join(repr(r) for r in roots[:5])})", root,
-                "every link but the root must be the child of one joint")
-        root_link = roots[0]
-        world_root = root_link == WORLD_LINK
-        if world_root and links[WORLD_LINK].find("inertial") is not None:
-            self.warn("the link 'world' is the world frame; its <inertial> is ignored",
-                      links[WORLD_LINK])
+        return links, joints
 
-        bodies: list[Body] = []
-        model_joints: list[Joint] = []
-        dofs: list[Dof] = []
-        taken = {self.attr(j, "name") for j in joints}
-        if not world_root:
-            name = FLOATING_BASE
-            k = 1
-            while name in taken:
-                name, k = f"{FLOATING_BASE}_{k}", k + 1
-            jtype = JointType.WELD if fixed_base else JointType.FREE
-            model_joints.append(draft.make_joint(
-                name, jtype, None, root_link, t_parent=np.eye(4),
-                dofs=[f"{name}#{k}" for k in range(jtype.num_dofs)],
-                location=self.loc(links[root_link])))
-            dofs.extend(draft.make_dof(f"{name}#{k}", name, k) for k in range(jtype.num_dofs))
-        # Parents before children (depth first, file order among siblings).
-        children: dict[str, list[Element]] = {}
+    def root_joint(self, root_link: str, el: Element, joints: Sequence[Element],
+                   fixed_base: bool) -> tuple[Joint, list[Dof]]:  # noqa: FBT001
+        """The joint that attaches a root link other than ``world`` to the world."""
+        taken = {j.get("name") for j in joints}
+        name, k = FLOATING_BASE, 1
+        while name in taken:
+            name, k = f"{FLOATING_BASE}_{k}", k + 1
+        jtype = JointType.WELD if fixed_base else JointType.FREE
+        names = [f"{name}#{i}" for i in range(jtype.num_dofs)]
+        joint = draft.make_joint(name, jtype, None, root_link, t_parent=np.eye(4), dofs=names,
+                                 location=self.loc(el))
+        return joint, [draft.make_dof(n, name, i) for i, n in enumerate(names)]
+
+    def tree_order(self, root_link: str, joints: Sequence[Element]) -> list[str]:
+        """Links depth first from the root, siblings in file order (parents first)."""
+        children: dict[str, list[str]] = {}
         for j in joints:
-            children.setdefault(self.attr(j.find("parent"), "link"), []).append(j)
-        seen: set[str] = set()
-        pending = [root_link]
+            children.setdefault(self.attr(j.find("parent"), "link"), []).append(
+                self.attr(j.find("child"), "link"))
         order: list[str] = []
+        pending = [root_link]
         while pending:
             link = pending.pop()
-            if link in seen:
-                continue
-            seen.add(link)
             order.append(link)
-            pending.extend(reversed([self.attr(j.find("child"), "link")
-                                     for j in children.get(link, [])]))
-        for link in order:
-            if link == WORLD_LINK and world_root:
-                continue
-            bodies.append(self.body(links[link]))
-            if link in by_child:
-                joint, jdofs = self.joint(by_child[link], world_root)
-                model_joints.append(joint)
-                dofs.extend(jdofs)
-        self.warn_massless(bodies, model_joints, links)
-        self.flush_grouped()
-        skel = draft.skeleton(robot_name, model_joints, bodies, dofs, location=self.loc(root))
-        return draft.canonical(draft.world([skel], self.label), self.label, UrdfError,
-                               self.warnings)
+            pending.extend(reversed(children.get(link, [])))
+        return order
 
     def joint_tree(self, joints: Sequence[Element], links: Mapping[str, Element],
                    ) -> dict[str, Element]:
@@ -471,6 +484,10 @@ class _Reader:
                     f" and {name!r}", j,
                     "URDF describes trees: every link has at most one parent joint")
             by_child[child] = j
+        self.check_loops(by_child)
+        return by_child
+
+    def check_loops(self, by_child: Mapping[str, Element]) -> None:
         for start, j in by_child.items():
             seen = {start}
             link = self.attr(j.find("parent"), "link")
@@ -479,7 +496,6 @@ class _Reader:
                     raise self.fail(f"joints form a loop through link {link!r}", j)
                 seen.add(link)
                 link = self.attr(by_child[link].find("parent"), "link")
-        return by_child
 
     def warn_massless(self, bodies: Sequence[Body], joints: Sequence[Joint],
                       links: Mapping[str, Element]) -> None:
@@ -646,7 +662,7 @@ class _Reader:
         elif jtype is JointType.PLANAR:
             plane, plane_axes = plane_from_normal(axis)
         n = jtype.num_dofs
-        kw = self.dof_limits(el, name, raw_type) if n == 1 else {}
+        kw: dict[str, Any] = dict(self.dof_limits(el, name, raw_type)) if n == 1 else {}
         dynamics = el.find("dynamics")
         if dynamics is not None:
             damping = self.number(dynamics, "damping", 0.0, nonneg=True)
@@ -676,8 +692,9 @@ class _Reader:
             if limit.get("lower") is None and limit.get("upper") is None:
                 self.group(("locked",), f"<limit> without lower and upper (joint {name!r}):"
                            " URDF's default 0 for both locks the joint", limit)
-            lower = self.number(limit, "lower", 0.0)
-            upper = self.number(limit, "upper", 0.0)
+            # The writer's stand-in for "no limit" (URDF requires numbers) reads back as one.
+            lower = _unbounded(self.number(limit, "lower", 0.0))
+            upper = _unbounded(self.number(limit, "upper", 0.0))
             if lower > upper:
                 raise self.fail(f"joint {name!r}: lower limit {lower:g} is above upper limit"
                                 f" {upper:g}", limit)
@@ -685,13 +702,20 @@ class _Reader:
         for attr, key in (("velocity", "velocity"), ("effort", "force")):
             if limit.get(attr) is None:
                 continue
-            value = self.number(limit, attr, nonneg=True)
+            value = _unbounded(self.number(limit, attr, nonneg=True))
+            if math.isinf(value):
+                continue
             if value == 0.0:
                 self.group(("zero", attr), f"{attr}=\"0\" in a joint's <limit> read as 'no"
                            f" {attr} limit' (a zero {attr} limit would stop the joint)", limit)
                 continue
             kw[key] = (-value, value)
         return kw
+
+
+def _unbounded(value: float) -> float:
+    """``value``, or an infinity for the writer's :data:`~skel_ros.model.urdf.UNBOUNDED`."""
+    return math.copysign(math.inf, value) if abs(value) >= UNBOUNDED else value
 
 
 def _is_float(text: str) -> bool:

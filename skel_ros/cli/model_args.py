@@ -1,0 +1,47 @@
+"""The model options every ``skel-ros`` command that reads a model takes.
+
+``name:=value`` words after the model file are xacro arguments (as ``xacro`` and
+``ros2 launch`` write them); ``--fixed-base`` welds a URDF's root link to the world
+instead of giving it a floating joint (:mod:`skel_ros.model.urdf_reader`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from skel_ros.model.types import World
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
+    """Add ``NAME:=VALUE`` (positional, after the file) and ``--fixed-base``."""
+    if positional:
+        parser.add_argument("xacro_args", nargs="*", metavar="NAME:=VALUE", default=[],
+                            help="xacro arguments of a .xacro model")
+    parser.add_argument("--fixed-base", action="store_true",
+                        help="URDF/SMURF: weld the root link to the world (default: a"
+                             " floating joint, unless the root link is 'world')")
+
+
+def parse_xacro_args(words: Sequence[str]) -> dict[str, str]:
+    """``["a:=1", "b:=x"]`` -> ``{"a": "1", "b": "x"}``; anything else is an error."""
+    out: dict[str, str] = {}
+    for word in words:
+        name, sep, value = word.partition(":=")
+        if not sep or not name:
+            raise argparse.ArgumentTypeError(
+                f"{word!r} is not a xacro argument NAME:=VALUE")
+        out[name] = value
+    return out
+
+
+def load_model_from_args(path: str, args: Any) -> World:  # noqa: ANN401 - argparse Namespace
+    """``load_model`` with the xacro arguments and ``--fixed-base`` of ``args``."""
+    from skel_ros.model import load_model  # commands import lazily
+
+    xacro_args = parse_xacro_args(getattr(args, "xacro_args", None) or [])
+    return load_model(path, xacro_args=xacro_args or None,
+                      fixed_base=bool(getattr(args, "fixed_base", False)))
