@@ -20,6 +20,11 @@ Safety, in order of precedence:
   and pass its guard before any driver encodes them.
 * No command for ``command_timeout`` -> ``safe_state`` (hold the current target, or
   torque off) on the next cycle.
+
+Commands, trajectories and the command timeout are the robot core's
+(:class:`~skel_ros.core.RobotCore`, the same as the simulation's): the manager builds
+one over its :class:`~skel_ros.hardware.backend.HardwareBackend` (:attr:`HardwareManager.
+core`) and runs its cycle once per read cycle while motion is enabled.
 * Bus errors never escape the loop: they are counted; ``fault_threshold`` failed cycles
   in a row (or at once: a vanished port, a drive in fault) fail the bus: it is closed,
   the others get the safe state, and it is reopened with exponential backoff. Motion
@@ -38,10 +43,13 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from skel_ros.core import CommandRefused, CommandResult, LoggingLog, RobotCore, RobotState
+from skel_ros.core.follower import Trajectory
+from skel_ros.hardware.backend import HardwareBackend
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec
 from skel_ros.hardware.config import SafeState
 from skel_ros.hardware.diagnostics import (
@@ -54,17 +62,17 @@ from skel_ros.hardware.diagnostics import (
 )
 from skel_ros.hardware.errors import ConfigError, DeviceError, HardwareError
 from skel_ros.hardware.plugins import bus_class
-from skel_ros.hardware.safety import MODE_COMMANDS, MotionLimiter, MotionState
-from skel_ros.hardware.watchdog import Watchdog
-from skel_ros.model.limits import Clamp, CommandKind
+from skel_ros.hardware.safety import MotionLimiter, MotionState
+from skel_ros.model.limits import CommandKind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     import numpy.typing as npt
 
-    from skel_ros.hardware.base import ActuatorBus, ActuatorState, BusSpec
+    from skel_ros.hardware.base import ActuatorBus, ActuatorState, BusSpec, ControlMode
     from skel_ros.hardware.config import BoundConfig
+    from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Array
 
 __all__ = [
@@ -88,44 +96,6 @@ ENABLE_READ_ATTEMPTS = 3
 _UNREACHED_LOG_PERIOD = 10.0
 # A trajectory may start at most this many seconds after it arrives (default).
 MAX_START_DELAY = 5.0
-
-
-class Trajectory(Protocol):
-    """What the loop samples: positions of ``joint_names`` at ``t`` seconds from its start.
-
-    :class:`skel_ros.trajectory.points.PointTrajectory` is one.
-    """
-
-    @property
-    def joint_names(self) -> Sequence[str]:
-        """The DOFs it moves, in the order of the sampled arrays."""
-        ...
-
-    @property
-    def duration(self) -> float:
-        """Seconds from start to the last point."""
-        ...
-
-    def sample(self, t: float) -> Sequence[Any]:
-        """``(positions, velocities, accelerations)`` at ``t``; only positions are used."""
-        ...
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """The outcome of handing in a command.
-
-    Attributes:
-        ok: whether it was taken.
-        message: why not, or what was clamped / ignored; ``""`` when nothing to say.
-        clamped: values moved into the limits.
-    """
-
-    ok: bool
-    message: str = ""
-    clamped: tuple[Clamp, ...] = ()
-    reason: str = ""
-    """A stable key for throttling the log line (the message may hold values)."""
 
 
 class Request:
@@ -293,10 +263,13 @@ class HardwareManager:
         self._index = {n: i for i, n in enumerate(self.names)}
         self._direction, self._gear, self._zero = bound.conversion_arrays()
         self._limiter = MotionLimiter(bound.limits, self.names, self._modes)
-        self._watchdog = Watchdog(cfg.command_timeout if command_timeout is None
-                                  else command_timeout)
         self._slots = self._build_slots(bus_factory or _default_factory)
         self._init_state()
+        self.core = RobotCore(HardwareBackend(self),
+                              command_timeout=(cfg.command_timeout if command_timeout is None
+                                               else command_timeout),
+                              max_start_delay=self.max_start_delay, log=LoggingLog(_LOG))
+        """The robot core: commands, trajectories and the command timeout."""
         if bound.unmapped:
             _LOG.warning("%s: %d DOF(s) of skeleton %r have no actuator and are not driven: %s",
                          cfg.source, len(bound.unmapped), bound.skeleton.name,
@@ -329,16 +302,13 @@ class HardwareManager:
         self._pending_e = np.full(n, np.nan)
         self._pending_new = False
         self._pending_stamp: float | None = None
-        self._last_command: float | None = None
-        self._pending_traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
+        self._pending_hold = np.zeros(n, dtype=bool)  # DOFs to stop at their targets
         self._requests: list[Request] = []
-        self._stop_following = False
         self._estop_requested = False
         self._warned_unmapped: set[str] = set()
         # Loop thread state.
-        self._traj: tuple[Trajectory, npt.NDArray[np.intp], float] | None = None
-        self._traj_clamped: set[str] = set()  # DOFs whose clamping was reported (this trajectory)
-        self._watchdog_fed: float | None = None
+        self.in_cycle = False
+        """True while the core's cycle runs in the loop (its writes are the loop's own)."""
         self._diag_signature: tuple[object, ...] = ()
         self._io = threading.RLock()
         self._wake = threading.Event()
@@ -395,82 +365,26 @@ class HardwareManager:
         or repeated names, count mismatch), when a DOF is not in a control mode for
         ``kind``, or when motion is not enabled. DOFs of the model without an actuator
         are dropped (reported once per name). Values outside the limits are clamped.
+        The robot core decides (:meth:`skel_ros.core.RobotCore.command`).
         """
-        check = self._limits.check(kind, names, values)
-        if not check.ok:
-            return CommandResult(ok=False, message=check.message,
-                                 reason=f"{kind.value} command rejected by the limit check")
-        keep = [i for i, n in enumerate(check.names) if n in self._index]
-        self._report_unmapped([n for n in check.names if n not in self._index])
-        if not keep:
-            return CommandResult(ok=False, message=f"{kind.value} command names no DOF with an"
-                                                   " actuator", reason="no actuator")
-        problem = self._mode_problem(kind, [check.names[i] for i in keep])
-        if problem:
-            return CommandResult(ok=False, message=problem, reason=f"{kind.value} mode")
-        if self._state is not MotionState.ENABLED:
-            return CommandResult(ok=False, message=f"{kind.value} command ignored: motion is not"
-                                                   f" enabled (state {self._state.value})",
-                                 reason="not enabled")
-        idx = np.array([self._index[check.names[i]] for i in keep], dtype=np.intp)
-        vals = np.asarray(check.values)[keep]
-        now = self._clock()
-        with self._lock:
-            target = {CommandKind.POSITION: self._pending_q, CommandKind.VELOCITY:
-                      self._pending_v, CommandKind.EFFORT: self._pending_e}[kind]
-            target[idx] = vals
-            self._pending_new = True
-            if self._pending_stamp is None:
-                self._pending_stamp = now
-            self._last_command = now
-            if kind is CommandKind.POSITION:
-                self._pending_traj = None  # a position command replaces a trajectory
-        if self.write_on_command:
-            self._wake.set()
-        return CommandResult(ok=True, message=check.message, clamped=check.clamped,
-                             reason="clamped" if check.clamped else "")
+        return self.core.command(kind, names, values)
 
-    def follow(self, trajectory: Trajectory | None,  # noqa: PLR0911 - one refusal per check
+    def follow(self, trajectory: Trajectory | None,
                start: float | None = None) -> CommandResult:
         """Follow ``trajectory`` from ``start`` (manager clock; default now).
 
         Its samples are position goals and pass the same limits as commands; a new
         trajectory or a position command replaces it. ``None`` stops following: the
-        DOFs stop where their targets are.
+        DOFs stop where their targets are. The robot core follows it
+        (:meth:`skel_ros.core.RobotCore.follow`, which also takes an observer).
         """
         if trajectory is None:
-            with self._lock:
-                self._pending_traj = None
-                self._stop_following = True
+            self.core.cancel_trajectory()
             return CommandResult(ok=True, message="stopped following the trajectory")
-        names = list(trajectory.joint_names)
-        check = self._limits.check(CommandKind.POSITION, names, np.zeros(len(names)))
-        if not check.ok:
-            return CommandResult(ok=False, message=f"trajectory rejected: {check.reason}",
-                                 reason="trajectory joint names")
-        unmapped = [n for n in names if n not in self._index]
-        if unmapped:
-            return CommandResult(ok=False, message="trajectory rejected: DOF(s) without an"
-                                 f" actuator: {', '.join(unmapped)}", reason="no actuator")
-        problem = self._mode_problem(CommandKind.POSITION, names)
-        if problem:
-            return CommandResult(ok=False, message=f"trajectory rejected: {problem}",
-                                 reason="trajectory mode")
-        if self._state is not MotionState.ENABLED:
-            return CommandResult(ok=False, message="trajectory ignored: motion is not enabled"
-                                                   f" (state {self._state.value})",
-                                 reason="not enabled")
-        now = self._clock()
-        if start is not None and start - now > self.max_start_delay:
-            return CommandResult(
-                ok=False, reason="trajectory starts too late",
-                message=f"trajectory rejected: it starts {start - now:.3g} s from now, more"
-                        f" than max_start_delay ({self.max_start_delay:g} s); check its"
-                        " header stamp (0 = start on receipt)")
-        idx = np.array([self._index[n] for n in names], dtype=np.intp)
-        with self._lock:
-            self._pending_traj = (trajectory, idx, now if start is None else start)
-            self._last_command = now
+        try:
+            self.core.follow(trajectory, start)
+        except CommandRefused as exc:
+            return CommandResult(ok=False, message=exc.reason, reason=exc.key)
         return CommandResult(ok=True)
 
     def enable(self, *, wait: float | None = None) -> Request:
@@ -509,15 +423,68 @@ class HardwareManager:
             req.wait(wait)
         return req
 
-    def _mode_problem(self, kind: CommandKind, names: Sequence[str]) -> str:
-        wrong = [n for n in names if MODE_COMMANDS[self._modes[self._index[n]]] is not kind]
-        if not wrong:
-            return ""
-        n = wrong[0]
-        return (f"{kind.value} command rejected: DOF {n!r} runs in"
-                f" {self._modes[self._index[n]].value} mode")
+    # ================================================================ for the backend
 
-    def _report_unmapped(self, names: Sequence[str]) -> None:
+    @property
+    def limits(self) -> LimitSet:
+        """The limit set every command passes (the model's, tightened by the YAML)."""
+        return self._limits
+
+    @property
+    def modes(self) -> tuple[ControlMode, ...]:
+        """The control mode of each DOF's actuator."""
+        return self._modes
+
+    @property
+    def index(self) -> Mapping[str, int]:
+        """DOF name -> index in :attr:`names`."""
+        return self._index
+
+    def measurement(self) -> RobotState:
+        """This cycle's measurement (loop thread: the arrays the loop is filling)."""
+        return RobotState(self._read_stamp, self._q.copy(), self._v.copy(), self._e.copy(),
+                          self._measured.copy())
+
+    def set_goals(self, now: float, kind: CommandKind, index: npt.NDArray[np.intp],
+                  values: Array) -> None:
+        """New goals for some DOFs: at once in the core's cycle, else handed in to the loop."""
+        if self.in_cycle:
+            {CommandKind.POSITION: self._goal_q, CommandKind.VELOCITY: self._goal_v,
+             CommandKind.EFFORT: self._goal_e}[kind][index] = values
+            return
+        with self._lock:
+            target = {CommandKind.POSITION: self._pending_q, CommandKind.VELOCITY:
+                      self._pending_v, CommandKind.EFFORT: self._pending_e}[kind]
+            target[index] = values
+            self._pending_new = True
+            if self._pending_stamp is None:
+                self._pending_stamp = now
+        if self.write_on_command:
+            self._wake.set()
+
+    def hold_targets(self, index: npt.NDArray[np.intp]) -> None:
+        """Stop the DOFs at ``index`` at their current targets (now in the cycle, else next)."""
+        if self.in_cycle:
+            self._goal_q[index] = self._limiter.hold()[index]
+            return
+        with self._lock:
+            self._pending_hold[index] = True
+
+    def apply_safe_state(self, now: float) -> None:
+        """The command timeout expired: hold, or torque off (``safe_state``)."""
+        timeout = self.core.command_timeout
+        if self.safe_state is SafeState.HOLD:
+            self._hold_goals()
+            self._message = f"no command for {timeout:g} s: holding position"
+            _LOG.warning("no command for %g s: holding position", timeout)
+        else:
+            self._torque_off_all(now)
+            self._state = MotionState.DISABLED
+            self._message = f"no command for {timeout:g} s: torque off; enable to move again"
+            _LOG.warning("no command for %g s: torque off", timeout)
+
+    def report_unmapped(self, names: Sequence[str]) -> None:
+        """Say once per name that DOFs without an actuator are not driven."""
         new = [n for n in names if n not in self._warned_unmapped]
         if new:
             self._warned_unmapped.update(new)
@@ -554,6 +521,7 @@ class HardwareManager:
             for req in requests:
                 req.finish(ok=False, message="the hardware manager stopped")
             self._status = self._make_status(self._clock())
+        self.core.stop_trajectory("the hardware manager stopped")
 
     def _run(self) -> None:
         deadline = self._clock()
@@ -715,7 +683,7 @@ class HardwareManager:
             self._resume_wanted = self._resume_wanted or self._state is MotionState.ENABLED
         self._state = MotionState.FAULT
         self._message = message
-        self._clear_commands()
+        self._clear_commands(message)
         if self.safe_state is SafeState.HOLD:
             self._hold_goals()
         else:
@@ -729,7 +697,7 @@ class HardwareManager:
                 return
             self._estop_requested = False
         self._torque_off_all(now)
-        self._clear_commands()
+        self._clear_commands("emergency stop")
         self._resume_wanted = False
         self._state = MotionState.ESTOP
         self._message = "emergency stop: torque off; enable to move again"
@@ -749,7 +717,7 @@ class HardwareManager:
                 self._do_clear_faults(req, now)
             elif req.kind == "disable":
                 self._torque_off_all(now)
-                self._clear_commands()
+                self._clear_commands("disabled")
                 self._resume_wanted = False
                 if self._state is not MotionState.FAULT:
                     self._state = MotionState.DISABLED
@@ -847,7 +815,7 @@ class HardwareManager:
         lim = self._limiter
         # Within the tolerance of a limit (resting on a stop): hold at the limit.
         hold_q = np.clip(self._q, lim.q_lo, lim.q_hi)
-        self._clear_commands()
+        self._clear_commands("enabled again")
         self._limiter.reset(hold_q)
         self._goal_q = np.where(self._limiter.position_mask, hold_q, np.nan)
         self._goal_v = np.zeros(len(self.names))
@@ -871,7 +839,7 @@ class HardwareManager:
         self._message = "enabled: holding the measured positions"
         self._resume_wanted = False
         self._last_compute = now
-        self._watchdog.feed(now)
+        self.core.restart_timeout(now)
         _LOG.info("enabled; holding the measured positions")
         return True, self._message
 
@@ -887,23 +855,23 @@ class HardwareManager:
             except HardwareError as exc:
                 self._fail_bus(slot, exc, classify(exc), f"torque off failed: {exc}", now,
                                hard=True)
-        self._watchdog.disarm()
+        self.core.disarm_timeout()
 
-    def _clear_commands(self) -> None:
+    def _clear_commands(self, why: str) -> None:
+        """Forget every command handed in, and end the trajectory (``STOPPED``: ``why``)."""
         with self._lock:
             self._pending_q.fill(np.nan)
             self._pending_v.fill(np.nan)
             self._pending_e.fill(np.nan)
+            self._pending_hold[:] = False
             self._pending_new = False
             self._pending_stamp = None
-            self._pending_traj = None
-        self._traj = None
+        self.core.stop_trajectory(why)
 
     def _hold_goals(self) -> None:
         self._goal_q = self._limiter.hold()
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
-        self._traj = None
 
     # ---------------------------------------------------------------- I/O
 
@@ -1009,11 +977,19 @@ class HardwareManager:
     def _control(self, now: float, *, read_cycle: bool) -> None:
         """Take new commands, apply the watchdog, compute and write the targets."""
         torque = [s for s in self._slots if s.is_open and s.torque]
-        new, stamp, last_command = self._take_handed_in()
+        new, stamp = self._take_handed_in()
         if not torque:
             return
-        if self._state is MotionState.ENABLED and not self._follow_and_watch(now, last_command):
-            return
+        if read_cycle and self._state is MotionState.ENABLED:
+            # The core's cycle: the trajectory's sample, the command timeout.
+            with self.core.lock:
+                self.in_cycle = True
+                try:
+                    self.core.cycle(now)
+                finally:
+                    self.in_cycle = False
+            if not any(s.torque for s in self._slots):
+                return  # the timeout's safe state switched torque off
         last = self._last_compute
         dt = self.period if last is None else min(now - last, 2.0 * self.period)
         if not read_cycle and dt < _MIN_DT_FRACTION * self.period:
@@ -1032,85 +1008,24 @@ class HardwareManager:
         if new and stamp is not None and self.latencies is not None:
             self.latencies.append(self._clock() - stamp)
 
-    def _take_handed_in(self) -> tuple[bool, float | None, float | None]:
-        """Take the commands handed in since the last cycle: ``(new, stamp, last_command)``."""
+    def _take_handed_in(self) -> tuple[bool, float | None]:
+        """Take the goals handed in since the last cycle: ``(new, stamp)``."""
         with self._lock:
             new = self._pending_new
             stamp = self._pending_stamp
-            if self._stop_following:
-                self._stop_following = False
-                if self._traj is not None:
-                    idx = self._traj[1]
-                    self._goal_q[idx] = self._limiter.hold()[idx]
-                    self._traj = None
-            if self._state is MotionState.ENABLED:
-                if new:
-                    self._take_pending()
-                if self._pending_traj is not None:
-                    self._traj, self._pending_traj = self._pending_traj, None
-                    self._traj_clamped = set()
+            if self._pending_hold.any():
+                held = self._pending_hold
+                self._goal_q[held] = self._limiter.hold()[held]
+                held[:] = False
+            if self._state is MotionState.ENABLED and new:
+                for pending, goal in ((self._pending_q, self._goal_q),
+                                      (self._pending_v, self._goal_v),
+                                      (self._pending_e, self._goal_e)):
+                    given = np.isfinite(pending)
+                    goal[given] = pending[given]
+                    pending.fill(np.nan)
             self._pending_new, self._pending_stamp = False, None
-            return new, stamp, self._last_command
-
-    def _follow_and_watch(self, now: float, last_command: float | None) -> bool:
-        """Sample the trajectory or feed the watchdog; apply a timeout. False: torque went off."""
-        if self._traj is not None:
-            self._sample_trajectory(now)
-        elif last_command is not None and last_command != self._watchdog_fed:
-            self._watchdog.feed(last_command)
-            self._watchdog_fed = last_command
-        if self._watchdog.poll(now):
-            self._on_timeout(now)
-        return any(s.torque for s in self._slots)
-
-    def _take_pending(self) -> None:
-        """Move handed-in goals into the loop's goals (caller holds _lock)."""
-        if self._traj is not None and np.isfinite(self._pending_q[self._traj[1]]).any():
-            self._traj = None  # a position command for its DOFs replaces the trajectory
-        for pending, goal in ((self._pending_q, self._goal_q), (self._pending_v, self._goal_v),
-                              (self._pending_e, self._goal_e)):
-            given = np.isfinite(pending)
-            goal[given] = pending[given]
-            pending.fill(np.nan)
-
-    def _sample_trajectory(self, now: float) -> None:
-        traj, idx, start = self._traj  # type: ignore[misc]
-        t = now - start
-        try:
-            positions = np.asarray(traj.sample(max(t, 0.0))[0], dtype=np.float64)
-        except (ValueError, TypeError, IndexError) as exc:
-            _LOG.error("trajectory sampling failed, holding: %s", exc)
-            self._hold_goals()
-            return
-        names = [self.names[i] for i in idx]
-        check = self._limits.check(CommandKind.POSITION, names, positions)
-        if not check.ok:
-            _LOG.error("trajectory sample rejected, holding: %s", check.reason)
-            self._hold_goals()
-            return
-        new = [c for c in check.clamped if c.name not in self._traj_clamped]
-        if new:  # once per DOF and trajectory: the trajectory leaves the limits
-            self._traj_clamped.update(c.name for c in new)
-            _LOG.warning("trajectory leaves the limits at t = %.3f s: %s (clamped; said once"
-                         " per DOF and trajectory)", t,
-                         ", ".join(f"{c.name!r} {c.requested:.6g} -> {c.applied:.6g}"
-                                   for c in new))
-        self._goal_q[idx] = check.values
-        self._watchdog.feed(now)
-        if t > traj.duration:
-            self._traj = None  # reached its end; the watchdog counts from here
-
-    def _on_timeout(self, now: float) -> None:
-        timeout = self._watchdog.timeout
-        if self.safe_state is SafeState.HOLD:
-            self._hold_goals()
-            self._message = f"no command for {timeout:g} s: holding position"
-            _LOG.warning("no command for %g s: holding position", timeout)
-        else:
-            self._torque_off_all(now)
-            self._state = MotionState.DISABLED
-            self._message = f"no command for {timeout:g} s: torque off; enable to move again"
-            _LOG.warning("no command for %g s: torque off", timeout)
+            return new, stamp
 
     def _commands_for(self, q: Array, v: Array, e: Array,
                       ) -> dict[int, dict[int, ActuatorCommand]]:
@@ -1134,7 +1049,7 @@ class HardwareManager:
 
     def _make_status(self, now: float) -> HardwareStatus:
         # Refreshed every _DIAG_PERIOD, and at once when the state or a bus's health changes.
-        signature = (self._state, self._watchdog.tripped, *(
+        signature = (self._state, self.core.timeout_tripped, *(
             (s.is_open, s.fresh, s.torque, s.consecutive, s.attempts, s.counts.total)
             for s in self._slots))
         if not now - self._last_diag < _DIAG_PERIOD or signature != self._diag_signature:
@@ -1146,7 +1061,7 @@ class HardwareManager:
             position=_arr(self._q.copy()), velocity=_arr(self._v.copy()),
             effort=_arr(self._e.copy()), target=_arr(np.asarray(self._target, float).copy()),
             measured=_arr(self._measured.copy()), read_stamp=self._read_stamp,
-            fresh=all(s.fresh for s in self._slots), watchdog_tripped=self._watchdog.tripped,
+            fresh=all(s.fresh for s in self._slots), watchdog_tripped=self.core.timeout_tripped,
             cycles=self._cycles, overruns=self._overruns,
             guard_corrections=self._limiter.corrections,
             buses=self._diag[0], actuators=self._diag[1],
@@ -1183,7 +1098,7 @@ class HardwareManager:
                     level, message = Level.STALE, f"no fresh data: {s.last_error}"
                 elif st.error_code:
                     level, message = Level.ERROR, f"fault: {st.fault or st.error_code}"
-                elif self._watchdog.tripped and s.torque:
+                elif self.core.timeout_tripped and s.torque:
                     level, message = Level.WARN, "command timeout: holding"
                 elif s.consecutive:
                     level, message = Level.WARN, f"bus errors: {s.last_error}"

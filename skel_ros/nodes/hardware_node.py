@@ -2,8 +2,11 @@
 
 Thin: it declares and validates its parameters, builds a
 :class:`~skel_ros.hardware.manager.HardwareManager` (which runs the control loop in its
-own thread), and converts messages. ROS callbacks only hand commands to the manager and
-read its latest status; they never touch a bus.
+own thread), and converts messages. Commands and trajectories go to the manager's
+:class:`~skel_ros.core.RobotCore` (the same core as the simulation node's, over a
+:class:`~skel_ros.hardware.backend.HardwareBackend`); enable, e-stop and clear_faults to
+the manager. ROS callbacks only hand things over and read the latest status; they never
+touch a bus.
 
 Parameters:
     skel_file (string): the robot's SKEL file (path or ``package://skel_ros/...``).
@@ -54,6 +57,7 @@ from std_msgs.msg import Bool
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from skel_ros.core import CommandRefused, RobotCore
 from skel_ros.hardware import HardwareManager, Level, MotionState, load_hardware_config
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.hardware.manager import MAX_START_DELAY
@@ -301,7 +305,7 @@ class HardwareNode(Node):
                            f" drives {self.skeleton.name!r})", key="other skeletons")
         if not keep:
             return
-        result = self.manager.command(cmd.kind, names, np.asarray(cmd.values)[keep])
+        result = self.core.command(cmd.kind, names, np.asarray(cmd.values)[keep])
         if not result.ok:
             self._throttle(f"joint_commands: {result.message}", key=result.reason or None)
         for clamp in result.clamped:  # throttled per joint, whatever the values
@@ -334,9 +338,13 @@ class HardwareNode(Node):
                 self._throttle("joint_trajectory: joints of other skeletons; rejected whole")
                 return
             trajectory = PointTrajectory(names, trajectory.points, trajectory.start_positions)
-        result = self.manager.follow(trajectory, start)
-        if not result.ok:
-            self._throttle(f"joint_trajectory: {result.message}", key=result.reason or None)
+        if trajectory is None:
+            self.core.cancel_trajectory()
+            return
+        try:
+            self.core.follow(trajectory, start)
+        except CommandRefused as exc:
+            self._throttle(f"joint_trajectory: {exc.reason}", key=exc.key)
 
     def _publish_state(self) -> None:
         status = self.manager.status()
@@ -370,6 +378,11 @@ class HardwareNode(Node):
             missing = "; ".join(f"{b.name}: {b.message}" for b in status.buses
                                 if not b.connected)
             raise HardwareNotConnectedError(f"not connected after connect_timeout: {missing}")
+
+    @property
+    def core(self) -> RobotCore:
+        """The robot core: commands, trajectories (with observers), the command timeout."""
+        return self.manager.core
 
     @property
     def manager(self) -> HardwareManager:

@@ -656,3 +656,69 @@ def test_enable_is_refused_outside_the_position_limits(rig: Rig) -> None:
     rig.step(2)
     rig.enable()
     assert rig.manager.status().target[3] == pytest.approx(1.9)
+
+
+class _Observer:
+    """Records the core's calls; ends the trajectory once ``elapsed`` passes ``done_at``."""
+
+    def __init__(self, done_at: float = math.inf) -> None:
+        self.cycles: list[tuple[float, float, np.ndarray, np.ndarray | None]] = []
+        self.ends: list[tuple[float, object, str]] = []
+        self.done_at = done_at
+
+    def on_cycle(self, now, elapsed, names, desired, actual):  # noqa: ANN001, ANN201, ARG002
+        from skel_ros.core import FollowOutcome
+
+        self.cycles.append((now, elapsed, desired[0].copy(), actual[0].copy()))
+        return (FollowOutcome.SUCCEEDED, "done") if elapsed > self.done_at else None
+
+    def on_end(self, now, outcome, message):  # noqa: ANN001, ANN201
+        self.ends.append((now, outcome, message))
+
+
+def test_observer_sees_each_read_cycle_on_the_manager_clock(rig: Rig) -> None:
+    """The core's follower runs once per read cycle, in the manager's clock."""
+    from skel_ros.core import FollowOutcome
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    rig.step()
+    rig.enable()
+    q0 = float(rig.manager.status().target[3])
+    traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.2, (q0 + 0.2,))], start_positions=[q0])
+    observer = _Observer(done_at=0.305)
+    start = rig.t
+    rig.manager.core.follow(traj, start, observer)
+    rig.step(10)
+    times = [c[0] for c in observer.cycles]
+    assert times == pytest.approx([start + (k + 1) * rig.manager.period for k in range(10)])
+    assert [c[1] for c in observer.cycles] == pytest.approx([t - start for t in times])
+    for now, _, desired, actual in observer.cycles:
+        assert desired == pytest.approx(traj.sample(now - start)[0])
+        assert np.isfinite(actual).all()  # measured in that very cycle
+    rig.step(30)
+    assert [e[1] for e in observer.ends] == [FollowOutcome.SUCCEEDED]
+    assert len(observer.cycles) == 31  # held after its end until the observer decided
+    assert observer.ends[0][0] == pytest.approx(observer.cycles[-1][0])
+
+
+def test_estop_and_a_command_end_the_trajectory(rig: Rig) -> None:
+    from skel_ros.core import FollowOutcome
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    rig.step()
+    rig.enable()
+    q0 = float(rig.manager.status().target[3])
+    traj = PointTrajectory(["wrist"], [TrajectoryPoint(1.0, (q0 + 0.2,))], start_positions=[q0])
+    taken = _Observer()
+    rig.manager.core.follow(traj, rig.t, taken)
+    rig.step(3)
+    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [q0]).ok
+    assert [e[1] for e in taken.ends] == [FollowOutcome.TAKEN_OVER]
+    stopped = _Observer()
+    rig.manager.core.follow(traj, rig.t, stopped)
+    rig.step(3)
+    rig.manager.estop()
+    rig.step()
+    assert [e[1] for e in stopped.ends] == [FollowOutcome.STOPPED]
+    assert "emergency stop" in stopped.ends[0][2]
+    assert len(stopped.cycles) == 3

@@ -593,3 +593,66 @@ def test_run_steps_publishes_every_step_in_order(ros_env: dict[str, str]) -> Non
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_the_node_drives_its_robot_core(ros_env: dict[str, str]) -> None:
+    """Messages reach the core; the core's cycle runs once per step in simulated time.
+
+    A trajectory is followed, a joint_commands message for one of its joints takes over,
+    an empty trajectory cancels, and the command timeout drops every command.
+    """
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from skel_ros.core import FollowOutcome
+    from skel_ros.nodes.sim_node import SimNode
+    from skel_ros.resources import example
+
+    del ros_env
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = SimNode(context=context, start=False, parameter_overrides=[
+            Parameter("skel_file", value=str(example("arm.skel"))),
+            Parameter("command_timeout", value=0.05)])
+        core = node.core
+        point = JointTrajectoryPoint(positions=[0.3])
+        point.time_from_start.nanosec = 200_000_000
+        node._on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
+        assert core.following
+        ends: list[FollowOutcome] = []
+
+        class Observer:
+            cycles = 0
+
+            def on_cycle(self, *_args: object) -> None:
+                Observer.cycles += 1
+
+            def on_end(self, _now: float, outcome: FollowOutcome, _message: str) -> None:
+                ends.append(outcome)
+
+        core.follow(_elbow_trajectory(core), None, Observer())
+        node.run_steps(10)
+        assert Observer.cycles == 10  # once per step
+        node._on_joint_command(JointState(name=["elbow"], position=[0.1]))
+        assert ends == [FollowOutcome.TAKEN_OVER]
+        assert not core.following
+        node._on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
+        node.run_steps(5)
+        node._on_trajectory(JointTrajectory())  # empty: stop, hold
+        assert not core.following
+        assert node.engine.commands()
+        node.run_steps(60)  # 0.06 s of simulated time without a command
+        assert node.engine.commands() == {}
+        assert core.timeout_tripped
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def _elbow_trajectory(core: object) -> object:
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    return PointTrajectory(["elbow"], [TrajectoryPoint(0.2, (0.3,))],
+                           core.start_positions(["elbow"]))  # type: ignore[attr-defined]
