@@ -21,9 +21,10 @@ a robot over two topics. :class:`TopicBasedSystem` below does what its ``read()`
   gets no commands at all;
 * state and command start at the state interfaces' ``initial_value`` (else 0).
 
-The controller is what joint_trajectory_controller does at activation (command = the
-state read) followed by a step to a new position. The nodes run as processes, over real
-DDS (loopback, the session's domain).
+The plugin is configured from the tag ``skel-ros ros2-control`` writes (topics, joints,
+initial values). The controller is what joint_trajectory_controller does at activation
+(command = the state read) followed by a step to a new position. The nodes run as
+processes, over real DDS (loopback, the session's domain).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from lxml import etree
+
+from skel_ros.cli.main import main
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -46,9 +50,7 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 
 REPO = Path(__file__).resolve().parents[2]
-JOINTS = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]  # the arm's, tag order
-COMMANDS = "/tb/joint_commands"
-STATES = "/tb/joint_states"
+JOINTS = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]  # the arm's DOFs
 UPDATE_RATE = 100.0  # Hz, the controller manager's update_rate
 THRESHOLD = 1e-5  # trigger_joint_command_threshold's default
 
@@ -59,25 +61,33 @@ class TopicBasedSystem:
 
     Args:
         context: The rclpy context.
-        joints: The joints of the ``<ros2_control>`` tag, each with a ``position``
-            command interface and ``position``, ``velocity``, ``effort`` state interfaces.
-        initial: The state interfaces' ``initial_value`` (else 0).
+        tag: The ``<ros2_control>`` element: its hardware parameters, its joints (each
+            with a ``position`` command interface and ``position``, ``velocity``,
+            ``effort`` state interfaces) and their ``initial_value``.
     """
 
-    def __init__(self, context: Any, joints: Sequence[str], *,
-                 initial: Sequence[float] | None = None) -> None:
+    def __init__(self, context: Any, tag: Any) -> None:
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, qos_profile_sensor_data
         from sensor_msgs.msg import JointState
 
-        self.joints = list(joints)
-        self.node = rclpy.create_node("topic_based_ros2_control_arm", context=context)
+        params = {p.get("name"): p.text for p in tag.findall("hardware/param")}
+        self.joints = [j.get("name") for j in tag.findall("joint")]
+        assert [j.find("command_interface").get("name") for j in tag.findall("joint")] == [
+            "position"] * len(self.joints)
+        start = [float(j.findtext("state_interface[@name='position']/param"
+                                  "[@name='initial_value']") or 0.0)
+                 for j in tag.findall("joint")]
+        self.node = rclpy.create_node(f"topic_based_ros2_control_{tag.get('name')}",
+                                      context=context)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
-        self._commands = self.node.create_publisher(JointState, COMMANDS, QoSProfile(depth=1))
-        self.node.create_subscription(JointState, STATES, self._on_state,
+        self.states_topic = params.get("joint_states_topic", "/robot_joint_states")
+        self._commands = self.node.create_publisher(
+            JointState, params.get("joint_commands_topic", "/robot_joint_commands"),
+            QoSProfile(depth=1))
+        self.node.create_subscription(JointState, self.states_topic, self._on_state,
                                       qos_profile_sensor_data)
-        start = list(initial) if initial is not None else [0.0] * len(self.joints)
         self.position = list(start)
         self.velocity = [0.0] * len(self.joints)
         self.effort = [0.0] * len(self.joints)
@@ -147,7 +157,7 @@ class TopicBasedSystem:
 
     def wait_for_state(self, timeout: float = 60.0) -> None:
         self.run(timeout, until=lambda: self.latest is not None)
-        assert self.latest is not None, f"no {STATES} within {timeout} s"
+        assert self.latest is not None, f"no {self.states_topic} within {timeout} s"
 
     def activate_controller(self) -> None:
         """As joint_trajectory_controller on activation: command = the state read now."""
@@ -176,11 +186,47 @@ def _stop(proc: subprocess.Popen[str]) -> None:
             proc.wait(5)
 
 
+def _tag(tmp_path: Path, *arguments: str) -> Any:
+    """The ``<ros2_control>`` element of ``skel-ros ros2-control`` for the arm."""
+    out = tmp_path / "arm_ros2_control.urdf"
+    assert main(["ros2-control", "package://skel_ros/examples/arm.skel", *arguments,
+                 "-o", str(out)]) == 0
+    tags = etree.parse(str(out)).getroot().findall("ros2_control")
+    assert len(tags) == 1
+    return tags[0]
+
+
+def test_ros2_control_tag(tmp_path: Path) -> None:
+    tag = _tag(tmp_path, "--namespace", "/tb/")
+    assert tag.get("type") == "system"
+    assert tag.findtext("hardware/plugin") == "topic_based_ros2_control/TopicBasedSystem"
+    params = {p.get("name"): p.text for p in tag.findall("hardware/param")}
+    assert params == {"joint_commands_topic": "/tb/joint_commands",
+                      "joint_states_topic": "/tb/joint_states"}
+    assert [j.get("name") for j in tag.findall("joint")] == JOINTS
+    initial = [j.findtext("state_interface[@name='position']/param[@name='initial_value']")
+               for j in tag.findall("joint")]
+    assert initial == ["0.0", "0.0", "0.3", "0.0"]  # the SKEL's <init_pos> (elbow)
+    for joint in tag.findall("joint"):
+        assert [c.get("name") for c in joint.findall("command_interface")] == ["position"]
+        assert [c.get("name") for c in joint.findall("state_interface")] == [
+            "position", "velocity", "effort"]
+    # The URDF around it is the node's robot_description: frames under the prefix.
+    links = {link.get("name") for link in tag.getparent().findall("link")}
+    assert {"tb/world", "tb/base", "tb/hand"} <= links
+    tag = _tag(tmp_path, "--interface", "velocity", "--frame-prefix", "")
+    params = {p.get("name"): p.text for p in tag.findall("hardware/param")}
+    assert params["joint_commands_topic"] == "/joint_commands"
+    assert {c.get("name") for c in tag.iter("command_interface")} == {"velocity"}
+    assert "world" in {link.get("name") for link in tag.getparent().findall("link")}
+
+
 @pytest.fixture
-def system(ros_env: dict[str, str]) -> Iterator[TopicBasedSystem]:
+def system(ros_env: dict[str, str], tmp_path: Path) -> Iterator[TopicBasedSystem]:
     context = rclpy.Context()
     rclpy.init(context=context)
-    tb = TopicBasedSystem(context, JOINTS)
+    tb = TopicBasedSystem(context, _tag(tmp_path, "--namespace", "tb"))
+    assert tb.joints == JOINTS
     yield tb
     tb.node.destroy_node()
     rclpy.try_shutdown(context=context)

@@ -1,0 +1,49 @@
+"""``skel-ros ros2-control``: the model's URDF with a topic-based ``<ros2_control>`` tag."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.cli.paths import input_file
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from skel_ros.model import load_model
+    from skel_ros.nodes.robot_publisher import robot_description
+    from skel_ros.ros2_control import ros2_control_urdf
+
+    namespace = "/" + args.namespace.strip("/") if args.namespace.strip("/") else ""
+    prefix = args.frame_prefix if args.frame_prefix is not None else (
+        namespace[1:] + "/" if namespace else "")
+    world = load_model(args.file)
+    text = ros2_control_urdf(robot_description(world, prefix), world,
+                             commands_topic=f"{namespace}/joint_commands",
+                             states_topic=f"{namespace}/joint_states",
+                             command_interface=args.interface)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action (private type)
+    """Add ``ros2-control``."""
+    p = sub.add_parser(
+        "ros2-control",
+        help="URDF with a <ros2_control> tag: the robot node as topic_based_ros2_control hardware")
+    p.add_argument("file", type=input_file, help="model file (path or package:// URI)")
+    p.add_argument("--namespace", default="",
+                   help="the robot node's namespace (its joint_commands / joint_states topics)")
+    p.add_argument("--frame-prefix", default=None,
+                   help="the node's frame_prefix (default: NAMESPACE/, as the launch files)")
+    p.add_argument("--interface", choices=("position", "velocity", "effort"),
+                   default="position", help="the command interface of every joint")
+    p.add_argument("-o", "--output", help="output file (default: standard output)")
+    p.set_defaults(func=_cmd)
