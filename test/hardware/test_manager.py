@@ -722,3 +722,22 @@ def test_estop_and_a_command_end_the_trajectory(rig: Rig) -> None:
     assert [e[1] for e in stopped.ends] == [FollowOutcome.STOPPED]
     assert "emergency stop" in stopped.ends[0][2]
     assert len(stopped.cycles) == 3
+
+
+def test_a_command_for_other_joints_keeps_a_new_trajectory(rig: Rig) -> None:
+    """Only a command for a trajectory's own joints takes over (one rule, sim and hardware).
+
+    Before the robot core, a position command for any joint, handed in between a
+    trajectory's arrival and the next cycle, silently dropped the trajectory.
+    """
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    rig.step()
+    rig.enable()
+    q = rig.manager.status().target
+    traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.2, (float(q[3]) + 0.2,))],
+                           start_positions=[float(q[3])])
+    assert rig.manager.follow(traj, start=rig.t).ok
+    assert rig.manager.command(CommandKind.POSITION, ["shoulder_yaw"], [float(q[0])]).ok
+    targets = [rig.step().target[3] for _ in range(30)]  # type: ignore[attr-defined]
+    assert targets[-1] == pytest.approx(float(q[3]) + 0.2)
