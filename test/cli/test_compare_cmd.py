@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
@@ -107,3 +109,162 @@ def test_record_then_compare(ros_env: dict[str, str], tmp_path: Path,
         assert rms_sim_real == pytest.approx(OFFSET, rel=0.1)  # the constant offset
         assert rms_sim_command < OFFSET / 5  # the same signal, sampled apart
     assert (tmp_path / "rep" / "joint_elbow.png").exists()
+
+
+# ---------------------------------------------------------------- the gate: criteria, exit codes
+
+JOINT_STATE_MSGDEF = """\
+std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort
+================================================================================
+MSG: std_msgs/Header
+builtin_interfaces/Time stamp
+string frame_id
+================================================================================
+MSG: builtin_interfaces/Time
+int32 sec
+uint32 nanosec
+"""
+GATE_CRITERIA = """\
+min_duration: 3.0
+min_rate: 20
+all:
+  sim_real: {rms: 0.05, max: 0.1}
+  real_command: {max: 0.1}
+"""
+
+
+def _write_run(path: Path, *, real_offset: float = 0.01, seconds: float = 5.0,
+               streams: tuple[str, ...] = ("command", "sim", "real")) -> Path:
+    """A recording as ``skel-ros sim-to-real`` writes one (JointState streams at 50 Hz)."""
+    from mcap_ros2.writer import Writer
+
+    topics = {"command": "/joint_commands", "sim": "/sim/joint_states",
+              "real": "/real/joint_states"}
+    with path.open("wb") as f:
+        writer = Writer(f)
+        schema = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE_MSGDEF)
+        for k in range(int(seconds * 50)):
+            t = k / 50
+            base = math.sin(t)
+            for stream in streams:
+                value = base + {"command": 0.0, "sim": 0.0, "real": real_offset}[stream]
+                ns = int(1e9 * (1000 + t)) + 1000 * len(stream)
+                writer.write_message(topics[stream], schema, {
+                    "header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},
+                    "name": JOINTS, "position": [value, -value], "velocity": [],
+                    "effort": []}, log_time=ns, publish_time=ns)
+        writer.finish()
+    return path
+
+
+@pytest.fixture
+def criteria(tmp_path: Path) -> Path:
+    path = tmp_path / "criteria.yaml"
+    path.write_text(GATE_CRITERIA, encoding="utf-8")
+    return path
+
+
+class Gate(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _gate(tmp_path: Path, criteria: Path, *recordings: Path) -> Gate:
+    """``skel-ros compare ... --criteria`` in this process (a new interpreter costs seconds)."""
+    import contextlib
+    import io
+
+    from skel_ros.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["compare", *map(str, recordings), "--criteria", str(criteria),
+                     "--format", "md", "--out", str(tmp_path / "report"),
+                     "--junit", str(tmp_path / "junit.xml"),
+                     "--json", str(tmp_path / "report.json")])
+    return Gate(code, out.getvalue(), err.getvalue())
+
+
+def test_gate_passes_with_status_0(tmp_path: Path, criteria: Path) -> None:
+    from skel_ros.cli import exit_codes
+
+    result = _gate(tmp_path, criteria, _write_run(tmp_path / "good.mcap"))
+    assert result.returncode == exit_codes.OK, result.stdout + result.stderr
+    assert "verdict: PASSED" in result.stdout
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert report.index("**Verdict: PASSED**") < report.index("| elbow |")
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["verdict"] == "passed"
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert root.get("failures") == "0"
+    assert root.get("errors") == "0"
+    assert int(root.get("tests", "0")) == 1 + 3 + 2 * 3  # duration, rates, 3 bounds x 2 joints
+
+
+def test_gate_fails_with_status_3(tmp_path: Path, criteria: Path) -> None:
+    from skel_ros.cli import exit_codes
+
+    result = _gate(tmp_path, criteria, _write_run(tmp_path / "off.mcap", real_offset=0.3))
+    assert result.returncode == exit_codes.FAILED, result.stdout + result.stderr
+    assert "verdict: FAILED" in result.stdout
+    assert "elbow: max error sim-real = 0.3 > bound 0.1 (by 0.2)" in result.stdout
+    assert f"{criteria}:4" in result.stdout
+    failures = [c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+                if c.find("failure") is not None]
+    assert len(failures) == 2 * 3  # both joints, every bound
+
+
+@pytest.mark.parametrize(("run", "reason"), [
+    ({"seconds": 2.0}, "too short"),
+    ({"streams": ("command", "sim")}, "no real stream"),
+    ({"streams": ("sim",)}, "need at least two non-empty streams"),
+])
+def test_gate_cannot_judge_with_status_4(tmp_path: Path, criteria: Path, run: dict,
+                                         reason: str) -> None:
+    from skel_ros.cli import exit_codes
+
+    result = _gate(tmp_path, criteria, _write_run(tmp_path / "r.mcap", **run))
+    assert result.returncode == exit_codes.NOT_JUDGED, result.stdout + result.stderr
+    assert "verdict: NOT JUDGED" in result.stdout
+    assert reason in result.stdout + result.stderr
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert int(root.get("errors", "0")) >= 1
+
+
+def test_bad_criteria_is_a_config_error_at_its_line(tmp_path: Path) -> None:
+    from skel_ros.cli import exit_codes
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("all:\n  sim_real: {max: -0.1}\n", encoding="utf-8")
+    result = _gate(tmp_path, bad, _write_run(tmp_path / "good.mcap"))
+    assert result.returncode == exit_codes.ERROR
+    assert f"error: {bad}:2: all sim_real max must be a finite number >= 0" in result.stderr
+    assert not (tmp_path / "junit.xml").exists()
+
+
+def test_several_runs_one_verdict(tmp_path: Path, criteria: Path) -> None:
+    from skel_ros.cli import exit_codes
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    good = _write_run(tmp_path / "a" / "run.mcap")
+    off = _write_run(tmp_path / "b" / "run.mcap", real_offset=0.3)
+    result = _gate(tmp_path, criteria, good, off)
+    assert result.returncode == exit_codes.FAILED, result.stdout + result.stderr
+    assert "b_run: elbow: max error sim-real" in result.stdout
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert [(r["name"], r["verdict"]) for r in data["runs"]] == [("a_run", "passed"),
+                                                                 ("b_run", "failed")]
+    suites = ET.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [s.get("name") for s in suites] == ["a_run", "b_run"]
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert report.index("## a_run: passed") < report.index("## b_run: failed")
+    assert (tmp_path / "report" / "b_run" / "joint_elbow.png").exists()
+    # one run that cannot be judged makes the whole gate not judged
+    short = _write_run(tmp_path / "short.mcap", seconds=2.0)
+    assert _gate(tmp_path, criteria, good, off, short).returncode == exit_codes.NOT_JUDGED
