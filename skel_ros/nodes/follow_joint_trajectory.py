@@ -236,6 +236,8 @@ class FollowJointTrajectoryServer:
         clock_offset: ROS time (of header stamps) minus the core's time, in seconds,
             now; None: stamps are in the core's time base (the simulation).
         settings: Checked settings (None: declared on ``node`` and read).
+        lock: Held around every call into the core from ROS callbacks (the simulation
+            node's engine lock); None: the core's own lock.
 
     Raises:
         NodeSetupError: A ``trajectory_controller.*`` parameter is unusable.
@@ -243,9 +245,11 @@ class FollowJointTrajectoryServer:
 
     def __init__(self, node: Node, core: RobotCore, *,
                  clock_offset: Callable[[], float] | None = None,
-                 settings: ControllerSettings | None = None) -> None:
+                 settings: ControllerSettings | None = None,
+                 lock: threading.RLock | None = None) -> None:
         self.node = node
         self.core = core
+        self._core_lock = lock if lock is not None else core.lock
         self.settings = settings if settings is not None else declare_settings(node, core)
         self._offset = clock_offset or (lambda: 0.0)
         self._warn = Throttle(node.get_logger().warning)
@@ -336,10 +340,11 @@ class FollowJointTrajectoryServer:
         request = handle.request
         try:
             _check_single_dof(request)
-            trajectory, start, monitor = self._prepare(
-                request.trajectory, request.path_tolerance, request.goal_tolerance,
-                stamp_to_seconds(request.goal_time_tolerance))
-            self.core.follow(trajectory, start, monitor)
+            with self._core_lock:
+                trajectory, start, monitor = self._prepare(
+                    request.trajectory, request.path_tolerance, request.goal_tolerance,
+                    stamp_to_seconds(request.goal_time_tolerance))
+                self.core.follow(trajectory, start, monitor)
         except GoalError as exc:
             return self._end(handle, GoalResult(FollowOutcome.ABORTED, exc.code, exc.reason))
         except CommandRefused as exc:
@@ -396,14 +401,16 @@ class FollowJointTrajectoryServer:
             return CancelResponse.REJECT
         # Still running: the core ends it (CANCELED, holding position) and the monitor's
         # on_done completes it once the server has marked it canceling.
-        if active[0].monitor is self._following:
-            self.core.cancel_trajectory()
+        with self._core_lock:
+            if active[0].monitor is self._following and active[0].monitor.result is None:
+                self.core.cancel_trajectory()
         return CancelResponse.ACCEPT
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         try:
-            trajectory, start, monitor = self._prepare(msg, done=False)
-            self.core.follow(trajectory, start, monitor)
+            with self._core_lock:
+                trajectory, start, monitor = self._prepare(msg, done=False)
+                self.core.follow(trajectory, start, monitor)
         except GoalError as exc:
             self._warn(f"{self._topic}: {exc.reason} (message ignored)",
                        key=f"{self._topic} {exc.code.name}")
@@ -449,7 +456,7 @@ class FollowJointTrajectoryServer:
         else:
             names = self.settings.joints
             index = [self.core.index[n] for n in names]
-            with self.core.lock:
+            with self._core_lock:
                 state = self.core.read()
                 targets = np.asarray(self.core.start_positions(names), dtype=np.float64)
             stamp = state.stamp

@@ -31,7 +31,8 @@ Topics: publishes ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description
 ``~/markers``, ``/clock`` (and ``~/urdf_joint_states`` for worlds with ball / free
 joints); subscribes ``joint_commands`` (sensor_msgs/JointState) and
 ``joint_trajectory`` (trajectory_msgs/JointTrajectory). Services: ``~/reset``,
-``~/pause``, ``~/step``.
+``~/pause``, ``~/step``. FollowJointTrajectory for MoveIt and arm tools:
+:mod:`skel_ros.nodes.follow_joint_trajectory` (``trajectory_controller.*`` parameters).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
+from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
 from skel_ros.nodes.names import stamp_from_seconds
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
@@ -303,6 +305,8 @@ class SimNode(Node):
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(SetBool, "~/pause", self._on_pause)
         self.create_service(Trigger, "~/step", self._on_step)
+        self.trajectory_controller = FollowJointTrajectoryServer(self, self.core, lock=self._lock)
+        """FollowJointTrajectory, as joint_trajectory_controller offers it."""
         self._publish_all(self.engine.time)
         names = self.engine.dof_names
         self.get_logger().info(
@@ -581,6 +585,9 @@ class SimNode(Node):
     def destroy_node(self) -> None:
         """Stop stepping, then destroy the node."""
         self.stop()
+        controller = getattr(self, "trajectory_controller", None)  # None: __init__ failed
+        if controller is not None:
+            controller.destroy()
         super().destroy_node()
 
 

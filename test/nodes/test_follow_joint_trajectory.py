@@ -16,114 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from fjt_client import ActionProbe, codes, make_goal, status
 
 pytestmark = pytest.mark.ros
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-
-SPIN_LIMIT = 30.0  # s of spinning before a wait gives up (a bound, not a measurement)
-
-
-class ActionProbe:
-    """A client node: sends goals, collects feedback, waits for results (bounded)."""
-
-    def __init__(self, context: Any, controller: str = "joint_trajectory_controller",
-                 namespace: str = "") -> None:
-        from control_msgs.action import FollowJointTrajectory
-        from control_msgs.msg import JointTrajectoryControllerState
-        from rclpy.action import ActionClient
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
-        from trajectory_msgs.msg import JointTrajectory
-
-        self.node = Node("fjt_probe", namespace=namespace, context=context)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.client = ActionClient(self.node, FollowJointTrajectory,
-                                   f"{controller}/follow_joint_trajectory")
-        self.states: list[Any] = []
-        self.node.create_subscription(JointTrajectoryControllerState,
-                                      f"{controller}/controller_state", self.states.append, 10)
-        self.topic = self.node.create_publisher(JointTrajectory,
-                                                f"{controller}/joint_trajectory", 10)
-        self.spin_until(self.client.server_is_ready, "the action server")
-
-    def spin_until(self, condition: Callable[[], bool], what: str,
-                   limit: float = SPIN_LIMIT) -> None:
-        deadline = time.monotonic() + limit
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def send(self, goal: Any) -> Goal:
-        goal_obj = Goal()
-        future = self.client.send_goal_async(goal, feedback_callback=goal_obj.feedback.append)
-        self.spin_until(future.done, "the goal's acceptance")
-        goal_obj.handle = future.result()
-        assert goal_obj.handle.accepted
-        goal_obj.result_future = goal_obj.handle.get_result_async()
-        return goal_obj
-
-    def wait(self, goal: Goal, limit: float = SPIN_LIMIT) -> tuple[int, Any]:
-        self.spin_until(goal.result_future.done, "the goal's result", limit)
-        response = goal.result_future.result()
-        return response.status, response.result
-
-    def run(self, goal: Any) -> tuple[int, Any, Goal]:
-        sent = self.send(goal)
-        status, result = self.wait(sent)
-        return status, result, sent
-
-    def cancel(self, goal: Goal) -> Any:
-        future = goal.handle.cancel_goal_async()
-        self.spin_until(future.done, "the cancel response")
-        return future.result()
-
-    def destroy(self) -> None:
-        self.client.destroy()
-        self.executor.shutdown()
-        self.node.destroy_node()
-
-
-class Goal:
-    def __init__(self) -> None:
-        self.feedback: list[Any] = []
-        self.handle: Any = None
-        self.result_future: Any = None
-
-
-def make_goal(names: list[str], points: list[tuple[float, list[float]]], *,
-              stamp: float = 0.0, path: dict[str, float] | None = None,
-              goal: dict[str, float] | None = None, goal_time: float = 0.0,
-              velocities: bool = False) -> Any:
-    """A FollowJointTrajectory goal: (time_from_start, positions) points."""
-    from control_msgs.action import FollowJointTrajectory
-    from control_msgs.msg import JointTolerance
-    from trajectory_msgs.msg import JointTrajectoryPoint
-
-    from skel_ros.nodes.names import stamp_from_seconds
-
-    msg = FollowJointTrajectory.Goal()
-    msg.trajectory.joint_names = names
-    if stamp:
-        msg.trajectory.header.stamp = stamp_from_seconds(stamp)
-    for t, q in points:
-        point = JointTrajectoryPoint(positions=q)
-        if velocities:
-            point.velocities = [0.0] * len(q)
-        total = round(t * 1e9)
-        point.time_from_start.sec, point.time_from_start.nanosec = divmod(total, 1_000_000_000)
-        msg.trajectory.points.append(point)
-    msg.path_tolerance = [JointTolerance(name=n, position=v) for n, v in (path or {}).items()]
-    msg.goal_tolerance = [JointTolerance(name=n, position=v) for n, v in (goal or {}).items()]
-    total = round(goal_time * 1e9)
-    msg.goal_time_tolerance.sec, msg.goal_time_tolerance.nanosec = divmod(total, 1_000_000_000)
-    return msg
-
+    from collections.abc import Iterator
 
 # ------------------------------------------------------------------ the in-process robot
 
@@ -195,27 +95,15 @@ def rig(ros_env: dict[str, str]) -> Iterator[tuple[LaggingRobot, ActionProbe]]:
         rclpy.shutdown(context=context)
 
 
-def _codes() -> Any:
-    from control_msgs.action import FollowJointTrajectory
-
-    return FollowJointTrajectory.Result
-
-
-def _status() -> Any:
-    from action_msgs.msg import GoalStatus
-
-    return GoalStatus
-
-
 # ------------------------------------------------------------------ the cases
 
 def test_a_goal_within_its_tolerances_succeeds_with_feedback(
         rig: tuple[LaggingRobot, ActionProbe]) -> None:
     robot, probe = rig
-    status, result, goal = probe.run(make_goal(
+    status_, result, goal = probe.run(make_goal(
         ["a", "b"], [(0.5, [0.2, -0.1]), (1.0, [0.3, -0.2])],
         path={"a": 0.2, "b": 0.2}, goal={"a": 0.01, "b": 0.01}, goal_time=1.0))
-    assert (status, result.error_code) == (_status().STATUS_SUCCEEDED, _codes().SUCCESSFUL), \
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL), \
         result.error_string
     assert robot.backend.q[:2] == pytest.approx([0.3, -0.2], abs=0.01)
     assert goal.feedback, "no feedback"
@@ -230,10 +118,10 @@ def test_path_tolerance_violated(rig: tuple[LaggingRobot, ActionProbe]) -> None:
     robot, probe = rig
     start = float(robot.backend.q[0])
     target = start - 0.9 if start > 0.0 else start + 0.9  # 3 rad/s: the lag falls behind
-    status, result, _ = probe.run(make_goal(
+    status_, result, _ = probe.run(make_goal(
         ["a", "b"], [(0.3, [target, -0.2])], path={"a": 0.02}))
-    assert status == _status().STATUS_ABORTED
-    assert result.error_code == _codes().PATH_TOLERANCE_VIOLATED, result.error_string
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().PATH_TOLERANCE_VIOLATED, result.error_string
     assert "'a' position error" in result.error_string
 
 
@@ -241,12 +129,12 @@ def test_goal_tolerance_violated(rig: tuple[LaggingRobot, ActionProbe]) -> None:
     robot, probe = rig
     robot.lag = 0.002  # barely moves: far from the goal when goal_time has passed
     try:
-        status, result, _ = probe.run(make_goal(
+        status_, result, _ = probe.run(make_goal(
             ["a", "b"], [(0.2, [-0.5, 0.4])], goal={"a": 0.01}, goal_time=0.3))
     finally:
         robot.lag = 0.3
-    assert status == _status().STATUS_ABORTED
-    assert result.error_code == _codes().GOAL_TOLERANCE_VIOLATED, result.error_string
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().GOAL_TOLERANCE_VIOLATED, result.error_string
     assert "goal_time_tolerance 0.3 s" in result.error_string
 
 
@@ -256,8 +144,8 @@ def test_cancel_holds_position(rig: tuple[LaggingRobot, ActionProbe]) -> None:
     probe.spin_until(lambda: len(goal.feedback) >= 2, "feedback while moving")
     holds = len(robot.backend.holds)
     assert probe.cancel(goal).return_code == 0  # ERROR_NONE
-    status, _result = probe.wait(goal)
-    assert status == _status().STATUS_CANCELED
+    status_, _result = probe.wait(goal)
+    assert status_ == status().STATUS_CANCELED
     assert not robot.core.following
     assert robot.backend.holds[holds:] == [("a", "b")]
 
@@ -268,12 +156,12 @@ def test_a_new_goal_preempts_the_active_one(rig: tuple[LaggingRobot, ActionProbe
     probe.spin_until(lambda: bool(first.feedback), "feedback of the first goal")
     q = robot.backend.q[:2].tolist()
     second = probe.send(make_goal(["a", "b"], [(0.3, q)]))
-    status, result = probe.wait(first)
-    assert status == _status().STATUS_ABORTED
-    assert result.error_code == _codes().INVALID_GOAL
+    status_, result = probe.wait(first)
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().INVALID_GOAL
     assert "preempted" in result.error_string
-    status, result = probe.wait(second)
-    assert (status, result.error_code) == (_status().STATUS_SUCCEEDED, _codes().SUCCESSFUL)
+    status_, result = probe.wait(second)
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
 
 
 @pytest.mark.parametrize(("names", "words"), [
@@ -285,9 +173,9 @@ def test_a_new_goal_preempts_the_active_one(rig: tuple[LaggingRobot, ActionProbe
 def test_invalid_joints(rig: tuple[LaggingRobot, ActionProbe], names: list[str],
                         words: str) -> None:
     _, probe = rig
-    status, result, _ = probe.run(make_goal(names, [(0.5, [0.0] * len(names))]))
-    assert status == _status().STATUS_ABORTED
-    assert result.error_code == _codes().INVALID_JOINTS
+    status_, result, _ = probe.run(make_goal(names, [(0.5, [0.0] * len(names))]))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().INVALID_JOINTS
     assert words in result.error_string
 
 
@@ -296,19 +184,19 @@ def test_an_invalid_goal_leaves_the_active_one_running(
     robot, probe = rig
     q = robot.backend.q[:2].tolist()
     active = probe.send(make_goal(["a", "b"], [(1.0, [q[0] + 0.1, q[1]])]))
-    status, result, _ = probe.run(make_goal(["a", "b"], [(0.5, [0.0, 5.0])]))  # beyond [-1, 1]
-    assert result.error_code == _codes().INVALID_GOAL
+    status_, result, _ = probe.run(make_goal(["a", "b"], [(0.5, [0.0, 5.0])]))  # beyond [-1, 1]
+    assert result.error_code == codes().INVALID_GOAL
     assert "'b' at 5 is beyond its limits" in result.error_string
-    status, result = probe.wait(active)
-    assert (status, result.error_code) == (_status().STATUS_SUCCEEDED, _codes().SUCCESSFUL)
+    status_, result = probe.wait(active)
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
 
 
 def test_stale_header_stamp(rig: tuple[LaggingRobot, ActionProbe]) -> None:
     robot, probe = rig
     probe.spin_until(lambda: robot.core.now() > 1.0, "the robot's time past 1 s")
-    status, result, _ = probe.run(make_goal(["a", "b"], [(0.5, [0.0, 0.0])], stamp=0.2))
-    assert status == _status().STATUS_ABORTED
-    assert result.error_code == _codes().OLD_HEADER_TIMESTAMP
+    status_, result, _ = probe.run(make_goal(["a", "b"], [(0.5, [0.0, 0.0])], stamp=0.2))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().OLD_HEADER_TIMESTAMP
     assert "ended" in result.error_string
 
 

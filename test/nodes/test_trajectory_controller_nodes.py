@@ -1,0 +1,193 @@
+"""FollowJointTrajectory on the simulation node and the hardware node, as MoveIt uses it.
+
+Each node runs in a subprocess (the bundled arm; the hardware node on emulated Dynamixel
+servos); an rclpy ActionClient sends goals to ``joint_trajectory_controller/
+follow_joint_trajectory`` in the node's namespace over DDS. Times in goals are the nodes'
+own (simulated time for the simulation); the tests wait by spinning, with bounds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import yaml
+from fjt_client import ActionProbe, codes, make_goal, status
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.ros
+
+REPO = Path(__file__).resolve().parents[2]
+ARM = REPO / "examples" / "arm.skel"
+NAMES = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
+
+
+class NodeProcess:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.log = log
+        with log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", *args], stdout=out, stderr=subprocess.STDOUT,
+                text=True, env=env, start_new_session=True)
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+
+
+def _probe(node: NodeProcess, namespace: str) -> Iterator[ActionProbe]:
+    import rclpy
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        try:
+            probe = ActionProbe(context, namespace=namespace)
+        except AssertionError:
+            raise AssertionError(node.output()[-3000:]) from None
+        yield probe
+        probe.destroy()
+    finally:
+        rclpy.try_shutdown(context=context)
+    assert node.proc.poll() is None, f"the node died:\n{node.output()[-3000:]}"
+
+
+# ------------------------------------------------------------------ simulation
+
+@pytest.fixture(scope="module")
+def sim(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory,
+        ) -> Iterator[ActionProbe]:
+    log = tmp_path_factory.mktemp("fjt_sim") / "sim_node.log"
+    node = NodeProcess(["from skel_ros.nodes.sim_node import main; main()", "--ros-args",
+                        "-r", "__ns:=/fjt_sim", "-p", f"skel_file:={ARM}",
+                        "-p", "real_time_factor:=1.0"], ros_env, log)
+    try:
+        yield from _probe(node, "/fjt_sim")
+    finally:
+        node.stop()
+
+
+def _sim_time(probe: ActionProbe) -> float:
+    count = len(probe.states)
+    probe.spin_until(lambda: len(probe.states) > count, "controller_state")
+    stamp = probe.states[-1].header.stamp
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def _feedback_positions(probe: ActionProbe) -> list[float]:
+    count = len(probe.states)
+    probe.spin_until(lambda: len(probe.states) > count, "controller_state")
+    state = probe.states[-1]
+    assert list(state.joint_names) == NAMES
+    return list(state.feedback.positions)
+
+
+def test_sim_goal_succeeds_within_tolerances(sim: ActionProbe) -> None:
+    q = _feedback_positions(sim)
+    target = [0.4, -0.3, 0.6, 0.2]
+    status_, result, goal = sim.run(make_goal(
+        NAMES, [(0.6, [(a + b) / 2 for a, b in zip(q, target, strict=True)]), (1.2, target)],
+        path=dict.fromkeys(NAMES, 0.3), goal=dict.fromkeys(NAMES, 0.02), goal_time=2.0,
+        velocities=True))
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL), \
+        result.error_string
+    assert _feedback_positions(sim) == pytest.approx(target, abs=0.02)
+    assert goal.feedback
+    fb = goal.feedback[-1].feedback
+    assert list(fb.joint_names) == NAMES
+    assert len(fb.desired.positions) == len(fb.actual.positions) == len(fb.error.positions) == 4
+
+
+def test_sim_path_tolerance_violated(sim: ActionProbe) -> None:
+    q = _feedback_positions(sim)
+    target = [q[0] - 2.0 if q[0] > 0.0 else q[0] + 2.0, *q[1:]]  # 20 rad/s: beyond 4.8 rad/s
+    status_, result, _ = sim.run(make_goal(NAMES, [(0.1, target)],
+                                           path={"shoulder_yaw": 0.05}))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().PATH_TOLERANCE_VIOLATED, result.error_string
+    assert "'shoulder_yaw' position error" in result.error_string
+
+
+def test_sim_goal_tolerance_violated(sim: ActionProbe) -> None:
+    q = _feedback_positions(sim)
+    target = [q[0], q[1], q[2] + (0.3 if q[2] < 0.0 else -0.3), q[3]]
+    status_, result, _ = sim.run(make_goal(NAMES, [(0.2, target)], goal={"elbow": 1e-9},
+                                           goal_time=0.05))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().GOAL_TOLERANCE_VIOLATED, result.error_string
+
+
+def test_sim_cancel_holds_position(sim: ActionProbe) -> None:
+    q = _feedback_positions(sim)
+    goal = sim.send(make_goal(NAMES, [(30.0, [q[0] + (0.5 if q[0] < 0 else -0.5), *q[1:]])]))
+    sim.spin_until(lambda: len(goal.feedback) >= 3, "feedback while moving")
+    assert sim.cancel(goal).return_code == 0
+    status_, _ = sim.wait(goal)
+    assert status_ == status().STATUS_CANCELED
+    held = _feedback_positions(sim)[0]
+    for _ in range(5):  # it stays where it was stopped
+        assert _feedback_positions(sim)[0] == pytest.approx(held, abs=0.01)
+
+
+def test_sim_new_goal_preempts(sim: ActionProbe) -> None:
+    q = _feedback_positions(sim)
+    first = sim.send(make_goal(NAMES, [(30.0, [q[0] + (0.5 if q[0] < 0 else -0.5), *q[1:]])]))
+    sim.spin_until(lambda: bool(first.feedback), "feedback of the first goal")
+    second = sim.send(make_goal(NAMES, [(0.3, q)]))
+    status_, result = sim.wait(first)
+    assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+    assert "preempted" in result.error_string
+    status_, result = sim.wait(second)
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
+
+
+def test_sim_invalid_joints(sim: ActionProbe) -> None:
+    status_, result, _ = sim.run(make_goal(["shoulder_yaw", "elbo"], [(1.0, [0.0, 0.0])]))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().INVALID_JOINTS
+    assert "'elbo' is not a joint" in result.error_string
+
+
+def test_sim_stale_header_stamp(sim: ActionProbe) -> None:
+    sim.spin_until(lambda: _sim_time(sim) > 1.5, "simulated time past 1.5 s")
+    status_, result, _ = sim.run(make_goal(NAMES, [(0.5, [0.0] * 4)], stamp=0.5))
+    assert status_ == status().STATUS_ABORTED
+    assert result.error_code == codes().OLD_HEADER_TIMESTAMP, result.error_string
+
+
+def test_sim_goal_beyond_the_limits_is_invalid(sim: ActionProbe) -> None:
+    status_, result, _ = sim.run(make_goal(NAMES, [(1.0, [0.0, 0.0, 0.0, 2.5])]))
+    assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+    assert "'wrist' at 2.5 is beyond its limits" in result.error_string
+
+
+# ------------------------------------------------------------------ MoveIt's configuration
+
+def test_moveit_controllers_yaml_matches_the_server() -> None:
+    from skel_ros.nodes.follow_joint_trajectory import DEFAULT_CONTROLLER
+
+    config = yaml.safe_load((REPO / "config" / "moveit" / "arm_moveit_controllers.yaml")
+                            .read_text(encoding="utf-8"))
+    assert config["moveit_controller_manager"] == (
+        "moveit_simple_controller_manager/MoveItSimpleControllerManager")
+    manager = config["moveit_simple_controller_manager"]
+    assert manager["controller_names"] == [DEFAULT_CONTROLLER]
+    controller = manager[DEFAULT_CONTROLLER]
+    assert controller["type"] == "FollowJointTrajectory"
+    assert controller["action_ns"] == "follow_joint_trajectory"
+    assert controller["joints"] == NAMES  # the controller's joints: test_sim_* see them
