@@ -9,10 +9,13 @@ from another JointState topic. Pointed at a robot node's ``joint_commands`` and
 controllers (joint_trajectory_controller, hence MoveIt). docs/ros2_control.md has its
 conventions and the recipe.
 
-:func:`ros2_control_urdf` adds the tag to the model's URDF: one ``<joint>`` per DOF (the
-names of ``joint_states``), one command interface of the chosen kind, the ``position``,
-``velocity`` and ``effort`` state interfaces, and the DOF's initial position as the
-``initial_value`` of its position (the plugin's command starts there).
+:func:`ros2_control_urdf` adds the tag to the model's URDF: one ``<joint>`` per DOF that
+takes commands (the names of ``joint_states``; DOFs of passive and locked joints, which
+refuse every command, are left out: the plugin sends every joint of its tag in each
+message, and the nodes take a message whole or not at all), one command interface of the
+chosen kind, the ``position``, ``velocity`` and ``effort`` state interfaces, and the DOF's
+initial position as the ``initial_value`` of its position (the plugin's command starts
+there).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lxml import etree
+
+from skel_ros.model.types import ActuatorType
+from skel_ros.model.urdf import skeleton_namespace
 
 if TYPE_CHECKING:
     from skel_ros.model.types import World
@@ -35,11 +41,12 @@ COMMAND_INTERFACES = ("position", "velocity", "effort")
 
 def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_topic: str,
                       command_interface: str = "position", name: str | None = None) -> str:
-    """``urdf`` with a ``<ros2_control>`` system tag for the DOFs of ``world``.
+    """``urdf`` with a ``<ros2_control>`` system tag for the commandable DOFs of ``world``.
 
     Args:
         urdf: The model's URDF (e.g. :func:`skel_ros.nodes.robot_publisher.robot_description`).
-        world: The model; its DOFs, in model order, are the tag's joints.
+        world: The model; its DOFs, in model order, are the tag's joints (but those of
+            passive and locked joints).
         commands_topic: The robot node's ``joint_commands``, fully qualified.
         states_topic: The robot node's ``joint_states``, fully qualified.
         command_interface: ``position``, ``velocity`` or ``effort``.
@@ -49,8 +56,6 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
         ValueError: An unknown command interface, or a topic that is not absolute (the
             plugin's node lives in the controller manager's namespace, not the robot's).
     """
-    from skel_ros.nodes.names import public_dof_names
-
     if command_interface not in COMMAND_INTERFACES:
         raise ValueError(f"command interface {command_interface!r}: one of"
                          f" {', '.join(COMMAND_INTERFACES)}")
@@ -66,8 +71,7 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
     for key, value in (("joint_commands_topic", commands_topic),
                        ("joint_states_topic", states_topic)):
         etree.SubElement(hardware, "param", name=key).text = value
-    initial = [d.initial_position for s in world.skeletons for d in s.dofs]
-    for dof, start in zip(public_dof_names(world), initial, strict=True):
+    for dof, start in _commandable_dofs(world):
         joint = etree.SubElement(tag, "joint", name=dof)
         etree.SubElement(joint, "command_interface", name=command_interface)
         position = etree.SubElement(joint, "state_interface", name="position")
@@ -76,3 +80,20 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
         etree.SubElement(joint, "state_interface", name="effort")
     etree.indent(root, space="  ")
     return '<?xml version="1.0"?>\n' + etree.tostring(root, encoding="unicode") + "\n"
+
+
+def _commandable_dofs(world: World) -> list[tuple[str, float]]:
+    """(public name, initial position) of every DOF whose joint takes commands, model order.
+
+    Public names as ``joint_states`` has them (:mod:`skel_ros.nodes.names`).
+    """
+    out = []
+    for skeleton in world.skeletons:
+        prefix = skeleton_namespace(world, skeleton)
+        for joint in skeleton.joints:
+            if joint.actuator in (ActuatorType.PASSIVE, ActuatorType.LOCKED):
+                continue
+            for k in range(joint.num_dofs):
+                dof = skeleton.dofs[joint.first_dof + k]
+                out.append((prefix + dof.name, float(dof.initial_position)))
+    return out

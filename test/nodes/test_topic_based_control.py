@@ -221,6 +221,30 @@ def test_ros2_control_tag(tmp_path: Path) -> None:
     assert "world" in {link.get("name") for link in tag.getparent().findall("link")}
 
 
+def test_ros2_control_tag_leaves_out_joints_that_refuse_commands(tmp_path: Path) -> None:
+    """The plugin sends every joint of its tag in each message; the nodes take a message
+    whole or not at all, and a passive or locked joint refuses every command."""
+    from skel_ros.model import load_model
+    from skel_ros.ros2_control import ros2_control_urdf
+
+    text = (REPO / "examples" / "arm.skel").read_text()
+    assert text.count('name="elbow" actuator="force"') == 1
+    model = tmp_path / "arm.skel"
+    model.write_text(text.replace('name="elbow" actuator="force"',
+                                  'name="elbow" actuator="passive"'))
+    world = load_model(model)
+    urdf = ros2_control_urdf('<robot name="arm"><link name="world"/></robot>', world,
+                             commands_topic="/c", states_topic="/s")
+    tag = etree.fromstring(urdf.encode()).find("ros2_control")
+    assert [j.get("name") for j in tag.findall("joint")] == ["shoulder_yaw", "shoulder_pitch",
+                                                             "wrist"]
+    with pytest.raises(ValueError, match="absolute"):
+        ros2_control_urdf(urdf, world, commands_topic="joint_commands", states_topic="/s")
+    with pytest.raises(ValueError, match="command interface"):
+        ros2_control_urdf(urdf, world, commands_topic="/c", states_topic="/s",
+                          command_interface="torque")
+
+
 @pytest.fixture
 def system(ros_env: dict[str, str], tmp_path: Path) -> Iterator[TopicBasedSystem]:
     context = rclpy.Context()
