@@ -34,6 +34,9 @@ _SERIAL = {"port": "/dev/ttyUSB0", "baudrate": 1000000}
 _CAN = {"interface": "socketcan", "channel": "can0", "bitrate": 1000000}
 # Actuator model written for every joint, per protocol; --model overrides it.
 _DEFAULT_MODELS = {"dynamixel": "XM430-W350", "mit": "AK80-9"}
+# Actuator options a protocol's usual mode needs (MIT mode: the motor's PD gains, a
+# moderate starting point to tune; docs/can.md).
+_DEFAULT_OPTIONS: dict[str, dict[str, float]] = {"mit": {"kp": 30.0, "kd": 0.8}}
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
@@ -112,6 +115,8 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         if model:
             entry["model"] = model
         entry.update(mode=plugin.modes[0].value, direction=1, zero_offset=0.0, gear_ratio=1.0)
+        if plugin.name in _DEFAULT_OPTIONS:
+            entry["options"] = dict(_DEFAULT_OPTIONS[plugin.name])
         limits = _limits(dof)
         if limits:
             entry["limits"] = limits
@@ -140,7 +145,8 @@ def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str])
         f"# Every one-DOF joint is mapped to a {protocol_name} actuator on one bus. Before",
         "# connecting a real robot, edit: ids, directions (1 or -1), zero_offset (actuator",
         "# position when the joint is at 0), gear_ratio, models, the transport; and tighten",
-        "# the limits (they are the model's; a hardware YAML may only tighten them).",
+        "# the limits (they are the model's; a hardware YAML may only tighten them) and tune",
+        "# any gains in 'options' (starting values).",
         "#   actuator = zero_offset + direction * gear_ratio * joint",
         "# Try it on emulated actuators first:",
         f"#   ros2 run skel_ros hardware_node --ros-args -p skel_file:={model} \\",

@@ -1,0 +1,98 @@
+"""A robot that has only a URDF runs in both nodes.
+
+example-robot-data's UR5 (skipped with the reason when that package is not installed):
+the simulation node steps it; ``skel-ros init-hardware`` writes its hardware YAML and
+the hardware node runs it on emulated Dynamixel servos, with the URDF's joint names and
+limits. A quadruped (Solo 12, floating base) does the same on emulated MIT motors.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from skel_ros.cli.main import main as skel_ros_main
+from skel_ros.model import load_model
+
+if TYPE_CHECKING:
+    from skel_ros.model.types import World
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))
+from urdf_robots import ament_env  # noqa: E402 - the helper of the model tests
+
+UR5 = "ur_description/urdf/ur5_robot.urdf"
+SOLO = "solo_description/robots/solo12.urdf"
+UR5_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+              "wrist_2_joint", "wrist_3_joint"]
+
+
+def _limits(world: World) -> list[tuple[str, float, float, float]]:
+    return [(d.name, d.position_lower, d.position_upper, d.velocity_upper)
+            for s in world.skeletons for d in s.dofs]
+
+
+def test_sim_node_runs_a_urdf_robot(ros_env: dict[str, str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from rclpy.parameter import Parameter
+
+    from skel_ros.nodes.sim_node import SimNode
+
+    urdf = ament_env(monkeypatch) / UR5
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = SimNode(context=context, start=False, parameter_overrides=[
+            Parameter("skel_file", value=str(urdf))])
+        try:
+            assert list(node.engine.dof_names) == UR5_JOINTS
+            assert _limits(node.engine.model) == _limits(load_model(urdf))
+            node.run_steps(50)
+            assert node.engine.time == pytest.approx(0.05)
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+@pytest.mark.parametrize(("robot", "protocol", "joints"), [
+    (UR5, "dynamixel", UR5_JOINTS),
+    (SOLO, "mit", None),
+], ids=["ur5-dynamixel", "solo12-mit"])
+def test_hardware_node_runs_a_urdf_robot_from_init_hardware(
+        ros_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        robot: str, protocol: str, joints: list[str] | None) -> None:
+    from rclpy.parameter import Parameter
+
+    from skel_ros.nodes.hardware_node import HardwareNode
+
+    urdf = ament_env(monkeypatch) / robot
+    config = tmp_path / "hw.yaml"
+    assert skel_ros_main(["init-hardware", str(urdf), "--protocol", protocol,
+                          "-o", str(config)]) == 0
+    world = load_model(urdf)
+    actuated = [d.name for d in world.skeletons[0].dofs
+                if world.skeletons[0].joint(d.joint).num_dofs == 1]
+    assert joints is None or actuated == joints
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = HardwareNode(context=context, parameter_overrides=[
+            Parameter("skel_file", value=str(urdf)),
+            Parameter("hardware_config", value=str(config)),
+            Parameter("emulate", value=True)])
+        try:
+            assert list(node.bound.names) == actuated  # every one-DOF joint has a motor
+            assert node.bound.unmapped == tuple(d.name for d in world.skeletons[0].dofs
+                                                if d.name not in actuated)  # floating base
+            assert _limits(node.world) == _limits(world)
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
