@@ -65,7 +65,7 @@ def test_sim_node_runs_a_urdf_robot(ros_env: dict[str, str],
     (UR5, "dynamixel", UR5_JOINTS),
     (SOLO, "mit", None),
 ], ids=["ur5-dynamixel", "solo12-mit"])
-def test_hardware_node_runs_a_urdf_robot_from_init_hardware(
+def test_hardware_node_runs_a_urdf_robot_from_init_hardware(  # noqa: PLR0917 - fixtures
         ros_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         robot: str, protocol: str, joints: list[str] | None) -> None:
     from rclpy.parameter import Parameter
