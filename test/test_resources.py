@@ -154,3 +154,30 @@ def test_urdf_command_ships_meshes_beside_the_model(tmp_path: Path,
     assert text.count("package://robot/meshes/") >= 2
     assert main(["urdf", "package://robot/arm.skel", "--file-uris", "-o", str(out)]) == 0
     assert "package://" not in out.read_text()
+
+
+def test_node_outputs_name_a_packaged_model_mesh_by_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """robot_description and ~/markers of a model whose mesh file is in an installed package."""
+    pytest.importorskip("visualization_msgs")
+    from skel_ros.model import load_model
+    from skel_ros.nodes.markers import shape_markers
+    from skel_ros.nodes.robot_publisher import robot_description
+
+    text = (REPO / "examples" / "arm.skel").read_text()
+    capsule = "<capsule><radius>0.02</radius><height>0.16</height></capsule>"
+    assert text.count(capsule) >= 1
+    mesh = next((REPO / "examples" / "meshes").glob("capsule-*.stl")).read_bytes()
+    prefix = _prefix(tmp_path / "install", "robot", {
+        "arm.skel": text.replace(capsule, "<mesh><file_name>parts/upper.stl</file_name>"
+                                          "<scale>1 1 1</scale></mesh>").encode(),
+        "parts/upper.stl": mesh})
+    _use(monkeypatch, prefix)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    world = load_model(prefix / "share" / "robot" / "arm.skel")
+    assert 'filename="package://robot/parts/upper.stl"' in robot_description(world, "r1/")
+    resources = {m.mesh_resource for m in shape_markers(world, "r1/").markers if m.mesh_resource}
+    assert resources == {"package://robot/parts/upper.stl"}
+    monkeypatch.delenv("AMENT_PREFIX_PATH")  # the same files, no package in sight
+    resources = {m.mesh_resource for m in shape_markers(world, "").markers if m.mesh_resource}
+    assert resources == {(prefix / "share/robot/parts/upper.stl").as_uri()}

@@ -38,6 +38,7 @@ from skel_ros.model.urdf import (
     PLANE_THICKNESS,
     skeleton_namespace,
 )
+from skel_ros.resources import package_uri
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -195,7 +196,9 @@ def _shape_markers(shape: Shape) -> list[Marker]:  # noqa: C901, PLR0911 - one c
         return out
     if isinstance(g, Mesh):
         m = _primitive(Marker.MESH_RESOURCE, t, np.asarray(g.scale, dtype=float), color)
-        m.mesh_resource = g.path.resolve().as_uri() if g.path is not None else g.file_name
+        # package:// where the ament index finds this file (RViz on another machine).
+        m.mesh_resource = ((package_uri(g.path) or g.path.resolve().as_uri())
+                           if g.path is not None else g.file_name)
         m.mesh_use_embedded_materials = shape.color is None
         return [m]
     return []  # type: ignore[unreachable]  # pragma: no cover - every geometry is above
