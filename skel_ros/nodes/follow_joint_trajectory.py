@@ -110,8 +110,8 @@ class ControllerSettings:
     tolerances: Tolerances
 
 
-def _position_joints(core: RobotCore) -> tuple[str, ...]:
-    """The DOFs that take position commands, in model order."""
+def _position_joints(core: RobotCore, prefix: str) -> tuple[str, ...]:
+    """The DOFs that take position commands, in model order (public names)."""
     modes = core.capabilities.command_modes
     out = []
     for i, name in enumerate(core.names):
@@ -119,12 +119,18 @@ def _position_joints(core: RobotCore) -> tuple[str, ...]:
             continue
         check = core.backend.check(CommandKind.POSITION, [name], [0.0])
         if check.ok and name in check.names:
-            out.append(name)
+            out.append(prefix + name)
     return tuple(out)
 
 
-def declare_settings(node: Node, core: RobotCore) -> ControllerSettings:
+def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> ControllerSettings:
     """Declare the ``trajectory_controller.*`` parameters on ``node`` and check them.
+
+    Args:
+        node: The node.
+        core: Its core.
+        prefix: What the node puts before the core's DOF names to make its public joint
+            names (``<skeleton>/`` when the hardware drives one skeleton of several).
 
     Raises:
         NodeSetupError: A value is unusable; the message names the parameter.
@@ -157,7 +163,7 @@ def declare_settings(node: Node, core: RobotCore) -> ControllerSettings:
     goal = declare("constraints.goal", Parameter.Type.DOUBLE_ARRAY,
                    "goal position tolerance: one per joint or one for all (0: not checked)")
 
-    joints = _controller_joints(joints, _position_joints(core))
+    joints = _controller_joints(joints, _position_joints(core, prefix))
     for key, rate in (("state_publish_rate", state_rate), ("action_monitor_rate", feedback_rate)):
         if not 0.0 < rate <= _MAX_RATE:
             raise NodeSetupError(f"{PREFIX}{key} must be in (0, {_MAX_RATE:g}] Hz, got {rate}")
@@ -238,6 +244,7 @@ class FollowJointTrajectoryServer:
         settings: Checked settings (None: declared on ``node`` and read).
         lock: Held around every call into the core from ROS callbacks (the simulation
             node's engine lock); None: the core's own lock.
+        joint_prefix: Public joint name = ``joint_prefix`` + the core's DOF name.
 
     Raises:
         NodeSetupError: A ``trajectory_controller.*`` parameter is unusable.
@@ -246,11 +253,13 @@ class FollowJointTrajectoryServer:
     def __init__(self, node: Node, core: RobotCore, *,
                  clock_offset: Callable[[], float] | None = None,
                  settings: ControllerSettings | None = None,
-                 lock: threading.RLock | None = None) -> None:
+                 lock: threading.RLock | None = None, joint_prefix: str = "") -> None:
         self.node = node
         self.core = core
         self._core_lock = lock if lock is not None else core.lock
-        self.settings = settings if settings is not None else declare_settings(node, core)
+        self.settings = (settings if settings is not None
+                         else declare_settings(node, core, joint_prefix))
+        self._to_core = {joint_prefix + n: n for n in core.names}
         self._offset = clock_offset or (lambda: 0.0)
         self._warn = Throttle(node.get_logger().warning)
         self._lock = threading.Lock()
@@ -300,6 +309,7 @@ class FollowJointTrajectoryServer:
         check_goal(names, points, s.joints, allow_partial=s.allow_partial,
                    allow_nonzero_end_velocity=s.allow_nonzero_end_velocity,
                    check_positions=self._check_positions)
+        dofs = [self._to_core[n] for n in names]
         tolerances = s.tolerances.merged(
             [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in path],
             [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in goal],
@@ -310,10 +320,10 @@ class FollowJointTrajectoryServer:
         check_start(start, duration, self.core.now())
         try:
             trajectory = PointTrajectory(
-                names, [TrajectoryPoint(p.time_from_start, tuple(p.positions),
+                dofs, [TrajectoryPoint(p.time_from_start, tuple(p.positions),
                                         tuple(p.velocities) or None,
                                         tuple(p.accelerations) or None) for p in points],
-                self.core.start_positions(names))
+                self.core.start_positions(dofs))
         except TrajectoryError as exc:
             raise GoalError(ErrorCode.INVALID_GOAL, str(exc)) from None
         monitor = GoalMonitor(names, tolerances, duration, [p.time_from_start for p in points],
@@ -322,7 +332,8 @@ class FollowJointTrajectoryServer:
 
     def _check_positions(self, names: Sequence[str], positions: npt.NDArray[np.float64]) -> str:
         """The limits gate: "" when every position is within its joint's limits."""
-        check = self.core.backend.check(CommandKind.POSITION, names, positions)
+        check = self.core.backend.check(CommandKind.POSITION,
+                                        [self._to_core[n] for n in names], positions)
         if not check.ok:
             return check.reason
         if check.clamped:
@@ -455,10 +466,11 @@ class FollowJointTrajectoryServer:
             error = _point(sample.error_positions, sample.error_velocities)
         else:
             names = self.settings.joints
-            index = [self.core.index[n] for n in names]
+            dofs = [self._to_core[n] for n in names]
+            index = [self.core.index[n] for n in dofs]
             with self._core_lock:
                 state = self.core.read()
-                targets = np.asarray(self.core.start_positions(names), dtype=np.float64)
+                targets = np.asarray(self.core.start_positions(dofs), dtype=np.float64)
             stamp = state.stamp
             q = np.where(state.fresh[index], state.positions[index], np.nan)
             v = np.where(state.fresh[index], state.velocities[index], np.nan)

@@ -30,7 +30,9 @@ Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajecto
 ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics``.
 Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off),
 ``~/estop`` (std_srvs/Trigger), ``~/clear_faults`` (std_srvs/Trigger: each protocol's
-fault recovery; the answer lists what was done per actuator).
+fault recovery; the answer lists what was done per actuator). FollowJointTrajectory for
+MoveIt and arm tools: :mod:`skel_ros.nodes.follow_joint_trajectory`
+(``trajectory_controller.*`` parameters).
 
 ``joint_states`` and ``/tf`` carry only what was measured: a DOF whose bus missed the
 last read is left out (and the transforms that depend on it) until a fresh read, and
@@ -67,6 +69,7 @@ from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
+from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import RobotPublisher
 from skel_ros.nodes.throttle import Throttle
@@ -284,6 +287,11 @@ class HardwareNode(Node):
                                  COMMAND_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory,
                                  COMMAND_QOS)
+        # FollowJointTrajectory, as joint_trajectory_controller offers it; header stamps are
+        # ROS time, the core runs on the manager's clock.
+        self.trajectory_controller = FollowJointTrajectoryServer(
+            self, self.core, joint_prefix=self._prefix,
+            clock_offset=lambda: self.get_clock().now().nanoseconds * 1e-9 - self.manager.now())
 
     # ---------------------------------------------------------------- commands and state
 
@@ -461,6 +469,9 @@ class HardwareNode(Node):
     def destroy_node(self) -> None:
         """Shut the hardware down, then destroy the node."""
         self.shutdown()
+        controller = getattr(self, "trajectory_controller", None)  # None: __init__ failed
+        if controller is not None:
+            controller.destroy()
         super().destroy_node()
 
 

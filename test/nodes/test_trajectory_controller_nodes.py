@@ -191,3 +191,63 @@ def test_moveit_controllers_yaml_matches_the_server() -> None:
     assert controller["type"] == "FollowJointTrajectory"
     assert controller["action_ns"] == "follow_joint_trajectory"
     assert controller["joints"] == NAMES  # the controller's joints: test_sim_* see them
+
+
+# ------------------------------------------------------------------ hardware, emulated servos
+
+@pytest.fixture(scope="module")
+def hardware(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory,
+             ) -> Iterator[ActionProbe]:
+    pytest.importorskip("skel_ros.hardware.dynamixel")
+    log = tmp_path_factory.mktemp("fjt_hw") / "hardware_node.log"
+    node = NodeProcess(
+        ["from skel_ros.nodes.hardware_node import main; main()", "--ros-args",
+         "-r", "__ns:=/fjt_hw", "-p", f"skel_file:={ARM}",
+         "-p", f"hardware_config:={REPO / 'config' / 'hardware' / 'arm_dynamixel.yaml'}",
+         "-p", "emulate:=true", "-p", "command_timeout:=5.0"], ros_env, log)
+    try:
+        for probe in _probe(node, "/fjt_hw"):
+            from std_srvs.srv import SetBool
+
+            enable = probe.node.create_client(SetBool, "hardware_node/enable")
+            probe.spin_until(enable.service_is_ready, "~/enable")
+            future = enable.call_async(SetBool.Request(data=True))
+            probe.spin_until(future.done, "the reply of ~/enable")
+            assert future.result().success, future.result().message
+            yield probe
+    finally:
+        node.stop()
+
+
+def test_hardware_goal_succeeds_within_tolerances(hardware: ActionProbe) -> None:
+    q = _feedback_positions(hardware)
+    target = [0.3, -0.2, 0.5, -0.3]
+    status_, result, goal = hardware.run(make_goal(
+        NAMES, [(1.0, target)], path=dict.fromkeys(NAMES, 0.5), goal=dict.fromkeys(NAMES, 0.03),
+        goal_time=2.0))
+    assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL), \
+        result.error_string
+    assert _feedback_positions(hardware) == pytest.approx(target, abs=0.03)
+    assert goal.feedback
+    assert q != pytest.approx(target, abs=0.03)  # it did move
+
+
+def test_hardware_path_tolerance_violated_then_cancel_and_stale_stamp(
+        hardware: ActionProbe) -> None:
+    q = _feedback_positions(hardware)
+    target = [q[0] - 1.5 if q[0] > 0.0 else q[0] + 1.5, *q[1:]]  # faster than the servo
+    status_, result, _ = hardware.run(make_goal(NAMES, [(0.1, target)],
+                                                path={"shoulder_yaw": 0.05}))
+    assert (status_, result.error_code) == (status().STATUS_ABORTED,
+                                            codes().PATH_TOLERANCE_VIOLATED), result.error_string
+    q = _feedback_positions(hardware)
+    goal = hardware.send(make_goal(NAMES, [(30.0, [q[0] + (0.5 if q[0] < 0 else -0.5),
+                                                   *q[1:]])]))
+    hardware.spin_until(lambda: len(goal.feedback) >= 2, "feedback while moving")
+    assert hardware.cancel(goal).return_code == 0
+    assert hardware.wait(goal)[0] == status().STATUS_CANCELED
+    # A stamp in ROS time (the node's clock): the trajectory ended 5 s ago.
+    now = hardware.node.get_clock().now().nanoseconds * 1e-9
+    status_, result, _ = hardware.run(make_goal(NAMES, [(1.0, q)], stamp=now - 6.0))
+    assert (status_, result.error_code) == (status().STATUS_ABORTED,
+                                            codes().OLD_HEADER_TIMESTAMP), result.error_string
