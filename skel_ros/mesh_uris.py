@@ -82,4 +82,5 @@ def portable_mesh_uris(urdf: str, generated_dirs: Sequence[Path] = (),
             changed = True
     if not changed:
         return urdf
-    return '<?xml version="1.0"?>\n' + etree.tostring(root, pretty_print=True, encoding="unicode")
+    body: str = etree.tostring(root, pretty_print=True, encoding="unicode")
+    return '<?xml version="1.0"?>\n' + body

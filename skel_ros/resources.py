@@ -136,7 +136,7 @@ def _source_uri(path: Path) -> str | None:
             continue
         name = _package_name(manifest)
         share = package_share(name) if name else None
-        if share is None:
+        if name is None or share is None:
             return None
         rel = path.relative_to(root)
         installed = share / rel

@@ -79,7 +79,8 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
         etree.SubElement(joint, "state_interface", name="velocity")
         etree.SubElement(joint, "state_interface", name="effort")
     etree.indent(root, space="  ")
-    return '<?xml version="1.0"?>\n' + etree.tostring(root, encoding="unicode") + "\n"
+    body: str = etree.tostring(root, encoding="unicode")
+    return '<?xml version="1.0"?>\n' + body + "\n"
 
 
 def _commandable_dofs(world: World) -> list[tuple[str, float]]:
