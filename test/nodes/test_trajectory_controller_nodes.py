@@ -251,3 +251,30 @@ def test_hardware_path_tolerance_violated_then_cancel_and_stale_stamp(
     status_, result, _ = hardware.run(make_goal(NAMES, [(1.0, q)], stamp=now - 6.0))
     assert (status_, result.error_code) == (status().STATUS_ABORTED,
                                             codes().OLD_HEADER_TIMESTAMP), result.error_string
+
+
+def _enable(probe: ActionProbe, on: bool) -> None:
+    from std_srvs.srv import SetBool
+
+    enable = probe.node.create_client(SetBool, "hardware_node/enable")
+    probe.spin_until(enable.service_is_ready, "~/enable")
+    future = enable.call_async(SetBool.Request(data=on))
+    probe.spin_until(future.done, "the reply of ~/enable")
+    assert future.result().success, future.result().message
+    probe.node.destroy_client(enable)
+
+
+def test_hardware_disable_ends_a_goal_and_torque_off_refuses_one(hardware: ActionProbe) -> None:
+    q = _feedback_positions(hardware)
+    goal = hardware.send(make_goal(NAMES, [(30.0, [q[0] + (0.5 if q[0] < 0 else -0.5),
+                                                   *q[1:]])]))
+    hardware.spin_until(lambda: len(goal.feedback) >= 2, "feedback while moving")
+    _enable(hardware, on=False)
+    try:
+        status_, result = hardware.wait(goal)
+        assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+        status_, result, _ = hardware.run(make_goal(NAMES, [(1.0, q)]))
+        assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+        assert result.error_string, "no reason given"
+    finally:
+        _enable(hardware, on=True)
