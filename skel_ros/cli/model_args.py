@@ -1,16 +1,17 @@
 """The model options every ``skel-ros`` command that reads a model takes.
 
-``name:=value`` words after the model file are xacro arguments (as ``xacro`` and
-``ros2 launch`` write them); ``--fixed-base`` welds a URDF's root link to the world
-instead of giving it a floating joint (:mod:`skel_ros.model.urdf_reader`).
+``name:=value`` words right after the model file are xacro arguments (as ``xacro``
+and ``ros2 launch`` write them): ``skel-ros convert robot.urdf.xacro arm:=ur5 -o
+robot.skel``; ``--fixed-base`` welds a URDF's root link to the world instead of
+giving it a floating joint (:mod:`skel_ros.model.urdf_reader`).
 """
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
     from skel_ros.model.types import World
@@ -20,20 +21,23 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, positional: bool = T
     """Add ``NAME:=VALUE`` (positional, after the file) and ``--fixed-base``."""
     if positional:
         parser.add_argument("xacro_args", nargs="*", metavar="NAME:=VALUE", default=[],
-                            help="xacro arguments of a .xacro model")
+                            help="xacro arguments of a .xacro model (right after the file)")
     parser.add_argument("--fixed-base", action="store_true",
                         help="URDF/SMURF: weld the root link to the world (default: a"
                              " floating joint, unless the root link is 'world')")
 
 
 def parse_xacro_args(words: Sequence[str]) -> dict[str, str]:
-    """``["a:=1", "b:=x"]`` -> ``{"a": "1", "b": "x"}``; anything else is an error."""
+    """``["a:=1", "b:=x"]`` -> ``{"a": "1", "b": "x"}``.
+
+    Raises:
+        ValueError: A word that is not ``NAME:=VALUE`` (``skel-ros`` prints it, exit 1).
+    """
     out: dict[str, str] = {}
     for word in words:
         name, sep, value = word.partition(":=")
         if not sep or not name:
-            raise argparse.ArgumentTypeError(
-                f"{word!r} is not a xacro argument NAME:=VALUE")
+            raise ValueError(f"{word!r} is not a xacro argument NAME:=VALUE")
         out[name] = value
     return out
 
