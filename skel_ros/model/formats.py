@@ -105,7 +105,7 @@ def detect_format(data: bytes) -> ModelFormat:
     return ModelFormat.PHOBOS  # confirmed (or refuted) once parsed
 
 
-def load_model(source: str | os.PathLike[str], *, name: str | None = None,  # noqa: C901
+def load_model(source: str | os.PathLike[str], *, name: str | None = None,  # noqa: C901, PLR0912
                xacro_args: Mapping[str, str] | None = None, fixed_base: bool = False) -> World:
     """Read a model in any supported format (SKEL, CASPR bodies, Phobos, URDF/xacro, SMURF).
 
@@ -215,14 +215,14 @@ def _load_phobos(data: bytes, label: str, path: Path | None, name: str | None, *
 
 def _refuse_other_yaml(value: object, label: str, lines: Mapping[str, int]) -> NoReturn:
     """Raise the error for parsed YAML/JSON that is not a Phobos dictionary, naming what it is."""
-    if isinstance(value, Mapping):
-        if isinstance(value.get("models"), list) and "skel" not in value:
-            raise UnknownFormatError(
-                "a 'models' list without the 'skel' key that skel-ros writes beside it"
-                " (the world's physics); this envelope is skel-ros's own, not Phobos's",
-                Location(label, lines.get("/models", 1)),
-                "add 'skel: {world: {}}' at the top level for DART's default physics, or"
-                " load each model (a dictionary with 'links' and 'joints') as its own file")
+    if isinstance(value, Mapping) and isinstance(value.get("models"), list) \
+            and "skel" not in value:
+        raise UnknownFormatError(
+            "a 'models' list without the 'skel' key that skel-ros writes beside it"
+            " (the world's physics); this envelope is skel-ros's own, not Phobos's",
+            Location(label, lines.get("/models", 1)),
+            "add 'skel: {world: {}}' at the top level for DART's default physics, or"
+            " load each model (a dictionary with 'links' and 'joints') as its own file")
     raise UnknownFormatError(
         "YAML/JSON without the 'links' and 'joints' of a Phobos dictionary",
         Location(label, 1))

@@ -176,7 +176,7 @@ def _motor(raw: object, label: str, line: int, i: int) -> SmurfMotor:
 
 
 def _tighter(dof: Dof, motor: SmurfMotor, warnings: list[SkelWarning]) -> Dof:
-    changes: dict[str, float] = {}
+    changes: dict[str, Any] = {}
 
     def limit(what: str, lower_field: str, upper_field: str, lower: float, upper: float) -> None:
         old = (getattr(dof, lower_field), getattr(dof, upper_field))
