@@ -218,3 +218,87 @@ def test_controller_state_and_the_topic(rig: tuple[LaggingRobot, ActionProbe]) -
     count = len(probe.states)
     probe.spin_until(lambda: len(probe.states) > count + 2, "more controller_state")
     assert list(probe.states[-1].reference.positions) == pytest.approx([-0.35, 0.25], abs=1e-6)
+
+
+# ------------------------------------------------------------------ parameters
+
+def _settings(context: Any, **overrides: Any) -> Any:
+    from numpy_backend import NumpyBackend  # type: ignore[import-not-found]
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from skel_ros.core import RobotCore
+    from skel_ros.nodes.follow_joint_trajectory import PREFIX, declare_settings
+
+    node = Node("settings", context=context, parameter_overrides=[
+        Parameter(PREFIX + name, value=value) for name, value in overrides.items()])
+    try:
+        return declare_settings(node, RobotCore(NumpyBackend()))
+    finally:
+        node.destroy_node()
+
+
+@pytest.fixture
+def context(ros_env: dict[str, str]) -> Iterator[Any]:
+    import rclpy
+    from rclpy.context import Context
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+def test_settings_defaults_and_jtc_constraints(context: Any) -> None:
+    from skel_ros.core.tolerances import StateTolerance
+
+    s = _settings(context)
+    assert s.name == "joint_trajectory_controller"
+    assert s.joints == ("a", "b")  # 'c' takes velocity commands only
+    assert s.tolerances.goal["a"] == StateTolerance(0.0, 0.01)
+    assert s.tolerances.goal_time == 0.0
+    s = _settings(context, **{"joints": ["b"], "constraints.trajectory": [0.2],
+                              "constraints.goal_time": 0.5, "allow_partial_joints_goal": True})
+    assert s.joints == ("b",)
+    assert s.tolerances.path == {"b": StateTolerance(0.2)}
+    assert s.tolerances.goal_time == 0.5
+    assert s.allow_partial
+    s = _settings(context, **{"constraints.goal": [0.1, 0.2]})
+    assert (s.tolerances.goal["a"].position, s.tolerances.goal["b"].position) == (0.1, 0.2)
+
+
+@pytest.mark.parametrize(("overrides", "words"), [
+    ({"joints": ["a", "c"]}, "'c' cannot be commanded in position"),
+    ({"joints": ["a", "a"]}, "twice"),
+    ({"constraints.goal": [0.1, 0.2, 0.3]}, "3 values for 2 joints"),
+    ({"constraints.trajectory": [-0.1]}, "must be finite and >= 0"),
+    ({"state_publish_rate": 0.0}, "state_publish_rate must be in (0, 1000] Hz"),
+])
+def test_settings_refused_with_the_parameter_named(context: Any, overrides: dict[str, Any],
+                                                   words: str) -> None:
+    from skel_ros.nodes.errors import NodeSetupError
+
+    with pytest.raises(NodeSetupError) as info:
+        _settings(context, **overrides)
+    assert words in str(info.value)
+    assert "trajectory_controller." in str(info.value)
+
+
+def test_an_empty_name_serves_nothing(context: Any) -> None:
+    from numpy_backend import NumpyBackend  # type: ignore[import-not-found]
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from skel_ros.core import RobotCore
+    from skel_ros.nodes.follow_joint_trajectory import PREFIX, FollowJointTrajectoryServer
+
+    node = Node("no_controller", context=context,
+                parameter_overrides=[Parameter(PREFIX + "name", value="")])
+    try:
+        server = FollowJointTrajectoryServer(node, RobotCore(NumpyBackend()))
+        assert server._server is None
+        assert not [p.topic_name for p in node.publishers if "controller" in p.topic_name]
+        assert list(node.subscriptions) == []
+        server.destroy()
+    finally:
+        node.destroy_node()
