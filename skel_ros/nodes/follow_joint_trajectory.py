@@ -361,6 +361,10 @@ class FollowJointTrajectoryServer:
         except CommandRefused as exc:
             return self._end(handle, GoalResult(FollowOutcome.ABORTED, ErrorCode.INVALID_GOAL,
                                                 exc.reason))
+        except Exception as exc:  # noqa: BLE001 - a bug must still end the goal, with a result
+            self.node.get_logger().error(f"{self.settings.name}: goal failed: {exc!r}")
+            return self._end(handle, GoalResult(FollowOutcome.ABORTED, ErrorCode.INVALID_GOAL,
+                                                f"internal error: {exc!r}"))
         entry = _Goal(handle, monitor, Future())
         with self._lock:
             self._following = monitor
@@ -429,6 +433,10 @@ class FollowJointTrajectoryServer:
         except CommandRefused as exc:
             self._warn(f"{self._topic}: {exc.reason} (message ignored)",
                        key=f"{self._topic} {exc.key}")
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug must not stop the node's executor
+            self._warn(f"{self._topic}: message ignored, internal error: {exc!r}",
+                       key=f"{self._topic} internal error")
             return
         with self._lock:
             self._following = monitor
