@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
     from skel_ros.model.types import World
 
@@ -27,24 +26,10 @@ def add_model_arguments(parser: argparse.ArgumentParser, *, positional: bool = T
                              " floating joint, unless the root link is 'world')")
 
 
-def parse_xacro_args(words: Sequence[str]) -> dict[str, str]:
-    """``["a:=1", "b:=x"]`` -> ``{"a": "1", "b": "x"}``.
-
-    Raises:
-        ValueError: A word that is not ``NAME:=VALUE`` (``skel-ros`` prints it, exit 1).
-    """
-    out: dict[str, str] = {}
-    for word in words:
-        name, sep, value = word.partition(":=")
-        if not sep or not name:
-            raise ValueError(f"{word!r} is not a xacro argument NAME:=VALUE")
-        out[name] = value
-    return out
-
-
 def load_model_from_args(path: str, args: Any) -> World:  # noqa: ANN401 - argparse Namespace
     """``load_model`` with the xacro arguments and ``--fixed-base`` of ``args``."""
     from skel_ros.model import load_model  # commands import lazily
+    from skel_ros.model.urdf_reader import parse_xacro_args
 
     xacro_args = parse_xacro_args(getattr(args, "xacro_args", None) or [])
     return load_model(path, xacro_args=xacro_args or None,

@@ -77,8 +77,8 @@ if TYPE_CHECKING:
 
     from skel_ros.model.xmlread import Element
 
-__all__ = ["FLOATING_BASE", "find_package", "is_xacro", "load_urdf", "resolve_uri",
-           "urdf_to_world"]
+__all__ = ["FLOATING_BASE", "find_package", "is_xacro", "load_urdf", "parse_xacro_args",
+           "resolve_uri", "urdf_to_world"]
 
 FLOATING_BASE = "floating_base"
 """Name of the free joint given to a root link that is not ``world``."""
@@ -155,6 +155,23 @@ def resolve_uri(uri: str, base_dir: Path | None,
 
 
 # --------------------------------------------------------------------------- entry points
+
+
+def parse_xacro_args(words: str | Sequence[str]) -> dict[str, str]:
+    """The xacro arguments in ``NAME:=VALUE`` words (a string is split at white space).
+
+    ``"a:=1 b:=x"`` and ``["a:=1", "b:=x"]`` give ``{"a": "1", "b": "x"}``.
+
+    Raises:
+        ValueError: A word that is not ``NAME:=VALUE``.
+    """
+    out: dict[str, str] = {}
+    for word in words.split() if isinstance(words, str) else words:
+        name, sep, value = word.partition(":=")
+        if not sep or not name:
+            raise ValueError(f"{word!r} is not a xacro argument NAME:=VALUE")
+        out[name] = value
+    return out
 
 
 def is_xacro(data: bytes, name: str = "") -> bool:

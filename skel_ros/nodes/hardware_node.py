@@ -9,7 +9,11 @@ the manager. ROS callbacks only hand things over and read the latest status; the
 touch a bus.
 
 Parameters:
-    skel_file (string): the robot's SKEL file (path or ``package://skel_ros/...``).
+    skel_file (string): the robot's model (path or ``package://...``), in any format
+        ``load_model`` reads (SKEL, URDF/xacro, SMURF, Phobos, CASPR).
+    model_args (string): xacro arguments of a ``.xacro`` skel_file, ``"name:=value ..."``.
+    fixed_base (bool): URDF/SMURF: weld the root link to the world (default: floating,
+        unless the root link is ``world``).
     hardware_config (string): the joint -> actuator YAML.
     control_rate (double): control loop rate in Hz; 0 = the YAML's ``control_rate``.
     command_timeout (double): seconds without a command before the safe state;
@@ -67,6 +71,7 @@ from skel_ros.hardware.plugins import protocol
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import UrdfExportError, skeleton_namespace
+from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
@@ -97,7 +102,9 @@ def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescrip
 
 
 PARAMETERS: dict[str, tuple[Any, str]] = {
-    "skel_file": ("", "the robot's SKEL file (path or package://skel_ros/...)"),
+    "skel_file": ("", "the robot's model, any format load_model reads (path or package://)"),
+    "model_args": ("", "xacro arguments of a .xacro skel_file: 'name:=value ...'"),
+    "fixed_base": (False, "URDF/SMURF skel_file: weld the root link to the world"),
     "hardware_config": ("", "joint -> actuator mapping YAML (config/hardware/*.yaml)"),
     "control_rate": (0.0, "control loop rate in Hz; 0 = the YAML's control_rate"),
     "command_timeout": (-1.0, ("seconds without a command before the safe state; -1 = the"
@@ -180,13 +187,14 @@ class HardwareNode(Node):
         self._check_parameters(p)
         try:
             skel_path = resolve(p["skel_file"])
-            world = load_model(skel_path)
+            world = load_model(skel_path, xacro_args=parse_xacro_args(p["model_args"]) or None,
+                               fixed_base=p["fixed_base"])
             config = load_hardware_config(resolve(p["hardware_config"]))
             config = config.with_overrides(port=p["port"], can_interface=p["can_interface"],
                                            can_channel=p["can_channel"])
             skeleton = config.select_skeleton(world)
             bound = config.bind(skeleton)
-        except (FileNotFoundError, SkelError, ConfigError, LimitError) as exc:
+        except (FileNotFoundError, SkelError, ConfigError, LimitError, ValueError) as exc:
             raise NodeSetupError(str(exc)) from None
         if p["emulate"]:
             config = self._start_emulators(config, bound)

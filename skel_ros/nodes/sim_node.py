@@ -12,7 +12,12 @@ callbacks. Every stamp is simulated time, and ``/clock`` carries it. docs/sim_no
 is the user documentation.
 
 Parameters (read-only ones are fixed at start):
-    skel_file (string, read-only): the world (path or ``package://skel_ros/...``).
+    skel_file (string, read-only): the world (path or ``package://skel_ros/...``), in
+        any format ``load_model`` reads (SKEL, URDF/xacro, SMURF, Phobos, CASPR).
+    model_args (string, read-only): xacro arguments of a ``.xacro`` skel_file,
+        ``"name:=value name:=value"``.
+    fixed_base (bool, read-only): URDF/SMURF: weld the root link to the world (default:
+        a floating joint, unless the root link is ``world``).
     gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
     frame_prefix (string, read-only): prefix of every TF frame, the world included.
     real_time_factor (double): simulated seconds per wall second; 0 = as fast as possible.
@@ -61,6 +66,7 @@ from trajectory_msgs.msg import JointTrajectory
 from skel_ros.core import CommandRefused, RobotCore
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.urdf import UrdfExportError
+from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
@@ -97,8 +103,15 @@ class _Param:
 
 PARAMETERS: dict[str, _Param] = {
     "skel_file": _Param("package://skel_ros/examples/arm.skel",
-                        "the world to simulate: SKEL path or package://skel_ros/... URI",
+                        "the world to simulate, any format load_model reads: path or"
+                        " package:// URI",
                         read_only=True),
+    "model_args": _Param("", "xacro arguments of a .xacro skel_file: 'name:=value ...'",
+                         read_only=True),
+    "fixed_base": _Param(default=False,
+                         description="URDF/SMURF skel_file: weld the root link to the world "
+                                     "(default: floating, unless the root link is 'world')",
+                         read_only=True),
     "gains_file": _Param("package://skel_ros/config/sim_gains.yaml",
                          "position-controller gains YAML ('' = built-in defaults)",
                          read_only=True),
@@ -340,8 +353,9 @@ class SimNode(Node):
     def _build_engine(self, p: dict[str, Any]) -> SimEngine:
         try:
             path = resolve(p["skel_file"])
-            world = load_model(path)
-        except (FileNotFoundError, OSError, SkelError) as exc:
+            world = load_model(path, xacro_args=parse_xacro_args(p["model_args"]) or None,
+                               fixed_base=p["fixed_base"])
+        except (FileNotFoundError, OSError, SkelError, ValueError) as exc:
             raise NodeSetupError(f"cannot load skel_file {p['skel_file']!r}: {exc}") from None
         for warning in world.warnings:
             self.get_logger().warning(str(warning))

@@ -96,3 +96,47 @@ def test_hardware_node_runs_a_urdf_robot_from_init_hardware(  # noqa: PLR0917 - 
             node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
+
+
+XACRO = """<?xml version="1.0"?>
+<robot name="pendulum" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:arg name="length" default="0.5"/>
+  <link name="base"><inertial><mass value="5"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <link name="bob"><inertial><origin xyz="0 0 -$(arg length)"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="swing" type="revolute"><parent link="base"/><child link="bob"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" velocity="5" effort="20"/></joint>
+</robot>
+"""
+
+
+def test_sim_node_takes_xacro_arguments_and_fixed_base(ros_env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    pytest.importorskip("xacro", reason="xacro reads .urdf.xacro files")
+    from rclpy.parameter import Parameter
+
+    from skel_ros.nodes.errors import NodeSetupError
+    from skel_ros.nodes.sim_node import SimNode
+
+    path = tmp_path / "pendulum.urdf.xacro"
+    path.write_text(XACRO)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = SimNode(context=context, start=False, parameter_overrides=[
+            Parameter("skel_file", value=str(path)),
+            Parameter("model_args", value="length:=0.8"),
+            Parameter("fixed_base", value=True)])
+        try:
+            assert list(node.engine.dof_names) == ["swing"]  # the base is welded
+            bob = node.engine.model.skeletons[0].body("bob")
+            assert bob.inertia.com[2] == pytest.approx(-0.8)
+        finally:
+            node.destroy_node()
+        with pytest.raises(NodeSetupError, match="not a xacro argument"):
+            SimNode(context=context, start=False, parameter_overrides=[
+                Parameter("skel_file", value=str(path)),
+                Parameter("model_args", value="length=0.8")])
+    finally:
+        rclpy.shutdown(context=context)
