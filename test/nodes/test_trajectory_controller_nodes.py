@@ -74,8 +74,9 @@ def sim(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory,
         ) -> Iterator[ActionProbe]:
     log = tmp_path_factory.mktemp("fjt_sim") / "sim_node.log"
     node = NodeProcess(["from skel_ros.nodes.sim_node import main; main()", "--ros-args",
-                        "-r", "__ns:=/fjt_sim", "-p", f"skel_file:={ARM}",
-                        "-p", "real_time_factor:=1.0"], ros_env, log)
+                        "-r", "__ns:=/fjt_sim", "--params-file",
+                        str(REPO / "config" / "sim.yaml"),  # the shipped settings
+                        "-p", f"skel_file:={ARM}", "-p", "real_time_factor:=1.0"], ros_env, log)
     try:
         yield from _probe(node, "/fjt_sim")
     finally:
