@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
     from skel_ros.model.types import Array, Body, Dof, Geometry, Joint, Shape, Skeleton, World
 
-__all__ = ["MjcfBody", "MjcfExport", "MjcfJoint", "world_to_mjcf", "write_mjcf"]
+__all__ = ["FreeFrames", "MjcfBody", "MjcfExport", "MjcfJoint", "world_to_mjcf", "write_mjcf"]
 
 # Mesh formats MuJoCo reads; a visual mesh of another format is dropped with a warning.
 MESH_SUFFIXES = (".stl", ".obj", ".msh")
@@ -78,6 +78,65 @@ _MAX_SKELETON_BITS = 31
 
 
 @dataclass(frozen=True)
+class FreeFrames:
+    """A SKEL free joint as the MJCF export needs it for coordinates.
+
+    Attributes:
+        parent: ``T_parent_to_joint``.
+        child: ``T_child_to_joint``.
+        dofs: Its six DOF indices in the skeleton (rotation vector, then translation).
+    """
+
+    parent: Array
+    child: Array
+    dofs: tuple[int, ...]
+
+    def motion(self, q: Array) -> Array:
+        """The joint motion ``[exp(q0:3) | q3:6]`` (the MuJoCo body in ``parent``)."""
+        m = np.eye(4)
+        m[:3, :3] = exp_rot(q[:3])
+        m[:3, 3] = q[3:6]
+        return m
+
+    def relative(self, q: Array) -> Array:
+        """The child body in the parent body: ``T_parent_to_joint M(q) T_child_to_joint^-1``."""
+        out: Array = (np.asarray(self.parent) @ self.motion(q)
+                      @ inverse(np.asarray(self.child)))
+        return out
+
+    def child_twist(self, q: Array, v: Array) -> Array:
+        """The child body's twist relative to its parent, (angular, linear), in its frame.
+
+        DART 6's free-joint velocity ``v`` maps to it through ``diag(R^T, R^T)
+        Ad(T_child_to_joint)``, R the rotation of :meth:`relative` (its
+        ``getRelativeJacobian``; test/sim/test_engine_agreement.py checks the result
+        against dartpy's body velocities).
+        """
+        to_child = np.zeros((6, 6))
+        to_child[:3, :3] = to_child[3:, 3:] = self.relative(q)[:3, :3].T
+        twist: Array = to_child @ _adjoint(np.asarray(self.child)) @ np.asarray(v)
+        return twist
+
+    def twist(self, q: Array, v: Array) -> tuple[Array, Array]:
+        """(angular, linear) velocity of the joint frame, in that frame.
+
+        The joint frame is the child body's times ``T_child_to_joint``.
+        """
+        joint = _adjoint(inverse(np.asarray(self.child))) @ self.child_twist(q, v)
+        return joint[:3], joint[3:]
+
+
+def _adjoint(t: Array) -> Array:
+    """The 6x6 adjoint of a transform, for twists ordered (angular, linear)."""
+    r, p = t[:3, :3], t[:3, 3]
+    skew = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = r
+    out[3:, :3] = skew @ r
+    return out
+
+
+@dataclass(frozen=True)
 class MjcfJoint:
     """One MuJoCo joint of the export, in ``qpos`` order.
 
@@ -90,11 +149,10 @@ class MjcfJoint:
             (the rotation vector) for a ball, six for a free joint.
         scale: Its position per unit of the DOF's (``pitch / 2pi`` for a screw's slide,
             1 otherwise).
-        origin: For a free joint, ``T_parent_to_joint`` (its ``qpos`` is the body's world
-            pose, not the DOFs); None otherwise.
-        twist: For a slide that stands for a free joint's translation (below a root),
-            that joint's six DOFs: its velocity is that of the translation in the parent
-            joint frame, DART's the twist in the joint's own frame. Empty otherwise.
+        free: For a MuJoCo joint that stands for a SKEL free joint (all of it at a root;
+            its translation slides or its rotation ball below one), that joint's frames
+            and DOFs: a free ``qpos`` is the body's world pose, and every such ``qvel``
+            is converted from DART's free-joint velocity. None otherwise.
     """
 
     name: str
@@ -103,8 +161,7 @@ class MjcfJoint:
     joint: str
     dofs: tuple[int, ...]
     scale: float = 1.0
-    origin: Array | None = None
-    twist: tuple[int, ...] = ()
+    free: FreeFrames | None = None
 
     @property
     def nq(self) -> int:
@@ -177,8 +234,8 @@ class MjcfExport:
             q = np.asarray(positions[j.skeleton], dtype=float)[list(j.dofs)]
             if j.kind == "ball":
                 out.extend(_wxyz(exp_rot(q)))
-            elif j.kind == "free":
-                pose = _free_pose(j, q)
+            elif j.kind == "free" and j.free is not None:  # the body's pose in the world
+                pose = j.free.relative(q)
                 out.extend(float(v) for v in pose[:3, 3])
                 out.extend(_wxyz(pose[:3, :3]))
             else:
@@ -189,44 +246,38 @@ class MjcfExport:
              velocities: Mapping[str, Sequence[float] | Array]) -> Array:
         """MuJoCo ``qvel`` for SKEL DOF velocities (at those positions).
 
-        DART's ball velocity is the body's angular velocity in its own frame, as MuJoCo's;
-        a free joint's is the twist ``(w, v)`` of its frame in its own frame, while
-        MuJoCo's free ``qvel`` is the linear velocity in the world and the angular in the
-        body, and the slides that stand for a free joint below a skeleton's root move
-        along the parent joint frame's axes.
+        A ball's velocity is the angular velocity in the joint frame in both engines.
+        DART's free-joint velocity is converted (:meth:`FreeFrames.twist`) to MuJoCo's:
+        a free joint's ``qvel`` is the linear velocity in the world and the angular in
+        the body; below a root, the slides take the translation's rate along the parent
+        joint frame's axes and the ball the angular velocity in the body.
         """
         out: list[float] = []
         for j in self.joints:
             v = np.asarray(velocities[j.skeleton], dtype=float)[list(j.dofs)]
+            if j.free is None:
+                out.extend(float(x) * j.scale for x in v)
+                continue
+            free = j.free
+            q = np.asarray(positions[j.skeleton], dtype=float)[list(free.dofs)]
+            six = np.asarray(velocities[j.skeleton], dtype=float)[list(free.dofs)]
+            if j.kind == "free":  # the body frame's: linear in the world, angular in the body
+                twist = free.child_twist(q, six)
+                out.extend(float(x) for x in free.relative(q)[:3, :3] @ twist[3:])
+                out.extend(float(x) for x in twist[:3])
+                continue
+            angular, linear = free.twist(q, six)
+            motion = free.motion(q)
             if j.kind == "ball":
-                out.extend(float(x) for x in v)
-            elif j.kind == "free":
-                q = np.asarray(positions[j.skeleton], dtype=float)[list(j.dofs)]
-                rot = _free_pose(j, q)[:3, :3]
-                out.extend(float(x) for x in rot @ v[3:])
-                out.extend(float(x) for x in v[:3])
-            elif j.twist:
-                q = np.asarray(positions[j.skeleton], dtype=float)[list(j.twist[:3])]
-                w = np.asarray(velocities[j.skeleton], dtype=float)[list(j.twist[3:])]
-                out.append(float((exp_rot(q) @ w)[j.dofs[0] - j.twist[3]]))
-            else:
-                out.append(float(v[0]) * j.scale)
+                out.extend(float(x) for x in angular)
+            else:  # one of the slides: the translation's rate along the parent joint axes
+                out.append(float((motion[:3, :3] @ linear)[j.dofs[0] - free.dofs[3]]))
         return np.array(out)
 
 
 def _wxyz(rot: Array) -> list[float]:
     x, y, z, w = (float(v) for v in matrix_to_quaternions(rot))
     return [w, x, y, z]
-
-
-def _free_pose(joint: MjcfJoint, q: Array) -> Array:
-    """World pose of a free joint's MuJoCo body: ``T_parent_to_joint . [exp(w) | t]``."""
-    motion = np.eye(4)
-    motion[:3, :3] = exp_rot(q[:3])
-    motion[:3, 3] = q[3:6]
-    origin = np.eye(4) if joint.origin is None else np.asarray(joint.origin)
-    pose: Array = origin @ motion
-    return pose
 
 
 # --------------------------------------------------------------------------- writing
@@ -394,7 +445,10 @@ class _Writer:
         frames: dict[str, Array] = {}
         moves: dict[str, bool] = {}  # the body or one of its ancestors has a MuJoCo joint
         for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
-            frame = np.asarray(joint.T_child_to_joint, dtype=float)
+            # A root's free joint moves the body frame itself (MuJoCo's and DART's free
+            # joints both integrate the body origin's position linearly): no offset.
+            root_free = joint.type is JointType.FREE and joint.parent is None and not static
+            frame = np.eye(4) if root_free else np.asarray(joint.T_child_to_joint, dtype=float)
             frames[body.name] = frame
             parent_el = worldbody if joint.parent is None else elements[joint.parent]
             if world_poses is not None:
@@ -404,8 +458,10 @@ class _Writer:
                           @ frames[joint.parent])
                 relative = inverse(parent) @ own
             else:
+                # F_parent^-1 F_child at q = 0, F = W(body) frame, W(c) = W(p) Tpj Tcj^-1.
                 parent_frame = np.eye(4) if joint.parent is None else frames[joint.parent]
-                relative = inverse(parent_frame) @ np.asarray(joint.T_parent_to_joint)
+                relative = (inverse(parent_frame) @ np.asarray(joint.T_parent_to_joint)
+                            @ inverse(np.asarray(joint.T_child_to_joint)) @ frame)
             name = self._claim("body", f"{ns}{body.name}", body.location)
             el = etree.SubElement(parent_el, "body", name=name)
             _pose(el, relative)
@@ -473,10 +529,9 @@ class _Writer:
             name = self._claim("joint", f"{ns}{joint.name}", joint.location)
             j = etree.SubElement(el, "joint", name=name, type="free")
             self._dynamics(j, dofs[0])
-            self.joints_here.append(MjcfJoint(
-                name, "free", skeleton.name, joint.name,
-                tuple(range(joint.first_dof, joint.first_dof + 6)),
-                origin=np.asarray(joint.T_parent_to_joint)))
+            six = tuple(range(joint.first_dof, joint.first_dof + 6))
+            self.joints_here.append(MjcfJoint(name, "free", skeleton.name, joint.name, six,
+                                              free=_free_frames(joint, six)))
             return
         if t is JointType.FREE:
             # MuJoCo allows free joints only at the top: three slides along the joint frame's
@@ -487,12 +542,12 @@ class _Writer:
                 dof = dofs[3 + k]
                 axis = tuple(float(k == i) for i in range(3))
                 self._single(el, skeleton, joint, kind="slide", axis=axis, dof=dof,
-                             name=f"{ns}{dof.name}", twist=six)
+                             name=f"{ns}{dof.name}", free=_free_frames(joint, six))
             name = self._claim("joint", f"{ns}{joint.name}", joint.location)
             j = etree.SubElement(el, "joint", name=name, type="ball")
             self._dynamics(j, dofs[0])
-            self.joints_here.append(MjcfJoint(name, "ball", skeleton.name, joint.name,
-                                         tuple(range(joint.first_dof, joint.first_dof + 3))))
+            self.joints_here.append(MjcfJoint(name, "ball", skeleton.name, joint.name, six[:3],
+                                              free=_free_frames(joint, six)))
             return
         for motion in joint_chain(joint):
             dof = dofs[motion.dof]
@@ -522,7 +577,7 @@ class _Writer:
 
     def _single(self, el: etree._Element, skeleton: Skeleton, joint: Joint, *,
                 kind: str, axis: Sequence[float], dof: Dof, name: str,
-                twist: tuple[int, ...] = ()) -> None:
+                free: FreeFrames | None = None) -> None:
         name = self._claim("joint", name, joint.location)
         j = etree.SubElement(el, "joint", name=name, type=kind, axis=_vec(axis))
         lo, hi = dof.position_lower, dof.position_upper
@@ -540,7 +595,7 @@ class _Writer:
             self._warn(f"DOF {dof.name!r}: a one-sided force limit is not written (MJCF's"
                        " actuatorfrcrange has two finite ends)", joint.location)
         self.joints_here.append(MjcfJoint(name, kind, skeleton.name, joint.name,
-                                     (skeleton.dof_index(dof.name),), twist=twist))
+                                     (skeleton.dof_index(dof.name),), free=free))
         if joint.actuator is ActuatorType.LOCKED:
             eq = self._section("equality")
             etree.SubElement(eq, "joint", joint1=name,
@@ -687,6 +742,11 @@ def _primitive(g: Geometry) -> dict[str, str] | None:
     if isinstance(g, (Cylinder, Capsule)):  # DART's height is the cylinder's, caps apart
         return {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))}
     return None
+
+
+def _free_frames(joint: Joint, dofs: tuple[int, ...]) -> FreeFrames:
+    return FreeFrames(np.asarray(joint.T_parent_to_joint), np.asarray(joint.T_child_to_joint),
+                      dofs)
 
 
 def _plane_pose(g: Plane) -> Array:
