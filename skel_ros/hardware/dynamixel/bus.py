@@ -196,6 +196,7 @@ class DynamixelBus(ActuatorBus):
         self._read_reply_size = 0
         self._read_timeout = 0.0
         self._reply_struct = struct.Struct("")
+        self._reply_heads: tuple[bytes, ...] = ()  # Sync Read: each answer's first 8 bytes
         self._ids_tuple = tuple(self._ids)
         self.stats = {"garbage_bytes": 0}
 
@@ -487,9 +488,14 @@ class DynamixelBus(ActuatorBus):
             self._read_reply_size = proto.HEADER_SIZE + 1 + n * (READ_SIZE + 4)
             self._reply_struct = struct.Struct("<4sBHB" + ("BB" + _READ_CODES + "H") * n)
         else:
-            # (header, id, length, 0x55, ERR, DATA, CRC) per servo
-            self._read_reply_size = n * (proto.STATUS_OVERHEAD + READ_SIZE)
-            self._reply_struct = struct.Struct("<" + ("4sBHBB" + _READ_CODES + "H") * n)
+            # (header, id, length, 0x55 | ERR, DATA, CRC) per servo; the first 8 bytes of
+            # each status packet are known in advance: one bytes field, compared whole.
+            packet = proto.STATUS_OVERHEAD + READ_SIZE
+            self._read_reply_size = n * packet
+            self._reply_struct = struct.Struct("<" + ("8sB" + _READ_CODES + "H") * n)
+            length = packet - proto.HEADER_SIZE
+            self._reply_heads = tuple(
+                proto.HEADER + struct.pack("<BHB", i, length, _STATUS) for i in ids)
         self._read_timeout = self._timeout(len(self._read_packet), self._read_reply_size,
                                            1 if self.fast_sync_read else n)
 
@@ -743,19 +749,13 @@ class DynamixelBus(ActuatorBus):
                     or proto.crc16(memoryview(raw)[:-2]) != flat[-1]):
                 return None
             return flat[4::per], [flat[6 + k::per] for k in range(_NV)]
-        # per servo: header, id, length, 0x55, error, the values, CRC
-        per = _NV + 6
-        packet = proto.STATUS_OVERHEAD + READ_SIZE
-        if (flat[0::per].count(proto.HEADER) != n or flat[1::per] != self._ids_tuple
-                or flat[2::per].count(packet - proto.HEADER_SIZE) != n
-                or flat[3::per].count(_STATUS) != n):
+        # per servo: its status packet's first 8 bytes, error, the values, CRC
+        per = _NV + 3
+        if (flat[0::per] != self._reply_heads
+                or proto.crc16_each(raw, proto.STATUS_OVERHEAD + READ_SIZE, n)
+                != list(flat[per - 1::per])):
             return None
-        view = memoryview(raw)
-        crc16 = proto.crc16
-        for k, crc in enumerate(flat[per - 1::per]):
-            if crc16(view[k * packet:(k + 1) * packet - 2]) != crc:
-                return None
-        return flat[4::per], [flat[5 + k::per] for k in range(_NV)]
+        return flat[1::per], [flat[2 + k::per] for k in range(_NV)]
 
     def _records(self, raw: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
         """``(error bytes, values)`` through the packet reader, in id order."""

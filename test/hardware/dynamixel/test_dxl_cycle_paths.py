@@ -24,7 +24,7 @@ from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
 from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
-from skel_ros.hardware.errors import DeviceError, TransportTimeoutError
+from skel_ros.hardware.errors import DeviceError, ProtocolError, TransportTimeoutError
 from skel_ros.hardware.transport import Transport, serial_transport
 
 if TYPE_CHECKING:
@@ -186,6 +186,20 @@ def test_a_status_error_in_a_clean_answer_raises(fast: bool) -> None:
     bus, replay = _bus(fast)
     replay.chunks = [b"".join(_answers(fast, records))]
     with pytest.raises(DeviceError, match=r"id 2.*data range error"):
+        bus.read()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("flip", range(0, 108, 7))
+def test_a_damaged_byte_in_a_whole_answer_is_never_decoded(fast: bool, flip: int) -> None:
+    """A complete answer of the right size with one byte changed anywhere (header, id,
+    length, error, data, CRC) does not pass as clean: the packet reader refuses it."""
+    answer = bytearray(b"".join(_answers(fast, _records(stuffing=False))))
+    assert len(answer) == (88 if fast else 108)
+    answer[flip % len(answer)] ^= 0x10
+    bus, replay = _bus(fast)
+    replay.chunks = [bytes(answer)]
+    with pytest.raises((ProtocolError, TransportTimeoutError, DeviceError)):
         bus.read()
 
 

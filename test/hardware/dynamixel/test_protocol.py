@@ -45,6 +45,18 @@ def test_word_crc_equals_bytewise_crc() -> None:
         assert p.crc16(data[n // 2:], p.crc16(data[:n // 2])) == p.crc16(data)
 
 
+def test_crc_of_each_packet_laid_end_to_end() -> None:
+    rng = random.Random(2)  # noqa: S311 - reproducible test data
+    for size in range(3, 40):  # odd and even CRC spans
+        for count in (0, 1, 5, 12):
+            data = bytes(rng.randrange(256) for _ in range(size * count))
+            assert p.crc16_each(data, size, count) == [
+                p.crc16_bytewise(data[k * size:(k + 1) * size - 2]) for k in range(count)]
+    answers = b"".join(p.build_status(i, 0, bytes(range(i, i + 16))) for i in range(1, 13))
+    assert p.crc16_each(answers, 27, 12) == [
+        int.from_bytes(answers[k * 27 + 25:k * 27 + 27], "little") for k in range(12)]
+
+
 def test_stuffing() -> None:
     assert p.stuff(b"\x03\xff\xff\xfd\x01") == b"\x03\xff\xff\xfd\xfd\x01"
     assert p.stuff(b"\xff\xff\xff\xfd\xff\xff\xfd") == b"\xff\xff\xff\xfd\xfd\xff\xff\xfd\xfd"
