@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import numpy.typing as npt
 
@@ -324,12 +325,12 @@ class JointTypeSpec:
         return self.dof_suffixes
 
 
-def _specs(*specs: JointTypeSpec) -> dict[JointType, JointTypeSpec]:
-    return {s.type: s for s in specs}
+def _specs(*specs: JointTypeSpec) -> Mapping[JointType, JointTypeSpec]:
+    return MappingProxyType({s.type: s for s in specs})
 
 
 #: Every joint type's spec, in the order of :class:`JointType`.
-JOINT_TYPES: dict[JointType, JointTypeSpec] = _specs(
+JOINT_TYPES: Mapping[JointType, JointTypeSpec] = _specs(
     JointTypeSpec(JointType.WELD, 0, _no_motion, "WeldJoint", urdf_names=("fixed",)),
     JointTypeSpec(JointType.REVOLUTE, 1, _rotation, "RevoluteJoint", axes=1,
                   default_axes=(_Z,), axis_elements=1, dof_suffixes=("",),

@@ -60,10 +60,17 @@ if TYPE_CHECKING:
     from skel_ros.model.types import Body, Dof, Joint, Shape, Skeleton, World
     from skel_ros.sim._typing import Dart, Vector
 
-__all__ = ["build_dart_world", "build_skeleton", "make_collision_detector"]
+__all__ = [
+    "DartpyJoint",
+    "build_dart_world",
+    "build_skeleton",
+    "dartpy_joint",
+    "make_collision_detector",
+]
+
 
 @dataclass(frozen=True)
-class _DartpyJoint:
+class DartpyJoint:
     """How dartpy creates a joint type whose DART class is ``dart_class``.
 
     Attributes:
@@ -84,17 +91,17 @@ class _DartpyJoint:
 # unregistered type), so those two joints are created bare and given their generic
 # properties right away; ``TranslationalJoint2DProperties`` has no plane fields.
 _DARTPY_GAPS = {
-    "WeldJoint": _DartpyJoint("JointProperties", bare=True),
-    "TranslationalJoint": _DartpyJoint("GenericJointProperties_R3", bare=True),
-    "TranslationalJoint2D": _DartpyJoint("TranslationalJoint2DProperties",
-                                         plane_in_properties=False),
+    "WeldJoint": DartpyJoint("JointProperties", bare=True),
+    "TranslationalJoint": DartpyJoint("GenericJointProperties_R3", bare=True),
+    "TranslationalJoint2D": DartpyJoint("TranslationalJoint2DProperties",
+                                        plane_in_properties=False),
 }
 
 
-def _dartpy_joint(spec: JointTypeSpec) -> _DartpyJoint:
+def dartpy_joint(spec: JointTypeSpec) -> DartpyJoint:
     """How dartpy creates joints of the type ``spec``."""
     gap = _DARTPY_GAPS.get(spec.dart_class)
-    return gap if gap is not None else _DartpyJoint(f"{spec.dart_class}Properties")
+    return gap if gap is not None else DartpyJoint(f"{spec.dart_class}Properties")
 
 
 def build_dart_world(world: World) -> Dart:
@@ -222,12 +229,12 @@ def _add_pair(
         # them J_x, J_y, and DART's name manager then suffixes a clash).
         props = _joint_properties(joint, dofs, factories)
         create = getattr(out, f"create{spec.dart_class}AndBodyNodePair")
-        if _dartpy_joint(spec).bare:
+        if dartpy_joint(spec).bare:
             dart_joint, node = create(parent)
             dart_joint.setProperties(props)
         else:
             dart_joint, node = create(parent, props, dynamics.BodyNodeProperties())
-    if spec.plane and not _dartpy_joint(spec).plane_in_properties:
+    if spec.plane and not dartpy_joint(spec).plane_in_properties:
         _set_plane_after_creation(dart_joint, joint)
     node.setName(body.name)
     node.setGravityMode(bool(body.gravity_mode))
@@ -255,12 +262,12 @@ def _joint_properties(
     from dartpy import dynamics
 
     spec = joint.type.spec
-    dartpy_joint = _dartpy_joint(spec)
+    how = dartpy_joint(spec)
     if base is not None:
         props = base
     elif spec.euler_order and joint.euler_order is EulerOrder.ZYX:
         props = factories.euler_zyx_properties()
-    elif spec.plane and dartpy_joint.plane_in_properties:
+    elif spec.plane and how.plane_in_properties:
         props = factories.planar_properties(joint.plane or PlaneType.XY)
         if joint.plane is PlaneType.ARBITRARY:
             # The constructor normalises them and derives the rotation axis
@@ -268,7 +275,7 @@ def _joint_properties(
             props.mTransAxis1, props.mTransAxis2 = (
                 np.asarray(a, dtype=float) for a in joint.plane_axes)
     else:
-        props = getattr(dynamics, dartpy_joint.properties)()
+        props = getattr(dynamics, how.properties)()
     props.mName = joint.name
     props.mT_ParentBodyToJoint = np.asarray(joint.T_parent_to_joint, dtype=float)
     props.mT_ChildBodyToJoint = np.asarray(joint.T_child_to_joint, dtype=float)

@@ -71,11 +71,13 @@ from corpus_data import (  # noqa: E402
 from dart_compare import WorldDiff, diff_worlds, trajectory_gap  # noqa: E402
 
 from skel_ros.model import load_skel  # noqa: E402
+from skel_ros.model.joint_types import JOINT_TYPES, JointType, JointTypeSpec  # noqa: E402
 from skel_ros.model.types import ActuatorType  # noqa: E402
 from skel_ros.sim import SimEngine, build_dart_world  # noqa: E402
 from skel_ros.sim.cli import after_steps  # noqa: E402
 from skel_ros.sim.dart_gaps import DartFactories  # noqa: E402
 from skel_ros.sim.errors import SimBuildError, SimUnsupportedError  # noqa: E402
+from skel_ros.sim.world_builder import dartpy_joint  # noqa: E402
 
 FIXTURES = fixture_files()
 FEATURES = Path(__file__).resolve().parent / "data" / "features.skel"
@@ -273,6 +275,24 @@ def _variant_document(kind: str, ndofs: int, inner: str) -> str:
         + joint("joint3", "b2", "b3", "0.05 -0.24 0 0 0.2 0", -0.1)
         + "</skeleton></world></skel>"
     )
+
+
+def test_joint_variants_cover_the_joint_type_table() -> None:
+    """Every type of the joint-type table that SkelParser builds has variants here."""
+    assert {kind for kind, _, _ in JOINT_VARIANTS.values()} == {
+        spec.name for spec in JOINT_TYPES.values() if spec.dart_builds}
+    for kind, ndofs, _ in JOINT_VARIANTS.values():
+        assert JointType(kind).num_dofs == ndofs
+
+
+@pytest.mark.parametrize("spec", list(JOINT_TYPES.values()), ids=lambda s: s.name)
+def test_dartpy_resolves_every_joint_type_of_the_table(spec: JointTypeSpec) -> None:
+    """The DART class the table names exists in dartpy, with the properties class the
+    world builder creates it with."""
+    how = dartpy_joint(spec)
+    assert hasattr(dartpy.dynamics.Skeleton, f"create{spec.dart_class}AndBodyNodePair")
+    assert hasattr(dartpy.dynamics, spec.dart_class)
+    assert hasattr(dartpy.dynamics, how.properties)
 
 
 @pytest.mark.parametrize("variant", list(JOINT_VARIANTS))
