@@ -38,7 +38,7 @@ __all__ = ["EffortCommands", "EngineAgreement", "compare_engines", "main"]
 # matrix at the initial state), so a light chain is driven as hard as a heavy arm; a new
 # command every COMMAND_PERIOD of simulated time, held in between (as the node holds the
 # last command it received).
-COMMANDED_ACCELERATION = 5.0  # rad/s^2 or m/s^2
+COMMANDED_ACCELERATION = 1.0  # rad/s^2 or m/s^2
 COMMAND_PERIOD = 0.01  # s
 # The engines are compared every COMPARE_PERIOD of simulated time (and at the end).
 COMPARE_PERIOD = 0.001  # s
@@ -64,8 +64,9 @@ class EngineAgreement:
         final_error: The same at the end of the run.
         dart_contacts: The most contacts DART had after a step.
         mujoco_contacts: The most contacts MuJoCo had after a step.
-        unstable: An engine diverged (MuJoCo's bad-acceleration warning, which resets
-            its state, or non-finite DART positions): the errors then mean nothing.
+        diverged: The engines that diverged ("DART": non-finite positions; "MuJoCo":
+            its bad-acceleration warning, after which it resets its state): the errors
+            then mean nothing.
     """
 
     source: str
@@ -75,7 +76,12 @@ class EngineAgreement:
     final_error: float
     dart_contacts: int
     mujoco_contacts: int
-    unstable: bool = False
+    diverged: tuple[str, ...] = ()
+
+    @property
+    def unstable(self) -> bool:
+        """Whether an engine diverged."""
+        return bool(self.diverged)
 
     @property
     def contacts(self) -> bool:
@@ -213,6 +219,7 @@ def compare_engines(world: World, *, time_step: float | None = None,
     single = np.array([a for a, b in ranges if b == a + 1], dtype=np.intp)
     groups = [(a, b) for a, b in ranges if b > a + 1]
     collisions = engine.world.getLastCollisionResult
+    dart_diverged = False
     for k in range(1, steps + 1):
         if commands.names and (k - 1) % every == 0:
             engine.set_commands("effort", commands.names, commands.values((k - 1) * dt))
@@ -224,15 +231,17 @@ def compare_engines(world: World, *, time_step: float | None = None,
         mujoco_contacts = max(mujoco_contacts, int(data.ncon))
         if k % compare_every and k != steps:
             continue
+        dart_diverged = dart_diverged or not np.all(np.isfinite(engine.positions()))
         mujoco.mj_differentiatePos(model, difference, 1.0, export.qpos(dart_positions()),
                                    data.qpos)
         final = max([float(np.abs(difference[single]).max(initial=0.0)),
                      *(float(np.linalg.norm(difference[a:b])) for a, b in groups)])
         worst = max(worst, final)
-    unstable = (data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0
-                or not np.all(np.isfinite(engine.positions())))
+    diverged = tuple(name for name, bad in (
+        ("DART", dart_diverged),
+        ("MuJoCo", data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0)) if bad)
     return EngineAgreement(world.source, dt, steps, worst, final, dart_contacts,
-                           mujoco_contacts, unstable)
+                           mujoco_contacts, diverged)
 
 
 def _inertia(model: object, data: object, address: int) -> float:
@@ -280,6 +289,12 @@ def differences(world: World) -> list[str]:
     return found
 
 
+def _diverged(result: EngineAgreement) -> str:
+    if not result.unstable:
+        return f"{result.max_error:.2e}"
+    return f"{' and '.join(result.diverged)} diverged"
+
+
 def _joint_types(world: World) -> str:
     types = sorted({j.type.value for s in world.skeletons if s.mobile for j in s.joints
                     if j.type is not JointType.WELD})
@@ -309,9 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         head = (f"| {path} | {_joint_types(world)} | {', '.join(differences(world)) or '-'}"
                 f" | {coarse.time_step:g} |")
         if coarse.unstable or fine.unstable:
-            which = "both steps" if coarse.unstable and fine.unstable else (
-                "world step" if coarse.unstable else "step / 10")
-            out.write(f"{head} diverged ({which}) | | | |\n")
+            out.write(f"{head} {_diverged(coarse)} | {_diverged(fine)} | | |\n")
         else:
             ratio = coarse.max_error / fine.max_error if fine.max_error else math.inf
             out.write(f"{head} {coarse.max_error:.2e} | {fine.max_error:.2e} | {ratio:.1f} |"
