@@ -49,6 +49,7 @@ from lxml import etree
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import UrdfError
+from skel_ros.model.joint_types import JOINT_TYPES
 from skel_ros.model.phobos import _plane_from_normal as plane_from_normal  # one plane rule
 from skel_ros.model.transforms import rot_x, rot_y, rot_z
 from skel_ros.model.types import (
@@ -84,6 +85,8 @@ FLOATING_BASE = "floating_base"
 """Name of the free joint given to a root link that is not ``world``."""
 
 WORLD_LINK = "world"
+# URDF joint type -> model type, from the joint-type table.
+_URDF_TYPES = {name: spec.type for spec in JOINT_TYPES.values() for name in spec.urdf_names}
 _XACRO_NS = b"http://www.ros.org/wiki/xacro"
 _INF = math.inf
 
@@ -527,7 +530,7 @@ class _Reader:
             return mass.get(link, 0.0) + sum(total(c) for c in kids.get(link, []))
 
         for j in joints:
-            if j.type is not JointType.WELD and total(j.child) <= 0.0:
+            if j.num_dofs and total(j.child) <= 0.0:
                 self.warn(f"joint {j.name!r} moves link {j.child!r}, which carries no mass"
                           " (no <inertial> below it): a simulation of it is singular",
                           links[j.child])
@@ -656,16 +659,14 @@ class _Reader:
                 " supported (the nodes would drive it as an independent joint)", mimic,
                 "remove the <mimic> element to read it as an independent joint, or fix the"
                 " joint (type fixed)")
-        types = {"revolute": JointType.REVOLUTE, "continuous": JointType.REVOLUTE,
-                 "prismatic": JointType.PRISMATIC, "fixed": JointType.WELD,
-                 "floating": JointType.FREE, "planar": JointType.PLANAR}
-        if raw_type not in types:
-            raise self.fail(f"joint type {raw_type!r} is not one of " + ", ".join(types), el)
-        jtype = types[raw_type]
-        axis = [1.0, 0.0, 0.0]
+        if raw_type not in _URDF_TYPES:
+            raise self.fail(f"joint type {raw_type!r} is not one of "
+                            + ", ".join(_URDF_TYPES), el)
+        jtype = _URDF_TYPES[raw_type]
+        spec = jtype.spec
+        axis = [1.0, 0.0, 0.0]  # URDF's default
         axis_el = el.find("axis")
-        if axis_el is not None and jtype in (JointType.REVOLUTE, JointType.PRISMATIC,
-                                             JointType.PLANAR):
+        if axis_el is not None and (spec.axes or spec.plane):  # others have no axis
             axis = self.numbers(axis_el, "xyz", 3, [1.0, 0.0, 0.0])
             norm = math.sqrt(sum(a * a for a in axis))
             if norm == 0.0:
@@ -674,11 +675,11 @@ class _Reader:
         axes: list[list[float]] = []
         plane = None
         plane_axes: list[list[float]] = []
-        if jtype in (JointType.REVOLUTE, JointType.PRISMATIC):
+        if spec.axes == 1:
             axes = [axis]
-        elif jtype is JointType.PLANAR:
+        elif spec.plane:  # the axis is the plane's normal
             plane, plane_axes = plane_from_normal(axis)
-        n = jtype.num_dofs
+        n = spec.num_dofs
         kw: dict[str, Any] = dict(self.dof_limits(el, name, raw_type)) if n == 1 else {}
         dynamics = el.find("dynamics")
         if dynamics is not None:
