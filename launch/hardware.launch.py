@@ -11,7 +11,9 @@
 docs/hardware.md and docs/can.md.)
 
 Arguments:
-    skel_file        the robot's SKEL (or other model) file
+    skel_file        the robot's model, any format (SKEL, URDF/xacro, SMURF, ...)
+    model_args       xacro arguments of a .xacro skel_file: "name:=value name:=value"
+    fixed_base       URDF/SMURF: weld the root link to the world (true/false)
     hardware_config  joint -> actuator mapping YAML (config/hardware/*.yaml)
     port             serial port for every Dynamixel bus ("" = as in the YAML)
     can_interface    python-can interface for every CAN bus ("" = as in the YAML)
@@ -63,7 +65,11 @@ def generate_launch_description() -> LaunchDescription:
     share = FindPackageShare("skel_ros")
     return LaunchDescription([
         DeclareLaunchArgument("skel_file", default_value="package://skel_ros/examples/arm.skel",
-                              description="SKEL model of the robot (path or package:// URL)"),
+                              description="model of the robot (path or package:// URL)"),
+        DeclareLaunchArgument("model_args", default_value="",
+                              description="xacro arguments: 'name:=value name:=value'"),
+        DeclareLaunchArgument("fixed_base", default_value="false", choices=BOOL_CHOICES,
+                              description="URDF/SMURF: weld the root link to the world"),
         DeclareLaunchArgument(
             "hardware_config",
             default_value=PathJoinSubstitution([share, "config", "hardware", "arm_dynamixel.yaml"]),
@@ -98,6 +104,8 @@ def generate_launch_description() -> LaunchDescription:
             output="screen",
             parameters=[{
                 "skel_file": _string("skel_file"),
+                "model_args": _string("model_args"),
+                "fixed_base": ParameterValue(LaunchConfiguration("fixed_base"), value_type=bool),
                 "hardware_config": _string("hardware_config"),
                 "port": _string("port"),
                 "can_interface": _string("can_interface"),

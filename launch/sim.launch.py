@@ -3,9 +3,13 @@
     ros2 launch skel_ros sim.launch.py
     ros2 launch skel_ros sim.launch.py skel_file:=/path/robot.skel rviz:=false
     ros2 launch skel_ros sim.launch.py namespace:=robot1 config:=/path/sim_params.yaml
+    ros2 launch skel_ros sim.launch.py skel_file:=/path/robot.urdf.xacro \
+        model_args:="arm:=ur5 hand:=false" fixed_base:=true
 
 Arguments:
-    skel_file     SKEL (or other model) file; package://skel_ros/... works
+    skel_file     model file in any format (SKEL, URDF/xacro, SMURF, ...); package:// works
+    model_args    xacro arguments of a .xacro skel_file: "name:=value name:=value"
+    fixed_base    URDF/SMURF: weld the root link to the world (true/false)
     config        ROS parameter file for the simulation node (config/sim.yaml)
     rviz          start RViz with config/skel_ros.rviz
     namespace     namespace of the node and its topics ("" = none)
@@ -52,7 +56,11 @@ def generate_launch_description() -> LaunchDescription:
     use_sim_time = LaunchConfiguration("use_sim_time")
     return LaunchDescription([
         DeclareLaunchArgument("skel_file", default_value="package://skel_ros/examples/arm.skel",
-                              description="SKEL model to simulate (path or package:// URL)"),
+                              description="model to simulate (path or package:// URL)"),
+        DeclareLaunchArgument("model_args", default_value="",
+                              description="xacro arguments: 'name:=value name:=value'"),
+        DeclareLaunchArgument("fixed_base", default_value="false", choices=BOOL_CHOICES,
+                              description="URDF/SMURF: weld the root link to the world"),
         DeclareLaunchArgument("config",
                               default_value=PathJoinSubstitution([share, "config", "sim.yaml"]),
                               description="parameter file of the simulation node"),
@@ -83,6 +91,8 @@ def generate_launch_description() -> LaunchDescription:
             output="screen",
             parameters=[LaunchConfiguration("config"), {
                 "skel_file": skel_file,
+                "model_args": ParameterValue(LaunchConfiguration("model_args"), value_type=str),
+                "fixed_base": ParameterValue(LaunchConfiguration("fixed_base"), value_type=bool),
                 "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"),
                                                value_type=str)}],
         ),

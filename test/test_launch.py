@@ -201,6 +201,7 @@ def test_sim_launch() -> None:
     assert sim["files"][0].resolve() == (REPO / "config" / "sim.yaml").resolve()
     assert sim["params"]["skel_file"] == "package://skel_ros/examples/arm.skel"
     assert sim["params"]["hold_initial"] is True  # from sim.yaml, read under /**
+    assert "time_base" not in sim["params"]  # the default: simulated time, on /clock
     assert sim["remaps"] == {}
     rviz = nodes["rviz2"]
     assert (rviz["package"], rviz["executable"]) == ("rviz2", "rviz2")
@@ -234,6 +235,13 @@ def test_sim_launch() -> None:
     nodes = _describe("sim.launch.py", use_sim_time="False")
     assert nodes["rviz2"]["params"] == {"use_sim_time": False}
 
+    # A URDF or xacro model: its arguments and the fixed base reach the node as typed.
+    nodes = _describe("sim.launch.py", skel_file="robot.urdf.xacro", model_args="n:=1",
+                      fixed_base="true")
+    params = nodes["sim_node"]["params"]
+    assert (params["model_args"], params["fixed_base"]) == ("n:=1", True)  # "n:=1" a string
+    assert _describe("sim.launch.py")["sim_node"]["params"]["fixed_base"] is False
+
 
 def test_hardware_launch() -> None:
     nodes = _describe("hardware.launch.py")
@@ -249,7 +257,7 @@ def test_hardware_launch() -> None:
     assert config.exists()
     assert hw["params"] == {"skel_file": "package://skel_ros/examples/arm.skel", "port": "",
                             "can_interface": "", "can_channel": "", "emulate": False,
-                            "frame_prefix": ""}
+                            "frame_prefix": "", "model_args": "", "fixed_base": False}
 
     nodes = _describe("hardware.launch.py", emulate="true", port="/dev/ttyUSB1",
                       can_interface="socketcan", can_channel="0", namespace="robot1",
@@ -263,6 +271,10 @@ def test_hardware_launch() -> None:
     assert hw["params"]["can_channel"] == "0"  # a string parameter, not YAML's 0
     assert hw["params"]["frame_prefix"] == "robot1/"
     assert Path(nodes["rviz2"]["arguments"][1]).exists()
+    nodes = _describe("hardware.launch.py", skel_file="robot.urdf.xacro",
+                      model_args="arm:=ur5 n:=1", fixed_base="true")
+    params = nodes["hardware_node"]["params"]
+    assert (params["model_args"], params["fixed_base"]) == ("arm:=ur5 n:=1", True)
     _check_rviz_shows(nodes["rviz2"], hw, "RobotModel", "SKEL shapes")
     nodes = _describe("hardware.launch.py", rviz="true")
     _check_rviz_shows(nodes["rviz2"], nodes["hardware_node"], "RobotModel", "SKEL shapes")
@@ -283,6 +295,9 @@ def test_sim_to_real_launch() -> None:
     assert (sim["params"]["frame_prefix"], hw["params"]["frame_prefix"]) == ("sim/", "real/")
     assert [f.name for f in sim["files"]] == ["sim.yaml"]
     assert hw["files"] == []
+    # One time base, the wall clock: the simulation locked to it, nobody on /clock.
+    assert sim["params"]["time_base"] == "wall"
+    assert sim["params"]["real_time_factor"] == 1.0  # sim.yaml's, the only one wall accepts
     assert sim["params"]["skel_file"] == hw["params"]["skel_file"] == (
         "package://skel_ros/examples/arm.skel")
     assert hw["params"]["emulate"] is True
@@ -323,6 +338,7 @@ def test_sim_to_real_launch() -> None:
     assert (topics["Hardware"], topics["SKEL shapes (hardware)"]) == _published(
         nodes["hardware_node"])
     assert _fixed_frame(rviz) == "world"
+    assert not any(node["params"].get("use_sim_time") for node in nodes.values())
 
     assert "trajectory_player" not in _describe("sim_to_real.launch.py", trajectory=" ")
 
