@@ -1,9 +1,11 @@
 """A robot that has only a URDF runs in both nodes.
 
-example-robot-data's UR5 (skipped with the reason when that package is not installed):
-the simulation node steps it; ``skel-ros init-hardware`` writes its hardware YAML and
-the hardware node runs it on emulated Dynamixel servos, with the URDF's joint names and
-limits. A quadruped (Solo 12, floating base) does the same on emulated MIT motors.
+example-robot-data's UR5 and Solo 12 (skipped with the reason when that package is not
+installed): the simulation node steps them (the quadruped on its floating base);
+``skel-ros init-hardware`` writes their hardware YAML and the hardware node runs them on
+emulated actuators (UR5 on Dynamixel servos, Solo 12 on MIT motors, its floating base
+unmapped), with the URDF's joint names and limits. A xacro model takes its arguments and
+``fixed_base`` as node parameters.
 """
 
 from __future__ import annotations
@@ -38,21 +40,24 @@ def _limits(world: World) -> list[tuple[str, float, float, float]]:
             for s in world.skeletons for d in s.dofs]
 
 
-def test_sim_node_runs_a_urdf_robot(ros_env: dict[str, str],
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("robot", [UR5, SOLO], ids=["ur5", "solo12"])
+def test_sim_node_runs_a_urdf_robot(ros_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                    robot: str) -> None:
     from rclpy.parameter import Parameter
 
     from skel_ros.nodes.sim_node import SimNode
 
-    urdf = ament_env(monkeypatch) / UR5
+    urdf = ament_env(monkeypatch) / robot
+    world = load_model(urdf)
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
         node = SimNode(context=context, start=False, parameter_overrides=[
             Parameter("skel_file", value=str(urdf))])
         try:
-            assert list(node.engine.dof_names) == UR5_JOINTS
-            assert _limits(node.engine.model) == _limits(load_model(urdf))
+            assert list(node.engine.dof_names) == [d.name for d in world.skeletons[0].dofs]
+            assert robot != UR5 or list(node.engine.dof_names) == UR5_JOINTS
+            assert _limits(node.engine.model) == _limits(world)
             node.run_steps(50)
             assert node.engine.time == pytest.approx(0.05)
         finally:
