@@ -4,7 +4,8 @@
 it; ``Kinematics`` gives body transforms for any joint positions; ``LimitSet``
 and friends (``limits``) validate and clamp commands; ``world_to_urdf`` and
 friends (``urdf``) export URDF for RViz. ``load_model`` reads SKEL, CASPR
-bodies or Phobos dictionaries, chosen by content; ``world_to_skel`` /
+bodies, Phobos dictionaries, URDF (xacro included, ``load_urdf``) and SMURF
+(``load_smurf``), chosen by content; ``world_to_skel`` /
 ``world_to_phobos`` write SKEL and Phobos, ``world_to_mjcf`` MuJoCo's MJCF
 (``docs/interchange.md``).
 
@@ -35,6 +36,7 @@ from skel_ros.model.interchange_errors import (
     InterchangeError,
     PhobosError,
     UnknownFormatError,
+    UrdfError,
 )
 from skel_ros.model.kinematics import Kinematics, body_transforms, joint_motion
 from skel_ros.model.limits import (
@@ -54,6 +56,7 @@ from skel_ros.model.mjcf import MjcfExport, world_to_mjcf, write_mjcf
 from skel_ros.model.phobos import load_phobos, world_to_phobos, write_phobos
 from skel_ros.model.skel_parser import load_skel
 from skel_ros.model.skel_writer import world_to_skel, write_skel
+from skel_ros.model.smurf import load_smurf
 from skel_ros.model.types import (
     ActuatorType,
     Body,
@@ -83,6 +86,7 @@ from skel_ros.model.urdf import (
     world_joint_values,
     world_to_urdf,
 )
+from skel_ros.model.urdf_reader import load_urdf
 
 __all__ = [
     "ActuatorType",
@@ -126,6 +130,7 @@ __all__ = [
     "SoftShape",
     "UnknownFormatError",
     "UrdfCoordinates",
+    "UrdfError",
     "UrdfExportError",
     "UrdfJoint",
     "World",
@@ -139,6 +144,8 @@ __all__ = [
     "load_model",
     "load_phobos",
     "load_skel",
+    "load_smurf",
+    "load_urdf",
     "parse_limit_overrides",
     "skeleton_namespace",
     "skeleton_to_urdf",
