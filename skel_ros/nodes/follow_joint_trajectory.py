@@ -137,7 +137,8 @@ def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> Controlle
     """
     def declare(name: str, default: Any, description: str) -> Any:  # noqa: ANN401
         descriptor = ParameterDescriptor(description=description, read_only=True)
-        node.declare_parameter(PREFIX + name, default, descriptor)
+        if not node.has_parameter(PREFIX + name):  # a lifecycle node configured again
+            node.declare_parameter(PREFIX + name, default, descriptor)
         try:
             return node.get_parameter(PREFIX + name).value
         except ParameterUninitializedException:

@@ -1,5 +1,35 @@
 """The hardware node: real (or emulated) actuators behind the simulation node's interface.
 
+A managed (lifecycle) node, with ros2_control's meaning of the states:
+
+* ``unconfigured``: nothing open; parameters declared, ``~/enable`` answers "configure first".
+* ``configure``: read the model and the hardware YAML, start the emulators (``emulate``),
+  start the control loop, which opens every bus with torque off; wait for the buses
+  (``connect_timeout``). Fails (back to ``unconfigured``, everything closed) on a bad
+  parameter, model or YAML, or when ``connect_timeout`` > 0 expires.
+* ``inactive``: communicating, torque off: ``joint_states``, ``/tf``, ``/diagnostics`` are
+  published from the measurements; commands are refused.
+* ``activate``: torque on, holding the measured positions (the manager's enable). Fails
+  (stays ``inactive``, torque off) when a bus is not connected, an actuator is in fault
+  or outside its limits; the log says which.
+* ``active``: torque on; commands, trajectories, FollowJointTrajectory. The manager's own
+  safety still applies inside it: an e-stop, a bus fault or the command timeout
+  (``safe_state: torque_off``) cut torque without a transition; ``~/enable`` true
+  switches it on again.
+* ``deactivate``: torque off. ``cleanup`` / ``shutdown``: torque off, buses closed,
+  emulators stopped, every topic, service and timer of the configured node destroyed.
+* An exception in a transition, or a torque-off that the buses did not confirm, goes to
+  ``on_error``: the same teardown (torque off on every bus that still answers, buses
+  closed), then ``unconfigured``.
+
+``autostart`` chooses where the node brings itself at start, without a lifecycle manager:
+``inactive`` (the default, as before the lifecycle: connected, torque off until
+``~/enable``), ``active`` (torque on once the buses answer) or ``unconfigured`` (a
+lifecycle manager or ``ros2 lifecycle set`` drives it). ``~/enable`` stays as a
+convenience and follows the lifecycle: true from ``inactive`` runs the activate
+transition, false from ``active`` the deactivate transition; true while ``active``
+re-enables after an e-stop or a fault.
+
 Thin: it declares and validates its parameters, builds a
 :class:`~skel_ros.hardware.manager.HardwareManager` (which runs the control loop in its
 own thread), and converts messages. Commands and trajectories go to the manager's
@@ -24,19 +54,25 @@ Parameters:
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
     port, can_interface, can_channel (string): override every serial / CAN bus's
         transport ("" = as in the YAML).
-    connect_timeout (double): seconds for every bus to connect at start, else the node
-        exits with code 1 (scripts, CI); 0 = keep trying for ever (an ERROR every 10 s).
+    connect_timeout (double): seconds the configure transition waits for every bus to
+        connect, else it fails (at an unmanaged start the node exits with code 1:
+        scripts, CI); 0 = wait up to 5 s, then go on and keep trying for ever in the
+        background (an ERROR every 10 s).
+    autostart (string): the state the node brings itself to at start: ``inactive``
+        (default), ``active`` or ``unconfigured``.
     max_trajectory_delay (double): a trajectory whose header stamp is further ahead
         than this many seconds is refused.
 
 Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajectory``
 (trajectory_msgs/JointTrajectory), ``~/estop`` (std_msgs/Bool, true = stop); publishes
 ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics``.
-Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off),
+Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off; see above),
 ``~/estop`` (std_srvs/Trigger), ``~/clear_faults`` (std_srvs/Trigger: each protocol's
 fault recovery; the answer lists what was done per actuator). FollowJointTrajectory for
 MoveIt and arm tools: :mod:`skel_ros.nodes.follow_joint_trajectory`
-(``trajectory_controller.*`` parameters).
+(``trajectory_controller.*`` parameters). The lifecycle services (``~/change_state``,
+``~/get_state``, ...) are rclpy's. Every topic, service and action except ``~/enable``,
+``~/estop``, ``~/clear_faults`` and the lifecycle services exists only while configured.
 
 ``joint_states`` and ``/tf`` carry only what was measured: a DOF whose bus missed the
 last read is left out (and the transforms that depend on it) until a fresh read, and
@@ -48,6 +84,9 @@ from __future__ import annotations
 import logging
 import math
 import sys
+import time
+import traceback
+from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,7 +95,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
@@ -82,7 +121,7 @@ from skel_ros.resources import resolve
 from skel_ros.trajectory.points import PointTrajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from rclpy.context import Context
     from rclpy.parameter import Parameter
@@ -95,6 +134,13 @@ DIAGNOSTICS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 _DIAGNOSTICS_PERIOD = 1.0  # s, the diagnostics convention
 _LOGGERS = ("skel_ros.hardware",)
 EXIT_NOT_CONNECTED = 1  # connect_timeout expired
+CONNECT_WAIT = 5.0  # s, configure's wait for the buses when connect_timeout is 0
+_CONNECT_POLL = 0.02  # s
+_REQUEST_WAIT = 2.0  # s, enable / disable answered by the control loop
+AUTOSTART = ("inactive", "active", "unconfigured")
+SUCCESS = TransitionCallbackReturn.SUCCESS
+FAILURE = TransitionCallbackReturn.FAILURE
+ERROR = TransitionCallbackReturn.ERROR
 
 
 def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescriptor:
@@ -116,10 +162,14 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "port": ("", "serial port for every serial bus ('' = as in the YAML)"),
     "can_interface": ("", "python-can interface for every CAN bus ('' = as in the YAML)"),
     "can_channel": ("", "CAN channel for every CAN bus ('' = as in the YAML)"),
-    "connect_timeout": (0.0, ("seconds for every bus to connect at start, else exit with"
-                              " code 1; 0 = keep trying (an ERROR every 10 s)")),
+    "connect_timeout": (0.0, ("seconds configure waits for every bus, else it fails (an"
+                              " unmanaged start exits with code 1); 0 = wait up to 5 s, then"
+                              " keep trying (an ERROR every 10 s)")),
     "max_trajectory_delay": (MAX_START_DELAY, ("a trajectory stamped further ahead than"
                                                " this (s) is refused")),
+    "autostart": ("inactive", ("the lifecycle state the node brings itself to at start:"
+                               " 'inactive' (torque off), 'active' (torque on) or"
+                               " 'unconfigured' (a lifecycle manager drives it)")),
 }
 
 
@@ -130,7 +180,7 @@ class HardwareNotConnectedError(RuntimeError):
 class _RosLogHandler(logging.Handler):
     """Forwards the hardware layer's ``logging`` records to the node's ROS logger."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: LifecycleNode) -> None:
         super().__init__(logging.DEBUG)
         self._logger = node.get_logger()
 
@@ -149,15 +199,49 @@ class _RosLogHandler(logging.Handler):
             self._logger.debug(message)
 
 
-class HardwareNode(Node):
+def _autostart(value: str) -> str:
+    if value not in AUTOSTART:
+        raise NodeSetupError(f"invalid parameters: autostart must be one of"
+                             f" {', '.join(AUTOSTART)}, got {value!r}")
+    return value
+
+
+def _transition(name: str) -> Callable[[Callable[[HardwareNode], TransitionCallbackReturn]],
+                                       Callable[[HardwareNode, LifecycleState],
+                                                TransitionCallbackReturn]]:
+    """A lifecycle callback that logs an unexpected exception before it becomes ERROR.
+
+    rclpy turns an exception in a transition callback into ERROR (then ``on_error``)
+    without a word in the log (Humble, Jazzy); this says what happened.
+    """
+    def decorate(body: Callable[[HardwareNode], TransitionCallbackReturn],
+                 ) -> Callable[[HardwareNode, LifecycleState], TransitionCallbackReturn]:
+        @wraps(body)
+        def callback(self: HardwareNode, _state: LifecycleState) -> TransitionCallbackReturn:
+            try:
+                return body(self)
+            except Exception as exc:  # noqa: BLE001 - the lifecycle's error handling
+                self.get_logger().error(f"{name} failed: {exc!r}\n{traceback.format_exc()}")
+                return ERROR
+        return callback
+    return decorate
+
+
+class HardwareNode(LifecycleNode):
     """The hardware node; see the module docstring.
+
+    Constructing it declares the parameters and brings the node to ``autostart``'s state
+    (by default ``inactive``: configured, buses connecting, torque off).
 
     Args:
         parameter_overrides: parameters (tests, benchmarks), as for :class:`rclpy.node.Node`.
         record_latency: keep command -> bytes-written latencies (bench/hw_latency.py).
 
     Raises:
-        NodeSetupError: a parameter, the model or the hardware configuration is invalid.
+        NodeSetupError: a parameter, the model or the hardware configuration is invalid
+            (with ``autostart`` ``inactive`` or ``active``; else the configure transition
+            fails and logs why).
+        HardwareNotConnectedError: autostart's configure: ``connect_timeout`` expired.
     """
 
     def __init__(self, *, parameter_overrides: Sequence[Parameter[Any]] | None = None,
@@ -165,24 +249,172 @@ class HardwareNode(Node):
                  context: Context | None = None) -> None:
         super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
                          context=context)
+        self._record_latency = record_latency
         self._emulators: list[Any] = []
         self._published_read = math.nan
         self._manager: HardwareManager | None = None
+        self._active = False  # torque on by the activate transition (until deactivate)
+        self._transition_message = ""  # why the last transition failed, for ~/enable
+        self._configure_error: NodeSetupError | HardwareNotConnectedError | None = None
+        self.trajectory_controller: FollowJointTrajectoryServer | None = None
         self._log_handler = _RosLogHandler(self)
         for name in _LOGGERS:
             logging.getLogger(name).addHandler(self._log_handler)
             logging.getLogger(name).setLevel(logging.INFO)
         try:
-            self._setup(record_latency=record_latency)
+            for name, (default, text) in PARAMETERS.items():
+                self.declare_parameter(name, default, _descriptor(text))
+            autostart = _autostart(self.get_parameter("autostart").value)
+            self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
+            self.create_service(SetBool, "~/enable", self._on_enable)
+            self.create_service(Trigger, "~/estop", self._on_estop)
+            self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
+            self._guard_change_state()
+            # Everything created from here on belongs to the configured node (cleanup).
+            self._unconfigured_entities = self._entities()
+            self._autostart(autostart)
         except BaseException:
             self.shutdown()
             raise
 
+    def _autostart(self, autostart: str) -> None:
+        if autostart == "unconfigured":
+            self.get_logger().info("unconfigured: waiting for a lifecycle manager"
+                                   " (~/change_state: configure, then activate)")
+            return
+        if self.trigger_configure() != SUCCESS:
+            raise self._configure_error or NodeSetupError(
+                f"configure failed: {self._transition_message or 'see the log'}")
+        if autostart == "active" and self.trigger_activate() != SUCCESS:
+            self.get_logger().error(f"autostart active: {self._transition_message}; the node"
+                                    " stays inactive (torque off): ~/enable to retry")
+
+    def _guard_change_state(self) -> None:
+        """Answer an impossible ``~/change_state`` with ``success: false``.
+
+        Humble's and Jazzy's rclpy raise out of the service callback when a transition is
+        not possible from the current state (``activate`` while ``unconfigured``), which
+        would end the node (torque off, but gone); Kilted logs it and answers false.
+        """
+        for service in self.services:
+            if service.srv_name.endswith("/change_state"):
+                service.callback = self._guarded(service.callback)
+
+    def _guarded(self, change_state: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def guarded(request: Any, response: Any) -> Any:  # noqa: ANN401 - ChangeState
+            try:
+                return change_state(request, response)
+            except Exception as exc:  # noqa: BLE001 - rclpy's RCLError (Humble, Jazzy)
+                self.get_logger().error(
+                    f"~/change_state: transition {request.transition.id}"
+                    f" {request.transition.label!r} is not possible now: {exc}")
+                response.success = False
+                return response
+        return guarded
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @_transition("configure")
+    def on_configure(self) -> TransitionCallbackReturn:
+        """Read the model and the YAML, open the buses (torque off), wait for them."""
+        self._configure_error = None
+        try:
+            self._setup()
+        except (NodeSetupError, HardwareNotConnectedError) as exc:
+            self._configure_error = exc
+            self._transition_message = str(exc)
+            self.get_logger().error(f"configure failed: {exc}")
+            self._teardown()
+            return FAILURE
+        self._transition_message = ""
+        return SUCCESS
+
+    @_transition("activate")
+    def on_activate(self) -> TransitionCallbackReturn:
+        """Torque on, holding the measured positions; FAILURE (torque off) if refused."""
+        req = self.manager.enable(wait=_REQUEST_WAIT)
+        if req.done and req.ok:
+            self._active = True
+            self._transition_message = req.message
+            self.get_logger().info(f"active: {req.message}")
+            return SUCCESS
+        if not req.done:  # the loop may still do it: make sure it ends with torque off
+            self.manager.disable(wait=_REQUEST_WAIT)
+        self._transition_message = (req.message if req.done
+                                    else "the control loop did not answer")
+        self.get_logger().error(f"activate failed: {self._transition_message}; torque off")
+        return FAILURE
+
+    @_transition("deactivate")
+    def on_deactivate(self) -> TransitionCallbackReturn:
+        """Torque off; a torque off not confirmed is an error (``on_error``)."""
+        self._active = False
+        req = self.manager.disable(wait=_REQUEST_WAIT)
+        if req.done and req.ok:
+            self._transition_message = req.message
+            self.get_logger().info("inactive: torque off")
+            return SUCCESS
+        self._transition_message = (req.message if req.done
+                                    else "the control loop did not answer")
+        self.get_logger().error(f"deactivate: torque off not confirmed:"
+                                f" {self._transition_message}")
+        return ERROR
+
+    @_transition("cleanup")
+    def on_cleanup(self) -> TransitionCallbackReturn:
+        """Torque off, buses closed, emulators stopped, the configured interfaces gone."""
+        self._teardown()
+        self.get_logger().info("unconfigured: buses closed")
+        return SUCCESS
+
+    @_transition("shutdown")
+    def on_shutdown(self) -> TransitionCallbackReturn:
+        """As cleanup, from any state."""
+        self._teardown()
+        self.get_logger().info("finalized: torque off, buses closed")
+        return SUCCESS
+
+    @_transition("error processing")
+    def on_error(self) -> TransitionCallbackReturn:
+        """The safe state: torque off where a bus still answers, buses closed."""
+        self._teardown()
+        self.get_logger().error("after an error: torque off where the buses answered, buses"
+                                " closed; unconfigured")
+        return SUCCESS
+
+    def _entities(self) -> dict[str, list[Any]]:
+        return {"publisher": list(self.publishers), "subscription": list(self.subscriptions),
+                "client": list(self.clients), "service": list(self.services),
+                "timer": list(self.timers), "guard_condition": list(self.guards)}
+
+    def _teardown(self) -> None:
+        """Torque off, buses closed, emulators stopped, configured interfaces destroyed.
+
+        Idempotent; never raises for the hardware part (the manager's stop never does).
+        """
+        self._active = False
+        if self._manager is not None:
+            self._manager.stop()  # torque off, every bus closed
+            self._manager = None
+        for emulator in self._emulators:
+            emulator.stop()
+        self._emulators.clear()
+        if self.trajectory_controller is not None:
+            self.trajectory_controller.destroy()
+            self.trajectory_controller = None
+        keep = getattr(self, "_unconfigured_entities", None)
+        if keep is None:  # __init__ failed before: destroy_node destroys everything
+            return
+        for kind, now in self._entities().items():
+            kept = {id(e) for e in keep[kind]}
+            for entity in now:
+                if id(entity) not in kept:
+                    getattr(self, f"destroy_{kind}")(entity)
+        self._published_read = math.nan
+
     # ---------------------------------------------------------------- setup
 
-    def _setup(self, *, record_latency: bool) -> None:
-        for name, (default, text) in PARAMETERS.items():
-            self.declare_parameter(name, default, _descriptor(text))
+    def _setup(self) -> None:
         p = {name: self.get_parameter(name).value for name in PARAMETERS}
         self._check_parameters(p)
         try:
@@ -204,7 +436,7 @@ class HardwareNode(Node):
             self._manager = HardwareManager(
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
-                auto_resume=auto_resume, record_latency=record_latency,
+                auto_resume=auto_resume, record_latency=self._record_latency,
                 max_start_delay=p["max_trajectory_delay"])
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
@@ -212,14 +444,36 @@ class HardwareNode(Node):
         self.frame_prefix = p["frame_prefix"]
         self._prefix = skeleton_namespace(world, skeleton)  # public DOF names, as the sim
         self._create_interfaces(p)
-        self._connect_deadline = (math.inf if p["connect_timeout"] == 0
-                                  else self._manager.now() + p["connect_timeout"])
         self._connected_logged = False
         self._manager.start()
         self.get_logger().info(
             f"connecting {len(config.buses)} bus(es){' (emulated)' if p['emulate'] else ''}"
             f" for {len(bound.names)} DOF(s) of {skeleton.name!r}, control loop at"
-            f" {self._manager.control_rate:g} Hz; torque stays off until ~/enable")
+            f" {self._manager.control_rate:g} Hz; torque stays off until activate"
+            " (or ~/enable)")
+        self._wait_for_buses(p["connect_timeout"])
+
+    def _wait_for_buses(self, connect_timeout: float) -> None:
+        """Wait for every bus to connect: ``connect_timeout``, or CONNECT_WAIT if it is 0.
+
+        Raises:
+            HardwareNotConnectedError: ``connect_timeout`` > 0 expired.
+        """
+        manager = self.manager
+        end = manager.now() + (connect_timeout or CONNECT_WAIT)
+        while True:
+            status = manager.status()
+            if status.buses and all(b.connected for b in status.buses):
+                self._check_connection()
+                return
+            if manager.now() >= end:
+                break
+            time.sleep(_CONNECT_POLL)  # the loop thread connects; nothing to spin here
+        missing = "; ".join(f"{b.name}: {b.message}" for b in status.buses if not b.connected)
+        if connect_timeout > 0:
+            raise HardwareNotConnectedError(f"not connected after connect_timeout: {missing}")
+        self.get_logger().warning(f"not every bus connected after {CONNECT_WAIT:g} s; still"
+                                  f" trying (activate needs them): {missing}")
 
     def _check_parameters(self, p: dict[str, Any]) -> None:
         problems = []
@@ -282,10 +536,6 @@ class HardwareNode(Node):
         public = [self._prefix + n for n in self.manager.names]
         self._state_index = np.array([self.robot.joint_index[n] for n in public],
                                      dtype=np.intp)
-        self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
-        self.create_service(SetBool, "~/enable", self._on_enable)
-        self.create_service(Trigger, "~/estop", self._on_estop)
-        self.create_service(Trigger, "~/clear_faults", self._on_clear_faults)
         self.create_timer(0.1, self._check_connection)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics",
                                                       DIAGNOSTICS_QOS)
@@ -390,10 +640,6 @@ class HardwareNode(Node):
             self._connected_logged = True
             self.get_logger().info(f"every bus connected ({status.state.value}): "
                                    f"{status.message}")
-        elif self.manager.now() > self._connect_deadline:
-            missing = "; ".join(f"{b.name}: {b.message}" for b in status.buses
-                                if not b.connected)
-            raise HardwareNotConnectedError(f"not connected after connect_timeout: {missing}")
 
     @property
     def core(self) -> RobotCore:
@@ -402,20 +648,41 @@ class HardwareNode(Node):
 
     @property
     def manager(self) -> HardwareManager:
-        """The manager (exists once the node is constructed)."""
+        """The manager (exists while the node is configured: inactive or active)."""
         if self._manager is None:
-            raise RuntimeError("the hardware node is not set up")
+            raise RuntimeError("the hardware node is not configured")
         return self._manager
+
+    @property
+    def active(self) -> bool:
+        """True between a successful activate and the next deactivate (or cleanup)."""
+        return self._active
 
     def _on_enable(self, request: SetBool.Request, response: SetBool.Response,
                    ) -> SetBool.Response:
-        req = self.manager.enable(wait=2.0) if request.data else self.manager.disable(wait=2.0)
+        if self._manager is None:
+            response.success = False
+            response.message = ("unconfigured: no bus is open; configure first"
+                                " (lifecycle ~/change_state)")
+            return response
+        if request.data != self._active:  # the transition: activate / deactivate
+            result = self.trigger_activate() if request.data else self.trigger_deactivate()
+            response.success = result == SUCCESS
+            response.message = self._transition_message
+            return response
+        # Re-enable while active (after an e-stop or a fault), torque off while inactive.
+        req = (self.manager.enable(wait=_REQUEST_WAIT) if request.data
+               else self.manager.disable(wait=_REQUEST_WAIT))
         response.success = req.done and req.ok
         response.message = req.message if req.done else "the control loop did not answer"
         return response
 
     def _on_estop(self, _request: Trigger.Request, response: Trigger.Response,
                   ) -> Trigger.Response:
+        if self._manager is None:
+            response.success = True
+            response.message = "unconfigured: no bus is open (closed with torque off)"
+            return response
         req = self.manager.estop(wait=1.0)
         response.success = req.done and req.ok
         response.message = req.message if req.done else "estop requested; loop did not answer"
@@ -423,6 +690,10 @@ class HardwareNode(Node):
 
     def _on_clear_faults(self, _request: Trigger.Request, response: Trigger.Response,
                          ) -> Trigger.Response:
+        if self._manager is None:
+            response.success = False
+            response.message = "unconfigured: no bus is open; configure first"
+            return response
         req = self.manager.clear_faults(wait=5.0)
         response.success = req.done and req.ok
         if not req.done:
@@ -433,8 +704,8 @@ class HardwareNode(Node):
         return response
 
     def _on_estop_topic(self, msg: Bool) -> None:
-        if msg.data:
-            self.manager.estop()
+        if msg.data and self._manager is not None:
+            self._manager.estop()
 
     # ---------------------------------------------------------------- diagnostics
 
@@ -465,21 +736,14 @@ class HardwareNode(Node):
     # ---------------------------------------------------------------- shutdown
 
     def shutdown(self) -> None:
-        """Stop the loop (torque off, buses closed) and the emulators. Idempotent."""
-        if self._manager is not None:
-            self._manager.stop()
-        for emulator in self._emulators:
-            emulator.stop()
-        self._emulators.clear()
+        """Torque off, buses closed, emulators stopped (no transition). Idempotent."""
+        self._teardown()
         for name in _LOGGERS:
             logging.getLogger(name).removeHandler(self._log_handler)
 
     def destroy_node(self) -> None:
         """Shut the hardware down, then destroy the node."""
         self.shutdown()
-        controller = getattr(self, "trajectory_controller", None)  # None: __init__ failed
-        if controller is not None:
-            controller.destroy()
         super().destroy_node()
 
 
