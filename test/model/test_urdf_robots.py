@@ -10,7 +10,9 @@ the reason when that package is not installed):
    limits and inertias, compared structurally through yourdfpy; reading that URDF back
    gives the same model;
 4. URDF -> model -> SKEL -> DART's ``SkelParser`` gives the same body transforms at
-   random configurations and the same masses (1e-9).
+   random configurations and the same masses (1e-9);
+5. for an arm and a quadruped, URDF -> model -> MJCF -> MuJoCo gives the same body
+   transforms (1e-9).
 """
 
 from __future__ import annotations
@@ -191,3 +193,32 @@ def test_a_mimic_joint_is_refused_with_its_place(monkeypatch: pytest.MonkeyPatch
     assert "panda_finger_joint2" in info.value.reason
     assert "mimic" in info.value.reason
     assert info.value.location.path.endswith("/mimic")
+
+
+@pytest.mark.parametrize("robot_id", ["ur5", "solo12"])
+def test_urdf_to_mjcf_gives_the_same_kinematics_in_mujoco(
+        robot_id: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo compiles the MJCF export")
+    from skel_ros.model import world_to_mjcf
+
+    robot = ament_env(monkeypatch) / dict(ROBOTS)[robot_id]
+    world = load_model(robot)
+    skel = world.skeletons[0]
+    export = world_to_mjcf(world, base_dir=tmp_path)
+    (tmp_path / "robot.xml").write_text(export.xml, encoding="utf-8")
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "robot.xml"))
+    data = mujoco.MjData(model)
+    kin = Kinematics(skel)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q = rng.uniform(-1.0, 1.0, skel.num_dofs)
+        data.qpos[:] = export.qpos({skel.name: q})
+        mujoco.mj_kinematics(model, data)
+        ours = kin.body_transforms(q)
+        for body in export.bodies:
+            i = model.body(body.name).id
+            theirs = np.eye(4)
+            theirs[:3, :3] = data.xmat[i].reshape(3, 3)
+            theirs[:3, 3] = data.xpos[i]
+            expected = ours[skel.bodies.index(skel.body(body.body))] @ body.frame
+            assert np.abs(theirs - expected).max() < TOL, body.name
