@@ -38,6 +38,7 @@ from skel_ros.model.interchange_errors import (
     UnknownFormatError,
     UrdfError,
 )
+from skel_ros.model.joint_types import JOINT_TYPES, JointTypeSpec
 from skel_ros.model.kinematics import Kinematics, body_transforms, joint_motion
 from skel_ros.model.limits import (
     CheckResult,
@@ -89,6 +90,7 @@ from skel_ros.model.urdf import (
 from skel_ros.model.urdf_reader import load_urdf
 
 __all__ = [
+    "JOINT_TYPES",
     "ActuatorType",
     "Body",
     "CasprError",
@@ -104,6 +106,7 @@ __all__ = [
     "Joint",
     "JointLimits",
     "JointType",
+    "JointTypeSpec",
     "Kinematics",
     "LimitError",
     "LimitKind",
