@@ -21,7 +21,10 @@ Joint names are *public names* (``engine.dof_names``): the SKEL DOF names, with
 ``"<skeleton>/"`` in front when the world has several skeletons with bodies (see
 :mod:`skel_ros.sim.engine`). docs/simulation.md describes the whole layer.
 
-dartpy is imported when a World is built, not when this package is imported.
+Two engines take the same model, commands and names (:data:`ENGINES`): ``"dart"``
+(:class:`SimEngine`) and ``"mujoco"`` (:class:`MujocoEngine`, the model's MJCF export).
+dartpy and mujoco are imported when an engine is built, not when this package is
+imported: either one alone is enough for its engine.
 """
 
 from skel_ros.sim.actuation import ActuationMode
@@ -35,13 +38,19 @@ from skel_ros.sim.gains import (
     load_gains,
     parse_gains,
 )
+from skel_ros.sim.mujoco_engine import MujocoEngine
 from skel_ros.sim.world_builder import build_dart_world
+
+ENGINES: dict[str, type[SimEngine]] = {"dart": SimEngine, "mujoco": MujocoEngine}
+"""Engine name (the node's ``engine`` parameter, ``--engine``) -> engine class."""
 
 __all__ = [
     "ActuationMode",
+    "ENGINES",
     "CommandError",
     "GainDefaults",
     "GainsError",
+    "MujocoEngine",
     "PositionGains",
     "SimBuildError",
     "SimEngine",

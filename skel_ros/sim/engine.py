@@ -430,12 +430,18 @@ class SimEngine:
             for dof in skel.dofs:
                 if skel.joint(dof.joint).actuator in (ActuatorType.PASSIVE, ActuatorType.LOCKED):
                     continue
+                if not self._commandable_dof(skel.name, dof.name):
+                    continue
                 names.append(self._public_of[skel.name, dof.name])
                 values.append(min(max(dof.initial_position, dof.position_lower),
                                   dof.position_upper))
         if names:
             self.set_commands(ActuationMode.POSITION, names, values)
         return tuple(names)
+
+    def _commandable_dof(self, skeleton: str, dof: str) -> bool:  # noqa: ARG002
+        """Whether this engine takes commands for the DOF at all (DART: every DOF)."""
+        return True
 
     def clear_commands(self, names: Sequence[str] | None = None) -> None:
         """Drop held commands: of every DOF (``names`` None) or of the DOFs named (public names).

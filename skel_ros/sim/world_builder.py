@@ -68,6 +68,9 @@ __all__ = [
     "make_collision_detector",
 ]
 
+DARTPY_MISSING = ("engine 'dart' needs dartpy: pip install 'skel_ros[sim]' (or pip install"
+                  " 'dartpy>=6.20,<7'), or simulate with engine mujoco")
+
 
 @dataclass(frozen=True)
 class DartpyJoint:
@@ -118,7 +121,10 @@ def build_dart_world(world: World) -> Dart:
         SimBuildError: A part cannot be built (e.g. a mesh file DART cannot load).
         SimUnsupportedError: A part neither dartpy nor a DART factory can build.
     """
-    import dartpy
+    try:
+        import dartpy
+    except ImportError:
+        raise SimBuildError(DARTPY_MISSING) from None
 
     factories = DartFactories()
     out = dartpy.simulation.World()

@@ -1,0 +1,512 @@
+"""The MuJoCo engine: the same model, commands and names as :class:`~skel_ros.sim.SimEngine`, stepped by MuJoCo.
+
+:class:`MujocoEngine` is a :class:`~skel_ros.sim.SimEngine` whose world is MuJoCo's:
+the model's MJCF export (:func:`skel_ros.model.world_to_mjcf`) with one MuJoCo
+actuator per actuated hinge or slide, compiled by ``mujoco.MjModel.from_xml_string``.
+Everything about commands is the DART engine's, unchanged: public names, the limits
+gate, what each SKEL actuator type takes, the position controllers and their gains
+(:mod:`skel_ros.sim.actuation`) run on a small view of MuJoCo's state that answers
+the few skeleton calls they make (:class:`_MjSkeleton`). So a node, a backend or a
+test drives either engine the same way.
+
+The SKEL actuator types become MuJoCo actuators with the same command semantics:
+
+==============  ==================================================================
+actuator        MuJoCo
+==============  ==================================================================
+FORCE           ``motor`` (ctrl = effort); the joint's force limits are its
+                ``actuatorfrcrange``; a position command's PD runs as the joint's
+                stiffness (rest = setpoint) and damping, as DART's joint spring
+SERVO           ``velocity`` actuator (ctrl = velocity), gain ``kv = G M_ii / dt``
+                (``G`` = :data:`KINEMATIC_GAIN`): the velocity is reached within
+                about a step, within the force limits (DART's servo motor)
+VELOCITY        the same, without force limits (DART's kinematic velocity)
+ACCELERATION    the same, ctrl = velocity + acceleration dt (kinematic acceleration)
+LOCKED          the export's joint equality (held at its initial position)
+PASSIVE         none
+==============  ==================================================================
+
+With a velocity actuator in the world, MuJoCo integrates with ``implicitfast`` (the
+actuator's damping is integrated implicitly, so its large gain is stable); otherwise
+with the export's ``Euler`` (semi-implicit, as DART).
+
+What differs from DART (docs/simulation.md): commands are taken for DOFs of hinges and
+slides (revolute, prismatic, screw, universal, euler, planar ...); a ball or free
+joint's DOFs are published but take no commands (``hold_initial`` leaves them limp);
+a free joint below a skeleton's root is refused. ``enforce_limits`` switches MuJoCo's
+joint-range constraints, which do not bound velocities (DART's also do). A SERVO DOF's
+effort is its actuator's force (DART's includes limit and contact forces on the DOF).
+
+``mujoco`` is imported when an engine is built: the package works without it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from lxml import etree
+
+from skel_ros.model.errors import SkelError
+from skel_ros.model.mjcf import world_to_mjcf
+from skel_ros.model.transforms import exp_rot, inverse, log_rot
+from skel_ros.model.types import ActuatorType
+from skel_ros.sim.actuation import SkeletonActuation
+from skel_ros.sim.engine import SimEngine
+from skel_ros.sim.errors import CommandError, SimBuildError, SimUnsupportedError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from skel_ros.model.mjcf import MjcfExport, MjcfJoint
+    from skel_ros.model.types import Skeleton
+    from skel_ros.sim._typing import Vector
+
+__all__ = ["KINEMATIC_GAIN", "MUJOCO_MISSING", "MujocoEngine", "import_mujoco"]
+
+KINEMATIC_GAIN = 1.0e3
+"""``kv dt / M_ii`` of the velocity actuators: the share of the velocity error left after
+a step is ``1 / (1 + G)`` (0.1 %), as near DART's kinematic joints as is well conditioned."""
+
+MUJOCO_MISSING = ("engine 'mujoco' needs the mujoco package: pip install 'skel_ros[mujoco]'"
+                  " (or pip install 'mujoco>=3.3,<5')")
+
+_VELOCITY_DRIVEN = (ActuatorType.SERVO, ActuatorType.VELOCITY, ActuatorType.ACCELERATION)
+
+
+def import_mujoco() -> Any:  # noqa: ANN401 - the mujoco module (no type stubs)
+    """The ``mujoco`` module, or a :class:`SimBuildError` saying what to install."""
+    try:
+        import mujoco
+    except ImportError:
+        raise SimBuildError(MUJOCO_MISSING) from None
+    return mujoco
+
+
+def _full_mass_matrix(mujoco: Any, model: Any, data: Any) -> Vector:  # noqa: ANN401
+    """The dense joint-space mass matrix (``mj_fullM``'s signature changed in MuJoCo 4)."""
+    out = np.zeros((model.nv, model.nv))
+    try:
+        mujoco.mj_fullM(model, data, out)
+    except TypeError:  # MuJoCo 3: mj_fullM(m, dst, qM)
+        mujoco.mj_fullM(model, out, data.qM)
+    return out
+
+
+class _MjDof:
+    """One hinge/slide DOF's spring and damper, as DART's ``DegreeOfFreedom`` setters."""
+
+    def __init__(self, model: Any, joint: int, dof: int, qpos: int) -> None:  # noqa: ANN401
+        self._model, self._joint, self._dof, self._qpos = model, joint, dof, qpos
+
+    def setSpringStiffness(self, k: float) -> None:  # noqa: N802 - DART's name
+        self._model.jnt_stiffness[self._joint] = k
+
+    def setDampingCoefficient(self, d: float) -> None:  # noqa: N802 - DART's name
+        self._model.dof_damping[self._dof] = d
+
+    def setRestPosition(self, q: float) -> None:  # noqa: N802 - DART's name
+        self._model.qpos_spring[self._qpos] = q
+
+
+class _NoDof:
+    """A ball or free joint's DOF: never position-controlled here (no spring to set)."""
+
+    def setSpringStiffness(self, k: float) -> None:  # noqa: N802, ARG002
+        return
+
+    setDampingCoefficient = setRestPosition = setSpringStiffness  # noqa: N815
+
+
+class _MjSkeleton:
+    """One skeleton's DOFs in MuJoCo, with the DART skeleton calls the actuation makes.
+
+    Positions and velocities are in DART's coordinates (a ball's or free joint's
+    rotation vector, a free joint's translation and DART's free-joint velocity), converted
+    from MuJoCo's ``qpos``/``qvel`` (the inverse of :meth:`MjcfExport.qpos` / ``qvel``).
+    Generalized forces and the mass matrix are given for hinge and slide DOFs (the only
+    ones commanded); the commands are collected for the engine to hand to MuJoCo's
+    actuators before the step.
+    """
+
+    def __init__(self, engine: MujocoEngine, skeleton: Skeleton,
+                 joints: Sequence[MjcfJoint], commands: Vector) -> None:
+        mujoco, model, data = engine._mujoco, engine._mj_model, engine._mj_data
+        self._mujoco, self._model, self._data = mujoco, model, data
+        n = skeleton.num_dofs
+        self._n = n
+        self._initial = np.asarray(skeleton.initial_positions, dtype=float)
+        self._static = not skeleton.mobile or not joints
+        # Hinge and slide DOFs: their qpos and dof addresses.
+        scalar: list[tuple[int, int, int, int]] = []  # (skeleton dof, qpos, dof, joint id)
+        self._balls: list[tuple[tuple[int, ...], int, int]] = []  # (dofs, qpos, dof)
+        self._frees: list[tuple[Any, int, int]] = []  # (FreeFrames, qpos, dof)
+        for j in joints:
+            jid = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j.name))
+            qadr, dadr = int(model.jnt_qposadr[jid]), int(model.jnt_dofadr[jid])
+            if j.kind == "free" and j.free is not None:
+                self._frees.append((j.free, qadr, dadr))
+            elif j.free is not None:
+                raise SimUnsupportedError(
+                    f"{skeleton.location}: joint {j.joint!r} of skeleton {skeleton.name!r} is"
+                    " a free joint below the root; the MuJoCo engine takes free joints at a"
+                    " skeleton's root only (use engine dart)")
+            elif j.kind == "ball":
+                self._balls.append((j.dofs, qadr, dadr))
+            elif j.scale == 1.0:
+                scalar.append((j.dofs[0], qadr, dadr, jid))
+        self.scalar = np.array([s[0] for s in scalar], dtype=np.intp)
+        """Skeleton DOF indices of the hinge and slide DOFs (those taking commands)."""
+        self._qadr = np.array([s[1] for s in scalar], dtype=np.intp)
+        self.dof_address = np.array([s[2] for s in scalar], dtype=np.intp)
+        """MuJoCo dof address of each of :attr:`scalar`."""
+        self._dof_objects: list[_MjDof | _NoDof] = [_NoDof() for _ in range(n)]
+        for i, qadr, dadr, jid in scalar:
+            self._dof_objects[i] = _MjDof(model, jid, dadr, qadr)
+        # Skeleton DOF -> MuJoCo dof address (a free joint's rotation is MuJoCo's angular
+        # part, its translation the linear part), for the mass matrix's diagonal.
+        self._mass_index = np.full(n, -1, dtype=np.intp)
+        self._mass_index[self.scalar] = self.dof_address
+        for dofs, _, dadr in self._balls:
+            self._mass_index[list(dofs)] = dadr + np.arange(3)
+        for free, _, dadr in self._frees:
+            self._mass_index[list(free.dofs)] = dadr + np.array([3, 4, 5, 0, 1, 2])
+        self.commands = commands
+        """The commands the actuation set for this step (DART's ``setCommands``): this
+        skeleton's part of the engine's flat command vector."""
+        self.commanded = False
+
+    # ---------------------------------------------------------------- DART's calls
+
+    def getNumDofs(self) -> int:  # noqa: N802 - DART's name
+        return self._n
+
+    def getPositions(self) -> Vector:  # noqa: N802 - DART's name
+        if self._static:
+            return self._initial.copy()
+        qpos = self._data.qpos
+        out = np.zeros(self._n)
+        out[self.scalar] = qpos[self._qadr]
+        for dofs, qadr, _ in self._balls:
+            out[list(dofs)] = log_rot(_quat_matrix(qpos[qadr:qadr + 4]))
+        for free, qadr, _ in self._frees:
+            pose = np.eye(4)
+            pose[:3, :3] = _quat_matrix(qpos[qadr + 3:qadr + 7])
+            pose[:3, 3] = qpos[qadr:qadr + 3]
+            motion = inverse(np.asarray(free.parent)) @ pose @ np.asarray(free.child)
+            out[list(free.dofs)] = np.concatenate([log_rot(motion[:3, :3]), motion[:3, 3]])
+        return out
+
+    def getVelocities(self) -> Vector:  # noqa: N802 - DART's name
+        out = np.zeros(self._n)
+        if self._static:
+            return out
+        qvel = self._data.qvel
+        out[self.scalar] = qvel[self.dof_address]
+        for dofs, _, dadr in self._balls:  # angular velocity in the joint frame, both
+            out[list(dofs)] = qvel[dadr:dadr + 3]
+        for free, qadr, dadr in self._frees:
+            # MuJoCo: linear in the world, angular in the body; DART's free-joint velocity
+            # v = Ad(C^-1) [R w_body; v_world] (the inverse of FreeFrames.child_twist).
+            rot = _quat_matrix(self._data.qpos[qadr + 3:qadr + 7])
+            twist = np.concatenate([rot @ qvel[dadr + 3:dadr + 6], qvel[dadr:dadr + 3]])
+            out[list(free.dofs)] = _adjoint(inverse(np.asarray(free.child))) @ twist
+        return out
+
+    def getMassMatrix(self) -> Vector:  # noqa: N802 - DART's name
+        full = _full_mass_matrix(self._mujoco, self._model, self._data)
+        out = np.zeros((self._n, self._n))
+        known = np.flatnonzero(self._mass_index >= 0)
+        out[np.ix_(known, known)] = full[np.ix_(self._mass_index[known],
+                                                self._mass_index[known])]
+        return out
+
+    def getDof(self, i: int) -> _MjDof | _NoDof:  # noqa: N802 - DART's name
+        return self._dof_objects[i]
+
+    def getPositionDifferences(self, q2: Vector, q1: Vector) -> Vector:  # noqa: N802
+        # Only hinge and slide DOFs are position-controlled here: a plain difference.
+        out: Vector = np.asarray(q2, dtype=float) - np.asarray(q1, dtype=float)
+        return out
+
+    def getGravityForces(self) -> Vector:  # noqa: N802 - DART's name
+        """``g(q)`` of ``M qdd + c + g = tau`` at the present positions (hinges, slides)."""
+        mujoco, model, data = self._mujoco, self._model, self._data
+        # After a step MuJoCo's kinematics are those of the positions before it.
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        qvel = data.qvel.copy()
+        data.qvel[:] = 0.0
+        mujoco.mj_comVel(model, data)
+        bias = np.zeros(model.nv)
+        mujoco.mj_rne(model, data, 0, bias)
+        data.qvel[:] = qvel
+        mujoco.mj_comVel(model, data)
+        out = np.zeros(self._n)
+        out[self.scalar] = bias[self.dof_address]
+        return out
+
+    def setCommands(self, commands: Vector) -> None:  # noqa: N802 - DART's name
+        self.commands[:] = commands
+        self.commanded = True
+
+    def getForces(self) -> Vector:  # noqa: N802 - DART's name
+        """The actuators' forces of the last step."""
+        out = np.zeros(self._n)
+        out[self.scalar] = self._data.qfrc_actuator[self.dof_address]
+        return out
+
+    # A SERVO joint's effort in DART is its servo motor's constraint force: here its
+    # velocity actuator's force.
+    getConstraintForces = getForces  # noqa: N815
+
+
+def _quat_matrix(wxyz: Vector) -> Vector:
+    """Rotation matrix of a unit quaternion ``(w, x, y, z)``."""
+    w, x, y, z = (float(v) for v in wxyz)
+    angle = 2.0 * np.arctan2(np.sqrt(x * x + y * y + z * z), w)
+    axis = np.array([x, y, z])
+    norm = np.linalg.norm(axis)
+    return exp_rot(axis / norm * angle) if norm > 0.0 else np.eye(3)
+
+
+def _adjoint(t: Vector) -> Vector:
+    """The 6x6 adjoint of a transform, for twists ordered (angular, linear)."""
+    r, p = t[:3, :3], t[:3, 3]
+    skew = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = r
+    out[3:, :3] = skew @ r
+    return out
+
+
+class MujocoEngine(SimEngine):
+    """A :class:`~skel_ros.sim.SimEngine` stepped by MuJoCo (module docstring).
+
+    Same arguments, attributes and methods; :attr:`world` is the ``mujoco.MjModel``.
+
+    Raises:
+        SimBuildError: mujoco is not installed, the model has no MJCF form (a soft
+            body ...), or MuJoCo refuses the export; the message says which.
+        SimUnsupportedError: A free joint below a skeleton's root.
+    """
+
+    engine_name = "mujoco"
+
+    def _build(self) -> None:
+        """(Re)build the MuJoCo model and data at the initial state, with fresh actuation."""
+        mujoco = import_mujoco()
+        self._mujoco = mujoco
+        world = self.model
+        try:
+            export = world_to_mjcf(world)
+        except SkelError as exc:
+            raise SimBuildError(f"no MuJoCo form of {world.source}: {exc}") from None
+        self._export = export
+        xml, drives = _with_actuators(export, world)
+        try:
+            model = mujoco.MjModel.from_xml_string(xml)
+        except ValueError as exc:
+            raise SimBuildError(f"MuJoCo cannot compile the export of {world.source}: {exc}"
+                                ) from None
+        if any(d[2] in _VELOCITY_DRIVEN for d in drives):
+            model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+        data = mujoco.MjData(model)
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "initial")
+        if key >= 0:
+            mujoco.mj_resetDataKeyframe(model, data, key)
+        mujoco.mj_forward(model, data)
+        self._mj_model, self._mj_data = model, data
+        self._mj_step = mujoco.mj_step
+        self._time_step = float(model.opt.timestep)
+        self._limited = model.jnt_limited.copy()
+        joints_of: dict[str, list[MjcfJoint]] = {s.name: [] for s in world.skeletons}
+        for j in export.joints:
+            joints_of[j.skeleton].append(j)
+        # Every skeleton's commands, one after another (what the actuators take).
+        self._commands = np.zeros(sum(s.num_dofs for s in world.skeletons))
+        self._first_dof: dict[str, int] = {}
+        views, start = [], 0
+        for s in world.skeletons:
+            self._first_dof[s.name] = start
+            views.append(_MjSkeleton(self, s, joints_of[s.name],
+                                     self._commands[start:start + s.num_dofs]))
+            start += s.num_dofs
+        self._views = views
+        self._skeletons = self._views
+        self._mobile = [s.mobile for s in world.skeletons]
+        self._stateful = [v for v, s in zip(self._views, world.skeletons, strict=True)
+                          if s.num_dofs]
+        self._commandable = {
+            (s.name, s.dofs[i].name)
+            for s, v in zip(world.skeletons, self._views, strict=True) for i in v.scalar
+        }
+        self._actuation = [
+            SkeletonActuation(skel, view, self._limit_sets[skel.name], self._gains,
+                              world.time_step,
+                              public_names=[self._public_of[skel.name, d.name]
+                                            for d in skel.dofs])
+            for skel, view in zip(world.skeletons, self._views, strict=True)
+        ]
+        self._applies = [act.apply for act in self._actuation]
+        self._records = [act.record_efforts for act, mobile
+                         in zip(self._actuation, self._mobile, strict=True) if mobile]
+        self._set_drives(drives)
+        self.set_limit_enforcement(self._enforced)
+
+    def _set_drives(self, drives: list[tuple[str, int, ActuatorType]]) -> None:
+        """Index the actuators: which command of which view each one takes."""
+        mujoco, model = self._mujoco, self._mj_model
+        views = {s.name: v for s, v in zip(self.model.skeletons, self._views, strict=True)}
+        self._drive_command = np.array([self._first_dof[d[0]] + d[1] for d in drives],
+                                       dtype=np.intp)
+        ids = [int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{k}"))
+               for k in range(len(drives))]
+        self._drive_ctrl = np.array(ids, dtype=np.intp)
+        accel = [k for k, d in enumerate(drives) if d[2] is ActuatorType.ACCELERATION]
+        self._accel = np.array(accel, dtype=np.intp)
+        self._accel_dof = np.array(
+            [int(views[drives[k][0]].dof_address[
+                np.flatnonzero(views[drives[k][0]].scalar == drives[k][1])[0]])
+             for k in accel], dtype=np.intp)
+        # Kinematic velocity / acceleration drives have no force limits (DART's neither);
+        # a velocity drive's gain is G M_ii / dt at the initial configuration.
+        mass = _full_mass_matrix(mujoco, model, self._mj_data)
+        for k, (skel, dof, actuator) in enumerate(drives):
+            view = views[skel]
+            address = int(view.dof_address[np.flatnonzero(view.scalar == dof)[0]])
+            if actuator in _VELOCITY_DRIVEN:
+                kv = KINEMATIC_GAIN * max(float(mass[address, address]), 1e-12) \
+                    / self._time_step
+                model.actuator_gainprm[ids[k], 0] = kv
+                model.actuator_biasprm[ids[k], 2] = -kv
+            if actuator in (ActuatorType.VELOCITY, ActuatorType.ACCELERATION):
+                model.jnt_actfrclimited[model.dof_jntid[address]] = 0
+
+    def _commandable_dof(self, skeleton: str, dof: str) -> bool:
+        return (skeleton, dof) in self._commandable
+
+    # ----------------------------------------------------------------- properties
+
+    @property
+    def world(self) -> Any:  # noqa: ANN401 - mujoco.MjModel
+        """The ``mujoco.MjModel`` (new after reset); :attr:`data` is its state."""
+        return self._mj_model
+
+    @property
+    def data(self) -> Any:  # noqa: ANN401 - mujoco.MjData
+        """The ``mujoco.MjData`` (new after reset)."""
+        return self._mj_data
+
+    @property
+    def export(self) -> MjcfExport:
+        """The MJCF export the model was compiled from (without the actuators)."""
+        return self._export
+
+    @property
+    def time(self) -> float:
+        """Simulated time in seconds."""
+        return float(self._mj_data.time)
+
+    # ----------------------------------------------------------------- stepping
+
+    def step(self, n: int = 1) -> None:
+        """Advance ``n`` steps, handing the held commands to the actuators before each."""
+        model, data, step = self._mj_model, self._mj_data, self._mj_step
+        views, applies, records = self._views, self._applies, self._records
+        ctrl, commands = data.ctrl, self._commands
+        drives, drive_command = len(self._drive_ctrl), self._drive_command
+        for _ in range(int(n)):
+            for view in views:
+                if view.commanded:  # DART's commands last one step too
+                    view.commands[:] = 0.0
+                    view.commanded = False
+            for apply in applies:
+                apply()
+            if drives:
+                values = commands[drive_command]
+                if self._accel.size:  # the velocity the acceleration reaches in a step
+                    values[self._accel] = (data.qvel[self._accel_dof]
+                                           + values[self._accel] * self._time_step)
+                ctrl[self._drive_ctrl] = values
+            step(model, data)
+            for record in records:
+                record()
+
+    def set_limit_enforcement(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
+        """Turn MuJoCo's joint-range constraints on/off (the joints the export limits)."""
+        self._mj_model.jnt_limited[:] = self._limited if enabled else 0
+        self._enforced = bool(enabled)
+
+    # ----------------------------------------------------------------- state
+
+    def body_transforms(self) -> npt.NDArray[np.float64]:
+        """World transforms (nbody, 4, 4) of every body, in :attr:`body_names` order."""
+        mujoco, model, data = self._mujoco, self._mj_model, self._mj_data
+        mujoco.mj_kinematics(model, data)
+        frames = {(b.skeleton, b.body): b for b in self._export.bodies}
+        out = np.zeros((len(self.body_names), 4, 4))
+        for k, key in enumerate(self.body_names):
+            body = frames[key]
+            bid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body.name)
+            pose = np.eye(4)
+            pose[:3, :3] = data.xmat[bid].reshape(3, 3)
+            pose[:3, 3] = data.xpos[bid]
+            out[k] = pose @ inverse(np.asarray(body.frame))
+        return out
+
+    # ----------------------------------------------------------------- commands
+
+    def _prepare(self, kind: Any, names: Sequence[str], values: npt.ArrayLike,  # noqa: ANN401
+                 skeleton: str | None) -> Any:  # noqa: ANN401 - SimEngine's
+        mode, prepared = super()._prepare(kind, names, values, skeleton)
+        for act, result, _ in prepared:
+            for name in result.names:
+                if (act.skeleton.name, name) not in self._commandable:
+                    dof = act.skeleton.dofs[act.skeleton.dof_index(name)]
+                    joint = act.skeleton.joint(dof.joint)
+                    raise CommandError(
+                        f"joint {joint.name!r} is a {joint.type.value} joint: the MuJoCo engine"
+                        " takes commands for hinge and slide DOFs only (engine dart takes"
+                        " them)")
+        return mode, prepared
+
+
+def _with_actuators(export: MjcfExport, world: Any  # noqa: ANN401 - World
+                    ) -> tuple[str, list[tuple[str, int, ActuatorType]]]:
+    """The export's MJCF with one actuator per actuated hinge/slide DOF of a mobile skeleton.
+
+    Returns:
+        The MJCF text, and per actuator (named ``"0"``, ``"1"``, ...): (skeleton, skeleton
+        DOF index, SKEL actuator type).
+    """
+    skeletons = {s.name: s for s in world.skeletons}
+    drives: list[tuple[str, int, ActuatorType]] = []
+    root = etree.fromstring(export.xml.encode())
+    section = etree.SubElement(root, "actuator")
+    for j in export.joints:
+        skel = skeletons[j.skeleton]
+        if j.free is not None or j.kind not in ("hinge", "slide") or j.scale != 1.0:
+            continue
+        if not skel.mobile:
+            continue
+        actuator = skel.joint(j.joint).actuator
+        name = str(len(drives))
+        if actuator is ActuatorType.FORCE:
+            etree.SubElement(section, "motor", name=name, joint=j.name, gear="1")
+        elif actuator in _VELOCITY_DRIVEN:
+            # kv is set per DOF after compiling (it needs the mass matrix).
+            etree.SubElement(section, "velocity", name=name, joint=j.name, kv="1")
+        else:
+            continue
+        drives.append((j.skeleton, j.dofs[0], actuator))
+    if not drives:
+        root.remove(section)
+    else:  # MuJoCo wants <actuator> before <keyframe>
+        key = root.find("keyframe")
+        if key is not None:
+            root.remove(key)
+            root.append(key)
+    return etree.tostring(root, encoding="unicode"), drives
