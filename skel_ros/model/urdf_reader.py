@@ -97,6 +97,17 @@ _IGNORED_TOP = {
     "ros2_control": "ros2_control hardware descriptions are not part of the model;"
                     " the hardware node reads its own YAML (skel-ros init-hardware)",
 }
+# The attributes of each URDF element this reader reads; any other is a warning.
+_ATTRIBUTES: dict[str, frozenset[str]] = {tag: frozenset(names.split()) for tag, names in {
+    "robot": "name version", "link": "name", "joint": "name type", "inertial": "",
+    "origin": "xyz rpy", "mass": "value", "inertia": "ixx ixy ixz iyy iyz izz",
+    "visual": "name", "collision": "name", "geometry": "", "box": "size",
+    "cylinder": "radius length", "sphere": "radius", "capsule": "radius length",
+    "mesh": "filename scale", "material": "name", "color": "rgba", "texture": "filename",
+    "parent": "link", "child": "link", "axis": "xyz",
+    "limit": "lower upper effort velocity", "dynamics": "damping friction",
+    "mimic": "joint multiplier offset",
+}.items()}
 _IGNORED_JOINT = {
     "safety_controller": "soft limits of the safety controller are not read; the position"
                          " limits of <limit> apply",
@@ -377,6 +388,7 @@ class _Reader:
 
     def world(self, root: Element, *, fixed_base: bool) -> World:
         robot_name = root.get("name") or Path(self.label).stem
+        self.check_attributes(root)
         self.read_materials(root)
         links, joints = self.top_level(root)
         by_child = self.joint_tree(joints, links)
@@ -412,6 +424,20 @@ class _Reader:
         skel = draft.skeleton(robot_name, model_joints, bodies, dofs, location=self.loc(root))
         return draft.canonical(draft.world([skel], self.label), self.label, UrdfError,
                                self.warnings)
+
+    def check_attributes(self, root: Element) -> None:
+        """Warn (once per element and attribute) about attributes URDF does not have."""
+        stack = [root]
+        while stack:
+            el = stack.pop()
+            allowed = _ATTRIBUTES.get(str(el.tag))
+            if allowed is None:
+                continue  # an ignored element: reported as a whole
+            for attr in el.attrib:
+                if "}" not in attr and attr not in allowed:  # namespaced ones are others'
+                    self.group(("attribute", str(el.tag), attr),
+                               f"attribute {attr!r} of <{el.tag}> is not URDF's; ignored", el)
+            stack.extend(c for c in el if isinstance(c.tag, str))
 
     def read_materials(self, root: Element) -> None:
         """Named materials with a colour, wherever defined (top level or a link's visual)."""

@@ -219,6 +219,7 @@ def test_ignored_elements_are_one_warning_per_kind_with_a_line() -> None:
   <sensor name="s"/>
 </robot>"""
     text = ARM.replace("</robot>", extra)
+    text = text.replace('<link name="fore">', '<link name="fore" color="red">')
     text = text.replace('<limit velocity="3" effort="10"/>',
                         '<limit velocity="0" effort="10"/><safety_controller k_velocity="1"/>')
     warnings = load_model(text, name="arm.urdf").warnings
@@ -229,6 +230,9 @@ def test_ignored_elements_are_one_warning_per_kind_with_a_line() -> None:
     assert "<ros2_control> ignored" in by_text
     assert "<sensor> ignored" in by_text
     assert "<safety_controller> ignored" in by_text
+    odd = [w for w in warnings if "attribute 'color' of <link>" in w.message]
+    assert len(odd) == 1
+    assert odd[0].location.line == _line(text, '<link name="fore" color="red">')
     zero = [w for w in warnings if "velocity=" in w.message]
     assert len(zero) == 1
     assert zero[0].location.line == _line(text, '<limit velocity="0"')
