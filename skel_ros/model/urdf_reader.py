@@ -27,13 +27,16 @@ it. ``docs/interchange.md`` has the full mapping table; in short:
   root link gets a floating (free) joint named ``floating_base``, or a weld when
   ``fixed_base`` is true.
 * ``<visual>`` / ``<collision>``: box, cylinder, sphere, capsule and mesh (with
-  ``scale``); materials' ``rgba`` (inline or named at the top level) become the
-  visual colour. Mesh URIs: ``package://<pkg>/<path>`` through the ament index
+  ``scale``); materials' ``rgba`` (inline, or by name from the top level or another
+  link) become the visual colour. Mesh URIs: ``package://<pkg>/<path>`` through the ament index
   (:func:`find_package`), ``file://<absolute path>``, or a path relative to the
   URDF file. A mesh that cannot be found is an error naming the URI.
 * ``<transmission>``, ``<gazebo>``, ``<ros2_control>``, ``<safety_controller>``,
-  ``<calibration>``, textures and every unknown element are ignored with one
-  warning per kind (file, line of the first one, how many).
+  ``<calibration>``, textures and every unknown element or attribute are ignored
+  with one warning per kind (file, line of the first one, how many).
+
+xacro evaluates the Python expressions its file holds (``${...}``): load xacro files
+you would run.
 """
 
 from __future__ import annotations
