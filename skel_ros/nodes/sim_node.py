@@ -20,6 +20,9 @@ Parameters (read-only ones are fixed at start):
         a floating joint, unless the root link is ``world``).
     gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
     frame_prefix (string, read-only): prefix of every TF frame, the world included.
+    engine (string, read-only): ``dart`` (default) or ``mujoco``: the engine that steps
+        the world (:data:`skel_ros.sim.ENGINES`); same topics, services, names and
+        command semantics with either.
     real_time_factor (double): simulated seconds per wall second; 0 = as fast as possible.
     joint_states_rate (double): Hz of simulated time.
     tf_rate (double): Hz of simulated time.
@@ -75,7 +78,7 @@ from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.resources import resolve
-from skel_ros.sim import SimEngine, SimError, load_gains
+from skel_ros.sim import ENGINES, SimEngine, SimError, load_gains
 from skel_ros.sim.backend import DartBackend
 
 if TYPE_CHECKING:
@@ -117,6 +120,8 @@ PARAMETERS: dict[str, _Param] = {
                          read_only=True),
     "frame_prefix": _Param("", "prefix of every TF frame, the world frame included "
                                "(e.g. 'sim/' -> sim/world)", read_only=True),
+    "engine": _Param("dart", f"the engine that steps the world: {', '.join(ENGINES)}",
+                     read_only=True),
     "real_time_factor": _Param(1.0, "simulated seconds per wall-clock second; 0 = as fast "
                                     f"as possible; at most {MAX_REAL_TIME_FACTOR:g}",
                                number=True),
@@ -164,6 +169,8 @@ def check_parameter(name: str, value: Any) -> tuple[Any, str]:  # noqa: ANN401 -
     expected = type(spec.default)
     if not isinstance(value, expected):
         return None, f"{name} must be a {expected.__name__}, got {value!r}"
+    if name == "engine" and value not in ENGINES:
+        return None, f"engine must be one of {', '.join(ENGINES)}, got {value!r}"
     return value, ""
 
 
@@ -323,7 +330,8 @@ class SimNode(Node):
         self._publish_all(self.engine.time)
         names = self.engine.dof_names
         self.get_logger().info(
-            f"simulating {self.engine.model.source}: {len(self.engine.model.skeletons)} "
+            f"simulating {self.engine.model.source} in {p['engine']}: "
+            f"{len(self.engine.model.skeletons)} "
             f"skeleton(s), {len(names)} DOF(s), step {self.engine.time_step * 1e3:g} ms, "
             f"real-time factor {self._rtf:g}{' (paused)' if self._paused else ''}")
         if start:
@@ -361,7 +369,7 @@ class SimNode(Node):
             self.get_logger().warning(str(warning))
         try:
             gains = load_gains(resolve(p["gains_file"])) if p["gains_file"] else None
-            return SimEngine(world, enforce_limits=p["enforce_limits"], gains=gains)
+            return ENGINES[p["engine"]](world, enforce_limits=p["enforce_limits"], gains=gains)
         except (FileNotFoundError, OSError, SimError) as exc:
             raise NodeSetupError(str(exc)) from None
 
