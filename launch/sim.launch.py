@@ -2,6 +2,7 @@
 
     ros2 launch skel_ros sim.launch.py
     ros2 launch skel_ros sim.launch.py skel_file:=/path/robot.skel rviz:=false
+    ros2 launch skel_ros sim.launch.py engine:=mujoco
     ros2 launch skel_ros sim.launch.py namespace:=robot1 config:=/path/sim_params.yaml
     ros2 launch skel_ros sim.launch.py skel_file:=/path/robot.urdf.xacro \
         model_args:="arm:=ur5 hand:=false" fixed_base:=true
@@ -10,6 +11,7 @@ Arguments:
     skel_file     model file in any format (SKEL, URDF/xacro, SMURF, ...); package:// works
     model_args    xacro arguments of a .xacro skel_file: "name:=value name:=value"
     fixed_base    URDF/SMURF: weld the root link to the world (true/false)
+    engine        the engine that steps the world: dart (default) or mujoco
     config        ROS parameter file for the simulation node (config/sim.yaml)
     rviz          start RViz with config/skel_ros.rviz
     namespace     namespace of the node and its topics ("" = none)
@@ -61,6 +63,8 @@ def generate_launch_description() -> LaunchDescription:
                               description="xacro arguments: 'name:=value name:=value'"),
         DeclareLaunchArgument("fixed_base", default_value="false", choices=BOOL_CHOICES,
                               description="URDF/SMURF: weld the root link to the world"),
+        DeclareLaunchArgument("engine", default_value="dart", choices=["dart", "mujoco"],
+                              description="the engine that steps the world"),
         DeclareLaunchArgument("config",
                               default_value=PathJoinSubstitution([share, "config", "sim.yaml"]),
                               description="parameter file of the simulation node"),
@@ -93,6 +97,7 @@ def generate_launch_description() -> LaunchDescription:
                 "skel_file": skel_file,
                 "model_args": ParameterValue(LaunchConfiguration("model_args"), value_type=str),
                 "fixed_base": ParameterValue(LaunchConfiguration("fixed_base"), value_type=bool),
+                "engine": ParameterValue(LaunchConfiguration("engine"), value_type=str),
                 "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"),
                                                value_type=str)}],
         ),

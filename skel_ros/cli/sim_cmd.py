@@ -1,7 +1,7 @@
 """Subcommands of the sim layer: ``skel-ros simulate``.
 
-dartpy is imported only when the command runs (``skel_ros.sim.cli``), so the
-other subcommands work where DART is not installed.
+dartpy (or mujoco, with ``--engine mujoco``) is imported only when the command runs
+(``skel_ros.sim.cli``), so the other subcommands work where neither is installed.
 """
 
 from __future__ import annotations
@@ -25,16 +25,18 @@ def _steps(text: str) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from skel_ros.sim.cli import simulate
 
-    return simulate(args.file, args.steps, args.json, enforce_limits=not args.no_limits)
+    return simulate(args.file, args.steps, args.json, enforce_limits=not args.no_limits,
+                    engine_name=args.engine)
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
     p = sub.add_parser(
         "simulate",
-        help="step a SKEL world in DART with zero commands; print every DOF's state",
+        help="step a model in DART (or MuJoCo) with zero commands; print every DOF's state",
         description="Build the DART world of FILE (from the parsed model, through DART's "
-        "API), take N steps with zero commands and print every DOF's position and "
+        "API; with --engine mujoco, MuJoCo's model of its MJCF export), take N steps with "
+        "zero commands and print every DOF's position and "
         "velocity. Joint limits are enforced unless --no-limits is given (DART's own "
         "SkelParser world never enforces them).",
     )
@@ -45,4 +47,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
                    help="print JSON in the layout of the corpus fixtures' after_steps")
     p.add_argument("--no-limits", action="store_true",
                    help="do not enforce joint position limits (as DART's SkelParser world)")
+    p.add_argument("--engine", choices=("dart", "mujoco"), default="dart",
+                   help="the engine that steps the world (default: dart; mujoco steps the "
+                        "model's MJCF export)")
     p.set_defaults(func=_cmd_simulate)

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from skel_ros.model import SkelError, load_model
 from skel_ros.model.report import number
-from skel_ros.sim.engine import SimEngine
+from skel_ros.sim import ENGINES
 from skel_ros.sim.errors import SimError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from skel_ros.sim.engine import SimEngine
 
 __all__ = ["after_steps", "simulate"]
 
@@ -42,6 +44,7 @@ def simulate(
     as_json: bool,  # noqa: FBT001 - mirrors the command line
     *,
     enforce_limits: bool = True,
+    engine_name: str = "dart",
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -53,6 +56,7 @@ def simulate(
         as_json: Print the fixtures' ``after_steps`` layout as JSON instead of a table.
         enforce_limits: Enforce joint position limits (the simulator's default);
             False reproduces DART's SkelParser world, which never enforces them.
+        engine_name: The engine (:data:`skel_ros.sim.ENGINES`): ``dart`` or ``mujoco``.
         out: Where to print (standard output by default).
         err: Where errors go (standard error by default).
 
@@ -68,7 +72,7 @@ def simulate(
         world = load_model(file)
         for warning in world.warnings:
             err.write(f"{warning}\n")
-        engine = SimEngine(world, enforce_limits=enforce_limits)
+        engine = ENGINES[engine_name](world, enforce_limits=enforce_limits)
         engine.step(steps)
     except (SkelError, SimError) as exc:
         err.write(f"error: {exc}\n")
@@ -77,7 +81,8 @@ def simulate(
     if as_json:
         out.write(json.dumps(state, indent=1) + "\n")
         return 0
-    out.write(f"{file}: {steps} steps, t = {engine.time:.6f} s, limits "
+    in_engine = "" if engine_name == "dart" else f" in {engine_name}"
+    out.write(f"{file}: {steps} steps{in_engine}, t = {engine.time:.6f} s, limits "
               f"{'enforced' if enforce_limits else 'not enforced'}\n")
     rows = [("joint", "position", "velocity")]
     q, v = engine.positions(), engine.velocities()

@@ -1,4 +1,4 @@
-"""The MuJoCo engine: the same model, commands and names as :class:`~skel_ros.sim.SimEngine`, stepped by MuJoCo.
+"""The MuJoCo engine: :class:`~skel_ros.sim.SimEngine`'s model, commands and names, in MuJoCo.
 
 :class:`MujocoEngine` is a :class:`~skel_ros.sim.SimEngine` whose world is MuJoCo's:
 the model's MJCF export (:func:`skel_ros.model.world_to_mjcf`) with one MuJoCo
@@ -131,9 +131,8 @@ class _MjSkeleton:
     actuators before the step.
     """
 
-    def __init__(self, engine: MujocoEngine, skeleton: Skeleton,
-                 joints: Sequence[MjcfJoint], commands: Vector) -> None:
-        mujoco, model, data = engine._mujoco, engine._mj_model, engine._mj_data
+    def __init__(self, mujoco: Any, model: Any, data: Any, *,  # noqa: ANN401 - no stubs
+                 skeleton: Skeleton, joints: Sequence[MjcfJoint], commands: Vector) -> None:
         self._mujoco, self._model, self._data = mujoco, model, data
         n = skeleton.num_dofs
         self._n = n
@@ -185,7 +184,8 @@ class _MjSkeleton:
 
     def getPositions(self) -> Vector:  # noqa: N802 - DART's name
         if self._static:
-            return self._initial.copy()
+            initial: Vector = self._initial.copy()
+            return initial
         qpos = self._data.qpos
         out = np.zeros(self._n)
         out[self.scalar] = qpos[self._qadr]
@@ -331,8 +331,8 @@ class MujocoEngine(SimEngine):
         views, start = [], 0
         for s in world.skeletons:
             self._first_dof[s.name] = start
-            views.append(_MjSkeleton(self, s, joints_of[s.name],
-                                     self._commands[start:start + s.num_dofs]))
+            views.append(_MjSkeleton(mujoco, model, data, skeleton=s, joints=joints_of[s.name],
+                                     commands=self._commands[start:start + s.num_dofs]))
             start += s.num_dofs
         self._views = views
         self._skeletons = self._views
