@@ -11,7 +11,9 @@ table in memory, Indirect Address/Data included; Hardware Error Status (injectab
 switches torque off and sets the alert bit); REBOOT (the status, then :data:`REBOOT_TIME`
 of silence, then the RAM at its power-on values and the error cleared unless injected as
 persistent); the Bus Watchdog (98) as the e-Manual describes it, on the emulator's clock
-(:meth:`EmulatedServo.check_watchdog`). Each shaft moves with
+(:meth:`EmulatedServo.check_watchdog`), expiring on silence the emulator saw on the line
+(it wakes at the deadline to look), never because its own process was kept from reading
+the port (bytes read late came after the last moment the port was seen empty). Each shaft moves with
 :class:`~skel_ros.hardware.emulators.motor.MotorModel` on the emulator's monotonic clock.
 The port is a symlink to the pty at a path of its own, so :meth:`DynamixelEmulator.vanish`
 can unplug it for a while and bring it back at the same path, the servos powered.
@@ -624,19 +626,30 @@ class ServoBus:
                 s.booting_until <= now for s in self.all_servos.values()):
             self.servos = self.all_servos
 
+    def watchdog_deadline(self) -> float:
+        """When the first armed Bus Watchdog runs out unless a packet comes (inf: none)."""
+        units = [t[_WATCHDOG_AT] for t in (s.table for s in self._watched)
+                 if t[_TORQUE_AT] and 0 < t[_WATCHDOG_AT] <= ct.BUS_WATCHDOG_MAX]
+        return self.last_rx + min(units) * ct.BUS_WATCHDOG_UNIT if units else math.inf
+
     def handle(self, packet: proto.Packet,  # noqa: C901, PLR0911
-               now: float | None = None) -> list[tuple[float, bytes]]:
+               now: float | None = None, *,
+               silent_until: float | None = None) -> list[tuple[float, bytes]]:
         """The replies to one instruction packet: ``(return delay, bytes)`` in order.
 
         ``now``: when the packet's bytes arrived (default: the clock's time now). Packets
         read from the port in one piece arrived together, so they share one time: a
         servo's motor steps once for a Sync Write and the Sync Read after it.
+        ``silent_until``: the last time the line was seen silent before the packet (its
+        bytes came after it, perhaps long before ``now`` when the emulator's process was
+        kept from running): a Bus Watchdog expires only on silence seen, never on the
+        emulator's own delay in reading the port.
         """
         self.counts["packets"] += 1
         if now is None:
             now = self.clock()
         # "Communication" for the Bus Watchdog is every instruction packet on the bus.
-        self.check_watchdogs(now)
+        self.check_watchdogs(now if silent_until is None else min(now, silent_until))
         self.last_rx = now
         inst, params, target = packet.instruction, packet.params, packet.id
         # A control cycle's instructions first (plain ints: no enum lookups per packet).
@@ -850,6 +863,11 @@ class _Server:
         self.master = self.slave = -1
         self.back_at = math.inf  # while vanished: when the port returns
         self.reader = proto.PacketReader()
+        # Every byte not read yet arrived after this time (the last time the port had
+        # nothing to read or had no pty, or the start of the last read). Bus Watchdogs
+        # expire on silence seen, never on the time this process took to get the CPU
+        # back: a servo's clock does not stop when the host is busy.
+        self.silent_at = time.monotonic()
         self._open_pty()
         self.control_in = control_in
         self.control_out = control_out
@@ -867,6 +885,7 @@ class _Server:
         link.replace(self.port)
         self.reader.clear()
         self.back_at = math.inf
+        self.silent_at = time.monotonic()  # no byte can have come before the port was there
 
     def _close_pty(self) -> None:
         Path(self.port).unlink(missing_ok=True)
@@ -899,21 +918,36 @@ class _Server:
             if self.master < 0 and time.monotonic() >= self.back_at:
                 self._open_pty()
             fds = [self.master, *control] if self.master >= 0 else control
-            wait = 1.0 if self.master >= 0 else max(0.0, min(1.0, self.back_at - time.monotonic()))
-            ready, _, _ = select.select(fds, [], [], wait)
+            now = time.monotonic()
+            # Awake just after the first Bus Watchdog deadline, to see the silence (if any).
+            wait = min(1.0, self.back_at - now, self.bus.watchdog_deadline() + 1e-3 - now)
+            ready, _, _ = select.select(fds, [], [], max(0.0, wait))
             if self.master >= 0 and self.master in ready:
                 start = clock()
-                self._on_bytes(os.read(self.master, 65536))
+                read_at = time.monotonic()  # bytes not in this read come after it
+                self._on_bytes(os.read(self.master, 65536), read_at)
                 self.busy += clock() - start
                 self.wakeups += 1
+            else:
+                self._silence()
             if self.control_in is not None and self.control_in.fileno() in ready:
                 line = self.control_in.readline()
                 if not line:
                     return  # the parent is gone
                 self._on_control(line)
 
-    def _on_bytes(self, data: bytes) -> None:
+    def _silence(self) -> None:
+        """Nothing to read from the port now (or no port): expire the watchdogs it runs out."""
+        now = time.monotonic()
+        if self.master >= 0 and select.select([self.master], [], [], 0.0)[0]:
+            return  # bytes came meanwhile: the next read takes them
+        self.silent_at = now
+        self.bus.check_watchdogs(now)
+
+    def _on_bytes(self, data: bytes, read_at: float | None = None) -> None:
+        """Answer the packets in ``data``, read from the port from ``read_at`` on."""
         arrived = time.monotonic()
+        silent_until, self.silent_at = self.silent_at, arrived if read_at is None else read_at
         reader = self.reader
         reader.feed(data)
         wire = self.config.wire_time
@@ -926,7 +960,7 @@ class _Server:
                 continue
             if packet is None:
                 break
-            out.extend(self.bus.handle(packet, arrived))
+            out.extend(self.bus.handle(packet, arrived, silent_until=silent_until))
         self.bus.counts["garbage_bytes"] = reader.discarded
         if not out:
             return
@@ -974,7 +1008,7 @@ class _Server:
     def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: C901, PLR0911
         command = request["command"]
         now = time.monotonic()
-        self.bus.check_watchdogs(now)
+        self.bus.check_watchdogs(self.silent_at)  # the silence seen (see handle)
         if command == "quit":
             self.running = False
             return {"ok": True}

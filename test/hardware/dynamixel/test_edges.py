@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+import tty
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -267,6 +269,47 @@ def test_emulated_bus_watchdog_follows_the_e_manual() -> None:
     assert send(p.write(1, ct.GOAL_VELOCITY.address, goal))[0].error == 0
     clock[0] += 0.5
     assert servo.state(clock[0]).velocity == pytest.approx(50 * VELOCITY_UNIT, rel=1e-3)
+
+
+def _answer(fd: int, packet: bytes) -> p.Packet:
+    """Send ``packet`` on a raw port and wait (generously) for its status packet."""
+    os.write(fd, packet)
+    data = b""
+    deadline = time.monotonic() + 10.0
+    while not p.parse(data):
+        assert time.monotonic() < deadline, "no answer"
+        if select.select([fd], [], [], 0.1)[0]:
+            data += os.read(fd, 4096)
+    return p.parse(data)[0]
+
+
+def test_bus_watchdog_counts_the_silence_on_the_line_not_the_emulators_stall(
+        emulator: DynamixelEmulator) -> None:
+    """A servo's clock does not stop when the host is busy: a packet written in time but
+    read late by the emulator's process (stopped here, as a loaded machine can leave it
+    without a CPU for a while) still feeds the Bus Watchdog. Real silence still expires it."""
+    window = 50 * ct.BUS_WATCHDOG_UNIT  # 1 s
+    fd = os.open(emulator.transport["port"], os.O_RDWR | os.O_NOCTTY)
+    pid = emulator.pid
+    assert pid is not None
+    try:
+        tty.setraw(fd)
+        assert _answer(fd, p.write(1, ct.BUS_WATCHDOG.address, b"\x32")).error == 0
+        assert _answer(fd, p.write(1, ct.TORQUE_ENABLE.address, b"\x01")).error == 0
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            os.write(fd, p.ping(1))  # well inside the window after the torque write
+            time.sleep(window + 0.3)  # the emulator reads it only after the window
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert _answer(fd, b"").error == 0  # the PING's answer
+        assert emulator.watchdog(1) == (50, None)
+        time.sleep(window + 0.3)  # silence on the line: it expires, one window after the PING
+        value, expired_at = emulator.watchdog(1)
+        assert value == 0xFF
+        assert expired_at is not None
+    finally:
+        os.close(fd)
 
 
 def test_driver_arms_reports_and_clears_the_bus_watchdog(
