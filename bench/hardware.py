@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -423,7 +424,12 @@ def _end_to_end(cycles: int, rounds: int, profile: str | None,
 def run(cycles: int = 2000, rounds: int = 4, profile: str | None = None, *,
         others: bool = True) -> list[str]:
     """Run every section; the report lines."""
+    load = os.getloadavg()
     lines, reply, results = _end_to_end(cycles, rounds, profile)
+    lines.insert(0, "machine's load average (1, 5, 15 min) at the start: "
+                    + ", ".join(f"{x:.2f}" for x in load)
+                    + "; after the end-to-end rounds: "
+                    + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     records = p.split_fast_status(p.parse(reply)[0], READ_SIZE)
     plain = b"".join(p.build_status(i, e, d) for i, e, d in records)
     sync_write = p.sync_write_values(116, "i", [x for i in IDS for x in (i, 2048 + i)])
