@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["EffortCommands", "EngineAgreement", "compare_engines", "main"]
 
 # The commanded efforts: a sine per DOF with its own frequency and phase, of amplitude
-# COMMANDED_ACCELERATION times the DOF's own inertia (the diagonal of the joint-space mass
-# matrix at the initial state), so a light chain is driven as hard as a heavy arm; a new
+# COMMANDED_ACCELERATION times the inertia the DOF's effort meets (from the joint-space
+# mass matrix at the initial state), so a light chain is driven as hard as a heavy arm; a new
 # command every COMMAND_PERIOD of simulated time, held in between (as the node holds the
 # last command it received).
 COMMANDED_ACCELERATION = 1.0  # rad/s^2 or m/s^2
@@ -245,14 +245,18 @@ def compare_engines(world: World, *, time_step: float | None = None,
 
 
 def _inertia(model: object, data: object, address: int) -> float:
-    """The diagonal entry of MuJoCo's joint-space mass matrix at a dof address."""
+    """The inertia a force on one dof meets, every other dof free: 1 / (M^-1)_ii.
+
+    (M_ii itself overstates it in a chain: a torque on one joint of a light chain
+    turns the links on both sides of it, whose inertia about it is far smaller.)
+    """
     import mujoco
 
-    unit = np.zeros(model.nv)  # type: ignore[attr-defined]
-    unit[address] = 1.0
+    unit = np.zeros((1, model.nv))  # type: ignore[attr-defined]
+    unit[0, address] = 1.0
     column = np.zeros_like(unit)
-    mujoco.mj_mulM(model, data, column, unit)
-    return float(column[address])
+    mujoco.mj_solveM(model, data, column, unit)
+    return 1.0 / float(column[0, address])
 
 
 def _joint_ranges(export: MjcfExport, model: object) -> list[tuple[int, int]]:
