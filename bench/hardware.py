@@ -29,6 +29,7 @@ Usage: .venv/bin/python bench/hardware.py [--cycles N] [--rounds R] [--dynamixel
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import statistics
@@ -140,8 +141,9 @@ def _race(emulator: DynamixelEmulator, drivers: dict[str, _Driver], cycles: int,
           rounds: int) -> dict[str, _Run]:
     """Run the drivers in turns, ``cycles / rounds`` cycles a turn; totals per driver."""
     for driver in drivers.values():
-        for k in range(20):  # warm up
-            driver.cycle(k)
+        for k in range(20):  # warm up (a timeout on a loaded machine is not counted here)
+            with contextlib.suppress(HardwareError, RuntimeError):
+                driver.cycle(k)
     totals = {name: _Run(0, 0.0, 0.0, 0.0, 0) for name in drivers}
     per_round = max(1, cycles // rounds)
     for _ in range(rounds):
