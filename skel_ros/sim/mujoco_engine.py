@@ -66,9 +66,9 @@ if TYPE_CHECKING:
 
 __all__ = ["KINEMATIC_GAIN", "MUJOCO_MISSING", "MujocoEngine", "import_mujoco"]
 
-KINEMATIC_GAIN = 1.0e3
+KINEMATIC_GAIN = 1.0e5
 """``kv dt / M_ii`` of the velocity actuators: the share of the velocity error left after
-a step is ``1 / (1 + G)`` (0.1 %), as near DART's kinematic joints as is well conditioned."""
+a step is ``1 / (1 + G)`` (1e-5), as near DART's kinematic joints as is well conditioned."""
 
 MUJOCO_MISSING = ("engine 'mujoco' needs the mujoco package: pip install 'skel_ros[mujoco]'"
                   " (or pip install 'mujoco>=3.3,<5')")
