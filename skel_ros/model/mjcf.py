@@ -7,7 +7,7 @@ Frames. A MuJoCo joint turns its body about the body's own origin, so each SKEL 
 ``c`` is written as a MuJoCo body whose frame is the *joint frame on the child side*,
 ``W(c) . T_child_to_joint``; its geoms, inertial and sites are re-expressed in that
 frame, and its pose in its parent's MuJoCo frame is ``T_child_to_joint(parent)^-1 .
-T_parent_to_joint``. The joint motion ``M(q)`` of :mod:`skel_ros.model.kinematics` is
+T_parent_to_joint`` at q = 0. The joint motion ``M(q)`` of :mod:`skel_ros.model.kinematics` is
 then the MuJoCo joints of the body, applied one after the other as MuJoCo does (each
 in the body frame left by the previous ones), which is exactly the chain of single-DOF
 motions :func:`~skel_ros.model.kinematics.joint_chain` gives:
@@ -18,7 +18,9 @@ motions :func:`~skel_ros.model.kinematics.joint_chain` gives:
   ``slide = pitch / 2pi * hinge``;
 * ball -> ball (MuJoCo quaternion ``= exp(q)``, q DART's rotation vector);
 * free -> free joint for a skeleton's root (MuJoCo requires free joints at the top);
-  three slides and a ball elsewhere.
+  three slides and a ball elsewhere. A root's free joint moves the SKEL body frame
+  itself (no offset): MuJoCo integrates a free body's origin along its velocity, as
+  DART does with the child body's, so the two integrate the same point.
 
 :class:`MjcfExport` keeps that correspondence: which MuJoCo joint each DOF drives, and
 :meth:`MjcfExport.qpos` / :meth:`MjcfExport.qvel` turn SKEL positions and velocities
