@@ -3,14 +3,18 @@
     ros2 launch skel_ros sim_to_real.launch.py                  # emulated hardware
     ros2 launch skel_ros sim_to_real.launch.py emulate:=false port:=/dev/ttyUSB0
     ros2 launch skel_ros sim_to_real.launch.py \\
-        trajectory:=$(ros2 pkg prefix skel_ros)/share/skel_ros/examples/arm_trajectory.xml
+        trajectory:=package://skel_ros/examples/arm_trajectory.xml
 
 The simulation node runs in namespace ``sim`` with frame prefix ``sim/``, the hardware
 node in ``real`` with ``real/``; both take their commands from the global
 ``/joint_commands`` and ``/joint_trajectory``, so one publisher drives both. Static
 transforms put ``sim/world`` and ``real/world`` 0.6 m apart along y, so the two robots
-stand side by side in RViz. With ``trajectory:=``, the trajectory player enables the
-hardware (``/real/hardware_node/enable``; it starts with torque off) and then streams the
+stand side by side in RViz. The session has one time base, the wall clock: the
+simulation runs locked to it (``time_base: wall``, real-time factor 1) and stamps its
+messages in ROS time, as the hardware node does; nothing publishes ``/clock``, so ``sim/``
+and ``real/`` frames line up in RViz, in tf2 lookups and in recordings. With
+``trajectory:=``, the trajectory player enables the hardware
+(``/real/hardware_node/enable``; it starts with torque off) and then streams the
 trajectory to both; without it, enable by hand::
 
     ros2 service call /real/hardware_node/enable std_srvs/srv/SetBool "{data: true}"
@@ -106,7 +110,8 @@ def generate_launch_description() -> LaunchDescription:
             namespace="sim",
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "sim.yaml"]),
-                        {"skel_file": _string("skel_file"), "frame_prefix": "sim/"}],
+                        {"skel_file": _string("skel_file"), "frame_prefix": "sim/",
+                         "time_base": "wall"}],
             remappings=COMMAND_REMAPS,
         ),
         Node(

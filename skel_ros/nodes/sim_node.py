@@ -8,8 +8,11 @@ trajectory follower and the command timeout are the core's, as on hardware). A s
 thread advances the engine so that simulated time follows
 wall time times ``real_time_factor`` (scheduled against an anchor, so it does not
 drift), publishing on a schedule of simulated time; the executor thread runs the
-callbacks. Every stamp is simulated time, and ``/clock`` carries it. docs/sim_node.md
-is the user documentation.
+callbacks. The stamps follow ``time_base``: ``sim`` (the default) stamps simulated time
+and publishes it on ``/clock``; ``wall`` locks the simulation to the wall clock
+(real-time factor 1), stamps every state with the ROS time it stands for and publishes
+no ``/clock``, so it shares one time base with the hardware node (sim-to-real).
+docs/sim_node.md is the user documentation.
 
 Parameters (read-only ones are fixed at start):
     skel_file (string, read-only): the world (path or ``package://skel_ros/...``), in
@@ -23,7 +26,11 @@ Parameters (read-only ones are fixed at start):
     engine (string, read-only): ``dart`` (default) or ``mujoco``: the engine that steps
         the world (:data:`skel_ros.sim.ENGINES`); same topics, services, names and
         command semantics with either.
-    real_time_factor (double): simulated seconds per wall second; 0 = as fast as possible.
+    time_base (string, read-only): ``sim`` = stamps are simulated time, published on
+        ``/clock``; ``wall`` = the simulation runs locked to the wall clock (real-time
+        factor 1) and stamps the ROS time each state stands for; no ``/clock``.
+    real_time_factor (double): simulated seconds per wall second; 0 = as fast as possible
+        (time_base wall: 1, fixed).
     joint_states_rate (double): Hz of simulated time.
     tf_rate (double): Hz of simulated time.
     enforce_limits (bool): DART's position-limit constraints.
@@ -36,8 +43,8 @@ Parameters (read-only ones are fixed at start):
         commanded).
 
 Topics: publishes ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``,
-``~/markers``, ``/clock`` (and ``~/urdf_joint_states`` for worlds with ball / free
-joints); subscribes ``joint_commands`` (sensor_msgs/JointState) and
+``~/markers``, ``/clock`` (time_base sim only), and ``~/urdf_joint_states`` for worlds
+with ball / free joints; subscribes ``joint_commands`` (sensor_msgs/JointState) and
 ``joint_trajectory`` (trajectory_msgs/JointTrajectory). Services: ``~/reset``,
 ``~/pause``, ``~/step``. FollowJointTrajectory for MoveIt and arm tools:
 :mod:`skel_ros.nodes.follow_joint_trajectory` (``trajectory_controller.*`` parameters).
@@ -93,7 +100,11 @@ MAX_REAL_TIME_FACTOR = 1_000.0
 CLOCK_MIN_RATE = 100.0  # Hz of simulated time: /clock at least this often
 _BATCH_WALL = 0.005  # s: the stepping thread lets go of the engine at least this often
 _MAX_LAG = 0.25  # s of wall time behind schedule before the schedule is re-anchored
+# time_base wall: a stamp is the time a step was due, so it may be at most this much (plus
+# one batch, _BATCH_WALL) older than the step itself; further behind, the time is lost.
+_WALL_MAX_LAG = 0.01  # s
 _PUBLISH_BATCH = 8  # steps whose messages wait at most (fewer than the depth-10 queues)
+TIME_BASES = ("sim", "wall")
 
 
 @dataclass(frozen=True)
@@ -122,8 +133,13 @@ PARAMETERS: dict[str, _Param] = {
                                "(e.g. 'sim/' -> sim/world)", read_only=True),
     "engine": _Param("dart", f"the engine that steps the world: {', '.join(ENGINES)}",
                      read_only=True),
+    "time_base": _Param("sim", "'sim': stamps are simulated time, published on /clock; "
+                               "'wall': locked to the wall clock (real-time factor 1), stamps "
+                               "are ROS time, no /clock (one time base with the hardware)",
+                        read_only=True),
     "real_time_factor": _Param(1.0, "simulated seconds per wall-clock second; 0 = as fast "
-                                    f"as possible; at most {MAX_REAL_TIME_FACTOR:g}",
+                                    f"as possible; at most {MAX_REAL_TIME_FACTOR:g} "
+                                    "(time_base wall: 1, fixed)",
                                number=True),
     "joint_states_rate": _Param(100.0, "joint_states rate in Hz of simulated time, "
                                        f"(0, {MAX_RATE:g}]", number=True),
@@ -169,9 +185,10 @@ def check_parameter(name: str, value: Any) -> tuple[Any, str]:  # noqa: ANN401 -
     expected = type(spec.default)
     if not isinstance(value, expected):
         return None, f"{name} must be a {expected.__name__}, got {value!r}"
-    if name == "engine" and value not in ENGINES:
-        return None, f"engine must be one of {', '.join(ENGINES)}, got {value!r}"
-    return value, ""
+    choices = {"engine": ENGINES, "time_base": TIME_BASES}.get(name)
+    ok = choices is None or value in choices
+    return (value, "") if ok else (
+        None, f"{name} must be one of {', '.join(choices or ())}, got {value!r}")
 
 
 class RealTimePacer:
@@ -180,11 +197,16 @@ class RealTimePacer:
     Steps are scheduled against an anchor, not one after the other, so rounding and
     sleeping late do not add up (no drift). Falling more than ``max_lag`` wall seconds
     behind (a world slower than real time) re-anchors the schedule at the present, so
-    the simulation then runs as fast as it can instead of rushing to catch up.
+    the simulation then runs as fast as it can instead of rushing to catch up; the
+    wall time skipped so is counted in :attr:`lost`.
+
+    A clock that steps back (the system clock of ``time_base`` wall, set back) re-anchors
+    the schedule too, instead of holding the simulation until it catches up.
 
     Args:
         factor: Real-time factor; 0 = as fast as possible.
-        clock: Monotonic wall seconds (injected for tests).
+        clock: Wall seconds: monotonic, or the ROS clock for ``time_base`` wall (injected
+            for tests).
         max_lag: Wall seconds behind schedule before re-anchoring.
     """
 
@@ -193,17 +215,24 @@ class RealTimePacer:
         self._clock = clock
         self._max_lag = max_lag
         self.factor = float(factor)
-        self._wall = clock()
-        self._sim = 0.0
+        # (wall, simulated) time of the anchor: one attribute, replaced whole, so another
+        # thread reading it (wall_at) never sees half of a re-anchoring.
+        self._anchor = (clock(), 0.0)
         self.lagging = False
         """True after the last :meth:`due` found the schedule more than ``max_lag`` behind."""
+        self.lost = 0.0
+        """Wall seconds skipped by re-anchoring when behind (the simulation did not run)."""
 
     def anchor(self, sim_time: float, factor: float | None = None) -> None:
         """Restart the schedule at ``sim_time`` now (after a pause, reset or factor change)."""
         if factor is not None:
             self.factor = float(factor)
-        self._wall = self._clock()
-        self._sim = float(sim_time)
+        self._anchor = (self._clock(), float(sim_time))
+
+    def wall_at(self, sim_time: float) -> float:
+        """The clock's time at which ``sim_time`` is scheduled (factor > 0)."""
+        wall, sim = self._anchor
+        return wall + (sim_time - sim) / self.factor
 
     def due(self, sim_time: float, time_step: float) -> int:
         """How many steps are due now at ``sim_time`` (unbounded when the factor is 0)."""
@@ -211,20 +240,24 @@ class RealTimePacer:
             self.lagging = False
             return sys.maxsize
         now = self._clock()
-        target = self._sim + (now - self._wall) * self.factor
+        wall, sim = self._anchor
+        target = sim + (now - wall) * self.factor
         behind = (target - sim_time) / self.factor  # wall seconds
         self.lagging = behind > self._max_lag
-        if self.lagging:
-            self._wall, self._sim = now, sim_time
+        if self.lagging:  # one step due now (not one step from now: stamps never ahead)
+            self._anchor = (now - time_step / self.factor, sim_time)
+            self.lost += behind - time_step / self.factor
             return 1
+        if behind < -time_step / self.factor - self._max_lag:  # the clock went back
+            self._anchor = (now, sim_time)
+            return 0
         return max(0, math.floor((target - sim_time) / time_step + 1e-9))
 
     def wait(self, sim_time: float, time_step: float) -> float:
         """Wall seconds until the next step is due (0 when it already is)."""
         if self.factor == 0.0:
             return 0.0
-        when = self._wall + (sim_time + time_step - self._sim) / self.factor
-        return max(0.0, when - self._clock())
+        return max(0.0, self.wall_at(sim_time + time_step) - self._clock())
 
 
 class _Schedule:
@@ -305,15 +338,20 @@ class SimNode(Node):
             raise NodeSetupError(f"cannot export {p['skel_file']} as URDF: {exc}") from None
         if self.io.joint_names != self.engine.dof_names:  # pragma: no cover - one naming rule
             raise NodeSetupError("joint names of the engine and of the publisher differ")
-        self._clock_out = ClockPublisher(self)  # not _clock: rclpy's Node has one
+        self._wall = p["time_base"] == "wall"
+        # not _clock: rclpy's Node has one. time_base wall: no /clock, the session's
+        # time is the wall clock (one /clock would make every use_sim_time node follow us).
+        self._clock_out = None if self._wall else ClockPublisher(self)
         self._rtf = p["real_time_factor"]
         self._paused = p["paused"]
-        self._pacer = RealTimePacer(self._rtf)
+        # time_base wall: paced by the ROS clock itself, which the stamps come from.
+        self._pacer = (RealTimePacer(self._rtf, clock=self._ros_seconds, max_lag=_WALL_MAX_LAG)
+                       if self._wall else RealTimePacer(self._rtf))
         self._js = _Schedule(p["joint_states_rate"])
         self._tf = _Schedule(p["tf_rate"])
         self._clock_schedule = _Schedule(max(CLOCK_MIN_RATE, p["joint_states_rate"],
                                              p["tf_rate"]))
-        # (time, /clock due, /tf due, (positions, velocities or None, efforts)) per step
+        # (stamp time, /clock due, /tf due, (positions, velocities or None, efforts)) per step
         # with something to publish, until run_steps publishes it.
         self._pending: list[tuple[float, bool, bool, tuple[Any, Any, Any]]] = []
         self.steps_taken = 0
@@ -325,7 +363,9 @@ class SimNode(Node):
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_service(SetBool, "~/pause", self._on_pause)
         self.create_service(Trigger, "~/step", self._on_step)
-        self.trajectory_controller = FollowJointTrajectoryServer(self, self.core, lock=self._lock)
+        self.trajectory_controller = FollowJointTrajectoryServer(
+            self, self.core, lock=self._lock,
+            clock_offset=self.stamp_offset if self._wall else None)
         """FollowJointTrajectory, as joint_trajectory_controller offers it."""
         self._publish_all(self.engine.time)
         names = self.engine.dof_names
@@ -333,7 +373,9 @@ class SimNode(Node):
             f"simulating {self.engine.model.source} in {p['engine']}: "
             f"{len(self.engine.model.skeletons)} "
             f"skeleton(s), {len(names)} DOF(s), step {self.engine.time_step * 1e3:g} ms, "
-            f"real-time factor {self._rtf:g}{' (paused)' if self._paused else ''}")
+            f"real-time factor {self._rtf:g}{' (paused)' if self._paused else ''}, "
+            + ("stamps in ROS (wall-clock) time, no /clock" if self._wall
+               else "stamps in simulated time, on /clock"))
         if start:
             self.start()
 
@@ -354,6 +396,13 @@ class SimNode(Node):
             if problem:
                 problems.append(problem)
             values[name] = value
+        if values["time_base"] == "wall":
+            if values["real_time_factor"] not in (None, 1.0):
+                problems.append("time_base wall runs locked to the wall clock: "
+                                f"real_time_factor must be 1, got {values['real_time_factor']}")
+            if self.get_parameter("use_sim_time").value:
+                problems.append("time_base wall stamps ROS time from the system clock: "
+                                "use_sim_time must be false (no /clock is published)")
         if problems:
             raise NodeSetupError("invalid parameters: " + "; ".join(problems))
         return values
@@ -387,6 +436,9 @@ class SimNode(Node):
             if param.name not in PARAMETERS:
                 continue
             value, problem = check_parameter(param.name, param.value)
+            if not problem and self._wall and param.name == "real_time_factor" and value != 1.0:
+                problem = ("time_base wall runs locked to the wall clock: real_time_factor "
+                           f"stays 1, got {param.value}")
             if problem:
                 return SetParametersResult(successful=False, reason=problem)
             checked[param.name] = value
@@ -427,9 +479,7 @@ class SimNode(Node):
                         self.run_steps(self._pacer.due(self.engine.time, self.engine.time_step),
                                        budget=_BATCH_WALL)
                         if self._pacer.lagging:
-                            self._warn(f"cannot keep real_time_factor {self._rtf:g}: the "
-                                       "simulation is slower; running as fast as it can",
-                                       key="lagging")
+                            self._warn(self._lagging_message(), key="lagging")
                         wait = self._pacer.wait(self.engine.time, self.engine.time_step)
             except Exception as exc:  # noqa: BLE001 - keep the node up, say what happened
                 if not self.context.ok():
@@ -443,6 +493,29 @@ class SimNode(Node):
                 self._wake.clear()
             else:
                 time.sleep(0)  # let the executor thread take the GIL and the lock
+
+    def _lagging_message(self) -> str:
+        if self._wall:
+            return ("cannot keep up with the wall clock (time_base wall): the simulation is "
+                    f"slower than real time; {self._pacer.lost:.3f} s lost so far (simulated "
+                    "time stood still, the stamps skip it: each stays the ROS time of its "
+                    "step)")
+        return (f"cannot keep real_time_factor {self._rtf:g}: the simulation is slower; "
+                "running as fast as it can")
+
+    def stamp_offset(self) -> float:
+        """Stamp time minus simulated time, in seconds, now.
+
+        0 for ``time_base`` sim. For wall: the ROS time the pacer's schedule puts at
+        simulated time 0, so a state's stamp is the ROS time its step was due: never
+        later than the step, and at most ``_WALL_MAX_LAG`` plus one batch earlier (further
+        behind, the schedule is re-anchored and the time lost). Re-anchoring (a pause, a
+        reset, falling behind) moves it forward, never back.
+        """
+        return self._pacer.wall_at(0.0) if self._wall else 0.0
+
+    def _ros_seconds(self) -> float:
+        return float(self.get_clock().now().nanoseconds) * 1e-9
 
     def run_steps(self, count: int, budget: float = math.inf) -> int:
         """Take up to ``count`` steps (each publishing what is due), for at most ``budget`` s.
@@ -485,12 +558,11 @@ class SimNode(Node):
             self._publish_all(now)
         else:
             dt = engine.time_step
-            clock = self._clock_schedule.due(now, dt)
+            clock = self._clock_out is not None and self._clock_schedule.due(now, dt)
             js, tf = self._js.due(now, dt), self._tf.due(now, dt)
-            if js:
-                self._pending.append((now, clock, tf, engine.state()))
-            elif clock or tf:
-                self._pending.append((now, clock, tf, (engine.positions(), None, None)))
+            if js or clock or tf:
+                state = engine.state() if js else (engine.positions(), None, None)
+                self._pending.append((now + self.stamp_offset(), clock, tf, state))
 
     def _flush(self) -> None:
         """Publish what the steps taken since the last flush had due, in order."""
@@ -499,9 +571,9 @@ class SimNode(Node):
             return
         self._pending = []
         io = self.io
-        for now, clock, tf, (positions, velocities, efforts) in pending:
-            stamp = stamp_from_seconds(now)
-            if clock:
+        for stamp_time, clock, tf, (positions, velocities, efforts) in pending:
+            stamp = stamp_from_seconds(stamp_time)
+            if clock and self._clock_out is not None:
                 self._clock_out.publish(stamp)
             if velocities is not None:
                 io.publish_joint_states(positions, velocities, efforts, stamp)
@@ -510,8 +582,9 @@ class SimNode(Node):
 
     def _publish_all(self, now: float) -> None:
         """Publish /clock, joint_states and /tf now (start, reset, ~/step)."""
-        stamp = stamp_from_seconds(now)
-        self._clock_out.publish(stamp)
+        stamp = stamp_from_seconds(now + self.stamp_offset())
+        if self._clock_out is not None:
+            self._clock_out.publish(stamp)
         positions, velocities, efforts = self.engine.state()
         self.io.publish_joint_states(positions, velocities, efforts, stamp)
         self.io.publish_kinematics(positions, stamp)
@@ -546,8 +619,10 @@ class SimNode(Node):
                 if self.core.cancel_trajectory():
                     self.get_logger().info("empty joint_trajectory: stopped, holding position")
                 return
-            try:  # stamps are simulated time: the core's time base
-                self.core.follow(command.trajectory, command.start)
+            # A header stamp -> the core's time base (simulated time).
+            start = None if command.start is None else command.start - self.stamp_offset()
+            try:
+                self.core.follow(command.trajectory, start)
             except CommandRefused as exc:
                 self._warn(f"joint_trajectory: {exc.reason} (message ignored)",
                            key=f"joint_trajectory {exc.key}")
@@ -582,6 +657,8 @@ class SimNode(Node):
                 response.success = False
                 response.message = "not paused: pause first (~/pause or the paused parameter)"
                 return response
+            if self._wall:  # the stepped state stands for now
+                self._pacer.anchor(self.engine.time + self.engine.time_step)
             self._step_once(publish_all=True)
             response.success = True
             response.message = f"t = {self.engine.time:.6f} s"
@@ -593,6 +670,8 @@ class SimNode(Node):
         """Start the stepping thread (once; the constructor does unless told not to)."""
         if self._thread is None:
             self._stop.clear()
+            with self._lock:  # the schedule starts now, not when the node was built
+                self._pacer.anchor(self.engine.time)
             self._thread = threading.Thread(target=self._run, name="sim_stepping", daemon=True)
             self._thread.start()
 

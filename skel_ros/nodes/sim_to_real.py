@@ -1,6 +1,7 @@
 """One sim-to-real run without ``ros2 launch``, as ``skel-ros demo`` and ``sim-to-real`` do.
 
-1. start the simulation node (namespace ``sim``) and the hardware node (namespace
+1. start the simulation node (namespace ``sim``, ``time_base`` wall: locked to the wall
+   clock, stamped in ROS time as the hardware is) and the hardware node (namespace
    ``real``; on emulated actuators unless told otherwise) as separate processes, both
    taking their commands from ``/joint_commands`` and ``/joint_trajectory`` — exactly
    the graph ``launch/sim_to_real.launch.py`` builds;
@@ -140,15 +141,42 @@ def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
     return args
 
 
+def node_commands(config: RunConfig) -> dict[str, list[str]]:
+    """The command lines of a run's simulation node (``"sim"``) and hardware node (``"real"``).
+
+    One time base for the session: the simulation runs locked to the wall clock
+    (``time_base`` wall) and stamps ROS time, as the hardware node does; no ``/clock``.
+    """
+    sim_params = {"skel_file": str(config.skel_file), "frame_prefix": "sim/",
+                  "time_base": "wall", **config.extra_sim_params}
+    transport = {k: v for k, v in (("port", config.port), ("can_interface", config.can_interface),
+                                   ("can_channel", config.can_channel)) if v}
+    return {
+        "sim": _node_command("skel_ros.nodes.sim_node", "sim", sim_params),
+        "real": _node_command("skel_ros.nodes.hardware_node", "real", {
+            "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
+            "emulate": config.emulate, "frame_prefix": "real/", **transport}),
+    }
+
+
 class _Processes:
-    """Child processes with their logs; stopped (SIGINT, then SIGKILL) on exit."""
+    """Child processes with their logs; stopped (SIGINT, then SIGKILL) on exit.
+
+    A child that is not known to run its node yet (still importing: the signal would end
+    it with a KeyboardInterrupt traceback) gets SIGTERM instead of SIGINT: it ends at once,
+    quietly, or, once rclpy runs, rclpy turns it into a normal shutdown.
+    """
 
     def __init__(self, log_dir: Path, env: Mapping[str, str]) -> None:
         self.log_dir = log_dir
         self.env = dict(env)
         self.children: dict[str, tuple[subprocess.Popen[bytes], TextIO]] = {}
+        self.ready: dict[str, Callable[[], bool]] = {}
 
-    def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+    def start(self, name: str, command: list[str],
+              ready: Callable[[], bool] = lambda: False) -> subprocess.Popen[bytes]:
+        """Start ``command``; ``ready`` says when it runs its node (it publishes)."""
+        self.ready[name] = ready
         log = (self.log_dir / f"{name}.log").open("w", encoding="utf-8")
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and modules
             command, stdout=log, stderr=subprocess.STDOUT, env=self.env,
@@ -171,10 +199,10 @@ class _Processes:
         return "\n".join(f"    {line}" for line in text[-lines:]) + f"\n  (full log: {path})"
 
     def stop(self) -> None:
-        for proc, _ in self.children.values():
+        for name, (proc, _) in self.children.items():
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGINT)
+                    os.killpg(proc.pid, signal.SIGINT if self.ready[name]() else signal.SIGTERM)
         deadline = time.monotonic() + 10.0
         for proc, log in self.children.values():
             try:
@@ -186,14 +214,21 @@ class _Processes:
             log.close()
 
 
+def _published(counts: Mapping[str, int], topic: str) -> Callable[[], bool]:
+    """Whether a message of ``topic`` has been recorded (its publisher runs its node)."""
+    return lambda: counts[topic] > 0
+
+
 def _wait(condition: Callable[[], bool], timeout: float, what: str,
-          check: Callable[[], None]) -> None:
+          check: Callable[[], None], interrupted: threading.Event) -> None:
+    """Wait for ``condition``; KeyboardInterrupt here, and only here, on Ctrl-C."""
     deadline = time.monotonic() + timeout
     while not condition():
         check()
         if time.monotonic() > deadline:
             raise RunError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.05)
+        if interrupted.wait(0.05):
+            raise KeyboardInterrupt
 
 
 def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
@@ -207,6 +242,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
     from trajectory_msgs.msg import JointTrajectory
@@ -214,7 +250,7 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     from skel_ros.analysis import compare, read_recording, write_report
     from skel_ros.model import load_model
     from skel_ros.nodes.recorder import McapRecorder
-    from skel_ros.nodes.shutdown import deferred_interrupt
+    from skel_ros.nodes.shutdown import sigint_flag
 
     out = config.out_dir
     logs = out / "logs"
@@ -231,39 +267,38 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
 
     procs = _Processes(logs, env)
     context = rclpy.Context()
-    rclpy.init(context=context)
+    # Ctrl-C: no rclpy handler (it would shut the context down under the running steps);
+    # SIGINT sets `interrupted` (sigint_flag), which the waits check; the `finally`
+    # stops every child whatever comes, a second Ctrl-C included.
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor(context=context)
     recording = out / "run.mcap"
     recorder: McapRecorder | None = None
     spin_thread: threading.Thread | None = None
+    stack = contextlib.ExitStack()
+    interrupted = stack.enter_context(sigint_flag())
     try:
         node = rclpy.create_node("sim_to_real_run", context=context)
         executor.add_node(node)
         recorder = McapRecorder(node, recording, {
             "/joint_commands": JointState, "/joint_trajectory": JointTrajectory,
             "/sim/joint_states": JointState, "/real/joint_states": JointState})
+        counts = recorder.counts
         spin_thread = threading.Thread(target=executor.spin, daemon=True)
         spin_thread.start()
 
-        sim_params = {"skel_file": str(config.skel_file), "frame_prefix": "sim/",
-                      **config.extra_sim_params}
-        procs.start("sim", _node_command("skel_ros.nodes.sim_node", "sim", sim_params))
-        procs.start("real", _node_command("skel_ros.nodes.hardware_node", "real", {
-            "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
-            "emulate": config.emulate, "frame_prefix": "real/",
-            **{k: v for k, v in (("port", config.port), ("can_interface", config.can_interface),
-                                 ("can_channel", config.can_channel)) if v}}))
+        for name, command in node_commands(config).items():
+            procs.start(name, command, _published(counts, f"/{name}/joint_states"))
         log("started the simulation node (/sim) and the hardware node (/real"
             f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
-        counts = recorder.counts
         _wait(lambda: counts["/sim/joint_states"] > 0 and counts["/real/joint_states"] > 0,
-              config.startup_timeout, "joint_states from both nodes", procs.check)
+              config.startup_timeout, "joint_states from both nodes", procs.check, interrupted)
 
         client: Any = node.create_client(SetBool, "/real/hardware_node/enable")
         _wait(client.service_is_ready, 30.0, "the /real/hardware_node/enable service",
-              procs.check)
+              procs.check, interrupted)
         future = client.call_async(SetBool.Request(data=True))
-        _wait(future.done, 30.0, "the hardware to be enabled", procs.check)
+        _wait(future.done, 30.0, "the hardware to be enabled", procs.check, interrupted)
         reply = future.result()
         if reply is None or not reply.success:
             raise RunError("the hardware node refused to enable: "
@@ -276,18 +311,19 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
         if config.mapping_file:
             player_params["mapping_file"] = str(config.mapping_file)
         player = procs.start("player", _node_command(
-            "skel_ros.nodes.trajectory_player", "", player_params, remaps=()))
+            "skel_ros.nodes.trajectory_player", "", player_params, remaps=()),
+            _published(counts, "/joint_commands"))
         log(f"playing {config.trajectory} to both robots ...")
-        _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", procs.check)
+        _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", procs.check,
+              interrupted)
         if player.returncode != 0:
             raise RunError(f"the trajectory player failed (status {player.returncode}):\n"
                            f"{procs.tail('player')}")
-        time.sleep(config.settle)
+        if interrupted.wait(config.settle):
+            raise KeyboardInterrupt
         procs.check()
     finally:
-        # A Ctrl-C now (a second one, or the first during the stop) must not leave
-        # children running or unsignalled: it is held until every child is stopped.
-        with deferred_interrupt():
+        with stack:  # SIGINT sets the flag until every child is stopped
             if recorder is not None:
                 recorder.close()
             procs.stop()
@@ -295,6 +331,8 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
             rclpy.try_shutdown(context=context)
             if spin_thread is not None:
                 spin_thread.join(timeout=5.0)
+    if interrupted.is_set():  # Ctrl-C during the stop of a run that had ended
+        raise KeyboardInterrupt
 
     streams = read_recording(recording)
     comparison = compare(list(streams.values()), limits)
