@@ -1,8 +1,8 @@
 """Tracking metrics of one run: how far simulation, hardware and command are apart.
 
 All streams are resampled onto one uniform time grid covering the span where every
-stream has data (linear interpolation; recording times are used, so streams stamped by
-different clocks still line up). For each joint and each pair of streams this gives the
+stream has data (linear interpolation; recording times are used, so streams line up
+whatever clock their nodes stamped with). For each joint and each pair of streams this gives the
 RMS and maximum absolute position error and the lag: the shift of the second stream
 that best explains the first (the time shift minimising the RMS error, searched on the
 grid up to ``max_lag``); positive means the first stream follows the second.

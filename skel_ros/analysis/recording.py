@@ -2,8 +2,10 @@
 
 Decoding uses ``mcap-ros2-support`` and the message definitions stored in the file, so
 no ROS installation is needed to analyse a recording. Times are the recording's log
-times (when the recorder received each message): every stream is on the same clock even
-when the simulation stamps messages in sim time and the hardware in wall time.
+times (when the recorder received each message): every stream is on the recorder's
+clock whatever the nodes stamped. A sim-to-real session stamps both robots in ROS time
+(the simulation node's ``time_base`` wall), but a recording of a simulation in simulated
+time, or an older one, compares the same way.
 """
 
 from __future__ import annotations

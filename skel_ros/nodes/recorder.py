@@ -5,7 +5,8 @@ Messages are taken serialized (``raw=True`` subscriptions) and written as CDR wi
 The schema text is generated from the message class's own introspection data, so no
 ``.msg`` file (and no ament index) is needed: that works the same on a ROS distro and
 with the PyPI wheels. Log times are the recorder's wall clock when a message arrived,
-which puts every stream of a run on one clock.
+which puts every stream of a run on one clock, whatever the nodes stamped (in a
+sim-to-real session they stamp one time base too: ROS time).
 """
 
 from __future__ import annotations
