@@ -17,9 +17,9 @@ Two tools:
   later SIGINT, and any SIGINT once :meth:`NodeStopSignal.stopping` has begun, is said
   once on stderr and otherwise ignored. After the cleanup, SIGINT stays ignored while the
   interpreter exits.
-* :func:`deferred_interrupt`, for cleanup inside a longer-lived process (``skel-ros
-  sim-to-real`` stopping its child processes): SIGINTs during the block are held, and one
-  KeyboardInterrupt is raised when the block is over.
+* :func:`sigint_flag`, for a process that runs children (``skel-ros sim-to-real``):
+  SIGINT only sets an event, which the code checks where stopping is safe; its cleanup
+  (stopping every child) cannot be interrupted.
 
 Other signals keep their handlers: SIGTERM and SIGKILL still end a stuck cleanup (launch
 escalates to them after its own timeouts).
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["NodeStopSignal", "deferred_interrupt"]
+__all__ = ["NodeStopSignal", "sigint_flag"]
 
 
 def _say(text: str) -> None:
@@ -111,25 +111,34 @@ class NodeStopSignal:
 
 
 @contextlib.contextmanager
-def deferred_interrupt() -> Iterator[None]:
-    """Run the block without SIGINT interrupting it; one KeyboardInterrupt afterwards if any came.
+def sigint_flag() -> Iterator[threading.Event]:
+    """SIGINT sets the yielded event instead of raising KeyboardInterrupt.
 
-    The previous handler is back after the block. Outside the main thread, nothing
-    changes (signals are delivered to the main thread only).
+    For a process that runs children (``skel-ros sim-to-real``): its own code checks the
+    event at points of its choosing and stops cleanly from there. A KeyboardInterrupt
+    raised wherever the main thread happens to be can land inside ``subprocess``'s
+    bookkeeping (between taking and releasing a ``Popen``'s wait lock), after which every
+    later wait for that child blocks for ever.
+
+    After the block: if no SIGINT came, the previous handler is back; if one did, SIGINT
+    stays ignored (the caller is about to stop because of it, and a terminal's second
+    Ctrl-C must not interrupt that stop or the interpreter's exit). Outside the main
+    thread nothing changes (signals are delivered to the main thread only).
     """
+    interrupted = threading.Event()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield interrupted
         return
-    received: list[int] = []
 
-    def hold(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001 - signal API
-        received.append(signum)
+    def flag(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001 - signal API
+        interrupted.set()
 
-    previous: Any = signal.signal(signal.SIGINT, hold)
+    previous: Any = signal.signal(signal.SIGINT, flag)
     try:
-        yield
+        yield interrupted
     finally:
-        # None: a handler not set from Python; Python's own is the best stand-in.
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
-    if received:
-        raise KeyboardInterrupt
+        if interrupted.is_set():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        else:  # None: a handler not set from Python; Python's own is the best stand-in
+            signal.signal(signal.SIGINT,
+                          signal.default_int_handler if previous is None else previous)

@@ -11,7 +11,15 @@ The same for the bundled quadruped: 12 DOFs on emulated MIT-mode CAN motors
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
+import signal
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,12 +27,11 @@ import pytest
 from skel_ros.resources import example, resolve
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from skel_ros.analysis import Comparison
 
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
 
+REPO = Path(__file__).resolve().parents[2]
 TRACKING_BOUND = 0.1  # rad, max |error| over the run, per joint and pair of streams
 
 
@@ -58,11 +65,23 @@ def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, 
     return comparison
 
 
+def _assert_passes_shipped_criteria(comparison: Comparison, name: str) -> None:
+    """The criteria shipped for the robot hold on this run (what ``skel-ros demo`` gates on)."""
+    from skel_ros.analysis import Outcome, judge, load_criteria
+
+    verdict = judge(comparison, load_criteria(resolve(
+        f"package://skel_ros/config/criteria/{name}.yaml")))
+    assert verdict.outcome is Outcome.PASSED, [
+        c.message for c in verdict.checks if c.outcome is not Outcome.PASSED]
+
+
 def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
-    _run_and_check(tmp_path, example("arm.skel"),
-                   "package://skel_ros/config/hardware/arm_dynamixel.yaml",
-                   example("arm_trajectory.xml"),
-                   dofs=["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"], min_duration=5.0)
+    comparison = _run_and_check(tmp_path, example("arm.skel"),
+                                "package://skel_ros/config/hardware/arm_dynamixel.yaml",
+                                example("arm_trajectory.xml"),
+                                dofs=["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"],
+                                min_duration=5.0)
+    _assert_passes_shipped_criteria(comparison, "arm")
 
 
 def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
@@ -85,6 +104,7 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
                                 min_duration=6.0)
     for joint in comparison.joints:
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
+    _assert_passes_shipped_criteria(comparison, "quadruped")
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -100,3 +120,136 @@ def test_command_line_parameters_keep_their_type(value: object, text: str) -> No
 
     assert _param_text(value) == text  # type: ignore[arg-type]
     assert yaml.safe_load(text) == value
+
+
+# ---------------------------------------------------------------- skel-ros sim-to-real as a gate
+
+SKEL_ROS = REPO / ".venv" / "bin" / "skel-ros"
+SHORT_TRAJECTORY = """\
+joint_names: [shoulder_yaw, shoulder_pitch, elbow, wrist]
+points:
+  - {{positions: [0.0, 0.0, 0.3, 0.0], velocities: [0, 0, 0, 0], time_from_start: 0.0}}
+  - {{positions: [{a}, 0.2, 0.6, -0.2], velocities: [0, 0, 0, 0], time_from_start: 1.5}}
+  - {{positions: [0.0, 0.0, 0.3, 0.0], velocities: [0, 0, 0, 0], time_from_start: 3.0}}
+"""
+SHORT_CRITERIA = """\
+min_duration: 2.0
+min_rate: 20.0
+all:
+  sim_real:     {rms: 0.15, max: 0.4}
+  sim_command:  {rms: 0.15, max: 0.4}
+  real_command: {rms: 0.06, max: 0.2}
+"""
+
+
+def _sim_to_real(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SKEL_ROS), "sim-to-real", "--format", "md", *args],
+                          capture_output=True, text=True, env=env, timeout=280, check=False)
+
+
+def test_several_trajectories_one_verdict(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """A folder of two short trajectories: each run, recorded and judged; one report."""
+    from skel_ros.cli import exit_codes
+
+    folder = tmp_path / "trajectories"
+    folder.mkdir()
+    (folder / "left.yaml").write_text(SHORT_TRAJECTORY.format(a=0.4), encoding="utf-8")
+    (folder / "right.yaml").write_text(SHORT_TRAJECTORY.format(a=-0.4), encoding="utf-8")
+    criteria = tmp_path / "criteria.yaml"
+    criteria.write_text(SHORT_CRITERIA, encoding="utf-8")
+    out = tmp_path / "out"
+    result = _sim_to_real("--trajectory", str(folder), "--criteria", str(criteria),
+                          "--out", str(out), "--junit", str(out / "junit.xml"),
+                          "--json", str(out / "report.json"), env=ros_env)
+    output = result.stdout + result.stderr
+    assert result.returncode == exit_codes.OK, output
+    assert "[1/2] left" in output
+    assert "[2/2] right" in output
+    assert "verdict: PASSED" in output
+    for name in ("left", "right"):
+        assert (out / name / "run.mcap").stat().st_size > 0
+        assert (out / name / "joint_elbow.png").exists()
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert [(r["name"], r["verdict"]) for r in data["runs"]] == [("left", "passed"),
+                                                                 ("right", "passed")]
+    suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
+    assert [(s.get("name"), s.get("tests")) for s in suites] == [
+        ("left", str(1 + 3 + 4 * 6)), ("right", str(1 + 3 + 4 * 6))]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert report.index("**Verdict: PASSED**") < report.index("## left: passed") < \
+        report.index("## right: passed")
+
+
+def test_a_model_with_wrong_damping_fails_the_shipped_criteria(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """The bundled arm with 30 N m s/rad of joint damping instead of 0.02-0.05: the simulation
+    cannot follow the bundled trajectory, and the arm's own criteria say so (status 3)."""
+    from skel_ros.cli import exit_codes
+
+    text = example("arm.skel").read_text(encoding="utf-8")
+    wrong = re.sub(r"<damping>[0-9.]+</damping>", "<damping>30.0</damping>", text)
+    assert wrong.count("<damping>30.0</damping>") == 4
+    skel = tmp_path / "arm_wrong_damping.skel"
+    skel.write_text(wrong, encoding="utf-8")
+    out = tmp_path / "out"
+    result = _sim_to_real("--skel", str(skel), "--trajectory",
+                          str(example("arm_trajectory.yaml")), "--criteria",
+                          "package://skel_ros/config/criteria/arm.yaml", "--out", str(out),
+                          "--junit", str(out / "junit.xml"), env=ros_env)
+    output = result.stdout + result.stderr
+    assert result.returncode == exit_codes.FAILED, output
+    assert "verdict: FAILED" in output
+    failed = [c for c in ET.parse(out / "junit.xml").getroot().iter("testcase")
+              if c.find("failure") is not None]
+    names = {c.get("name") for c in failed}
+    assert "RMS error sim-command" in names, names
+    assert not any("real-command" in n for n in names), names  # the hardware side is fine
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie has ended: only its parent's wait is due)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("moment", ["waiting for joint_states", "playing"])
+def test_ctrl_c_twice_stops_the_children(ros_env: dict[str, str], tmp_path: Path,
+                                         moment: str) -> None:
+    """A terminal's Ctrl-C, twice, to ``skel-ros sim-to-real``, while the nodes start and
+    while the trajectory plays: status 130, no traceback, no node left running once it has
+    returned."""
+    from skel_ros.cli import exit_codes
+
+    proc = subprocess.Popen(  # its own group: the terminal's foreground job
+        [str(SKEL_ROS), "sim-to-real", "--out", str(tmp_path / "out")], env=ros_env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, process_group=0)
+    lines: list[str] = []
+    children: list[int] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if moment in line:
+                break
+        children_file = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        children = [int(p) for p in children_file.read_text().split()]
+        assert len(children) >= 2, "".join(lines)  # the sim and hardware nodes (the player)
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = "".join(lines) + rest
+    assert proc.returncode == exit_codes.INTERRUPTED, output
+    assert "Traceback" not in output, output
+    alive = [pid for pid in children if _running(pid)]
+    assert not alive, f"nodes still running after skel-ros returned: {alive}"
+    logs = tmp_path / "out" / "logs"
+    for name in ("sim", "real"):
+        assert "Traceback" not in (logs / f"{name}.log").read_text(encoding="utf-8"), name
