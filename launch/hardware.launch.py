@@ -22,6 +22,16 @@ Arguments:
     rviz             start RViz
     namespace        namespace of the node and its topics ("" = none)
     frame_prefix     prefix of every TF frame (default: "<namespace>/", "" without a namespace)
+    autostart        lifecycle state at start: inactive (default), active, unconfigured
+
+The hardware node is a lifecycle node. ``autostart`` is the state it brings itself to:
+``inactive`` (buses open, torque off until the activate transition or ``~/enable``, as
+before the lifecycle), ``active`` (torque on, holding the measured positions) or
+``unconfigured`` (a lifecycle manager drives it, or ``ros2 lifecycle set
+/hardware_node configure``). It is a ``launch_ros`` ``LifecycleNode`` here, so launch's
+lifecycle events can drive it too (docs/hardware.md, "Lifecycle"). ``autostart`` is a
+node parameter rather than launch events, so it works the same under Humble, Jazzy and
+Kilted, and without launch.
 
 With a namespace, RViz runs in it too (config/skel_ros.rviz names topics relatively:
 ``robot_description``, and ``markers`` remapped to the node's ``hardware_node/markers``)
@@ -39,11 +49,12 @@ from launch import LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 BOOL_CHOICES = ["true", "false", "True", "False"]
+AUTOSTART_CHOICES = ["inactive", "active", "unconfigured"]  # hardware_node.AUTOSTART
 
 
 def _string(name: str) -> ParameterValue:
@@ -84,6 +95,9 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
         DeclareLaunchArgument("frame_prefix", default_value=_namespace_prefix(),
                               description="prefix of every TF frame (default <namespace>/)"),
+        DeclareLaunchArgument("autostart", default_value="inactive", choices=AUTOSTART_CHOICES,
+                              description="lifecycle state at start: inactive (torque off),"
+                                          " active (torque on), unconfigured"),
         # Nodes of other packages first: if one is missing (rviz2 is not in ros-base), launch
         # aborts before starting ours; started ones would be left running as orphans.
         Node(
@@ -96,7 +110,7 @@ def generate_launch_description() -> LaunchDescription:
             remappings=[("markers", "hardware_node/markers")],
             condition=IfCondition(LaunchConfiguration("rviz")),
         ),
-        Node(
+        LifecycleNode(
             package="skel_ros",
             executable="hardware_node",
             name="hardware_node",
@@ -112,6 +126,7 @@ def generate_launch_description() -> LaunchDescription:
                 "can_channel": _string("can_channel"),
                 "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
                 "frame_prefix": _string("frame_prefix"),
+                "autostart": _string("autostart"),
             }],
         ),
     ])

@@ -43,7 +43,7 @@ launch = pytest.importorskip(
 from launch import LaunchContext, LaunchDescription  # noqa: E402, I001
 from launch.actions import DeclareLaunchArgument  # noqa: E402
 from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions  # noqa: E402
-from launch_ros.actions import Node  # noqa: E402
+from launch_ros.actions import LifecycleNode, Node  # noqa: E402
 
 COMMAND_REMAPS = {"joint_commands": "/joint_commands", "joint_trajectory": "/joint_trajectory"}
 
@@ -128,7 +128,7 @@ def _describe(name: str, *, by_full_name: bool = False,
                         "namespace": entity.expanded_node_namespace if fully_specified else None,
                         "params": params, "files": files,
                         "remaps": dict(entity.expanded_remapping_rules or []),
-                        "arguments": arguments_}
+                        "arguments": arguments_, "lifecycle": isinstance(entity, LifecycleNode)}
     return nodes
 
 
@@ -257,7 +257,10 @@ def test_hardware_launch() -> None:
     assert config.exists()
     assert hw["params"] == {"skel_file": "package://skel_ros/examples/arm.skel", "port": "",
                             "can_interface": "", "can_channel": "", "emulate": False,
-                            "frame_prefix": "", "model_args": "", "fixed_base": False}
+                            "frame_prefix": "", "model_args": "", "fixed_base": False,
+                            "autostart": "inactive"}
+    # A lifecycle node that configures itself: connected, torque off, as before the lifecycle.
+    assert hw["lifecycle"]
 
     nodes = _describe("hardware.launch.py", emulate="true", port="/dev/ttyUSB1",
                       can_interface="socketcan", can_channel="0", namespace="robot1",
@@ -271,16 +274,23 @@ def test_hardware_launch() -> None:
     assert hw["params"]["can_channel"] == "0"  # a string parameter, not YAML's 0
     assert hw["params"]["frame_prefix"] == "robot1/"
     assert Path(nodes["rviz2"]["arguments"][1]).exists()
+    _check_rviz_shows(nodes["rviz2"], hw, "RobotModel", "SKEL shapes")
     nodes = _describe("hardware.launch.py", skel_file="robot.urdf.xacro",
                       model_args="arm:=ur5 n:=1", fixed_base="true")
     params = nodes["hardware_node"]["params"]
     assert (params["model_args"], params["fixed_base"]) == ("arm:=ur5 n:=1", True)
-    _check_rviz_shows(nodes["rviz2"], hw, "RobotModel", "SKEL shapes")
     nodes = _describe("hardware.launch.py", rviz="true")
     _check_rviz_shows(nodes["rviz2"], nodes["hardware_node"], "RobotModel", "SKEL shapes")
 
     with pytest.raises(Exception, match="emulate"):  # not one of the choices
         _describe("hardware.launch.py", emulate="maybe")
+
+    # autostart: where the node brings itself (a lifecycle manager: unconfigured).
+    for state in ("active", "unconfigured"):
+        params = _describe("hardware.launch.py", autostart=state)["hardware_node"]["params"]
+        assert params["autostart"] == state
+    with pytest.raises(Exception, match="autostart"):
+        _describe("hardware.launch.py", autostart="true")
 
 
 def test_sim_to_real_launch() -> None:
