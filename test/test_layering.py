@@ -45,7 +45,8 @@ def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
         ("skel_ros.core", ROS + ["dartpy", "skel_ros.sim", "skel_ros.hardware",
                                  "skel_ros.nodes", "serial", "can"]),
         ("skel_ros.hardware", ROS + ["dartpy", "skel_ros.sim"]),
-        ("skel_ros.sim", ROS + ["skel_ros.hardware"]),
+        # dartpy is imported when a DART world is built (mujoco alone runs the other engine).
+        ("skel_ros.sim", ROS + ["skel_ros.hardware", "dartpy", "mujoco"]),
         ("skel_ros.trajectory", ROS + ["dartpy"]),
     ],
 )
