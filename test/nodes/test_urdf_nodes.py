@@ -4,8 +4,8 @@ example-robot-data's UR5 and Solo 12 (skipped with the reason when that package 
 installed): the simulation node steps them (the quadruped on its floating base);
 ``skel-ros init-hardware`` writes their hardware YAML and the hardware node runs them on
 emulated actuators (UR5 on Dynamixel servos, Solo 12 on MIT motors, its floating base
-unmapped), with the URDF's joint names and limits. A xacro model takes its arguments and
-``fixed_base`` as node parameters.
+unmapped, xArm 7 on CiA 402 drives), with the URDF's joint names and limits. A xacro
+model takes its arguments and ``fixed_base`` as node parameters.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from urdf_robots import ament_env  # noqa: E402 - the helper of the model tests
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 SOLO = "solo_description/robots/solo12.urdf"
+XARM = "xarm_description/urdf/xarm7.urdf"
 UR5_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
               "wrist_2_joint", "wrist_3_joint"]
 
@@ -69,7 +70,8 @@ def test_sim_node_runs_a_urdf_robot(ros_env: dict[str, str], monkeypatch: pytest
 @pytest.mark.parametrize(("robot", "protocol", "joints"), [
     (UR5, "dynamixel", UR5_JOINTS),
     (SOLO, "mit", None),
-], ids=["ur5-dynamixel", "solo12-mit"])
+    (XARM, "canopen", [f"joint{i}" for i in range(1, 8)]),
+], ids=["ur5-dynamixel", "solo12-mit", "xarm7-canopen"])
 def test_hardware_node_runs_a_urdf_robot_from_init_hardware(  # noqa: PLR0917 - fixtures
         ros_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         robot: str, protocol: str, joints: list[str] | None) -> None:
