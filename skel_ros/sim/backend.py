@@ -6,7 +6,8 @@ cannot tell it from hardware. Its time base is simulated time; its owner steps i
 calls the core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time
 the step ends at. It has no power to switch (``activate`` holds every actuated DOF at its
 initial position, ``deactivate`` lets every joint go limp), and every DOF is measured
-every step.
+every step. The engine may be DART's or MuJoCo's
+(:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` offers the same calls).
 """
 
 from __future__ import annotations
