@@ -74,6 +74,7 @@ from skel_ros.model.limits import CommandKind
 from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.names import stamp_from_seconds, stamp_to_seconds
 from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.robot_publisher import float64_array
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.trajectory.errors import TrajectoryError
 from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
@@ -207,10 +208,16 @@ def _per_joint(key: str, values: Sequence[float] | None,
 
 
 def _point(positions: npt.ArrayLike, velocities: npt.ArrayLike | None) -> JointTrajectoryPoint:
-    point = JointTrajectoryPoint(positions=[float(x) for x in np.asarray(positions)])
-    if velocities is not None:
-        point.velocities = [float(x) for x in np.asarray(velocities)]
+    point = JointTrajectoryPoint()
+    _set_point(point, positions, velocities)
     return point
+
+
+def _set_point(point: JointTrajectoryPoint, positions: npt.ArrayLike,
+               velocities: npt.ArrayLike | None) -> None:
+    """Write positions and velocities (empty when ``None``) into ``point``."""
+    point.positions = float64_array(positions)
+    point.velocities = float64_array(() if velocities is None else velocities)
 
 
 def _check_single_dof(request: FollowJointTrajectory.Goal) -> None:
@@ -280,8 +287,13 @@ class FollowJointTrajectoryServer:
         node.create_subscription(JointTrajectory, self._topic, self._on_trajectory, COMMAND_QOS)
         self._state = node.create_publisher(JointTrajectoryControllerState,
                                             f"{name}/controller_state", 10)
-        node.create_timer(1.0 / self.settings.feedback_rate, self._publish_feedback)
+        # Feedback runs only while a goal does (no executor wake-ups for nothing).
+        self._feedback_timer = node.create_timer(1.0 / self.settings.feedback_rate,
+                                                 self._publish_feedback)
+        self._feedback_timer.cancel()
         node.create_timer(1.0 / self.settings.state_rate, self._publish_state)
+        # controller_state: one message, filled in place at each publish.
+        self._state_msg = JointTrajectoryControllerState()
         node.get_logger().info(
             f"trajectory controller {name!r}: {name}/follow_joint_trajectory for"
             f" {len(self.settings.joints)} joint(s)")
@@ -370,10 +382,13 @@ class FollowJointTrajectoryServer:
         with self._lock:
             self._following = monitor
             self._goals.append(entry)
+        self._feedback_timer.reset()
         self._on_wake()  # it may have ended already
         await entry.done
         with self._lock:
             self._goals.remove(entry)
+            if not self._goals:
+                self._feedback_timer.cancel()
         result = monitor.result
         if result is None:  # pragma: no cover - the future is completed with the result
             result = GoalResult(FollowOutcome.ABORTED, ErrorCode.INVALID_GOAL, "no result")
@@ -467,12 +482,13 @@ class FollowJointTrajectoryServer:
     def _publish_state(self) -> None:
         monitor = self._following
         sample = monitor.latest if monitor is not None and monitor.result is None else None
+        msg = self._state_msg
         if sample is not None:
             names: Sequence[str] = monitor.names  # type: ignore[union-attr]
-            stamp, reference = sample.now, _point(sample.desired_positions,
-                                                  sample.desired_velocities)
-            feedback = _point(sample.actual_positions, sample.actual_velocities)
-            error = _point(sample.error_positions, sample.error_velocities)
+            stamp = sample.now
+            reference = (sample.desired_positions, sample.desired_velocities)
+            feedback = (sample.actual_positions, sample.actual_velocities)
+            error = (sample.error_positions, sample.error_velocities)
         else:
             names = self.settings.joints
             dofs = [self._to_core[n] for n in names]
@@ -484,13 +500,16 @@ class FollowJointTrajectoryServer:
             q = np.where(state.fresh[index], state.positions[index], np.nan)
             v = np.where(state.fresh[index], state.velocities[index], np.nan)
             velocities = None if np.isnan(v).all() else v
-            reference = _point(targets, np.zeros(len(names)))
-            feedback = _point(q, velocities)
-            error = _point(targets - q, None if velocities is None else -velocities)
+            reference = (targets, np.zeros(len(names)))
+            feedback = (q, velocities)
+            error = (targets - q, None if velocities is None else -velocities)
         if not np.isfinite(stamp) or stamp == self._state_sent:
             return  # nothing measured since the last message: send nothing
         self._state_sent = stamp
-        msg = JointTrajectoryControllerState(joint_names=list(names), reference=reference,
-                                             feedback=feedback, error=error)
+        if tuple(msg.joint_names) != tuple(names):
+            msg.joint_names = list(names)
+        _set_point(msg.reference, *reference)
+        _set_point(msg.feedback, *feedback)
+        _set_point(msg.error, *error)
         msg.header.stamp = self._stamp(stamp)
         self._state.publish(msg)

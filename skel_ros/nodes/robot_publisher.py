@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from skel_ros.model.kinematics import LocalFrames
     from skel_ros.model.types import Skeleton, World
 
-__all__ = ["ClockPublisher", "RobotPublisher", "robot_description"]
+__all__ = ["ClockPublisher", "RobotPublisher", "float64_array", "robot_description"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -282,9 +282,9 @@ class RobotPublisher:
         """
         msg = self._joint_states
         msg.header.stamp = stamp or self.now()
-        msg.position = _doubles(positions)
-        msg.velocity = _doubles(velocities)
-        msg.effort = _doubles(efforts)
+        msg.position = float64_array(positions)
+        msg.velocity = float64_array(velocities)
+        msg.effort = float64_array(efforts)
         self._joint_states_pub.publish(msg)
 
     def transforms(self, positions: npt.ArrayLike,
@@ -342,9 +342,9 @@ class RobotPublisher:
         msg = JointState()
         msg.header.stamp = stamp
         msg.name = [self.joint_names[i] for i in keep]
-        msg.position = _doubles(q[keep])
-        msg.velocity = _doubles(np.asarray(velocities, dtype=float).reshape(-1)[keep])
-        msg.effort = _doubles(np.asarray(efforts, dtype=float).reshape(-1)[keep])
+        msg.position = float64_array(q[keep])
+        msg.velocity = float64_array(np.asarray(velocities, dtype=float).reshape(-1)[keep])
+        msg.effort = float64_array(np.asarray(efforts, dtype=float).reshape(-1)[keep])
         self._joint_states_pub.publish(msg)
         frames = np.flatnonzero(~(self._tf_depends & ~mask).any(axis=1))
         if not frames.size or not np.isfinite(q[mask]).all():
@@ -380,7 +380,7 @@ class RobotPublisher:
             return
         msg = self._urdf_states
         msg.header.stamp = stamp
-        msg.position = _doubles(values[self._urdf_take])
+        msg.position = float64_array(values[self._urdf_take])
         self._urdf_pub.publish(msg)
 
     def full_positions(self, names: Sequence[str], values: npt.ArrayLike) -> Vector:
@@ -411,7 +411,7 @@ def _transform_msg(parent: str, child: str) -> TransformStamped:
     return msg
 
 
-def _doubles(values: npt.ArrayLike) -> array.array[float]:
+def float64_array(values: npt.ArrayLike) -> array.array[float]:
     """A ``float64[]`` field's value: rclpy takes an ``array('d')`` without a per-item check."""
     return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
