@@ -21,9 +21,10 @@ trajectory to both; without it, enable by hand::
 
 ``skel-ros compare run.mcap --record`` records the run (until Ctrl-C) and compares it.
 
-Arguments: skel_file, hardware_config, port, can_interface, can_channel, emulate
-(true/false), trajectory ("" = none; a CASPR trajectories.xml or a trajectory YAML), rviz,
-spacing (distance between the robots in RViz, m).
+Arguments: skel_file, engine (the simulation's: dart or mujoco), hardware_config, port,
+can_interface, can_channel, emulate (true/false), trajectory ("" = none; a CASPR
+trajectories.xml or a trajectory YAML), rviz, spacing (distance between the robots in
+RViz, m).
 
 String parameters are wrapped in ``ParameterValue(..., value_type=str)``: launch_ros reads
 a bare substitution as YAML, so ``can_channel:=0`` would reach the node as the integer 0
@@ -81,6 +82,8 @@ def generate_launch_description() -> LaunchDescription:
             "hardware_config",
             default_value=PathJoinSubstitution([share, "config", "hardware", "arm_dynamixel.yaml"]),
             description="joint -> actuator mapping YAML"),
+        DeclareLaunchArgument("engine", default_value="dart", choices=["dart", "mujoco"],
+                              description="the engine of the simulation"),
         DeclareLaunchArgument("port", default_value="", description="serial port override"),
         DeclareLaunchArgument("can_interface", default_value="",
                               description="python-can interface override"),
@@ -111,7 +114,7 @@ def generate_launch_description() -> LaunchDescription:
             output="screen",
             parameters=[PathJoinSubstitution([share, "config", "sim.yaml"]),
                         {"skel_file": _string("skel_file"), "frame_prefix": "sim/",
-                         "time_base": "wall"}],
+                         "engine": _string("engine"), "time_base": "wall"}],
             remappings=COMMAND_REMAPS,
         ),
         Node(

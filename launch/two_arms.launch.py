@@ -20,8 +20,8 @@ back and forth, so ``robot2``'s clock goes to ``/robot2/clock`` and RViz follows
     ros2 topic pub --once /robot2/joint_commands sensor_msgs/msg/JointState \\
         "{name: [shoulder_yaw], position: [0.8]}"
 
-Arguments: skel_file, config (the simulation nodes' parameter file), rviz, spacing (m
-between the two robots in RViz).
+Arguments: skel_file, engine (dart or mujoco), config (the simulation nodes' parameter
+file), rviz, spacing (m between the two robots in RViz).
 
 ``skel_file`` is passed as ``ParameterValue(..., value_type=str)`` (launch_ros would read
 ``0`` or ``on`` as YAML). Only launch / launch_ros API common to Humble, Jazzy and Kilted
@@ -61,6 +61,7 @@ def _sim_node(namespace: str, *, clock: bool) -> Node:
         output="screen",
         parameters=[LaunchConfiguration("config"), {
             "skel_file": ParameterValue(LaunchConfiguration("skel_file"), value_type=str),
+            "engine": ParameterValue(LaunchConfiguration("engine"), value_type=str),
             "frame_prefix": f"{namespace}/"}],
         # One /clock per session: the other simulations keep theirs in their namespace.
         remappings=[] if clock else [("/clock", f"/{namespace}/clock")],
@@ -73,6 +74,8 @@ def generate_launch_description() -> LaunchDescription:
     return LaunchDescription([
         DeclareLaunchArgument("skel_file", default_value="package://skel_ros/examples/arm.skel",
                               description="SKEL model of both robots (path or package:// URL)"),
+        DeclareLaunchArgument("engine", default_value="dart", choices=["dart", "mujoco"],
+                              description="the engine that steps both worlds"),
         DeclareLaunchArgument("config",
                               default_value=PathJoinSubstitution([share, "config", "sim.yaml"]),
                               description="parameter file of the simulation nodes"),
