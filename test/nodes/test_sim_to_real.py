@@ -132,13 +132,16 @@ points:
   - {{positions: [{a}, 0.2, 0.6, -0.2], velocities: [0, 0, 0, 0], time_from_start: 1.5}}
   - {{positions: [0.0, 0.0, 0.3, 0.0], velocities: [0, 0, 0, 0], time_from_start: 3.0}}
 """
+# Loose on purpose: this test is about several runs under one verdict, not about tracking
+# (the runs above check that against the shipped criteria). On a 2-core machine at load 15
+# the simulation published 7 Hz and trailed by 0.19 rad RMS on these 3 s motions.
 SHORT_CRITERIA = """\
 min_duration: 2.0
-min_rate: 20.0
+min_rate: 2.0
 all:
-  sim_real:     {rms: 0.15, max: 0.4}
-  sim_command:  {rms: 0.15, max: 0.4}
-  real_command: {rms: 0.06, max: 0.2}
+  sim_real:     {rms: 0.5, max: 1.0}
+  sim_command:  {rms: 0.5, max: 1.0}
+  real_command: {rms: 0.3, max: 0.6}
 """
 
 
