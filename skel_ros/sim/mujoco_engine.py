@@ -49,7 +49,7 @@ from lxml import etree
 
 from skel_ros.model.errors import SkelError
 from skel_ros.model.mjcf import world_to_mjcf
-from skel_ros.model.transforms import exp_rot, inverse, log_rot
+from skel_ros.model.transforms import inverse, log_rot
 from skel_ros.model.types import ActuatorType
 from skel_ros.sim.actuation import SkeletonActuation
 from skel_ros.sim.engine import SimEngine
@@ -141,12 +141,17 @@ class _MjSkeleton:
         # Hinge and slide DOFs: their qpos and dof addresses.
         scalar: list[tuple[int, int, int, int]] = []  # (skeleton dof, qpos, dof, joint id)
         self._balls: list[tuple[tuple[int, ...], int, int]] = []  # (dofs, qpos, dof)
-        self._frees: list[tuple[Any, int, int]] = []  # (FreeFrames, qpos, dof)
+        # (FreeFrames, qpos, dof, T_parent_to_joint^-1 and T_child_to_joint,
+        # Ad(T_child_to_joint^-1))
+        self._frees: list[tuple[Any, int, int, tuple[Vector, Vector], Vector]] = []
         for j in joints:
             jid = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j.name))
             qadr, dadr = int(model.jnt_qposadr[jid]), int(model.jnt_dofadr[jid])
             if j.kind == "free" and j.free is not None:
-                self._frees.append((j.free, qadr, dadr))
+                child = np.asarray(j.free.child, dtype=float)
+                self._frees.append((j.free, qadr, dadr,
+                                    (inverse(np.asarray(j.free.parent, dtype=float)), child),
+                                    _adjoint(inverse(child))))
             elif j.free is not None:
                 raise SimUnsupportedError(
                     f"{skeleton.location}: joint {j.joint!r} of skeleton {skeleton.name!r} is"
@@ -170,7 +175,7 @@ class _MjSkeleton:
         self._mass_index[self.scalar] = self.dof_address
         for dofs, _, dadr in self._balls:
             self._mass_index[list(dofs)] = dadr + np.arange(3)
-        for free, _, dadr in self._frees:
+        for free, _, dadr, _, _ in self._frees:
             self._mass_index[list(free.dofs)] = dadr + np.array([3, 4, 5, 0, 1, 2])
         self.commands = commands
         """The commands the actuation set for this step (DART's ``setCommands``): this
@@ -191,11 +196,11 @@ class _MjSkeleton:
         out[self.scalar] = qpos[self._qadr]
         for dofs, qadr, _ in self._balls:
             out[list(dofs)] = log_rot(_quat_matrix(qpos[qadr:qadr + 4]))
-        for free, qadr, _ in self._frees:
+        for free, qadr, _, (to_joint, child), _ in self._frees:
             pose = np.eye(4)
             pose[:3, :3] = _quat_matrix(qpos[qadr + 3:qadr + 7])
             pose[:3, 3] = qpos[qadr:qadr + 3]
-            motion = inverse(np.asarray(free.parent)) @ pose @ np.asarray(free.child)
+            motion = to_joint @ pose @ child
             out[list(free.dofs)] = np.concatenate([log_rot(motion[:3, :3]), motion[:3, 3]])
         return out
 
@@ -207,12 +212,12 @@ class _MjSkeleton:
         out[self.scalar] = qvel[self.dof_address]
         for dofs, _, dadr in self._balls:  # angular velocity in the joint frame, both
             out[list(dofs)] = qvel[dadr:dadr + 3]
-        for free, qadr, dadr in self._frees:
+        for free, qadr, dadr, _, from_child in self._frees:
             # MuJoCo: linear in the world, angular in the body; DART's free-joint velocity
             # v = Ad(C^-1) [R w_body; v_world] (the inverse of FreeFrames.child_twist).
             rot = _quat_matrix(self._data.qpos[qadr + 3:qadr + 7])
             twist = np.concatenate([rot @ qvel[dadr + 3:dadr + 6], qvel[dadr:dadr + 3]])
-            out[list(free.dofs)] = _adjoint(inverse(np.asarray(free.child))) @ twist
+            out[list(free.dofs)] = from_child @ twist
         return out
 
     def getMassMatrix(self) -> Vector:  # noqa: N802 - DART's name
@@ -264,12 +269,14 @@ class _MjSkeleton:
 
 
 def _quat_matrix(wxyz: Vector) -> Vector:
-    """Rotation matrix of a unit quaternion ``(w, x, y, z)``."""
+    """Rotation matrix of a quaternion ``(w, x, y, z)`` (normalized first)."""
     w, x, y, z = (float(v) for v in wxyz)
-    angle = 2.0 * np.arctan2(np.sqrt(x * x + y * y + z * z), w)
-    axis = np.array([x, y, z])
-    norm = np.linalg.norm(axis)
-    return exp_rot(axis / norm * angle) if norm > 0.0 else np.eye(3)
+    n = w * w + x * x + y * y + z * z
+    s = 2.0 / n if n > 0.0 else 0.0
+    return np.array([
+        [1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
+        [s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)],
+        [s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)]])
 
 
 def _adjoint(t: Vector) -> Vector:
