@@ -28,10 +28,10 @@ Element: TypeAlias = etree._Element  # noqa: SLF001 - lxml's element type (Any: 
 # A C-locale floating-point number as std::stod reads it, or inf / nan.
 # ASCII digits only: Python's \d and float() also take other scripts' digits (Arabic-Indic,
 # superscripts), which std::stod rejects.
-_NUMBER = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\Z",
-    re.IGNORECASE | re.ASCII,
-)
+_NUMBER_TEXT = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)"
+_NUMBER = re.compile(_NUMBER_TEXT + r"\Z", re.IGNORECASE | re.ASCII)
+# Such numbers separated by single spaces: a vector's tokens checked in one match.
+_NUMBERS = re.compile(rf"{_NUMBER_TEXT}(?: {_NUMBER_TEXT})*\Z", re.IGNORECASE | re.ASCII)
 _INTEGER = re.compile(r"[+-]?\d+\Z", re.ASCII)
 _MAX_INTEGER_CHARS = 12  # checked before int(), which refuses more than 4300 digits
 _MAX_INTEGER = 1_000_000
@@ -239,7 +239,11 @@ class XmlReader:
             )
         if len(toks) > size:
             self.warn(f"<{el.tag}> holds {len(toks)} numbers; DART reads the first {size}", el)
-        values = [self._number(t, el) for t in toks[:size]]
+        toks = toks[:size]
+        if _NUMBERS.match(" ".join(toks)):  # every token a decimal number: one check
+            values = list(map(float, toks))
+        else:  # hexadecimal floats, or the first token that is no number says why
+            values = [self._number(t, el) for t in toks]
         if not all(map(math.isfinite, values)) or (positive and min(values) <= 0.0):
             for v in values:  # the first value that fails a check says why
                 self._check_value(v, el, finite=finite, positive=positive, nonneg=False)
