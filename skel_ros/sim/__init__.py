@@ -45,8 +45,8 @@ ENGINES: dict[str, type[SimEngine]] = {"dart": SimEngine, "mujoco": MujocoEngine
 """Engine name (the node's ``engine`` parameter, ``--engine``) -> engine class."""
 
 __all__ = [
-    "ActuationMode",
     "ENGINES",
+    "ActuationMode",
     "CommandError",
     "GainDefaults",
     "GainsError",
