@@ -30,6 +30,15 @@ def _limits(skel: str | None) -> dict[str, tuple[float, float]] | None:
     return {d.name: (d.position_lower, d.position_upper) for s in world.skeletons for d in s.dofs}
 
 
+def _report_dir(out: str | None, recordings: list[Path]) -> Path:
+    """``--out``, else next to the recording (or the first of several)."""
+    if out:
+        return Path(out)
+    if len(recordings) == 1:
+        return recordings[0].with_suffix("")
+    return recordings[0].parent / "compare_report"
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording
     from skel_ros.analysis.errors import CriteriaError
@@ -40,6 +49,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     recordings = [Path(r) for r in args.recording]
     if args.record and len(recordings) != 1:
         gate.error("--record writes one recording; give one file")
+    if not gate.arguments_agree(args) or (args.record and len(recordings) != 1):
         return exit_codes.USAGE
     try:
         limits = _limits(args.skel)
@@ -74,14 +84,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             continue
         verdict = judge(comparison, criteria) if criteria is not None else None
         sections.append(RunSection(name, comparison, verdict, notes))
-    if args.out:
-        out = Path(args.out)
-    elif len(recordings) == 1:
-        out = recordings[0].with_suffix("")
-    else:
-        out = recordings[0].parent / "compare_report"
-    return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
-                       junit=args.junit, json=args.json)
+    return gate.finish(sections, _report_dir(args.out, recordings), criteria,
+                       title="sim-to-real comparison", fmt=args.format, junit=args.junit,
+                       json=args.json)
 
 
 def _trajectories(values: list[str] | None) -> list[Path]:
@@ -129,6 +134,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
     from skel_ros.resources import resolve
     from skel_ros.trajectory import TrajectoryError
 
+    if not gate.arguments_agree(args):
+        return exit_codes.USAGE
     try:
         criteria = gate.load(args)
         trajectories = _trajectories(args.trajectory)

@@ -34,6 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write every metric, the criteria and the verdict as JSON")
 
 
+def arguments_agree(args: argparse.Namespace) -> bool:
+    """False (and says why) when ``--junit`` comes without ``--criteria``: nothing to test."""
+    if args.junit and not args.criteria:
+        error("--junit needs --criteria: its test cases are the criteria")
+        return False
+    return True
+
+
 def load(args: argparse.Namespace) -> Criteria | None:
     """The criteria named by ``--criteria`` (None without it).
 

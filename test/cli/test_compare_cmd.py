@@ -268,3 +268,41 @@ def test_several_runs_one_verdict(tmp_path: Path, criteria: Path) -> None:
     # one run that cannot be judged makes the whole gate not judged
     short = _write_run(tmp_path / "short.mcap", seconds=2.0)
     assert _gate(tmp_path, criteria, good, off, short).returncode == exit_codes.NOT_JUDGED
+
+
+def _main(*argv: str) -> Gate:
+    import contextlib
+    import io
+
+    from skel_ros.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return Gate(code, out.getvalue(), err.getvalue())
+
+
+def test_junit_without_criteria_is_a_usage_error(tmp_path: Path) -> None:
+    from skel_ros.cli import exit_codes
+
+    result = _main("compare", str(_write_run(tmp_path / "r.mcap")), "--junit",
+                   str(tmp_path / "j.xml"))
+    assert result.returncode == exit_codes.USAGE
+    assert "--junit needs --criteria" in result.stderr
+
+
+@pytest.mark.parametrize("mistake", ["criteria", "trajectory", "hardware"])
+def test_sim_to_real_checks_its_files_before_starting(tmp_path: Path, mistake: str) -> None:
+    """A bad criteria, trajectory or hardware file: status 1 at its line, nothing started."""
+    from skel_ros.cli import exit_codes
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("all:\n  sim_real: {max: -1}\n" if mistake == "criteria" else
+                   "joint_names: [elbow]\npoints: 3\n" if mistake == "trajectory" else
+                   "buses: {}\njoints: {}\nspeed: 3\n", encoding="utf-8")
+    option = {"criteria": "--criteria", "trajectory": "--trajectory",
+              "hardware": "--hardware-config"}[mistake]
+    result = _main("sim-to-real", option, str(bad), "--out", str(tmp_path / "out"))
+    assert result.returncode == exit_codes.ERROR, result
+    assert result.stderr.startswith(f"error: {bad}:"), result.stderr
+    assert not (tmp_path / "out").exists()
