@@ -1,7 +1,16 @@
-"""Simulation speed: raw dartpy, our engine, and the whole simulation node, on one world.
+"""Simulation speed: the raw engine, our engine, and the whole simulation node, on one world.
 
     .venv/bin/python bench/sim.py [--skel FILE] [--steps N] [--rounds R] [--no-context]
                                   [--joint-states-rate HZ] [--tf-rate HZ]
+                                  [--engine dart|mujoco] [--compare-engines]
+
+``--engine mujoco`` runs the same three loops in MuJoCo: the raw loop is
+``mujoco.mj_step`` on the model :class:`~skel_ros.sim.MujocoEngine` compiles (the
+model's MJCF export with its actuators, at the same initial state), then
+``MujocoEngine.step()``, then the node with ``engine:=mujoco``; the goal is the same,
+node >= 0.9x the raw loop at the default rates. ``--compare-engines`` prints, for
+context, raw and engine steps/s of DART and MuJoCo on fullbody1, the arm and the
+quadruped (nothing commanded, and holding the initial positions).
 
 1. raw DART: ``dartpy.utils.SkelParser.readWorld(FILE)`` and ``world.step()`` in a loop;
 2. engine: ``SimEngine.step()`` (commands applied, efforts recorded), same world;
@@ -81,11 +90,29 @@ def _raw_dart(path: Path, steps: int) -> tuple[float, float]:
     return steps / t.wall, steps / t.cpu
 
 
-def _engine(path: Path, steps: int, *, hold: bool) -> tuple[float, float]:
-    from skel_ros.model import load_skel
-    from skel_ros.sim import SimEngine
+def _raw_mujoco(path: Path, steps: int) -> tuple[float, float]:
+    """Steps/s of a bare ``mujoco.mj_step`` loop on the model MujocoEngine compiles."""
+    import mujoco
 
-    engine = SimEngine(load_skel(path))
+    from skel_ros.model import load_model
+    from skel_ros.sim import MujocoEngine
+
+    engine = MujocoEngine(load_model(path))  # its model and data, at the initial state
+    model, data, step = engine.world, engine.data, mujoco.mj_step
+    for _ in range(WARMUP):
+        step(model, data)
+    with _Timer() as t:
+        for _ in range(steps):
+            step(model, data)
+    return steps / t.wall, steps / t.cpu
+
+
+def _engine(path: Path, steps: int, *, hold: bool, engine_name: str = "dart",
+            ) -> tuple[float, float]:
+    from skel_ros.model import load_model
+    from skel_ros.sim import ENGINES
+
+    engine = ENGINES[engine_name](load_model(path))
     if hold:
         engine.hold_initial_positions()
     engine.step(WARMUP)
@@ -94,8 +121,8 @@ def _engine(path: Path, steps: int, *, hold: bool) -> tuple[float, float]:
     return steps / t.wall, steps / t.cpu
 
 
-def _node(path: Path, steps: int, *, hold: bool,
-          rates: list[Parameter]) -> tuple[float, float, int, int]:
+def _node(path: Path, steps: int, *, hold: bool, rates: list[Parameter],
+          engine_name: str = "dart") -> tuple[float, float, int, int]:
     """Steps/s (wall, CPU) of the node's stepping thread over ``steps`` steps; messages held.
 
     The CPU time is the whole process's: the stepping thread, the executor thread and
@@ -128,7 +155,7 @@ def _node(path: Path, steps: int, *, hold: bool,
         listener.create_subscription(TFMessage, "/tf", count("tf"), qos)
         node = SimNode(context=context, start=False, parameter_overrides=[
             Parameter("skel_file", value=str(path)), Parameter("real_time_factor", value=0.0),
-            *rates, Parameter("hold_initial", value=hold)])
+            *rates, Parameter("hold_initial", value=hold), Parameter("engine", value=engine_name)])
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         listener_executor = SingleThreadedExecutor(context=listener_context)
@@ -157,20 +184,49 @@ def _node(path: Path, steps: int, *, hold: bool,
     return steps / t.wall, steps / t.cpu, counts["joint_states"], counts["tf"]
 
 
-def _round(path: Path, steps: int, *, context: bool,
-           rates: list[Parameter]) -> dict[str, float]:
+def _round(path: Path, steps: int, *, context: bool, rates: list[Parameter],
+           engine_name: str = "dart") -> dict[str, float]:
     """One run of every loop, back to back (steps/s each; messages the subscriber held)."""
     out: dict[str, float] = {}
-    out["raw"], out["raw cpu"] = _raw_dart(path, steps)
-    out["engine"], out["engine cpu"] = _engine(path, steps, hold=False)
-    out["node"], out["node cpu"], out["js"], out["tf"] = _node(path, steps, hold=False, rates=rates)
+    raw = _raw_dart if engine_name == "dart" else _raw_mujoco
+    out["raw"], out["raw cpu"] = raw(path, steps)
+    out["engine"], out["engine cpu"] = _engine(path, steps, hold=False, engine_name=engine_name)
+    out["node"], out["node cpu"], out["js"], out["tf"] = _node(
+        path, steps, hold=False, rates=rates, engine_name=engine_name)
     if context:
-        out["engine held"], out["engine held cpu"] = _engine(path, steps, hold=True)
-        out["node held"], out["node held cpu"], _, _ = _node(path, steps, hold=True, rates=rates)
+        out["engine held"], out["engine held cpu"] = _engine(path, steps, hold=True,
+                                                             engine_name=engine_name)
+        out["node held"], out["node held cpu"], _, _ = _node(
+            path, steps, hold=True, rates=rates, engine_name=engine_name)
     return out
 
 
-def main() -> None:
+def compare_engines(steps: int, rounds: int) -> None:
+    """Context: raw and engine steps/s of DART and MuJoCo on three worlds (medians)."""
+    worlds = [FULLBODY, REPO / "examples" / "arm.skel", REPO / "examples" / "quadruped.skel"]
+    print(f"DART vs MuJoCo, {max(1, rounds)} interleaved round(s) of {steps} steps, median "
+          f"steps/s; load average {os.getloadavg()[0]:.2f} (context, no goal)")
+    print(f"  {'world':<16} {'raw DART':>9} {'raw MuJoCo':>11} {'SimEngine':>10} "
+          f"{'MujocoEngine':>13} {'held: Sim':>10} {'held: Mujoco':>13}")
+    for path in worlds:
+        runs: dict[str, list[float]] = {}
+        for _ in range(max(1, rounds)):
+            for key, (rate, _) in (
+                    ("raw DART", _raw_dart(path, steps)),
+                    ("raw MuJoCo", _raw_mujoco(path, steps)),
+                    ("SimEngine", _engine(path, steps, hold=False)),
+                    ("MujocoEngine", _engine(path, steps, hold=False, engine_name="mujoco")),
+                    ("held: Sim", _engine(path, steps, hold=True)),
+                    ("held: Mujoco", _engine(path, steps, hold=True, engine_name="mujoco"))):
+                runs.setdefault(key, []).append(rate)
+        m = {k: statistics.median(v) for k, v in runs.items()}
+        print(f"  {path.name:<16} {m['raw DART']:9.0f} {m['raw MuJoCo']:11.0f} "
+              f"{m['SimEngine']:10.0f} {m['MujocoEngine']:13.0f} {m['held: Sim']:10.0f} "
+              f"{m['held: Mujoco']:13.0f}")
+    print(f"  (load average now {os.getloadavg()[0]:.2f})")
+
+
+def main() -> None:  # noqa: PLR0915 - one report, printed in order
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skel", type=lambda p: Path(p).resolve(), default=FULLBODY)
     parser.add_argument("--steps", type=int, default=3000, help="steps of each run")
@@ -182,14 +238,22 @@ def main() -> None:
                         help="the node's joint_states_rate (default: the node's default)")
     parser.add_argument("--tf-rate", type=float, default=None, metavar="HZ",
                         help="the node's tf_rate (default: the node's default)")
+    parser.add_argument("--engine", choices=("dart", "mujoco"), default="dart",
+                        help="the engine of the three loops (default: dart)")
+    parser.add_argument("--compare-engines", action="store_true",
+                        help="only the context table: DART vs MuJoCo on fullbody1, the arm "
+                             "and the quadruped")
     args = parser.parse_args()
+    if args.compare_engines:
+        compare_engines(args.steps, args.rounds)
+        return
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
     os.environ.setdefault("FASTDDS_DEFAULT_PROFILES_FILE",
                           str(REPO / "config" / "fastdds_localhost.xml"))
     from rclpy.parameter import Parameter
 
-    from skel_ros.model import load_skel
+    from skel_ros.model import load_model
     from skel_ros.nodes.sim_node import PARAMETERS
 
     rates = [Parameter(name, value=value) for name, value in (
@@ -199,14 +263,18 @@ def main() -> None:
         else args.joint_states_rate
     tf_rate = PARAMETERS["tf_rate"].default if args.tf_rate is None else args.tf_rate
     default_rates = not rates
-    dt = load_skel(args.skel).time_step
+    dt = load_model(args.skel).time_step
     print(f"world: {args.skel} (time step {dt * 1e3:g} ms); {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f}; {args.rounds} interleaved round(s) of "
           f"{args.steps} steps, medians (min-max)")
     # Rounds interleave the loops, so a change of load on a shared machine hits them
     # alike; ratios are taken within a round, then the median.
-    rounds = [_round(args.skel, args.steps, context=not args.no_context, rates=rates)
+    rounds = [_round(args.skel, args.steps, context=not args.no_context, rates=rates,
+                     engine_name=args.engine)
               for _ in range(max(1, args.rounds))]
+    raw_name, engine_class = (("raw DART world.step()", "SimEngine") if args.engine == "dart"
+                              else ("raw MuJoCo mj_step()", "MujocoEngine"))
+    raw_label = "raw DART" if args.engine == "dart" else "raw MuJoCo"
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in rounds)
@@ -218,23 +286,24 @@ def main() -> None:
     def ratio(key: str, base: str) -> float:
         return statistics.median(r[key] / r[base] for r in rounds)
 
-    print("nothing commanded (raw DART's world; node hold_initial false):")
-    rows = [("raw DART world.step()", "raw"), ("SimEngine.step()", "engine"),
+    print(f"engine {args.engine}; nothing commanded (the raw loop's world; node hold_initial "
+          "false):")
+    rows = [(raw_name, "raw"), (f"{engine_class}.step()", "engine"),
             (f"sim_node loop (joint_states {js_rate:g} Hz, /tf {tf_rate:g} Hz)", "node")]
     for label, key in rows:
         print(f"  {label:<48} {med(key):7.0f} steps/s {spread(key):<12} "
-              f"{ratio(key, 'raw'):5.2f}x raw DART  real-time factor {med(key) * dt:5.2f}")
+              f"{ratio(key, 'raw'):5.2f}x {raw_label}  real-time factor {med(key) * dt:5.2f}")
     overhead = statistics.median(1e6 / r["node"] - 1e6 / r["engine"] for r in rounds)
     print(f"  node cost over the engine's step: {overhead:.0f} us/step; the subscriber held "
           f"{rounds[-1]['js']:.0f} joint_states and {rounds[-1]['tf']:.0f} /tf messages "
           "(its depth-10 queues)")
     # CPU time is less moved by other jobs than wall time (not the goal: context).
-    print(f"  by CPU time of this process: raw DART {med('raw cpu'):.0f} steps/s, engine "
+    print(f"  by CPU time of this process: {raw_label} {med('raw cpu'):.0f} steps/s, engine "
           f"{ratio('engine cpu', 'raw cpu'):.2f}x, node {ratio('node cpu', 'raw cpu'):.2f}x "
           "(the node's includes the middleware's threads)")
     if not args.no_context:
         print("context, initial positions held (node default hold_initial true; not the goal):")
-        for label, key in (("SimEngine.step() holding", "engine held"),
+        for label, key in ((f"{engine_class}.step() holding", "engine held"),
                            ("sim_node loop holding", "node held")):
             print(f"  {label:<48} {med(key):7.0f} steps/s {spread(key):<12} "
                   f"{ratio(key, 'engine held'):5.2f}x engine holding  "
@@ -245,13 +314,13 @@ def main() -> None:
     node_ratio = ratio("node", "raw")
     if default_rates:
         verdict = "met" if node_ratio >= GOAL_RATIO else "NOT met"
-        print(f"goal node >= {GOAL_RATIO}x raw DART at the default rates: {verdict} "
+        print(f"goal node >= {GOAL_RATIO}x {raw_label} at the default rates: {verdict} "
               f"({node_ratio:.2f}x)")
     else:
-        print(f"node {node_ratio:.2f}x raw DART at the rates given (context, no goal)")
+        print(f"node {node_ratio:.2f}x {raw_label} at the rates given (context, no goal)")
     rtf, raw_rtf = med("node") * dt, med("raw") * dt
     verdict = "met" if rtf >= GOAL_RTF else "NOT met"
-    bound = "" if raw_rtf >= GOAL_RTF else f"; raw DART alone reaches only {raw_rtf:.2f}"
+    bound = "" if raw_rtf >= GOAL_RTF else f"; {raw_label} alone reaches only {raw_rtf:.2f}"
     print(f"goal real-time factor >= 5: {verdict} ({rtf:.2f}{bound})")
 
 
