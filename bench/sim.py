@@ -169,8 +169,12 @@ def _node(path: Path, steps: int, *, hold: bool, rates: list[Parameter],
         first = node.steps_taken
         with _Timer() as t:
             node.start()
+            # sim_node's main thread spins without a timeout (executor.spin()): it wakes
+            # only for work. A short poll here would add wake-ups, each a hand-over of
+            # the GIL the stepping thread waits for; the steps are counted after stop(),
+            # so a longer poll does not bias steps/s.
             while node.steps_taken - first < steps:
-                executor.spin_once(timeout_sec=0.05)  # as sim_node's main thread does
+                executor.spin_once(timeout_sec=0.5)
             node.stop()
         steps = node.steps_taken - first
         # Take what is queued (not timed): proves the messages were delivered.

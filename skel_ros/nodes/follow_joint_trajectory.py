@@ -253,6 +253,10 @@ class FollowJointTrajectoryServer:
         lock: Held around every call into the core from ROS callbacks (the simulation
             node's engine lock); None: the core's own lock.
         joint_prefix: Public joint name = ``joint_prefix`` + the core's DOF name.
+        state_timer: Publish ``controller_state`` from a timer of the node's clock at
+            ``state_publish_rate``; False: the owner calls :meth:`publish_state` at that
+            rate from its control loop (the simulation: in simulated time, as
+            joint_trajectory_controller does from its update loop).
 
     Raises:
         NodeSetupError: A ``trajectory_controller.*`` parameter is unusable.
@@ -261,7 +265,8 @@ class FollowJointTrajectoryServer:
     def __init__(self, node: Node, core: RobotCore, *,
                  clock_offset: Callable[[], float] | None = None,
                  settings: ControllerSettings | None = None,
-                 lock: threading.RLock | None = None, joint_prefix: str = "") -> None:
+                 lock: threading.RLock | None = None, joint_prefix: str = "",
+                 state_timer: bool = True) -> None:
         self.node = node
         self.core = core
         self._core_lock = lock if lock is not None else core.lock
@@ -291,7 +296,8 @@ class FollowJointTrajectoryServer:
         self._feedback_timer = node.create_timer(1.0 / self.settings.feedback_rate,
                                                  self._publish_feedback)
         self._feedback_timer.cancel()
-        node.create_timer(1.0 / self.settings.state_rate, self._publish_state)
+        if state_timer:
+            node.create_timer(1.0 / self.settings.state_rate, self.publish_state)
         # controller_state: one message, filled in place at each publish.
         self._state_msg = JointTrajectoryControllerState()
         node.get_logger().info(
@@ -479,7 +485,10 @@ class FollowJointTrajectoryServer:
                 feedback.index = sample.point_index
             goal.handle.publish_feedback(feedback)
 
-    def _publish_state(self) -> None:
+    def publish_state(self) -> None:
+        """Publish ``controller_state`` if something was measured since the last one."""
+        if self._server is None:
+            return  # no controller (name ""): no topic
         monitor = self._following
         sample = monitor.latest if monitor is not None and monitor.result is None else None
         msg = self._state_msg
