@@ -99,10 +99,10 @@ MAX_RATE = 10_000.0  # Hz, joint_states_rate / tf_rate
 MAX_REAL_TIME_FACTOR = 1_000.0
 CLOCK_MIN_RATE = 100.0  # Hz of simulated time: /clock at least this often
 _BATCH_WALL = 0.005  # s: the stepping thread lets go of the engine at least this often
-_MAX_LAG = 0.25  # s of wall time behind schedule before the schedule is re-anchored
-# time_base wall: a stamp is the time a step was due, so it may be at most this much (plus
-# one batch, _BATCH_WALL) older than the step itself; further behind, the time is lost.
-_WALL_MAX_LAG = 0.01  # s
+# s of wall time behind schedule before the schedule is re-anchored: within it, the
+# simulation catches up (time_base wall: a stamp, the time its step was due, is at most
+# this much plus one batch older than the step); beyond it, the time is lost.
+_MAX_LAG = 0.25
 _PUBLISH_BATCH = 8  # steps whose messages wait at most (fewer than the depth-10 queues)
 TIME_BASES = ("sim", "wall")
 
@@ -198,7 +198,7 @@ class RealTimePacer:
     sleeping late do not add up (no drift). Falling more than ``max_lag`` wall seconds
     behind (a world slower than real time) re-anchors the schedule at the present, so
     the simulation then runs as fast as it can instead of rushing to catch up; the
-    wall time skipped so is counted in :attr:`lost`.
+    wall time dropped is counted in :attr:`lost`.
 
     A clock that steps back (the system clock of ``time_base`` wall, set back) re-anchors
     the schedule too, instead of holding the simulation until it catches up.
@@ -345,8 +345,8 @@ class SimNode(Node):
         self._rtf = p["real_time_factor"]
         self._paused = p["paused"]
         # time_base wall: paced by the ROS clock itself, which the stamps come from.
-        self._pacer = (RealTimePacer(self._rtf, clock=self._ros_seconds, max_lag=_WALL_MAX_LAG)
-                       if self._wall else RealTimePacer(self._rtf))
+        self._pacer = (RealTimePacer(self._rtf, clock=self._ros_seconds) if self._wall
+                       else RealTimePacer(self._rtf))
         self._js = _Schedule(p["joint_states_rate"])
         self._tf = _Schedule(p["tf_rate"])
         self._clock_schedule = _Schedule(max(CLOCK_MIN_RATE, p["joint_states_rate"],
@@ -508,9 +508,9 @@ class SimNode(Node):
 
         0 for ``time_base`` sim. For wall: the ROS time the pacer's schedule puts at
         simulated time 0, so a state's stamp is the ROS time its step was due: never
-        later than the step, and at most ``_WALL_MAX_LAG`` plus one batch earlier (further
-        behind, the schedule is re-anchored and the time lost). Re-anchoring (a pause, a
-        reset, falling behind) moves it forward, never back.
+        later than the step, and at most ``_MAX_LAG`` plus one batch earlier (further
+        behind, the schedule is re-anchored and the time lost).
+        Re-anchoring (a pause, a reset, falling behind) moves it forward, never back.
         """
         return self._pacer.wall_at(0.0) if self._wall else 0.0
 
