@@ -286,8 +286,10 @@ class HardwareNode(LifecycleNode):
             raise self._configure_error or NodeSetupError(
                 f"configure failed: {self._transition_message or 'see the log'}")
         if autostart == "active" and self.trigger_activate() != SUCCESS:
+            where = ("inactive (torque off): ~/enable to retry" if self._manager is not None
+                     else "unconfigured after error processing: configure to retry")
             self.get_logger().error(f"autostart active: {self._transition_message}; the node"
-                                    " stays inactive (torque off): ~/enable to retry")
+                                    f" is {where}")
 
     def _guard_change_state(self) -> None:
         """Answer an impossible ``~/change_state`` with ``success: false``.
