@@ -190,7 +190,7 @@ class _Reader:
     def document(self, data: object) -> Criteria:
         if data is None:
             data = {}
-        top = self.mapping(data, "the criteria file", node_line(data))
+        top = self.mapping(data, "the criteria file", node_line(data) or 1)
         self.keys(top, _TOP_KEYS, "the criteria file")
         min_duration = self.bound(top, "min_duration", "min_duration") \
             if "min_duration" in top else None
