@@ -14,12 +14,13 @@ if TYPE_CHECKING:
 
 def _cmd(args: argparse.Namespace) -> int:
     from skel_ros.model import load_model
+    from skel_ros.nodes.names import NAMESPACE_FRAME_PREFIX, namespace_frame_prefix
     from skel_ros.nodes.robot_publisher import robot_description
     from skel_ros.ros2_control import ros2_control_urdf
 
     namespace = "/" + args.namespace.strip("/") if args.namespace.strip("/") else ""
-    prefix = args.frame_prefix if args.frame_prefix is not None else (
-        namespace[1:] + "/" if namespace else "")
+    prefix = namespace_frame_prefix(
+        NAMESPACE_FRAME_PREFIX if args.frame_prefix is None else args.frame_prefix, namespace)
     world = load_model(args.file)
     text = ros2_control_urdf(robot_description(world, prefix), world,
                              commands_topic=f"{namespace}/joint_commands",

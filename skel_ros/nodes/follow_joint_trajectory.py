@@ -265,7 +265,8 @@ class FollowJointTrajectoryServer:
     def __init__(self, node: Node, core: RobotCore, *,
                  clock_offset: Callable[[], float] | None = None,
                  settings: ControllerSettings | None = None,
-                 lock: threading.RLock | None = None, joint_prefix: str = "",
+                 lock: contextlib.AbstractContextManager[Any] | None = None,
+                 joint_prefix: str = "",
                  state_timer: bool = True) -> None:
         self.node = node
         self.core = core

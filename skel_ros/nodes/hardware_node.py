@@ -49,7 +49,8 @@ Parameters:
     command_timeout (double): seconds without a command before the safe state;
         -1 = the YAML's ``command_timeout``; 0 = never.
     auto_resume (string): "" = the YAML's; "true"/"false" override it.
-    frame_prefix (string): prefix of every TF frame (``real/`` next to a simulation).
+    frame_prefix (string): prefix of every TF frame (``real/`` next to a simulation);
+        default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     emulate (bool): start each bus's emulator and drive it instead of the hardware.
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
     port, can_interface, can_channel (string): override every serial / CAN bus's
@@ -114,6 +115,7 @@ from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
+from skel_ros.nodes.names import NAMESPACE_FRAME_PREFIX, namespace_frame_prefix
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import RobotPublisher
 from skel_ros.nodes.throttle import Throttle
@@ -156,7 +158,9 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "command_timeout": (-1.0, ("seconds without a command before the safe state; -1 = the"
                               " YAML's, 0 = never")),
     "auto_resume": ("", "resume by itself after a fault: '' = as in the YAML, 'true', 'false'"),
-    "frame_prefix": ("", "prefix of every TF frame, e.g. 'real/'"),
+    "frame_prefix": (NAMESPACE_FRAME_PREFIX, (f"prefix of every TF frame, e.g. 'real/';"
+                                              f" {NAMESPACE_FRAME_PREFIX!r} = the node's"
+                                              " namespace and '/' ('' in the root namespace)")),
     "emulate": (False, "start emulated actuators (each protocol's emulator) instead of hardware"),
     "publish_rate": (50.0, "rate of joint_states and /tf in Hz"),
     "port": ("", "serial port for every serial bus ('' = as in the YAML)"),
@@ -443,7 +447,7 @@ class HardwareNode(LifecycleNode):
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
         self.world, self.skeleton, self.bound = world, skeleton, bound
-        self.frame_prefix = p["frame_prefix"]
+        self.frame_prefix = namespace_frame_prefix(p["frame_prefix"], self.get_namespace())
         self._prefix = skeleton_namespace(world, skeleton)  # public DOF names, as the sim
         self._create_interfaces(p)
         self._connected_logged = False
@@ -530,7 +534,7 @@ class HardwareNode(LifecycleNode):
 
     def _create_interfaces(self, p: dict[str, Any]) -> None:
         try:
-            self.robot = RobotPublisher(self, self.world, frame_prefix=p["frame_prefix"])
+            self.robot = RobotPublisher(self, self.world, frame_prefix=self.frame_prefix)
         except UrdfExportError as exc:
             raise NodeSetupError(f"robot_description: {exc}") from None
         self._throttle = Throttle(self.get_logger().warning)

@@ -8,7 +8,9 @@ names of ``joint_states``, of ``robot_description``'s joints and of
 ``joint_commands`` are one set.
 
 *Frame names* are ``frame_prefix + <public body name>`` (the URDF link names); the
-root of every skeleton hangs under ``frame_prefix + "world"``.
+root of every skeleton hangs under ``frame_prefix + "world"``. The nodes' ``frame_prefix``
+defaults to :data:`NAMESPACE_FRAME_PREFIX`: the node's namespace, as the launch files
+give it.
 """
 
 from __future__ import annotations
@@ -22,9 +24,26 @@ from skel_ros.model.urdf import skeleton_namespace
 if TYPE_CHECKING:
     from skel_ros.model.types import World
 
-__all__ = ["public_dof_names", "public_frame_names", "stamp_from_seconds", "stamp_to_seconds"]
+__all__ = ["NAMESPACE_FRAME_PREFIX", "namespace_frame_prefix", "public_dof_names",
+           "public_frame_names", "stamp_from_seconds", "stamp_to_seconds"]
 
 _NANO = 1_000_000_000
+
+NAMESPACE_FRAME_PREFIX = "<namespace>/"
+"""The ``frame_prefix`` parameter's default: ``<namespace>/`` of the node, ``""`` in the
+root namespace (what the launch files' ``frame_prefix`` argument defaults to)."""
+
+
+def namespace_frame_prefix(frame_prefix: str, namespace: str) -> str:
+    """``frame_prefix`` with :data:`NAMESPACE_FRAME_PREFIX` replaced by the namespace's.
+
+    ``/robot1`` -> ``robot1/``, ``/a/b`` -> ``a/b/``, ``/`` -> ``""``; any other value is
+    returned as given.
+    """
+    if frame_prefix != NAMESPACE_FRAME_PREFIX:
+        return frame_prefix
+    namespace = namespace.strip("/")
+    return f"{namespace}/" if namespace else ""
 
 
 def public_dof_names(world: World) -> tuple[str, ...]:
