@@ -22,7 +22,8 @@ Parameters (read-only ones are fixed at start):
     fixed_base (bool, read-only): URDF/SMURF: weld the root link to the world (default:
         a floating joint, unless the root link is ``world``).
     gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
-    frame_prefix (string, read-only): prefix of every TF frame, the world included.
+    frame_prefix (string, read-only): prefix of every TF frame, the world included;
+        default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     engine (string, read-only): ``dart`` (default) or ``mujoco``: the engine that steps
         the world (:data:`skel_ros.sim.ENGINES`); same topics, services, names and
         command semantics with either.
@@ -80,7 +81,7 @@ from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError, NodeSetupError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
-from skel_ros.nodes.names import stamp_from_seconds
+from skel_ros.nodes.names import NAMESPACE_FRAME_PREFIX, namespace_frame_prefix, stamp_from_seconds
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
 from skel_ros.nodes.throttle import Throttle
@@ -129,8 +130,10 @@ PARAMETERS: dict[str, _Param] = {
     "gains_file": _Param("package://skel_ros/config/sim_gains.yaml",
                          "position-controller gains YAML ('' = built-in defaults)",
                          read_only=True),
-    "frame_prefix": _Param("", "prefix of every TF frame, the world frame included "
-                               "(e.g. 'sim/' -> sim/world)", read_only=True),
+    "frame_prefix": _Param(NAMESPACE_FRAME_PREFIX,
+                           "prefix of every TF frame, the world frame included (e.g. 'sim/'"
+                           f" -> sim/world); {NAMESPACE_FRAME_PREFIX!r} = the node's namespace"
+                           " and '/' ('' in the root namespace)", read_only=True),
     "engine": _Param("dart", f"the engine that steps the world: {', '.join(ENGINES)}",
                      read_only=True),
     "time_base": _Param("sim", "'sim': stamps are simulated time, published on /clock; "
@@ -362,7 +365,8 @@ class SimNode(Node):
         self._apply_hold()
         self.core.restart_timeout(self.engine.time)
         try:
-            self.io = RobotPublisher(self, self.engine.model, frame_prefix=p["frame_prefix"])
+            self.io = RobotPublisher(self, self.engine.model, frame_prefix=namespace_frame_prefix(
+                p["frame_prefix"], self.get_namespace()))
         except UrdfExportError as exc:
             raise NodeSetupError(f"cannot export {p['skel_file']} as URDF: {exc}") from None
         if self.io.joint_names != self.engine.dof_names:  # pragma: no cover - one naming rule
