@@ -21,7 +21,13 @@ trajectory to both; without it, enable by hand::
 
 ``skel-ros compare run.mcap --record`` records the run (until Ctrl-C) and compares it.
 
-Arguments: skel_file, engine (the simulation's: dart or mujoco), hardware_config, port,
+With ``second_engine:=mujoco`` a second simulation node runs the same robot in that
+engine (namespace and frame prefix ``mujoco``) on the same commands: sim-to-sim beside
+sim-to-real (``skel-ros compare`` reads ``/mujoco/joint_states`` as the stream
+``mujoco``).
+
+Arguments: skel_file, engine (the simulation's: dart or mujoco), second_engine ("" = none,
+dart or mujoco), hardware_config, port,
 can_interface, can_channel, emulate (true/false), trajectory ("" = none; a CASPR
 trajectories.xml or a trajectory YAML), rviz, spacing (distance between the robots in
 RViz, m).
@@ -84,6 +90,9 @@ def generate_launch_description() -> LaunchDescription:
             description="joint -> actuator mapping YAML"),
         DeclareLaunchArgument("engine", default_value="dart", choices=["dart", "mujoco"],
                               description="the engine of the simulation"),
+        DeclareLaunchArgument("second_engine", default_value="", choices=["", "dart", "mujoco"],
+                              description="a second simulation in this engine, beside the "
+                                          "first, in the namespace named after it"),
         DeclareLaunchArgument("port", default_value="", description="serial port override"),
         DeclareLaunchArgument("can_interface", default_value="",
                               description="python-can interface override"),
@@ -116,6 +125,24 @@ def generate_launch_description() -> LaunchDescription:
                         {"skel_file": _string("skel_file"), "frame_prefix": "sim/",
                          "engine": _string("engine"), "time_base": "wall"}],
             remappings=COMMAND_REMAPS,
+        ),
+        # second_engine:=mujoco: the same robot in the other engine beside it, on the same
+        # commands (namespace and frame prefix named after the engine), as
+        # `skel-ros sim-to-real --engines dart,mujoco` runs it.
+        Node(
+            package="skel_ros",
+            executable="sim_node",
+            name="sim_node",
+            namespace=LaunchConfiguration("second_engine"),
+            output="screen",
+            parameters=[PathJoinSubstitution([share, "config", "sim.yaml"]),
+                        {"skel_file": _string("skel_file"),
+                         "frame_prefix": ParameterValue(
+                             [LaunchConfiguration("second_engine"), "/"], value_type=str),
+                         "engine": _string("second_engine"), "time_base": "wall"}],
+            remappings=COMMAND_REMAPS,
+            condition=IfCondition(PythonExpression(
+                ["'", LaunchConfiguration("second_engine"), "' != ''"])),
         ),
         Node(
             package="skel_ros",

@@ -9,6 +9,8 @@ Format (every key optional; a bound that is not given is not checked)::
       sim_command:  {rms: 0.15, max: 0.4, lag: 0.35}
       real_command: {rms: 0.06, max: 0.2, lag: 0.2}
       limit_hits:   {command: 0, sim: 0, real: 0}     # grid samples at a position limit
+      sim_mujoco:   {max: 0.05}      # a run in several engines: engine vs engine, and
+      mujoco_real:  {max: 0.4}       # dart_/mujoco_ real, command (metrics.PAIRS)
     joints:                  # per joint: each bound named here replaces the one of `all`
       elbow:
         sim_command: {max: 0.5}
@@ -30,16 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from skel_ros.analysis.errors import CriteriaError
+from skel_ros.analysis.metrics import ENGINE_STREAMS, PAIRS
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines, node_line
 
 __all__ = ["PAIR_KEYS", "Bound", "Criteria", "JointBounds", "load_criteria", "parse_criteria"]
 
 # YAML key -> the pair of streams it bounds (metrics.PAIRS, spelt as keys).
-PAIR_KEYS: dict[str, tuple[str, str]] = {
-    "sim_real": ("sim", "real"), "sim_command": ("sim", "command"),
-    "real_command": ("real", "command")}
+PAIR_KEYS: dict[str, tuple[str, str]] = {f"{a}_{b}": (a, b) for a, b in PAIRS}
 PAIR_METRICS = ("rms", "max", "lag")
-STREAMS = ("command", "sim", "real")
+STREAMS = ("command", "sim", "real", *ENGINE_STREAMS)
 _JOINT_KEYS = (*PAIR_KEYS, "limit_hits")
 _TOP_KEYS = ("min_duration", "min_rate", "all", "joints")
 

@@ -23,8 +23,16 @@ if TYPE_CHECKING:
 
     from skel_ros.analysis.series import Array, JointSeries
 
-# The pairs reported, in this order, when both streams are present.
-PAIRS: tuple[tuple[str, str], ...] = (("sim", "real"), ("sim", "command"), ("real", "command"))
+# The pairs reported, in this order, when both streams are present. A run in several
+# engines (``sim-to-real --engines dart,mujoco``) has the first engine's simulation as
+# ``sim`` and each other one under its engine's name: engine vs hardware, engine vs
+# engine, engine vs command.
+ENGINE_STREAMS: tuple[str, ...] = ("dart", "mujoco")
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("sim", "real"), *((e, "real") for e in ENGINE_STREAMS),
+    *(("sim", e) for e in ENGINE_STREAMS),
+    ("sim", "command"), *((e, "command") for e in ENGINE_STREAMS),
+    ("real", "command"))
 # A position within this distance of a limit counts as a limit hit (rad or m).
 LIMIT_TOLERANCE = 1e-3
 

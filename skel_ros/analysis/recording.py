@@ -34,6 +34,9 @@ class StreamTopics:
     command: tuple[str, ...] = ("/joint_commands", "/joint_trajectory")
     sim: str = "/sim/joint_states"
     real: str = "/real/joint_states"
+    engines: tuple[tuple[str, str], ...] = (("dart", "/dart/joint_states"),
+                                            ("mujoco", "/mujoco/joint_states"))
+    """A further simulation per engine (stream name, topic): ``sim-to-real --engines``."""
 
 
 def _schema_name(name: str) -> str:
@@ -101,7 +104,8 @@ def read_recording(  # noqa: C901 - one loop, two message kinds
     one replaces it). Times are seconds from the first message of the file.
 
     Returns:
-        ``{"command": ..., "sim": ..., "real": ...}``, only the streams present.
+        ``{"command": ..., "sim": ..., "real": ...}`` (and ``"dart"``, ``"mujoco"``
+        for further engines), only the streams present.
 
     Raises:
         RecordingError: the file cannot be read or decoded.
@@ -112,6 +116,7 @@ def read_recording(  # noqa: C901 - one loop, two message kinds
     topics = topics or StreamTopics()
     path = Path(path)
     wanted: Mapping[str, str] = {topics.sim: "sim", topics.real: "real",
+                                 **{topic: name for name, topic in topics.engines},
                                  **dict.fromkeys(topics.command, "command")}
     collectors: dict[str, _Collector] = {}
     trajectories: list[tuple[float, Any]] = []

@@ -39,11 +39,17 @@ STYLE = {  # stream -> (colour, line style, label)
     "command": ("black", "--", "command"),
     "sim": ("tab:blue", "-", "simulation"),
     "real": ("tab:orange", "-", "hardware"),
+    # Further engines of a run in several (``sim-to-real --engines``).
+    "dart": ("tab:purple", "-.", "simulation (DART)"),
+    "mujoco": ("tab:cyan", "-.", "simulation (MuJoCo)"),
 }
 
 
 PAIR_COLOURS = {("sim", "real"): "tab:green", ("sim", "command"): "tab:blue",
-                ("real", "command"): "tab:orange"}
+                ("real", "command"): "tab:orange",
+                ("dart", "real"): "tab:olive", ("mujoco", "real"): "tab:olive",
+                ("sim", "dart"): "tab:purple", ("sim", "mujoco"): "tab:cyan",
+                ("dart", "command"): "tab:pink", ("mujoco", "command"): "tab:pink"}
 CROSSING = "red"
 VERDICT_COLOURS = {Outcome.PASSED: "#1a7f37", Outcome.FAILED: "#cf222e",
                    Outcome.NOT_JUDGED: "#9a6700"}

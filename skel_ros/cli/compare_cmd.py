@@ -65,8 +65,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if args.duration is not None and not 0 < args.duration < MAX_DURATION:
             gate.error(f"--duration must be a positive number of seconds, got {args.duration}")
             return exit_codes.USAGE
-        counts = record_live(recordings[0], commands, (args.sim_topic, args.real_topic),
-                             duration=args.duration)
+        # A further engine's simulation (sim_to_real.launch.py second_engine:=) too.
+        states = (args.sim_topic, args.real_topic, *(t for _, t in topics.engines))
+        counts = record_live(recordings[0], commands, states, duration=args.duration)
         print("recorded " + ", ".join(f"{t}: {n}" for t, n in counts.items()))
     missing = [r for r in recordings if not r.is_file()]
     if missing:
@@ -154,7 +155,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             trajectory=trajectory, out_dir=out if len(trajectories) == 1 else out / name,
             mapping_file=resolve(args.mapping) if args.mapping else None,
             emulate=not args.hardware, report_format=args.format, write_report=False,
-            port=args.port, can_interface=args.can_interface, can_channel=args.can_channel)
+            port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
+            engines=args.engines)
         try:
             result = run_sim_to_real(config)
         except (RunError, AnalysisError) as exc:
@@ -167,6 +169,19 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
         sections.append(RunSection(name, result.comparison, verdict, result.notes))
     return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
                        junit=args.junit, json=args.json)
+
+
+def _engines(text: str) -> tuple[str, ...]:
+    """``--engines``: distinct engine names, comma-separated."""
+    import argparse  # at run time here only (the module imports it for types)
+
+    from skel_ros.sim import ENGINES
+
+    names = tuple(n.strip() for n in text.split(","))
+    if not names or len(set(names)) != len(names) or any(n not in ENGINES for n in names):
+        raise argparse.ArgumentTypeError(
+            f"expected distinct engines among {', '.join(ENGINES)}, comma-separated; got {text!r}")
+    return names
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
@@ -215,5 +230,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--can-interface", default="",
                    help="python-can interface for every CAN bus (e.g. socketcan, pcan)")
     p.add_argument("--can-channel", default="", help="CAN channel for every CAN bus")
+    p.add_argument("--engines", type=_engines, default=("dart",), metavar="ENGINE[,ENGINE]",
+                   help="simulation engines, each its own simulation node on the one command"
+                        " stream: dart, mujoco or dart,mujoco (the first is the report's"
+                        " 'sim', the other its engine's name; default: dart)")
     gate.add_arguments(p)
     p.set_defaults(func=_cmd_sim_to_real)

@@ -3,9 +3,10 @@
 1. loads the bundled arm (examples/arm.skel), prints its joint model and limits, and
    writes its URDF and its DART-layout JSON;
 2. runs the sim-to-real workflow (:mod:`skel_ros.nodes.sim_to_real`): the simulation
-   node and the hardware node on emulated Dynamixel servos, the bundled CASPR
-   trajectory played to both, recorded to MCAP, compared and judged against the
-   arm's criteria (``config/criteria/arm.yaml``);
+   node (in DART, and a second one in MuJoCo when mujoco is installed) and the hardware
+   node on emulated Dynamixel servos, the bundled CASPR trajectory played to all,
+   recorded to MCAP, compared (engine vs hardware, engine vs engine) and judged against
+   the arm's criteria (``config/criteria/arm.yaml``);
 3. prints the verdict and where the report is; the exit status is the gate's
    (:mod:`skel_ros.cli.exit_codes`).
 """
@@ -56,6 +57,7 @@ def run_demo(args: argparse.Namespace) -> int:
         trajectory=trajectory,
         out_dir=out / "sim_to_real",
         write_report=False,
+        engines=_engines(),
     )
     try:
         result = run_sim_to_real(config)
@@ -73,3 +75,12 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"recording: {result.recording.resolve()}  (MCAP: open with Foxglove or ros2 bag)")
     print(f"node logs: {result.logs.resolve()}")
     return status
+
+
+def _engines() -> tuple[str, ...]:
+    """DART and MuJoCo side by side when both are installed, else the one that is."""
+    import importlib.util
+
+    found = tuple(engine for engine, module in (("dart", "dartpy"), ("mujoco", "mujoco"))
+                  if importlib.util.find_spec(module) is not None)
+    return found or ("dart",)

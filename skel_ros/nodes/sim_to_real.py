@@ -5,8 +5,11 @@
    ``real``; on emulated actuators unless told otherwise) as separate processes, both
    taking their commands from ``/joint_commands`` and ``/joint_trajectory`` — exactly
    the graph ``launch/sim_to_real.launch.py`` builds;
-2. record ``/joint_commands``, ``/joint_trajectory``, ``/sim/joint_states`` and
-   ``/real/joint_states`` to MCAP from this process;
+   With several engines (``RunConfig.engines``, e.g. ``("dart", "mujoco")``), the first
+   one's simulation node is ``sim`` and each other one runs beside it in a namespace
+   named after its engine (``mujoco``, frames ``mujoco/``), on the same command stream;
+2. record ``/joint_commands``, ``/joint_trajectory``, ``/sim/joint_states`` (and
+   ``/<engine>/joint_states``) and ``/real/joint_states`` to MCAP from this process;
 3. enable the hardware (``/real/hardware_node/enable``), play the trajectory with the
    ``trajectory_player`` (streaming position commands), let the robots settle;
 4. stop everything and write the comparison report (:mod:`skel_ros.analysis`).
@@ -67,6 +70,9 @@ class RunConfig:
             e.g. with the verdict of several runs).
         port, can_interface, can_channel: the hardware node's transport overrides
             ("" = as in the hardware config).
+        engines: the simulation engines, one simulation node each (``skel_ros.sim.ENGINES``
+            names, no repeats): the first is the stream ``sim``, each other one the
+            stream named after its engine.
     """
 
     skel_file: Path
@@ -84,6 +90,19 @@ class RunConfig:
     can_interface: str = ""
     can_channel: str = ""
     extra_sim_params: Mapping[str, ParamValue] = field(default_factory=dict)
+    engines: tuple[str, ...] = ("dart",)
+
+    def __post_init__(self) -> None:
+        from skel_ros.sim import ENGINES
+
+        if not self.engines or len(set(self.engines)) != len(self.engines) \
+                or any(e not in ENGINES for e in self.engines):
+            raise ValueError(f"engines must be distinct names among {', '.join(ENGINES)}, "
+                             f"got {', '.join(self.engines) or 'none'}")
+
+    def simulations(self) -> dict[str, str]:
+        """Namespace (= stream name) -> engine of each simulation node."""
+        return {"sim": self.engines[0], **{e: e for e in self.engines[1:]}}
 
 
 @dataclass(frozen=True)
@@ -142,17 +161,23 @@ def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
 
 
 def node_commands(config: RunConfig) -> dict[str, list[str]]:
-    """The command lines of a run's simulation node (``"sim"``) and hardware node (``"real"``).
+    """The command lines of a run's nodes: ``"sim"``, one per further engine, ``"real"``.
+
+    The simulation nodes: ``"sim"`` in the first engine, each further engine's under its
+    name; the hardware node: ``"real"``.
 
     One time base for the session: the simulation runs locked to the wall clock
     (``time_base`` wall) and stamps ROS time, as the hardware node does; no ``/clock``.
     """
-    sim_params = {"skel_file": str(config.skel_file), "frame_prefix": "sim/",
-                  "time_base": "wall", **config.extra_sim_params}
     transport = {k: v for k, v in (("port", config.port), ("can_interface", config.can_interface),
                                    ("can_channel", config.can_channel)) if v}
+    sims = {
+        namespace: _node_command("skel_ros.nodes.sim_node", namespace, {
+            "skel_file": str(config.skel_file), "frame_prefix": f"{namespace}/",
+            "time_base": "wall", "engine": engine, **config.extra_sim_params})
+        for namespace, engine in config.simulations().items()}
     return {
-        "sim": _node_command("skel_ros.nodes.sim_node", "sim", sim_params),
+        **sims,
         "real": _node_command("skel_ros.nodes.hardware_node", "real", {
             "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
             "emulate": config.emulate, "frame_prefix": "real/", **transport}),
@@ -231,7 +256,7 @@ def _wait(condition: Callable[[], bool], timeout: float, what: str,
             raise KeyboardInterrupt
 
 
-def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
+def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     config: RunConfig, log: Callable[[str], None] = print
 ) -> RunResult:
     """Run the whole workflow; see the module docstring.
@@ -280,19 +305,22 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
     try:
         node = rclpy.create_node("sim_to_real_run", context=context)
         executor.add_node(node)
+        sims = config.simulations()
         recorder = McapRecorder(node, recording, {
             "/joint_commands": JointState, "/joint_trajectory": JointTrajectory,
-            "/sim/joint_states": JointState, "/real/joint_states": JointState})
+            **{f"/{name}/joint_states": JointState for name in sims},
+            "/real/joint_states": JointState})
         counts = recorder.counts
         spin_thread = threading.Thread(target=executor.spin, daemon=True)
         spin_thread.start()
 
         for name, command in node_commands(config).items():
             procs.start(name, command, _published(counts, f"/{name}/joint_states"))
-        log("started the simulation node (/sim) and the hardware node (/real"
+        in_engines = ", ".join(f"/{name} in {engine}" for name, engine in sims.items())
+        log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real"
             f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
-        _wait(lambda: counts["/sim/joint_states"] > 0 and counts["/real/joint_states"] > 0,
-              config.startup_timeout, "joint_states from both nodes", procs.check, interrupted)
+        _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
+              config.startup_timeout, "joint_states from every node", procs.check, interrupted)
 
         client: Any = node.create_client(SetBool, "/real/hardware_node/enable")
         _wait(client.service_is_ready, 30.0, "the /real/hardware_node/enable service",
@@ -336,13 +364,23 @@ def run_sim_to_real(  # noqa: PLR0915 - one linear script of steps
 
     streams = read_recording(recording)
     comparison = compare(list(streams.values()), limits)
-    worst = max((e.max_abs for j in comparison.joints for e in j.errors
-                 if (e.a, e.b) == ("sim", "real") and math.isfinite(e.max_abs)), default=math.nan)
+    worst = _largest(comparison, "sim", "real")
     emulated = " (emulated)" if config.emulate else ""
+    engines = ", ".join(f"{name} = {engine}" for name, engine in config.simulations().items())
     notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
-             f"trajectory: {config.trajectory}", f"recording: {recording.name} (MCAP)")
+             f"simulation: {engines}", f"trajectory: {config.trajectory}",
+             f"recording: {recording.name} (MCAP)")
     report = (write_report(comparison, out, fmt=config.report_format, notes=notes).page
               if config.write_report else None)
     log(f"compared {len(comparison.joints)} joints over {comparison.duration:.1f} s; "
         f"largest sim-vs-real error {worst:.4g}")
+    for other in config.engines[1:]:
+        log(f"largest {config.engines[0]}-vs-{other} error "
+            f"{_largest(comparison, 'sim', other):.4g}")
     return RunResult(report, recording, logs, comparison, notes)
+
+
+def _largest(comparison: Comparison, a: str, b: str) -> float:
+    """The largest finite error of stream ``a`` against ``b`` over every joint (NaN: none)."""
+    return max((e.max_abs for j in comparison.joints for e in j.errors
+                if (e.a, e.b) == (a, b) and math.isfinite(e.max_abs)), default=math.nan)

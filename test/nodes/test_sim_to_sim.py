@@ -1,0 +1,82 @@
+"""Sim-to-sim beside sim-to-real: DART, MuJoCo and the emulated hardware on one command stream.
+
+``run_sim_to_real`` with ``engines=("dart", "mujoco")`` (what ``skel-ros sim-to-real
+--engines dart,mujoco`` and ``skel-ros demo`` run): a simulation node per engine (``/sim``
+in DART, ``/mujoco`` in MuJoCo) and the hardware node on emulated servos, the bundled
+arm trajectory played to all three, one recording, one report with the engine-vs-engine
+columns.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+pytest.importorskip("mujoco")
+pytest.importorskip("dartpy")
+
+from skel_ros.resources import example, resolve
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
+
+# Both engines track the same position commands with the same controllers: they stay
+# within test_sim_to_real.py's tracking bound of each other (rad, max over the run),
+# when both kept up with the wall clock (a starved node's simulated time stands still).
+ENGINE_BOUND = 0.1
+STARVED = "cannot keep up with the wall clock"
+DOFS = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
+
+
+def test_dart_mujoco_and_hardware_on_one_command_stream(ros_env: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    from skel_ros.nodes.sim_to_real import RunConfig, run_sim_to_real
+
+    del ros_env  # the environment fixture: DDS on localhost, a domain of its own
+    lines: list[str] = []
+    result = run_sim_to_real(RunConfig(
+        skel_file=example("arm.skel"),
+        hardware_config=resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"),
+        trajectory=example("arm_trajectory.xml"), out_dir=tmp_path / "run",
+        engines=("dart", "mujoco")), log=lines.append)
+    comparison = result.comparison
+    assert set(comparison.streams) == {"command", "sim", "mujoco", "real"}
+    assert [j.joint for j in comparison.joints] == DOFS
+    assert comparison.duration > 5.0
+    for joint in comparison.joints:
+        pairs = {(e.a, e.b) for e in joint.errors}
+        assert {("sim", "mujoco"), ("mujoco", "real"), ("mujoco", "command")} <= pairs
+        between = joint.error("sim", "mujoco")
+        assert between is not None
+        assert math.isfinite(between.max_abs), joint.joint
+        assert joint.limit_hits["mujoco"] == 0, joint.joint
+    page = result.report.read_text(encoding="utf-8")
+    assert "RMS sim-mujoco" in page
+    assert "simulation: sim = dart, mujoco = mujoco" in page
+    assert any("/mujoco in mujoco" in line for line in lines)
+    assert any(line.startswith("largest dart-vs-mujoco error") for line in lines)
+    logs = {name: (tmp_path / "run" / "logs" / f"{name}.log").read_text(errors="replace")
+            for name in ("sim", "mujoco")}
+    starved = [name for name, text in logs.items() if STARVED in text]
+    if starved:
+        pytest.skip(f"the machine starved /{', /'.join(starved)} (its simulated time stood "
+                    "still): the engines' agreement is not judged")
+    for joint in comparison.joints:
+        between = joint.error("sim", "mujoco")
+        assert between is not None
+        assert between.max_abs < ENGINE_BOUND, (joint.joint, between)
+
+
+@pytest.mark.parametrize("value", ["dart,dart", "bullet", "dart,"])
+def test_bad_engines_are_a_usage_error(value: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "skel_ros.cli.main", "sim-to-real", "--engines", value],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 2, result.stderr
+    assert "expected distinct engines among dart, mujoco" in result.stderr
