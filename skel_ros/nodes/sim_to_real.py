@@ -341,7 +341,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         player = procs.start("player", _node_command(
             "skel_ros.nodes.trajectory_player", "", player_params, remaps=()),
             _published(counts, "/joint_commands"))
-        log(f"playing {config.trajectory} to both robots ...")
+        log(f"playing {config.trajectory} to every robot ...")
         _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", procs.check,
               interrupted)
         if player.returncode != 0:
