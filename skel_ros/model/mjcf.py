@@ -41,7 +41,7 @@ from lxml import etree
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import ExportError
 from skel_ros.model.kinematics import Kinematics, joint_chain
-from skel_ros.model.transforms import exp_rot, inverse, matrix_to_quaternions
+from skel_ros.model.transforms import adjoint, exp_rot, inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
     Box,
@@ -116,7 +116,7 @@ class FreeFrames:
         """
         to_child = np.zeros((6, 6))
         to_child[:3, :3] = to_child[3:, 3:] = self.relative(q)[:3, :3].T
-        twist: Array = to_child @ _adjoint(np.asarray(self.child)) @ np.asarray(v)
+        twist: Array = to_child @ adjoint(np.asarray(self.child)) @ np.asarray(v)
         return twist
 
     def twist(self, q: Array, v: Array) -> tuple[Array, Array]:
@@ -124,18 +124,8 @@ class FreeFrames:
 
         The joint frame is the child body's times ``T_child_to_joint``.
         """
-        joint = _adjoint(inverse(np.asarray(self.child))) @ self.child_twist(q, v)
+        joint = adjoint(inverse(np.asarray(self.child))) @ self.child_twist(q, v)
         return joint[:3], joint[3:]
-
-
-def _adjoint(t: Array) -> Array:
-    """The 6x6 adjoint of a transform, for twists ordered (angular, linear)."""
-    r, p = t[:3, :3], t[:3, 3]
-    skew = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = out[3:, 3:] = r
-    out[3:, :3] = skew @ r
-    return out
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,15 @@ def skew(v: Array) -> Array:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
+def adjoint(t: Array) -> Array:
+    """The 6x6 adjoint of a rigid 4x4 transform, for twists ordered (angular, linear)."""
+    r = t[:3, :3]
+    out = np.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = r
+    out[3:, :3] = skew(t[:3, 3]) @ r
+    return out
+
+
 def exp_rot(w: Array) -> Array:
     """Rotation matrix of a rotation vector (exponential map, DART's ``expMapRot``)."""
     theta = math.sqrt(float(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))

@@ -49,7 +49,7 @@ from lxml import etree
 
 from skel_ros.model.errors import SkelError
 from skel_ros.model.mjcf import world_to_mjcf
-from skel_ros.model.transforms import inverse, log_rot
+from skel_ros.model.transforms import adjoint, inverse, log_rot
 from skel_ros.model.types import ActuatorType
 from skel_ros.sim.actuation import SkeletonActuation
 from skel_ros.sim.engine import SimEngine
@@ -151,7 +151,7 @@ class _MjSkeleton:
                 child = np.asarray(j.free.child, dtype=float)
                 self._frees.append((j.free, qadr, dadr,
                                     (inverse(np.asarray(j.free.parent, dtype=float)), child),
-                                    _adjoint(inverse(child))))
+                                    adjoint(inverse(child))))
             elif j.free is not None:
                 raise SimUnsupportedError(
                     f"{skeleton.location}: joint {j.joint!r} of skeleton {skeleton.name!r} is"
@@ -277,16 +277,6 @@ def _quat_matrix(wxyz: Vector) -> Vector:
         [1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
         [s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)],
         [s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)]])
-
-
-def _adjoint(t: Vector) -> Vector:
-    """The 6x6 adjoint of a transform, for twists ordered (angular, linear)."""
-    r, p = t[:3, :3], t[:3, 3]
-    skew = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = out[3:, 3:] = r
-    out[3:, :3] = skew @ r
-    return out
 
 
 class MujocoEngine(SimEngine):

@@ -15,7 +15,9 @@ import pytest
 
 from skel_ros.model import urdf
 from skel_ros.model.transforms import (
+    adjoint,
     euler_xyz,
+    inverse,
     matrix_to_euler_xyz,
     rigid_from_skel,
     rigid_inverse,
@@ -126,3 +128,21 @@ def test_skel_transform_matches_the_parser() -> None:
     values = [0.1, -0.2, 0.3, 0.7, -1.2, 2.9]
     parsed = rigid_to_matrix(rigid_from_skel(values))
     assert np.array_equal(skel_transform(np.array(values)), parsed)
+
+
+def test_adjoint_maps_twists_between_frames() -> None:
+    """adjoint(T) carries a twist (angular, linear) from T's child frame to its parent."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        a = skel_transform(rng.uniform(-2.0, 2.0, 6))
+        b = skel_transform(rng.uniform(-2.0, 2.0, 6))
+        np.testing.assert_allclose(adjoint(a @ b), adjoint(a) @ adjoint(b), atol=1e-12)
+        np.testing.assert_allclose(adjoint(inverse(a)), np.linalg.inv(adjoint(a)), atol=1e-12)
+        # A point p fixed in the child frame moves at v + w x (R p + t) in the parent frame.
+        w, v = rng.normal(size=3), rng.normal(size=3)
+        p = rng.normal(size=3)
+        parent = adjoint(a) @ np.concatenate([w, v])
+        point = a[:3, :3] @ p + a[:3, 3]
+        child_speed = a[:3, :3] @ (v + np.cross(w, p))
+        np.testing.assert_allclose(parent[3:] + np.cross(parent[:3], point), child_speed,
+                                   atol=1e-12)
