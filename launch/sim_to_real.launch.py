@@ -30,7 +30,13 @@ Arguments: skel_file, engine (the simulation's: dart or mujoco), second_engine (
 dart or mujoco), hardware_config, port,
 can_interface, can_channel, emulate (true/false), trajectory ("" = none; a CASPR
 trajectories.xml or a trajectory YAML), rviz, spacing (distance between the robots in
-RViz, m).
+RViz, m), autostart (the hardware node's lifecycle state at start: inactive, the default,
+active or unconfigured).
+
+The hardware node is a ``launch_ros`` ``LifecycleNode``, as in ``hardware.launch.py``:
+``autostart:=inactive`` configures it (buses open, torque off) and the player's
+``~/enable`` runs its activate transition; ``autostart:=unconfigured`` leaves it to a
+lifecycle manager or launch's lifecycle events.
 
 String parameters are wrapped in ``ParameterValue(..., value_type=str)``: launch_ros reads
 a bare substitution as YAML, so ``can_channel:=0`` would reach the node as the integer 0
@@ -46,13 +52,14 @@ from launch import Condition, LaunchContext, LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 COMMAND_REMAPS = [("joint_commands", "/joint_commands"),
                   ("joint_trajectory", "/joint_trajectory")]
 BOOL_CHOICES = ["true", "false", "True", "False"]
+AUTOSTART_CHOICES = ["inactive", "active", "unconfigured"]  # hardware_node.AUTOSTART
 
 
 def _string(name: str) -> ParameterValue:
@@ -104,6 +111,10 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("rviz", default_value="true", description="start RViz"),
         DeclareLaunchArgument("spacing", default_value="0.6",
                               description="distance between the two robots in RViz (m)"),
+        DeclareLaunchArgument("autostart", default_value="inactive", choices=AUTOSTART_CHOICES,
+                              description="the hardware node's lifecycle state at start:"
+                                          " inactive (torque off), active (torque on),"
+                                          " unconfigured"),
         # Nodes of other packages first: if one is missing (rviz2 is not in ros-base), launch
         # aborts before starting ours; started ones would be left running as orphans.
         _world_offset("sim", PythonExpression(["str(", spacing, " / 2)"])),
@@ -144,7 +155,7 @@ def generate_launch_description() -> LaunchDescription:
             condition=IfCondition(PythonExpression(
                 ["'", LaunchConfiguration("second_engine"), "' != ''"])),
         ),
-        Node(
+        LifecycleNode(
             package="skel_ros",
             executable="hardware_node",
             name="hardware_node",
@@ -158,6 +169,7 @@ def generate_launch_description() -> LaunchDescription:
                 "can_channel": _string("can_channel"),
                 "emulate": ParameterValue(LaunchConfiguration("emulate"), value_type=bool),
                 "frame_prefix": "real/",
+                "autostart": _string("autostart"),
             }],
             remappings=COMMAND_REMAPS,
         ),

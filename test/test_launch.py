@@ -312,6 +312,13 @@ def test_sim_to_real_launch() -> None:
         "package://skel_ros/examples/arm.skel")
     assert hw["params"]["emulate"] is True
     assert Path(hw["params"]["hardware_config"]).exists()
+    # A lifecycle node, as in hardware.launch.py: configured at start, torque off.
+    assert hw["lifecycle"]
+    assert hw["params"]["autostart"] == "inactive"
+    params = _describe("sim_to_real.launch.py", autostart="unconfigured")["hardware_node"]["params"]
+    assert params["autostart"] == "unconfigured"
+    with pytest.raises(Exception, match="autostart"):
+        _describe("sim_to_real.launch.py", autostart="true")
     # One command input reaches both robots.
     assert sim["remaps"] == COMMAND_REMAPS
     assert hw["remaps"] == COMMAND_REMAPS
