@@ -95,6 +95,8 @@ def _comparison_dict(comparison: Comparison) -> dict[str, Any]:
     return {
         "duration": comparison.duration, "streams": list(comparison.streams),
         "rates": {k: _number(v) for k, v in comparison.rates.items()},
+        # stream -> "stamp" (placed at its header stamps) or "log" (at its receive times)
+        "time_bases": dict(comparison.time_bases),
         "joints": [{
             "joint": j.joint, "lower": _number(j.lower), "upper": _number(j.upper),
             "limit_hits": dict(j.limit_hits),

@@ -4,6 +4,7 @@ Format (every key optional; a bound that is not given is not checked)::
 
     min_duration: 8.0        # s: the span where every stream has data
     min_rate: 20.0           # Hz: samples per second of each stream over that span
+    max_gap: 0.2             # s: a measured stream without samples for longer starved
     all:                     # bounds for every joint
       sim_real:     {rms: 0.15, max: 0.4, lag: 0.35}   # rad (m), rad (m), s
       sim_command:  {rms: 0.15, max: 0.4, lag: 0.35}
@@ -17,8 +18,12 @@ Format (every key optional; a bound that is not given is not checked)::
 
 ``rms`` and ``max`` bound the RMS and the largest absolute position error of the pair,
 ``lag`` the absolute lag (see :mod:`skel_ros.analysis.metrics`); ``limit_hits`` the
-count per stream. ``min_duration`` and ``min_rate`` say whether the run can be judged at
-all: a run below them is *not judged*, not failed.
+count per stream. ``min_duration``, ``min_rate`` and ``max_gap`` say whether the run can
+be judged at all: a run below them is *not judged*, not failed. ``max_gap`` (default
+:data:`DEFAULT_MAX_GAP`) applies to the measured streams (simulations, hardware): a gap
+longer than it and than :data:`~skel_ros.analysis.metrics.GAP_PERIODS` median sample
+periods of the stream means its node was starved (a simulation that dropped time, a
+hardware node that stalled), so the errors say nothing about the model.
 
 Every mistake is a :class:`~skel_ros.analysis.errors.CriteriaError` ``"file:line: ..."``
 (YAML read by :mod:`skel_ros.model.yamlread`).
@@ -42,7 +47,10 @@ PAIR_KEYS: dict[str, tuple[str, str]] = {f"{a}_{b}": (a, b) for a, b in PAIRS}
 PAIR_METRICS = ("rms", "max", "lag")
 STREAMS = ("command", "sim", "real", *ENGINE_STREAMS)
 _JOINT_KEYS = (*PAIR_KEYS, "limit_hits")
-_TOP_KEYS = ("min_duration", "min_rate", "all", "joints")
+_TOP_KEYS = ("min_duration", "min_rate", "max_gap", "all", "joints")
+# s: the max_gap of a criteria file that sets none. A simulation node (time_base wall)
+# catches up to 0.25 s late keeping its stamps; beyond that, the stamps skip the lost time.
+DEFAULT_MAX_GAP = 0.2
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class Criteria:
     source: str
     min_duration: Bound | None = None
     min_rate: Bound | None = None
+    max_gap: Bound = field(default_factory=lambda: Bound(DEFAULT_MAX_GAP, "default"))
     all: JointBounds = field(default_factory=JointBounds)
     joints: dict[str, JointBounds] = field(default_factory=dict)
     joint_where: dict[str, str] = field(default_factory=dict)  # joint -> "file:line"
@@ -105,6 +114,7 @@ class Criteria:
             out["min_duration"] = self.min_duration.value
         if self.min_rate is not None:
             out["min_rate"] = self.min_rate.value
+        out["max_gap"] = self.max_gap.value
         out["all"] = self.all.as_dict()
         out["joints"] = {j: b.as_dict() for j, b in self.joints.items()}
         return out
@@ -196,6 +206,8 @@ class _Reader:
         min_duration = self.bound(top, "min_duration", "min_duration") \
             if "min_duration" in top else None
         min_rate = self.bound(top, "min_rate", "min_rate") if "min_rate" in top else None
+        max_gap = (self.bound(top, "max_gap", "max_gap") if "max_gap" in top
+                   else Bound(DEFAULT_MAX_GAP, "default"))
         every = (self.joint(top["all"], "all", key_line(top, "all")) if "all" in top
                  else JointBounds())
         joints: dict[str, JointBounds] = {}
@@ -208,4 +220,4 @@ class _Reader:
                     raise self.fail(line, f"a joint name must be a non-empty string, got {name!r}")
                 joints[name] = self.joint(entry, f"joint {name!r}", line)
                 where[name] = f"{self.source}:{line}"
-        return Criteria(self.source, min_duration, min_rate, every, joints, where)
+        return Criteria(self.source, min_duration, min_rate, max_gap, every, joints, where)

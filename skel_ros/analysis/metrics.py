@@ -1,8 +1,9 @@
 """Tracking metrics of one run: how far simulation, hardware and command are apart.
 
 All streams are resampled onto one uniform time grid covering the span where every
-stream has data (linear interpolation; recording times are used, so streams line up
-whatever clock their nodes stamped with). For each joint and each pair of streams this gives the
+stream has data (linear interpolation, at each series' times: a measured stream's header
+stamps when they are on the recorder's clock, else when the recorder received it; see
+:mod:`skel_ros.analysis.recording`). For each joint and each pair of streams this gives the
 RMS and maximum absolute position error and the lag: the shift of the second stream
 that best explains the first (the time shift minimising the RMS error, searched on the
 grid up to ``max_lag``); positive means the first stream follows the second.
@@ -35,6 +36,24 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("real", "command"))
 # A position within this distance of a limit counts as a limit hit (rad or m).
 LIMIT_TOLERANCE = 1e-3
+# A gap in a measured stream: consecutive samples further apart than both this many of
+# the stream's median periods and the criteria's ``max_gap`` (see :meth:`Comparison.gaps`).
+GAP_PERIODS = 5.0
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A stretch without samples in a measured stream (its node starved).
+
+    Attributes:
+        stream: the stream.
+        start: time of the last sample before the gap (s, the recording's time).
+        length: seconds without a sample.
+    """
+
+    stream: str
+    start: float
+    length: float
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,35 @@ class Comparison:
     joints: tuple[JointComparison, ...]
     # stream -> samples per second over the compared span (the stream's own samples)
     rates: Mapping[str, float] = field(default_factory=dict)
+    # stream -> its own sample times (s), and "stamp" or "log": what they are
+    times: Mapping[str, Array] = field(default_factory=dict)
+    time_bases: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def measured(self) -> tuple[str, ...]:
+        """The measured streams (every one but the command)."""
+        return tuple(s for s in self.streams if s != "command")
+
+    def gap_threshold(self, stream: str, max_gap: float) -> float:
+        """The shortest gap of ``stream`` that counts (the rule, in one place).
+
+        A gap is longer than ``max_gap`` seconds and than :data:`GAP_PERIODS` times the
+        stream's median sample period.
+        """
+        t = self.times.get(stream)
+        period = float(np.median(np.diff(t))) if t is not None and t.size > 1 else 0.0
+        return max(max_gap, GAP_PERIODS * period)
+
+    def gaps(self, stream: str, max_gap: float) -> tuple[Gap, ...]:
+        """The gaps of ``stream`` that reach into the compared span, in time order."""
+        t = self.times.get(stream)
+        if t is None or t.size < 2 or not self.grid.size:  # noqa: PLR2004 - a gap needs two
+            return ()
+        threshold = self.gap_threshold(stream, max_gap)
+        d = np.diff(t)
+        inside = (t[1:] > self.grid[0]) & (t[:-1] < self.grid[-1])
+        return tuple(Gap(stream, float(t[i]), float(d[i]))
+                     for i in np.flatnonzero(inside & (d > threshold)))
 
     @property
     def duration(self) -> float:
@@ -181,4 +229,6 @@ def compare(
     span = float(grid[-1] - grid[0])
     rates = {n: float(np.count_nonzero((s.times >= grid[0]) & (s.times <= grid[-1]))) / span
              for n, s in by_name.items()}
-    return Comparison(grid, tuple(by_name), positions, tuple(results), rates)
+    return Comparison(grid, tuple(by_name), positions, tuple(results), rates,
+                      {n: s.times for n, s in by_name.items()},
+                      {n: s.time_base for n, s in by_name.items()})

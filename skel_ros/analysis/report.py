@@ -168,11 +168,22 @@ def _table(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _time_bases(comparison: Comparison) -> str:
+    """Which streams are placed at their header stamps, which at their receive times."""
+    parts = []
+    for base, what in (("stamp", "at their header stamps"), ("log", "at their receive times")):
+        names = [s for s in comparison.streams if comparison.time_bases.get(s, "log") == base]
+        if names:
+            parts.append(f"{', '.join(names)} {what}")
+    return "Samples placed: " + "; ".join(parts) + "."
+
+
 def _summary(comparison: Comparison) -> str:
     return (f"{len(comparison.joints)} joints, {comparison.duration:.2f} s compared at "
             f"{1.0 / float(np.median(np.diff(comparison.grid))):.0f} Hz; streams: "
-            f"{', '.join(comparison.streams)}. Errors in rad (or m); lag: shift of the second "
-            "stream that best matches the first, positive = the first follows.")
+            f"{', '.join(comparison.streams)}. {_time_bases(comparison)} Errors in rad "
+            "(or m); lag: shift of the second stream that best matches the first, positive = "
+            "the first follows.")
 
 
 def _anchor(section: str, joint: str | None) -> str:

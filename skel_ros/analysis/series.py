@@ -33,6 +33,8 @@ class JointSeries:
         times: seconds, shape (N,), non-decreasing.
         joint_names: the joints, shape (J,).
         positions, velocities, efforts: shape (N, J).
+        time_base: ``"stamp"`` when ``times`` are the messages' header stamps, ``"log"``
+            when they are when the recorder received them (or a synthetic series).
     """
 
     name: str
@@ -41,6 +43,7 @@ class JointSeries:
     positions: Array
     velocities: Array
     efforts: Array
+    time_base: str = "log"
 
     @classmethod
     def from_samples(  # noqa: PLR0917 - mirrors the JointState fields
@@ -51,6 +54,8 @@ class JointSeries:
         positions: npt.ArrayLike,
         velocities: npt.ArrayLike | None = None,
         efforts: npt.ArrayLike | None = None,
+        *,
+        time_base: str = "log",
     ) -> JointSeries:
         """Build a series, sorting the samples by time.
 
@@ -72,7 +77,7 @@ class JointSeries:
         fields = [np.array(a) for a in (t[order], pos, vel, eff)]
         for a in fields:
             a.setflags(write=False)
-        return cls(name, fields[0], names, fields[1], fields[2], fields[3])
+        return cls(name, fields[0], names, fields[1], fields[2], fields[3], time_base)
 
     def __len__(self) -> int:
         return int(self.times.size)

@@ -2,7 +2,8 @@
 
 Each check is *passed*, *failed* (the measured value is beyond the bound), *not judged*
 (the run cannot tell: a stream or a joint missing, the run shorter than ``min_duration``,
-a stream slower than ``min_rate``, or the run did not complete) or *skipped* (a lag bound
+a stream slower than ``min_rate``, a measured stream with a gap beyond ``max_gap`` (its
+node starved), or the run did not complete) or *skipped* (a lag bound
 on a joint whose reference did not move, so that no lag can be measured). A run's outcome
 is *not judged* if any check is, else *failed* if any check is, else *passed*; several
 runs (trajectories) combine the same way.
@@ -16,6 +17,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from skel_ros.analysis.criteria import PAIR_METRICS
+from skel_ros.analysis.metrics import GAP_PERIODS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -54,8 +56,9 @@ class Check:
         reason: why not judged or skipped ("" otherwise).
         pair: ``(a, b)`` for a bound on the error of a pair of streams.
         metric: ``rms``, ``max``, ``lag``, ``limit_hits``, ``duration``, ``rate``,
+            ``gap`` (the longest gap of a measured stream, against the gap threshold),
             ``present`` (a joint of the criteria in the run) or ``run``.
-        stream: the stream of a ``limit_hits`` or ``rate`` check.
+        stream: the stream of a ``limit_hits``, ``rate`` or ``gap`` check.
     """
 
     name: str
@@ -177,7 +180,27 @@ def _run_checks(comparison: Comparison, criteria: Criteria) -> list[Check]:
                 check = replace(check, outcome=Outcome.NOT_JUDGED,
                                 reason=f"too few {stream} samples to judge")
             checks.append(check)
+    checks += [_gap_check(comparison, stream, criteria.max_gap)
+               for stream in comparison.measured]
     return checks
+
+
+def _gap_check(comparison: Comparison, stream: str, max_gap: Bound) -> Check:
+    """Whether ``stream`` had samples all along: a gap means its node starved (not judged)."""
+    threshold = comparison.gap_threshold(stream, max_gap.value)
+    gaps = comparison.gaps(stream, max_gap.value)
+    longest = max(gaps, key=lambda g: g.length, default=None)
+    value = longest.length if longest else 0.0
+    check = _check(f"gaps {stream}", None, value, replace(max_gap, value=threshold),
+                   metric="gap", stream=stream)
+    if longest is None:
+        return check
+    times = "the stamps" if comparison.time_bases.get(stream) == "stamp" else "the log times"
+    reason = (f"the {stream} stream starved: no sample for {longest.length:.3f} s from "
+              f"{longest.start:.2f} s of the recording ({len(gaps)} gap(s) in {times}, "
+              f"{sum(g.length for g in gaps):.3f} s in all; a gap is longer than "
+              f"max_gap {max_gap.value:g} s and {GAP_PERIODS:g} sample periods)")
+    return replace(check, outcome=Outcome.NOT_JUDGED, reason=reason)
 
 
 def judge(comparison: Comparison, criteria: Criteria) -> Verdict:

@@ -54,7 +54,7 @@ def test_junit_one_case_per_joint_and_criterion(tmp_path: Path) -> None:
     assert list(suites) == ["good", "bad", "dead"]
     good = suites["good"]
     cases = {(c.get("classname"), c.get("name")): c for c in good.findall("testcase")}
-    assert len(cases) == 1 + 2 * 3  # duration, then 3 bounds per joint
+    assert len(cases) == 1 + 2 + 2 * 3  # duration, gaps sim and real, 3 bounds per joint
     assert ("sim_to_real.good.elbow", "max error sim-real") in cases
     assert ("sim_to_real.good", "duration") in cases
     skipped = cases["sim_to_real.good.wrist", "lag real-command"].find("skipped")

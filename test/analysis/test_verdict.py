@@ -44,7 +44,8 @@ def test_a_good_run_passes_every_check() -> None:
     assert ("wrist", "lag real-command") in names
     assert (None, "duration") in names
     assert (None, "rate real") in names
-    assert len(verdict.checks) == 1 + 3 + 2 * 5  # duration, 3 rates, 5 bounds per joint
+    assert (None, "gaps sim") in names
+    assert len(verdict.checks) == 1 + 3 + 2 + 2 * 5  # duration, 3 rates, 2 gaps, 5 bounds/joint
 
 
 def test_a_bound_crossed_fails_with_value_bound_and_excess() -> None:
@@ -67,7 +68,8 @@ def test_limit_hits_bound() -> None:
                     JointSeries.from_samples("real", t, ["elbow"], pos)],
                    limits={"elbow": (-1.0, 1.0)})
     verdict = judge(cmp_, parse_criteria("all: {limit_hits: {real: 5}}", "c.yaml"))
-    (check,) = verdict.checks
+    gaps, check = verdict.checks
+    assert (gaps.name, gaps.outcome) == ("gaps real", Outcome.PASSED)
     assert check.outcome is Outcome.FAILED
     assert check.stream == "real"
     assert check.value > 100

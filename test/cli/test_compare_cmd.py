@@ -203,7 +203,7 @@ def test_gate_passes_with_status_0(tmp_path: Path, criteria: Path) -> None:
     root = ET.parse(tmp_path / "junit.xml").getroot()
     assert root.get("failures") == "0"
     assert root.get("errors") == "0"
-    assert int(root.get("tests", "0")) == 1 + 3 + 2 * 3  # duration, rates, 3 bounds x 2 joints
+    assert int(root.get("tests", "0")) == 1 + 3 + 2 + 2 * 3  # duration, rates, gaps, 3 bounds x 2
 
 
 def test_gate_fails_with_status_3(tmp_path: Path, criteria: Path) -> None:

@@ -177,7 +177,7 @@ def test_several_trajectories_one_verdict(ros_env: dict[str, str], tmp_path: Pat
                                                                  ("right", "passed")]
     suites = ET.parse(out / "junit.xml").getroot().findall("testsuite")
     assert [(s.get("name"), s.get("tests")) for s in suites] == [
-        ("left", str(1 + 3 + 4 * 6)), ("right", str(1 + 3 + 4 * 6))]
+        ("left", str(1 + 3 + 2 + 4 * 6)), ("right", str(1 + 3 + 2 + 4 * 6))]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert report.index("**Verdict: PASSED**") < report.index("## left: passed") < \
         report.index("## right: passed")
