@@ -5,7 +5,9 @@ BoundConfig`. Its control loop runs in a thread of its own at ``control_rate``
 (deadline-based: a late cycle does not shift the later ones); all bus I/O happens in
 that thread. Other threads (the ROS executor) only hand in commands, trajectories and
 enable / disable / estop requests, and read the latest :class:`HardwareStatus`; they
-never wait for the bus, and the loop never waits for them.
+never wait for the bus, and the loop never waits for them. An ``on_read`` callback hears
+of each new measurement (the hardware node wakes its publisher with it, instead of
+polling on a timer of its own).
 
 Safety, in order of precedence:
 
@@ -219,6 +221,10 @@ class HardwareManager:
         record_latency: keep "command handed in -> bytes written" latencies (benchmarks).
         max_start_delay: how far ahead (s) a trajectory's start may be when it is handed
             in; later starts are refused (a wrong stamp would feed the watchdog for hours).
+        on_read: called by the loop thread with the new status after each cycle that
+            read the buses (outside every lock of the manager). It must only hand the
+            news over (set an event, trigger a guard condition): the loop waits for it.
+            An exception is logged once and does not stop the loop.
 
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
@@ -239,6 +245,7 @@ class HardwareManager:
         write_on_command: bool = True,
         record_latency: bool = False,
         max_start_delay: float = MAX_START_DELAY,
+        on_read: Callable[[HardwareStatus], None] | None = None,
     ) -> None:
         cfg = bound.config
         self.bound = bound
@@ -256,6 +263,8 @@ class HardwareManager:
             raise ValueError(f"max_start_delay must be >= 0, got {max_start_delay!r}")
         self.max_start_delay = float(max_start_delay)
         self._record_latency = record_latency
+        self._on_read = on_read
+        self._on_read_failed = False
         self._clock = clock
         self._limits = bound.limits
         maps = bound.mappings()
@@ -525,6 +534,7 @@ class HardwareManager:
 
     def _run(self) -> None:
         deadline = self._clock()
+        announced = math.nan  # read_stamp of the last status given to on_read
         while not self._stop.is_set():
             now = self._clock()
             if now >= deadline:
@@ -534,11 +544,25 @@ class HardwareManager:
                 if late > 0:  # overran: skip the slots already missed, keep the grid
                     self._overruns += 1
                     deadline += math.ceil(late / self.period) * self.period
-                continue
-            if self._wake.wait(deadline - now):
+            elif self._wake.wait(deadline - now):
                 self._wake.clear()
                 if not self._stop.is_set():
                     self.wake_cycle(self._clock())
+            status = self._status
+            if status.read_stamp != announced and math.isfinite(status.read_stamp):
+                announced = status.read_stamp
+                self._announce(status)
+
+    def _announce(self, status: HardwareStatus) -> None:
+        """Give a new measurement to ``on_read`` (loop thread, no lock held)."""
+        if self._on_read is None:
+            return
+        try:
+            self._on_read(status)
+        except Exception as exc:  # noqa: BLE001 - a listener's bug must not stop the loop
+            if not self._on_read_failed:
+                self._on_read_failed = True
+                _LOG.error("on_read failed (said once; the loop goes on): %r", exc)
 
     # ================================================================ loop thread
 

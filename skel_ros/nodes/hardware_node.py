@@ -78,6 +78,15 @@ MoveIt and arm tools: :mod:`skel_ros.nodes.follow_joint_trajectory`
 ``joint_states`` and ``/tf`` carry only what was measured: a DOF whose bus missed the
 last read is left out (and the transforms that depend on it) until a fresh read, and
 messages are stamped with the time of the read, never re-sent with a newer stamp.
+
+Threads: the executor (one thread: callbacks only hand things over), the control loop
+(the manager's), and a state publisher, as ros2_control's realtime publisher: the loop
+hands each new read to ``_on_read``, which picks one read per ``publish_rate`` period
+and wakes the publisher thread; it sends ``joint_states``, ``/tf`` and, at
+``state_publish_rate``, ``controller_state`` from that read, right after it. No timer
+polls the loop, and the executor, whose every wake-up costs a pass over all the node's
+services, subscriptions and event handlers, wakes only for what it receives and for the
+diagnostics. A publisher that falls behind sends only the newest read.
 """
 
 from __future__ import annotations
@@ -85,6 +94,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
+import threading
 import time
 import traceback
 from functools import wraps
@@ -177,6 +187,27 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
 }
 
 
+class _Decimator:
+    """Picks one stamp per ``period`` from a stream of stamps, on a fixed grid.
+
+    A stamp up to ``early`` before the next grid point counts (the stamps come from a
+    loop with its own period); a late one does not shift the grid, and after a gap
+    longer than a period the grid restarts at the next stamp.
+    """
+
+    def __init__(self, period: float, early: float) -> None:
+        self._period = period
+        self._early = early
+        self._next = -math.inf
+
+    def __call__(self, stamp: float) -> bool:
+        if stamp < self._next - self._early:
+            return False
+        behind = stamp - self._next >= self._period
+        self._next = stamp + self._period if behind else self._next + self._period
+        return True
+
+
 class HardwareNotConnectedError(RuntimeError):
     """``connect_timeout`` expired before every bus connected."""
 
@@ -255,6 +286,7 @@ class HardwareNode(LifecycleNode):
                          context=context)
         self._record_latency = record_latency
         self._emulators: list[Any] = []
+        self._publisher: threading.Thread | None = None
         self._published_read = math.nan
         self._manager: HardwareManager | None = None
         self._active = False  # torque on by the activate transition (until deactivate)
@@ -402,6 +434,7 @@ class HardwareNode(LifecycleNode):
         if self._manager is not None:
             self._manager.stop()  # torque off, every bus closed
             self._manager = None
+        self._stop_state_publisher()  # after the loop: nothing wakes it any more
         for emulator in self._emulators:
             emulator.stop()
         self._emulators.clear()
@@ -443,7 +476,7 @@ class HardwareNode(LifecycleNode):
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
                 auto_resume=auto_resume, record_latency=self._record_latency,
-                max_start_delay=p["max_trajectory_delay"])
+                max_start_delay=p["max_trajectory_delay"], on_read=self._on_read)
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
         self.world, self.skeleton, self.bound = world, skeleton, bound
@@ -451,6 +484,7 @@ class HardwareNode(LifecycleNode):
         self._prefix = skeleton_namespace(world, skeleton)  # public DOF names, as the sim
         self._create_interfaces(p)
         self._connected_logged = False
+        self._start_state_publisher()
         self._manager.start()
         self.get_logger().info(
             f"connecting {len(config.buses)} bus(es){' (emulated)' if p['emulate'] else ''}"
@@ -542,11 +576,13 @@ class HardwareNode(LifecycleNode):
         public = [self._prefix + n for n in self.manager.names]
         self._state_index = np.array([self.robot.joint_index[n] for n in public],
                                      dtype=np.intp)
-        self.create_timer(0.1, self._check_connection)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics",
                                                       DIAGNOSTICS_QOS)
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
-        self.create_timer(1.0 / p["publish_rate"], self._publish_state)
+        # The loop's reads pick the moments to publish (_on_read): one read per period of
+        # publish_rate, on a fixed grid; a read may come up to half a loop period early.
+        half_cycle = 0.5 * self.manager.period
+        self._publish_due = _Decimator(1.0 / p["publish_rate"], half_cycle)
         self.create_subscription(JointState, "joint_commands", self._on_joint_command,
                                  COMMAND_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory,
@@ -554,8 +590,12 @@ class HardwareNode(LifecycleNode):
         # FollowJointTrajectory, as joint_trajectory_controller offers it; header stamps are
         # ROS time, the core runs on the manager's clock.
         self.trajectory_controller = FollowJointTrajectoryServer(
-            self, self.core, joint_prefix=self._prefix,
+            self, self.core, joint_prefix=self._prefix, state_timer=False,
             clock_offset=lambda: self.get_clock().now().nanoseconds * 1e-9 - self.manager.now())
+        # controller_state goes with joint_states (same read), at its own rate.
+        self._controller_state_due = _Decimator(
+            1.0 / self.trajectory_controller.settings.state_rate,
+            max(half_cycle, 0.5 / p["publish_rate"]))
 
     # ---------------------------------------------------------------- commands and state
 
@@ -618,11 +658,54 @@ class HardwareNode(LifecycleNode):
         except CommandRefused as exc:
             self._throttle(f"joint_trajectory: {exc.reason}", key=exc.key)
 
+    def _on_read(self, status: HardwareStatus) -> None:
+        """The loop thread's news of a read: wake the publisher once per publish period."""
+        if self._publish_due(status.read_stamp):
+            self._state_ready.set()
+
+    def _start_state_publisher(self) -> None:
+        self._state_ready = threading.Event()
+        self._publisher_stop = threading.Event()
+        self._publisher = threading.Thread(target=self._state_publisher,
+                                           name="skel_ros-state-publisher", daemon=True)
+        self._publisher.start()
+
+    def _stop_state_publisher(self) -> None:
+        publisher, self._publisher = self._publisher, None
+        if publisher is not None:
+            self._publisher_stop.set()
+            self._state_ready.set()
+            publisher.join()
+
+    def _state_publisher(self) -> None:
+        """The publisher thread: one message per read that ``_on_read`` picked."""
+        failed = False
+        while True:
+            self._state_ready.wait()
+            self._state_ready.clear()
+            if self._publisher_stop.is_set():
+                return
+            try:
+                self._publish_state()
+            except Exception as exc:  # noqa: BLE001 - the thread must go on; said once
+                if not failed:
+                    failed = True
+                    self.get_logger().error(f"publishing the state failed: {exc!r}\n"
+                                            f"{traceback.format_exc()}")
+
     def _publish_state(self) -> None:
+        """joint_states, /tf and controller_state of the newest read (publisher thread)."""
+        self._check_connection()
         status = self.manager.status()
         if not math.isfinite(status.read_stamp) or status.read_stamp == self._published_read:
             return  # nothing measured since the last message: send nothing
         self._published_read = status.read_stamp
+        self._publish_measured(status)
+        if (self.trajectory_controller is not None
+                and self._controller_state_due(status.read_stamp)):
+            self.trajectory_controller.publish_state()
+
+    def _publish_measured(self, status: HardwareStatus) -> None:
         # Every DOF of the world, as the simulation publishes: measured where an actuator
         # drives it, the model's initial position (velocity, effort NaN) elsewhere; DOFs
         # whose bus missed the read are left out (RobotPublisher.publish_measured).

@@ -10,6 +10,7 @@ watchdog and the reconnect backoff are deterministic; the bus I/O is real.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import random
@@ -433,6 +434,40 @@ def test_control_loop_thread_runs_and_stops(tmp_path: Path) -> None:
     finally:
         rig.close()
     assert rig.manager.state is MotionState.OFFLINE
+
+
+def test_on_read_hears_each_read_once_and_a_failing_listener_is_survived(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The loop thread gives each new read to on_read, once and in order; a listener that
+    raises neither stops the loop nor floods the log (one line)."""
+    import time
+
+    rig = Rig(tmp_path)
+    heard: list[tuple[float, str]] = []
+    enough = threading.Event()
+
+    def on_read(status: object) -> None:
+        heard.append((status.read_stamp, threading.current_thread().name))  # type: ignore[attr-defined]
+        if len(heard) >= 20:
+            enough.set()
+        raise RuntimeError("a listener's bug")
+
+    rig.manager = HardwareManager(rig.bound, clock=time.monotonic, on_read=on_read)
+    try:
+        with caplog.at_level("ERROR", logger="skel_ros.hardware"):
+            rig.manager.start()
+            assert enough.wait(30.0), f"on_read heard {len(heard)} reads"
+            req = rig.manager.enable(wait=10.0)  # the loop still answers
+        assert req.done
+        assert req.ok, req.message
+    finally:
+        rig.close()
+    stamps = [stamp for stamp, _ in heard]
+    assert all(math.isfinite(t) for t in stamps)
+    assert all(b > a for a, b in itertools.pairwise(stamps))  # once each, in order
+    assert {name for _, name in heard} == {"skel_ros-hardware"}
+    failed = [r for r in caplog.records if "on_read failed" in r.getMessage()]
+    assert len(failed) == 1
 
 
 def test_servo_fault_then_clear_faults(rig: Rig) -> None:

@@ -9,6 +9,7 @@ devices do and what ROS sees. Waits spin with generous timeouts, never sleep.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import subprocess
@@ -248,6 +249,28 @@ def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
         assert h.states == []
         assert h.tf == []
     h.spin_until(lambda: bool(h.states), 10.0, "joint_states after the stall")
+
+
+def test_the_loop_reads_drive_joint_states_no_timer_polls(harness: Harness) -> None:
+    """joint_states follow the loop's reads, at most publish_rate of them.
+
+    No executor timer polls the loop (each wake-up of the executor costs a pass over all
+    the node's entities, and it shares the GIL with the loop): the only timers running
+    are the diagnostics' (1 s); the action feedback's runs only during a goal.
+    """
+    h = harness
+    node = h.node
+    running = [t.timer_period_ns * 1e-9 for t in node.timers if not t.is_canceled()]
+    assert running == [1.0]
+    count = len(h.states)
+    h.spin_until(lambda: len(h.states) >= count + 20, 30.0, "joint_states")
+    stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert min(gaps) > 0  # each message a new read
+    # One read per publish period (a grid of publish periods; a read may be picked up to
+    # half a loop cycle early, or late, so allow two more than the span holds).
+    publish_period = 1.0 / node.get_parameter("publish_rate").value
+    assert len(gaps) <= (stamps[-1] - stamps[0]) / publish_period + 2
 
 
 def test_servo_overload_then_clear_faults(harness: Harness) -> None:
