@@ -138,8 +138,13 @@ all:
 
 
 def _write_run(path: Path, *, real_offset: float = 0.01, seconds: float = 5.0,
-               streams: tuple[str, ...] = ("command", "sim", "real")) -> Path:
-    """A recording as ``skel-ros sim-to-real`` writes one (JointState streams at 50 Hz)."""
+               streams: tuple[str, ...] = ("command", "sim", "real"), stamped: bool = False,
+               real_stall: tuple[float, float] | None = None) -> Path:
+    """A recording as ``skel-ros sim-to-real`` writes one (JointState streams at 50 Hz).
+
+    ``stamped``: the measured streams carry their log times as header stamps (else 0, as
+    an old recording); ``real_stall``: no hardware message from .. to (s into the run).
+    """
     from mcap_ros2.writer import Writer
 
     topics = {"command": "/joint_commands", "sim": "/sim/joint_states",
@@ -151,10 +156,13 @@ def _write_run(path: Path, *, real_offset: float = 0.01, seconds: float = 5.0,
             t = k / 50
             base = math.sin(t)
             for stream in streams:
+                if stream == "real" and real_stall and real_stall[0] < t < real_stall[1]:
+                    continue
                 value = base + {"command": 0.0, "sim": 0.0, "real": real_offset}[stream]
                 ns = int(1e9 * (1000 + t)) + 1000 * len(stream)
+                sec, nanosec = divmod(ns, 10**9) if stamped and stream != "command" else (0, 0)
                 writer.write_message(topics[stream], schema, {
-                    "header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},
+                    "header": {"stamp": {"sec": sec, "nanosec": nanosec}, "frame_id": ""},
                     "name": JOINTS, "position": [value, -value], "velocity": [],
                     "effort": []}, log_time=ns, publish_time=ns)
         writer.finish()
@@ -234,6 +242,29 @@ def test_gate_cannot_judge_with_status_4(tmp_path: Path, criteria: Path, run: di
     assert reason in result.stdout + result.stderr
     root = ET.parse(tmp_path / "junit.xml").getroot()
     assert int(root.get("errors", "0")) >= 1
+
+
+def test_a_starved_stream_is_not_judged_with_status_4(tmp_path: Path, criteria: Path) -> None:
+    """The hardware node sent nothing for 0.7 s: status 4, the stream, when and how long,
+    in the output, the JUnit file and the JSON (with the time bases used)."""
+    from skel_ros.cli import exit_codes
+
+    result = _gate(tmp_path, criteria, _write_run(tmp_path / "r.mcap", stamped=True,
+                                                  real_stall=(2.0, 2.7)))
+    assert result.returncode == exit_codes.NOT_JUDGED, result.stdout + result.stderr
+    assert "verdict: NOT JUDGED" in result.stdout
+    assert "the real stream starved: no sample for 0.700 s from 2.00 s" in result.stdout
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    (run,) = data["runs"]
+    assert run["metrics"]["time_bases"] == {"command": "log", "sim": "stamp", "real": "stamp"}
+    assert data["criteria"]["max_gap"] == 0.2
+    (gap,) = [c for c in run["checks"] if c["outcome"] == "not judged"]
+    assert (gap["metric"], gap["stream"]) == ("gap", "real")
+    errors = [c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+              if c.find("error") is not None]
+    assert [c.get("name") for c in errors] == ["gaps real"]
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "sim, real at their header stamps; command at their receive times" in report
 
 
 def test_bad_criteria_is_a_config_error_at_its_line(tmp_path: Path) -> None:

@@ -7,6 +7,11 @@ be finite and below a bound that says "the same robot doing the same motion": bo
 robots track the command to within TRACKING_BOUND, and each other to within 2x that.
 The same for the bundled quadruped: 12 DOFs on emulated MIT-mode CAN motors
 (config/hardware/quadruped_mit.yaml), its 8 s trajectory (examples/quadruped_trajectory.yaml).
+
+A run whose nodes the machine starved (a gap in a measured stream beyond the criteria's
+``max_gap``: the simulation dropped time, the hardware node stalled) cannot be judged:
+the gate says so (status 4), and these tests skip with the gate's reason instead of
+judging errors that say nothing about the robot.
 """
 
 from __future__ import annotations
@@ -35,8 +40,29 @@ REPO = Path(__file__).resolve().parents[2]
 TRACKING_BOUND = 0.1  # rad, max |error| over the run, per joint and pair of streams
 
 
+def _skip_if_starved(comparison: Comparison, criteria: str) -> None:
+    """Skip when the shipped criteria find a starved stream (the run is not judged)."""
+    from skel_ros.analysis import Outcome, judge, load_criteria
+
+    verdict = judge(comparison, load_criteria(resolve(
+        f"package://skel_ros/config/criteria/{criteria}.yaml")))
+    starved = [c.message for c in verdict.checks
+               if c.metric == "gap" and c.outcome is Outcome.NOT_JUDGED]
+    if starved:
+        pytest.skip("the machine starved a node, the run cannot be judged: " + "; ".join(starved))
+
+
+def _skip_if_gate_starved(returncode: int, output: str) -> None:
+    """Skip when ``skel-ros sim-to-real`` could not judge a run because a node starved."""
+    from skel_ros.cli import exit_codes
+
+    if returncode == exit_codes.NOT_JUDGED and "stream starved" in output:
+        lines = [line for line in output.splitlines() if "stream starved" in line]
+        pytest.skip("the machine starved a node, the run cannot be judged: " + "; ".join(lines))
+
+
 def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, *,
-                   dofs: list[str], min_duration: float) -> Comparison:
+                   dofs: list[str], min_duration: float, criteria: str) -> Comparison:
     """One emulated run; the report, the recording and every error bound, per DOF."""
     from skel_ros.nodes.sim_to_real import RunConfig, run_sim_to_real
 
@@ -51,6 +77,7 @@ def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, 
     assert set(comparison.streams) == {"command", "sim", "real"}
     assert [j.joint for j in comparison.joints] == dofs
     assert comparison.duration > min_duration
+    _skip_if_starved(comparison, criteria)
     for joint in comparison.joints:
         assert (result.report.parent / f"joint_{joint.joint}.png").exists()
         assert {(e.a, e.b) for e in joint.errors} == {("sim", "real"), ("sim", "command"),
@@ -80,7 +107,7 @@ def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
                                 "package://skel_ros/config/hardware/arm_dynamixel.yaml",
                                 example("arm_trajectory.xml"),
                                 dofs=["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"],
-                                min_duration=5.0)
+                                min_duration=5.0, criteria="arm")
     _assert_passes_shipped_criteria(comparison, "arm")
 
 
@@ -101,7 +128,7 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     comparison = _run_and_check(tmp_path, skel,
                                 "package://skel_ros/config/hardware/quadruped_mit.yaml",
                                 example("quadruped_trajectory.yaml"), dofs=dofs,
-                                min_duration=6.0)
+                                min_duration=6.0, criteria="quadruped")
     for joint in comparison.joints:
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
     _assert_passes_shipped_criteria(comparison, "quadruped")
@@ -165,6 +192,7 @@ def test_several_trajectories_one_verdict(ros_env: dict[str, str], tmp_path: Pat
                           "--out", str(out), "--junit", str(out / "junit.xml"),
                           "--json", str(out / "report.json"), env=ros_env)
     output = result.stdout + result.stderr
+    _skip_if_gate_starved(result.returncode, output)
     assert result.returncode == exit_codes.OK, output
     assert "[1/2] left" in output
     assert "[2/2] right" in output
@@ -186,7 +214,10 @@ def test_several_trajectories_one_verdict(ros_env: dict[str, str], tmp_path: Pat
 def test_a_model_with_wrong_damping_fails_the_shipped_criteria(
         ros_env: dict[str, str], tmp_path: Path) -> None:
     """The bundled arm with 30 N m s/rad of joint damping instead of 0.02-0.05: the simulation
-    cannot follow the bundled trajectory, and the arm's own criteria say so (status 3)."""
+    cannot follow the bundled trajectory, and the arm's own criteria say so (status 3).
+
+    If the machine starved a node the run is not judged (status 4), but the JUnit file
+    still shows the simulation's failed bounds."""
     from skel_ros.cli import exit_codes
 
     text = example("arm.skel").read_text(encoding="utf-8")
@@ -200,13 +231,16 @@ def test_a_model_with_wrong_damping_fails_the_shipped_criteria(
                           "package://skel_ros/config/criteria/arm.yaml", "--out", str(out),
                           "--junit", str(out / "junit.xml"), env=ros_env)
     output = result.stdout + result.stderr
-    assert result.returncode == exit_codes.FAILED, output
-    assert "verdict: FAILED" in output
+    starved = result.returncode == exit_codes.NOT_JUDGED and "stream starved" in output
+    if not starved:
+        assert result.returncode == exit_codes.FAILED, output
+        assert "verdict: FAILED" in output
     failed = [c for c in ET.parse(out / "junit.xml").getroot().iter("testcase")
               if c.find("failure") is not None]
     names = {c.get("name") for c in failed}
-    assert "RMS error sim-command" in names, names
-    assert not any("real-command" in n for n in names), names  # the hardware side is fine
+    assert "RMS error sim-command" in names, (names, output)
+    if not starved:  # the hardware side is fine (unless the machine starved it)
+        assert not any("real-command" in n for n in names), names
 
 
 def _running(pid: int) -> bool:
