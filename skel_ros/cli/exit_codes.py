@@ -11,7 +11,8 @@ code   name             meaning
 3      ``FAILED``       the run was judged and at least one criterion failed
 4      ``NOT_JUDGED``   the run could not be judged: a stream or joint missing, the
                         run shorter than ``min_duration`` or a stream slower than
-                        ``min_rate``, a node that died, a step that failed
+                        ``min_rate``, a starved node (a gap beyond ``max_gap``), a
+                        node that died, a step that failed
 130    ``INTERRUPTED``  stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 =====  ===============  ===========================================================
 
