@@ -146,7 +146,8 @@ def measure(node: Any, spinner: threading.Thread, probe_proc: subprocess.Popen[s
     cpu = {k: (after[k] - before[k]) / wall for k in clocks}
     return [
         (f"{label} (load average {load[0]:.2f} {load[1]:.2f}, {wall:.1f} s, state"
-         f" {status.state.value})"),
+         f" {status.state.value}{'' if status.state.value == 'enabled' else ': '}"
+         f"{'' if status.state.value == 'enabled' else status.message})"),
         (f"  CPU s/s: executor thread {cpu['executor']:.3f}, loop thread {cpu['loop']:.3f},"
          f" whole process {cpu['process']:.3f}"),
         (f"  loop: {rate:6.1f} cycles/s of {manager.control_rate:g} Hz configured;"
