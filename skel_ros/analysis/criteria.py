@@ -97,7 +97,7 @@ class Criteria:
     source: str
     min_duration: Bound | None = None
     min_rate: Bound | None = None
-    max_gap: Bound = field(default_factory=lambda: Bound(DEFAULT_MAX_GAP, "default"))
+    max_gap: Bound = field(default_factory=lambda: Bound(DEFAULT_MAX_GAP, "default max_gap"))
     all: JointBounds = field(default_factory=JointBounds)
     joints: dict[str, JointBounds] = field(default_factory=dict)
     joint_where: dict[str, str] = field(default_factory=dict)  # joint -> "file:line"
@@ -207,7 +207,7 @@ class _Reader:
             if "min_duration" in top else None
         min_rate = self.bound(top, "min_rate", "min_rate") if "min_rate" in top else None
         max_gap = (self.bound(top, "max_gap", "max_gap") if "max_gap" in top
-                   else Bound(DEFAULT_MAX_GAP, "default"))
+                   else Bound(DEFAULT_MAX_GAP, "default max_gap"))
         every = (self.joint(top["all"], "all", key_line(top, "all")) if "all" in top
                  else JointBounds())
         joints: dict[str, JointBounds] = {}

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from skel_ros.analysis import Outcome, compare, judge, parse_criteria, read_recording
+from skel_ros.analysis import (
+    CriteriaError,
+    Outcome,
+    compare,
+    judge,
+    parse_criteria,
+    read_recording,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -174,6 +181,9 @@ def test_max_gap_is_read_from_the_criteria(tmp_path: Path) -> None:
     assert loose.max_gap.where == "c.yaml:2"
     assert judge(comparison, loose).outcome is Outcome.PASSED
     assert loose.as_dict()["max_gap"] == 1.0
+    assert parse_criteria("{}", "c.yaml").max_gap.where == "default max_gap"
+    with pytest.raises(CriteriaError, match=r"c\.yaml:1: max_gap must be a finite number >= 0"):
+        parse_criteria("max_gap: -0.1\n", "c.yaml")
     # a slow stream: a gap must also be 5 of its median periods (here 5 x 0.5 s)
     assert comparison.gap_threshold("real", 0.2) == pytest.approx(0.2)
 
