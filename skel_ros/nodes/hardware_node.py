@@ -286,7 +286,7 @@ class HardwareNode(LifecycleNode):
                          context=context)
         self._record_latency = record_latency
         self._emulators: list[Any] = []
-        self._publisher: threading.Thread | None = None
+        self._state_thread: threading.Thread | None = None
         self._published_read = math.nan
         self._manager: HardwareManager | None = None
         self._active = False  # torque on by the activate transition (until deactivate)
@@ -433,8 +433,8 @@ class HardwareNode(LifecycleNode):
         self._active = False
         if self._manager is not None:
             self._manager.stop()  # torque off, every bus closed
-            self._manager = None
         self._stop_state_publisher()  # after the loop: nothing wakes it any more
+        self._manager = None
         for emulator in self._emulators:
             emulator.stop()
         self._emulators.clear()
@@ -666,16 +666,16 @@ class HardwareNode(LifecycleNode):
     def _start_state_publisher(self) -> None:
         self._state_ready = threading.Event()
         self._publisher_stop = threading.Event()
-        self._publisher = threading.Thread(target=self._state_publisher,
-                                           name="skel_ros-state-publisher", daemon=True)
-        self._publisher.start()
+        self._state_thread = threading.Thread(target=self._state_publisher,
+                                              name="skel_ros-state-publisher", daemon=True)
+        self._state_thread.start()
 
     def _stop_state_publisher(self) -> None:
-        publisher, self._publisher = self._publisher, None
-        if publisher is not None:
+        thread, self._state_thread = self._state_thread, None
+        if thread is not None:
             self._publisher_stop.set()
             self._state_ready.set()
-            publisher.join()
+            thread.join()
 
     def _state_publisher(self) -> None:
         """The publisher thread: one message per read that ``_on_read`` picked."""
@@ -688,6 +688,8 @@ class HardwareNode(LifecycleNode):
             try:
                 self._publish_state()
             except Exception as exc:  # noqa: BLE001 - the thread must go on; said once
+                if not self.context.ok():
+                    return  # ROS shut down (SIGINT) before the node's teardown: stop quietly
                 if not failed:
                     failed = True
                     self.get_logger().error(f"publishing the state failed: {exc!r}\n"
