@@ -688,8 +688,11 @@ class HardwareNode(LifecycleNode):
             try:
                 self._publish_state()
             except Exception as exc:  # noqa: BLE001 - the thread must go on; said once
-                if not self.context.ok():
-                    return  # ROS shut down (SIGINT) before the node's teardown: stop quietly
+                if not self.context.ok() or "context is invalid" in str(exc):
+                    # ROS shut down (SIGINT) before the node's teardown: stop quietly. The
+                    # message is checked too: rcl invalidates the context from its signal
+                    # handler, and the wrapper's ok() has been seen to say True a moment later.
+                    return
                 if not failed:
                     failed = True
                     self.get_logger().error(f"publishing the state failed: {exc!r}\n"
