@@ -12,6 +12,7 @@ again, plus the byte-level mutators on the text.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import random
@@ -162,6 +163,9 @@ def _seeds() -> dict[str, str]:
 
 
 SEEDS = _seeds()
+# The Phobos seeds as dictionaries, parsed once (each example mutates a deep copy).
+SEED_DOCS = {name: json.loads(SEEDS[name]) if name.endswith("json") else yaml.safe_load(SEEDS[name])
+             for name in ("phobos.yaml", "phobos.json")}
 SEED_NAMES = sorted(SEEDS)
 XML_MUTATORS = sorted(fuzz.MUTATORS)
 BYTE_MUTATORS = sorted(fuzz.BYTE_MUTATORS)
@@ -201,8 +205,7 @@ def test_mutated_caspr_files_load_or_raise_skel_error(seed: str,
                            max_size=2))
 def test_mutated_phobos_dictionaries_load_or_raise_skel_error(
         seed: str, step_seeds: list[int], byte_steps: list[tuple[str, int]]) -> None:
-    text = SEEDS[seed]
-    doc = json.loads(text) if seed.endswith("json") else yaml.safe_load(text)
+    doc = copy.deepcopy(SEED_DOCS[seed])
     for s in step_seeds:
         doc = _mutate_dict(doc, random.Random(s))  # noqa: S311 - reproducible mutations
     fmt = "json" if seed.endswith("json") else "yaml"
