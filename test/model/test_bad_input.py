@@ -32,6 +32,7 @@ from skel_ros.model import (
     SkelValueError,
     World,
     load_skel,
+    meshes,
 )
 
 if TYPE_CHECKING:
@@ -781,28 +782,44 @@ def _leaf_first_chain(n: int, joint_name: str | None = None) -> str:
 def test_long_chain_written_leaf_first_loads_quickly(joint_name: str | None) -> None:
     n = 3000
     xml = _leaf_first_chain(n, joint_name)
-    start = time.monotonic()
+    # No wall-clock budget (the machine is shared): the CPU time of this process, against
+    # the same chain written root first, measured here. Linear work gives a ratio near 1;
+    # the old quadratic walk gave hundreds.
+    root_first = doc("".join(f'      <body name="b{i}"/>\n' for i in range(n)) + "".join(
+        joint(name=joint_name or f"j{i}", parent="world" if i == 0 else f"b{i - 1}",
+              child=f"b{i}") for i in range(n)))
+    start = time.process_time()
+    load_skel(root_first, name=NAME)
+    reference = time.process_time() - start
+    start = time.process_time()
     world = load_skel(xml, name=NAME)
-    elapsed = time.monotonic() - start
+    elapsed = time.process_time() - start
     skel = world.skeletons[0]
     assert [b.name for b in skel.bodies] == [f"b{i}" for i in range(n)]  # root first
     if joint_name:
         assert [j.name for j in skel.joints[:3]] == ["J", "J(1)", "J(2)"]
         assert skel.joints[-1].name == f"J({n - 1})"
-    assert elapsed < 2.0, f"{elapsed:.2f} s"
+    assert elapsed < 5.0 * reference, f"{elapsed:.2f} s of CPU against {reference:.2f} s"
 
 
 @requires_corpus
-def test_one_mesh_in_many_shapes_is_read_once() -> None:
+def test_one_mesh_in_many_shapes_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each shape used to parse the 1.3 MB COLLADA file again (~20 ms each).
     shape = ("<visualization_shape><geometry><mesh><file_name>head.dae</file_name>"
              "<scale>1 1 1</scale></mesh></geometry></visualization_shape>\n")
     xml = doc(body("b", "        <inertia><mass>1</mass></inertia>\n" + shape * 200)
               + joint("free"))
-    start = time.monotonic()
+    meshes.clear_mesh_cache()
+    reads: list[Path] = []
+    read = meshes._read_bounds
+
+    def counting(path: Path) -> object:
+        reads.append(path)
+        return read(path)
+
+    monkeypatch.setattr(meshes, "_read_bounds", counting)
     world = load_skel(xml, name=str(CORPUS / "data" / "skel" / "kima" / "many.skel"))
-    elapsed = time.monotonic() - start
     shapes = world.skeletons[0].bodies[0].shapes
     assert len(shapes) == 200
     assert all((s.geometry.bounds[0] == shapes[0].geometry.bounds[0]).all() for s in shapes)
-    assert elapsed < 2.0, f"{elapsed:.2f} s"
+    assert len(reads) == 1, reads
