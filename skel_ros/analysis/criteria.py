@@ -49,7 +49,7 @@ STREAMS = ("command", "sim", "real", *ENGINE_STREAMS)
 _JOINT_KEYS = (*PAIR_KEYS, "limit_hits")
 _TOP_KEYS = ("min_duration", "min_rate", "max_gap", "all", "joints")
 # s: the max_gap of a criteria file that sets none. A simulation node (time_base wall)
-# catches up to 1 s late keeping its stamps; beyond that, the stamps skip the lost time.
+# catches up to 0.25 s late keeping its stamps; beyond that, the stamps skip the lost time.
 DEFAULT_MAX_GAP = 0.2
 
 

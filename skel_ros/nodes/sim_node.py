@@ -102,11 +102,8 @@ CLOCK_MIN_RATE = 100.0  # Hz of simulated time: /clock at least this often
 _BATCH_WALL = 0.005  # s: the stepping thread lets go of the engine at least this often
 # s of wall time behind schedule before the schedule is re-anchored: within it, the
 # simulation catches up (time_base wall: a stamp, the time its step was due, is at most
-# this much plus one batch older than the step); beyond it, the time is lost. A second:
-# on two shared cores, a burst of process start-ups (a sim-to-real run starting its
-# player and recorder) held a light world's stepping thread back by 0.26 s, and a
-# quarter-second window turned that into lost time, a gap the gate cannot judge.
-_MAX_LAG = 1.0
+# this much plus one batch older than the step); beyond it, the time is lost.
+_MAX_LAG = 0.25
 _PUBLISH_BATCH = 8  # steps whose messages wait at most (fewer than the depth-10 queues)
 TIME_BASES = ("sim", "wall")
 
