@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skel_ros.cli.model_args import add_model_arguments
-from skel_ros.cli.paths import input_file
+from skel_ros.cli.paths import input_file, write_output
 from skel_ros.model.errors import SkelError
 
 if TYPE_CHECKING:
@@ -68,11 +67,7 @@ def _cmd_urdf(args: argparse.Namespace) -> int:
                          **({"skeleton": args.skeleton} if args.skeleton else {}))
     if not args.file_uris:
         text = portable_mesh_uris(text, generated_mesh_dirs(world.source), args.mesh_dir)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 0
 
 

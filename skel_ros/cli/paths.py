@@ -7,6 +7,8 @@ command line takes the same, through :func:`input_file` as the argparse ``type``
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from skel_ros.resources import resolve
 
@@ -29,3 +31,12 @@ def input_file(text: str) -> str:
         return str(resolve(text))
     except FileNotFoundError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write a command's document to ``output`` (saying so on stderr), or to stdout."""
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skel_ros.cli.paths import input_file
+from skel_ros.cli.paths import input_file, write_output
 
 if TYPE_CHECKING:
     import argparse
@@ -26,11 +24,7 @@ def _cmd(args: argparse.Namespace) -> int:
                              commands_topic=f"{namespace}/joint_commands",
                              states_topic=f"{namespace}/joint_states",
                              command_interface=args.interface)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 0
 
 
