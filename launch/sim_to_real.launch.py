@@ -180,7 +180,12 @@ def generate_launch_description() -> LaunchDescription:
             output="screen",
             parameters=[{"trajectory_file": _string("trajectory"),
                          "skel_file": _string("skel_file"), "mode": "stream",
-                         "enable_service": "/real/hardware_node/enable"}],
+                         "enable_service": "/real/hardware_node/enable",
+                         # every robot hears the stream from its first sample
+                         "subscribers": ParameterValue(PythonExpression(
+                             ["2 + int('", LaunchConfiguration("second_engine"), "' != '')"]),
+                             value_type=int),
+                         "wait_for_subscribers": 60.0}],
             condition=Condition(predicate=_trajectory_given),
         ),
     ])

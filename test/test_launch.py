@@ -344,7 +344,8 @@ def test_sim_to_real_launch() -> None:
     assert (player["full_name"], player["namespace"]) == ("/trajectory_player", None)
     assert player["params"] == {"trajectory_file": trajectory,
                                 "skel_file": "package://skel_ros/examples/arm.skel",
-                                "mode": "stream", "enable_service": "/real/hardware_node/enable"}
+                                "mode": "stream", "enable_service": "/real/hardware_node/enable",
+                                "subscribers": 2, "wait_for_subscribers": 60.0}
     assert player["remaps"] == {}  # joint_commands from the root namespace is /joint_commands
     rviz = nodes["rviz2"]
     rviz_config = Path(rviz["arguments"][1])
@@ -358,6 +359,10 @@ def test_sim_to_real_launch() -> None:
     assert not any(node["params"].get("use_sim_time") for node in nodes.values())
 
     assert "trajectory_player" not in _describe("sim_to_real.launch.py", trajectory=" ")
+    # With a second engine, the player waits for three robots' subscriptions.
+    nodes = _describe("sim_to_real.launch.py", trajectory=trajectory, second_engine="mujoco",
+                      by_full_name=True)
+    assert nodes["trajectory_player"]["params"]["subscribers"] == 3
 
 
 def test_two_arms_launch() -> None:

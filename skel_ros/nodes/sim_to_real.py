@@ -43,7 +43,7 @@ COMMAND_REMAPS = ("-r", "joint_commands:=/joint_commands",
                   "-r", "joint_trajectory:=/joint_trajectory")
 
 
-ParamValue = str | bool | float
+ParamValue = str | bool | int | float
 """A node parameter given on the command line (see ``_param_text``)."""
 
 
@@ -335,7 +335,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
 
         player_params: dict[str, ParamValue] = {
             "trajectory_file": str(config.trajectory), "skel_file": str(config.skel_file),
-            "mode": "stream", "rate": float(config.command_rate)}
+            "mode": "stream", "rate": float(config.command_rate),
+            # Every robot and the recorder hear the stream from its first sample.
+            "subscribers": len(sims) + 2, "wait_for_subscribers": 60.0}
         if config.mapping_file:
             player_params["mapping_file"] = str(config.mapping_file)
         player = procs.start("player", _node_command(

@@ -10,7 +10,10 @@ velocity limits (naming the DOF and the time), then
   ``joint_commands`` at ``rate`` Hz, sampled from the trajectory in the node's clock
   (``use_sim_time`` works).
 
-Before playing it waits up to ``wait_for_subscribers`` seconds for a subscriber; then,
+Before playing it waits up to ``wait_for_subscribers`` seconds until ``subscribers``
+subscribers are matched (default 1; a session that feeds several robots and a recorder
+names them all, or the first robot matched would get a stream the others miss the start
+of); then,
 if ``enable_service`` names std_srvs/SetBool services (comma-separated, e.g. the
 hardware node's ``/real/hardware_node/enable``), it calls each with ``true`` and plays
 only once all have answered success (a hardware node starts with torque off); then it
@@ -20,7 +23,7 @@ trajectories end it with status 2 and one clear message.
 
 Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
 ``package://skel_ros/...``), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
-``start_delay``, ``loop``, ``wait_for_subscribers``, ``enable_service``.
+``start_delay``, ``loop``, ``wait_for_subscribers``, ``subscribers``, ``enable_service``.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "rate": (50.0, "stream mode: command rate in Hz (0, 1000]"),
     "start_delay": (0.0, "seconds to wait before playing (>= 0)"),
     "loop": (False, "play again and again until stopped"),
-    "wait_for_subscribers": (5.0, "seconds to wait for a subscriber before playing (>= 0)"),
+    "wait_for_subscribers": (5.0, "seconds to wait for the subscribers before playing (>= 0)"),
+    "subscribers": (1, "how many subscribers to wait for (>= 1): every robot and recorder"),
     "enable_service": ("", ("std_srvs/SetBool service(s) to call with true before playing,"
                             " comma-separated (e.g. /real/hardware_node/enable); '' = none")),
 }
@@ -106,6 +110,10 @@ def _check_types(p: dict[str, Any]) -> None:
                  "enable_service"):
         if not isinstance(p[name], str):
             raise PlayerSetupError(f"parameter {name} must be a string, got {p[name]!r}")
+    if isinstance(p["subscribers"], bool) or not isinstance(p["subscribers"], int) \
+            or p["subscribers"] < 1:
+        raise PlayerSetupError(
+            f"parameter subscribers must be an integer >= 1, got {p['subscribers']!r}")
     if not isinstance(p["loop"], bool):
         raise PlayerSetupError(f"parameter loop must be true or false, got {p['loop']!r}")
 
@@ -132,6 +140,7 @@ class TrajectoryPlayer(Node):
         self.loop: bool = p["loop"]
         self.start_delay: float = p["start_delay"]
         self.wait_for_subscribers: float = p["wait_for_subscribers"]
+        self.subscribers: int = p["subscribers"]
         self.trajectory = self._load(p)
         self._enable_names = [n.strip() for n in p["enable_service"].split(",") if n.strip()]
         self._enable: list[tuple[str, Any, Any]] = []  # (name, client, future or None)
@@ -196,10 +205,13 @@ class TrajectoryPlayer(Node):
         now = self._now()
         if self._phase == "waiting":
             waited = now - self._phase_start
-            if self._publisher.get_subscription_count() == 0:
+            matched = self._publisher.get_subscription_count()
+            if matched < self.subscribers:
                 if waited < self.wait_for_subscribers:
                     return
-                self.get_logger().warning(f"no subscriber after {waited:.1f} s; playing anyway")
+                self.get_logger().warning(
+                    f"{matched} of {self.subscribers} subscriber(s) after {waited:.1f} s;"
+                    " playing anyway (the others miss the start)")
             self._phase, self._phase_start = "enabling", now
             self._enable = [(name, self.create_client(SetBool, name), None)
                             for name in self._enable_names]

@@ -102,6 +102,34 @@ def test_stream_mode_publishes_sampled_positions(ros_env: dict[str, str], tmp_pa
     np.testing.assert_allclose(received[-1].position, [0.8, -0.5])
 
 
+def test_stream_waits_for_every_subscriber(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """``subscribers:=2``: the stream starts once both are matched, so the one that comes
+    2 s late (as a robot or a recorder whose discovery a loaded machine delays) hears it
+    from its first sample. Waiting for the first subscriber only, it heard none of it."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
+                   wait_for_subscribers="60.0", subscribers="2")
+    late: list[Any] = []
+
+    def setup(node: Any, _received: list[Any]) -> None:  # noqa: ANN401 - an rclpy node
+        def join() -> None:
+            timer.cancel()
+            node.create_subscription(JointState, "/joint_commands", late.append,
+                                     QoSProfile(depth=1000,
+                                                reliability=ReliabilityPolicy.RELIABLE))
+        timer = node.create_timer(2.0, join)
+
+    received, output = _collect(JointState, "/joint_commands", proc, setup)
+    assert proc.returncode == 0, output
+    assert late, output
+    assert late[0].position[0] == pytest.approx(0.3, abs=1e-12)  # the first sample
+    assert len(late) == len(received), output
+
+
 def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
                                                         tmp_path: Path) -> None:
     from trajectory_msgs.msg import JointTrajectory
@@ -194,6 +222,7 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
         ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0"),
         ({"trajectory_file": "''"}, "parameter trajectory_file is required"),
         ({"rate": "fast"}, "parameter rate must be a number"),
+        ({"subscribers": "0"}, "parameter subscribers must be an integer >= 1, got 0"),
         ({"loop": "3"}, "bad parameter type: Trying to set parameter 'loop' to '3'"),
         ({"trajectory_file": "/nonexistent/t.yaml"}, "cannot read trajectory file"),
         ({"mapping_file": "/nonexistent/m.yaml"}, "a mapping file applies to CASPR"),
