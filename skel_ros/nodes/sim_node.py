@@ -3,7 +3,7 @@
 Thin: it declares and validates parameters, converts messages
 (:mod:`skel_ros.nodes.commands`, :mod:`skel_ros.nodes.robot_publisher`) and hands
 commands and trajectories to a :class:`~skel_ros.core.RobotCore` over a
-:class:`~skel_ros.sim.backend.DartBackend` (the arbitration, the limits gate, the
+:class:`~skel_ros.sim.backend.EngineBackend` (the arbitration, the limits gate, the
 trajectory follower and the command timeout are the core's, as on hardware). A stepping
 thread advances the engine so that simulated time follows
 wall time times ``real_time_factor`` (scheduled against an anchor, so it does not
@@ -87,7 +87,7 @@ from skel_ros.nodes.robot_publisher import ClockPublisher, RobotPublisher
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.resources import resolve
 from skel_ros.sim import ENGINES, SimEngine, SimError, load_gains
-from skel_ros.sim.backend import DartBackend
+from skel_ros.sim.backend import EngineBackend
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -358,10 +358,10 @@ class SimNode(Node):
         self._warn = Throttle(self.get_logger().warning)
         p = self._declare_parameters()
         self.engine = self._build_engine(p)
-        self.backend = DartBackend(self.engine, hold_initial=bool(p["hold_initial"]))
+        self.backend = EngineBackend(self.engine, hold_initial=bool(p["hold_initial"]))
         self.core = RobotCore(self.backend, command_timeout=p["command_timeout"],
                               log=_CoreLog(self, self._warn))
-        """The robot core (commands, trajectories, timeout) over the DART backend."""
+        """The robot core (commands, trajectories, timeout) over the engine's backend."""
         self._apply_hold()
         self.core.restart_timeout(self.engine.time)
         try:
