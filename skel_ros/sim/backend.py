@@ -1,4 +1,4 @@
-"""The DART backend: a :class:`~skel_ros.sim.engine.SimEngine` behind the robot core's seam.
+"""The engine backend: a :class:`~skel_ros.sim.engine.SimEngine` behind the robot core's seam.
 
 The simulator is one more :class:`~skel_ros.core.RobotBackend`, as in gz_ros2_control:
 whatever drives the robot (:class:`~skel_ros.core.RobotCore`, and the nodes over it)
@@ -6,8 +6,8 @@ cannot tell it from hardware. Its time base is simulated time; its owner steps i
 calls the core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time
 the step ends at. It has no power to switch (``activate`` holds every actuated DOF at its
 initial position, ``deactivate`` lets every joint go limp), and every DOF is measured
-every step. The engine may be DART's or MuJoCo's
-(:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` offers the same calls).
+every step. The engine may be DART's (:class:`~skel_ros.sim.engine.SimEngine`) or
+MuJoCo's (:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` offers the same calls).
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ if TYPE_CHECKING:
     from skel_ros.model.types import Array
     from skel_ros.sim.engine import SimEngine
 
-__all__ = ["DartBackend"]
+__all__ = ["EngineBackend"]
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
 
 
-class DartBackend(RobotBackend):
+class EngineBackend(RobotBackend):
     """A simulated robot: the DOFs of every skeleton of a :class:`SimEngine` (public names).
 
     Args:

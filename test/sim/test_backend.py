@@ -1,4 +1,4 @@
-"""The DART backend under the robot core: the core's cycle once per step, in simulated time.
+"""The engine backend under the robot core: the core's cycle once per step, in simulated time.
 
 The same core as on hardware and in test/core (over a numpy double); here the joints are
 DART's. ``two_arms.skel``: two skeletons, DOFs ``left/shoulder`` ... ``right/elbow``,
@@ -18,7 +18,7 @@ from skel_ros.core import CommandRefused, FollowOutcome, RobotCore
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
 from skel_ros.sim import SimEngine
-from skel_ros.sim.backend import DartBackend
+from skel_ros.sim.backend import EngineBackend
 from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
 
 TWO_ARMS = Path(__file__).resolve().parent / "data" / "two_arms.skel"
@@ -42,9 +42,9 @@ class Recorder:
         self.ends.append((now, outcome, message))
 
 
-def rig(**core_options: float) -> tuple[RobotCore, SimEngine, DartBackend]:
+def rig(**core_options: float) -> tuple[RobotCore, SimEngine, EngineBackend]:
     engine = SimEngine(load_skel(TWO_ARMS))
-    backend = DartBackend(engine)
+    backend = EngineBackend(engine)
     backend.activate()
     core = RobotCore(backend, **core_options)
     core.restart_timeout(engine.time)
