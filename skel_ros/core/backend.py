@@ -3,10 +3,11 @@
 A :class:`RobotBackend` is one robot's joints, wherever they are: a simulated world,
 DART's or MuJoCo's (:class:`skel_ros.sim.backend.EngineBackend`), the buses of a
 hardware configuration (:class:`skel_ros.hardware.backend.HardwareBackend`), or a few
-lines of numpy in the test suite. The :class:`~skel_ros.core.RobotCore` above it decides what is commanded
-(which command wins, the limits, the trajectory, the timeout); the backend applies it
-and measures. As in ros2_control's ``SystemInterface``, the lifecycle calls mean
-hardware states: configured = communicating with power off, active = power on.
+lines of numpy in the test suite. The :class:`~skel_ros.core.RobotCore` above it
+decides what is commanded (which command wins, the limits, the trajectory, the
+timeout); the backend applies it and measures. As in ros2_control's
+``SystemInterface``, the lifecycle calls mean hardware states: configured =
+communicating with power off, active = power on.
 
 A backend holds its commands until they are replaced (a servo holds its goal, the
 simulation's position controllers hold theirs); :meth:`RobotBackend.write` is called
