@@ -7,6 +7,7 @@ then imports every module of the package under test.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,32 @@ def test_blocking_works() -> None:
     )
     assert result.returncode != 0
     assert "numpy" in result.stderr
+
+
+def _private_imports(root: Path) -> list[str]:
+    """``from skel_ros.x import _name`` across modules (a package's ``__init__`` may take
+    the private names of its own submodules: it is their public face)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        package = ".".join(path.relative_to(root.parent).with_suffix("").parts[:-1])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("skel_ros")):
+                continue
+            own = path.name == "__init__.py" and node.module.startswith(package + ".")
+            found += [f"{path.relative_to(root.parent)}:{node.lineno} {node.module}.{a.name}"
+                      for a in node.names if a.name.startswith("_") and not own]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """A helper two modules share has one public home; nobody reaches into a private one."""
+    assert _private_imports(REPO / "skel_ros") == []
+
+
+def test_private_import_check_can_fail(tmp_path: Path) -> None:
+    pkg = tmp_path / "skel_ros"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "a" / "__init__.py").write_text("from skel_ros.a.m import _ok\n")
+    (pkg / "b.py").write_text("from skel_ros.a.m import _helper as helper\n")
+    assert _private_imports(pkg) == ["skel_ros/b.py:1 skel_ros.a.m._helper"]

@@ -58,6 +58,7 @@ __all__ = [
     "JointTypeSpec",
     "PlaneType",
     "planar_rotation_axis",
+    "plane_from_normal",
 ]
 
 Vec3 = tuple[float, float, float]
@@ -180,6 +181,32 @@ def planar_rotation_axis(joint: Joint) -> npt.NDArray[np.float64]:
     n = np.cross(a1, a2)
     axis: npt.NDArray[np.float64] = n / np.linalg.norm(n)
     return axis
+
+
+def plane_from_normal(normal: npt.ArrayLike) -> tuple[PlaneType, list[list[float]]]:
+    """The plane of a planar joint given as its rotation axis (URDF's and Phobos's ``axis``).
+
+    The inverse of :func:`planar_rotation_axis`: a normal along x, y or z is the named
+    plane with DART's translation axes; any other is an ``ARBITRARY`` plane whose two
+    orthonormal translation axes ``a1``, ``a2`` have ``a1 x a2`` along the normal.
+
+    Args:
+        normal: The plane's normal (any length but zero).
+
+    Returns:
+        The plane type and its two translation axes.
+    """
+    v = np.asarray(normal, dtype=float)
+    v = v / np.linalg.norm(v)
+    for ptype, named in PLANE_NORMALS.items():
+        if np.allclose(v, named, atol=1e-12):
+            return ptype, [list(a) for a in PLANE_AXES[ptype]]
+    # Any vector far from the normal gives an in-plane axis; x unless the normal is near x.
+    helper = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])  # noqa: PLR2004
+    a1 = np.cross(helper, v)
+    a1 /= np.linalg.norm(a1)
+    a2 = np.cross(v, a1)
+    return PlaneType.ARBITRARY, [a1.tolist(), a2.tolist()]
 
 
 # --------------------------------------------------------------------------- chains

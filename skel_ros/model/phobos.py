@@ -57,7 +57,7 @@ import yaml
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelError, SkelWarning
 from skel_ros.model.interchange_errors import ExportError, PhobosError
-from skel_ros.model.joint_types import JOINT_TYPES, PLANE_AXES, PLANE_NORMALS
+from skel_ros.model.joint_types import JOINT_TYPES, plane_from_normal
 from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
@@ -835,19 +835,6 @@ def _check_tree(by_child: Mapping[str, tuple[str, Mapping[str, Any], str]], d: _
             link = parent
 
 
-def _plane_from_normal(n: Sequence[float]) -> tuple[PlaneType, list[list[float]]]:
-    v = np.asarray(n, dtype=float)
-    v = v / np.linalg.norm(v)
-    for ptype, normal in PLANE_NORMALS.items():
-        if np.allclose(v, normal, atol=1e-12):
-            return ptype, [list(a) for a in PLANE_AXES[ptype]]
-    helper = np.array([1.0, 0.0, 0.0]) if abs(v[0]) < 0.9 else np.array([0.0, 1.0, 0.0])  # noqa: PLR2004
-    a1 = np.cross(helper, v)
-    a1 /= np.linalg.norm(a1)
-    a2 = np.cross(v, a1)
-    return PlaneType.ARBITRARY, [a1.tolist(), a2.tolist()]
-
-
 def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, child: str,  # noqa: C901, PLR0912, PLR0915, PLR0917
                 t_parent: Array, t_child: Array, d: _Doc) -> tuple[Joint, list[Dof]]:
     ext = d.opt_mapping(j, "skel", path)
@@ -912,7 +899,7 @@ def _joint_from(name: str, j: Mapping[str, Any], path: str, parent: str | None, 
         else:
             normal = _unit(d.vector(j.get("axis", [0.0, 0.0, 1.0]), 3, f"{path}/axis"),
                            f"{path}/axis", d)
-            plane, plane_axes = _plane_from_normal(normal)
+            plane, plane_axes = plane_from_normal(normal)
 
     n = spec.num_dofs
     dofs: list[Dof] = []

@@ -52,8 +52,7 @@ from lxml import etree
 from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import UrdfError
-from skel_ros.model.joint_types import JOINT_TYPES
-from skel_ros.model.phobos import _plane_from_normal as plane_from_normal  # one plane rule
+from skel_ros.model.joint_types import JOINT_TYPES, plane_from_normal
 from skel_ros.model.transforms import rot_x, rot_y, rot_z
 from skel_ros.model.types import (
     Array,

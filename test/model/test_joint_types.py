@@ -22,9 +22,11 @@ from skel_ros.model import skel_parser as parser_mod
 from skel_ros.model.joint_types import (
     JOINT_TYPES,
     PLANE_AXES,
+    PLANE_NORMALS,
     EulerOrder,
     JointTypeSpec,
     PlaneType,
+    plane_from_normal,
 )
 from skel_ros.model.kinematics import joint_motion
 from skel_ros.model.phobos import phobos_to_world, world_to_phobos
@@ -246,3 +248,18 @@ def test_forward_kinematics_of_every_type_equals_dart(
                     @ np.linalg.inv(np.asarray(joint.T_child_to_joint)))
         np.testing.assert_allclose(
             expected, dart_joint.getRelativeTransform().matrix(), atol=TOL, rtol=0)
+
+
+def test_plane_from_normal_is_the_plane_whose_rotation_axis_is_the_normal() -> None:
+    """URDF and Phobos give a planar joint by its normal: named planes for x, y, z (any
+    length), otherwise an arbitrary plane with orthonormal axes, a1 x a2 along the normal."""
+    for ptype, normal in PLANE_NORMALS.items():
+        assert plane_from_normal([2.5 * c for c in normal]) == (
+            ptype, [list(a) for a in PLANE_AXES[ptype]])
+    rng = np.random.default_rng(5)
+    for normal in [*(_unit(rng) for _ in range(20)), np.array([1.0, 1e-3, 0.0]) / np.hypot(1, 1e-3)]:
+        ptype, (a1, a2) = plane_from_normal(3.0 * normal)
+        assert ptype is PlaneType.ARBITRARY
+        np.testing.assert_allclose([np.dot(a1, a1), np.dot(a2, a2), np.dot(a1, a2)],
+                                   [1.0, 1.0, 0.0], atol=TOL)
+        np.testing.assert_allclose(np.cross(a1, a2), normal, atol=TOL)
