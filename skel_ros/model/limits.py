@@ -971,10 +971,18 @@ class RateLimiter:
             and given > 0
         ):
             raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
-        dt = float(given)
-        q = self._vector(previous_position, "previous_position")
-        v = self._vector(previous_velocity, "previous_velocity")
-        goal = np.minimum(np.maximum(self._vector(target, "target"), self._q_lo), self._q_hi)
+        return self.advance(self._vector(previous_position, "previous_position"),
+                            self._vector(previous_velocity, "previous_velocity"),
+                            self._vector(target, "target"), float(given))
+
+    def advance(self, q: Array, v: Array, target: Array, dt: float) -> tuple[Array, Array]:
+        """:meth:`limit` for arguments already known to be right.
+
+        For a caller that owns its arrays and checked them once (the simulation's
+        position controllers, every step): float arrays of the limiter's length, finite,
+        ``dt`` finite and > 0. Nothing is checked here; the arrays are not changed.
+        """
+        goal = np.minimum(np.maximum(target, self._q_lo), self._q_hi)
         err = goal - q
         # Braking toward the goal: moving up brakes with a_lower, moving down with a_upper.
         brake = np.where(err >= 0.0, self._brake_up, self._brake_down)

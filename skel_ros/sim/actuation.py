@@ -46,7 +46,7 @@ containing 0, acceleration limits not straddling 0).
 from __future__ import annotations
 
 import enum
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -93,6 +93,39 @@ _DIRECT = {
     ActuatorType.ACCELERATION: ActuationMode.ACCELERATION,
 }
 _UNACTUATED = (ActuatorType.PASSIVE, ActuatorType.LOCKED)
+_NO_INDEX = np.zeros(0, dtype=np.intp)
+
+
+@dataclass(frozen=True)
+class _StepPlan:
+    """What position control does each step, for the modes held now.
+
+    Made when a command changes the modes (not per step): the indices of the DOFs in
+    position mode per actuator kind, and the gains and effort limits of the FORCE ones
+    in that order, so that a step touches only those DOFs.
+    """
+
+    position: npt.NDArray[np.intp]
+    force: npt.NDArray[np.intp]
+    accel: npt.NDArray[np.intp]
+    servo: npt.NDArray[np.intp]
+    kp: Vector
+    kd: Vector
+    ki: Vector
+    effort_lo: Vector
+    effort_hi: Vector
+    force_mask: npt.NDArray[np.bool_]  # ``force`` as a mask over every DOF
+    integrating: bool  # some FORCE DOF has an integral term
+    gravity: npt.NDArray[np.bool_] | None  # per FORCE DOF: gravity compensated; None: none
+    feed_forward: bool  # some FORCE DOF's setpoint is rate-limited (kd v* fed forward)
+
+    @classmethod
+    def empty(cls) -> _StepPlan:
+        """No DOF in position mode."""
+        none = np.zeros(0)
+        return cls(_NO_INDEX, _NO_INDEX, _NO_INDEX, _NO_INDEX, none, none, none, none, none,
+                   np.zeros(0, dtype=bool), integrating=False, gravity=None,
+                   feed_forward=False)
 
 
 def effective_inertia(dart_skeleton: Dart) -> Vector:
@@ -189,6 +222,8 @@ class SkeletonActuation:
                            | self._is[ActuatorType.ACCELERATION] | self._is[ActuatorType.LOCKED])
         self._gravity_ok = np.zeros(n, dtype=bool)
         self._spring_on = np.zeros(n, dtype=bool)  # PD carried by DART's joint spring/damper
+        self._spring_idx = _NO_INDEX  # the same, as indices
+        self._spring_mask: npt.NDArray[np.bool_] | None = None  # the mask last given
         self._spring_rest = np.zeros(n)
         self._implicit_cmd = np.zeros(n)
         self._mode = [ActuationMode.NONE] * n
@@ -206,6 +241,12 @@ class SkeletonActuation:
         self._active = False
         self._any_position = False
         self._any_spring = False
+        self._plan = _StepPlan.empty()
+        # True while every rate-limited setpoint stands on its target (the limiter's fixed
+        # point: a step would change nothing); False after a command or a setpoint move.
+        self._settled = True
+        # True when a setpoint changed since DART's springs were given their rest positions.
+        self._rest_dirty = False
         self._servo = self._is[ActuatorType.SERVO]
         self._any_servo = bool(self._servo.any())
         self._passive = self._is[ActuatorType.PASSIVE]
@@ -290,6 +331,8 @@ class SkeletonActuation:
             self._value[i] = value
             if mode is ActuationMode.POSITION and not self._ramped[i]:
                 self._setpoint[i] = value
+        self._settled = False
+        self._rest_dirty = True
         self._update_masks()
 
     def clear(self, names: Sequence[str] | None = None) -> None:
@@ -316,7 +359,28 @@ class SkeletonActuation:
         )
         self._any_position = bool(self._position.any())
         self._active = bool(self._direct.any()) or self._any_position
+        self._plan = self._make_plan()
         self._sync_springs(self._spring_on & self._position)
+
+    def _make_plan(self) -> _StepPlan:
+        """The per-step work of the current modes, as index arrays and their gains."""
+        sel = self._position
+        force_mask = sel & self._is[ActuatorType.FORCE]
+        force = np.flatnonzero(force_mask)
+        lo = self.limits.lower(LimitKind.EFFORT)[force]
+        hi = self.limits.upper(LimitKind.EFFORT)[force]
+        ki = self._ki[force]
+        gravity = self._gravity_ok[force]
+        return _StepPlan(
+            position=np.flatnonzero(sel),
+            force=force,
+            accel=np.flatnonzero(sel & self._is[ActuatorType.ACCELERATION]),
+            servo=np.flatnonzero(sel & (self._is[ActuatorType.SERVO]
+                                        | self._is[ActuatorType.VELOCITY])),
+            kp=self._kp[force], kd=self._kd[force], ki=ki, effort_lo=lo, effort_hi=hi,
+            force_mask=force_mask, integrating=bool((ki > 0).any()), gravity=gravity if gravity.any() else None,
+            feed_forward=self._ramp is not None and bool(self._ramped[force].any()),
+        )
 
     def _check(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
                ) -> CheckResult:
@@ -360,57 +424,67 @@ class SkeletonActuation:
         self._dart.setCommands(cmd)
 
     def _advance_setpoints(self) -> None:
-        """One rate-limiter step of the setpoints of the rate-limited DOFs in position mode."""
-        idx = self._ramp_idx
-        if self._ramp is None:
+        """One rate-limiter step of the setpoints of the rate-limited DOFs in position mode.
+
+        Nothing to do while every setpoint stands on its target with zero velocity: that
+        is the limiter's fixed point (a step would return the same setpoints).
+        """
+        if self._ramp is None or self._settled:
             return
+        idx = self._ramp_idx
         on = self._position[idx]
         if not on.any():
+            self._settled = True
             return
         # DOFs not in position mode stand still at their (finite) stored setpoint.
         start = self._setpoint[idx]
         goal = np.where(on, self._value[idx], start)
-        q, v = self._ramp.limit(start, np.where(on, self._setpoint_v[idx], 0.0), goal, self._dt)
-        self._setpoint[idx] = np.where(on, q, start)
-        self._setpoint_v[idx] = np.where(on, v, 0.0)
+        q, v = self._ramp.advance(start, np.where(on, self._setpoint_v[idx], 0.0), goal,
+                                  self._dt)
+        q = np.where(on, q, start)
+        v = np.where(on, v, 0.0)
+        self._setpoint[idx] = q
+        self._setpoint_v[idx] = v
+        self._rest_dirty = True
+        self._settled = bool((q == goal).all() and not v.any())
 
     def _position_control(self, cmd: Vector) -> None:
-        sel = self._position
+        plan = self._plan
         self._advance_setpoints()
         q = self._dart.getPositions()
         v = self._dart.getVelocities()
-        target = np.where(sel, self._setpoint, q)
+        target = np.array(q, dtype=float)
+        target[plan.position] = self._setpoint[plan.position]
         # DART's own difference: right for rotation-vector coordinates (ball, free).
-        error = np.where(sel, self._dart.getPositionDifferences(target, q), 0.0)
-        # The setpoint's own velocity, fed forward (as an MIT motor's kd (v* - v) and the
-        # hardware node's rate limiter do): a moving setpoint is followed without lag.
-        vsp = (None if self._ramp is None
-               else np.where(sel & self._ramped, self._setpoint_v, 0.0))
+        error = self._dart.getPositionDifferences(target, q)
         lim = self.limits
 
-        force = sel & self._is[ActuatorType.FORCE]
-        if force.any():
-            self._force_control(force, error, v, cmd, vsp)
-        else:
-            self._sync_springs(force)
+        if plan.force.size:
+            self._force_control(plan, error, v, cmd)
+        elif self._any_spring:
+            self._sync_springs(np.zeros_like(self._spring_on))
 
-        accel = sel & self._is[ActuatorType.ACCELERATION]
-        if accel.any():
+        accel = plan.accel
+        if accel.size:
             # No feed-forward here: clamped to the acceleration limits, the catch-up
             # would overshoot the target (0.04 rad on a 0.5 rad move, 1 rad/s, 4 rad/s^2).
-            acc = self._kv * self._kv * error - 2.0 * self._kv * v
-            acc = np.clip(acc, lim.lower(LimitKind.ACCELERATION), lim.upper(LimitKind.ACCELERATION))
-            cmd[accel] = acc[accel]
+            kv = self._kv[accel]
+            acc = kv * kv * error[accel] - 2.0 * kv * v[accel]
+            cmd[accel] = np.clip(acc, lim.lower(LimitKind.ACCELERATION)[accel],
+                                 lim.upper(LimitKind.ACCELERATION)[accel])
 
-        servo = sel & (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY])
-        if servo.any():
-            vel = self._kv * error if vsp is None else vsp + self._kv * error
-            vel = np.clip(vel, lim.lower(LimitKind.VELOCITY), lim.upper(LimitKind.VELOCITY))
-            cmd[servo] = vel[servo]
+        servo = plan.servo
+        if servo.size:
+            # The setpoint's own velocity, fed forward (as an MIT motor's kd (v* - v) and
+            # the hardware node's rate limiter do): a moving setpoint is followed without lag.
+            vel = self._kv[servo] * error[servo]
+            if self._ramp is not None:
+                vel = vel + np.where(self._ramped[servo], self._setpoint_v[servo], 0.0)
+            cmd[servo] = np.clip(vel, lim.lower(LimitKind.VELOCITY)[servo],
+                                 lim.upper(LimitKind.VELOCITY)[servo])
 
-    def _force_control(self, force: npt.NDArray[np.bool_], error: Vector, v: Vector,
-                       cmd: Vector, vsp: Vector | None) -> None:
-        """PD(+I) with gravity compensation for FORCE joints.
+    def _force_control(self, plan: _StepPlan, error: Vector, v: Vector, cmd: Vector) -> None:
+        """PD(+I) with gravity compensation for FORCE joints in position mode.
 
         The law is ``tau = kp e + kd (v* - v) + ki I + g``, ``v*`` the setpoint's
         velocity (0 where no rate limiter moves it). Its stiffness and damping are
@@ -420,35 +494,50 @@ class SkeletonActuation:
         command. When the law's effort (at this step's state) is outside the effort limits, the
         DOF gets the clamped effort as a plain command instead, so the limits hold.
         """
-        grow = force & (self._ki > 0) & (np.abs(error) <= self._i_zone)
-        if grow.any():
-            bound = np.where(grow, self._i_limit / np.where(grow, self._ki, 1.0), 0.0)
-            self._integral = np.where(
-                grow, np.clip(self._integral + error * self._dt, -bound, bound), self._integral
-            )
-        feed = self._ki * self._integral
-        if vsp is not None:
-            feed = feed + self._kd * vsp
-        if (force & self._gravity_ok).any():
-            feed = feed + np.where(self._gravity_ok, self._dart.getGravityForces(), 0.0)
-        tau = self._kp * error - self._kd * v + feed
-        lo, hi = self.limits.lower(LimitKind.EFFORT), self.limits.upper(LimitKind.EFFORT)
-        saturated = force & ((tau < lo) | (tau > hi))
-        implicit = force & ~saturated
+        f = plan.force
+        e = error[f]
+        feed = np.zeros(f.size)
+        if plan.integrating:
+            ki = plan.ki
+            grow = (ki > 0) & (np.abs(e) <= self._i_zone[f])
+            if grow.any():
+                bound = np.where(grow, self._i_limit[f] / np.where(grow, ki, 1.0), 0.0)
+                integral = self._integral[f]
+                self._integral[f] = np.where(
+                    grow, np.clip(integral + e * self._dt, -bound, bound), integral)
+            feed += ki * self._integral[f]
+        if plan.feed_forward:
+            feed += plan.kd * np.where(self._ramped[f], self._setpoint_v[f], 0.0)
+        if plan.gravity is not None:
+            feed += np.where(plan.gravity, np.asarray(self._dart.getGravityForces())[f], 0.0)
+        tau = plan.kp * e - plan.kd * v[f] + feed
+        lo, hi = plan.effort_lo, plan.effort_hi
+        feed = np.minimum(np.maximum(feed, lo), hi)
+        saturated = (tau < lo) | (tau > hi)
+        self._implicit_cmd.fill(0.0)
+        if saturated.any():
+            implicit = np.zeros_like(self._spring_on)
+            implicit[f[~saturated]] = True
+            feed = np.where(saturated, 0.0, feed)
+            cmd[f] = np.where(saturated, np.minimum(np.maximum(tau, lo), hi), feed)
+        else:  # the usual case: every FORCE DOF's PD goes to DART's spring and damper
+            implicit = plan.force_mask
+            cmd[f] = feed
+        self._implicit_cmd[f] = feed
         self._sync_springs(implicit)
-        feed = np.clip(feed, lo, hi)
-        cmd[implicit] = feed[implicit]
-        cmd[saturated] = np.clip(tau, lo, hi)[saturated]
-        self._implicit_cmd = np.where(implicit, feed, 0.0)
 
     def _sync_springs(self, implicit: npt.NDArray[np.bool_]) -> None:
         """Give DART's joint springs/dampers the PD of ``implicit`` DOFs; the others the model's.
 
         DART is told only what changed: a spring turned on or off, a new rest position
-        (the setpoint moved). Held still, that is nothing; the test runs vectorized.
+        (the setpoint moved). Held still, that is nothing.
         """
         on = self._spring_on
+        if not self._rest_dirty and (implicit is self._spring_mask
+                                     or np.array_equal(implicit, on)):
+            return
         if not (self._any_spring or implicit.any()):
+            self._rest_dirty = False
             return
         # rest = (k_model rest_model + kp setpoint) / (k_model + kp), or the setpoint
         # where that stiffness is 0: the spring pulling toward the setpoint.
@@ -472,7 +561,10 @@ class SkeletonActuation:
             dof.setDampingCoefficient(self._model_d[i])
             dof.setRestPosition(self._model_rest[i])
         self._spring_on = implicit.copy()
-        self._any_spring = bool(implicit.any())
+        self._spring_mask = implicit  # the caller's mask: the same object next step, unchanged
+        self._spring_idx = np.flatnonzero(implicit)
+        self._any_spring = bool(self._spring_idx.size)
+        self._rest_dirty = False
 
     def record_efforts(self) -> None:
         """Read the efforts of the step just taken (before DART clears its forces)."""
@@ -481,12 +573,13 @@ class SkeletonActuation:
         forces = np.array(self._dart.getForces(), dtype=float)
         if self._any_spring:
             # The PD part DART applied through the spring/damper, at the new state.
-            on = self._spring_on
+            on = self._spring_idx
             q = self._dart.getPositions()
-            v = self._dart.getVelocities()
-            error = self._dart.getPositionDifferences(np.where(on, self._setpoint, q), q)
-            pd = self._kp * error - self._kd * v
-            forces[on] = (self._implicit_cmd + pd)[on]
+            target = np.array(q, dtype=float)
+            target[on] = self._setpoint[on]
+            error = self._dart.getPositionDifferences(target, q)[on]
+            v = self._dart.getVelocities()[on]
+            forces[on] = self._implicit_cmd[on] + (self._kp[on] * error - self._kd[on] * v)
         if self._any_servo:
             forces[self._servo] = self._dart.getConstraintForces()[self._servo]
         if self._any_passive:

@@ -572,6 +572,22 @@ def test_rate_limiter_converges_to_a_reachable_target(row, start_frac, goal_frac
     assert abs(limiter.velocity[0]) <= 1e-6
 
 
+@settings(max_examples=200, deadline=None)
+@given(row=joint_rows(), frac=st.floats(0.0, 1.0), dt=st.floats(1e-4, 0.02))
+def test_a_setpoint_at_rest_on_its_target_is_a_fixed_point(row, frac, dt) -> None:
+    """At rest on the target, a step returns exactly the same position and zero velocity:
+    the simulation's position controllers skip the limiter while that holds."""
+    lo, hi = row[0], row[1]
+    goal = np.array([(lo + frac * (hi - lo)) if math.isfinite(lo) and math.isfinite(hi)
+                     else 2.0 * frac - 1.0])
+    limiter = RateLimiter(_limits_from([row]))
+    q, v = limiter.advance(goal.copy(), np.zeros(1), goal.copy(), dt)
+    assert q[0] == goal[0]
+    assert v[0] == 0.0
+    q2, v2 = limiter.limit(goal, [0.0], goal, dt)  # the checked entry: the same step
+    assert (q2[0], v2[0]) == (q[0], v[0])
+
+
 def test_rate_limiter_lands_without_overshoot() -> None:
     limits = _limits_from([(-INF, INF, -1.0, 1.0, -10.0, 10.0)])
     qs, v, a = _run(RateLimiter(limits), np.zeros(1), [np.ones(1)] * 1500, [1e-3] * 1500)
