@@ -1,11 +1,11 @@
 """How far DART and MuJoCo agree on one model: the same run in both engines, compared.
 
-The world runs in our DART engine (:class:`~skel_ros.sim.SimEngine`, limits enforced as
-in the node) and in MuJoCo (the model's MJCF export, :func:`skel_ros.model.world_to_mjcf`),
-from the same initial state, with the same effort commands on every force-actuated DOF,
-for the same simulated time; after every step the joint positions are compared
-(``docs/mujoco.md`` has the measured table and what it means). No ROS here; ``mujoco``
-is imported when a comparison runs.
+The world runs in both of our engines, :class:`~skel_ros.sim.SimEngine` (DART) and
+:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` (the model's MJCF export), limits
+enforced as in the node, from the same initial state, with the same effort commands on
+every force-actuated DOF, for the same simulated time; after every step the joint
+positions are compared (``docs/mujoco.md`` has the measured table and what it means).
+No ROS here; ``mujoco`` is imported when a comparison runs.
 
 Run it on files to print the table::
 
@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skel_ros.model import ActuatorType, JointType, load_model, world_to_mjcf
+from skel_ros.model import ActuatorType, JointType, load_model
 from skel_ros.sim.engine import SimEngine, public_names
+from skel_ros.sim.mujoco_engine import MujocoEngine
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -178,18 +179,18 @@ def compare_engines(world: World, *, time_step: float | None = None,
         The largest and final joint-position differences and the contacts seen.
 
     Raises:
-        ExportError: The model has no MJCF form (a soft body, ...).
-        SimBuildError: DART cannot build it.
+        SimBuildError: An engine cannot build it (no MJCF form: a soft body, ...; mujoco
+            or dartpy missing).
+        SimUnsupportedError: A free joint below a skeleton's root (MuJoCo engine).
     """
     import mujoco
 
     dt = world.time_step if time_step is None else float(time_step)
     world = dataclasses.replace(world, time_step=dt)
     steps = round(duration / dt)
-    export = world_to_mjcf(world)
-    model = mujoco.MjModel.from_xml_string(export.xml)
-    data = mujoco.MjData(model)
     engine = SimEngine(world)
+    mj_engine = MujocoEngine(world)  # at the initial state, as SimEngine
+    export, model, data = mj_engine.export, mj_engine.world, mj_engine.data
     sizes = [(s.name, s.num_dofs) for s in world.skeletons]
 
     def dart_positions() -> dict[str, np.ndarray]:
@@ -200,16 +201,16 @@ def compare_engines(world: World, *, time_step: float | None = None,
             start += n
         return out
 
-    initial = {s.name: np.asarray(s.initial_positions) for s in world.skeletons}
-    data.qpos[:] = export.qpos(initial)
-    data.qvel[:] = export.qvel(initial, {s.name: np.asarray(s.initial_velocities)
-                                         for s in world.skeletons})
     addresses = _dof_addresses(export, model, world)
-    mujoco.mj_forward(model, data)
     commands = EffortCommands.for_world(
         world, {i: _inertia(model, data, a) for i, a in addresses.items()})
-    commanded = np.array([addresses[i] for i in commands.indices], dtype=np.intp)
-    flat_commanded = np.array(commands.indices, dtype=np.intp)
+    # MujocoEngine takes commands on hinges and slides; a ball's efforts go in as
+    # MuJoCo's applied generalized forces (a torque in the child frame in both engines).
+    balls = _ball_dofs(world)
+    ball = [k for k, i in enumerate(commands.indices) if i in balls]
+    taken = [n for k, n in enumerate(commands.names) if k not in ball]
+    ball_flat = np.array([commands.indices[k] for k in ball], dtype=np.intp)
+    ball_address = np.array([addresses[i] for i in ball_flat], dtype=np.intp)
     ranges = _joint_ranges(export, model)
     difference = np.zeros(model.nv)
     worst = final = 0.0
@@ -222,11 +223,14 @@ def compare_engines(world: World, *, time_step: float | None = None,
     dart_diverged = False
     for k in range(1, steps + 1):
         if commands.names and (k - 1) % every == 0:
-            engine.set_commands("effort", commands.names, commands.values((k - 1) * dt))
+            values = commands.values((k - 1) * dt)
+            engine.set_commands("effort", commands.names, values)
+            if taken:
+                mj_engine.set_commands("effort", taken, np.delete(values, ball))
         engine.step()
-        # As DART applied them: clamped to the force limits.
-        data.qfrc_applied[commanded] = engine.efforts()[flat_commanded]
-        mujoco.mj_step(model, data)
+        if ball:  # as DART applied them: clamped to the force limits
+            data.qfrc_applied[ball_address] = engine.efforts()[ball_flat]
+        mj_engine.step()
         dart_contacts = max(dart_contacts, collisions().getNumContacts())
         mujoco_contacts = max(mujoco_contacts, int(data.ncon))
         if k % compare_every and k != steps:
@@ -242,6 +246,17 @@ def compare_engines(world: World, *, time_step: float | None = None,
         ("MuJoCo", data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0)) if bad)
     return EngineAgreement(world.source, dt, steps, worst, final, dart_contacts,
                            mujoco_contacts, diverged)
+
+
+def _ball_dofs(world: World) -> frozenset[int]:
+    """Flat DOF indices of the ball joints' DOFs."""
+    out, flat = set(), 0
+    for skeleton in world.skeletons:
+        for dof in skeleton.dofs:
+            if skeleton.joint(dof.joint).type is JointType.BALL:
+                out.add(flat)
+            flat += 1
+    return frozenset(out)
 
 
 def _inertia(model: object, data: object, address: int) -> float:

@@ -69,6 +69,22 @@ SPRING = """<skel version="1.0"><world name="w"><physics><time_step>0.001</time_
     </joint></skeleton></world></skel>"""
 
 
+# A servo joint (no command: held still, in DART by its servo motor, in MujocoEngine by a
+# velocity actuator) under a swinging force-actuated child.
+SERVO = """<skel version="1.0"><world name="w"><physics><time_step>0.001</time_step>
+  <gravity>0 -9.81 0</gravity></physics>
+  <skeleton name="s">
+    <body name="a"><transformation>0 0 0 0 0 0</transformation>
+      <inertia><mass>1</mass><offset>0 -0.25 0</offset></inertia></body>
+    <body name="b"><transformation>0 -0.5 0 0 0 0</transformation>
+      <inertia><mass>1</mass><offset>0 -0.25 0</offset></inertia></body>
+    <joint type="revolute" name="held" actuator="servo"><parent>world</parent><child>a</child>
+      <axis><xyz>0 0 1</xyz></axis><init_pos>0.5</init_pos></joint>
+    <joint type="revolute" name="swing" actuator="force"><parent>a</parent><child>b</child>
+      <axis><xyz>0 0 1</xyz></axis><init_pos>0.3</init_pos></joint>
+  </skeleton></world></skel>"""
+
+
 def _corpus(name: str) -> Path:
     from corpus_data import CORPUS  # test/model's helper: SKEL_CORPUS or ../shared
 
@@ -137,6 +153,18 @@ def test_spring_error_is_first_order_in_the_step() -> None:
     # 13.4 rad/s swing for k = 40 N m/rad on 0.25 kg m^2): a phase drift of 1e-2 rad over
     # 1 s at 0.5 rad of amplitude. Measured 6.9e-3 rad, then 6.9e-4 at the tenth step.
     assert coarse.max_error < 10.0 * world.time_step
+
+
+def test_servo_joint_is_held_alike() -> None:
+    """MuJoCo runs as the node runs it (MujocoEngine): its servo joint is held, not left to
+    fall (a bare MjModel of the export has no actuator there: 0.97 rad apart after 1 s).
+    The velocity actuator's lag (1e-5 of the velocity error per step) is first order in
+    the step: measured 1.6e-8 rad, then 1.6e-9 at the tenth step."""
+    world = load_skel(SERVO)
+    coarse = compare_engines(world)
+    fine = compare_engines(world, time_step=world.time_step / 10.0)
+    assert coarse.max_error < ROTATION_BOUND
+    assert fine.max_error < coarse.max_error / 5.0
 
 
 def test_contacts_are_reported() -> None:
