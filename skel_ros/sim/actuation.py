@@ -326,14 +326,17 @@ class SkeletonActuation:
                 self._setpoint[i] = q[i] if np.isfinite(q[i]) else 0.0
                 self._setpoint_v[i] = float(np.clip(v[i], vlo[i], vhi[i])) \
                     if np.isfinite(v[i]) else 0.0
+        modes_change = False
         for i, value in zip(result.indices, result.values, strict=True):
+            modes_change = modes_change or self._mode[i] is not mode
             self._mode[i] = mode
             self._value[i] = value
             if mode is ActuationMode.POSITION and not self._ramped[i]:
                 self._setpoint[i] = value
         self._settled = False
         self._rest_dirty = True
-        self._update_masks()
+        if modes_change:  # a new target in the same mode (a trajectory's next sample) keeps them
+            self._update_masks()
 
     def clear(self, names: Sequence[str] | None = None) -> None:
         """Drop the commands of ``names`` (all when None); those DOFs go uncommanded."""
