@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from skel_ros.core.follower import Trajectory, TrajectoryObserver
     from skel_ros.model.types import Array
 
-__all__ = ["CommandResult", "CoreLog", "LoggingLog", "RobotCore"]
+__all__ = ["ActiveTrajectory", "CommandResult", "CoreLog", "LoggingLog", "RobotCore"]
 
 
 class CoreLog(Protocol):
@@ -113,6 +113,24 @@ class CommandResult:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class ActiveTrajectory:
+    """The trajectory being followed, as :attr:`RobotCore.active_trajectory` shows it.
+
+    Attributes:
+        trajectory: What is sampled (its ``sample`` is ``t`` seconds after ``start``).
+        names: Its DOFs (backend names), in the order of the sampled arrays.
+        start: When its time 0 is (:meth:`RobotCore.now`'s time base); the core holds
+            its first sample until then.
+        received: When it was handed in (same time base): it was not in effect before.
+    """
+
+    trajectory: Trajectory
+    names: tuple[str, ...]
+    start: float
+    received: float
+
+
 @dataclass(eq=False)
 class _Active:
     """The trajectory being followed."""
@@ -122,6 +140,7 @@ class _Active:
     index: npt.NDArray[np.intp]
     start: float
     observer: TrajectoryObserver | None
+    received: float
     clamped: set[str] = field(default_factory=set)  # DOFs whose clamping was reported
 
 
@@ -186,6 +205,14 @@ class RobotCore:
         """The joints of the active trajectory (empty when none)."""
         active = self._active
         return active.names if active is not None else ()
+
+    @property
+    def active_trajectory(self) -> ActiveTrajectory | None:
+        """The trajectory being followed (None when none), read-only."""
+        active = self._active
+        if active is None:
+            return None
+        return ActiveTrajectory(active.trajectory, active.names, active.start, active.received)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -287,7 +314,7 @@ class RobotCore:
                                   "trajectory past")
             if self._active is not None:
                 self._end(now, FollowOutcome.PREEMPTED, "replaced by a newer trajectory")
-            self._active = _Active(trajectory, names, index, begin, observer)
+            self._active = _Active(trajectory, names, index, begin, observer, now)
             self._timeout.feed(now)
         points = getattr(trajectory, "points", None)
         count = f"{len(points)} point(s) for " if points is not None else ""
