@@ -393,6 +393,24 @@ class RobotCore:
 
     # ---------------------------------------------------------------- the cycle
 
+    def quiet_until(self) -> float:
+        """The time from which :meth:`cycle` may act; a cycle for an earlier time does nothing.
+
+        ``-inf`` while a trajectory is followed (every cycle samples it); the command
+        timeout's expiry (last command + timeout) while it is armed and has not fired;
+        ``+inf`` otherwise. An owner that advances its backend several cycles at once (the
+        simulation node stepping between publications) may skip the cycles before it, and
+        must call :meth:`cycle` for every one from it on. Commands, trajectories and
+        timeout changes move it: ask again after handing one in. The expiry is the sum
+        ``last + timeout`` as rounded, while :meth:`cycle` compares ``now - last`` with the
+        timeout: keep a margin (the simulation node keeps half a step).
+        """
+        with self._lock:
+            if self._active is not None:
+                return -math.inf
+            expiry = self._timeout.expiry
+            return math.inf if expiry is None else expiry
+
     def cycle(self, now: float) -> None:
         """One control cycle at ``now``: follow the trajectory, then apply the timeout.
 

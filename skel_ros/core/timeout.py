@@ -55,6 +55,17 @@ class CommandTimeout:
         self._last = None
         self._tripped = False
 
+    @property
+    def expiry(self) -> float | None:
+        """When it expires: the last feed + ``timeout``.
+
+        None when it cannot: not enabled, disarmed, or already reported by :meth:`poll`
+        since the last feed.
+        """
+        if not self.enabled or self._last is None or self._tripped:
+            return None
+        return self._last + self.timeout
+
     def expired(self, now: float) -> bool:
         """Whether ``timeout`` has passed since the last feed (False when disarmed)."""
         return self.enabled and self._last is not None and now - self._last >= self.timeout

@@ -389,6 +389,7 @@ class SimNode(Node):
         self._pending: list[tuple[float, bool, bool, tuple[Any, Any, Any]]] = []
         self.steps_taken = 0
         """Steps since the node started (resets do not zero it)."""
+        self._step_wall = 1e-3  # wall seconds per step, as last measured (caps a batch)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_subscription(JointState, "joint_commands", self._on_joint_command, COMMAND_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory,
@@ -556,12 +557,15 @@ class SimNode(Node):
     def run_steps(self, count: int, budget: float = math.inf) -> int:
         """Take up to ``count`` steps (each publishing what is due), for at most ``budget`` s.
 
-        What the steps publish goes out in order at the end of the call (or every
-        :data:`_PUBLISH_BATCH` steps), before the lock is let go: the same messages,
-        stamps and order as publishing after each step, a few milliseconds of wall time
-        later at most (``budget``). DART's steps back to back, then the publishing back
-        to back, each keep their code and data in the CPU caches; interleaved, each
-        evicts the other's.
+        The steps go to the engine in batches: every step up to the next event in one
+        ``engine.step(k)`` (:meth:`_batch_size`), so a world with nothing commanded is
+        stepped by the engine's own loop (MuJoCo's ``nstep``) between publications.
+        An event is a step that publishes (joint_states, /tf, /clock, controller_state)
+        or whose core cycle acts (a trajectory, followed every step; the command
+        timeout's expiry). What the steps publish goes out in order at the end of the
+        call (or every :data:`_PUBLISH_BATCH` steps that publish), before the lock is let
+        go: the same messages, stamps and order as stepping and publishing one step at a
+        time, a few milliseconds of wall time later at most (``budget``).
 
         Returns:
             The number of steps taken.
@@ -571,8 +575,15 @@ class SimNode(Node):
         with self._lock:
             try:
                 while taken < count:
-                    self._step_once()
-                    taken += 1
+                    limit = count - taken
+                    if budget != math.inf:  # the steps that fit in the rest of the budget
+                        left = budget - (time.monotonic() - start)
+                        limit = min(limit, max(1, int(left / self._step_wall)))
+                    k = self._batch_size(limit)
+                    called = time.monotonic()
+                    self._step_once(k)
+                    self._step_wall = max((time.monotonic() - called) / k, 1e-7)
+                    taken += k
                     if len(self._pending) >= _PUBLISH_BATCH:
                         self._flush()
                     if budget != math.inf and time.monotonic() - start >= budget:
@@ -581,13 +592,45 @@ class SimNode(Node):
                 self._flush()
         return taken
 
-    def _step_once(self, *, publish_all: bool = False) -> None:
+    def _batch_size(self, limit: int) -> int:
+        """How many steps, at most ``limit``, to hand the engine at once (at least 1).
+
+        0 steps of quiet core: 1 (a step with its cycle). Otherwise every step whose
+        cycle the core says is a no-op (:meth:`RobotCore.quiet_until`, with half a step
+        of margin for rounding), up to and including the next step on which a schedule
+        is due. Only the last step of a batch can be due: the count per schedule errs on
+        the short side (a batch that stops a step early is simply followed by another).
+        """
         engine = self.engine
-        # The core's cycle for the time this step ends at: the trajectory's sample for
-        # then, and the command timeout.
-        self.core.cycle(engine.time + engine.time_step)
-        engine.step()
-        self.steps_taken += 1
+        now, dt = engine.time, engine.time_step
+        # Steps j = 1, 2, ... end at now + j dt, and their cycles are for that time.
+        quiet_until = self.core.quiet_until()
+        if quiet_until == -math.inf:  # a trajectory: every cycle samples it
+            return 1
+        quiet = (quiet_until - 0.5 * dt - now) / dt  # steps whose cycles are before it
+        steps = limit if quiet > limit + 1 else min(limit, math.ceil(quiet) - 1)
+        if steps <= 1:  # the next step's cycle may act
+            return 1
+        schedules = [self._js, self._tf, self._controller_state]
+        if self._clock_out is not None:
+            schedules.append(self._clock_schedule)
+        for schedule in schedules:  # due after j steps once now + j dt + dt / 2 >= next
+            due_in = (schedule.next - 0.5 * dt - now) / dt
+            steps = min(steps, max(1, math.ceil(due_in - 1e-3)))
+        return steps
+
+    def _step_once(self, count: int = 1, *, publish_all: bool = False) -> None:
+        """Take ``count`` steps; the last may publish. More than one: quiet core cycles.
+
+        One step: the core's cycle for the time it ends at (the trajectory's sample, the
+        command timeout), then the step. Several (:meth:`_batch_size`): no cycle (the
+        core is quiet through them) and nothing due before the last step.
+        """
+        engine = self.engine
+        if count == 1:
+            self.core.cycle(engine.time + engine.time_step)
+        engine.step(count)
+        self.steps_taken += count
         now = engine.time
         if publish_all:
             self._flush()

@@ -242,11 +242,21 @@ class SimEngine:
         Equivalent to ``world.step()`` (which clears forces and commands after
         each step) with the commands set before every step; the forces are read
         for :meth:`efforts` before they are cleared.
+
+        With no command held (nothing to apply before a step), all but the last of
+        the ``n`` steps are ``world.step()`` itself, which clears the same forces and
+        commands in DART; :meth:`efforts` are read once, after the last step (they are
+        that step's, as with ``n`` single steps).
         """
         step = self._world.step
         applies = self._applies
         after = self._after_step
-        for _ in range(int(n)):
+        n = int(n)
+        if n > 1 and not any(act.active for act in self._actuation):
+            for _ in range(n - 1):
+                step()
+            n = 1
+        for _ in range(n):
             for apply in applies:
                 apply()
             step(resetCommand=False)

@@ -308,3 +308,28 @@ def test_zero_timeout_never_fires_and_disarm_stops_it() -> None:
     assert backend.timeouts == []
     with pytest.raises(ValueError, match="NaN"):
         core.set_command_timeout(math.nan)
+
+
+def test_quiet_until_says_when_a_cycle_can_act() -> None:
+    """Cycles before quiet_until() change nothing; the one at it is where the timeout fires."""
+    backend = NumpyBackend()
+    core = RobotCore(backend)
+    assert core.quiet_until() == math.inf  # no timeout, no trajectory
+    core.set_command_timeout(0.05, 0.0)
+    assert core.quiet_until() == pytest.approx(0.05)
+    core.command(P, ["a"], [0.2])  # at the backend's time 0: the expiry stays 0.05
+    run(core, backend, 3)
+    core.command(P, ["a"], [0.2])  # fed at 0.03: expiry 0.08
+    assert core.quiet_until() == pytest.approx(0.08)
+    run(core, backend, 4)  # cycles at 0.04 .. 0.07, before it: nothing happens
+    assert backend.timeouts == []
+    run(core, backend, 1)
+    assert backend.timeouts == [pytest.approx(0.08)]
+    assert core.quiet_until() == math.inf  # fired: quiet until the next command
+    core.follow(ramp(duration=0.05))
+    assert core.quiet_until() == -math.inf  # a trajectory: every cycle samples it
+    run(core, backend, 7)
+    assert not core.following
+    assert core.quiet_until() == pytest.approx(backend.time + 0.05 - DT)  # fed by its last cycle
+    core.disarm_timeout()
+    assert core.quiet_until() == math.inf

@@ -595,6 +595,165 @@ def test_run_steps_publishes_every_step_in_order(ros_env: dict[str, str]) -> Non
         rclpy.try_shutdown(context=context)
 
 
+class _Record:
+    """Stands in for a publisher: (topic, stamp, the numbers) of every message, in order."""
+
+    def __init__(self, log: list[tuple[str, float, tuple[float, ...]]], topic: str,
+                 msg_type: Any) -> None:
+        self.log, self.topic, self.msg_type = log, topic, msg_type
+
+    def publish(self, msg: Any) -> None:
+        from rclpy.serialization import deserialize_message
+
+        if isinstance(msg, bytes):
+            msg = deserialize_message(msg, self.msg_type)
+        if self.topic == "/clock":
+            stamp, numbers = msg.clock, ()
+        elif self.topic == "/tf":
+            stamp = msg.transforms[0].header.stamp
+            numbers = tuple(x for t in msg.transforms for x in (
+                t.transform.translation.x, t.transform.translation.y,
+                t.transform.translation.z, t.transform.rotation.x, t.transform.rotation.y,
+                t.transform.rotation.z, t.transform.rotation.w))
+        else:
+            stamp = msg.header.stamp
+            numbers = (*msg.position, *msg.velocity, *msg.effort)
+        self.log.append((self.topic, stamp.sec + 1e-9 * stamp.nanosec, numbers))
+
+
+@pytest.mark.parametrize("engine", ["dart", "mujoco"])
+def test_batched_stepping_publishes_what_single_steps_do(
+        ros_env: dict[str, str], tmp_path: Path, engine: str) -> None:
+    """Steps handed to the engine in batches between events publish the same messages.
+
+    Two nodes on one world: one steps as it does (batches up to the next publication or
+    core event), the other one step at a time with a core cycle before each (the node as
+    it stepped before batching). Same joint_states, /tf and /clock, same stamps, same
+    numbers bit for bit, same order; the command timeout fires on the same step; a
+    trajectory is sampled on every step. Rates that are not divisors of each other.
+    """
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    del ros_env
+    world = tmp_path / "pendulum.skel"
+    world.write_text(WORLD)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        batched = _stepping_run(context, world, engine, batched=True)
+        single = _stepping_run(context, world, engine, batched=False)
+    finally:
+        rclpy.try_shutdown(context=context)
+    assert batched.steps == single.steps
+    assert [m[:2] for m in batched.log] == [m[:2] for m in single.log]  # topics, stamps
+    assert batched.log == single.log  # and every number, bit for bit
+    assert len(batched.log) > 50
+    # It fires in the cycle of the 38th step (0.038 s >= 0.0375 s) after the start, after
+    # the command, and after the trajectory's last cycle fed it.
+    assert batched.timeouts == single.timeouts
+    assert len(batched.timeouts) == 3
+    assert batched.timeouts[:2] == [37, 123 + 37]
+    assert batched.following == single.following  # a trajectory: a cycle on every step
+    assert batched.following[-1] >= 30
+    # Batched: one engine call per event (/clock, joint_states, /tf, controller_state,
+    # the timeout), not one per step.
+    assert batched.quiet_calls <= 123 // 4
+
+
+@dataclass
+class _SteppingRun:
+    log: list[tuple[str, float, tuple[float, ...]]] = field(default_factory=list)
+    timeouts: list[int] = field(default_factory=list)  # steps taken when it fired
+    calls: list[int] = field(default_factory=list)  # engine.step(n) calls: n
+    quiet_calls: int = 0  # engine calls over the first 123 steps (nothing commanded)
+    following: list[int] = field(default_factory=list)  # observer cycles after each call
+    steps: int = 0
+
+
+def _stepping_run(context: Any, world: Path, engine: str, *, batched: bool) -> _SteppingRun:
+    """123 steps with nothing commanded, a command the timeout drops, a trajectory."""
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    from skel_ros.nodes.sim_node import SimNode
+
+    run = _SteppingRun()
+    node = SimNode(context=context, start=False, node_name=f"sim_{int(batched)}",
+                   parameter_overrides=[
+        Parameter("skel_file", value=str(world)), Parameter("engine", value=engine),
+        Parameter("hold_initial", value=False), Parameter("joint_states_rate", value=70.0),
+        Parameter("tf_rate", value=30.0), Parameter("command_timeout", value=0.0375)])
+    node._clock_out._pub = _Record(run.log, "/clock", Clock)  # type: ignore[assignment]
+    node.io._joint_states_pub = _Record(run.log, "joint_states", JointState)  # type: ignore[assignment]
+    node.io._tf_pub = _Record(run.log, "/tf", TFMessage)  # type: ignore[assignment]
+    step, on_timeout = node.engine.step, node.backend.on_timeout
+
+    def counted(n: int = 1) -> None:
+        run.calls.append(n)
+        step(n)
+
+    def spy(now: float, timeout: float) -> str:
+        run.timeouts.append(node.steps_taken)
+        return str(on_timeout(now, timeout))
+
+    node.engine.step = counted  # type: ignore[method-assign]
+    node.backend.on_timeout = spy  # type: ignore[method-assign]
+    if not batched:
+        node._step_once = _one_step_at_a_time(node)  # type: ignore[method-assign]
+    assert node.run_steps(123) == 123  # nothing commanded
+    run.quiet_calls = len(run.calls)
+    node._on_joint_command(JointState(name=["pendulum/hinge"], position=[0.4]))
+    assert node.run_steps(80) == 80  # the timeout drops it on its step
+    assert node.engine.commands() == {}
+    core = node.core
+    observer = _CycleCounter(0.03)
+    core.follow(_hinge_trajectory(core, 0.03), None, observer)
+    while core.following and len(run.following) < 100:
+        node.run_steps(1 + len(run.following) % 3)
+        run.following.append(observer.cycles)
+    node.run_steps(47)
+    run.steps = node.steps_taken
+    node.destroy_node()
+    return run
+
+
+class _CycleCounter:
+    """A trajectory observer that counts the core's cycles and ends it after its duration."""
+
+    def __init__(self, duration: float) -> None:
+        self.duration = duration
+        self.cycles = 0
+
+    def on_cycle(self, _now: float, elapsed: float, *_args: object) -> Any:
+        from skel_ros.core import FollowOutcome
+
+        self.cycles += 1
+        return (FollowOutcome.SUCCEEDED, "done") if elapsed > self.duration else None
+
+    def on_end(self, *_args: object) -> None:
+        return
+
+
+def _one_step_at_a_time(node: Any) -> Any:
+    """The node's step as it was before batching: one step, its core cycle before it."""
+    step_once = node._step_once
+
+    def one(count: int = 1, *, publish_all: bool = False) -> None:
+        for _ in range(count):
+            step_once(publish_all=publish_all)
+
+    return one
+
+
+def _hinge_trajectory(core: Any, duration: float) -> Any:
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    return PointTrajectory(["pendulum/hinge"], [TrajectoryPoint(duration, (0.2,))],
+                           core.start_positions(["pendulum/hinge"]))
+
+
 def test_the_node_drives_its_robot_core(ros_env: dict[str, str]) -> None:
     """Messages reach the core; the core's cycle runs once per step in simulated time.
 

@@ -9,6 +9,7 @@ or from the controller's design (critically damped, natural frequency
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from skel_ros.sim import (
 )
 
 DATA = Path(__file__).resolve().parent / "data"
+REPO = Path(__file__).resolve().parents[2]
 DT = 0.001
 MASS, ARM = 1.0, 0.5  # the pendulum's point-like link: 1 kg at 0.5 m from the hinge
 GRAVITY = 9.81
@@ -658,3 +660,39 @@ def test_state_is_positions_velocities_and_efforts() -> None:
     np.testing.assert_array_equal(e, engine.efforts())
     e[:] = 1e9  # fresh arrays: the engine's record is untouched
     assert not np.any(engine.efforts() == 1e9)
+
+
+def _batch_worlds() -> list[str]:
+    """Worlds for step(n) == n single steps: servo efforts, two skeletons, contacts."""
+    corpus = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus"))
+    fullbody = corpus / "data" / "skel" / "fullbody1.skel"  # DART's, with contacts
+    return ["servo pendulum", str(DATA / "two_arms.skel"),
+            *([str(fullbody)] if fullbody.is_file() else [])]
+
+
+def _batch_world(name: str) -> SimEngine:
+    return engine_of(pendulum("servo")) if name == "servo pendulum" else SimEngine(
+        load_skel(Path(name)))
+
+
+@pytest.mark.parametrize("name", _batch_worlds())
+@pytest.mark.parametrize("held", [False, True], ids=["nothing held", "holding"])
+def test_n_steps_at_once_are_n_single_steps(name: str, held: bool) -> None:
+    """step(n) (DART's own world.step() when no command is held) equals n step() calls.
+
+    Bit for bit: positions, velocities, time, and the efforts of the last step (an
+    uncommanded servo's are its motor's force, not 0).
+    """
+    one, batched = _batch_world(name), _batch_world(name)
+    if held:
+        one.hold_initial_positions()
+        batched.hold_initial_positions()
+    for k in (1, 7, 13, 50):
+        for _ in range(k):
+            one.step()
+        batched.step(k)
+        assert batched.time == one.time
+        for a, b in zip(batched.state(), one.state(), strict=True):
+            np.testing.assert_array_equal(a, b)
+    if name == "servo pendulum" and not held:
+        assert np.any(one.efforts() != 0.0)

@@ -265,3 +265,41 @@ def test_limit_enforcement_switches() -> None:
     trajectory(engine, 500)
     assert engine.positions()[0] < -0.5
     assert not engine.limits_enforced
+
+
+@pytest.mark.parametrize("world", ["servo pendulum", "floating", *map(str, EXAMPLES)])
+@pytest.mark.parametrize("held", [False, True], ids=["nothing held", "holding"])
+def test_n_steps_at_once_are_n_single_steps(world: str, held: bool) -> None:
+    """step(n) equals n step() calls bit for bit; with nothing to compute per step it is
+    one ``mj_step(..., nstep=n)`` (MuJoCo repeats its step), with a command held n calls.
+    """
+    def build() -> MujocoEngine:
+        if world == "servo pendulum":
+            return mujoco_of(pendulum("servo"))
+        if world == "floating":
+            return mujoco_of(FLOATING)
+        return MujocoEngine(load_model(Path(world)))
+
+    one, batched = build(), build()
+    if held:
+        one.hold_initial_positions()
+        batched.hold_initial_positions()
+    calls: list[int] = []
+    mj_step = batched._mj_step
+
+    def counting_step(model: object, data: object, nstep: int = 1) -> None:
+        calls.append(nstep)
+        mj_step(model, data, nstep)
+
+    batched._mj_step = counting_step
+    for k in (1, 7, 13, 50):
+        for _ in range(k):
+            one.step()
+        calls.clear()
+        batched.step(k)
+        assert batched.time == one.time
+        for a, b in zip(batched.state(), one.state(), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert calls == ([1] * k if held and batched.commands() else [k])
+    if world == "servo pendulum" and not held:
+        assert np.any(one.efforts() != 0.0)  # the last step's, not 0
