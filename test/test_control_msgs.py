@@ -69,3 +69,14 @@ def test_controller_state_round_trips() -> None:
     fields = JointTrajectoryControllerState.get_fields_and_field_types()
     for field in ("reference", "feedback", "error", "output"):
         assert fields[field] == "trajectory_msgs/JointTrajectoryPoint"
+
+
+def test_query_trajectory_state_has_the_standard_definition() -> None:
+    from control_msgs.srv import QueryTrajectoryState
+
+    assert QueryTrajectoryState.Request.get_fields_and_field_types() == {
+        "time": "builtin_interfaces/Time"}
+    assert QueryTrajectoryState.Response.get_fields_and_field_types() == {
+        "success": "boolean", "message": "string", "name": "sequence<string>",
+        "position": "sequence<double>", "velocity": "sequence<double>",
+        "acceleration": "sequence<double>"}

@@ -10,11 +10,12 @@ nodes are thin shells over a core. docs/architecture.md shows where it sits.
 from skel_ros.core.backend import ALL_KINDS, Capabilities, RobotBackend, RobotState, gate
 from skel_ros.core.errors import CommandRefused, CoreError
 from skel_ros.core.follower import FollowOutcome, Trajectory, TrajectoryObserver
-from skel_ros.core.robot import CommandResult, CoreLog, LoggingLog, RobotCore
+from skel_ros.core.robot import ActiveTrajectory, CommandResult, CoreLog, LoggingLog, RobotCore
 from skel_ros.core.timeout import CommandTimeout
 
 __all__ = [
     "ALL_KINDS",
+    "ActiveTrajectory",
     "Capabilities",
     "CommandRefused",
     "CommandResult",

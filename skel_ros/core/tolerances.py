@@ -19,6 +19,9 @@ What ros2_control's joint_trajectory_controller (JTC) does with a
   come within their goal tolerance (velocity: ``stopped_velocity_tolerance`` by default)
   before ``goal_time_tolerance`` has passed (else ``GOAL_TOLERANCE_VIOLATED``); a
   ``goal_time_tolerance`` of 0 waits without limit, as JTC does.
+* :func:`query_state` answers JTC's ``query_state`` service (``QueryTrajectoryState``):
+  the active trajectory's desired state at a given time, and whether that time is one
+  the trajectory answers for (from when it was handed in until before its last point).
 
 Where this differs from JTC, on purpose: a goal that names an unknown joint or gives an
 illegal value in its tolerances is refused (``INVALID_GOAL``, the reason in the result's
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
+    from skel_ros.core.robot import ActiveTrajectory
+
     Array = npt.NDArray[np.float64]
 
 __all__ = [
@@ -60,11 +65,13 @@ __all__ = [
     "GoalMonitor",
     "GoalPoint",
     "GoalResult",
+    "StateQuery",
     "StateTolerance",
     "ToleranceRequest",
     "Tolerances",
     "check_goal",
     "check_start",
+    "query_state",
 ]
 
 #: The requested tolerance that erases a default (JointTolerance.msg: "-1 - the tolerance is
@@ -491,3 +498,53 @@ class GoalMonitor:
             self.result = GoalResult(outcome, code, message)
         if self._on_done is not None:
             self._on_done()
+
+
+class StateQuery(NamedTuple):
+    """:func:`query_state`'s answer.
+
+    Attributes:
+        ok: The time is one the active trajectory answers for.
+        message: Why not ("" when ``ok``).
+        sample: Desired positions, velocities and accelerations, in the trajectory's
+            joint order (:attr:`ActiveTrajectory.names`): at the time asked, or its last
+            point when the time is at or after it; None when there is nothing to sample
+            (no trajectory, or a time before it was handed in).
+    """
+
+    ok: bool
+    message: str
+    sample: tuple[Array, Array, Array] | None
+
+
+def query_state(active: ActiveTrajectory | None, time: float) -> StateQuery:
+    """The active trajectory's desired state at ``time``, as JTC's ``query_state`` answers.
+
+    JTC answers for the times from the moment it took the trajectory until before its
+    last point: earlier, the trajectory was not in effect; from the last point on it has
+    played out (JTC then still gives the last point, with ``success`` false). In between
+    the sample is what the core commands at that time: its first sample until its start
+    (a start stamp in the future), then the trajectory.
+
+    Args:
+        active: The trajectory being followed (:attr:`RobotCore.active_trajectory`).
+        time: The time asked, in the core's time base.
+    """
+    if active is None:
+        return StateQuery(ok=False, message="no trajectory is being followed", sample=None)
+    if not time >= active.received:
+        return StateQuery(ok=False, sample=None,
+                          message=f"the time asked ({time:.6f} s) is before the trajectory"
+                                  f" was received ({active.received:.6f} s)")
+    duration = active.trajectory.duration
+    end = active.start + duration
+    if time >= end:
+        return StateQuery(ok=False, sample=_sample(active, duration),
+                          message=f"the time asked ({time:.6f} s) is not before the"
+                                  f" trajectory's last point ({end:.6f} s)")
+    return StateQuery(ok=True, message="", sample=_sample(active, max(time - active.start, 0.0)))
+
+def _sample(active: ActiveTrajectory, t: float) -> tuple[Array, Array, Array]:
+    q, v, a = active.trajectory.sample(t)
+    return (np.asarray(q, dtype=np.float64), np.asarray(v, dtype=np.float64),
+            np.asarray(a, dtype=np.float64))

@@ -15,7 +15,10 @@ the same interface, relative to the node's namespace, ``<controller>`` being the
   checked as a goal with the default tolerances;
 * ``<controller>/controller_state`` (``control_msgs/msg/JointTrajectoryControllerState``):
   reference, feedback and error of the controller's joints, at ``state_publish_rate``,
-  only when there is a new measurement.
+  only when there is a new measurement;
+* the service ``<controller>/query_state`` (``control_msgs/srv/QueryTrajectoryState``):
+  the active trajectory's desired state at a given time (which times it answers for:
+  :func:`~skel_ros.core.tolerances.query_state`).
 
 Threading: the core checks every control cycle in its own thread (the simulation's
 stepping thread, the hardware's control loop) through a
@@ -51,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
+from control_msgs.srv import QueryTrajectoryState
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.action.server import ActionServer, CancelResponse, GoalResponse
 from rclpy.exceptions import ParameterUninitializedException
@@ -69,6 +73,7 @@ from skel_ros.core.tolerances import (
     Tolerances,
     check_goal,
     check_start,
+    query_state,
 )
 from skel_ros.model.limits import CommandKind
 from skel_ros.nodes.errors import NodeSetupError
@@ -299,6 +304,7 @@ class FollowJointTrajectoryServer:
         self._feedback_timer.cancel()
         if state_timer:
             node.create_timer(1.0 / self.settings.state_rate, self.publish_state)
+        node.create_service(QueryTrajectoryState, f"{name}/query_state", self._on_query_state)
         # controller_state: one message, filled in place at each publish.
         self._state_msg = JointTrajectoryControllerState()
         node.get_logger().info(
@@ -463,6 +469,52 @@ class FollowJointTrajectoryServer:
             return
         with self._lock:
             self._following = monitor
+
+    # ---------------------------------------------------------------- query_state
+
+    def _on_query_state(self, request: QueryTrajectoryState.Request,
+                        response: QueryTrajectoryState.Response) -> QueryTrajectoryState.Response:
+        """The desired state of the controller's joints at ``request.time`` (JTC's rules).
+
+        Joints the active trajectory does not move answer the position they are held at.
+        When the trajectory has nothing to say (none, or a time before it was received) the
+        answer is the measured state (NaN where not fresh), as JTC answers its current one;
+        when the controller cannot move (hardware disabled) it is empty, as JTC's when the
+        controller is inactive.
+        """
+        names = self.settings.joints
+        dofs = [self._to_core[n] for n in names]
+        time = stamp_to_seconds(request.time) - self._offset()
+        with self._core_lock:
+            refusal = self.core.backend.refusal()
+            if refusal:
+                response.success = False
+                response.message = f"the controller is not active: {refusal}"
+                return response
+            active = self.core.active_trajectory
+            answer = query_state(active, time)
+            held = np.asarray(self.core.start_positions(dofs), dtype=np.float64)
+            state = self.core.read()
+        response.success = answer.ok
+        response.message = answer.message
+        response.name = list(names)
+        if active is None or answer.sample is None:
+            index = [self.core.index[n] for n in dofs]
+            fresh = state.fresh[index]
+            response.position = float64_array(np.where(fresh, state.positions[index], np.nan))
+            v = np.where(fresh, state.velocities[index], np.nan)
+            response.velocity = float64_array(() if np.isnan(v).all() else v)
+            return response
+        q, v, a = held, np.zeros(len(dofs)), np.zeros(len(dofs))
+        where = {n: i for i, n in enumerate(active.names)}
+        for k, dof in enumerate(dofs):
+            i = where.get(dof)
+            if i is not None:
+                q[k], v[k], a[k] = (x[i] for x in answer.sample)
+        response.position = float64_array(q)
+        response.velocity = float64_array(v)
+        response.acceleration = float64_array(a)
+        return response
 
     # ---------------------------------------------------------------- feedback, state
 

@@ -19,6 +19,7 @@ from skel_ros.core.tolerances import (
     Tolerances,
     check_goal,
     check_start,
+    query_state,
 )
 from skel_ros.trajectory import PointTrajectory, TrajectoryPoint
 
@@ -293,3 +294,46 @@ def test_over_the_core_a_joint_that_cannot_arrive_violates_the_goal_tolerance() 
     monitor = _follow(backend, tol, 0.9, 0.5)
     assert monitor.result is not None
     assert monitor.result.code is ErrorCode.GOAL_TOLERANCE_VIOLATED, monitor.result
+
+
+# ------------------------------------------------------------------ query_state
+
+def test_query_state_answers_from_receipt_until_before_the_last_point() -> None:
+    """JTC's query_state: no trajectory or a time before it was taken: no sample; from then
+    until before the last point: what the core commands (its first sample until a future
+    start); from the last point on: the last point, not ok."""
+    backend = NumpyBackend()
+    core = RobotCore(backend)
+    assert query_state(core.active_trajectory, 0.0) == (
+        False, "no trajectory is being followed", None)
+    backend.time = 2.0
+    trajectory = PointTrajectory(["b", "a"], [TrajectoryPoint(1.0, (0.4, -0.2)),
+                                              TrajectoryPoint(2.0, (0.6, -0.6))],
+                                 core.start_positions(["b", "a"]))
+    core.follow(trajectory, start=3.0)  # starts 1 s after it was received
+    active = core.active_trajectory
+    assert active is not None
+    assert (active.names, active.start, active.received) == (("b", "a"), 3.0, 2.0)
+
+    before = query_state(active, 1.999)
+    assert (before.ok, before.sample) == (False, None)
+    assert "before the trajectory was received (2.000000 s)" in before.message
+    waiting = query_state(active, 2.5)  # received, not started: held at its first sample
+    assert waiting.ok
+    assert waiting.sample is not None
+    np.testing.assert_array_equal(waiting.sample[0], [0.0, 0.0])
+    for t in (3.0, 3.25, 4.0, 4.9):
+        answer = query_state(active, t)
+        assert answer.ok, t
+        assert answer.sample is not None
+        expected = trajectory.sample(t - 3.0)
+        for got, want in zip(answer.sample, expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    for t in (5.0, 60.0):  # the last point, JTC's "played out": not ok, its values given
+        answer = query_state(active, t)
+        assert not answer.ok
+        assert "not before the trajectory's last point (5.000000 s)" in answer.message
+        assert answer.sample is not None
+        np.testing.assert_allclose(answer.sample[0], [0.6, -0.6], rtol=0, atol=1e-12)
+    core.cancel_trajectory()
+    assert core.active_trajectory is None

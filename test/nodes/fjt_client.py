@@ -24,6 +24,8 @@ class ActionProbe:
         from trajectory_msgs.msg import JointTrajectory
 
         self.node = Node("fjt_probe", namespace=namespace, context=context)
+        self.controller = controller
+        self._query: Any = None
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self.client = ActionClient(self.node, FollowJointTrajectory,
@@ -61,6 +63,21 @@ class ActionProbe:
         sent = self.send(goal)
         status, result = self.wait(sent)
         return status, result, sent
+
+    def query_state(self, seconds: float) -> Any:
+        """The reply of ``<controller>/query_state`` for a time (seconds, the node's clock)."""
+        from control_msgs.srv import QueryTrajectoryState
+
+        from skel_ros.nodes.names import stamp_from_seconds
+
+        if self._query is None:
+            self._query = self.node.create_client(QueryTrajectoryState,
+                                                  f"{self.controller}/query_state")
+            self.spin_until(self._query.service_is_ready, "the query_state service")
+        future = self._query.call_async(QueryTrajectoryState.Request(
+            time=stamp_from_seconds(seconds)))
+        self.spin_until(future.done, "the reply of query_state")
+        return future.result()
 
     def cancel(self, goal: Goal) -> Any:
         future = goal.handle.cancel_goal_async()

@@ -220,6 +220,48 @@ def test_controller_state_and_the_topic(rig: tuple[LaggingRobot, ActionProbe]) -
     assert list(probe.states[-1].reference.positions) == pytest.approx([-0.35, 0.25], abs=1e-6)
 
 
+def test_query_state(rig: tuple[LaggingRobot, ActionProbe]) -> None:
+    """<controller>/query_state answers as JTC's: the trajectory's desired state at a time
+    from its receipt until before its last point; else success false (the last point after
+    it; the measured state with no trajectory or before it; nothing when inactive)."""
+    robot, probe = rig
+    goal = probe.send(make_goal(["b", "a"], [(20.0, [0.9, -0.9])]))
+    probe.spin_until(lambda: bool(goal.feedback), "feedback while moving")
+    active = robot.core.active_trajectory
+    assert active is not None
+    for t in (0.5, 7.25):
+        reply = probe.query_state(active.start + t)
+        assert reply.success, reply.message
+        assert list(reply.name) == ["a", "b"]  # the controller's joints, its order
+        q, v, a = active.trajectory.sample(t)  # the goal's order: b, a
+        assert list(reply.position) == pytest.approx([q[1], q[0]], abs=1e-9)
+        assert list(reply.velocity) == pytest.approx([v[1], v[0]], abs=1e-9)
+        assert list(reply.acceleration) == pytest.approx([a[1], a[0]], abs=1e-9)
+    reply = probe.query_state(active.start + 25.0)
+    assert not reply.success
+    assert "not before the trajectory's last point" in reply.message
+    assert list(reply.position) == pytest.approx([-0.9, 0.9], abs=1e-9)
+    reply = probe.query_state(active.received - 0.5)
+    assert not reply.success
+    assert "before the trajectory was received" in reply.message
+    assert len(reply.position) == 2  # the measured state
+    assert probe.cancel(goal).return_code == 0
+    probe.wait(goal)
+    reply = probe.query_state(robot.core.now())
+    assert (reply.success, reply.message) == (False, "no trajectory is being followed")
+    with robot.core.lock:
+        measured = robot.backend.q[:2].tolist()
+    assert list(reply.position) == pytest.approx(measured, abs=1e-9)  # held: not moving
+    robot.backend.refused = "torque off"
+    try:
+        reply = probe.query_state(robot.core.now())
+    finally:
+        robot.backend.refused = ""
+    assert not reply.success
+    assert reply.message == "the controller is not active: torque off"
+    assert list(reply.name) == list(reply.position) == []
+
+
 # ------------------------------------------------------------------ parameters
 
 def _settings(context: Any, **overrides: Any) -> Any:
