@@ -43,6 +43,8 @@ from skel_ros.model.types import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from skel_ros.model.transforms import Rigid
+
 Diagonal = tuple[float, float, float]
 
 
@@ -201,7 +203,7 @@ def shape_inertia(geometry: Geometry, mass: float) -> Array:
 
 
 def moment_from_shapes(
-    mass: float, com: Array, shapes: Sequence[tuple[Geometry, Array]]
+    mass: float, com: Sequence[float], shapes: Sequence[tuple[Geometry, Rigid]]
 ) -> Array | None:
     """DART 6.20's moment of inertia about ``com`` from rigid shapes.
 
@@ -210,9 +212,9 @@ def moment_from_shapes(
 
     Args:
         mass: Body mass.
-        com: Declared centre of mass (body frame).
-        shapes: (geometry, 4x4 pose in the body frame) of every rigid shape,
-            visual and collision alike.
+        com: Declared centre of mass (body frame), x y z.
+        shapes: (geometry, pose in the body frame as a :data:`Rigid`) of every
+            rigid shape, visual and collision alike.
 
     Returns:
         The 3x3 moment, or None when DART keeps the identity (mass <= 0 or no
@@ -227,18 +229,15 @@ def moment_from_shapes(
     total = sum(weights)
     cx = cy = cz = 0.0
     masses = []
-    poses = []
-    for w, (_, pose) in zip(weights, shapes, strict=True):
+    for w, (_, p) in zip(weights, shapes, strict=True):
         m = mass * w / total
-        p = np.asarray(pose)[:3].ravel().tolist()  # the top three rows, row-major
         masses.append(m)
-        poses.append(p)
         cx += m * p[3]
         cy += m * p[7]
         cz += m * p[11]
     cx, cy, cz = cx / mass, cy / mass, cz / mass
     i00 = i01 = i02 = i10 = i11 = i12 = i20 = i21 = i22 = 0.0
-    for m, (geometry, _), p in zip(masses, shapes, poses, strict=True):
+    for m, (geometry, p) in zip(masses, shapes, strict=True):
         r00, r01, r02, x, r10, r11, r12, y, r20, r21, r22, z = p
         diagonal = _shape_diagonal(geometry, m)
         if diagonal is None:  # a pyramid: R I R^T
@@ -263,7 +262,7 @@ def moment_from_shapes(
         _add_point_mass(moment, m, x - cx, y - cy, z - cz)
         i00, i01, i02, i10, i11, i12, i20, i21, i22 = moment
     moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
-    x, y, z = np.asarray(com)[:3].tolist()
+    x, y, z = com
     _add_point_mass(moment, mass, x - cx, y - cy, z - cz)
     out = np.array(moment)
     out.shape = (3, 3)

@@ -527,25 +527,21 @@ class _BodyDraft:
     soft: SoftShape | None
 
 
-@dataclass
+@dataclass(slots=True)
 class _DofDraft:
-    """A DOF's settings while its joint is read: the defaults until the file sets them."""
+    """A DOF while its joint is read: the name and the settings the file gives.
 
-    name: str | None = None
-    position_lower: float = -math.inf
-    position_upper: float = math.inf
-    velocity_lower: float = -math.inf
-    velocity_upper: float = math.inf
-    acceleration_lower: float = -math.inf
-    acceleration_upper: float = math.inf
-    force_lower: float = -math.inf
-    force_upper: float = math.inf
-    initial_position: float = 0.0
-    initial_velocity: float = 0.0
-    damping: float = 0.0
-    coulomb_friction: float = 0.0
-    spring_stiffness: float = 0.0
-    rest_position: float = 0.0
+    ``settings`` maps :class:`Dof` field names (``damping``, ``position_lower``, ...)
+    to the values read; the fields the file does not set keep ``Dof``'s defaults.
+    """
+
+    name: str | None
+    settings: dict[str, float]
+
+
+def _dof_drafts(n: int) -> list[_DofDraft]:
+    """``n`` DOF drafts with nothing set yet."""
+    return [_DofDraft(None, {}) for _ in range(n)]
 
 
 @dataclass(slots=True)
@@ -734,7 +730,7 @@ def _implicit_root(body: _BodyDraft) -> _JointDraft:
         euler_order=None,
         plane=None,
         plane_axes=[],
-        dofs=[_DofDraft() for _ in range(6)],
+        dofs=_dof_drafts(6),
         suffixes=_FREE_KIND.suffixes,
         implicit=True,
     )
@@ -996,28 +992,29 @@ _GEOMETRY_PARSERS = {
 
 def _parse_shape(
     el: Element, r: _SkelReader, role: ShapeRole, name: str, *, base_dir: Path | None, path: str
-) -> Shape:
-    """The shape ``el``, whose element path is ``path``."""
+) -> tuple[Shape, Rigid]:
+    """The shape ``el``, whose element path is ``path``, and its pose in the body."""
     visual = role is ShapeRole.VISUAL
     kids = r.index(el, _VISUAL_KNOWN if visual else _COLLISION_KNOWN)
     geom = r.need(kids, el, "geometry", "DART crashes on a shape without geometry")
     geometry = _parse_geometry(geom, r, base_dir)
-    transform = _optional_transform(kids, r)
+    pose = _transform(kids, r)
     color = None
     collidable = True
     if visual and "color" in kids:
         color = _shape_color(kids["color"], r)
     if not visual and "collidable" in kids:
         collidable = _collidable(kids["collidable"], r)
-    return Shape(
+    shape = Shape(
         name=name,
         role=role,
         geometry=geometry,
-        transform=transform,
+        transform=IDENTITY4 if pose is None else rigid_to_matrix(pose),
         color=color,
         collidable=collidable,
         location=r.loc(el, path),
     )
+    return shape, RIGID_IDENTITY if pose is None else pose
 
 
 def _shape_color(c: Element, r: _SkelReader) -> Array | None:
@@ -1068,7 +1065,7 @@ def _parse_joint(
     )
 
     n = kind.num_dofs
-    dofs = [_DofDraft() for _ in range(n)]
+    dofs = _dof_drafts(n)
     euler_order, plane, plane_axes, suffixes = _joint_layout(el, r, name, kind)
     if kind.with_xyz or (kind.axes_read and not kids.keys().isdisjoint(_AXIS_ELEMENTS)):
         axes, pitch = _parse_axes(el, r, kids, name, kind=kind, dofs=dofs)
@@ -1323,7 +1320,7 @@ def _parse_axis_dynamics(
     damping = kids.get("damping")
     if damping is not None:
         r.warn("<damping> directly under <axis> is deprecated; put it in <dynamics>", damping)
-        dof.damping = r.number(damping)
+        dof.settings["damping"] = r.number(damping)
     dyn = kids.get("dynamics")
     if dyn is not None:
         _read_dynamics(dyn, r, dof)
@@ -1352,9 +1349,9 @@ def _parse_limit(limit: Element, r: _SkelReader, dof: _DofDraft) -> None:
         elif isinstance(tag, str):
             r.warn(f"unknown element <{tag}> in <limit> is ignored by DART", child)
     if lo is not None:
-        dof.position_lower = r.number(lo, finite=False)
+        dof.settings["position_lower"] = r.number(lo, finite=False)
     if hi is not None:
-        dof.position_upper = r.number(hi, finite=False)
+        dof.settings["position_upper"] = r.number(hi, finite=False)
 
 
 # The children of <dynamics> (and of <dof>) read, and the DOF setting each one gives.
@@ -1382,7 +1379,7 @@ def _read_dynamics(el: Element, r: _SkelReader, dof: _DofDraft) -> None:
         for tag, attr in _DYNAMICS_FIELDS:
             e = first.get(tag)
             if e is not None:
-                setattr(dof, attr, r.number(e))
+                dof.settings[attr] = r.number(e)
 
 
 def _parse_dof_settings(
@@ -1419,7 +1416,7 @@ def _parse_init(
             )
         values = r.vector(e, n)
     for dof, v in zip(dofs, values, strict=True):
-        setattr(dof, attr, v)
+        dof.settings[attr] = v
 
 
 def _dof_index(el: Element, r: _SkelReader, n: int, joint_name: str) -> int | None:
@@ -1480,13 +1477,13 @@ def _parse_dof_bounds(e: Element, r: _SkelReader, dof: _DofDraft, kind: str) -> 
     for bound, attr in (("lower", f"{kind}_lower"), ("upper", f"{kind}_upper")):
         v = r.number_attribute(e, bound)
         if v is not None:
-            setattr(dof, attr, v)
+            dof.settings[attr] = v
     init = r.number_attribute(e, "initial")
     if init is not None:
         if kind == "position":
-            dof.initial_position = init
+            dof.settings["initial_position"] = init
         elif kind == "velocity":
-            dof.initial_velocity = init
+            dof.settings["initial_velocity"] = init
     for attr_name in e.attrib:
         if attr_name not in ("lower", "upper", "initial"):
             r.warn(f'attribute {attr_name}="..." of <{kind}> is ignored by DART', e)
@@ -1521,27 +1518,23 @@ def _build_skeleton(
         first = len(dofs)
         dof_list = []
         for k, draft in enumerate(jd.dofs):
-            settings = dict(vars(draft))  # the fields, in order
-            given_name = settings.pop("name")
-            if given_name is not None:
-                base, preserved = given_name, True
+            if draft.name is not None:
+                base, preserved = draft.name, True
             else:
                 suffix = jd.suffixes[k]
                 base = "default" if suffix is None else jname + suffix
                 preserved = False
-            dname = dof_names.issue(base)
-            dofs.append(
-                Dof(
-                    name=dname,
-                    index=len(dofs),
-                    joint=jname,
-                    index_in_joint=k,
-                    **settings,
-                    name_preserved=preserved,
-                )
+            dof = Dof(
+                name=dof_names.issue(base),
+                index=len(dofs),
+                joint=jname,
+                index_in_joint=k,
+                name_preserved=preserved,
+                **draft.settings,
             )
-            dof_list.append(dname)
-            _check_dof(draft, dname, r, jd.el)
+            dofs.append(dof)
+            dof_list.append(dof.name)
+            _check_dof(dof, r, jd.el)
         joints.append(
             Joint(
                 name=jname,
@@ -1580,8 +1573,9 @@ def _build_skeleton(
     )
 
 
-def _check_dof(dof: _DofDraft, name: str, r: _SkelReader, el: Element) -> None:
+def _check_dof(dof: Dof, r: _SkelReader, el: Element) -> None:
     """Warn about limits in the wrong order and an initial position outside its limits."""
+    name = dof.name
     for kind, lo, hi in (
         ("position", dof.position_lower, dof.position_upper),
         ("velocity", dof.velocity_lower, dof.velocity_upper),
@@ -1609,6 +1603,7 @@ def _build_body(
     marker_names: _NameManager,
 ) -> Body:
     shapes: list[Shape] = []
+    poses: list[Rigid] = []  # of the shapes, in the body
     for shape_els, role, suffix in (
         (draft.visual, ShapeRole.VISUAL, " - visual shape"),
         (draft.collision, ShapeRole.COLLISION, " - collision shape"),
@@ -1616,8 +1611,10 @@ def _build_body(
         for shape_el in shape_els:
             name = shape_names.issue(draft.name + suffix)
             shape_path = r.child_path(draft.path, shape_el)
-            shapes.append(_parse_shape(shape_el, r, role, name, base_dir=base_dir, path=shape_path))
-    moment, from_shapes = _body_moment(draft, shapes, r)
+            shape, pose = _parse_shape(shape_el, r, role, name, base_dir=base_dir, path=shape_path)
+            shapes.append(shape)
+            poses.append(pose)
+    moment, from_shapes = _body_moment(draft, shapes, poses, r)
     markers = tuple(Marker(marker_names.issue(m_name), offset) for m_name, offset in draft.markers)
     return Body(
         name=draft.name,
@@ -1635,15 +1632,22 @@ def _build_body(
     )
 
 
-def _body_moment(draft: _BodyDraft, shapes: list[Shape], r: _SkelReader) -> tuple[Array, bool]:
-    """The body's read-only moment of inertia, and whether it was computed from its shapes."""
+def _body_moment(
+    draft: _BodyDraft, shapes: list[Shape], poses: list[Rigid], r: _SkelReader
+) -> tuple[Array, bool]:
+    """The body's read-only moment of inertia, and whether it was computed from its shapes.
+
+    ``poses`` are the shapes' poses in the body.
+    """
     if draft.moment is not None:
         return draft.moment, False
     if not draft.has_inertia:
         return _IDENTITY3, False
     try:
         computed = inertia_mod.moment_from_shapes(
-            draft.mass, draft.com, [(shape.geometry, shape.transform) for shape in shapes]
+            draft.mass,
+            draft.com.tolist(),
+            [(shape.geometry, pose) for shape, pose in zip(shapes, poses, strict=True)],
         )
     except (OverflowError, ZeroDivisionError):  # float ** on a huge size, 0 volume
         computed = np.full((3, 3), math.nan)

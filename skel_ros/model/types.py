@@ -9,6 +9,7 @@ simulation node and the hardware node run exactly the joint model DART would.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -64,7 +65,7 @@ def frozen_array(values: object, shape: tuple[int, ...] | None = None) -> Array:
     """Return a read-only float64 copy of ``values`` (optionally reshaped)."""
     arr = np.array(values, dtype=np.float64)
     if shape is not None:
-        arr = arr.reshape(shape)
+        arr.shape = shape  # a fresh array: reshaped in place
     arr.setflags(write=False)
     return arr
 
@@ -352,27 +353,27 @@ class Body:
 class Dof:
     """One degree of freedom, in DART's order.
 
-    Limits default to +-inf, everything else to 0.
+    Limits default to +-inf, everything else to 0 (DART's defaults).
     """
 
     name: str
     index: int
     joint: str
     index_in_joint: int
-    position_lower: float
-    position_upper: float
-    velocity_lower: float
-    velocity_upper: float
-    acceleration_lower: float
-    acceleration_upper: float
-    force_lower: float
-    force_upper: float
-    initial_position: float
-    initial_velocity: float
-    damping: float
-    coulomb_friction: float
-    spring_stiffness: float
-    rest_position: float
+    position_lower: float = -math.inf
+    position_upper: float = math.inf
+    velocity_lower: float = -math.inf
+    velocity_upper: float = math.inf
+    acceleration_lower: float = -math.inf
+    acceleration_upper: float = math.inf
+    force_lower: float = -math.inf
+    force_upper: float = math.inf
+    initial_position: float = 0.0
+    initial_velocity: float = 0.0
+    damping: float = 0.0
+    coulomb_friction: float = 0.0
+    spring_stiffness: float = 0.0
+    rest_position: float = 0.0
     name_preserved: bool = False
 
 

@@ -30,8 +30,6 @@ Element: TypeAlias = etree._Element  # noqa: SLF001 - lxml's element type (Any: 
 # superscripts), which std::stod rejects.
 _NUMBER_TEXT = r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)"
 _NUMBER = re.compile(_NUMBER_TEXT + r"\Z", re.IGNORECASE | re.ASCII)
-# Such numbers separated by single spaces: a vector's tokens checked in one match.
-_NUMBERS = re.compile(rf"{_NUMBER_TEXT}(?: {_NUMBER_TEXT})*\Z", re.IGNORECASE | re.ASCII)
 _INTEGER = re.compile(r"[+-]?\d+\Z", re.ASCII)
 _MAX_INTEGER_CHARS = 12  # checked before int(), which refuses more than 4300 digits
 _MAX_INTEGER = 1_000_000
@@ -48,14 +46,32 @@ _HEX_NUMBER = re.compile(
 )
 
 
+def _decimals(tokens: list[str]) -> list[float] | None:
+    """The values of ``tokens`` when every one is a number :data:`_NUMBER` matches, else None.
+
+    ``float()`` reads a superset of those numbers: it also takes ``_`` between digits,
+    other scripts' digits and surrounding whitespace. On ASCII tokens without ``_`` or
+    whitespace (tokens of ``str.split()``) it reads exactly them, so one ``float()``
+    per token both checks and converts (no pattern match per token).
+    """
+    joined = "".join(tokens)
+    if not joined.isascii() or "_" in joined:
+        return None
+    try:
+        return list(map(float, tokens))
+    except ValueError:
+        return None
+
+
 def parse_stod(token: str) -> float | None:
     """:func:`parse_number`, plus the hexadecimal floats ``std::stod`` reads.
 
     DART reads every SKEL number with ``std::stod``; CASPR's MATLAB reader takes no
     hexadecimal floats, so :func:`parse_number` stays without them.
     """
-    if _NUMBER.match(token):
-        return float(token)
+    values = _decimals([token]) if token == token.strip() else None
+    if values is not None:
+        return values[0]
     if _HEX_NUMBER.match(token):
         try:
             return float.fromhex(token)
@@ -182,7 +198,9 @@ class XmlReader:
 
     def tokens(self, el: Element) -> list[str]:
         """Whitespace-separated tokens of the text of ``el`` (raise if empty)."""
-        text = self.text(el)
+        text = (el.text or "").strip()
+        if not text:
+            raise SkelValueError(f"<{el.tag}> is empty", self.loc(el))
         if "," in text:
             raise SkelValueError(
                 f"<{el.tag}> text {text[:60]!r} contains commas",
@@ -232,17 +250,16 @@ class XmlReader:
         ignored by DART, so they are dropped with a warning.
         """
         toks = self.tokens(el)
-        if len(toks) < size:
-            raise SkelValueError(
-                f"<{el.tag}> holds {len(toks)} number(s) where {size} are required",
-                self.loc(el),
-            )
-        if len(toks) > size:
+        if len(toks) != size:
+            if len(toks) < size:
+                raise SkelValueError(
+                    f"<{el.tag}> holds {len(toks)} number(s) where {size} are required",
+                    self.loc(el),
+                )
             self.warn(f"<{el.tag}> holds {len(toks)} numbers; DART reads the first {size}", el)
-        toks = toks[:size]
-        if _NUMBERS.match(" ".join(toks)):  # every token a decimal number: one check
-            values = list(map(float, toks))
-        else:  # hexadecimal floats, or the first token that is no number says why
+            toks = toks[:size]
+        values = _decimals(toks)
+        if values is None:  # hexadecimal floats, or the first token that is no number says why
             values = [self._number(t, el) for t in toks]
         if not all(map(math.isfinite, values)) or (positive and min(values) <= 0.0):
             for v in values:  # the first value that fails a check says why

@@ -20,7 +20,7 @@ from lxml import etree
 from skel_ros.model import SkelError, SkelValueError, load_skel, skel_parser
 from skel_ros.model.inertia import moment_from_shapes
 from skel_ros.model.meshes import mesh_bounds
-from skel_ros.model.transforms import rigid_from_skel, rigid_to_matrix
+from skel_ros.model.transforms import RIGID_IDENTITY, rigid_from_skel
 from skel_ros.model.types import Box, Dof, Joint, frozen_array
 from skel_ros.model.xmlread import XmlReader
 
@@ -122,10 +122,9 @@ def test_each_body_gets_the_moment_of_its_own_shapes(
         world.skeletons[0].bodies, (first, second), strict=True
     ):
         box = Box(frozen_array([float(v) for v in size.split()]))
-        matrix = rigid_to_matrix(rigid_from_skel([float(v) for v in pose.split()]))
+        rigid = rigid_from_skel([float(v) for v in pose.split()])
         expected = moment_from_shapes(
-            float(mass), frozen_array([float(v) for v in offset.split()]),
-            [(box, matrix), (box, matrix)],
+            float(mass), [float(v) for v in offset.split()], [(box, rigid), (box, rigid)]
         )
         assert expected is not None
         assert body.inertia.moment.tolist() == expected.tolist(), why
@@ -135,7 +134,7 @@ def test_each_body_gets_the_moment_of_its_own_shapes(
 def test_no_moment_from_shapes_without_mass_or_shapes() -> None:
     box = Box(frozen_array([1.0, 1.0, 1.0]))
     zero = frozen_array([0.0, 0.0, 0.0])
-    assert moment_from_shapes(0.0, zero, [(box, np.eye(4))]) is None
+    assert moment_from_shapes(0.0, zero, [(box, RIGID_IDENTITY)]) is None
     assert moment_from_shapes(1.0, zero, []) is None
 
 
