@@ -188,6 +188,12 @@ def test_numbers_are_refused_as_std_stod_refuses_them() -> None:
     assert reader.number(f, positive=True) == 1.0
     with pytest.raises(SkelValueError, match="must be positive"):
         reader.number(g, positive=True)
+    # Digits of other scripts: Python's float() reads them, std::stod does not.
+    arabic_one, fullwidth_five = etree.fromstring("<r><a>\u0661 1 2</a><b>\uff15</b></r>")
+    with pytest.raises(SkelValueError, match="not a number"):
+        reader.vector(arabic_one, 3)
+    with pytest.raises(SkelValueError, match="not a number"):
+        reader.number(fullwidth_five)
 
 
 # --------------------------------------------------------------------------- files
