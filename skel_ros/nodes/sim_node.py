@@ -389,8 +389,8 @@ class SimNode(Node):
         self._tf = _Schedule(p["tf_rate"])
         self._clock_schedule = _Schedule(max(CLOCK_MIN_RATE, p["joint_states_rate"],
                                              p["tf_rate"]))
-        # (stamp time, /clock due, /tf due, (positions, velocities or None, efforts)) per step
-        # with something to publish, until run_steps publishes it.
+        # (stamp time, /clock due, /tf due, (positions or None, velocities or None, efforts))
+        # per step with something to publish, until run_steps publishes it.
         self._pending: list[tuple[float, bool, bool, tuple[Any, Any, Any]]] = []
         self.steps_taken = 0
         """Steps since the node started (resets do not zero it)."""
@@ -648,8 +648,8 @@ class SimNode(Node):
             js, tf = self._js.due(now, dt), self._tf.due(now, dt)
             if self._controller_state.due(now, dt):
                 self._controller_state_due = True
-            if js or clock or tf:
-                state = engine.state() if js else (engine.positions(), None, None)
+            if js or clock or tf:  # /clock alone reads nothing from the engine
+                state = engine.state() if js else (engine.positions() if tf else None, None, None)
                 self._pending.append((now + self.stamp_offset(), clock, tf, state))
 
     def _flush(self) -> None:
