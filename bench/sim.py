@@ -19,7 +19,8 @@ quadruped (nothing commanded, and holding the initial positions).
    100 Hz and 50 Hz of simulated time) unless ``--joint-states-rate`` / ``--tf-rate``
    say otherwise, a subscriber on both in another context of this process (so the
    middleware delivers every message); its stepping thread runs while the main thread
-   spins the executor, as in ``sim_node``.
+   spins the executor, as in ``sim_node``, and hands the engine the steps between two
+   publications at once (docs/sim_node.md, Performance).
 
 Like with like: raw DART commands nothing, so the engine commands nothing and the
 node runs with ``hold_initial`` false (by default it holds every actuated DOF at its
