@@ -65,8 +65,11 @@ through hypothesis took ~0.3 s per document, ten times the check itself), so a
 failure reports its seed and the document (``note``), and
 ``skel_document(seed)`` rebuilds it. Reproducible: ``derandomize=True`` and no
 example database, so every run checks the same documents; ``MAX_EXAMPLES`` keeps
-the run to about 15-25 s on 2 cores (1,700 seeds were checked clean while the
-generator was written).
+the run to about 10-15 s on 2 cores (1,700 seeds were checked clean while the
+generator was written). It is 150 (was 250): every choice is still drawn many
+times; in the 150 documents every joint type appears in 43 or more, every actuator
+value (the invalid ones too) in 15 or more, every shape in 43 or more, ``axis2``
+and ``axis3`` elements in 89 and 65.
 
 Rules the generator (or probes it suggested) found, each fixed with its own test
 below: DART keeps universal-joint axes as written; ``std::stod`` reads
@@ -98,7 +101,7 @@ from skel_ros.model.errors import SkelValueError  # noqa: E402
 from skel_ros.model.kinematics import Kinematics  # noqa: E402
 from skel_ros.sim import SimEngine  # noqa: E402
 
-MAX_EXAMPLES = 250
+MAX_EXAMPLES = 150
 STEPS = 100
 STRUCTURE_TOL = 1e-9  # as test_world_builder / the corpus tests
 KINEMATICS_TOL = 1e-9
