@@ -236,7 +236,7 @@ class _SkelReader(XmlReader):
     def box(self, size_el: Element) -> Box:
         """The box of a ``<size>``; a size DART ignores gives 1 x 1 x 1, with a warning."""
         size = self.vector(size_el, 3, finite=False)  # never NaN
-        if all(0.0 < v < math.inf for v in size):
+        if min(size) > 0.0 and max(size) < math.inf:
             return Box(frozen_array(size))
         # DART's BoxShape::setSize ignores such a size, leaving its default 1 x 1 x 1.
         self.warn(f"box size {size} is not positive and finite; DART uses 1 1 1", size_el)
@@ -403,7 +403,7 @@ def _parse_document(data: bytes, label: str, base_dir: Path | None) -> World:
         if reader.child(root, "skeleton") is not None:
             hint = "this looks like a single-skeleton file; wrap the <skeleton> in <world>"
         raise SkelMissingElementError("<skel> has no <world> element", reader.loc(root), hint)
-    for extra in list(reader.children(root, "world"))[1:]:
+    for extra in reader.children(root, "world")[1:]:
         reader.warn("only the first <world> is read by DART; this one is ignored", extra)
     reader.check_children(root, frozenset({"world"}))
     # Huge but finite numbers (1e308) can overflow in the transforms and inertias built
@@ -760,8 +760,8 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _B
     soft_el = kids.get("soft_shape")
     return _BodyDraft(
         el=el,
-        visual=list(r.children(el, "visualization_shape")),
-        collision=list(r.children(el, "collision_shape")),
+        visual=r.children(el, "visualization_shape"),
+        collision=r.children(el, "collision_shape"),
         name=name,
         path=r.child_path(skel_path, el),
         rest=rigid_to_matrix(rest_rigid),
@@ -1534,7 +1534,8 @@ def _build_skeleton(
             )
             dofs.append(dof)
             dof_list.append(dof.name)
-            _check_dof(dof, r, jd.el)
+            if draft.settings:  # DART's defaults are in order
+                _check_dof(dof, r, jd.el)
         joints.append(
             Joint(
                 name=jname,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from lxml import etree
 
@@ -19,9 +19,6 @@ from skel_ros.model.errors import (
     SkelValueError,
     SkelWarning,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 Element: TypeAlias = etree._Element  # noqa: SLF001 - lxml's element type (Any: lxml is untyped)
 
@@ -122,10 +119,13 @@ class XmlReader:
     # and so matches no tag name.
 
     @staticmethod
-    def children(el: Element, tag: str | None = None) -> Iterator[Element]:
+    def children(el: Element, tag: str | None = None) -> list[Element]:
         """Child elements (comments, processing instructions and entities skipped)."""
-        found: Iterator[Element] = el.iterchildren(etree.Element if tag is None else tag)
-        return found
+        # A comparison per child: lxml's iterchildren(tag) costs more to set up
+        # than it saves on the few children of a SKEL element.
+        if tag is None:
+            return [child for child in el if isinstance(child.tag, str)]
+        return [child for child in el if child.tag == tag]
 
     def child(self, el: Element, tag: str) -> Element | None:
         """First child element called ``tag``, or None."""
@@ -225,8 +225,10 @@ class XmlReader:
                 f"<{el.tag}> holds {len(toks)} values where one number is expected",
                 self.loc(el),
             )
-        value = self._number(toks[0], el)
-        self._check_value(value, el, finite=finite, positive=positive, nonneg=nonneg)
+        values = _decimals(toks)
+        value = values[0] if values is not None else self._number(toks[0], el)
+        if positive or nonneg or not math.isfinite(value):
+            self._check_value(value, el, finite=finite, positive=positive, nonneg=nonneg)
         return value
 
     def _check_value(
