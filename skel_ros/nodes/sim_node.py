@@ -610,21 +610,21 @@ class SimNode(Node):
         """
         engine = self.engine
         now, dt = engine.time, engine.time_step
-        # Steps j = 1, 2, ... end at now + j dt, and their cycles are for that time.
+        # Steps j = 1, 2, ... end at now + j dt. A schedule is due on step j once
+        # now + j dt + dt / 2 >= its next time (_Schedule.due).
+        first = min(self._js.next, self._tf.next, self._controller_state.next,
+                    math.inf if self._clock_out is None else self._clock_schedule.next)
+        steps = min(limit, math.ceil((first - now) / dt - 0.5 - 1e-3))
+        if steps <= 1:
+            return 1
+        # The cycle of step j is for now + j dt: quiet while that is before quiet_until.
         quiet_until = self.core.quiet_until()
         if quiet_until == -math.inf:  # a trajectory: every cycle samples it
             return 1
-        quiet = (quiet_until - 0.5 * dt - now) / dt  # steps whose cycles are before it
-        steps = limit if quiet > limit + 1 else min(limit, math.ceil(quiet) - 1)
-        if steps <= 1:  # the next step's cycle may act
-            return 1
-        schedules = [self._js, self._tf, self._controller_state]
-        if self._clock_out is not None:
-            schedules.append(self._clock_schedule)
-        for schedule in schedules:  # due after j steps once now + j dt + dt / 2 >= next
-            due_in = (schedule.next - 0.5 * dt - now) / dt
-            steps = min(steps, max(1, math.ceil(due_in - 1e-3)))
-        return steps
+        quiet = (quiet_until - now) / dt - 0.5
+        if quiet <= steps + 1:
+            steps = math.ceil(quiet) - 1
+        return max(1, steps)
 
     def _step_once(self, count: int = 1, *, publish_all: bool = False) -> None:
         """Take ``count`` steps; the last may publish. More than one: quiet core cycles.
