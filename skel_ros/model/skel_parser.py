@@ -760,8 +760,8 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _B
     soft_el = kids.get("soft_shape")
     return _BodyDraft(
         el=el,
-        visual=r.children(el, "visualization_shape"),
-        collision=r.children(el, "collision_shape"),
+        visual=_all_children(el, r, kids, "visualization_shape"),
+        collision=_all_children(el, r, kids, "collision_shape"),
         name=name,
         path=r.child_path(skel_path, el),
         rest=rigid_to_matrix(rest_rigid),
@@ -771,7 +771,7 @@ def _parse_body(el: Element, r: _SkelReader, frame: Rigid, skel_path: str) -> _B
         moment=moment,
         has_inertia=inertia_el is not None,
         gravity=gravity,
-        markers=_parse_markers(el, r),
+        markers=_parse_markers(_all_children(el, r, kids, "marker"), r),
         soft=None if soft_el is None else _parse_soft_shape(soft_el, r),
     )
 
@@ -797,9 +797,14 @@ def _parse_inertia(el: Element, r: _SkelReader) -> tuple[float, Array, Array | N
     return mass, com, moment
 
 
-def _parse_markers(el: Element, r: _SkelReader) -> list[tuple[str, Array]]:
+def _all_children(el: Element, r: _SkelReader, kids: dict[str, Element], tag: str) -> list[Element]:
+    """Every child ``tag`` of ``el``, whose first child of each tag is ``kids``."""
+    return r.children(el, tag) if tag in kids else []
+
+
+def _parse_markers(marker_els: list[Element], r: _SkelReader) -> list[tuple[str, Array]]:
     markers = []
-    for m in r.children(el, "marker"):
+    for m in marker_els:
         m_name = r.attribute(m, "name")
         off = r.child(m, "offset")
         markers.append((m_name, frozen_array(r.vector(off, 3) if off is not None else np.zeros(3))))
