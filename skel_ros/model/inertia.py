@@ -249,35 +249,31 @@ def moment_from_shapes(
             a00, a01, a02 = r00 * s0, r01 * s1, r02 * s2
             a10, a11, a12 = r10 * s0, r11 * s1, r12 * s2
             a20, a21, a22 = r20 * s0, r21 * s1, r22 * s2
-        i00 += a00 * r00 + a01 * r01 + a02 * r02
-        i01 += a00 * r10 + a01 * r11 + a02 * r12
-        i02 += a00 * r20 + a01 * r21 + a02 * r22
-        i10 += a10 * r00 + a11 * r01 + a12 * r02
-        i11 += a10 * r10 + a11 * r11 + a12 * r12
-        i12 += a10 * r20 + a11 * r21 + a12 * r22
-        i20 += a20 * r00 + a21 * r01 + a22 * r02
-        i21 += a20 * r10 + a21 * r11 + a22 * r12
-        i22 += a20 * r20 + a21 * r21 + a22 * r22
-        moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
-        _add_point_mass(moment, m, x - cx, y - cy, z - cz)
-        i00, i01, i02, i10, i11, i12, i20, i21, i22 = moment
-    moment = [i00, i01, i02, i10, i11, i12, i20, i21, i22]
+        # Each sum: the shape's own moment R S R^T, then its point mass at the centre.
+        d00, d01, d02, d10, d11, d12, d20, d21, d22 = _point_mass(m, x - cx, y - cy, z - cz)
+        i00 = i00 + (a00 * r00 + a01 * r01 + a02 * r02) + d00
+        i01 = i01 + (a00 * r10 + a01 * r11 + a02 * r12) + d01
+        i02 = i02 + (a00 * r20 + a01 * r21 + a02 * r22) + d02
+        i10 = i10 + (a10 * r00 + a11 * r01 + a12 * r02) + d10
+        i11 = i11 + (a10 * r10 + a11 * r11 + a12 * r12) + d11
+        i12 = i12 + (a10 * r20 + a11 * r21 + a12 * r22) + d12
+        i20 = i20 + (a20 * r00 + a21 * r01 + a22 * r02) + d20
+        i21 = i21 + (a20 * r10 + a21 * r11 + a22 * r12) + d21
+        i22 = i22 + (a20 * r20 + a21 * r21 + a22 * r22) + d22
     x, y, z = com
-    _add_point_mass(moment, mass, x - cx, y - cy, z - cz)
-    out = np.array(moment)
+    d00, d01, d02, d10, d11, d12, d20, d21, d22 = _point_mass(mass, x - cx, y - cy, z - cz)
+    out = np.array([i00 + d00, i01 + d01, i02 + d02,
+                    i10 + d10, i11 + d11, i12 + d12,
+                    i20 + d20, i21 + d21, i22 + d22])
     out.shape = (3, 3)
     return out
 
 
-def _add_point_mass(moment: list[float], m: float, dx: float, dy: float, dz: float) -> None:
-    """``moment += m (|d|^2 I - d d^T)`` (parallel-axis theorem), in place, row-major."""
+def _point_mass(m: float, dx: float, dy: float, dz: float) -> tuple[float, ...]:
+    """``m (|d|^2 I - d d^T)`` (parallel-axis theorem), row-major."""
     dd = dx * dx + dy * dy + dz * dz
-    moment[0] += m * (dd - dx * dx)
-    moment[1] += m * (0.0 - dx * dy)
-    moment[2] += m * (0.0 - dx * dz)
-    moment[3] += m * (0.0 - dy * dx)
-    moment[4] += m * (dd - dy * dy)
-    moment[5] += m * (0.0 - dy * dz)
-    moment[6] += m * (0.0 - dz * dx)
-    moment[7] += m * (0.0 - dz * dy)
-    moment[8] += m * (dd - dz * dz)
+    return (
+        m * (dd - dx * dx), m * (0.0 - dx * dy), m * (0.0 - dx * dz),
+        m * (0.0 - dy * dx), m * (dd - dy * dy), m * (0.0 - dy * dz),
+        m * (0.0 - dz * dx), m * (0.0 - dz * dy), m * (dd - dz * dz),
+    )
