@@ -89,6 +89,7 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
+from skel_ros.model.yamlread import compose_yaml, construct_yaml
 
 __all__ = [
     "PHOBOS_JOINT_TYPES",
@@ -586,34 +587,47 @@ def _kind(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _yaml_lines(text: str) -> dict[str, int]:
-    """Key path -> 1-based line of every node (empty when the text does not compose)."""
+def _yaml_lines(node: yaml.Node | None, label: str) -> dict[str, int]:
+    """Key path -> 1-based line of every node of a composed document.
+
+    Raises:
+        PhobosError: A node reached twice: a YAML alias (not used by Phobos; aliases
+            allow blow-ups), at the line where the document repeats it.
+    """
     out: dict[str, int] = {}
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return out
-    stack: list[tuple[Any, str]] = [(node, "")]
+    # (node, its key path or None for a mapping key, the line it is used at: its key's),
+    # visited in document order. An alias node has its anchor's marks, not its own.
+    stack: list[tuple[Any, str | None, int]] = [(node, "", 1)]
     seen: set[int] = set()
     while stack:
-        n, path = stack.pop()
-        if n is None or id(n) in seen:
+        n, path, line = stack.pop()
+        if n is None:
             continue
+        if id(n) in seen:
+            raise PhobosError("YAML aliases are not supported in Phobos dictionaries",
+                              Location(label, line))
         seen.add(id(n))
+        if path is None:  # a mapping key: checked for aliases only
+            continue
         out.setdefault(path, n.start_mark.line + 1)
+        children: list[tuple[Any, str | None, int]] = []
         if isinstance(n, yaml.MappingNode):
             for k, v in n.value:
                 key = k.value if isinstance(k, yaml.ScalarNode) else "?"
-                out.setdefault(f"{path}/{key}", k.start_mark.line + 1)
-                stack.append((v, f"{path}/{key}"))
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                stack.append((v, f"{path}[{i}]"))
+                key_line = k.start_mark.line + 1
+                out.setdefault(f"{path}/{key}", key_line)
+                children += [(k, None, key_line), (v, f"{path}/{key}", key_line)]
+        elif isinstance(n, yaml.SequenceNode):  # an alias item: reported at the list's line
+            children = [(v, f"{path}[{i}]", line) for i, v in enumerate(n.value)]
+        stack.extend(reversed(children))
     return out
 
 
 def parse_phobos_text(text: str, label: str) -> tuple[Any, dict[str, int]]:
     """Parse YAML or JSON text; returns the value and a key-path -> line index.
+
+    The YAML is read once (:func:`~skel_ros.model.yamlread.compose_yaml`): its node graph
+    gives the line index, the alias check and the value.
 
     Raises:
         PhobosError: Text that is neither (with the line of the syntax error), or
@@ -627,13 +641,14 @@ def parse_phobos_text(text: str, label: str) -> tuple[Any, dict[str, int]]:
             raise PhobosError(f"malformed JSON: {exc.msg}", Location(label, exc.lineno)) from None
         except (RecursionError, ValueError) as exc:
             raise PhobosError(f"malformed JSON: {exc}", Location(label)) from None
-        return value, _yaml_lines(text)
+        try:  # JSON is YAML: its lines, where YAML reads it too
+            return value, _yaml_lines(compose_yaml(text), label)
+        except (yaml.YAMLError, RecursionError, ValueError, PhobosError):
+            return value, {}
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                raise PhobosError("YAML aliases are not supported in Phobos dictionaries",
-                                  Location(label, _mark_line(event.start_mark)))
-        value = yaml.safe_load(text)
+        node = compose_yaml(text)
+        lines = _yaml_lines(node, label)
+        value = construct_yaml(node)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
         raise PhobosError(f"malformed YAML: {exc.problem or exc}", Location(label, line)) from None
@@ -641,15 +656,11 @@ def parse_phobos_text(text: str, label: str) -> tuple[Any, dict[str, int]]:
         raise PhobosError(f"malformed YAML: {exc}", Location(label)) from None
     except RecursionError:
         raise PhobosError("document is nested too deeply", Location(label)) from None
-    return value, _yaml_lines(text)
+    return value, lines
 
 
 def _is_name(value: object) -> bool:
     return isinstance(value, str) and bool(value)
-
-
-def _mark_line(mark: Any) -> int:  # noqa: ANN401 - a yaml Mark or None
-    return int(mark.line) + 1 if mark is not None else 0
 
 
 def looks_like_phobos(value: object) -> bool:

@@ -1,8 +1,9 @@
 """YAML with line numbers, for every YAML file skel_ros reads with ``file:line`` errors.
 
-:func:`load_yaml_lines` parses one document with PyYAML's SafeLoader, but each mapping
-becomes a :class:`LineDict` that knows its own line and the line of each key, and a
-duplicate key (which PyYAML would silently let the last one win) is an error. Every
+:func:`load_yaml_lines` parses one document with PyYAML's safe loader (libyaml's parser
+where PyYAML has it), but each mapping becomes a :class:`LineDict` that knows its own
+line and the line of each key, and a duplicate key (which PyYAML would silently let the
+last one win) is an error. Every
 problem is a :class:`YamlLineError` with a message and a line; callers turn it into their
 own error type (``LimitError``, ``ConfigError``, ...).
 """
@@ -13,7 +14,39 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineDict", "YamlLineError", "key_line", "load_yaml_lines", "node_line"]
+__all__ = ["LineDict", "YamlLineError", "compose_yaml", "construct_yaml", "key_line",
+           "load_yaml_lines", "node_line"]
+
+# libyaml's parser where PyYAML was built with it (the same YAML, read in C; it also caps
+# the nesting depth at 1,000 with a ScannerError), else PyYAML's own.
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def compose_yaml(text: str | bytes) -> yaml.Node | None:
+    """The node graph of one YAML document (``yaml.compose`` with the safe loader).
+
+    Nodes carry their ``start_mark`` (line, column), for ``file:line`` errors.
+
+    Raises:
+        yaml.YAMLError: Invalid YAML, or more than one document.
+    """
+    loader = _SAFE_LOADER(text)
+    try:
+        node: yaml.Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
+
+
+def construct_yaml(node: yaml.Node | None) -> Any:  # noqa: ANN401 - any YAML value
+    """The Python value of a node graph from :func:`compose_yaml` (as ``yaml.safe_load``)."""
+    if node is None:
+        return None
+    loader = _SAFE_LOADER("")
+    try:
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 class YamlLineError(ValueError):
@@ -46,7 +79,7 @@ def key_line(mapping: object, key: object, default: int = 0) -> int:
     return default
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(_SAFE_LOADER):  # type: ignore[valid-type,misc]  # one of two loader classes
     scalar_keys = False
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from skel_ros.model.errors import Location
+from skel_ros.model.yamlread import compose_yaml
 from skel_ros.trajectory.errors import TrajectoryFileError, TrajectoryMappingError
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def parse_mapping(text: bytes | str, source: str = "<mapping>") -> DofMapping:
         TrajectoryFileError: Malformed YAML or not one of the two forms.
     """
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0

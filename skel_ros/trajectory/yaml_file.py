@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from skel_ros.model.errors import Location
+from skel_ros.model.yamlread import compose_yaml
 from skel_ros.trajectory.errors import TrajectoryError, TrajectoryFileError
 from skel_ros.trajectory.points import (
     MAX_TIME,
@@ -67,7 +68,7 @@ def parse_trajectory_yaml(text: bytes | str, source: str = "<string>") -> PointT
         TrajectoryFileError: Malformed YAML or not a valid trajectory.
     """
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
