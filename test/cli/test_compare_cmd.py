@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parents[2]
 SKEL_ROS = REPO / ".venv" / "bin" / "skel-ros"
 JOINTS = ["elbow", "wrist"]
-OFFSET = 0.01  # rad: the fake "real" robot sits this far above the command
+OFFSET = 0.1  # rad: the fake "real" robot sits this far above the command
+# rad/s: the command's frequency. Slow, because the command is recorded when it arrives
+# and the robots at their header stamps: a delivery delay d then differs by ~0.18 d from
+# the robots (RMS), which stays under OFFSET / 5 up to d ~ 0.1 s (a loaded machine).
+FREQUENCY = 0.25
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -69,7 +73,7 @@ def publishers(ros_env: dict[str, str]) -> Iterator[Callable[[float], None]]:
             msg = JointState()
             msg.header.stamp = node.get_clock().now().to_msg()
             msg.name = JOINTS
-            base = math.sin(t)
+            base = math.sin(FREQUENCY * t)
             value = {"command": base, "sim": base, "real": base + OFFSET}[name]
             msg.position = [value, -value]
             pub.publish(msg)
