@@ -180,7 +180,7 @@ class SkeletonActuation:
         public_names: The DOFs' public names, for per-DOF gains given under them.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0915 - one statement per piece of per-DOF state
         self,
         skeleton: Skeleton,
         dart_skeleton: Dart,
@@ -381,7 +381,8 @@ class SkeletonActuation:
             servo=np.flatnonzero(sel & (self._is[ActuatorType.SERVO]
                                         | self._is[ActuatorType.VELOCITY])),
             kp=self._kp[force], kd=self._kd[force], ki=ki, effort_lo=lo, effort_hi=hi,
-            force_mask=force_mask, integrating=bool((ki > 0).any()), gravity=gravity if gravity.any() else None,
+            force_mask=force_mask, integrating=bool((ki > 0).any()),
+            gravity=gravity if gravity.any() else None,
             feed_forward=self._ramp is not None and bool(self._ramped[force].any()),
         )
 
