@@ -276,9 +276,13 @@ def test_tf_equals_our_kinematics(sim: SimProcess, probe: Probe) -> None:
     tf = probe.seen.tf[-1]
     stamp = _seconds(tf.transforms[0].header.stamp)
     assert all(_seconds(t.header.stamp) == stamp for t in tf.transforms)
-    matching = [m for m in probe.seen.joint_states if _seconds(m.header.stamp) == stamp]
-    assert matching, "joint_states and /tf are published on the same simulated instants"
-    q = np.array(matching[-1].position)
+
+    def matching() -> list[Any]:
+        return [m for m in probe.seen.joint_states if _seconds(m.header.stamp) == stamp]
+
+    # Published on the same simulated instants; the two topics' deliveries are not ordered.
+    probe.spin_until(lambda: bool(matching()), "a joint_states message of /tf's instant")
+    q = np.array(matching()[-1].position)
 
     frames = {t.child_frame_id: (t.header.frame_id, _matrix(t.transform))
               for msg in (static[-1], tf) for t in msg.transforms}
