@@ -41,19 +41,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from hw_latency import enable_emulated, percentile  # noqa: E402 - bench/, beside this file
+
 COMMAND_RATE = 50.0  # Hz, the trajectory player's default stream rate
 SETTLE = 1.0  # s after the load starts, before measuring
 
 
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-
 def _ms(values: list[float]) -> str:
-    p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
+    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
     return (f"p50 {p50 * 1e3:6.1f} ms, p99 {p99 * 1e3:6.1f} ms,"
             f" max {max(values, default=math.nan) * 1e3:6.1f} ms")
 
@@ -167,7 +162,6 @@ def run(seconds: float, busy: int, *, no_load: bool) -> list[str]:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from skel_ros.hardware import MotionState
     from skel_ros.nodes.hardware_node import HardwareNode
 
     rclpy.init()
@@ -190,10 +184,7 @@ def run(seconds: float, busy: int, *, no_load: bool) -> list[str]:
         spinner = threading.Thread(target=executor.spin, name="executor", daemon=True)
         spinner.start()
         manager = node.manager
-        deadline = time.monotonic() + 20.0
-        while manager.state is not MotionState.DISABLED and time.monotonic() < deadline:
-            time.sleep(0.05)
-        req = manager.enable(wait=5.0)
+        req = enable_emulated(manager)
         if not req.ok:
             return [f"could not enable the emulated servos: {req.message}"]
         probe_proc.stdin.write(",".join(node.robot.joint_names) + "\n")  # type: ignore[union-attr]

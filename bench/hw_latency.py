@@ -41,9 +41,22 @@ def quadruped_dynamixel_yaml(control_rate: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank) of ``values``; NaN when there are none."""
+    if not values:
+        return math.nan
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def enable_emulated(manager: Any) -> Any:  # noqa: ANN401 - HardwareManager, its Request
+    """Wait (20 s at most) for the emulated buses to connect, then enable; the request."""
+    from skel_ros.hardware import MotionState
+
+    deadline = time.monotonic() + 20.0
+    while manager.state is not MotionState.DISABLED and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return manager.enable(wait=5.0)
 
 
 def _publish(pub: Any, msg_type: Any, names: list[str], seconds: float,  # noqa: ANN401
@@ -73,7 +86,6 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
-    from skel_ros.hardware import MotionState
     from skel_ros.nodes.hardware_node import HardwareNode
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,10 +108,7 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
             spinner = threading.Thread(target=executor.spin, daemon=True)
             spinner.start()
             manager = node.manager
-            deadline = time.monotonic() + 20.0
-            while manager.state is not MotionState.DISABLED and time.monotonic() < deadline:
-                time.sleep(0.05)
-            req = manager.enable(wait=5.0)
+            req = enable_emulated(manager)
             if not req.ok:
                 return [f"hw_latency: could not enable the emulated servos: {req.message}"]
             sent = _publish(pub, JointState, list(manager.names), seconds, command_rate)
@@ -115,7 +124,7 @@ def run(seconds: float = 3.0, control_rate: float = 1000.0,
             rclpy.try_shutdown(context=context)
     if not samples:
         return ["hw_latency: no command reached the bus"]
-    p50, p99 = _percentile(samples, 0.50), _percentile(samples, 0.99)
+    p50, p99 = percentile(samples, 0.50), percentile(samples, 0.99)
     return [
         (f"hw_latency: 12 emulated Dynamixel joints, control loop {control_rate:g} Hz,"
         f" commands {command_rate:g} Hz for {seconds:g} s"),

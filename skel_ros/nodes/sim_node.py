@@ -602,10 +602,10 @@ class SimNode(Node):
     def _batch_size(self, limit: int) -> int:
         """How many steps, at most ``limit``, to hand the engine at once (at least 1).
 
-        0 steps of quiet core: 1 (a step with its cycle). Otherwise every step whose
-        cycle the core says is a no-op (:meth:`RobotCore.quiet_until`, with half a step
-        of margin for rounding), up to and including the next step on which a schedule
-        is due. Only the last step of a batch can be due: the count per schedule errs on
+        Every step up to and including the next one on which a schedule is due, as long
+        as the core says their cycles are no-ops (:meth:`RobotCore.quiet_until`, with half
+        a step of margin for rounding); 1 (a step with its cycle) when the next cycle may
+        act. Only the last step of a batch can be due: the count per schedule errs on
         the short side (a batch that stops a step early is simply followed by another).
         """
         engine = self.engine

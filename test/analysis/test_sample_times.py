@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from joint_state_mcap import joint_state, write_joint_states
 
 from skel_ros.analysis import (
     CriteriaError,
@@ -29,24 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 JOINTS = ["elbow", "wrist"]
-JOINT_STATE_MSGDEF = """\
-std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
-"""
 WALL = 1_790_000_000.0  # s: a ROS (wall-clock) time, as the recorder and the nodes see it
-TOPICS = {"command": "/joint_commands", "sim": "/sim/joint_states",
-          "real": "/real/joint_states"}
 RATES = {"command": 100.0, "sim": 50.0, "real": 50.0}
 CRITERIA = parse_criteria("""\
 min_duration: 3.0
@@ -70,8 +54,6 @@ def _write(path: Path, *, seconds: float = 5.0,
     """A recording: each stream's sample due at ``t`` (s into the run) holds the motion at
     ``t`` (+ ``offset``), is stamped ``stamp(stream, t)`` and logged ``delay`` after ``t``;
     ``skip``: not sent at all."""
-    from mcap_ros2.writer import Writer
-
     messages = []
     for stream, rate in RATES.items():
         for k in range(int(seconds * rate)):
@@ -80,19 +62,10 @@ def _write(path: Path, *, seconds: float = 5.0,
                 continue
             value = _motion(t) + offset(stream, t)
             sec = stamp(stream, t)
-            messages.append((WALL + t + delay(stream, t), stream, {
-                "header": {"stamp": {"sec": int(sec), "nanosec": round((sec % 1) * 1e9)},
-                           "frame_id": ""},
-                "name": JOINTS, "position": [value, -value], "velocity": [], "effort": []}))
+            messages.append((round((WALL + t + delay(stream, t)) * 1e9), stream, joint_state(
+                (int(sec), round((sec % 1) * 1e9)), JOINTS, [value, -value])))
     messages.sort(key=lambda m: m[0])
-    with path.open("wb") as f:
-        writer = Writer(f)
-        schema = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE_MSGDEF)
-        for log, stream, msg in messages:
-            ns = round(log * 1e9)
-            writer.write_message(TOPICS[stream], schema, msg, log_time=ns, publish_time=ns)
-        writer.finish()
-    return path
+    return write_joint_states(path, messages)
 
 
 def _late(stream: str, t: float) -> float:

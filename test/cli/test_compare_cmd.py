@@ -8,9 +8,10 @@ import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
+from joint_state_mcap import joint_state, write_joint_states
 
 from skel_ros.resources import example
 
@@ -117,21 +118,6 @@ def test_record_then_compare(ros_env: dict[str, str], tmp_path: Path,
 
 # ---------------------------------------------------------------- the gate: criteria, exit codes
 
-JOINT_STATE_MSGDEF = """\
-std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
-"""
 GATE_CRITERIA = """\
 min_duration: 3.0
 min_rate: 20
@@ -149,13 +135,7 @@ def _write_run(path: Path, *, real_offset: float = 0.01, seconds: float = 5.0,
     ``stamped``: the measured streams carry their log times as header stamps (else 0, as
     an old recording); ``real_stall``: no hardware message from .. to (s into the run).
     """
-    from mcap_ros2.writer import Writer
-
-    topics = {"command": "/joint_commands", "sim": "/sim/joint_states",
-              "real": "/real/joint_states"}
-    with path.open("wb") as f:
-        writer = Writer(f)
-        schema = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE_MSGDEF)
+    def messages() -> Iterator[tuple[int, str, dict[str, Any]]]:
         for k in range(int(seconds * 50)):
             t = k / 50
             base = math.sin(t)
@@ -164,12 +144,10 @@ def _write_run(path: Path, *, real_offset: float = 0.01, seconds: float = 5.0,
                     continue
                 value = base + {"command": 0.0, "sim": 0.0, "real": real_offset}[stream]
                 ns = int(1e9 * (1000 + t)) + 1000 * len(stream)
-                sec, nanosec = divmod(ns, 10**9) if stamped and stream != "command" else (0, 0)
-                writer.write_message(topics[stream], schema, {
-                    "header": {"stamp": {"sec": sec, "nanosec": nanosec}, "frame_id": ""},
-                    "name": JOINTS, "position": [value, -value], "velocity": [],
-                    "effort": []}, log_time=ns, publish_time=ns)
-        writer.finish()
+                stamp = divmod(ns, 10**9) if stamped and stream != "command" else (0, 0)
+                yield ns, stream, joint_state(stamp, JOINTS, [value, -value])
+
+    write_joint_states(path, messages())
     return path
 
 

@@ -1,0 +1,53 @@
+"""Synthetic recordings for the analysis tests: JointState streams in an MCAP file.
+
+What ``skel-ros sim-to-real`` records, written without ROS: the command on
+``/joint_commands``, the simulation and the hardware on their ``joint_states``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+TOPICS = {"command": "/joint_commands", "sim": "/sim/joint_states",
+          "real": "/real/joint_states"}
+"""Stream name -> topic, as a sim-to-real session records them."""
+
+JOINT_STATE_MSGDEF = """\
+std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort
+================================================================================
+MSG: std_msgs/Header
+builtin_interfaces/Time stamp
+string frame_id
+================================================================================
+MSG: builtin_interfaces/Time
+int32 sec
+uint32 nanosec
+"""
+
+
+def joint_state(stamp: tuple[int, int], names: Sequence[str],
+                positions: Sequence[float]) -> dict[str, Any]:
+    """A JointState message (positions only) stamped ``(sec, nanosec)``."""
+    return {"header": {"stamp": {"sec": stamp[0], "nanosec": stamp[1]}, "frame_id": ""},
+            "name": list(names), "position": list(positions), "velocity": [], "effort": []}
+
+
+def write_joint_states(path: Path, messages: Iterable[tuple[int, str, dict[str, Any]]]) -> Path:
+    """Write ``(log time in ns, stream, message)`` in the order given; returns ``path``."""
+    from mcap_ros2.writer import Writer
+
+    with path.open("wb") as f:
+        writer = Writer(f)
+        schema = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE_MSGDEF)
+        for ns, stream, msg in messages:
+            writer.write_message(TOPICS[stream], schema, msg, log_time=ns, publish_time=ns)
+        writer.finish()
+    return path
