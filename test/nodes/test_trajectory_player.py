@@ -33,21 +33,45 @@ SHORT_CASPR = """<trajectories><joint_trajectories>
 """
 
 
-def _player(env: dict[str, str], **params: str) -> subprocess.Popen[str]:
-    args = [sys.executable, "-c", "from skel_ros.nodes.trajectory_player import main; main()",
-            "--ros-args"]
+def _ros_args(params: dict[str, str]) -> list[str]:
+    args = ["--ros-args"]
     for name, value in {"skel_file": str(example("arm.skel")), **params}.items():
         args += ["-p", f"{name}:={value}"]
+    return args
+
+
+def _player(env: dict[str, str], **params: str) -> subprocess.Popen[str]:
+    args = [sys.executable, "-c", "from skel_ros.nodes.trajectory_player import main; main()",
+            *_ros_args(params)]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
 
+def _player_main(capsys: pytest.CaptureFixture[str], **params: str) -> tuple[int, str]:
+    """The player's ``main(argv)`` in this process: (exit status, what it printed).
+
+    For the refusals at start: the same ``main`` as the console script, without the
+    second a new interpreter costs (importing rclpy, the model code). One case of
+    test_bad_parameters_end_with_a_message still runs the real process.
+    """
+    from skel_ros.nodes.trajectory_player import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(_ros_args(params))
+    captured = capsys.readouterr()
+    assert not rclpy.ok(), "main left the default context initialized"
+    return int(exited.value.code or 0), captured.out + captured.err
+
+
 def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str],
              setup: Callable[[Any, list[Any]], None] | None = None,
+             arrived: Callable[[list[Any]], bool] | None = None,
              ) -> tuple[list[Any], str]:
     """Subscribe, spin until the player exits (bounded), return the messages and its output.
 
     ``setup(node, received)`` adds more to the test node (a service) before spinning.
+    ``arrived(received)``: everything the player sent is here (its last message); after
+    the player exits, spinning goes on until then (bounded), else for 0.5 s.
     """
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -67,7 +91,11 @@ def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str],
             executor.spin_once(timeout_sec=0.1)
             if proc.poll() is not None:
                 break
-        for _ in range(5):  # what is still in flight
+        # What is still in flight: until the last message is here when the test knows
+        # which it is (at most ~10 s), else a fixed 0.5 s.
+        for _ in range(100 if arrived is not None else 5):
+            if arrived is not None and arrived(received):
+                break
             executor.spin_once(timeout_sec=0.1)
         node.destroy_node()
     finally:
@@ -78,6 +106,12 @@ def _collect(msg_type: Any, topic: str, proc: subprocess.Popen[str],
     return received, output
 
 
+def _stream_ended(received: list[Any]) -> bool:
+    """The stream's last command (SHORT_YAML's end, elbow 0.8) is the last one received."""
+    return bool(received) and not isinstance(received[-1], tuple) \
+        and abs(received[-1].position[0] - 0.8) < 1e-9
+
+
 def test_stream_mode_publishes_sampled_positions(ros_env: dict[str, str], tmp_path: Path) -> None:
     from sensor_msgs.msg import JointState
 
@@ -85,7 +119,7 @@ def test_stream_mode_publishes_sampled_positions(ros_env: dict[str, str], tmp_pa
     path.write_text(SHORT_YAML, encoding="utf-8")
     proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
                    wait_for_subscribers="60.0")
-    received, output = _collect(JointState, "/joint_commands", proc)
+    received, output = _collect(JointState, "/joint_commands", proc, arrived=_stream_ended)
     assert proc.returncode == 0, output
     assert "progress 100 %" in output
     assert "progress  50 %" in output
@@ -123,7 +157,8 @@ def test_stream_waits_for_every_subscriber(ros_env: dict[str, str], tmp_path: Pa
                                                 reliability=ReliabilityPolicy.RELIABLE))
         timer = node.create_timer(2.0, join)
 
-    received, output = _collect(JointState, "/joint_commands", proc, setup)
+    received, output = _collect(JointState, "/joint_commands", proc, setup,
+                                lambda received: _stream_ended(received) and _stream_ended(late))
     assert proc.returncode == 0, output
     assert late, output
     assert late[0].position[0] == pytest.approx(0.3, abs=1e-12)  # the first sample
@@ -140,7 +175,7 @@ def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
     mapping.write_text("[elbow, wrist, null]\n", encoding="utf-8")
     proc = _player(ros_env, trajectory_file=str(path), mapping_file=str(mapping),
                    mode="trajectory", wait_for_subscribers="60.0")
-    received, output = _collect(JointTrajectory, "/joint_trajectory", proc)
+    received, output = _collect(JointTrajectory, "/joint_trajectory", proc, arrived=bool)
     assert proc.returncode == 0, output
     assert "progress 100 %" in output
     assert len(received) == 1, output
@@ -180,7 +215,8 @@ def test_enable_service_is_called_before_playing(ros_env: dict[str, str],
     path.write_text(SHORT_YAML, encoding="utf-8")
     proc = _player(ros_env, trajectory_file=str(path), mode="stream", rate="50",
                    wait_for_subscribers="60.0", enable_service="/test/enable")
-    received, output = _collect(JointState, "/joint_commands", proc, _enable_service(True))
+    received, output = _collect(JointState, "/joint_commands", proc, _enable_service(True),
+                                _stream_ended)
     assert proc.returncode == 0, output
     assert received[0] == ("enable", True), output  # before the first command
     assert sum(1 for r in received if isinstance(r, tuple)) == 1
@@ -201,14 +237,15 @@ def test_refused_enable_means_no_motion(ros_env: dict[str, str], tmp_path: Path)
     assert "/test/enable refused to enable: E-stop latched; not playing" in output
 
 
-def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: Path) -> None:
+def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    del ros_env  # main's node joins the test session's isolated domain
     path = tmp_path / "far.yaml"
     path.write_text("joint_names: [wrist]\npoints:\n"
                     "- {positions: [0.0], time_from_start: 0}\n"
                     "- {positions: [3.8], time_from_start: 2}\n", encoding="utf-8")
-    proc = _player(ros_env, trajectory_file=str(path), mode="stream")
-    output, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 2, output
+    returncode, output = _player_main(capsys, trajectory_file=str(path), mode="stream")
+    assert returncode == 2, output
     assert "refusing to play" in output
     assert ("far.yaml: DOF 'wrist' at t = 1.005 s: position 1.9095000000000002 is outside its"
             " limits [-1.9, 1.9]") in output
@@ -217,6 +254,8 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
 @pytest.mark.parametrize(
     ("params", "message"),
     [
+        # The first case runs the real process (the console script's exit status and
+        # output); the others run the same main(argv) in this process.
         ({"mode": "fast"}, "parameter mode must be one of trajectory, stream"),
         ({"rate": "0"}, "parameter rate must be in (0, 1000] Hz"),
         ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0"),
@@ -229,9 +268,14 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
     ],
 )
 def test_bad_parameters_end_with_a_message(ros_env: dict[str, str], params: dict[str, str],
-                                           message: str) -> None:
+                                           message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     params = {"trajectory_file": str(example("arm_trajectory.yaml")), **params}
-    proc = _player(ros_env, **params)
-    output, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 2, output
+    if params.get("mode") == "fast":  # the first case: the real process
+        proc = _player(ros_env, **params)
+        output, _ = proc.communicate(timeout=120)
+        returncode = proc.returncode
+    else:
+        returncode, output = _player_main(capsys, **params)
+    assert returncode == 2, output
     assert message in output
