@@ -334,17 +334,18 @@ def test_robot_description_and_markers_reach_a_late_subscriber(sim: SimProcess,
 
 def test_position_command_reaches_the_target(probe: Probe) -> None:
     probe.command(NAMES, position=[0.5, 0.0, 0.0])
-    probe.wait_sim(2.0)
-    # Critically damped PD at 20 rad/s: within 0.01 rad after 2 s of simulated time.
+    probe.wait_sim(1.0)
+    # Critically damped PD at 20 rad/s: within 0.01 rad after 1 s of simulated time (in
+    # both engines it is within 0.001 rad after 0.3 s; 1 s leaves room for the delivery).
     assert probe.position("pendulum/hinge") == pytest.approx(0.5, abs=0.01)
     assert probe.position("pendulum/wrist_1") == pytest.approx(0.0, abs=0.01)
 
 
 def test_out_of_limit_command_is_clamped_and_reported(sim: SimProcess, probe: Probe) -> None:
     probe.command(["pendulum/hinge"], position=[3.0])
-    probe.wait_sim(2.0)
+    probe.wait_sim(1.0)  # settled at the limit after 0.3 s in both engines
     assert probe.position("pendulum/hinge") == pytest.approx(1.2, abs=0.02)
-    highest = max(m.position[0] for m in probe.seen.joint_states[-300:])
+    highest = max(m.position[0] for m in probe.seen.joint_states[-300:])  # 1.5 s: all of it
     assert highest <= 1.2 + 0.02
     probe.spin_until(lambda: "'pendulum/hinge' 3 -> 1.2" in sim.output(), "the clamp report")
     assert "joint_commands: position command clamped to limits" in sim.output()
@@ -355,7 +356,7 @@ def test_trajectory_is_followed_in_simulated_time(probe: Probe) -> None:
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     probe.command(NAMES, position=[0.0, 0.0, 0.0])
-    probe.wait_sim(1.0)
+    probe.wait_sim(0.6)  # at rest at 0 (from the limit, 1.2 rad away: after 0.3 s)
     msg = JointTrajectory()
     msg.joint_names = ["pendulum/hinge"]
     msg.points = [JointTrajectoryPoint(positions=[0.6], velocities=[0.0],
@@ -498,9 +499,36 @@ def test_bad_parameter_values_are_refused_at_run_time(probe: Probe) -> None:
     probe.wait_sim(0.05)
 
 
+def sim_node_main(capsys: pytest.CaptureFixture[str], **params: str) -> tuple[int, str]:
+    """sim_node's ``main(argv)`` in this process: (exit status, what it printed).
+
+    For refusals at start: the console script's own ``main``, without the seconds a new
+    interpreter costs (importing rclpy and an engine). ``main`` installs its SIGINT
+    handling for a process of its own; the test process gets its handler back after.
+    """
+    import signal
+
+    from skel_ros.nodes.sim_node import main
+
+    args = ["--ros-args", "-r", "__ns:=/sim"]
+    for name, value in params.items():
+        args += ["-p", f"{name}:={value}"]
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main(args)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    captured = capsys.readouterr()
+    assert not rclpy.ok(), "main left the default context initialized"
+    return int(exited.value.code or 0), captured.out + captured.err
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
+        # The first case runs the real process (the console script's exit status and
+        # output); the others run the same main(argv) in this process.
         ({"joint_states_rate": "0.0"}, "joint_states_rate must be in (0, 10000] Hz, got 0.0"),
         ({"skel_file": "/nonexistent/robot.skel"},
          "cannot load skel_file '/nonexistent/robot.skel'"),
@@ -508,12 +536,16 @@ def test_bad_parameter_values_are_refused_at_run_time(probe: Probe) -> None:
     ],
 )
 def test_bad_parameters_at_start_end_with_a_message(ros_env: dict[str, str], tmp_path: Path,
-                                                     params: dict[str, str], message: str) -> None:
-    log = tmp_path / "bad.log"
-    proc = _start(ros_env, log, **params)
-    proc.wait(timeout=120)
-    output = log.read_text(encoding="utf-8", errors="replace")
-    assert proc.returncode == 2, output
+                                                     params: dict[str, str], message: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    if "joint_states_rate" in params:  # the first case: the real process
+        log = tmp_path / "bad.log"
+        proc = _start(ros_env, log, **params)
+        proc.wait(timeout=120)
+        returncode, output = proc.returncode, log.read_text(encoding="utf-8", errors="replace")
+    else:
+        returncode, output = sim_node_main(capsys, **params)
+    assert returncode == 2, output
     assert message in output
 
 
@@ -522,28 +554,45 @@ def test_ctrl_c_while_stepping_ends_quietly(ros_env: dict[str, str], tmp_path: P
 
     rclpy shuts the context down from its signal handler while the stepping thread may
     be publishing; that thread's failed publish is the shutdown, not a step failure.
+    Three nodes, started together, each interrupted at its own time after it is up.
     """
     import signal
     import time
 
     skel = tmp_path / "pendulum.skel"
     skel.write_text(WORLD, encoding="utf-8")
-    for attempt in range(3):
-        log = tmp_path / f"ctrl_c_{attempt}.log"
-        proc = _start(ros_env, log, skel_file=str(skel), real_time_factor="0.0",
-                      joint_states_rate="1000.0", tf_rate="1000.0")
+    logs = [tmp_path / f"ctrl_c_{attempt}.log" for attempt in range(3)]
+    procs = [_start(ros_env, log, skel_file=str(skel), real_time_factor="0.0",
+                    joint_states_rate="1000.0", tf_rate="1000.0") for log in logs]
+    try:
+        up: dict[int, float] = {}  # attempt: when its log said "simulating"
+        interrupted: set[int] = set()
         deadline = time.monotonic() + 60.0
-        while "simulating" not in log.read_text(errors="replace"):
-            assert proc.poll() is None, log.read_text(errors="replace")
+        while len(interrupted) < len(procs):
+            for attempt, (log, proc) in enumerate(zip(logs, procs, strict=True)):
+                if attempt in interrupted:
+                    continue
+                if attempt not in up:
+                    assert proc.poll() is None, log.read_text(errors="replace")
+                    if "simulating" in log.read_text(errors="replace"):
+                        up[attempt] = time.monotonic()
+                # stepping and publishing as fast as it can
+                elif time.monotonic() - up[attempt] >= 0.3 + 0.2 * attempt:
+                    proc.send_signal(signal.SIGINT)
+                    interrupted.add(attempt)
             assert time.monotonic() < deadline, "sim_node did not start"
-            time.sleep(0.05)
-        time.sleep(0.3 + 0.2 * attempt)  # stepping and publishing as fast as it can
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
-        output = log.read_text(encoding="utf-8", errors="replace")
-        assert proc.returncode == 0, output
-        assert "simulation step failed" not in output, output
-        assert "Traceback" not in output, output
+            time.sleep(0.02)
+        for log, proc in zip(logs, procs, strict=True):
+            proc.wait(timeout=30)
+            output = log.read_text(encoding="utf-8", errors="replace")
+            assert proc.returncode == 0, output
+            assert "simulation step failed" not in output, output
+            assert "Traceback" not in output, output
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 # ----------------------------------------------------------------------------- in process

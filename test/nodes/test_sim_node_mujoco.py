@@ -97,12 +97,12 @@ def test_effort_command_is_applied_and_reported(probe: Probe) -> None:
     probe.wait_sim(0.5)
 
 
-def test_unknown_engine_is_refused_at_start(ros_env: dict[str, str], tmp_path: Path) -> None:
-    log = tmp_path / "bad.log"
-    proc = _start(ros_env, log, engine="bullet")
-    proc.wait(timeout=120)
-    output = log.read_text(encoding="utf-8", errors="replace")
-    assert proc.returncode == 2, output
+def test_unknown_engine_is_refused_at_start(ros_env: dict[str, str],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """sim_node's main(argv) in this process (test_sim_node.py runs the real process)."""
+    del ros_env  # main's node joins the test session's isolated domain
+    returncode, output = base.sim_node_main(capsys, engine="bullet")
+    assert returncode == 2, output
     assert "engine must be one of dart, mujoco, got 'bullet'" in output
 
 
