@@ -26,6 +26,16 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The same ``main(argv)`` as the console script, in this process (a new interpreter
+    costs about a second); the console script itself runs in test_validate_exit_codes and
+    test_bad_ids_are_a_usage_error_with_the_valid_range."""
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
+
+
 def test_inspect_shows_tree_limits_and_warnings(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(ARM)]) == 0
     out = capsys.readouterr().out
@@ -45,44 +55,45 @@ def test_inspect_lists_warnings_with_line(tmp_path: Path, capsys: pytest.Capture
 
 
 @requires_corpus
-def test_inspect_json_has_the_fixture_layout() -> None:
+def test_inspect_json_has_the_fixture_layout(capsys: pytest.CaptureFixture[str]) -> None:
     fixture = load_fixture(CORPUS / "reference/data/skel/fullbody1.skel.json")
-    result = run("inspect", "--json", str(CORPUS / "data/skel/fullbody1.skel"))
+    result = run_main(capsys, "inspect", "--json", str(CORPUS / "data/skel/fullbody1.skel"))
     assert result.returncode == 0, result.stderr
     errors: list[str] = []
     compare(json.loads(result.stdout), fixture, "", errors)
     assert not errors, errors[:10]
 
 
-def test_validate_exit_codes(tmp_path: Path) -> None:
-    ok = run("validate", str(ARM))
+def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ok = run_main(capsys, "validate", str(ARM))
     assert ok.returncode == 0 and "OK" in ok.stdout
     bad = tmp_path / "bad.skel"
     bad.write_text("<skel><world><skeleton name='s'>\n<body name='b'>\n<inertia></inertia>"
                    "</body></skeleton></world></skel>")
-    result = run("validate", str(ARM), str(bad))
+    result = run("validate", str(ARM), str(bad))  # the console script
     assert result.returncode == 1
     assert f"{bad}:3" in result.stderr and "mass" in result.stderr
 
 
-def test_validate_strict_fails_on_warnings(tmp_path: Path) -> None:
+def test_validate_strict_fails_on_warnings(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "w.skel"
     f.write_text(ARM.read_text().replace("<dynamics>", "<dynamics><sprint_stiffness>1</sprint_stiffness>", 1))
-    assert run("validate", str(f)).returncode == 0
-    strict = run("validate", "--strict", str(f))
+    assert run_main(capsys, "validate", str(f)).returncode == 0
+    strict = run_main(capsys, "validate", "--strict", str(f))
     assert strict.returncode == 1 and "sprint_stiffness" in strict.stderr
 
 
-def test_urdf_to_file(tmp_path: Path) -> None:
+def test_urdf_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "arm.urdf"
-    result = run("urdf", str(ARM), "-o", str(out))
+    result = run_main(capsys, "urdf", str(ARM), "-o", str(out))
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "<robot" in text and 'name="elbow"' in text
 
 
-def test_missing_file_is_a_clear_error() -> None:
-    result = run("inspect", "/nonexistent/robot.skel")
+def test_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_main(capsys, "inspect", "/nonexistent/robot.skel")
     assert result.returncode == 1
     assert "/nonexistent/robot.skel" in result.stderr and "Traceback" not in result.stderr
 
@@ -101,6 +112,8 @@ def test_bad_ids_are_a_usage_error_with_the_valid_range(
             assert main([*command, "--ids", ids]) == 2, (command, ids)
             err = capsys.readouterr().err
             assert f"skel-ros {command[0]}: error: argument --ids: {message}" in err, err
+    if protocol != "dynamixel":
+        return  # the console script once: the same parser for every protocol
     result = run("scan", "--protocol", "dynamixel", "--port", "/dev/null", "--ids", "1-300")
     assert result.returncode == 2
     assert "dynamixel ids are 0..252; '1-300' is outside" in result.stderr
