@@ -1,4 +1,9 @@
-"""``skel-ros simulate``, run as a user runs it (a child process), against DART's fixtures."""
+"""``skel-ros simulate`` against DART's fixtures.
+
+test_malformed_file_names_file_and_line runs the console script as a user runs it (a child
+process: its exit status, stdout and stderr); the others run the same ``main(argv)`` in
+this process, which spares each the second a new interpreter with DART costs.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +34,19 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``skel-ros`` 's ``main(argv)`` in this process: its status, stdout and stderr."""
+    from skel_ros.cli.main import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
+
+
 def _fixture(rel: str) -> dict:
     return json.loads((REFERENCE / f"{rel}.json").read_text())["after_steps"]
 
@@ -46,31 +64,33 @@ def _assert_matches(ours: dict, expected: dict) -> None:
 
 
 @requires_corpus
-def test_json_matches_fixture_with_limits_off() -> None:
+def test_json_matches_fixture_with_limits_off(capsys: pytest.CaptureFixture[str]) -> None:
     """A humanoid with 21 position-limited DOFs and a ground skeleton without DOFs.
 
     (No corpus file reaches a position limit within 100 steps, so the fixtures hold
     with limits on too; --no-limits is the SkelParser-equivalent setting.)
     """
     rel = "data/skel/kima/kima_human_edited.skel"
-    proc = run("simulate", str(CORPUS / rel), "--steps", "100", "--json", "--no-limits")
+    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100", "--json",
+                    "--no-limits")
     assert proc.returncode == 0, proc.stderr
     _assert_matches(json.loads(proc.stdout), _fixture(rel))
 
 
 @requires_corpus
-def test_json_matches_fixture_by_default_when_no_limit_is_reached() -> None:
+def test_json_matches_fixture_by_default_when_no_limit_is_reached(
+        capsys: pytest.CaptureFixture[str]) -> None:
     """Limits are enforced by default; a file without position limits is unaffected."""
     rel = "data/skel/test/double_pendulum.skel"
-    proc = run("simulate", str(CORPUS / rel), "--json")  # --steps defaults to 100
+    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--json")  # --steps: 100
     assert proc.returncode == 0, proc.stderr
     _assert_matches(json.loads(proc.stdout), _fixture(rel))
 
 
 @requires_corpus
-def test_table_lists_every_dof() -> None:
+def test_table_lists_every_dof(capsys: pytest.CaptureFixture[str]) -> None:
     rel = "data/skel/test/single_pendulum.skel"
-    proc = run("simulate", str(CORPUS / rel), "--steps", "100")
+    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].endswith("single_pendulum.skel: 100 steps, t = 0.100000 s, limits enforced")
@@ -86,16 +106,17 @@ def test_malformed_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.skel"
     bad.write_text('<skel version="1.0"><world name="w">\n<skeleton name="s">\n'
                    '<body name="b">\n</skeleton></world></skel>\n')
-    proc = run("simulate", str(bad), "--steps", "10")
+    proc = run("simulate", str(bad), "--steps", "10")  # the console script
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert f"error: {bad}:4: malformed XML" in proc.stderr
 
 
-def test_missing_file_and_bad_steps(tmp_path: Path) -> None:
-    proc = run("simulate", str(tmp_path / "none.skel"))
+def test_missing_file_and_bad_steps(tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    proc = run_main(capsys, "simulate", str(tmp_path / "none.skel"))
     assert proc.returncode == 1
     assert "none.skel: cannot read file" in proc.stderr
-    proc = run("simulate", str(tmp_path / "none.skel"), "--steps", "-3")
+    proc = run_main(capsys, "simulate", str(tmp_path / "none.skel"), "--steps", "-3")
     assert proc.returncode == 2  # argparse's usage error
     assert "must be >= 0" in proc.stderr
