@@ -19,6 +19,8 @@ from skel_ros.hardware.errors import ConfigError, TransportError, TransportTimeo
 from skel_ros.hardware.transport import SerialTransport, serial_transport
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
 REPO = Path(__file__).resolve().parents[3]
@@ -137,33 +139,67 @@ def test_serial_transport_writes_more_than_the_pty_buffer_holds(
 
 
 def _skel_ros(*args: str) -> subprocess.CompletedProcess[str]:
+    """``skel-ros`` in a process of its own, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "skel_ros.cli.main", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_scan_cli_lists_the_emulated_servos(emulator: DynamixelEmulator) -> None:
-    run = _skel_ros("scan", "--port", emulator.transport["port"], "--protocol", "dynamixel",
+def _skel_ros_main(capsys: pytest.CaptureFixture[str],
+                   *args: str) -> subprocess.CompletedProcess[str]:
+    """The same ``main(argv)`` in this process (a new interpreter costs about a second)."""
+    from skel_ros.cli.main import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors; sys.exit(message)
+        if isinstance(exc.code, str):  # what the interpreter does with it: say it, status 1
+            print(exc.code, file=sys.stderr)  # noqa: T201
+            code = 1
+        else:
+            code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
+
+
+@pytest.fixture(scope="module")
+def scanned() -> Iterator[DynamixelEmulator]:
+    """conftest's four XM430-W350 at ids 1..4, one process for the module: a scan only
+    reads (PING), so the scan tests share it."""
+    from skel_ros.hardware.base import ActuatorSpec
+    from skel_ros.hardware.dynamixel import start_emulator
+
+    servos = [ActuatorSpec(i, ControlMode.POSITION, "XM430-W350") for i in (1, 2, 3, 4)]
+    emu = start_emulator({"baudrate": 1_000_000}, servos, {})
+    yield emu
+    emu.stop()
+    assert not emu.running
+
+
+def test_scan_cli_lists_the_emulated_servos(scanned: DynamixelEmulator) -> None:
+    run = _skel_ros("scan", "--port", scanned.transport["port"], "--protocol", "dynamixel",
                     "--ids", "0-6")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
         f"id {i}: model number 1020, XM430-W350, firmware v48" for i in (1, 2, 3, 4)]
 
 
-def test_scan_cli_exits_1(emulator: DynamixelEmulator) -> None:
+def test_scan_cli_exits_1(scanned: DynamixelEmulator, capsys: pytest.CaptureFixture[str]) -> None:
     bad = _skel_ros("scan", "--port", "/dev/no-such-port", "--protocol", "dynamixel")
     assert bad.returncode == 1
     assert "/dev/no-such-port" in bad.stderr
     assert "cannot open" in bad.stderr
-    empty = _skel_ros("scan", "--port", emulator.transport["port"], "--protocol", "dynamixel",
-                      "--ids", "10-12")
+    # The same main(argv) in this process from here on.
+    empty = _skel_ros_main(capsys, "scan", "--port", scanned.transport["port"], "--protocol",
+                           "dynamixel", "--ids", "10-12")
     assert empty.returncode == 1
     assert "no dynamixel device answered" in empty.stderr
-    missing = _skel_ros("scan", "--protocol", "dynamixel")
+    missing = _skel_ros_main(capsys, "scan", "--protocol", "dynamixel")
     assert missing.returncode != 0
     assert "--port" in missing.stderr
 
 
-def test_emulate_cli_runs_until_interrupted() -> None:
+def test_emulate_cli_runs_until_interrupted(capsys: pytest.CaptureFixture[str]) -> None:
     import signal
 
     proc = subprocess.Popen([sys.executable, "-m", "skel_ros.cli.main", "emulate", "dynamixel",
@@ -175,7 +211,9 @@ def test_emulate_cli_runs_until_interrupted() -> None:
         port = lines[1].split()[-1]
         assert lines[1].startswith("port: ")
         assert Path(port).resolve().name.isdigit()  # a link to the pty (/dev/pts/N)
-        run = _skel_ros("scan", "--port", port, "--protocol", "dynamixel", "--ids", "1-4")
+        # The emulate command's process is the subject; the scan runs in this one.
+        run = _skel_ros_main(capsys, "scan", "--port", port, "--protocol", "dynamixel",
+                             "--ids", "1-4")
         assert run.returncode == 0, run.stderr
         assert "XL430-W250" in run.stdout
         assert len(run.stdout.splitlines()) == 3
