@@ -164,8 +164,8 @@ def _skel_ros_main(capsys: pytest.CaptureFixture[str],
 
 @pytest.fixture(scope="module")
 def scanned() -> Iterator[DynamixelEmulator]:
-    """conftest's four XM430-W350 at ids 1..4, one process for the module: a scan only
-    reads (PING), so the scan tests share it."""
+    """Four XM430-W350 at ids 1..4 (as conftest's ``emulator``), one process for the
+    module: a scan only reads (PING), so the scan tests share it."""
     from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.dynamixel import start_emulator
 
