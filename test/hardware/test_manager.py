@@ -5,6 +5,10 @@ forwards bytes both ways and can drop replies (read timeouts), corrupt them (CRC
 prepend garbage, or make the port vanish and come back (under the same path, a symlink).
 The manager's clock is injected: the tests call ``step(now)`` with chosen times, so the
 watchdog and the reconnect backoff are deterministic; the bus I/O is real.
+
+The emulator process is shared by the module's tests (starting one takes about a second of
+CPU, most of the file's time): each test gets it back as after power-on, see
+:class:`SharedEmulator`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import math
 import os
 import random
 import select
+import termios
 import threading
 import tty
 from pathlib import Path
@@ -29,9 +34,13 @@ from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
+
+    from skel_ros.hardware.base import ActuatorSpec
+    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
 dynamixel = pytest.importorskip("skel_ros.hardware.dynamixel")
+ct = pytest.importorskip("skel_ros.hardware.dynamixel.control_table")
 
 REPO = Path(__file__).resolve().parents[2]
 ARM = REPO / "examples" / "arm.skel"
@@ -72,6 +81,9 @@ class SerialProxy:
         self._rng = random.Random(7)  # noqa: S311 - reproducible garbage, not crypto
         self._target = os.open(target, os.O_RDWR | os.O_NOCTTY)
         tty.setraw(self._target)
+        # The emulator's port outlives a test (SharedEmulator): a reply a previous test's
+        # driver never read must not reach this one's.
+        termios.tcflush(self._target, termios.TCIOFLUSH)
         self._lock = threading.Lock()
         self._master = self._slave = -1
         self._stop = threading.Event()
@@ -139,11 +151,56 @@ class SerialProxy:
             os.write(master, data)
 
 
+class SharedEmulator:
+    """One emulator process for the module, handed to each test as after power-on.
+
+    What a test changes on the servos is undone between tests: the shafts go back to START
+    at rest. What cannot be undone through the emulator's control channel (torque left on,
+    a hardware error, an expired Bus Watchdog: a test that failed half-way, or a manager
+    that did not switch torque off at stop) makes the next test get a new process instead.
+    The driver of each test's manager opens with torque off and writes every setting it
+    needs (mode, limits, Bus Watchdog, read block, goals), so a test cannot tell the
+    process is not new; only the first open finds the EEPROM at its factory values, which
+    no test here is about.
+    """
+
+    def __init__(self) -> None:
+        self._emulator: DynamixelEmulator | None = None
+
+    def take(self, actuators: Sequence[ActuatorSpec]) -> DynamixelEmulator:
+        """The emulator, reset; a new one if there is none or it could not be reset."""
+        if self._emulator is not None and not self._reset(self._emulator):
+            self._emulator.stop()
+            self._emulator = None
+        if self._emulator is None:
+            self._emulator = dynamixel.start_emulator(
+                {"baudrate": BAUD}, actuators, {"initial_positions": START})
+        return self._emulator
+
+    @staticmethod
+    def _reset(emulator: DynamixelEmulator) -> bool:
+        if not emulator.running:
+            return False
+        for i in START:
+            if (emulator.state(i).torque_enabled
+                    or emulator.register(i, "Hardware Error Status")
+                    or emulator.register(i, "Bus Watchdog") == ct.BUS_WATCHDOG_EXPIRED):
+                return False
+        for i, position in START.items():
+            emulator.set_position(i, position)
+        return True
+
+    def close(self) -> None:
+        if self._emulator is not None:
+            self._emulator.stop()
+            self._emulator = None
+
+
 class Rig:
     """Emulator + proxy + manager, with a stepping clock."""
 
-    def __init__(self, tmp: Path, *, safe_state: str = "hold", auto_resume: bool = False,
-                 ) -> None:
+    def __init__(self, tmp: Path, emulators: SharedEmulator, *, safe_state: str = "hold",
+                 auto_resume: bool = False) -> None:
         world = load_skel(ARM)
         self.skeleton = world.skeletons[0]
         text = CONFIG.format(safe_state=safe_state, auto_resume=str(auto_resume).lower(),
@@ -151,8 +208,7 @@ class Rig:
         config = parse_hardware_config(text, "test.yaml")
         self.bound = config.bind(self.skeleton)
         self.actuators = [m.actuator for m in config.joints]
-        self.emulator = dynamixel.start_emulator(
-            {"baudrate": BAUD}, self.actuators, {"initial_positions": START})
+        self.emulator = emulators.take(self.actuators)
         self.proxy = SerialProxy(self.emulator.transport["port"], tmp / "ttyDXL")
         self.t = 0.0
         self.manager = HardwareManager(self.bound, clock=lambda: self.t)
@@ -197,12 +253,18 @@ class Rig:
     def close(self) -> None:
         self.manager.stop()
         self.proxy.close()
-        self.emulator.stop()
+
+
+@pytest.fixture(scope="module")
+def emulators() -> Iterator[SharedEmulator]:
+    shared = SharedEmulator()
+    yield shared
+    shared.close()
 
 
 @pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    r = Rig(tmp_path)
+def rig(tmp_path: Path, emulators: SharedEmulator) -> Iterator[Rig]:
+    r = Rig(tmp_path, emulators)
     yield r
     r.close()
 
@@ -302,8 +364,8 @@ def test_watchdog_holds_position(rig: Rig) -> None:
     assert not rig.manager.status().watchdog_tripped
 
 
-def test_watchdog_torque_off(tmp_path: Path) -> None:
-    rig = Rig(tmp_path, safe_state="torque_off")
+def test_watchdog_torque_off(tmp_path: Path, emulators: SharedEmulator) -> None:
+    rig = Rig(tmp_path, emulators, safe_state="torque_off")
     try:
         rig.step()
         rig.enable()
@@ -388,8 +450,8 @@ def test_port_vanishes_and_comes_back_with_backoff(rig: Rig) -> None:
     rig.settle(4, 0.2)
 
 
-def test_auto_resume_after_reconnect(tmp_path: Path) -> None:
-    rig = Rig(tmp_path, auto_resume=True)
+def test_auto_resume_after_reconnect(tmp_path: Path, emulators: SharedEmulator) -> None:
+    rig = Rig(tmp_path, emulators, auto_resume=True)
     try:
         rig.step()
         rig.enable()
@@ -416,8 +478,9 @@ def test_diagnostics_per_actuator(rig: Rig) -> None:
     assert status.buses[0].connected  # type: ignore[attr-defined]
 
 
-def test_control_loop_thread_runs_and_stops(tmp_path: Path) -> None:
-    rig = Rig(tmp_path)
+def test_control_loop_thread_runs_and_stops(tmp_path: Path,
+                                            emulators: SharedEmulator) -> None:
+    rig = Rig(tmp_path, emulators)
     import time
 
     rig.manager = HardwareManager(rig.bound, clock=time.monotonic)
@@ -437,12 +500,12 @@ def test_control_loop_thread_runs_and_stops(tmp_path: Path) -> None:
 
 
 def test_on_read_hears_each_read_once_and_a_failing_listener_is_survived(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, emulators: SharedEmulator, caplog: pytest.LogCaptureFixture) -> None:
     """The loop thread gives each new read to on_read, once and in order; a listener that
     raises neither stops the loop nor floods the log (one line)."""
     import time
 
-    rig = Rig(tmp_path)
+    rig = Rig(tmp_path, emulators)
     heard: list[tuple[float, str]] = []
     enough = threading.Event()
 
@@ -510,8 +573,9 @@ def test_servo_fault_then_clear_faults(rig: Rig) -> None:
     assert all(rig.emulator.state(i).torque_enabled for i in START)
 
 
-def test_servo_fault_with_torque_off_safe_state(tmp_path: Path) -> None:
-    rig = Rig(tmp_path, safe_state="torque_off")
+def test_servo_fault_with_torque_off_safe_state(tmp_path: Path,
+                                                emulators: SharedEmulator) -> None:
+    rig = Rig(tmp_path, emulators, safe_state="torque_off")
     try:
         rig.step()
         rig.enable()
@@ -544,9 +608,10 @@ def test_stale_state_is_not_measured(rig: Rig) -> None:
 
 
 @pytest.mark.parametrize("safe_state", ["hold", "torque_off"])
-def test_a_glitch_keeps_the_safe_state(tmp_path: Path, safe_state: str) -> None:
+def test_a_glitch_keeps_the_safe_state(tmp_path: Path, emulators: SharedEmulator,
+                                       safe_state: str) -> None:
     """The port vanishes for 0.5 s while the servos keep power (issue: the arm dropped)."""
-    rig = Rig(tmp_path, safe_state=safe_state)
+    rig = Rig(tmp_path, emulators, safe_state=safe_state)
     try:
         rig.step()
         rig.enable()
@@ -579,11 +644,12 @@ def test_a_glitch_keeps_the_safe_state(tmp_path: Path, safe_state: str) -> None:
         rig.close()
 
 
-def test_enable_reads_again_when_a_read_is_missed(tmp_path: Path) -> None:
+def test_enable_reads_again_when_a_read_is_missed(tmp_path: Path,
+                                                 emulators: SharedEmulator) -> None:
     """A loaded host: one Sync Read misses its timeout; enable reads again."""
     from skel_ros.hardware.errors import TransportTimeoutError
 
-    rig = Rig(tmp_path)
+    rig = Rig(tmp_path, emulators)
     misses = {"n": 0}
     real_read = None
     try:
@@ -636,9 +702,9 @@ def test_trajectory_leaving_the_limits_is_reported_once(rig: Rig,
     assert rig.manager.status().target[3] == pytest.approx(1.9)
 
 
-def test_unreachable_bus_is_an_error_repeated_slowly(tmp_path: Path,
+def test_unreachable_bus_is_an_error_repeated_slowly(tmp_path: Path, emulators: SharedEmulator,
                                                      caplog: pytest.LogCaptureFixture) -> None:
-    rig = Rig(tmp_path)
+    rig = Rig(tmp_path, emulators)
     try:
         rig.proxy.vanish()
         with caplog.at_level("DEBUG", logger="skel_ros.hardware"):
