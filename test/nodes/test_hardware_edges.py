@@ -115,8 +115,7 @@ class Harness:
         self.client.destroy_node()
 
 
-@pytest.fixture
-def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - isolates DDS
+def _harness() -> Iterator[Harness]:
     context = rclpy.Context()
     rclpy.init(context=context)
     h = Harness(context)
@@ -126,6 +125,33 @@ def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - iso
     finally:
         h.close()
         rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture
+def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - isolates DDS
+    """A node of its own: for tests that break it or read its devices' whole history."""
+    yield from _harness()
+
+
+@pytest.fixture(scope="module")
+def _module_harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001
+    yield from _harness()
+
+
+@pytest.fixture
+def shared_harness(_module_harness: Harness) -> Harness:
+    """One node for the tests at the end of this file (starting one, with its emulator
+    process, takes about a second): each leaves it working, enabled or not, with no fault,
+    and each starts with empty message lists, as on a new node.
+
+    These tests come last: a module's fixture lives until the module ends, and no other
+    hardware node should run beside it.
+    """
+    h = _module_harness
+    for received in (h.states, h.tf, h.diagnostics):
+        received.clear()
+    h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
+    return h
 
 
 def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None:
@@ -240,8 +266,25 @@ def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
     assert h.tf == []
 
 
-def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
-    h = harness
+def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    port = tmp_path / "ttyUSB9"
+    cmd = [sys.executable, "-c", "from skel_ros.nodes.hardware_node import main; main()",
+           "--ros-args", "-p", f"skel_file:={ARM}", "-p", f"hardware_config:={ARM_YAML}",
+           "-p", f"port:={port}", "-p", "connect_timeout:=1.0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=ros_env, timeout=60,
+                          check=False)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "not connected" in done.stderr
+    assert str(port) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------- one node for these
+
+
+def test_a_stalled_loop_sends_nothing_new(shared_harness: Harness) -> None:
+    h = shared_harness
     h.spin_until(lambda: len(h.states) > 20, 10.0, "joint_states")
     stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
     assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
@@ -257,14 +300,14 @@ def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
     h.spin_until(lambda: bool(h.states), 10.0, "joint_states after the stall")
 
 
-def test_the_loop_reads_drive_joint_states_no_timer_polls(harness: Harness) -> None:
+def test_the_loop_reads_drive_joint_states_no_timer_polls(shared_harness: Harness) -> None:
     """joint_states follow the loop's reads, at most publish_rate of them.
 
     No executor timer polls the loop (each wake-up of the executor costs a pass over all
     the node's entities, and it shares the GIL with the loop): the only timers running
     are the diagnostics' (1 s); the action feedback's runs only during a goal.
     """
-    h = harness
+    h = shared_harness
     node = h.node
     running = [t.timer_period_ns * 1e-9 for t in node.timers if not t.is_canceled()]
     assert running == [1.0]
@@ -279,10 +322,10 @@ def test_the_loop_reads_drive_joint_states_no_timer_polls(harness: Harness) -> N
     assert len(gaps) <= (stamps[-1] - stamps[0]) / publish_period + 2
 
 
-def test_servo_overload_then_clear_faults(harness: Harness) -> None:
+def test_servo_overload_then_clear_faults(shared_harness: Harness) -> None:
     from std_srvs.srv import SetBool, Trigger
 
-    h = harness
+    h = shared_harness
     _enable(h)
     h.emulator.inject_fault(3, 0x20)  # elbow: overload
     h.spin_until(lambda: h.diagnostics and h.actuators()["elbow"]["level"] == "2", 10.0,
@@ -300,38 +343,29 @@ def test_servo_overload_then_clear_faults(harness: Harness) -> None:
 
 
 def test_a_flood_of_clamped_commands_logs_a_few_lines(
-        harness: Harness, capfd: pytest.CaptureFixture[str]) -> None:
+        shared_harness: Harness, capfd: pytest.CaptureFixture[str]) -> None:
     from sensor_msgs.msg import JointState
 
-    h = harness
+    h = shared_harness
     _enable(h)
     capfd.readouterr()
     rng = random.Random(3)  # noqa: S311 - reproducible values, not crypto
     clock = h.client.get_clock()
     start = clock.now().nanoseconds
-    for k in range(20_000):
+    # At least 5,000 commands and 1.5 s: thousands of lines without a limit, and longer
+    # than the limiter's second, so one that lets a joint log more than once a second shows
+    # (its lines outgrow the bound below). A fixed 20,000 took 3 to 5 s here.
+    k = 0
+    while k < 5_000 or clock.now().nanoseconds - start < 1.5e9:
         names = rng.sample(NAMES, rng.randint(1, 4))
         msg = JointState(name=names, position=[rng.uniform(3.0, 9.0) * rng.choice((-1, 1))
                                                for _ in names])
         h.node._on_joint_command(msg)  # noqa: SLF001 - the subscription's callback, 20 kHz
         if k % 500 == 0:
             h.executor.spin_once(timeout_sec=0.0)
+        k += 1
     seconds = (clock.now().nanoseconds - start) * 1e-9
     lines = [line for line in capfd.readouterr().err.splitlines() if "clamped" in line]
     # One line per joint and second at most (plus the first of each).
     assert len(lines) <= len(NAMES) * (math.ceil(seconds) + 1), (len(lines), seconds)
     assert {n for n in NAMES if any(f"'{n}'" in line for line in lines)} == set(NAMES)
-
-
-def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str],
-                                                         tmp_path: Path) -> None:
-    port = tmp_path / "ttyUSB9"
-    cmd = [sys.executable, "-c", "from skel_ros.nodes.hardware_node import main; main()",
-           "--ros-args", "-p", f"skel_file:={ARM}", "-p", f"hardware_config:={ARM_YAML}",
-           "-p", f"port:={port}", "-p", "connect_timeout:=1.0"]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=ros_env, timeout=60,
-                          check=False)
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "not connected" in done.stderr
-    assert str(port) in done.stderr
-    assert "Traceback" not in done.stderr
