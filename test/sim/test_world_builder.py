@@ -187,9 +187,10 @@ def test_random_commands_match_skelparser(source: Path, name: str) -> None:
     All files are run, so no subset is needed; the three whose bodies fall onto the
     ground (the costly contact steps) are compared over their first impacts and 100+
     steps of contact only (``CONTACT_HORIZON``). Each skeleton's command vector is
-    built once per step and given to both worlds: ours through ``set_commands`` (limits module, then the actuation
-    layer), SkelParser's through ``Skeleton.setCommands`` with the values our
-    limits check applied (identical unless a value was clamped).
+    built once per step and given to both worlds: ours through ``set_commands``
+    (limits module, then the actuation layer), SkelParser's through
+    ``Skeleton.setCommands`` with the values our limits check applied (identical
+    unless a value was clamped).
     """
     diff = _diff(source)
     steps = SHORTER_HORIZON.get(name) or CONTACT_HORIZON.get(name, RANDOM_STEPS)
