@@ -1,6 +1,6 @@
 """Property: no target outside the limits ever reaches the wire.
 
-100,000+ random commands (finite, huge, NaN, inf, unknown names, wrong lengths) go
+25,000+ random commands (finite, huge, NaN, inf, unknown names, wrong lengths) go
 through the whole path: ``HardwareManager.command`` -> limits -> rate limiter ->
 ``DynamixelBus`` -> pty -> the Dynamixel emulator (a separate process). A tap on the pty
 decodes every Sync Write the driver sends, with its own Protocol 2.0 parser (independent
@@ -9,7 +9,10 @@ its DOF, is checked against the position limits (model limits tightened by the Y
 with no tolerance, and, between consecutive writes, against the velocity limits.
 
 12 servos (the quadruped example), 12 single-DOF commands per cycle plus one multi-DOF
-command every cycle: about 8,400 cycles.
+command every cycle: about 1,900 cycles, 23,000 goals on the wire. (It was 100,000
+commands, ~7,700 cycles, nearly all of it the stepped loop and pty round trips; at 25,000
+every DOF still gets ~2,000 random targets and its goals touch a limit ~80
+times on average, well beyond what a clamping or mapping defect needs to show.)
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ GOAL_POSITION = 116  # X-series control table: Goal Position, 4 bytes
 TICKS_PER_REV = 4096
 CENTER = 2048
 TICK = 2 * math.pi / TICKS_PER_REV
-COMMANDS = 100_000
+COMMANDS = 25_000
 LEGS = ("fl", "fr", "hl", "hr")
 DOFS = ("hip_abd", "hip_pitch", "knee")
 
@@ -217,6 +220,7 @@ def test_no_target_outside_the_limits_reaches_the_wire(tmp_path: Path) -> None: 
                 tol = TICK / m.gear_ratio
                 assert step <= vmax[dxl_id] * manager.period + 2 * tol, (m.name, step)
             previous[dxl_id] = q
-    # Targets went to the limits and back: the test covered the edges.
-    assert at_limit > 1000
+    # Targets went to the limits and back: the test covered the edges (943 goals
+    # within a tick of a limit at this seed; was > 1000 of ~4,000 at 100,000 commands).
+    assert at_limit > 500
     assert status.guard_corrections == 0
