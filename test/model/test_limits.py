@@ -541,6 +541,9 @@ def _time_bound(distance: float, v_max: float, a_acc: float, a_dec: float) -> fl
     return sum(math.sqrt(2 * distance / a) for a in (a_acc, a_dec) if math.isfinite(a))
 
 
+HOLD_STEPS = 100  # steps checked after a converging limiter arrives
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     row=joint_rows(finite_position=True),
@@ -567,6 +570,12 @@ def test_rate_limiter_converges_to_a_reachable_target(row, start_frac, goal_frac
             reached_at = k
         if reached_at is not None:
             assert abs(q[0] - goal) <= 1e-9  # and it stays there
+            # For HOLD_STEPS after arrival, not to max_steps: the time bound is loose
+            # (~3/4 of all steps came after arrival) and a setpoint at rest on its target
+            # is an exact fixed point (next test); the final velocity check below shows
+            # it came to rest within those steps.
+            if k >= reached_at + HOLD_STEPS:
+                break
     assert reached_at is not None, f"not at {goal} after {max_steps} steps: {limiter.position}"
     assert reached_at <= max_steps
     assert abs(limiter.velocity[0]) <= 1e-6
