@@ -320,7 +320,9 @@ def test_driver_arms_reports_and_clears_the_bus_watchdog(
     bus.open()
     assert [emulator.register(i, "Bus Watchdog") for i in IDS] == [5] * 4
     bus.set_torque(True)
-    time.sleep(0.5)  # the host goes silent
+    # The host goes silent (the emulator's control channel is not the bus: it feeds no
+    # watchdog) until every servo's watchdog expired, as the emulator sees it.
+    _wait(lambda: all(emulator.watchdog(i)[0] == ct.BUS_WATCHDOG_EXPIRED for i in IDS))
     states = bus.read()
     for i in IDS:
         assert states[i].error_code == ct.BUS_WATCHDOG_FAULT
