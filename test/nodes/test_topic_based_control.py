@@ -285,8 +285,9 @@ def test_sim_node_as_topic_based_hardware(ros_env: dict[str, str], tmp_path: Pat
         assert tb.error(target) < 0.02, (tb.position, (tmp_path / "sim.log").read_text()[-2000:])
         assert tb.sent > 0
         # There: the plugin would stop writing once within the threshold. The simulation
-        # keeps holding without commands (command_timeout 0, its default).
-        tb.run(1.5, write=False)
+        # keeps holding without commands (command_timeout 0, its default): 1 s, a hundred
+        # joint_states.
+        tb.run(1.0, write=False)
         assert tb.error(target) < 0.02, tb.position
         _check_states_are_what_the_plugin_reads(tb)
         assert proc.poll() is None
@@ -322,9 +323,9 @@ def test_hardware_node_as_topic_based_hardware(ros_env: dict[str, str], tmp_path
 
         tb.run(20.0, step, until=lambda: tb.error(target) < 0.01)
         assert tb.error(target) < 0.01, (tb.position, log.read_text()[-2000:])
-        # No commands while the robot is there: longer than command_timeout, and the
-        # watchdog's safe state (hold) keeps the joints where they are, torque on.
-        tb.run(1.5, write=False)
+        # No commands while the robot is there: twice command_timeout, and the watchdog's
+        # safe state (hold) keeps the joints where they are, torque on.
+        tb.run(1.0, write=False)
         assert tb.error(target) < 0.01, tb.position
         # The next command moves again.
         target = [0.0, 0.0, 0.3, 0.0]
