@@ -115,76 +115,62 @@ class Harness:
         self.client.destroy_node()
 
 
-def _harness() -> Iterator[Harness]:
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    h = Harness(context)
-    try:
-        h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
-        yield h
-    finally:
-        h.close()
-        rclpy.try_shutdown(context=context)
+class _SharedNode:
+    """The hardware node the tests at the end of this file share (starting one, with its
+    emulator process, takes about a second). Made again when a test left it without its
+    emulator (test_a_dead_bus_is_not_published_as_measured stops it) or in a fault."""
 
+    def __init__(self) -> None:
+        self._context: Any = None
+        self._harness: Harness | None = None
 
-@pytest.fixture
-def harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001 - isolates DDS
-    """A node of its own: for tests that break it or read its devices' whole history."""
-    yield from _harness()
+    def get(self) -> Harness:
+        from skel_ros.hardware import MotionState
+
+        h = self._harness
+        if (h is not None and h.emulator.running
+                and h.node.manager.status().state is not MotionState.FAULT):
+            return h
+        self.close()
+        self._context = rclpy.Context()
+        rclpy.init(context=self._context)
+        self._harness = Harness(self._context)
+        return self._harness
+
+    def close(self) -> None:
+        if self._harness is not None:
+            self._harness.close()
+            self._harness = None
+        if self._context is not None:
+            rclpy.try_shutdown(context=self._context)
+            self._context = None
 
 
 @pytest.fixture(scope="module")
-def _module_harness(ros_env: dict[str, str]) -> Iterator[Harness]:  # noqa: ARG001
-    yield from _harness()
+def _shared_node(ros_env: dict[str, str]) -> Iterator[_SharedNode]:  # noqa: ARG001
+    """The module's node, in the isolated DDS setting of ``ros_env``."""
+    shared = _SharedNode()
+    try:
+        yield shared
+    finally:
+        shared.close()
 
 
 @pytest.fixture
-def shared_harness(_module_harness: Harness) -> Harness:
-    """One node for the tests at the end of this file (starting one, with its emulator
-    process, takes about a second): each leaves it working, enabled or not, with no fault,
-    and each starts with empty message lists, as on a new node.
+def harness(_shared_node: _SharedNode) -> Harness:
+    """The shared hardware node, its message lists emptied, as on a new node; each test
+    leaves it working (enabled or not, no fault) or without its emulator.
 
-    These tests come last: a module's fixture lives until the module ends, and no other
-    hardware node should run beside it.
+    The tests that use it come last in this file: a module's fixture lives until the
+    module ends, and no other hardware node should run beside it. Their order matters
+    for speed only: the stalled loop comes while torque is off (with torque on, the
+    servos' Bus Watchdog expires in the stall: a fault, and a new node for the next test).
     """
-    h = _module_harness
+    h = _shared_node.get()
     for received in (h.states, h.tf, h.diagnostics):
         received.clear()
     h.spin_until(lambda: bool(h.states), 30.0, "joint_states")
     return h
-
-
-def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None:
-    """The USB adapter drops out for 1.5 s; the servos keep power (safe_state: hold).
-
-    1.5 s: /diagnostics goes out once a second, so one message falls in the outage; the
-    servos' Bus Watchdog (0.25 s) expires meanwhile and the reopening clears it.
-    """
-    from sensor_msgs.msg import JointState
-
-    h = harness
-    _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))  # noqa: SLF001
-    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.8) < 0.01, 20.0, "elbow at 0.8")
-    h.emulator.vanish(1.5)
-    h.spin_until(lambda: h.diagnostics and all(
-        a["level"] == "3" for a in h.actuators().values()), 10.0, "STALE diagnostics")
-    assert all(a["torque_enabled"] == "unknown" for a in h.actuators().values())
-    h.spin_until(lambda: h.diagnostics and h.summary() == "holding", 20.0,
-                 "holding after the port returned")
-    # Device side: torque was never switched off; the arm did not drop.
-    for i in (1, 2, 3, 4):
-        assert h.emulator.state(i).torque_enabled
-        writes = [v for _, v in h.emulator.torque_writes(i)]  # 0 at start, 1 at enable
-        assert 0 not in writes[writes.index(1):]
-    assert h.emulator.state(3).position == pytest.approx(0.8, abs=0.02)
-    # ROS side: measured again, held where it is, and an enable moves again.
-    h.states.clear()
-    h.spin_until(lambda: bool(h.states), 5.0, "joint_states after the return")
-    assert h.latest()["elbow"] == pytest.approx(0.8, abs=0.02)
-    _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))  # noqa: SLF001
-    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.5) < 0.01, 20.0, "elbow at 0.5")
 
 
 # The emulated drives share this process with the node: a stall of the whole process on
@@ -248,24 +234,6 @@ def _enable(h: Harness) -> None:
     assert reply.success, reply.message
 
 
-def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
-    h = harness
-    _enable(h)
-    h.spin_until(lambda: len(h.states) > 5, 10.0, "joint_states")
-    assert list(h.states[-1].name) == NAMES
-    h.emulator.stop()  # the servos and their port are gone
-    h.spin_until(lambda: h.diagnostics and all(
-        a["level"] == "3" for a in h.actuators().values()), 20.0, "STALE diagnostics")
-    for values in h.actuators().values():
-        assert values["torque_enabled"] == "unknown"
-    h.states.clear()
-    h.tf.clear()
-    h.spin_for(0.6)
-    # Not one joint_states or /tf message pretends the arm stands still.
-    assert [list(m.name) for m in h.states if set(m.name) & set(NAMES)] == []
-    assert h.tf == []
-
-
 def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str],
                                                          tmp_path: Path) -> None:
     port = tmp_path / "ttyUSB9"
@@ -280,11 +248,11 @@ def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str]
     assert "Traceback" not in done.stderr
 
 
-# ---------------------------------------------------------------- one node for these
+# ---------------------------------------------------------------- one node for these (harness)
 
 
-def test_a_stalled_loop_sends_nothing_new(shared_harness: Harness) -> None:
-    h = shared_harness
+def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
+    h = harness
     h.spin_until(lambda: len(h.states) > 20, 10.0, "joint_states")
     stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
     assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
@@ -300,14 +268,14 @@ def test_a_stalled_loop_sends_nothing_new(shared_harness: Harness) -> None:
     h.spin_until(lambda: bool(h.states), 10.0, "joint_states after the stall")
 
 
-def test_the_loop_reads_drive_joint_states_no_timer_polls(shared_harness: Harness) -> None:
+def test_the_loop_reads_drive_joint_states_no_timer_polls(harness: Harness) -> None:
     """joint_states follow the loop's reads, at most publish_rate of them.
 
     No executor timer polls the loop (each wake-up of the executor costs a pass over all
     the node's entities, and it shares the GIL with the loop): the only timers running
     are the diagnostics' (1 s); the action feedback's runs only during a goal.
     """
-    h = shared_harness
+    h = harness
     node = h.node
     running = [t.timer_period_ns * 1e-9 for t in node.timers if not t.is_canceled()]
     assert running == [1.0]
@@ -322,10 +290,45 @@ def test_the_loop_reads_drive_joint_states_no_timer_polls(shared_harness: Harnes
     assert len(gaps) <= (stamps[-1] - stamps[0]) / publish_period + 2
 
 
-def test_servo_overload_then_clear_faults(shared_harness: Harness) -> None:
+def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None:
+    """The USB adapter drops out for 1.5 s; the servos keep power (safe_state: hold).
+
+    1.5 s: /diagnostics goes out once a second, so one message falls in the outage; the
+    servos' Bus Watchdog (0.25 s) expires meanwhile and the reopening clears it.
+    """
+    from sensor_msgs.msg import JointState
+
+    h = harness
+    before = {i: len(h.emulator.torque_writes(i)) for i in (1, 2, 3, 4)}  # earlier tests'
+    _enable(h)
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))  # noqa: SLF001
+    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.8) < 0.01, 20.0, "elbow at 0.8")
+    h.emulator.vanish(1.5)
+    h.spin_until(lambda: h.diagnostics and all(
+        a["level"] == "3" for a in h.actuators().values()), 10.0, "STALE diagnostics")
+    assert all(a["torque_enabled"] == "unknown" for a in h.actuators().values())
+    h.spin_until(lambda: h.diagnostics and h.summary() == "holding", 20.0,
+                 "holding after the port returned")
+    # Device side: torque was never switched off; the arm did not drop.
+    for i in (1, 2, 3, 4):
+        assert h.emulator.state(i).torque_enabled
+        writes = [v for _, v in h.emulator.torque_writes(i)[before[i]:]]  # 1 at enable
+        assert 1 in writes
+        assert 0 not in writes[writes.index(1):]
+    assert h.emulator.state(3).position == pytest.approx(0.8, abs=0.02)
+    # ROS side: measured again, held where it is, and an enable moves again.
+    h.states.clear()
+    h.spin_until(lambda: bool(h.states), 5.0, "joint_states after the return")
+    assert h.latest()["elbow"] == pytest.approx(0.8, abs=0.02)
+    _enable(h)
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))  # noqa: SLF001
+    h.spin_until(lambda: abs(h.emulator.state(3).position - 0.5) < 0.01, 20.0, "elbow at 0.5")
+
+
+def test_servo_overload_then_clear_faults(harness: Harness) -> None:
     from std_srvs.srv import SetBool, Trigger
 
-    h = shared_harness
+    h = harness
     _enable(h)
     h.emulator.inject_fault(3, 0x20)  # elbow: overload
     h.spin_until(lambda: h.diagnostics and h.actuators()["elbow"]["level"] == "2", 10.0,
@@ -343,10 +346,10 @@ def test_servo_overload_then_clear_faults(shared_harness: Harness) -> None:
 
 
 def test_a_flood_of_clamped_commands_logs_a_few_lines(
-        shared_harness: Harness, capfd: pytest.CaptureFixture[str]) -> None:
+        harness: Harness, capfd: pytest.CaptureFixture[str]) -> None:
     from sensor_msgs.msg import JointState
 
-    h = shared_harness
+    h = harness
     _enable(h)
     capfd.readouterr()
     rng = random.Random(3)  # noqa: S311 - reproducible values, not crypto
@@ -369,3 +372,21 @@ def test_a_flood_of_clamped_commands_logs_a_few_lines(
     # One line per joint and second at most (plus the first of each).
     assert len(lines) <= len(NAMES) * (math.ceil(seconds) + 1), (len(lines), seconds)
     assert {n for n in NAMES if any(f"'{n}'" in line for line in lines)} == set(NAMES)
+
+
+def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
+    h = harness
+    _enable(h)
+    h.spin_until(lambda: len(h.states) > 5, 10.0, "joint_states")
+    assert list(h.states[-1].name) == NAMES
+    h.emulator.stop()  # the servos and their port are gone
+    h.spin_until(lambda: h.diagnostics and all(
+        a["level"] == "3" for a in h.actuators().values()), 20.0, "STALE diagnostics")
+    for values in h.actuators().values():
+        assert values["torque_enabled"] == "unknown"
+    h.states.clear()
+    h.tf.clear()
+    h.spin_for(0.6)
+    # Not one joint_states or /tf message pretends the arm stands still.
+    assert [list(m.name) for m in h.states if set(m.name) & set(NAMES)] == []
+    assert h.tf == []
