@@ -41,9 +41,14 @@ NODE = f"{NS}/hardware_node"
 TIMEOUT = 60.0  # s: generous, the machine is shared
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def servos() -> Iterator[Any]:
-    """The arm's four emulated Dynamixel servos, owned by the test."""
+    """The arm's four emulated Dynamixel servos, owned by the module's tests.
+
+    One process for both tests that use it (a start takes about a second): each node
+    opens the servos with torque off and leaves them so; the tests read torque now and
+    the last torque write, never the history, and set the positions they need.
+    """
     from skel_ros.hardware import load_hardware_config
     from skel_ros.hardware.plugins import protocol
 
