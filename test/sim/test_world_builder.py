@@ -195,7 +195,7 @@ def _note_contacts(world: Any, step: int, touched: dict[str, int] | None) -> Non
 @pytest.mark.slow
 @pytest.mark.parametrize(("source", "name"), list(zip(SOURCES, IDS, strict=True)), ids=IDS)
 def test_random_commands_match_skelparser(source: Path, name: str) -> None:
-    """Proof 2: every corpus file plus features.skel, 1,000 steps each (module docstring).
+    """Proof 2: every corpus file plus features.skel, up to 1,000 steps (module docstring).
 
     All files are run, so no subset is needed; the six costliest whose bodies fall
     onto the ground are compared over their first impacts and 100+ steps of contact
