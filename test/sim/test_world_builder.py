@@ -42,7 +42,7 @@ multi-spheres, markers, soft spheres / ellipsoids / cylinders, every actuator):
    the builder adds no error of its own. The six costliest files whose bodies
    fall onto the ground (``shapes``, ``test_shapes``, ``softBodies``,
    ``soft_cubes``, ``box_stacking``, ``test_drop_sphere``) are run for 400 steps
-   (``CONTACT_HORIZON``): their bodies reach the ground at step 160-282, and
+   (``CONTACT_HORIZON``): their bodies reach the ground at step 158-282, and
    steps 400-1,000, all in contact, were most of their run (55-70 % of
    ``shapes`` and ``softBodies``); by step 300 every skeleton has touched (the
    test checks it), so 400 steps still compare every shape type, soft body and
