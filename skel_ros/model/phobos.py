@@ -89,7 +89,7 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
-from skel_ros.model.yamlread import compose_yaml, construct_yaml
+from skel_ros.model.yamlread import compose_yaml, construct_yaml, dump_yaml
 
 __all__ = [
     "PHOBOS_JOINT_TYPES",
@@ -446,8 +446,8 @@ def dump_phobos(doc: Mapping[str, Any], fmt: str = "yaml") -> str:
     if fmt == "json":
         return json.dumps(_plain(dict(doc), json_safe=True), indent=1, allow_nan=False) + "\n"
     if fmt == "yaml":
-        return str(yaml.safe_dump(_plain(dict(doc), json_safe=False), sort_keys=False,
-                                  default_flow_style=None, width=100))
+        return dump_yaml(_plain(dict(doc), json_safe=False), sort_keys=False,
+                         default_flow_style=None, width=100)
     raise ValueError(f"unknown Phobos format {fmt!r} (yaml or json)")
 
 

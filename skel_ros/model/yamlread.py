@@ -6,6 +6,9 @@ line and the line of each key, and a duplicate key (which PyYAML would silently 
 last one win) is an error. Every
 problem is a :class:`YamlLineError` with a message and a line; callers turn it into their
 own error type (``LimitError``, ``ConfigError``, ...).
+
+:func:`dump_yaml` writes YAML the same way round: PyYAML's safe dumper, with libyaml's
+emitter where PyYAML has it (the same text, written in C).
 """
 
 from __future__ import annotations
@@ -14,12 +17,18 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineDict", "YamlLineError", "compose_yaml", "construct_yaml", "key_line",
-           "load_yaml_lines", "node_line"]
+__all__ = ["LineDict", "YamlLineError", "compose_yaml", "construct_yaml", "dump_yaml",
+           "key_line", "load_yaml_lines", "node_line"]
 
 # libyaml's parser where PyYAML was built with it (the same YAML, read in C; it also caps
 # the nesting depth at 1,000 with a ScannerError), else PyYAML's own.
 _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def dump_yaml(data: Any, **options: Any) -> str:  # noqa: ANN401 - any YAML value
+    """``yaml.safe_dump(data, **options)`` as text (libyaml's emitter where available)."""
+    return str(yaml.dump(data, Dumper=_SAFE_DUMPER, **options))
 
 
 def compose_yaml(text: str | bytes) -> yaml.Node | None:

@@ -224,3 +224,15 @@ def test_mutated_phobos_dictionaries_load_or_raise_skel_error(
 def test_unmutated_seeds_load() -> None:
     for name, text in SEEDS.items():
         assert _load(name, text) is not None
+
+
+def test_phobos_yaml_text_is_pyyamls_safe_dump() -> None:
+    """dump_phobos writes with libyaml's emitter where PyYAML has it: the same text as
+    PyYAML's own ``safe_dump`` (a reader of our files never sees which one wrote them)."""
+    from skel_ros.model.phobos import _plain  # noqa: PLC2701 - the dumped value itself
+
+    doc = world_to_phobos(load_skel(FEATURES))
+    expected = yaml.safe_dump(_plain(dict(doc), json_safe=False), sort_keys=False,
+                              default_flow_style=None, width=100)
+    assert dump_phobos(doc, "yaml") == expected
+    assert load_model(expected).skeletons  # a Phobos file as written
