@@ -15,42 +15,101 @@ Typical use (what the hardware node does)::
     manager.command(CommandKind.POSITION, ["elbow"], [0.5])
 """
 
-from skel_ros.hardware.base import (
-    ActuatorBus,
-    ActuatorCommand,
-    ActuatorSpec,
-    ActuatorState,
-    BusSpec,
-    ControlMode,
-    ScanResult,
-)
-from skel_ros.hardware.config import (
-    BoundConfig,
-    HardwareConfig,
-    JointMapping,
-    ReconnectPolicy,
-    SafeState,
-    load_hardware_config,
-    parse_hardware_config,
-)
-from skel_ros.hardware.diagnostics import ActuatorDiagnostics, BusDiagnostics, Level
-from skel_ros.hardware.errors import (
-    ConfigError,
-    DeviceError,
-    HardwareError,
-    ProtocolError,
-    TransportError,
-    TransportTimeoutError,
-)
-from skel_ros.hardware.manager import CommandResult, HardwareManager, HardwareStatus, Request
-from skel_ros.hardware.plugins import (
-    ProtocolPlugin,
-    TransportKind,
-    bus_class,
-    protocol,
-    protocol_names,
-)
-from skel_ros.hardware.safety import MotionState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skel_ros.hardware.base import (
+        ActuatorBus,
+        ActuatorCommand,
+        ActuatorSpec,
+        ActuatorState,
+        BusSpec,
+        ControlMode,
+        ScanResult,
+    )
+    from skel_ros.hardware.config import (
+        BoundConfig,
+        HardwareConfig,
+        JointMapping,
+        ReconnectPolicy,
+        SafeState,
+        load_hardware_config,
+        parse_hardware_config,
+    )
+    from skel_ros.hardware.diagnostics import ActuatorDiagnostics, BusDiagnostics, Level
+    from skel_ros.hardware.errors import (
+        ConfigError,
+        DeviceError,
+        HardwareError,
+        ProtocolError,
+        TransportError,
+        TransportTimeoutError,
+    )
+    from skel_ros.hardware.manager import CommandResult, HardwareManager, HardwareStatus, Request
+    from skel_ros.hardware.plugins import (
+        ProtocolPlugin,
+        TransportKind,
+        bus_class,
+        protocol,
+        protocol_names,
+    )
+    from skel_ros.hardware.safety import MotionState
+
+# Each name is imported from its module when first used (PEP 562), so a process that
+# needs one part (an emulator process, the scan command) does not import the others (the
+# model readers, the manager) at start.
+_EXPORTS: dict[str, str] = {
+    "ActuatorBus": "skel_ros.hardware.base",
+    "ActuatorCommand": "skel_ros.hardware.base",
+    "ActuatorDiagnostics": "skel_ros.hardware.diagnostics",
+    "ActuatorSpec": "skel_ros.hardware.base",
+    "ActuatorState": "skel_ros.hardware.base",
+    "BoundConfig": "skel_ros.hardware.config",
+    "BusDiagnostics": "skel_ros.hardware.diagnostics",
+    "BusSpec": "skel_ros.hardware.base",
+    "CommandResult": "skel_ros.hardware.manager",
+    "ConfigError": "skel_ros.hardware.errors",
+    "ControlMode": "skel_ros.hardware.base",
+    "DeviceError": "skel_ros.hardware.errors",
+    "HardwareConfig": "skel_ros.hardware.config",
+    "HardwareError": "skel_ros.hardware.errors",
+    "HardwareManager": "skel_ros.hardware.manager",
+    "HardwareStatus": "skel_ros.hardware.manager",
+    "JointMapping": "skel_ros.hardware.config",
+    "Level": "skel_ros.hardware.diagnostics",
+    "MotionState": "skel_ros.hardware.safety",
+    "ProtocolError": "skel_ros.hardware.errors",
+    "ProtocolPlugin": "skel_ros.hardware.plugins",
+    "ReconnectPolicy": "skel_ros.hardware.config",
+    "Request": "skel_ros.hardware.manager",
+    "SafeState": "skel_ros.hardware.config",
+    "ScanResult": "skel_ros.hardware.base",
+    "TransportError": "skel_ros.hardware.errors",
+    "TransportKind": "skel_ros.hardware.plugins",
+    "TransportTimeoutError": "skel_ros.hardware.errors",
+    "bus_class": "skel_ros.hardware.plugins",
+    "load_hardware_config": "skel_ros.hardware.config",
+    "parse_hardware_config": "skel_ros.hardware.config",
+    "protocol": "skel_ros.hardware.plugins",
+    "protocol_names": "skel_ros.hardware.plugins",
+}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - any of the exported objects
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "ActuatorBus",
