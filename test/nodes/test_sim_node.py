@@ -355,6 +355,8 @@ def test_trajectory_is_followed_in_simulated_time(probe: Probe) -> None:
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+    from skel_ros.nodes.names import stamp_from_seconds
+
     probe.command(NAMES, position=[0.0, 0.0, 0.0])
     probe.wait_sim(0.6)  # at rest at 0 (from the limit, 1.2 rad away: after 0.3 s)
     msg = JointTrajectory()
@@ -362,12 +364,17 @@ def test_trajectory_is_followed_in_simulated_time(probe: Probe) -> None:
     msg.points = [JointTrajectoryPoint(positions=[0.6], velocities=[0.0],
                                        time_from_start=Duration(sec=1, nanosec=0))]
     probe.spin_until(lambda: probe.trajectory.get_subscription_count() > 0, "a subscriber")
+    # The header stamp starts it at a known simulated time, 0.5 s ahead: however late the
+    # message arrives within that (the first message of a new publisher can wait for the
+    # subscriber's side of discovery; on a loaded machine CI saw it start 0.4 s late when
+    # it started on receipt), the halfway point below is 0.5 s into the motion.
+    start = probe.latest_time() + 0.5
+    msg.header.stamp = stamp_from_seconds(start)
     probe.trajectory.publish(msg)
-    t0 = probe.latest_time()
-    probe.wait_sim(0.5)
+    probe.spin_until(lambda: probe.latest_time() >= start + 0.5, "0.5 s into the trajectory")
     halfway = probe.position("pendulum/hinge")
     assert 0.1 < halfway < 0.5, halfway  # cubic from 0 to 0.6: 0.3 at 0.5 s, tracking lag
-    probe.spin_until(lambda: probe.latest_time() >= t0 + 2.0, "the end of the trajectory")
+    probe.spin_until(lambda: probe.latest_time() >= start + 2.0, "the end of the trajectory")
     assert probe.position("pendulum/hinge") == pytest.approx(0.6, abs=0.01)
 
 
