@@ -5,14 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import skel_ros.hardware as hardware
+from skel_ros import hardware
 
 
 def test_every_exported_name_resolves_from_its_module() -> None:
-    assert sorted(hardware.__all__) == sorted(hardware._EXPORTS)  # noqa: SLF001 - the table
+    assert sorted(hardware.__all__) == sorted(hardware._EXPORTS)
     for name in hardware.__all__:
         value = getattr(hardware, name)
-        module = sys.modules[hardware._EXPORTS[name]]  # noqa: SLF001
+        module = sys.modules[hardware._EXPORTS[name]]
         assert value is getattr(module, name), name
     assert set(hardware.__all__) <= set(dir(hardware))
 

@@ -229,7 +229,7 @@ def test_unmutated_seeds_load() -> None:
 def test_phobos_yaml_text_is_pyyamls_safe_dump() -> None:
     """dump_phobos writes with libyaml's emitter where PyYAML has it: the same text as
     PyYAML's own ``safe_dump`` (a reader of our files never sees which one wrote them)."""
-    from skel_ros.model.phobos import _plain  # noqa: PLC2701 - the dumped value itself
+    from skel_ros.model.phobos import _plain
 
     doc = world_to_phobos(load_skel(FEATURES))
     expected = yaml.safe_dump(_plain(dict(doc), json_safe=False), sort_keys=False,
