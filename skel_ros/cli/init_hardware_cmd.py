@@ -159,9 +159,8 @@ def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str])
 
 
 def _cmd_init_hardware(args: argparse.Namespace) -> int:
-    import yaml
-
     from skel_ros.cli.model_args import load_model_from_args
+    from skel_ros.model.yamlread import dump_yaml
 
     world = load_model_from_args(args.model, args)
     for warning in world.warnings:
@@ -176,7 +175,7 @@ def _cmd_init_hardware(args: argparse.Namespace) -> int:
     doc, unmapped = hardware_document(
         skel, args.protocol, actuator_model=args.actuator_model, first_id=args.first_id,
         skeleton_name=skel.name if several or args.skeleton else "")
-    text = _header(args.model, skel, args.protocol, unmapped) + "\n" + yaml.safe_dump(
+    text = _header(args.model, skel, args.protocol, unmapped) + "\n" + dump_yaml(
         doc, sort_keys=False, default_flow_style=False)
     if args.output == "-":
         sys.stdout.write(text)
