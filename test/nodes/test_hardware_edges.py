@@ -67,8 +67,8 @@ class Harness:
         self.clear_faults = self.client.create_client(Trigger, "/edge_hw/clear_faults")
 
     @property
-    def emulator(self) -> Any:  # noqa: ANN401 - the Dynamixel emulator client
-        return self.node._emulators[0]  # noqa: SLF001 - the node's own emulator
+    def emulator(self) -> Any:
+        return self.node._emulators[0]
 
     def spin_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
         clock = self.client.get_clock()
@@ -84,7 +84,7 @@ class Harness:
         while clock.now().nanoseconds < end:
             self.executor.spin_once(timeout_sec=0.02)
 
-    def call(self, client: Any, request: Any, timeout: float = 20.0) -> Any:  # noqa: ANN401
+    def call(self, client: Any, request: Any, timeout: float = 20.0) -> Any:
         self.spin_until(client.service_is_ready, timeout, f"service {client.srv_name}")
         future = client.call_async(request)
         self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
@@ -120,7 +120,8 @@ class _SharedNode:
     emulator process, takes about a second). Made again when a test left it without its
     emulator (test_a_dead_bus_is_not_published_as_measured stops it) or in a fault."""
 
-    def __init__(self) -> None:
+    def __init__(self, hardware_config: Path) -> None:
+        self._hardware_config = hardware_config
         self._context: Any = None
         self._harness: Harness | None = None
 
@@ -134,7 +135,7 @@ class _SharedNode:
         self.close()
         self._context = rclpy.Context()
         rclpy.init(context=self._context)
-        self._harness = Harness(self._context)
+        self._harness = Harness(self._context, self._hardware_config)
         return self._harness
 
     def close(self) -> None:
@@ -146,10 +147,21 @@ class _SharedNode:
             self._context = None
 
 
+# The shipped arm with a 1 s Bus Watchdog instead of the default 0.25 s: the node, its
+# control loop and this test share one process, and a stall of that process on a loaded CI
+# machine let the servos' watchdog expire while torque was on (a fault, so an enable was
+# refused). These tests are about outages and faults, not about the watchdog's budget,
+# which test/hardware/dynamixel/test_edges.py and test_manager.py test at its defaults.
+SHARED_WATCHDOG = 1.0
+
+
 @pytest.fixture(scope="module")
-def _shared_node(ros_env: dict[str, str]) -> Iterator[_SharedNode]:  # noqa: ARG001
+def _shared_node(ros_env: dict[str, str],
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[_SharedNode]:
     """The module's node, in the isolated DDS setting of ``ros_env``."""
-    shared = _SharedNode()
+    config = tmp_path_factory.mktemp("edge_hw") / "arm_dynamixel.yaml"
+    config.write_text(ARM_YAML.read_text() + f"\ndevice_watchdog: {SHARED_WATCHDOG}\n")
+    shared = _SharedNode(config)
     try:
         yield shared
     finally:
@@ -195,7 +207,7 @@ joints:
 """
 
 
-def test_cia402_drive_fault_then_reset(ros_env: dict[str, str], tmp_path: Path) -> None:  # noqa: ARG001
+def test_cia402_drive_fault_then_reset(ros_env: dict[str, str], tmp_path: Path) -> None:
     from std_srvs.srv import SetBool, Trigger
 
     pytest.importorskip("canopen")
@@ -227,6 +239,20 @@ def test_cia402_drive_fault_then_reset(ros_env: dict[str, str], tmp_path: Path) 
         rclpy.try_shutdown(context=context)
 
 
+# A stamp is the node's clock now minus the age of the read on the manager's clock: the two
+# clocks are read a few microseconds apart, so a stamp may be that much off.
+CLOCKS = 1e-3
+
+
+def _stamp(header: Any) -> float:
+    return float(header.stamp.sec + 1e-9 * header.stamp.nanosec)
+
+
+def _now(h: Harness) -> float:
+    """The node's clock now, in seconds (the clock its stamps come from)."""
+    return float(h.node.get_clock().now().nanoseconds * 1e-9)
+
+
 def _enable(h: Harness) -> None:
     from std_srvs.srv import SetBool
 
@@ -255,16 +281,18 @@ def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
     h = harness
     h.spin_until(lambda: len(h.states) > 20, 10.0, "joint_states")
     stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
-    assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(stamps))
     # The control loop stalls (it waits for its I/O lock): no read, so no joint_states;
-    # old values are never re-sent with a newer stamp.
-    with h.node.manager._io:  # noqa: SLF001 - stall the loop thread from outside
-        h.spin_for(0.3)  # a message being published as the stall began may still arrive
+    # old values are never re-sent with a newer stamp. Messages of reads made before the
+    # stall may still arrive during it (a loaded machine delivers late): each is stamped
+    # with its read's time, so what is judged is the stamps.
+    with h.node.manager._io:
+        stalled = _now(h) + CLOCKS  # no read after this
         h.states.clear()
         h.tf.clear()
-        h.spin_for(0.5)
-        assert h.states == []
-        assert h.tf == []
+        h.spin_for(0.8)
+        assert [m for m in h.states if _stamp(m.header) >= stalled] == []
+        assert [t for m in h.tf for t in m.transforms if _stamp(t.header) >= stalled] == []
     h.spin_until(lambda: bool(h.states), 10.0, "joint_states after the stall")
 
 
@@ -294,14 +322,14 @@ def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None
     """The USB adapter drops out for 1.5 s; the servos keep power (safe_state: hold).
 
     1.5 s: /diagnostics goes out once a second, so one message falls in the outage; the
-    servos' Bus Watchdog (0.25 s) expires meanwhile and the reopening clears it.
+    servos' Bus Watchdog (SHARED_WATCHDOG, 1 s) expires meanwhile and the reopening clears it.
     """
     from sensor_msgs.msg import JointState
 
     h = harness
     before = {i: len(h.emulator.torque_writes(i)) for i in (1, 2, 3, 4)}  # earlier tests'
     _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))  # noqa: SLF001
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))
     h.spin_until(lambda: abs(h.emulator.state(3).position - 0.8) < 0.01, 20.0, "elbow at 0.8")
     h.emulator.vanish(1.5)
     h.spin_until(lambda: h.diagnostics and all(
@@ -321,7 +349,7 @@ def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None
     h.spin_until(lambda: bool(h.states), 5.0, "joint_states after the return")
     assert h.latest()["elbow"] == pytest.approx(0.8, abs=0.02)
     _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))  # noqa: SLF001
+    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))
     h.spin_until(lambda: abs(h.emulator.state(3).position - 0.5) < 0.01, 20.0, "elbow at 0.5")
 
 
@@ -363,7 +391,7 @@ def test_a_flood_of_clamped_commands_logs_a_few_lines(
         names = rng.sample(NAMES, rng.randint(1, 4))
         msg = JointState(name=names, position=[rng.uniform(3.0, 9.0) * rng.choice((-1, 1))
                                                for _ in names])
-        h.node._on_joint_command(msg)  # noqa: SLF001 - the subscription's callback, 20 kHz
+        h.node._on_joint_command(msg)
         if k % 500 == 0:
             h.executor.spin_once(timeout_sec=0.0)
         k += 1
@@ -380,13 +408,15 @@ def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
     h.spin_until(lambda: len(h.states) > 5, 10.0, "joint_states")
     assert list(h.states[-1].name) == NAMES
     h.emulator.stop()  # the servos and their port are gone
+    gone = _now(h) + CLOCKS  # every honest read happened before this
     h.spin_until(lambda: h.diagnostics and all(
         a["level"] == "3" for a in h.actuators().values()), 20.0, "STALE diagnostics")
     for values in h.actuators().values():
         assert values["torque_enabled"] == "unknown"
-    h.states.clear()
-    h.tf.clear()
     h.spin_for(0.6)
-    # Not one joint_states or /tf message pretends the arm stands still.
-    assert [list(m.name) for m in h.states if set(m.name) & set(NAMES)] == []
-    assert h.tf == []
+    # Not one joint_states or /tf message pretends the arm stands still. (Messages of
+    # earlier reads may arrive late on a loaded machine: their stamps tell them apart.)
+    assert [list(m.name) for m in h.states
+            if set(m.name) & set(NAMES) and _stamp(m.header) >= gone] == []
+    assert [t.child_frame_id for m in h.tf for t in m.transforms
+            if _stamp(t.header) >= gone] == []
