@@ -8,6 +8,7 @@ directory. See docs/packaging.md and ``config/fastdds_localhost.xml``.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,19 @@ _CLEARED = (
     "RMW_FASTRTPS_USE_QOS_FROM_XML",
     "ROS_SECURITY_ENABLE",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give SIGINT its usual handling when the suite was started with it ignored.
+
+    A shell without job control starts a background command (``./scripts/test.sh &``, a
+    CI step run that way) with SIGINT ignored, Python keeps an inherited "ignored", and
+    every process the tests start inherits it in turn. The tests that press Ctrl-C on a
+    node or an emulator (SIGINT to a child) would then see a child that never stops.
+    Python's own handler here means a handler that exec resets to the default in children.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def session_domain_id(pid: int) -> int:

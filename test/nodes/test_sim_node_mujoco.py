@@ -89,9 +89,14 @@ def test_effort_command_is_applied_and_reported(probe: Probe) -> None:
 
     probe.spin_until(at_rest, "the pendulum at rest at 0")
     probe.command(NAMES[:1], effort=[0.05])
+    # Applied: joint_states report the commanded effort. (Waited for, not assumed after a
+    # fixed time: the probe may still have messages of earlier steps to take, and in a
+    # full run it once read a message from before the command arrived.)
+    probe.spin_until(lambda: abs(probe.seen.joint_states[-1].effort[0] - 0.05) < 1e-9,
+                     "joint_states with the commanded effort")
     probe.wait_sim(0.2)
     msg = probe.seen.joint_states[-1]
-    assert msg.effort[0] == pytest.approx(0.05, abs=1e-9)
+    assert msg.effort[0] == pytest.approx(0.05, abs=1e-9)  # it holds
     assert msg.position[0] > 0.0  # pushed the positive way
     probe.command(NAMES, position=[0.0, 0.0, 0.0])  # leave it held for the next test
     probe.wait_sim(0.5)
