@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from skel_ros_in_process import skel_ros_main
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,18 +38,6 @@ def _clear_faults(*args: str) -> subprocess.CompletedProcess[str]:
                           cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
-def _clear_faults_main(capsys: pytest.CaptureFixture[str],
-                       *args: str) -> subprocess.CompletedProcess[str]:
-    """The same ``main(argv)`` in this process (a new interpreter costs about a second);
-    test_reboots_the_servo_in_fault_only runs the real process."""
-    from skel_ros.cli.main import main
-
-    capsys.readouterr()
-    code = main(["clear-faults", *args])
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(["clear-faults", *args], code, out.out, out.err)
-
-
 def test_reboots_the_servo_in_fault_only(emulator: DynamixelEmulator) -> None:
     emulator.inject_fault(3, 0x20)  # overload
     run = _clear_faults(str(ARM_YAML), "--port", emulator.transport["port"])
@@ -64,17 +53,19 @@ def test_reboots_the_servo_in_fault_only(emulator: DynamixelEmulator) -> None:
 def test_a_fault_that_stays_exits_1(emulator: DynamixelEmulator,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     emulator.inject_fault(2, 0x20, persistent=True)  # the cause is still there
-    run = _clear_faults_main(capsys, str(ARM_YAML), "--port", emulator.transport["port"])
+    run = skel_ros_main(capsys, "clear-faults", str(ARM_YAML), "--port",
+                        emulator.transport["port"])
     assert run.returncode == 1
     assert "id 2: still in fault" in run.stderr
 
 
 def test_bad_invocations_say_what_is_wrong(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    missing = _clear_faults_main(capsys, str(ARM_YAML), "--port", str(tmp_path / "ttyNone"))
+    missing = skel_ros_main(capsys, "clear-faults", str(ARM_YAML), "--port",
+                            str(tmp_path / "ttyNone"))
     assert missing.returncode == 1
     assert "ttyNone" in missing.stderr
     assert "Traceback" not in missing.stderr
-    bus = _clear_faults_main(capsys, str(ARM_YAML), "--bus", "nope")
+    bus = skel_ros_main(capsys, "clear-faults", str(ARM_YAML), "--bus", "nope")
     assert bus.returncode == 2
     assert "no bus 'nope'" in bus.stderr

@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "model"))
 
 from corpus_data import CORPUS, compare, load_fixture, requires_corpus  # noqa: E402
+from skel_ros_in_process import skel_ros_main  # noqa: E402
 
 from skel_ros.cli.main import main  # noqa: E402
 
@@ -24,16 +25,6 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "skel-ros"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "skel_ros.cli.main"]
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The same ``main(argv)`` as the console script, in this process (a new interpreter
-    costs about a second); the console script itself runs in test_validate_exit_codes and
-    test_bad_ids_are_a_usage_error_with_the_valid_range."""
-    capsys.readouterr()
-    code = main(list(args))
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
 
 
 def test_inspect_shows_tree_limits_and_warnings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,7 +48,7 @@ def test_inspect_lists_warnings_with_line(tmp_path: Path, capsys: pytest.Capture
 @requires_corpus
 def test_inspect_json_has_the_fixture_layout(capsys: pytest.CaptureFixture[str]) -> None:
     fixture = load_fixture(CORPUS / "reference/data/skel/fullbody1.skel.json")
-    result = run_main(capsys, "inspect", "--json", str(CORPUS / "data/skel/fullbody1.skel"))
+    result = skel_ros_main(capsys, "inspect", "--json", str(CORPUS / "data/skel/fullbody1.skel"))
     assert result.returncode == 0, result.stderr
     errors: list[str] = []
     compare(json.loads(result.stdout), fixture, "", errors)
@@ -65,7 +56,7 @@ def test_inspect_json_has_the_fixture_layout(capsys: pytest.CaptureFixture[str])
 
 
 def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ok = run_main(capsys, "validate", str(ARM))
+    ok = skel_ros_main(capsys, "validate", str(ARM))
     assert ok.returncode == 0 and "OK" in ok.stdout
     bad = tmp_path / "bad.skel"
     bad.write_text("<skel><world><skeleton name='s'>\n<body name='b'>\n<inertia></inertia>"
@@ -79,21 +70,21 @@ def test_validate_strict_fails_on_warnings(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "w.skel"
     f.write_text(ARM.read_text().replace("<dynamics>", "<dynamics><sprint_stiffness>1</sprint_stiffness>", 1))
-    assert run_main(capsys, "validate", str(f)).returncode == 0
-    strict = run_main(capsys, "validate", "--strict", str(f))
+    assert skel_ros_main(capsys, "validate", str(f)).returncode == 0
+    strict = skel_ros_main(capsys, "validate", "--strict", str(f))
     assert strict.returncode == 1 and "sprint_stiffness" in strict.stderr
 
 
 def test_urdf_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "arm.urdf"
-    result = run_main(capsys, "urdf", str(ARM), "-o", str(out))
+    result = skel_ros_main(capsys, "urdf", str(ARM), "-o", str(out))
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "<robot" in text and 'name="elbow"' in text
 
 
 def test_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_main(capsys, "inspect", "/nonexistent/robot.skel")
+    result = skel_ros_main(capsys, "inspect", "/nonexistent/robot.skel")
     assert result.returncode == 1
     assert "/nonexistent/robot.skel" in result.stderr and "Traceback" not in result.stderr
 

@@ -211,7 +211,7 @@ def _skel_ros(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 def test_emulate_and_scan_commands_drive_a_registered_protocol(
         loopback: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    from skel_ros.cli.main import main
+    from skel_ros_in_process import skel_ros_main
 
     proc = subprocess.Popen([sys.executable, "-m", "skel_ros.cli.main", "emulate", "loopback",
                              "--ids", "2-4"], cwd=REPO, env=loopback,
@@ -227,10 +227,10 @@ def test_emulate_and_scan_commands_drive_a_registered_protocol(
         assert run.stdout.splitlines() == [f"id {i}: loopback-1" for i in (2, 3, 4)]
         # The same main(argv) in this process (the registration is on sys.path here too):
         # a child process more would only start Python again.
-        capsys.readouterr()
-        code = main(["scan", "--protocol", "loopback", "--port", port, "--ids", "1-100"])
-        assert code == 2
-        assert "loopback ids are 1..99; '1-100' is outside" in capsys.readouterr().err
+        bad = skel_ros_main(capsys, "scan", "--protocol", "loopback", "--port", port,
+                            "--ids", "1-100")
+        assert bad.returncode == 2
+        assert "loopback ids are 1..99; '1-100' is outside" in bad.stderr
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
     finally:

@@ -27,6 +27,8 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("skel_ros.hardware.dynamixel")
 
+from skel_ros.nodes.names import stamp_to_seconds  # noqa: E402 - rclpy is there
+
 REPO = Path(__file__).resolve().parents[2]
 ARM = REPO / "examples" / "arm.skel"
 ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
@@ -244,10 +246,6 @@ def test_cia402_drive_fault_then_reset(ros_env: dict[str, str], tmp_path: Path) 
 CLOCKS = 1e-3
 
 
-def _stamp(header: Any) -> float:
-    return float(header.stamp.sec + 1e-9 * header.stamp.nanosec)
-
-
 def _now(h: Harness) -> float:
     """The node's clock now, in seconds (the clock its stamps come from)."""
     return float(h.node.get_clock().now().nanoseconds * 1e-9)
@@ -280,7 +278,7 @@ def test_unreachable_hardware_exits_with_connect_timeout(ros_env: dict[str, str]
 def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
     h = harness
     h.spin_until(lambda: len(h.states) > 20, 10.0, "joint_states")
-    stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
+    stamps = [stamp_to_seconds(m.header.stamp) for m in h.states]
     assert all(b > a for a, b in itertools.pairwise(stamps))
     # The control loop stalls (it waits for its I/O lock): no read, so no joint_states;
     # old values are never re-sent with a newer stamp. Messages of reads made before the
@@ -291,8 +289,9 @@ def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
         h.states.clear()
         h.tf.clear()
         h.spin_for(0.8)
-        assert [m for m in h.states if _stamp(m.header) >= stalled] == []
-        assert [t for m in h.tf for t in m.transforms if _stamp(t.header) >= stalled] == []
+        assert [m for m in h.states if stamp_to_seconds(m.header.stamp) >= stalled] == []
+        assert [t for m in h.tf for t in m.transforms
+                if stamp_to_seconds(t.header.stamp) >= stalled] == []
     h.spin_until(lambda: bool(h.states), 10.0, "joint_states after the stall")
 
 
@@ -309,7 +308,7 @@ def test_the_loop_reads_drive_joint_states_no_timer_polls(harness: Harness) -> N
     assert running == [1.0]
     count = len(h.states)
     h.spin_until(lambda: len(h.states) >= count + 20, 30.0, "joint_states")
-    stamps = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in h.states]
+    stamps = [stamp_to_seconds(m.header.stamp) for m in h.states]
     gaps = [b - a for a, b in itertools.pairwise(stamps)]
     assert min(gaps) > 0  # each message a new read
     # One read per publish period (a grid of publish periods; a read may be picked up to
@@ -417,6 +416,6 @@ def test_a_dead_bus_is_not_published_as_measured(harness: Harness) -> None:
     # Not one joint_states or /tf message pretends the arm stands still. (Messages of
     # earlier reads may arrive late on a loaded machine: their stamps tell them apart.)
     assert [list(m.name) for m in h.states
-            if set(m.name) & set(NAMES) and _stamp(m.header) >= gone] == []
+            if set(m.name) & set(NAMES) and stamp_to_seconds(m.header.stamp) >= gone] == []
     assert [t.child_frame_id for m in h.tf for t in m.transforms
-            if _stamp(t.header) >= gone] == []
+            if stamp_to_seconds(t.header.stamp) >= gone] == []

@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test" / "model"))
 
 from corpus_data import CORPUS, REFERENCE, requires_corpus  # noqa: E402
+from skel_ros_in_process import skel_ros_main  # noqa: E402
 
 # Proof 1's tolerances (test_world_builder.py; the worst corpus file differs by
 # 5.3e-15 / 1.8e-12). The JSON carries every double exactly (shortest repr).
@@ -32,19 +33,6 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "skel-ros"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "skel_ros.cli.main"]
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
-    """``skel-ros`` 's ``main(argv)`` in this process: its status, stdout and stderr."""
-    from skel_ros.cli.main import main
-
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
 
 
 def _fixture(rel: str) -> dict:
@@ -71,7 +59,7 @@ def test_json_matches_fixture_with_limits_off(capsys: pytest.CaptureFixture[str]
     with limits on too; --no-limits is the SkelParser-equivalent setting.)
     """
     rel = "data/skel/kima/kima_human_edited.skel"
-    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100", "--json",
+    proc = skel_ros_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100", "--json",
                     "--no-limits")
     assert proc.returncode == 0, proc.stderr
     _assert_matches(json.loads(proc.stdout), _fixture(rel))
@@ -82,7 +70,7 @@ def test_json_matches_fixture_by_default_when_no_limit_is_reached(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Limits are enforced by default; a file without position limits is unaffected."""
     rel = "data/skel/test/double_pendulum.skel"
-    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--json")  # --steps: 100
+    proc = skel_ros_main(capsys, "simulate", str(CORPUS / rel), "--json")  # --steps: 100
     assert proc.returncode == 0, proc.stderr
     _assert_matches(json.loads(proc.stdout), _fixture(rel))
 
@@ -90,7 +78,7 @@ def test_json_matches_fixture_by_default_when_no_limit_is_reached(
 @requires_corpus
 def test_table_lists_every_dof(capsys: pytest.CaptureFixture[str]) -> None:
     rel = "data/skel/test/single_pendulum.skel"
-    proc = run_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100")
+    proc = skel_ros_main(capsys, "simulate", str(CORPUS / rel), "--steps", "100")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].endswith("single_pendulum.skel: 100 steps, t = 0.100000 s, limits enforced")
@@ -114,9 +102,9 @@ def test_malformed_file_names_file_and_line(tmp_path: Path) -> None:
 
 def test_missing_file_and_bad_steps(tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    proc = run_main(capsys, "simulate", str(tmp_path / "none.skel"))
+    proc = skel_ros_main(capsys, "simulate", str(tmp_path / "none.skel"))
     assert proc.returncode == 1
     assert "none.skel: cannot read file" in proc.stderr
-    proc = run_main(capsys, "simulate", str(tmp_path / "none.skel"), "--steps", "-3")
+    proc = skel_ros_main(capsys, "simulate", str(tmp_path / "none.skel"), "--steps", "-3")
     assert proc.returncode == 2  # argparse's usage error
     assert "must be >= 0" in proc.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from skel_ros_in_process import skel_ros_main
 
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.emulators import MotorModel, MotorParams
@@ -144,24 +145,6 @@ def _skel_ros(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-def _skel_ros_main(capsys: pytest.CaptureFixture[str],
-                   *args: str) -> subprocess.CompletedProcess[str]:
-    """The same ``main(argv)`` in this process (a new interpreter costs about a second)."""
-    from skel_ros.cli.main import main
-
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors; sys.exit(message)
-        if isinstance(exc.code, str):  # what the interpreter does with it: say it, status 1
-            print(exc.code, file=sys.stderr)  # noqa: T201
-            code = 1
-        else:
-            code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(["skel-ros", *args], code, out.out, out.err)
-
-
 @pytest.fixture(scope="module")
 def scanned() -> Iterator[DynamixelEmulator]:
     """Four XM430-W350 at ids 1..4 (as conftest's ``emulator``), one process for the
@@ -190,11 +173,11 @@ def test_scan_cli_exits_1(scanned: DynamixelEmulator, capsys: pytest.CaptureFixt
     assert "/dev/no-such-port" in bad.stderr
     assert "cannot open" in bad.stderr
     # The same main(argv) in this process from here on.
-    empty = _skel_ros_main(capsys, "scan", "--port", scanned.transport["port"], "--protocol",
+    empty = skel_ros_main(capsys, "scan", "--port", scanned.transport["port"], "--protocol",
                            "dynamixel", "--ids", "10-12")
     assert empty.returncode == 1
     assert "no dynamixel device answered" in empty.stderr
-    missing = _skel_ros_main(capsys, "scan", "--protocol", "dynamixel")
+    missing = skel_ros_main(capsys, "scan", "--protocol", "dynamixel")
     assert missing.returncode != 0
     assert "--port" in missing.stderr
 
@@ -212,7 +195,7 @@ def test_emulate_cli_runs_until_interrupted(capsys: pytest.CaptureFixture[str]) 
         assert lines[1].startswith("port: ")
         assert Path(port).resolve().name.isdigit()  # a link to the pty (/dev/pts/N)
         # The emulate command's process is the subject; the scan runs in this one.
-        run = _skel_ros_main(capsys, "scan", "--port", port, "--protocol", "dynamixel",
+        run = skel_ros_main(capsys, "scan", "--port", port, "--protocol", "dynamixel",
                              "--ids", "1-4")
         assert run.returncode == 0, run.stderr
         assert "XL430-W250" in run.stdout
