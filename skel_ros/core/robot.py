@@ -293,9 +293,7 @@ class RobotCore:
             missing = [n for n in names if n not in check.names]
             raise CommandRefused("trajectory rejected: DOF(s) without an actuator: "
                                  + ", ".join(missing), "no actuator")
-        refusal = self.backend.refusal()
-        if refusal:
-            raise CommandRefused(f"trajectory ignored: {refusal}", "refused")
+        self.check_motion()
         index = np.fromiter((self.index[n] for n in names), np.intp, len(names))
         with self._lock:
             now = self.backend.now()
@@ -320,6 +318,20 @@ class RobotCore:
         count = f"{len(points)} point(s) for " if points is not None else ""
         self._log.info(f"following a trajectory of {count}{len(names)} joint(s),"
                        f" {trajectory.duration:g} s")
+
+    def check_motion(self) -> None:
+        """Raise when the backend takes no motion now (power off, e-stop, fault).
+
+        What :meth:`follow` checks first; a caller that prepares a trajectory from the
+        robot's present targets (:meth:`start_positions`) checks it before, as there are
+        none to start from while motion is off.
+
+        Raises:
+            CommandRefused: The backend's reason, as :meth:`follow` gives it.
+        """
+        refusal = self.backend.refusal()
+        if refusal:
+            raise CommandRefused(f"trajectory ignored: {refusal}", "refused")
 
     def cancel_trajectory(self) -> bool:
         """Stop following (``CANCELED``); its joints hold where they are.

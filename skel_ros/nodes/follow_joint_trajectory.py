@@ -31,7 +31,7 @@ Humble, Jazzy and Kilted is used.
 
 Parameters (read-only, declared on the node), JTC's names under ``trajectory_controller.``:
     name (string): the controller's name; "" = no action, no topics.
-    joints (string[]): the controller's joints (unset: every DOF that takes position
+    joints (string[]): the controller's joints ([]: every DOF that takes position
         commands, in model order).
     allow_partial_joints_goal (bool): goals may name some of the joints only.
     allow_nonzero_velocity_at_trajectory_end (bool).
@@ -41,7 +41,7 @@ Parameters (read-only, declared on the node), JTC's names under ``trajectory_con
         tolerance; 0 = no limit.
     constraints.stopped_velocity_tolerance (double): goal velocity tolerance, every joint.
     constraints.trajectory, constraints.goal (double[]): path / goal position tolerance,
-        one value per joint (``joints`` order) or one for all (unset or 0: not checked).
+        one value per joint (``joints`` order) or one for all ([] or 0: not checked).
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ from control_msgs.msg import JointTrajectoryControllerState
 from control_msgs.srv import QueryTrajectoryState
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.action.server import ActionServer, CancelResponse, GoalResponse
-from rclpy.exceptions import ParameterUninitializedException
-from rclpy.parameter import Parameter
 from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -142,18 +140,20 @@ def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> Controlle
         NodeSetupError: A value is unusable; the message names the parameter.
     """
     def declare(name: str, default: Any, description: str) -> Any:  # noqa: ANN401
-        descriptor = ParameterDescriptor(description=description, read_only=True)
+        # Every parameter gets a value: rclpy's GetParameters answers nothing at all when
+        # one name asked for has none, so `ros2 param dump` would print an empty node. An
+        # empty list has no type in rclpy; the lists are declared with dynamic typing and
+        # their items checked here (_strings, _numbers).
+        descriptor = ParameterDescriptor(description=description, read_only=True,
+                                         dynamic_typing=isinstance(default, list))
         if not node.has_parameter(PREFIX + name):  # a lifecycle node configured again
             node.declare_parameter(PREFIX + name, default, descriptor)
-        try:
-            return node.get_parameter(PREFIX + name).value
-        except ParameterUninitializedException:
-            return None
+        return node.get_parameter(PREFIX + name).value
 
     name = declare("name", DEFAULT_CONTROLLER, "the trajectory controller's name: actions and"
                    " topics under <name>/ ('' = none)")
-    joints = declare("joints", Parameter.Type.STRING_ARRAY,
-                     "the controller's joints (unset: every DOF taking position commands)")
+    joints = _strings("joints", declare(
+        "joints", [], "the controller's joints ([]: every DOF taking position commands)"))
     partial = declare("allow_partial_joints_goal", False,  # noqa: FBT003
                       "goals may name some of the controller's joints only")
     nonzero = declare("allow_nonzero_velocity_at_trajectory_end", False,  # noqa: FBT003
@@ -165,10 +165,12 @@ def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> Controlle
                         " (0: no limit)")
     stopped = declare("constraints.stopped_velocity_tolerance", 0.01,
                       "goal velocity tolerance of every joint (rad/s or m/s)")
-    path = declare("constraints.trajectory", Parameter.Type.DOUBLE_ARRAY,
-                   "path position tolerance: one per joint or one for all (0: not checked)")
-    goal = declare("constraints.goal", Parameter.Type.DOUBLE_ARRAY,
-                   "goal position tolerance: one per joint or one for all (0: not checked)")
+    path = _numbers("constraints.trajectory", declare(
+        "constraints.trajectory", [],
+        "path position tolerance: one per joint or one for all ([] or 0: not checked)"))
+    goal = _numbers("constraints.goal", declare(
+        "constraints.goal", [],
+        "goal position tolerance: one per joint or one for all ([] or 0: not checked)"))
 
     joints = _controller_joints(joints, _position_joints(core, prefix))
     for key, rate in (("state_publish_rate", state_rate), ("action_monitor_rate", feedback_rate)):
@@ -197,6 +199,22 @@ def _controller_joints(given: Sequence[str] | None,
     if len(set(given)) != len(given):
         raise NodeSetupError(f"{PREFIX}joints names a joint twice")
     return tuple(given)
+
+
+def _strings(key: str, value: Any) -> list[str]:  # noqa: ANN401 - a parameter's value
+    """A string-list parameter's value, checked (declared with dynamic typing)."""
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if items is None or not all(isinstance(v, str) for v in items):
+        raise NodeSetupError(f"{PREFIX}{key} must be a list of names, got {value!r}")
+    return items
+
+
+def _numbers(key: str, value: Any) -> list[float]:  # noqa: ANN401 - a parameter's value
+    """A number-list parameter's value (a single number: one for all), checked."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        raise NodeSetupError(f"{PREFIX}{key} must be a list of numbers, got {value!r}")
+    return [float(v) for v in items]
 
 
 def _per_joint(key: str, values: Sequence[float] | None,
@@ -326,6 +344,7 @@ class FollowJointTrajectoryServer:
 
         Raises:
             GoalError: It cannot be run (the code and the reason of the result).
+            CommandRefused: The robot takes no motion now (torque off, fault).
         """
         s = self.settings
         names = list(msg.joint_names)
@@ -344,6 +363,7 @@ class FollowJointTrajectoryServer:
         start = None if stamp == 0.0 else stamp - self._offset()
         duration = points[-1].time_from_start
         check_start(start, duration, self.core.now())
+        self.core.check_motion()  # before its start positions: none while motion is off
         try:
             trajectory = PointTrajectory(
                 dofs, [TrajectoryPoint(p.time_from_start, tuple(p.positions),

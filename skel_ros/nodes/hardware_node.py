@@ -631,13 +631,20 @@ class HardwareNode(LifecycleNode):
                                                                strict=True)}
 
         def start_positions(names: Sequence[str]) -> list[float]:
-            # The first segment starts where the targets are now.
-            return [target.get(n, math.nan) for n in names]
+            # The first segment starts where the targets are now: none before motion is
+            # enabled, which is then the reason to give.
+            start = [target.get(n, math.nan) for n in names]
+            if not all(map(math.isfinite, start)):
+                self.core.check_motion()
+            return start
 
         try:
             cmd = parse_joint_trajectory(msg, self.robot.joint_index, start_positions)
         except CommandMessageError as exc:
             self._throttle(f"rejected: {exc}", key=exc.reason)
+            return
+        except CommandRefused as exc:
+            self._throttle(f"joint_trajectory: {exc.reason}", key=exc.key)
             return
         start = None
         if cmd.start is not None:  # a stamp on the node's clock -> the manager's clock
@@ -915,3 +922,5 @@ def main(args: Sequence[str] | None = None) -> None:
                 rclpy.try_shutdown()
 
 
+if __name__ == "__main__":
+    main()

@@ -20,15 +20,16 @@ carries every URDF joint (Euler angles, screw mimic joints) for robot_state_publ
 
 ``/tf`` and ``/tf_static``
 --------------------------
-One transform per body, parent body -> child body (root bodies under the world
-frame); bodies attached by weld joints go to ``/tf_static`` once. The massless
-intermediate links the URDF export adds for multi-DOF joints
-(``<joint>__<dof>__link``) are published too, each as the child of the URDF link
-before it, so RViz's RobotModel finds a transform for every link of
-``robot_description``. All of them come from one evaluation of the model's forward
-kinematics (:meth:`skel_ros.model.kinematics.Kinematics.local_frames`), whose joint
-chains are the ones the URDF export writes: a body's transform is its joint's, an
-intermediate link's is its chain motion's. A transform therefore depends on the
+One transform per joint of ``robot_description``, its parent link -> its child link,
+as robot_state_publisher sends them: the moving URDF joints on ``/tf``, the fixed ones
+(weld joints, and the fixed joint that closes a model joint whose child frame is not
+its joint frame) on ``/tf_static`` once. So the TF tree is the URDF's, link for link,
+including the massless intermediate links the export adds inside a joint
+(``<joint>__<dof>__link``), and a robot_state_publisher run on the same description
+(a ros2_control stack) sends the same transforms, not a second parent for a frame.
+The moving ones come from one evaluation of the model's forward kinematics
+(:meth:`skel_ros.model.kinematics.Kinematics.local_frames`), whose joint chains are the
+ones the URDF export writes: each is one chain motion's transform, so it depends on the
 DOFs of one joint only (:meth:`RobotPublisher.publish_measured` uses that).
 """
 
@@ -49,7 +50,7 @@ from visualization_msgs.msg import MarkerArray
 
 from skel_ros.mesh_uris import generated_mesh_dirs, portable_mesh_uris
 from skel_ros.model.kinematics import Kinematics
-from skel_ros.model.transforms import matrix_to_quaternions
+from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.urdf import skeleton_namespace, urdf_chain_links, urdf_value_plan, world_to_urdf
 from skel_ros.nodes.markers import shape_markers
 from skel_ros.nodes.names import public_dof_names, public_frame_names
@@ -95,9 +96,10 @@ class _SkeletonFrames:
     namespace: str
     kinematics: Kinematics
     dofs: slice  # its DOFs in the world's positions vector
-    bodies: npt.NDArray[np.intp]  # its joints whose child body is on /tf (not welds)
-    links: npt.NDArray[np.intp]  # its chain motions that end in an intermediate link
-    link_frames: tuple[tuple[str, str], ...]  # (TF parent, frame) of each of ``links``
+    link_frames: tuple[tuple[str, str], ...]  # (TF parent, frame) of each chain motion
+    # (TF parent, body frame, joint index) of each fixed joint that closes a model joint
+    # (its chain ends in an intermediate link; the body is T_child_to_joint^-1 from it)
+    closing: tuple[tuple[str, str, int], ...]
     urdf_joints: tuple[str, ...]  # the URDF joint of each chain motion
 
 
@@ -149,21 +151,14 @@ class RobotPublisher:
         # Per skeleton: the positions of the last forward kinematics and its frames.
         self._last_frames: list[tuple[bytes, LocalFrames] | None] = [None] * len(
             self._skeletons)
-        # (TF parent, frame) and the DOFs each /tf transform depends on: every moving
-        # body, then every intermediate link.
+        # (TF parent, frame) and the DOFs each /tf transform depends on: every chain
+        # motion (moving URDF joint).
         frames: list[tuple[str, str]] = []
         depends: list[tuple[int, ...]] = []
         for s in self._skeletons:
-            for i in s.bodies:
-                joint = s.skeleton.joints[i]
-                frames.append((self._parent_frame(s.skeleton, s.namespace, int(i)),
-                               self.frame_prefix + s.namespace + joint.child))
-                depends.append(tuple(s.dofs.start + joint.first_dof + d
-                                     for d in range(joint.num_dofs)))
-        for s in self._skeletons:
             frames += s.link_frames
-            depends += [tuple(s.dofs.start + d for d in s.kinematics.links[k].dofs)
-                        for k in s.links]
+            depends += [tuple(s.dofs.start + d for d in link.dofs)
+                        for link in s.kinematics.links]
         self._tf_frames = tuple(frames)
         self._tf_depends = np.zeros((len(frames), self.initial_positions.size), dtype=bool)
         for f, dofs in enumerate(depends):
@@ -195,13 +190,13 @@ class RobotPublisher:
         # The URDF's joints of the chain motions, in the order of kinematics.links.
         chain = urdf_chain_links(skel, link_prefix=self.frame_prefix + ns, joint_prefix=ns,
                                  world_link=self.world_frame)
-        links = [k for k, c in enumerate(chain) if c.intermediate]
+        last = {c.joint: c for c in chain}  # each model joint's last chain motion
         return _SkeletonFrames(
             skeleton=skel, namespace=ns, kinematics=kinematics,
             dofs=slice(start, start + skel.num_dofs),
-            bodies=np.array([i for i, j in enumerate(skel.joints) if j.num_dofs], dtype=np.intp),
-            links=np.array(links, dtype=np.intp),
-            link_frames=tuple((chain[k].parent_link, chain[k].link) for k in links),
+            link_frames=tuple((c.parent_link, c.link) for c in chain),
+            closing=tuple((c.link, self.frame_prefix + ns + skel.joints[j].child, j)
+                          for j, c in last.items() if c.intermediate),
             urdf_joints=tuple(c.urdf_joint for c in chain))
 
     def _parent_frame(self, skel: Skeleton, ns: str, joint_index: int) -> str:
@@ -209,17 +204,23 @@ class RobotPublisher:
         return self.world_frame if parent is None else self.frame_prefix + ns + parent
 
     def _static_transforms(self, stamp: Time) -> TFMessage:
+        """The fixed URDF joints: weld joints, and the fixed joints closing a model joint."""
         out = TFMessage()
         for s in self._skeletons:
-            welds = [i for i, j in enumerate(s.skeleton.joints) if not j.num_dofs]
-            if not welds:
-                continue
-            local = s.kinematics.local_frames(np.asarray(s.skeleton.initial_positions)).joints
+            joints = s.skeleton.joints
+            welds = [i for i, j in enumerate(joints) if not j.num_dofs]
             msgs = [_transform_msg(self._parent_frame(s.skeleton, s.namespace, i),
-                                   self.frame_prefix + s.namespace + s.skeleton.joints[i].child)
+                                   self.frame_prefix + s.namespace + joints[i].child)
                     for i in welds]
-            _fill(msgs, _rows(local[welds]), stamp)
-            out.transforms.extend(msgs)
+            mats = [s.kinematics.local_frames(np.asarray(s.skeleton.initial_positions)
+                                              ).joints[welds]] if welds else []
+            if s.closing:
+                msgs += [_transform_msg(parent, child) for parent, child, _ in s.closing]
+                mats.append(np.array([inverse(np.asarray(joints[j].T_child_to_joint))
+                                      for _, _, j in s.closing]))
+            if msgs:
+                _fill(msgs, _rows(np.concatenate(mats)), stamp)
+                out.transforms.extend(msgs)
         return out
 
     # ---------------------------------------------------------------- kinematics
@@ -238,8 +239,7 @@ class RobotPublisher:
             positions of the chain motions of all skeletons.
         """
         frames = [self._local_frames(k, q[s.dofs]) for k, s in enumerate(self._skeletons)]
-        mats = [f.joints[s.bodies] for f, s in zip(frames, self._skeletons, strict=True)]
-        mats += [f.links[s.links] for f, s in zip(frames, self._skeletons, strict=True)]
+        mats = [f.links for f in frames]
         rows = _rows(np.concatenate(mats)) if mats else np.zeros((0, 7))
         values = np.concatenate([f.positions for f in frames]) if frames else np.zeros(0)
         return rows, values

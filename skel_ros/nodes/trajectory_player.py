@@ -343,3 +343,7 @@ def main(args: Sequence[str] | None = None) -> None:
 
 
 __all__ = ["PlayerSetupError", "TrajectoryPlayer", "main", "trajectory_message"]
+
+
+if __name__ == "__main__":
+    main()

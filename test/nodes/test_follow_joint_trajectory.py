@@ -191,6 +191,21 @@ def test_an_invalid_goal_leaves_the_active_one_running(
     assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
 
 
+def test_a_goal_before_motion_was_ever_enabled_gives_that_reason(
+        rig: tuple[LaggingRobot, ActionProbe], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like a hardware node never enabled: no targets to start from, and motion off.
+
+    The reason is the robot's (JTC: the controller is not running), not the missing start.
+    """
+    robot, probe = rig
+    monkeypatch.setattr(robot.backend, "refused", "motion is not enabled (state disabled)")
+    monkeypatch.setattr(robot.backend, "start_positions",
+                        lambda index: np.full(len(index), np.nan))
+    status_, result, _ = probe.run(make_goal(["a", "b"], [(0.5, [0.1, 0.1])]))
+    assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+    assert result.error_string == "trajectory ignored: motion is not enabled (state disabled)"
+
+
 def test_stale_header_stamp(rig: tuple[LaggingRobot, ActionProbe]) -> None:
     robot, probe = rig
     probe.spin_until(lambda: robot.core.now() > 1.0, "the robot's time past 1 s")
@@ -309,9 +324,60 @@ def test_settings_defaults_and_jtc_constraints(context: Any) -> None:
     assert (s.tolerances.goal["a"].position, s.tolerances.goal["b"].position) == (0.1, 0.2)
 
 
+def test_tolerances_take_integers_and_one_number_for_all(context: Any) -> None:
+    s = _settings(context, **{"constraints.goal": [1, 2]})
+    assert (s.tolerances.goal["a"].position, s.tolerances.goal["b"].position) == (1.0, 2.0)
+    s = _settings(context, **{"constraints.trajectory": 0.25})
+    assert s.tolerances.path["a"].position == s.tolerances.path["b"].position == 0.25
+
+
+def test_every_listed_parameter_can_be_fetched_in_one_request(context: Any) -> None:
+    """As ``ros2 param dump`` does: list the names, then get them all in one call.
+
+    rclpy answers such a request with no values at all when one of the names has no value
+    (declared by type only), and the dump shows an empty node.
+    """
+    from numpy_backend import NumpyBackend  # type: ignore[import-not-found]
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from skel_ros.core import RobotCore
+    from skel_ros.nodes.follow_joint_trajectory import declare_settings
+
+    node = Node("dumped", context=context)
+    client_node = Node("dumper", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        declare_settings(node, RobotCore(NumpyBackend()))
+        executor.add_node(node)
+        executor.add_node(client_node)
+
+        def call(srv_type: Any, name: str, request: Any) -> Any:
+            client = client_node.create_client(srv_type, f"/dumped/{name}")
+            assert client.wait_for_service(timeout_sec=30.0)
+            future = client.call_async(request)
+            executor.spin_until_future_complete(future, timeout_sec=30.0)
+            assert future.done()
+            return future.result()
+
+        names = list(call(ListParameters, "list_parameters",
+                          ListParameters.Request()).result.names)
+        assert "trajectory_controller.joints" in names
+        assert "trajectory_controller.constraints.goal" in names
+        values = call(GetParameters, "get_parameters", GetParameters.Request(names=names)).values
+        assert len(values) == len(names)
+    finally:
+        executor.shutdown()
+        client_node.destroy_node()
+        node.destroy_node()
+
+
 @pytest.mark.parametrize(("overrides", "words"), [
     ({"joints": ["a", "c"]}, "'c' cannot be commanded in position"),
     ({"joints": ["a", "a"]}, "twice"),
+    ({"joints": [1, 2]}, "joints must be a list of names"),
+    ({"constraints.goal": ["0.1"]}, "constraints.goal must be a list of numbers"),
     ({"constraints.goal": [0.1, 0.2, 0.3]}, "3 values for 2 joints"),
     ({"constraints.trajectory": [-0.1]}, "must be finite and >= 0"),
     ({"state_publish_rate": 0.0}, "state_publish_rate must be in (0, 1000] Hz"),

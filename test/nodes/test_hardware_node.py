@@ -150,7 +150,9 @@ def test_tf_and_robot_description(client: Client) -> None:
     client.spin_until(lambda: bool(client.tf) and bool(client.descriptions), 10.0,
                       "/tf and robot_description")
     frames = {t.child_frame_id for msg in client.tf for t in msg.transforms}
-    assert {"real/turret", "real/forearm", "real/hand"} <= frames
+    # The moving URDF joints' child links (the bodies hang under them on /tf_static).
+    assert {"real/shoulder_yaw__shoulder_yaw__link", "real/elbow__elbow__link",
+            "real/wrist__wrist__link"} <= frames
     assert '<joint name="elbow"' in client.descriptions[-1].data
 
 

@@ -154,6 +154,19 @@ def test_frames_equal_our_kinematics_and_the_urdf(node: Any, name: str,
     for link, got in frames.items():
         np.testing.assert_allclose(got, urdf.get_transform(link, "p/world"), atol=1e-9,
                                    err_msg=link)
+    # The tree is the URDF's, as robot_state_publisher sends it: one transform per URDF
+    # joint, parent link -> child link, the moving ones on /tf and the fixed ones on
+    # /tf_static (a frame with two parents would flip between them in tf2).
+    from skel_ros.nodes.names import stamp_from_seconds
+
+    stamp = stamp_from_seconds(1.0)
+    moving = [(t.header.frame_id, t.child_frame_id) for t in pub.transforms(q, stamp)]
+    fixed = [(t.header.frame_id, t.child_frame_id)
+             for t in pub._static_transforms(stamp).transforms]
+    assert sorted(moving) == sorted((j.parent, j.child) for j in urdf.joint_map.values()
+                                    if j.type != "fixed")
+    assert sorted(fixed) == sorted((j.parent, j.child) for j in urdf.joint_map.values()
+                                   if j.type == "fixed")
 
 
 _MIXED_JOINTS = (

@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 SIM_NODE = REPO / ".venv" / "bin" / "sim_node"
 
 # Two skeletons with bodies, so every name is "<skeleton>/<name>". The pendulum hangs
-# from a welded mount (-> /tf_static); its universal joint adds an intermediate URDF link.
+# from a welded mount (-> /tf_static); its universal joint adds an intermediate URDF link;
+# its joints' frames are not their child bodies' (fixed URDF joints close them).
 WORLD = """<?xml version="1.0"?>
 <skel version="1.0"><world name="pendulum world">
   <physics><time_step>0.001</time_step><gravity>0 0 -9.81</gravity>
@@ -286,8 +287,10 @@ def test_tf_equals_our_kinematics(sim: SimProcess, probe: Probe) -> None:
 
     frames = {t.child_frame_id: (t.header.frame_id, _matrix(t.transform))
               for msg in (static[-1], tf) for t in msg.transforms}
-    assert {t.child_frame_id for t in static[-1].transforms} == {"sim/pendulum/mount",
-                                                                  "sim/floor/slab"}
+    # Fixed URDF joints: the welds, and the joints closing the hinge and the wrist (their
+    # child frames are not their joint frames), as robot_state_publisher sends them.
+    assert {t.child_frame_id for t in static[-1].transforms} == {
+        "sim/pendulum/mount", "sim/floor/slab", "sim/pendulum/rod", "sim/pendulum/bob"}
     world = _world(sim)
     pendulum = world.skeleton("pendulum")
     expected = Kinematics(pendulum).body_transforms(q)
