@@ -1,7 +1,8 @@
 """Dynamixel Protocol 2.0 (X series): driver, codec, control table, emulator, scan.
 
 * :class:`~skel_ros.hardware.dynamixel.bus.DynamixelBus` drives every servo on one line
-  (one Sync Write + one (Fast) Sync Read per cycle).
+  (one Sync Write + one (Fast) Sync Read per cycle; one read per Indirect Data address
+  when XL330 and X430/X540 servos share the bus).
 * :mod:`~skel_ros.hardware.dynamixel.protocol`: packets, CRC-16, stuffing, parser.
 * :mod:`~skel_ros.hardware.dynamixel.control_table`: addresses, units, supported models.
 * :func:`start_emulator`: emulated servos on a pseudo-terminal, in their own process.
@@ -17,7 +18,12 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware.base import ControlMode, ScanResult
-from skel_ros.hardware.dynamixel.bus import _ACTUATOR_OPTIONS, _BUS_OPTIONS, DynamixelBus
+from skel_ros.hardware.dynamixel.bus import (
+    _ACTUATOR_OPTIONS,
+    _BUS_OPTIONS,
+    DynamixelBus,
+    _return_delay_units,
+)
 from skel_ros.hardware.dynamixel.control_table import DEFAULT_MODEL, MODELS, model_by_name
 from skel_ros.hardware.errors import (
     ConfigError,
@@ -83,9 +89,9 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         actuators: one servo per actuator (id; model, default XM430-W350; the
             ``torque_constant`` option).
         options: ``initial_positions`` ({id: rad}), ``firmware`` (default 48; < 45: no
-            Fast Sync Read), ``return_delay_us`` (factory value 500), ``wire_time``
-            (sleep as long as the bytes take at ``baudrate``; default false), ``model``
-            (for actuators without one).
+            Fast Sync Read), ``return_delay_us`` (factory value 500; even, 0..508),
+            ``wire_time`` (sleep as long as the bytes take at ``baudrate``; default
+            false), ``model`` (for actuators without one).
 
     Returns:
         The running emulator; ``.transport`` reaches it, ``.stop()`` ends it (also at
@@ -116,9 +122,9 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         kt = act.options.get("torque_constant")
         servos.append((act.id, name, position, None if kt is None else float(kt)))
     baudrate = int(transport.get("baudrate", 1_000_000))
-    delay_us = int(options.get("return_delay_us", 500))
+    delay = _return_delay_units(options.get("return_delay_us", 500), "Dynamixel emulator")
     config = EmulatorConfig(tuple(servos), baudrate, int(options.get("firmware", 48)),
-                            max(0, min(254, delay_us // 2)), bool(options.get("wire_time", False)))
+                            delay, bool(options.get("wire_time", False)))
     return start(config)
 
 

@@ -10,11 +10,15 @@ One control cycle is two packets:
   is clamped and logged once per servo.
 * :meth:`DynamixelBus.read`: one **Fast Sync Read** (firmware >= 45; one status packet
   for all servos) or **Sync Read** (one status packet per servo) of 16 bytes at Indirect
-  Data 1 (224). At open, Indirect Address 1..16 (168..199) are pointed at Hardware Error
-  Status (70), Torque Enable (64), Present Current (126, 2), Present Velocity (128, 4),
-  Present Position (132, 4), Present Input Voltage (144, 2), Present Temperature (146)
-  and Bus Watchdog (98): everything the manager needs in one contiguous read of 16
-  bytes, instead of 21 bytes at 126..146 plus reads of 64, 70 and 98.
+  Data 1: 224 on the X430/X540 series, 208 on the XL330 (the model's
+  :attr:`~skel_ros.hardware.dynamixel.control_table.ModelInfo.indirect`). A Sync Read
+  reads one address of every servo it lists, so a bus mixing both kinds sends one
+  request per address, one after the other, in the same :meth:`~DynamixelBus.read`.
+  At open, Indirect Address 1..16 (168..199 on every model) are pointed at Hardware
+  Error Status (70), Torque Enable (64), Present Current (126, 2), Present Velocity
+  (128, 4), Present Position (132, 4), Present Input Voltage (144, 2), Present
+  Temperature (146) and Bus Watchdog (98): everything the manager needs in one
+  contiguous read of 16 bytes, instead of 21 bytes at 126..146 plus reads of 64, 70 and 98.
 
 Open, reconnect, faults (see :meth:`DynamixelBus.open`): ``open(keep_torque=True)``
 leaves a servo that still holds torque without a hardware error holding; the Bus
@@ -27,10 +31,12 @@ Units: see :mod:`skel_ros.hardware.dynamixel.control_table`. Per actuator ``opti
 in the YAML: ``torque_constant`` (N·m/A; default: the model's stall torque / stall
 current) and ``operating_mode`` (``position`` | ``extended_position`` |
 ``current_based_position`` for POSITION actuators). Bus ``options``: ``fast_sync_read``
-(``auto`` (default) | true | false), ``return_delay_us`` (written at open, default 0),
-``timeout`` (s per answer, fixed; default: the transport's ``timeout``, else computed
-per request from the baud rate, the bytes both ways, the return delays and
-``BusSpec.timeout_margin``).
+(``auto`` (default) | true | false), ``return_delay_us`` (written at open, default 0;
+an even number of µs, 0..508: Return Delay Time counts 2 µs units), ``timeout`` (s per
+request, fixed; default: the transport's ``timeout``, else computed per request from
+the baud rate, the bytes both ways, the return delays and ``BusSpec.timeout_margin``).
+A request has one deadline: everything it waits for (its answer, the rest of a split or
+garbled one) is waited for within that one timeout.
 
 Garbage bytes before or between status packets are skipped (counted in
 :attr:`DynamixelBus.stats`); a packet with a bad CRC raises ProtocolError, a status
@@ -39,7 +45,8 @@ packet with an error raises DeviceError, missing answers TransportTimeoutError.
 Speed: :meth:`DynamixelBus.read` asks the transport for the whole expected answer at
 once; when it arrives complete and clean (headers, ids in order, lengths, CRCs: the
 common case) one ``struct`` unpack decodes every servo. Anything else (a split read,
-garbage, byte stuffing, a missing servo) goes through the packet reader.
+garbage, byte stuffing, a missing servo) goes through the packet reader, which asks the
+transport for the bytes still missing and returns as soon as every answer is complete.
 """
 
 from __future__ import annotations
@@ -79,21 +86,25 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-# The block read every cycle, through Indirect Address 1..16 -> Indirect Data 1..16.
+# The block read every cycle, through Indirect Address 1..16 -> Indirect Data 1..16 (where
+# these lie is the model's: ModelInfo.indirect; the fields' addresses are the same on all).
 READ_FIELDS: Final = (ct.HARDWARE_ERROR_STATUS, ct.TORQUE_ENABLE, ct.PRESENT_CURRENT,
                       ct.PRESENT_VELOCITY, ct.PRESENT_POSITION, ct.PRESENT_INPUT_VOLTAGE,
                       ct.PRESENT_TEMPERATURE, ct.BUS_WATCHDOG)
 READ_STRUCT: Final = struct.Struct("<BBhiiHBB")
 _READ_CODES: Final = READ_STRUCT.format[1:]
 _NV: Final = len(_READ_CODES)  # values per servo in the read block
-READ_ADDRESS: Final = ct.INDIRECT_DATA_1
 READ_SIZE: Final = READ_STRUCT.size
+# The read block's address on the default model (X430/X540 series; the benchmark's
+# servos). The driver reads each servo at its own model's Indirect Data 1.
+READ_ADDRESS: Final = ct.MODELS[ct.DEFAULT_MODEL].indirect[0].data
 INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
                                 for a in range(f.address, f.address + f.size))
 INDIRECT_BLOCK: Final = b"".join(struct.pack("<H", a) for a in INDIRECT_TARGETS)
 ATTEMPTS: Final = 3  # tries of a request open, set_torque and clear_faults depend on
 REBOOT_WAIT: Final = 3.0  # s for a rebooted servo to answer again (see clear_faults)
-_MAX_RETURN_DELAY: Final = 254 * ct.RETURN_DELAY_UNIT  # until the servos are configured
+# s a servo may wait before answering, until the servos are configured
+_MAX_RETURN_DELAY: Final = ct.RETURN_DELAY_TIME_MAX * ct.RETURN_DELAY_UNIT
 _BROADCAST_PING_WAIT: Final = 253  # answers a broadcast PING may bring
 _STATE_BLOCK: Final = (ct.TORQUE_ENABLE.address,
                        ct.PRESENT_POSITION.address + 4 - ct.TORQUE_ENABLE.address)
@@ -129,7 +140,7 @@ class _Servo:
     spec: ActuatorSpec
     operating_mode: int
     torque_constant: float | None  # from the YAML; None: the model's
-    model: ct.ModelInfo | None = None
+    model: ct.ModelInfo | None = None  # the YAML's until open, then the one found
     firmware: int = 0
     min_goal: int = -_EXTENDED_RANGE
     max_goal: int = _EXTENDED_RANGE
@@ -140,6 +151,29 @@ class _Servo:
     goal_lo: int = -_EXTENDED_RANGE  # the goal field's encoded range: limits, inward
     goal_hi: int = _EXTENDED_RANGE
     clamp_logged: bool = False
+
+
+@dataclass
+class _ReadGroup:
+    """One (Fast) Sync Read of the cycle: the servos whose read block is at ``address``.
+
+    Attributes:
+        ids: the servos asked, in the bus's id order.
+        address: their models' Indirect Data 1.
+        packet: the request.
+        reply_size: bytes of the complete answer (unstuffed).
+        timeout: s to wait for it.
+        reply_struct: the complete, clean answer as one struct.
+        reply_heads: Sync Read: each status packet's first 8 bytes.
+    """
+
+    ids: tuple[int, ...]
+    address: int
+    packet: bytes
+    reply_size: int
+    timeout: float
+    reply_struct: struct.Struct
+    reply_heads: tuple[bytes, ...]
 
 
 class DynamixelBus(ActuatorBus):
@@ -181,23 +215,15 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{self._where}: fast_sync_read must be auto, true or false,"
                               f" got {fast!r}")
         self._fast_option: str | bool = fast
-        delay = spec.options.get("return_delay_us", 0)
-        if isinstance(delay, bool) or not isinstance(delay, int) or not 0 <= delay <= 508:  # noqa: PLR2004
-            raise ConfigError(f"{self._where}: return_delay_us must be an integer in"
-                              f" 0..508, got {delay!r}")
-        self._return_delay = delay // 2
+        self._return_delay = _return_delay_units(spec.options.get("return_delay_us", 0),
+                                                 self._where)
         self._servos: dict[int, _Servo] = {a.id: self._servo(a) for a in actuators}
         self._ids = [a.id for a in actuators]
         self._open = False
         self._dirty = True  # flush input before the next request
         self._reader = proto.PacketReader()
         self.fast_sync_read = False
-        self._read_packet = b""
-        self._read_reply_size = 0
-        self._read_timeout = 0.0
-        self._reply_struct = struct.Struct("")
-        self._reply_heads: tuple[bytes, ...] = ()  # Sync Read: each answer's first 8 bytes
-        self._ids_tuple = tuple(self._ids)
+        self._read_groups: list[_ReadGroup] = []  # one per Indirect Data address, at open
         self.stats = {"garbage_bytes": 0}
 
     def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per setting
@@ -231,7 +257,7 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{where}: Dynamixel servos have no {spec.mode.value} mode")
         if "operating_mode" in spec.options and spec.mode is not ControlMode.POSITION:
             raise ConfigError(f"{where}: operating_mode is for position actuators only")
-        servo = _Servo(spec, mode, kt)
+        servo = _Servo(spec, mode, kt, model)
         if model is not None:
             self._check_model(servo, model)
         return servo
@@ -256,7 +282,7 @@ class DynamixelBus(ActuatorBus):
         return self._transport
 
     def model_of(self, dxl_id: int) -> ct.ModelInfo | None:
-        """The model found at open (None before)."""
+        """The model found at open; before: the YAML's (None if it names none)."""
         return self._servos[dxl_id].model
 
     # ---------------------------------------------------------------- open / close
@@ -297,7 +323,7 @@ class DynamixelBus(ActuatorBus):
             found = self._find_servos()
             held = [i for i in ids
                     if self._configure(self._servos[i], found[i], keep_torque=keep_torque)]
-            self._reply_delay = self._return_delay * 2 * ct.RETURN_DELAY_UNIT
+            self._reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
             self._setup_read()
             self._open = True
             self._attempts(self.read)
@@ -354,8 +380,8 @@ class DynamixelBus(ActuatorBus):
         present, = struct.unpack_from("<i", state, ct.PRESENT_POSITION.address - _STATE_BLOCK[0])
         settings = self._attempts(self.read_register, dxl_id, ct.RETURN_DELAY_TIME.address, 3)
         limits = self._attempts(self.read_register, dxl_id, ct.CURRENT_LIMIT.address, 18)
-        indirect = self._attempts(self.read_register, dxl_id, ct.INDIRECT_ADDRESS_1,
-                                  len(INDIRECT_BLOCK))
+        indirect_at = _read_area(model, self._where).address
+        indirect = self._attempts(self.read_register, dxl_id, indirect_at, len(INDIRECT_BLOCK))
         differs = []
         if settings[0] != self._return_delay:
             differs.append(f"Return Delay Time {settings[0] * 2} us, the YAML"
@@ -386,7 +412,7 @@ class DynamixelBus(ActuatorBus):
             self._attempts(self.write_register, dxl_id, ct.OPERATING_MODE.address,
                            bytes((servo.operating_mode,)))
         if indirect != INDIRECT_BLOCK:
-            self._attempts(self.write_register, dxl_id, ct.INDIRECT_ADDRESS_1, INDIRECT_BLOCK)
+            self._attempts(self.write_register, dxl_id, indirect_at, INDIRECT_BLOCK)
         self._arm_watchdog(dxl_id, watchdog)
         return False
 
@@ -478,26 +504,39 @@ class DynamixelBus(ActuatorBus):
         self._build_read_packet()
 
     def _build_read_packet(self) -> None:
-        ids = self._ids
+        """The cycle's read requests: one per Indirect Data address among the servos' models.
+
+        A Sync Read asks one address of every servo listed, so servos whose models put
+        Indirect Data 1 elsewhere (XL330: 208; X430/X540: 224) are asked in a request of
+        their own; a bus of one kind (the common case) sends one request.
+        """
+        by_address: dict[int, list[int]] = {}
+        for dxl_id in self._ids:
+            area = _read_area(self._servos[dxl_id].model, self._where, dxl_id)
+            by_address.setdefault(area.data, []).append(dxl_id)
+        self._read_groups = [self._read_group(address, tuple(ids))
+                             for address, ids in by_address.items()]
+
+    def _read_group(self, address: int, ids: tuple[int, ...]) -> _ReadGroup:
         n = len(ids)
-        self._read_packet = proto.sync_read(READ_ADDRESS, READ_SIZE, ids,
-                                            fast=self.fast_sync_read)
+        fast = self.fast_sync_read
+        packet = proto.sync_read(address, READ_SIZE, list(ids), fast=fast)
         # The whole expected answer as one struct: one unpack decodes every servo.
-        if self.fast_sync_read:
+        heads: tuple[bytes, ...] = ()
+        if fast:
             # header, id, length, 0x55 | (ERR ID DATA CRC) per servo
-            self._read_reply_size = proto.HEADER_SIZE + 1 + n * (READ_SIZE + 4)
-            self._reply_struct = struct.Struct("<4sBHB" + ("BB" + _READ_CODES + "H") * n)
+            reply_size = proto.HEADER_SIZE + 1 + n * (READ_SIZE + 4)
+            reply_struct = struct.Struct("<4sBHB" + ("BB" + _READ_CODES + "H") * n)
         else:
             # (header, id, length, 0x55 | ERR, DATA, CRC) per servo; the first 8 bytes of
             # each status packet are known in advance: one bytes field, compared whole.
-            packet = proto.STATUS_OVERHEAD + READ_SIZE
-            self._read_reply_size = n * packet
-            self._reply_struct = struct.Struct("<" + ("8sB" + _READ_CODES + "H") * n)
-            length = packet - proto.HEADER_SIZE
-            self._reply_heads = tuple(
-                proto.HEADER + struct.pack("<BHB", i, length, _STATUS) for i in ids)
-        self._read_timeout = self._timeout(len(self._read_packet), self._read_reply_size,
-                                           1 if self.fast_sync_read else n)
+            one = proto.STATUS_OVERHEAD + READ_SIZE
+            reply_size = n * one
+            reply_struct = struct.Struct("<" + ("8sB" + _READ_CODES + "H") * n)
+            length = one - proto.HEADER_SIZE
+            heads = tuple(proto.HEADER + struct.pack("<BHB", i, length, _STATUS) for i in ids)
+        timeout = self._timeout(len(packet), reply_size, 1 if fast else n)
+        return _ReadGroup(ids, address, packet, reply_size, timeout, reply_struct, heads)
 
     def _timeout(self, request: int, reply: int, replies: int = 1) -> float:
         """Seconds to wait for the answer to a request of ``request`` bytes.
@@ -555,7 +594,8 @@ class DynamixelBus(ActuatorBus):
         reboot = [i for i in targets if before[i].error_code & 0xFF]
         self._reboot_and_wait(reboot)
         for dxl_id in reboot:  # RAM is back to the factory values
-            self._attempts(self.write_register, dxl_id, ct.INDIRECT_ADDRESS_1, INDIRECT_BLOCK)
+            area = _read_area(self._servos[dxl_id].model, self._where)
+            self._attempts(self.write_register, dxl_id, area.address, INDIRECT_BLOCK)
             self._arm_watchdog(dxl_id, 0)
         after = self._attempts(self.read)
         answers = {}
@@ -700,71 +740,86 @@ class DynamixelBus(ActuatorBus):
     def read(self) -> dict[int, ActuatorState]:
         """One (Fast) Sync Read of every servo's present values.
 
+        One request per Indirect Data address among the servos' models (one on a bus of
+        one kind), each with its own timeout.
+
         Raises:
             TransportTimeoutError: a servo did not answer (the message names it).
             ProtocolError: a CRC or length error.
             DeviceError: a servo's status packet carries an error.
         """
         self._require_open()
-        self._send(self._read_packet)
-        size = self._read_reply_size
+        groups = self._read_groups
+        if len(groups) == 1:
+            return self._read(groups[0])
+        states: dict[int, ActuatorState] = {}
+        for group in groups:
+            states.update(self._read(group))
+        return {i: states[i] for i in self._ids}
+
+    def _read(self, group: _ReadGroup) -> dict[int, ActuatorState]:
+        """One (Fast) Sync Read of ``group``'s servos, within its one deadline."""
+        self._send(group.packet)
+        size, timeout = group.reply_size, group.timeout
+        deadline = time.monotonic() + timeout
         what = "Fast Sync Read" if self.fast_sync_read else "Sync Read"
         try:
-            raw = self._transport.read(max(1, size), self._read_timeout)
+            raw = self._transport.read(max(1, size), timeout)
         except TransportTimeoutError:
             self._dirty = True
             raise TransportTimeoutError(f"{self._where}: {what}: no answer from id(s)"
-                                        f" {self._ids} within {self._read_timeout * 1e3:.0f} ms"
+                                        f" {list(group.ids)} within {timeout * 1e3:.0f} ms"
                                         ) from None
         except TransportError:
             self._dirty = True
             raise
         stamp = self.clock()
         # The common case: the whole answer in one read, exactly as asked. Anything else
-        # (partial reads, garbage, stuffing, errors) goes through the packet reader.
-        values = self._unpack_reply(raw) if len(raw) == size else None
+        # (partial reads, garbage, stuffing, errors) goes through the packet reader, with
+        # what is left of the same deadline.
+        values = self._unpack_reply(group, raw) if len(raw) == size else None
         if values is not None:
             errors, columns = values
         else:
-            errors, columns = self._records(raw)
+            errors, columns = self._records(group, raw, deadline)
             stamp = self.clock()
         if not _NO_ERROR.issuperset(errors):
-            for dxl_id, error in zip(self._ids, errors, strict=True):
+            for dxl_id, error in zip(group.ids, errors, strict=True):
                 if error & 0x7F:
-                    self._status_error(dxl_id, error, "Sync Read")
-        return self._states(columns, stamp)
+                    self._status_error(dxl_id, error, what)
+        return self._states(group.ids, columns, stamp)
 
-    def _unpack_reply(self, raw: bytes) -> tuple[Sequence[int], Sequence[Any]] | None:
+    def _unpack_reply(self, group: _ReadGroup,
+                      raw: bytes) -> tuple[Sequence[int], Sequence[Any]] | None:
         """``(error bytes, values)`` of a complete, clean reply, or None to parse it."""
-        n = len(self._ids)
         try:
-            flat = self._reply_struct.unpack(raw)
+            flat = group.reply_struct.unpack(raw)
         except struct.error:
             return None
+        per = _NV + 3
         if self.fast_sync_read:  # 4 header fields, then error, id, the values, CRC per servo
-            per = _NV + 3
             if (flat[0] != proto.HEADER or flat[1] != proto.BROADCAST_ID
                     or flat[2] != len(raw) - proto.HEADER_SIZE or flat[3] != _STATUS
-                    or flat[5::per] != self._ids_tuple
+                    or flat[5::per] != group.ids
                     or proto.crc16(memoryview(raw)[:-2]) != flat[-1]):
                 return None
             return flat[4::per], [flat[6 + k::per] for k in range(_NV)]
         # per servo: its status packet's first 8 bytes, error, the values, CRC
-        per = _NV + 3
-        if (flat[0::per] != self._reply_heads
-                or proto.crc16_each(raw, proto.STATUS_OVERHEAD + READ_SIZE, n)
+        if (flat[0::per] != group.reply_heads
+                or proto.crc16_each(raw, proto.STATUS_OVERHEAD + READ_SIZE, len(group.ids))
                 != list(flat[per - 1::per])):
             return None
         return flat[1::per], [flat[2 + k::per] for k in range(_NV)]
 
-    def _records(self, raw: bytes) -> tuple[list[int], list[tuple[int, ...]]]:
+    def _records(self, group: _ReadGroup, raw: bytes,
+                 deadline: float) -> tuple[list[int], list[tuple[int, ...]]]:
         """``(error bytes, values)`` through the packet reader, in id order."""
         if self.fast_sync_read:
-            records = self._receive_fast(raw)
+            records = self._receive_fast(group, raw, deadline)
         else:
-            packets = self._receive(self._ids, self._read_reply_size, "Sync Read",
-                                    self._read_timeout, raw)
-            records = [(i, packets[i].error, packets[i].data) for i in self._ids]
+            packets = self._receive(group.ids, group.reply_size, "Sync Read", group.timeout,
+                                    raw, deadline=deadline)
+            records = [(i, packets[i].error, packets[i].data) for i in group.ids]
         errors = []
         rows = []
         for dxl_id, error, data in records:
@@ -778,8 +833,9 @@ class DynamixelBus(ActuatorBus):
             rows.append(READ_STRUCT.unpack(data))
         return errors, list(zip(*rows, strict=True))
 
-    def _states(self, columns: Sequence[Any], stamp: float) -> dict[int, ActuatorState]:
-        """ActuatorStates from the read block's values, one column per value, id order.
+    def _states(self, ids: Sequence[int], columns: Sequence[Any],
+                stamp: float) -> dict[int, ActuatorState]:
+        """ActuatorStates of ``ids`` from the read block's values, one column per value.
 
         ``error_code``: Hardware Error Status, plus ``BUS_WATCHDOG_FAULT`` (0x100) when the
         servo's Bus Watchdog expired (it reads -1).
@@ -787,7 +843,7 @@ class DynamixelBus(ActuatorBus):
         servos = self._servos
         states = {}
         for (dxl_id, hw_error, torque, current, velocity, position, voltage, temperature,
-             watchdog) in zip(self._ids, *columns, strict=True):
+             watchdog) in zip(ids, *columns, strict=True):
             code = hw_error | (_WATCHDOG_FAULT if watchdog == _WATCHDOG_EXPIRED else 0)
             states[dxl_id] = new_state({
                 "position": (position - _CENTER_TICK) * _RAD_PER_TICK,
@@ -802,24 +858,24 @@ class DynamixelBus(ActuatorBus):
             })
         return states
 
-    def _receive_fast(self, first: bytes) -> list[tuple[int, int, bytes]]:
-        size = self._read_reply_size
-        packet = self._receive([proto.BROADCAST_ID], size, "Fast Sync Read",
-                               self._read_timeout, first)[proto.BROADCAST_ID]
+    def _receive_fast(self, group: _ReadGroup, first: bytes,
+                      deadline: float) -> list[tuple[int, int, bytes]]:
+        packet = self._receive([proto.BROADCAST_ID], group.reply_size, "Fast Sync Read",
+                               group.timeout, first, deadline=deadline)[proto.BROADCAST_ID]
         try:
             records = proto.split_fast_status(packet, READ_SIZE)
         except ProtocolError as exc:
             self._dirty = True
             raise ProtocolError(f"{self._where}: {exc}") from None
         got = [r[0] for r in records]
-        if got != self._ids:
+        if got != list(group.ids):
             self._dirty = True
-            missing = [i for i in self._ids if i not in got]
+            missing = [i for i in group.ids if i not in got]
             if missing:
                 raise TransportTimeoutError(f"{self._where}: Fast Sync Read: no data from"
                                             f" id(s) {missing}")
             raise ProtocolError(f"{self._where}: Fast Sync Read answered ids {got},"
-                                f" asked {self._ids}")
+                                f" asked {list(group.ids)}")
         return records
 
     # ---------------------------------------------------------------- single instructions
@@ -911,16 +967,31 @@ class DynamixelBus(ActuatorBus):
             raise
 
     def _receive(self, ids: Sequence[int], expected: int, what: str, timeout: float,
-                 first: bytes = b"") -> dict[int, proto.Packet]:
-        """Status packets from ``ids`` within ``timeout`` s; ``first``: bytes already read."""
+                 first: bytes = b"", *, deadline: float | None = None,
+                 ) -> dict[int, proto.Packet]:
+        """Status packets from ``ids``, returned as soon as every one is complete.
+
+        Args:
+            ids: who answers.
+            expected: bytes of the complete answers, unstuffed and without noise.
+            what: the request, for messages.
+            timeout: s the request may take (for messages, and the deadline's default).
+            first: bytes of the answer already read.
+            deadline: ``time.monotonic()`` by which the answers are due; default: now +
+                ``timeout``. A request has one deadline: a caller that already waited
+                for part of the answer passes the one it started with.
+        """
         reader = self._reader
-        deadline = time.monotonic() + timeout
+        if deadline is None:
+            deadline = time.monotonic() + timeout
         wanted = set(ids)
         got: dict[int, proto.Packet] = {}
         data = first
+        received = 0  # bytes of this answer read so far (packets drained, noise included)
         try:
             while True:
                 if data:
+                    received += len(data)
                     reader.feed(data)
                     self._drain(reader, wanted, got, what)
                     if len(got) == len(wanted):
@@ -931,7 +1002,9 @@ class DynamixelBus(ActuatorBus):
                     raise TransportTimeoutError(  # noqa: TRY301 - handled with the read's
                         f"{self._where}: {what}: no answer from id(s) {missing} within"
                         f" {timeout * 1e3:.0f} ms")
-                data = self._transport.read(max(1, expected - len(reader.buffer)), remaining)
+                # What is still missing: stuffing or noise make the answer longer than
+                # ``expected``, then its last bytes are asked for as they come.
+                data = self._transport.read(max(1, expected - received), remaining)
         except TransportTimeoutError as exc:
             self._dirty = True
             if got or reader.buffer:
@@ -1020,6 +1093,33 @@ def _watchdog_units(seconds: float, where: str) -> int:
                      where, seconds, ct.BUS_WATCHDOG_MAX * ct.BUS_WATCHDOG_UNIT)
         units = ct.BUS_WATCHDOG_MAX
     return max(1, units)
+
+
+def _read_area(model: ct.ModelInfo | None, where: str, dxl_id: int | None = None,
+               ) -> ct.IndirectArea:
+    """The Indirect Address / Data run that holds ``model``'s read block (entries 1..16)."""
+    if model is None:
+        raise ConfigError(f"{where}: id {dxl_id}: its model is unknown until open (or name"
+                          " it in the YAML)")
+    area = model.indirect[0]
+    if area.count < len(INDIRECT_TARGETS):
+        raise ConfigError(f"{where}: {model.name} has {area.count} indirect entries from"
+                          f" {area.data}, the read block needs {len(INDIRECT_TARGETS)}")
+    return area
+
+
+def _return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML value
+    """Return Delay Time's value for ``return_delay_us`` (its unit is 2 µs, so even only)."""
+    unit_us = round(ct.RETURN_DELAY_UNIT * 1e6)
+    top = ct.RETURN_DELAY_TIME_MAX * unit_us
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise ConfigError(f"{where}: return_delay_us must be an integer in 0..{top},"
+                          f" got {value!r}")
+    if value % unit_us:
+        raise ConfigError(f"{where}: return_delay_us {value} is not a multiple of"
+                          f" {unit_us} µs, the unit of Return Delay Time; use"
+                          f" {value - value % unit_us} or {value - value % unit_us + unit_us}")
+    return value // unit_us
 
 
 def _positive(value: Any, name: str, where: str) -> float:  # noqa: ANN401 - YAML value

@@ -1,9 +1,10 @@
 """The X-series control table (Protocol 2.0) and the supported models.
 
 Addresses follow the ROBOTIS e-Manual's X-series control tables (XM430-W350, XL430-W250,
-XM540-W270 ...): every X-series servo shares the addresses below; models differ in
-whether they sense current (XM/XH/XW/XL330: *Present Current*; XL430/XC430/2XL430:
-*Present Load* in 0.1 % of the stall torque) and in their current unit.
+XM540-W270, XL330-M288 ...): every X-series servo shares the field addresses below;
+models differ in whether they sense current (XM/XH/XW/XL330: *Present Current*;
+XL430/XC430/2XL430: *Present Load* in 0.1 % of the stall torque), in their current unit
+and in where their Indirect Address / Data entries lie (:attr:`ModelInfo.indirect`).
 
 Unit conversions (SI at the output shaft):
 
@@ -65,7 +66,7 @@ MODEL_INFORMATION: Final = _f("Model Information", 2, 4, _R)
 FIRMWARE_VERSION: Final = _f("Firmware Version", 6, 1, _R)
 ID: Final = _f("ID", 7, 1, _E)
 BAUD_RATE: Final = _f("Baud Rate", 8, 1, _E)
-RETURN_DELAY_TIME: Final = _f("Return Delay Time", 9, 1, _E)  # 2 µs units
+RETURN_DELAY_TIME: Final = _f("Return Delay Time", 9, 1, _E)  # RETURN_DELAY_UNIT
 DRIVE_MODE: Final = _f("Drive Mode", 10, 1, _E)
 OPERATING_MODE: Final = _f("Operating Mode", 11, 1, _E)
 SECONDARY_ID: Final = _f("Secondary ID", 12, 1, _E)
@@ -111,14 +112,37 @@ PRESENT_INPUT_VOLTAGE: Final = _f("Present Input Voltage", 144, 2, _R)  # 0.1 V
 PRESENT_TEMPERATURE: Final = _f("Present Temperature", 146, 1, _R)  # °C
 BACKUP_READY: Final = _f("Backup Ready", 147, 1, _R)
 
-# Indirect Address n (n = 1..28) at 168 + 2 (n - 1) holds the address whose byte appears
-# at Indirect Data n, 224 + (n - 1); n = 29..56 at 578 / 634.
-INDIRECT_ADDRESS_1: Final = 168
-INDIRECT_DATA_1: Final = 224
-INDIRECT_COUNT: Final = 28
-INDIRECT_ADDRESS_29: Final = 578
-INDIRECT_DATA_29: Final = 634
-TABLE_SIZE: Final = 662  # bytes the emulator keeps (through Indirect Data 56)
+
+@dataclass(frozen=True)
+class IndirectArea:
+    """One run of Indirect Address / Indirect Data entries in a model's control table.
+
+    Indirect Address n (2 bytes, at ``address + 2 k``) holds the address whose byte
+    appears at Indirect Data n (1 byte, at ``data + k``), ``k = 0 .. count - 1``. Where
+    they lie differs between models: see :attr:`ModelInfo.indirect`.
+
+    Attributes:
+        address: the first entry's Indirect Address.
+        data: the first entry's Indirect Data.
+        count: entries in this run.
+    """
+
+    address: int
+    data: int
+    count: int
+
+    @property
+    def end(self) -> int:
+        """The address after the run's last Indirect Data byte."""
+        return self.data + self.count
+
+
+# The e-Manual's control tables: X430 / X540 series (XL430-W250, XM430-W350, XM540-W270 ...)
+# Indirect Address 1..28 at 168..222 -> Indirect Data 1..28 at 224..251, 29..56 at
+# 578..632 -> 634..661; XL330 (XL330-M077, XL330-M288) Indirect Address 1..20 at
+# 168..206 -> Indirect Data 1..20 at 208..227, the end of its table.
+X_INDIRECT: Final = (IndirectArea(168, 224, 28), IndirectArea(578, 634, 28))
+XL330_INDIRECT: Final = (IndirectArea(168, 208, 20),)
 
 FIELDS: Final[tuple[Field, ...]] = tuple(
     value for value in list(globals().values()) if isinstance(value, Field))
@@ -179,7 +203,8 @@ VELOCITY_UNIT_RPM: Final = 0.229
 RAD_S_PER_VELOCITY_UNIT: Final = VELOCITY_UNIT_RPM * 2.0 * math.pi / 60.0
 LOAD_UNIT: Final = 0.001  # Present Load: 0.1 % of the stall torque
 VOLTAGE_UNIT: Final = 0.1
-RETURN_DELAY_UNIT: Final = 2e-6  # s
+RETURN_DELAY_UNIT: Final = 2e-6  # s: Return Delay Time counts 2 µs units
+RETURN_DELAY_TIME_MAX: Final = 254  # its largest value (508 µs)
 FAST_SYNC_READ_FIRMWARE: Final = 45  # X-series firmware that answers Fast Sync Read
 
 
@@ -197,6 +222,8 @@ class ModelInfo:
         no_load_speed: rad/s at the same voltage.
         velocity_limit: *Velocity Limit*'s factory value (0.229 rev/min units).
         current_limit: *Current Limit*'s factory value (current units), 0 if none.
+        indirect: where its Indirect Address / Data entries lie, in entry order (the
+            first run holds entry 1); its control table ends with the last run.
     """
 
     name: str
@@ -207,6 +234,12 @@ class ModelInfo:
     no_load_speed: float
     velocity_limit: int
     current_limit: int = 0
+    indirect: tuple[IndirectArea, ...] = X_INDIRECT
+
+    @property
+    def table_size(self) -> int:
+        """Bytes of its control table (through its last Indirect Data)."""
+        return max(area.end for area in self.indirect)
 
     @property
     def senses_current(self) -> bool:
@@ -248,8 +281,8 @@ MODELS: Final[Mapping[str, ModelInfo]] = MappingProxyType({m.name: m for m in (
     ModelInfo("XM540-W270", 1120, _XM_CURRENT, 10.6, 4.4, _rpm(30), 128, 2047),
     ModelInfo("XW540-T140", 1180, _XM_CURRENT, 6.9, 4.9, _rpm(72), 310, 2047),
     ModelInfo("XW540-T260", 1170, _XM_CURRENT, 9.5, 4.9, _rpm(40), 167, 2047),
-    ModelInfo("XL330-M077", 1190, 1e-3, 0.228, 1.47, _rpm(383), 1023, 1750),
-    ModelInfo("XL330-M288", 1200, 1e-3, 0.52, 1.47, _rpm(104), 445, 1750),
+    ModelInfo("XL330-M077", 1190, 1e-3, 0.228, 1.47, _rpm(383), 1023, 1750, XL330_INDIRECT),
+    ModelInfo("XL330-M288", 1200, 1e-3, 0.52, 1.47, _rpm(104), 445, 1750, XL330_INDIRECT),
 )})
 MODELS_BY_NUMBER: Final[Mapping[int, ModelInfo]] = MappingProxyType(
     {m.model_number: m for m in MODELS.values()})

@@ -7,8 +7,10 @@ instruction -> instruction error, wrong parameter count -> data length error, wr
 read-only fields or to EEPROM with torque on -> access error, values outside a field's
 range -> data range error, goals outside the limit fields -> data limit error);
 Status Return Level; Return Delay Time (a real delay before answering); the control
-table in memory, Indirect Address/Data included; Hardware Error Status (injectable; it
-switches torque off and sets the alert bit); REBOOT (the status, then :data:`REBOOT_TIME`
+table in memory, Indirect Address/Data included, each model's own
+(``ModelInfo.indirect``: an XL330's Indirect Data at 208, its table ending at 227; reads
+and writes beyond a model's table are access errors); Hardware Error Status (injectable;
+it switches torque off and sets the alert bit); REBOOT (the status, then :data:`REBOOT_TIME`
 of silence, then the RAM at its power-on values and the error cleared unless injected as
 persistent); the Bus Watchdog (98) as the e-Manual describes it, on the emulator's clock
 (:meth:`EmulatedServo.check_watchdog`), expiring on silence the emulator saw on the line
@@ -86,16 +88,10 @@ _I16 = struct.Struct("<h")
 _U16 = struct.Struct("<H")
 _PRESENT = struct.Struct("<hii")  # Present Current, Velocity, Position at 126
 
-_FIELD_AT: list[ct.Field | None] = [None] * ct.TABLE_SIZE
+_FIELD_AT: list[ct.Field | None] = [None] * max(m.table_size for m in ct.MODELS.values())
 for _fld in ct.FIELDS:
     for _a in range(_fld.address, _fld.address + _fld.size):
         _FIELD_AT[_a] = _fld
-_INDIRECT_ADDRESS_RANGES = ((ct.INDIRECT_ADDRESS_1, ct.INDIRECT_ADDRESS_1 + 2 * ct.INDIRECT_COUNT),
-                            (ct.INDIRECT_ADDRESS_29,
-                             ct.INDIRECT_ADDRESS_29 + 2 * ct.INDIRECT_COUNT))
-_INDIRECT_DATA = {**{ct.INDIRECT_DATA_1 + k: k for k in range(ct.INDIRECT_COUNT)},
-                  **{ct.INDIRECT_DATA_29 + k: ct.INDIRECT_COUNT + k
-                     for k in range(ct.INDIRECT_COUNT)}}
 _POSITION_MODES = (ct.MODE_POSITION, ct.MODE_EXTENDED_POSITION, ct.MODE_CURRENT_BASED_POSITION)
 _EXTENDED_RANGE = 1_048_575
 
@@ -106,8 +102,39 @@ class _WriteRefused(Exception):  # noqa: N818 - internal control flow, carries t
         self.error = error
 
 
-_INDIRECT_ADDRESSES = frozenset(a for lo, hi in _INDIRECT_ADDRESS_RANGES for a in range(lo, hi))
-_PLAIN_END = ct.INDIRECT_ADDRESS_1  # below: fields only, no indirect addresses or data
+@dataclass(frozen=True)
+class _Layout:
+    """A model's control table beyond its fields: its size and its indirect entries.
+
+    Attributes:
+        size: bytes of the table (reads and writes beyond it: access error).
+        data: Indirect Data address -> entry index (0-based, over all runs of
+            ``ModelInfo.indirect``).
+        addresses: the bytes of its Indirect Address fields.
+    """
+
+    size: int
+    data: Mapping[int, int]
+    addresses: frozenset[int]
+
+    @classmethod
+    def of(cls, model: ct.ModelInfo) -> _Layout:
+        """``model``'s layout, computed once per model."""
+        layout = _LAYOUTS.get(model.name)
+        if layout is None:
+            data: dict[int, int] = {}
+            for area in model.indirect:
+                data.update({area.data + k: len(data) + k for k in range(area.count)})
+            layout = _LAYOUTS[model.name] = cls(
+                model.table_size, data,
+                frozenset(a for area in model.indirect
+                          for a in range(area.address, area.address + 2 * area.count)))
+        return layout
+
+
+_LAYOUTS: dict[str, _Layout] = {}
+# Below this address every model has fields only, no indirect addresses or data.
+_PLAIN_END = min(area.address for m in ct.MODELS.values() for area in m.indirect)
 
 # Addresses as plain ints: the per-packet paths below avoid attribute lookups.
 _TORQUE_AT = ct.TORQUE_ENABLE.address
@@ -183,7 +210,7 @@ class EmulatedServo:
     motor: MotorModel
     firmware: int = DEFAULT_FIRMWARE
     torque_constant: float = 0.0
-    table: bytearray = field(default_factory=lambda: bytearray(ct.TABLE_SIZE))
+    table: bytearray = field(default_factory=bytearray)  # create(): the model's size
     registered: tuple[int, bytes] | None = None
     indirect: list[int] = field(default_factory=list)
     booting_until: float = -math.inf  # after a REBOOT: silent until then
@@ -204,7 +231,7 @@ class EmulatedServo:
         """A servo with its factory settings, its shaft at ``position`` (rad)."""
         params = MotorParams(max_velocity=model.no_load_speed, max_effort=model.stall_torque)
         servo = cls(dxl_id, model, MotorModel(params, position, now), firmware,
-                    torque_constant or model.torque_constant)
+                    torque_constant or model.torque_constant, bytearray(model.table_size))
         t = servo.table
         _U16.pack_into(t, ct.MODEL_NUMBER.address, model.model_number)
         t[ct.FIRMWARE_VERSION.address] = firmware
@@ -237,11 +264,9 @@ class EmulatedServo:
         _I32.pack_into(t, ct.GOAL_POSITION.address, _ticks(position))
         _U16.pack_into(t, ct.PRESENT_INPUT_VOLTAGE.address, 120)
         t[ct.PRESENT_TEMPERATURE.address] = 32
-        for k in range(2 * ct.INDIRECT_COUNT):  # factory: Indirect Address n -> Indirect Data n
-            base = ct.INDIRECT_ADDRESS_1 if k < ct.INDIRECT_COUNT else ct.INDIRECT_ADDRESS_29
-            data = ct.INDIRECT_DATA_1 if k < ct.INDIRECT_COUNT else ct.INDIRECT_DATA_29
-            j = k % ct.INDIRECT_COUNT
-            _U16.pack_into(t, base + 2 * j, data + j)
+        for area in self.model.indirect:  # factory: Indirect Address n -> Indirect Data n
+            for k in range(area.count):
+                _U16.pack_into(t, area.address + 2 * k, area.data + k)
         self.registered = None
         self._goals_in_force = None
         self._update_indirect()
@@ -283,11 +308,17 @@ class EmulatedServo:
         _U16.pack_into(t, _TICK_AT, int(now * 1000) % 32768)
         t[_TORQUE_AT] = torque
 
+    @property
+    def layout(self) -> _Layout:
+        """Its model's table size and indirect entries."""
+        return _Layout.of(self.model)
+
     def _update_indirect(self) -> None:
         t = self.table
         targets: list[int] = []
-        for lo, _hi in _INDIRECT_ADDRESS_RANGES:
-            targets.extend(_U16.unpack_from(t, lo + 2 * k)[0] for k in range(ct.INDIRECT_COUNT))
+        for area in self.model.indirect:
+            targets.extend(_U16.unpack_from(t, area.address + 2 * k)[0]
+                           for k in range(area.count))
         self.indirect = targets
         self._getters.clear()
 
@@ -374,27 +405,26 @@ class EmulatedServo:
     # ---------------------------------------------------------------- access
 
     def read(self, address: int, size: int, now: float) -> tuple[int, bytes]:
-        """``(error, data)`` of a READ."""
-        if size <= 0 or address < 0 or address + size > ct.TABLE_SIZE:
-            return StatusError.ACCESS, b""
-        self.sync(now)
-        t = self.table
-        end = address + size
-        if end <= ct.INDIRECT_DATA_1 or (address >= ct.INDIRECT_DATA_1 + ct.INDIRECT_COUNT
-                                         and end <= ct.INDIRECT_DATA_29):
-            return 0, bytes(t[address:end])
+        """``(error, data)`` of a READ (beyond the model's table: access error)."""
         getter = self._getters.get((address, size))
         if getter is None:
-            getter = self._getters[(address, size)] = self._getter(address, end)
-        return 0, getter(t)
+            if size <= 0 or address < 0 or address + size > len(self.table):
+                return StatusError.ACCESS, b""
+            getter = self._getters[(address, size)] = self._getter(address, address + size)
+        self.sync(now)
+        return 0, getter(self.table)
 
     def _getter(self, address: int, end: int) -> Callable[[bytearray], bytes]:
         """Reads ``address..end`` with Indirect Data resolved, as one precomputed gather."""
+        data = self.layout.data
+        if not any(a in data for a in range(address, end)):
+            return lambda t: bytes(t[address:end])
+        size = len(self.table)
         sources = []
         for a in range(address, end):
-            k = _INDIRECT_DATA.get(a)
+            k = data.get(a)
             target = a if k is None else self.indirect[k]
-            sources.append(target if 0 <= target < ct.TABLE_SIZE else ct.TABLE_SIZE - 1)
+            sources.append(target if 0 <= target < size else size - 1)
         if len(sources) == 1:
             only = sources[0]
             return lambda t: bytes((t[only],))
@@ -411,7 +441,7 @@ class EmulatedServo:
 
     def _write(self, address: int, data: bytes, now: float) -> None:
         end = address + len(data)
-        if not data or address < 0 or end > ct.TABLE_SIZE:
+        if not data or address < 0 or end > len(self.table):
             raise _WriteRefused(StatusError.ACCESS)
         if end > _PLAIN_END:
             self._write_indirect(address, data, now)
@@ -439,20 +469,21 @@ class EmulatedServo:
 
     def _write_indirect(self, address: int, data: bytes, now: float) -> None:  # noqa: C901
         """A WRITE reaching Indirect Address or Indirect Data fields."""
+        layout = self.layout
         targets: list[int] = []
         for offset in range(len(data)):
             a = address + offset
-            k = _INDIRECT_DATA.get(a)
+            k = layout.data.get(a)
             if k is not None:
                 a = self.indirect[k]
-                if not 0 <= a < ct.TABLE_SIZE or a in _INDIRECT_DATA:
+                if not 0 <= a < layout.size or a in layout.data:
                     raise _WriteRefused(StatusError.ACCESS)
             targets.append(a)
         touched: dict[str, ct.Field] = {}
         indirect_changed = False
         torque_on = bool(self.table[ct.TORQUE_ENABLE.address])
         for a in targets:
-            if a in _INDIRECT_ADDRESSES:
+            if a in layout.addresses:
                 if torque_on:
                     raise _WriteRefused(StatusError.ACCESS)
                 indirect_changed = True
@@ -515,7 +546,7 @@ class EmulatedServo:
             elif fld is ct.BAUD_RATE:
                 bad = v > 7  # noqa: PLR2004 - 0..7: 9,600 bps .. 4.5 Mbps
             elif fld is ct.RETURN_DELAY_TIME:
-                bad = v > 254  # noqa: PLR2004
+                bad = v > ct.RETURN_DELAY_TIME_MAX
             elif fld is ct.STATUS_RETURN_LEVEL:
                 bad = v > 2  # noqa: PLR2004
             elif fld is ct.MAX_POSITION_LIMIT or fld is ct.MIN_POSITION_LIMIT:

@@ -33,10 +33,12 @@ if TYPE_CHECKING:
     from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
 NOW = 100.0
+XM430 = ct.MODELS["XM430-W350"]
+PLAIN_END = XM430.indirect[0].address  # below: fields only
 
 
 def _servo(mode: int, torque: bool) -> EmulatedServo:
-    servo = EmulatedServo.create(1, ct.MODELS["XM430-W350"], 0.25, NOW - 1.0)
+    servo = EmulatedServo.create(1, XM430, 0.25, NOW - 1.0)
     assert servo.write(ct.OPERATING_MODE.address, bytes((mode,)), NOW - 1.0) == 0
     if torque:
         assert servo.write(ct.TORQUE_ENABLE.address, b"\x01", NOW - 0.5) == 0
@@ -50,11 +52,11 @@ def _motor(servo: EmulatedServo) -> tuple[object, ...]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(address=st.integers(0, ct.INDIRECT_ADDRESS_1 - 1), data=st.binary(min_size=1, max_size=8),
+@given(address=st.integers(0, PLAIN_END - 1), data=st.binary(min_size=1, max_size=8),
        mode=st.sampled_from(sorted(ct.OPERATING_MODES)), torque=st.booleans())
 def test_planned_write_equals_the_general_write(address: int, data: bytes, mode: int,
                                                 torque: bool) -> None:
-    data = data[:ct.INDIRECT_ADDRESS_1 - address]
+    data = data[:PLAIN_END - address]
     planned, general = _servo(mode, torque), _servo(mode, torque)
     error = planned.write(address, data, NOW)
     try:
@@ -81,7 +83,7 @@ def test_sync_write_applies_per_servo_and_refuses_per_servo() -> None:
     assert goals == {1: 1000, 2: 2048, 3: 3000}
     assert servos[1].motor._target_p == pytest.approx((1000 - 2048) * ct.RAD_PER_TICK)
     # A Sync Write reaching the indirect area takes the general path.
-    [packet] = p.parse(p.sync_write(ct.INDIRECT_DATA_1, 1, {1: b"\x00", 2: b"\x00"}))
+    [packet] = p.parse(p.sync_write(XM430.indirect[0].data, 1, {1: b"\x00", 2: b"\x00"}))
     bus.handle(packet)
     assert servos[1].table[ct.TORQUE_ENABLE.address] == 1  # torque on: indirect refused
 

@@ -211,7 +211,8 @@ def test_emulated_reboot_is_silent_then_resets_ram() -> None:
 
     servo = EmulatedServo.create(5, ct.MODELS["XM430-W350"], 0.7, t)
     servo_bus = ServoBus({5: servo}, lambda: t)
-    assert servo.write(ct.INDIRECT_ADDRESS_1, b"\x40\x00", t) == 0
+    indirect = servo.model.indirect[0]
+    assert servo.write(indirect.address, b"\x40\x00", t) == 0
     assert servo.write(ct.BUS_WATCHDOG.address, b"\x05", t) == 0
     assert servo.write(ct.TORQUE_ENABLE.address, b"\x01", t) == 0
     servo.inject_fault(0x20, t)
@@ -225,7 +226,7 @@ def test_emulated_reboot_is_silent_then_resets_ram() -> None:
     assert table[ct.HARDWARE_ERROR_STATUS.address] == 0
     assert table[ct.TORQUE_ENABLE.address] == 0
     assert table[ct.BUS_WATCHDOG.address] == 0
-    assert table[ct.INDIRECT_ADDRESS_1] == ct.INDIRECT_DATA_1  # factory value again
+    assert table[indirect.address] == indirect.data  # factory value again
     goal = int.from_bytes(table[116:120], "little", signed=True)
     assert goal == round(0.7 / TICK) + 2048
 
