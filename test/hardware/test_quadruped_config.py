@@ -73,7 +73,8 @@ def test_every_dof_is_mapped_and_no_limit_is_widened(bound: BoundConfig,
                 theirs, f"{kind}_upper"), (name, kind)
 
 
-def test_motors_are_mit_models_the_driver_accepts(config: HardwareConfig) -> None:
+def test_motors_are_mit_models_the_driver_accepts(config: HardwareConfig,
+                                                  bound: BoundConfig) -> None:
     assert {b.protocol for b in config.buses} == {"mit"}
     ids = [j.actuator.id for j in config.joints]
     assert sorted(ids) == list(range(1, 13))  # unique over both buses: one bus works too
@@ -85,9 +86,12 @@ def test_motors_are_mit_models_the_driver_accepts(config: HardwareConfig) -> Non
         assert jm.actuator.options["kd"] > 0, jm.name
         assert jm.gear_ratio == 1.0
         assert jm.zero_offset == 0.0
+    # As the manager builds them: each with its DOF's limits at the motor.
+    with_limits = dict(zip(bound.names, bound.actuators(), strict=True))
     for spec in config.buses:
-        # The constructor checks models, ranges, gains and ids; it opens nothing.
-        MitBus(spec, [m.actuator for m in config.joints_on(spec.name)], lambda: 0.0)
+        # The constructor checks models, ranges, gains, ids and that the position limits
+        # lie inside the motor's range; it opens nothing.
+        MitBus(spec, [with_limits[m.name] for m in config.joints_on(spec.name)], lambda: 0.0)
 
 
 def test_directions_mirror_the_sides(config: HardwareConfig, skeleton: Skeleton) -> None:

@@ -5,15 +5,32 @@ enter, exit, zero) with one state reply, and sends nothing on its own. So:
 
 * :meth:`MitBus.write` sends one command frame per actuator and does not wait;
 * :meth:`MitBus.read` makes sure every actuator got a frame since the last read (it
-  resends the last command to an enabled actuator that got none, an *exit motor mode*
-  frame to a disabled one, a feedback request to a Damiao motor; none changes
-  anything), then collects one reply per actuator, the latest winning, before
+  resends the last command to an enabled actuator that got none, *exit motor mode* to
+  a disabled one, a feedback request to a Damiao motor; none changes anything), then
+  collects one reply per actuator, the latest winning, before
   ``reply_timeout``.
 
 Replies to :meth:`write` are thus read one control cycle later: the measured values
 are at most one cycle older than on a bus that waits after every command, and writing
 never blocks the control loop. A motor reporting an error is reported by :meth:`read`
 (``error_code``, ``fault``), not raised.
+
+What the firmware keeps (Ben Katz's mbed firmware, which CubeMars AK MIT mode derives
+from): it unpacks commands only in motor mode and keeps the last one across *exit* and
+*enter*, so *enter* applies the previous session's goal and gains at once. So every
+*exit motor mode* this driver sends is preceded by a **limp command** (kp = kd = t_ff =
+0: no torque whatever is retained), and :meth:`set_torque` ``(True)`` sends each motor
+its hold command (the last one written since torque went off, else a limp one) the
+moment that motor's *enter* reply arrives. *Set zero* takes effect in any state on that
+firmware (keeping ``p_des``, so a motor in motor mode jumps) and is ignored outside its
+menu by ``bgkatz/motorcontrol``: :meth:`zero` refuses a motor with torque on.
+
+Positions past ``±p_max`` wrap: the firmware packs the reply without clamping and keeps
+16 bits, so a joint 0.5 rad past ``p_max`` reads about ``p_min + 0.5``. The driver
+refuses position limits that are not inside the motor's range, and :meth:`read` reports
+a jump of more than half the span between two consecutive readings of a motor as a fault
+(``error_code`` bit :data:`WRAP_FAULT`); the fault stays while the readings are off by a
+span (it clears when they wrap back), and is never unwrapped silently.
 
 Reading a motor's state without changing it: a Damiao motor answers a *feedback request*
 (register frame on 0x7FF, ``id_l id_h 0xCC``) with its state, whose status says enabled,
@@ -46,9 +63,9 @@ Bus options (``buses.<name>.options``):
 Actuator options: ranges (``p_max``, ``v_max``, ``t_max``, ``kp_max``, ``kd_max`` and
 ``*_min``; default the model's, see :mod:`skel_ros.hardware.mit.models`), ``variant``
 (``cheetah``/``cubemars``/``damiao``), gains ``kp`` (needed in position and mit mode)
-and ``kd``. Per mode the frame is: position -> (p, v_ff, kp, kd, 0); velocity -> (0, v,
-0, kd, 0) (needs ``kd`` > 0); effort -> (0, 0, 0, 0, t); mit -> all five, NaN gains
-replaced by ``kp``/``kd``.
+and ``kd``, each inside the model's gain range. Per mode the frame is: position -> (p,
+v_ff, kp, kd, 0); velocity -> (0, v, 0, kd, 0) (needs ``kd`` > 0); effort -> (0, 0, 0,
+0, t); mit -> all five, NaN gains replaced by ``kp``/``kd``.
 """
 
 from __future__ import annotations
@@ -56,11 +73,12 @@ from __future__ import annotations
 import logging
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import (
+    NO_LIMITS,
     ActuatorBus,
     ActuatorCommand,
     ActuatorSpec,
@@ -93,7 +111,7 @@ if TYPE_CHECKING:
 
     import can
 
-__all__ = ["MitBus"]
+__all__ = ["WRAP_FAULT", "ZERO_WAIT", "MitBus"]
 
 _LOG = logging.getLogger(__name__)
 _MAX_STD_ID = 0x7FF
@@ -104,6 +122,13 @@ _DAMIAO_TIMEOUT_RID = 9          # CAN timeout, units of 50 us (damiao-motor reg
 _DAMIAO_TIMEOUT_UNIT = 50e-6
 _REGISTERS_USED = frozenset({_DAMIAO_TIMEOUT_RID, 21, 22, 23})   # TIMEOUT, PMAX, VMAX, TMAX
 _BUS_OPTIONS = ("reply_timeout", "retries", "rounding", "clear_errors")
+_MAX_BYTE_ID = 0xFF              # Cheetah / CubeMars replies carry the id in one byte
+#: s :meth:`MitBus.zero` waits for a motor to answer again after *set zero* (AK firmware
+#: stays silent for up to about a second after it).
+ZERO_WAIT = 1.5
+#: ``error_code`` bit (above every MIT firmware's own codes) of a wrapped position reading.
+WRAP_FAULT = 0x100
+_WRAP_TEXT = ("position reading wrapped: the joint is outside the motor's ±P_MAX range")
 
 
 @dataclass
@@ -117,16 +142,44 @@ class _Motor:
     reply: MitReply | None = None
     stamp: float = math.nan
     timeout_armed: bool = False
+    limp: bytes = b""             # kp = kd = t_ff = 0: sent before every exit
+    position: float = math.nan    # the last position read (any reply)
+    wraps: int = 0                # net wraps seen (+1: up past p_max); fault while != 0
 
 
-def _gain(options: Mapping[str, Any], key: str, where: str) -> float:
+@dataclass
+class _Heard:
+    """What a collection saw besides the awaited replies (for timeout messages)."""
+
+    other_ids: set[int] = field(default_factory=set)   # reply id bytes of no motor here
+    on_motor_ids: int = 0    # frames on a configured id: another controller, our echo,
+    #                          or motors answering on their own id (not read as replies)
+
+
+def _gain(options: Mapping[str, Any], key: str, where: str, lo: float, hi: float) -> float:
+    """The gain option ``key`` (NaN when absent); it must lie in the model's ``[lo, hi]``."""
     value = options.get(key, math.nan)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where}: option {key!r} must be a number, got {value!r}")
     value = float(value)
     if not math.isnan(value) and not (math.isfinite(value) and value >= 0):
         raise ConfigError(f"{where}: option {key!r} must be >= 0, got {value!r}")
+    if not math.isnan(value) and not lo <= value <= hi:
+        raise ConfigError(f"{where}: option {key!r} = {value:g} is outside the motor's "
+                          f"{key} range [{lo:g}, {hi:g}] (the frame cannot carry it)")
     return value
+
+
+def _check_position_limits(limits: tuple[float, float], lo: float, hi: float, where: str,
+                           ) -> None:
+    """Position limits must lie inside the motor's range: past it the readings wrap."""
+    a, b = limits
+    if not (lo <= a <= b <= hi):
+        raise ConfigError(
+            f"{where}: position limits [{a:g}, {b:g}] at the motor are not inside its "
+            f"range [{lo:g}, {hi:g}] (p_min/p_max): past it the motor's position reading "
+            "wraps to the other end. Give the joint finite limits inside the range (mind "
+            "gear_ratio and zero_offset), or set p_min/p_max to the firmware's")
 
 
 class MitBus(ActuatorBus):
@@ -135,12 +188,16 @@ class MitBus(ActuatorBus):
     Args:
         spec: the bus; ``transport`` is a python-can mapping
             (:func:`skel_ros.hardware.can_transport.open_bus`).
-        actuators: the motors (CAN ids 1..0x7FF; Damiao ids must differ in their low
-            4 bits, the only part its replies carry).
+        actuators: the motors (CAN ids 1..0x7FF, Cheetah / CubeMars 1..0xFF: their replies
+            carry the id in one byte; Damiao ids must differ in their low 4 bits, the
+            only part its replies carry); position limits inside the motor's range
+            (none given, :data:`~skel_ros.hardware.base.NO_LIMITS`: a tool that moves
+            nothing, such as ``skel-ros clear-faults``, which has no model).
         clock: monotonic seconds.
 
     Raises:
-        ConfigError: unknown model / bad ranges / missing gains / bad ids or options.
+        ConfigError: unknown model / bad ranges / gains missing or outside the model's
+            range / bad ids or options / position limits not inside the range.
     """
 
     protocol: ClassVar[str] = "mit"
@@ -187,14 +244,19 @@ class MitBus(ActuatorBus):
             if not 1 <= act.id <= _MAX_STD_ID:
                 raise ConfigError(f"{where}: CAN id must be in 1..0x7FF")
             ranges, variant = resolve(act.model, act.options, where)
-            kp = _gain(act.options, "kp", where)
-            kd = _gain(act.options, "kd", where)
+            if variant is not Variant.DAMIAO and act.id > _MAX_BYTE_ID:
+                raise ConfigError(f"{where}: {variant.value} replies carry the id in one "
+                                  f"byte, so CAN id must be in 1..{_MAX_BYTE_ID}")
+            kp = _gain(act.options, "kp", where, ranges.kp_min, ranges.kp_max)
+            kd = _gain(act.options, "kd", where, ranges.kd_min, ranges.kd_max)
             if act.mode in (ControlMode.POSITION, ControlMode.MIT) and not kp > 0:
                 raise ConfigError(f"{where}: mode {act.mode.value} needs option kp > 0 "
                                   "(position gain, N·m/rad)")
             if act.mode is ControlMode.VELOCITY and not kd > 0:
                 raise ConfigError(f"{where}: mode velocity needs option kd > 0 "
                                   "(velocity gain, N·m·s/rad)")
+            if act.limits is not NO_LIMITS:  # the manager always gives the DOF's limits
+                _check_position_limits(act.limits.position, ranges.p_min, ranges.p_max, where)
             if variant is Variant.DAMIAO:
                 other = nibbles.setdefault(act.id & 0x0F, act.id)
                 if other != act.id:
@@ -204,8 +266,13 @@ class MitBus(ActuatorBus):
                 codec = MitCodec(ranges, variant, rounding, act.limits)
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+            if ranges.kp_min != 0 or ranges.kd_min != 0:
+                raise ConfigError(f"{where}: kp_min and kd_min must be 0 (the limp command "
+                                  "sent before every exit needs zero gains)")
+            # Without the limits: t_ff is 0 (to half a step) even when they exclude 0.
+            limp = MitCodec(ranges, variant, rounding).encode(0.0, 0.0, 0.0, 0.0, 0.0)
             self._motors[act.id] = _Motor(act, codec, kp if kp > 0 else 0.0,
-                                          kd if kd > 0 else 0.0)
+                                          kd if kd > 0 else 0.0, limp=limp)
         others = [i for i, m in self._motors.items()
                   if m.codec.variant is not Variant.DAMIAO and i < 0x100 and (i & 0x0F) in nibbles]  # noqa: PLR2004
         if others:
@@ -245,10 +312,8 @@ class MitBus(ActuatorBus):
             self._drain()
             keep = self._keep(keep_torque)
             ids = [i for i in self._motors if i not in keep]
-            for i in ids:
-                self._motors[i].enabled = False
-                self._motors[i].last_frame = None
             self._exchange(ids, EXIT_MODE, "exit motor mode")
+            self._torque_off(ids)
             faulty = [i for i in ids if self._motors[i].reply.error_code]  # type: ignore[union-attr]
             damiao = [i for i in faulty if self._motors[i].codec.variant is Variant.DAMIAO]
             if damiao and self.clear_errors:
@@ -309,9 +374,9 @@ class MitBus(ActuatorBus):
     def close(self, *, torque_off: bool = True) -> None:
         """Release the bus; never raises.
 
-        With ``torque_off``: *exit motor mode* (replies awaited) and the Damiao CAN
-        timeouts cleared. Without: nothing is sent; motors keep their last command and
-        their timeouts.
+        With ``torque_off``: a limp command and *exit motor mode* (replies awaited) and
+        the Damiao CAN timeouts cleared. Without: nothing is sent; motors keep their last
+        command and their timeouts.
         """
         bus = self._bus
         if bus is None:
@@ -321,8 +386,8 @@ class MitBus(ActuatorBus):
                 self._exchange(list(self._motors), EXIT_MODE, "exit motor mode", retries=0)
             except HardwareError as exc:
                 _LOG.warning("%s: torque off on close not confirmed: %s", self._where, exc)
+            self._torque_off(list(self._motors))
             for i, m in self._motors.items():
-                m.enabled = False
                 if m.timeout_armed:
                     try:
                         self._write_register(i, _DAMIAO_TIMEOUT_RID, 0, "CAN timeout off")
@@ -341,32 +406,44 @@ class MitBus(ActuatorBus):
     def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: FBT001
         """*Enter* (torque on) or *exit* (torque off) motor mode and wait for the replies.
 
-        After entering, the last command written (if any) is sent again at once, so the
-        motor holds it instead of whatever its firmware kept from before.
+        Torque off: a limp command, then *exit* (module docstring). Torque on: *enter*,
+        and the moment a motor's reply to it arrives, its hold command: the last command
+        written since its torque went off, else a limp one. The firmware applies what it
+        kept from before on *enter*; this bounds that to the time between the reply and
+        the next frame.
 
         Raises:
             TransportTimeoutError: a motor did not answer.
-            DeviceError: a motor reports an error (enabling only).
+            DeviceError: a motor reports an error or a wrapped position (enabling only).
         """
         targets = self._ids(ids)
-        frame, what = (ENTER_MODE, "enter motor mode") if enabled else (EXIT_MODE,
-                                                                         "exit motor mode")
-        if enabled:
-            faulty = [i for i in targets
-                      if (r := self._motors[i].reply) is not None and r.error_code]
-            if faulty:
-                raise self._device_error(faulty, "refusing to enable")
-        self._exchange(targets, frame, what)
+        if not enabled:
+            self._exchange(targets, EXIT_MODE, "exit motor mode")
+            self._torque_off(targets)
+            return
+        faulty = [i for i in targets if self._motors[i].wraps
+                  or ((r := self._motors[i].reply) is not None and r.error_code)]
+        if faulty:
+            raise self._device_error(faulty, "refusing to enable")
+
+        def hold(motor_id: int) -> None:
+            m = self._motors[motor_id]
+            self._send(motor_id, m.last_frame if m.last_frame is not None else m.limp,
+                       "hold command")
+
+        self._exchange(targets, ENTER_MODE, "enter motor mode", then=hold)
         for i in targets:
-            self._motors[i].enabled = enabled
-        if enabled:
-            faulty = [i for i in targets if self._motors[i].reply.error_code]  # type: ignore[union-attr]
-            if faulty:
-                raise self._device_error(faulty, "after enter motor mode")
-            for i in targets:
-                m = self._motors[i]
-                if m.last_frame is not None:
-                    self._send(i, m.last_frame, "command")
+            self._motors[i].enabled = True
+        faulty = [i for i in targets if self._motors[i].reply.error_code]  # type: ignore[union-attr]
+        if faulty:
+            raise self._device_error(faulty, "after enter motor mode")
+
+    def _torque_off(self, ids: Iterable[int]) -> None:
+        """Record torque off: the last command is forgotten (never re-sent on enable)."""
+        for i in ids:
+            m = self._motors[i]
+            m.enabled = False
+            m.last_frame = None
 
     def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:
         """Each motor's own recovery where its firmware has one, for the motors in error.
@@ -375,7 +452,10 @@ class MitBus(ActuatorBus):
         Damiao in error: *clear error* (``..fb``), *exit motor mode*, re-read. CubeMars AK
         (MIT mode) has no clear-error command over CAN: *exit motor mode* (torque off)
         and the answer says what the motor reports. The Mini Cheetah reply has no error
-        field. Motors not in error are left alone.
+        field. A motor whose position reading wrapped gets a limp command and *exit
+        motor mode* (torque off); the fault stays until the readings wrap back (the
+        joint moved back inside the range) or :meth:`zero`. Motors not in error are left
+        alone.
 
         Raises:
             TransportError: the bus is not open, or failed.
@@ -389,7 +469,13 @@ class MitBus(ActuatorBus):
         for i in targets:
             m = self._motors[i]
             r = m.reply
-            if m.codec.variant is Variant.CHEETAH:
+            if m.wraps:
+                self._exchange([i], EXIT_MODE, "exit motor mode")
+                self._torque_off([i])
+                out[i] = (f"limp command and exit motor mode sent (torque off); still: "
+                          f"{_WRAP_TEXT}: move it back inside with torque off (the fault "
+                          "clears when the reading wraps back), or set a new zero")
+            elif m.codec.variant is Variant.CHEETAH:
                 out[i] = "no error field in the Mini Cheetah reply; nothing to clear"
             elif r is None or not r.error_code:
                 out[i] = "no error"
@@ -397,7 +483,7 @@ class MitBus(ActuatorBus):
                 before = f"{r.fault} (status {r.error_code})"
                 self._exchange([i], CLEAR_ERROR, "clear error")
                 self._exchange([i], EXIT_MODE, "exit motor mode")
-                m.enabled = False
+                self._torque_off([i])
                 now = m.reply
                 assert now is not None  # noqa: S101 - _exchange guarantees it
                 out[i] = (f"clear error sent (was {before}); "
@@ -405,7 +491,7 @@ class MitBus(ActuatorBus):
                              else "no error, torque off"))
             else:
                 self._exchange([i], EXIT_MODE, "exit motor mode")
-                m.enabled = False
+                self._torque_off([i])
                 now = m.reply
                 assert now is not None  # noqa: S101
                 out[i] = ("exit motor mode sent (the CubeMars MIT protocol has no "
@@ -416,15 +502,44 @@ class MitBus(ActuatorBus):
         return out
 
     def zero(self, ids: Sequence[int] | None = None) -> None:
-        """Make the present position each motor's zero (*set zero* frame).
+        """Make the present position each motor's zero (*set zero* frame), torque off only.
 
         Changes the motor's calibration (stored in flash on most firmware): only on
-        request, never on open. Some firmware stays silent for up to a second after it.
+        request, never on open. Refused for a motor with torque on: Ben Katz's mbed
+        firmware (CubeMars AK) zeroes in any state and keeps ``p_des``, so the motor
+        would jump by its old position; ``bgkatz/motorcontrol`` ignores it outside its
+        menu. *Set zero* is sent once, never repeated; AK firmware may stay silent for up
+        to a second after it, so each motor gets up to :data:`ZERO_WAIT` s to answer,
+        polled every ``reply_timeout`` with a frame that changes nothing (*exit motor
+        mode* to a motor already off; a feedback request to a Damiao motor). Clears a
+        wrapped-position fault (the new zero is inside the range).
 
         Raises:
-            TransportTimeoutError: a motor did not answer.
+            DeviceError: a motor has torque on (nothing is sent).
+            TransportTimeoutError: a motor did not answer in :data:`ZERO_WAIT` s.
         """
-        self._exchange(self._ids(ids), ZERO_POSITION, "set zero")
+        targets = self._ids(ids)
+        self._require_open()
+        on = [i for i in targets if self._motors[i].enabled]
+        if on:
+            raise DeviceError(f"bus {self.spec.name!r}: refusing set zero for MIT id(s) {on}"
+                              ": torque is on (the motor would jump, or the firmware ignore "
+                              "it); switch torque off first", on[0])
+        self._drain()
+        for i in targets:
+            self._send(i, ZERO_POSITION, "set zero")
+        deadline = self.clock() + ZERO_WAIT
+        pending = dict.fromkeys(targets, 1)
+        heard = _Heard()
+        while pending := self._collect(pending, heard):
+            if self.clock() >= deadline:
+                raise self._timeout(sorted(pending), targets, "set zero",
+                                    f"{ZERO_WAIT:g} s (the zeroing wait)", heard)
+            pending = {i: self._poll(i, "poll after set zero") for i in pending}
+        for i in targets:
+            m = self._motors[i]
+            m.wraps = 0
+            m.position = m.reply.position  # type: ignore[union-attr] - answered above
 
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """Send one command frame per actuator in ``commands`` (does not wait).
@@ -449,37 +564,41 @@ class MitBus(ActuatorBus):
     def read(self) -> dict[int, ActuatorState]:
         """One reply per actuator (see the module docstring); errors reported, not raised.
 
+        A motor whose position reading jumped by more than half its span since the
+        previous reading (it wrapped past ``±p_max``) is reported in fault
+        (:data:`WRAP_FAULT`, module docstring) until the readings wrap back.
+
         Raises:
             TransportTimeoutError: a motor did not answer in ``reply_timeout``.
             TransportError: the bus failed.
         """
         self._require_open()
-        bus = self._require_open()
+        expected: dict[int, int] = {}
         for motor_id, m in self._motors.items():
             if motor_id in self._fresh:
-                continue
-            if m.codec.variant is Variant.DAMIAO:   # a read that changes nothing
-                can_transport.send(bus, _DAMIAO_REGISTER_ID,
-                                   bytes((motor_id & 0xFF, motor_id >> 8, _REG_FEEDBACK,
-                                          0, 0, 0, 0, 0)),
-                                   what=f"feedback request to id {motor_id}")
+                expected[motor_id] = 1
             elif m.enabled and m.last_frame is not None:
                 self._send(motor_id, m.last_frame, "command (repeated)")
-            else:
-                self._send(motor_id, EXIT_MODE, "exit motor mode (poll)")
-        ids = list(self._motors)
-        self._collect(ids)
+                expected[motor_id] = 1
+            else:   # changes nothing: a Damiao feedback request, or exit (torque off)
+                expected[motor_id] = self._poll(motor_id, "poll")
+        missing = self._collect(expected)
         self._fresh.clear()
+        if missing:
+            raise TransportTimeoutError(
+                f"bus {self.spec.name!r} ({self._where}, "
+                f"{can_transport.bitrate_text(self.spec.transport)}): no reply from MIT "
+                f"id(s) {sorted(missing)} in {self.reply_timeout:.3g} s")
         out: dict[int, ActuatorState] = {}
         for motor_id, m in self._motors.items():
             r = m.reply
             assert r is not None  # noqa: S101 - _collect guarantees it
             torque = m.enabled if r.enabled is None else r.enabled
+            code, fault = self._fault(m)
             out[motor_id] = ActuatorState(
                 position=r.position, velocity=r.velocity, effort=r.torque,
-                torque_enabled=torque and not r.error_code,
-                error_code=r.error_code, fault=r.fault, temperature=r.temperature,
-                stamp=m.stamp)
+                torque_enabled=torque and not code, error_code=code, fault=fault,
+                temperature=r.temperature, stamp=m.stamp)
         return out
 
     # ------------------------------------------------------------------ internals
@@ -519,65 +638,94 @@ class MitBus(ActuatorBus):
         can_transport.send(self._require_open(), motor_id, frame,
                            what=f"{what} to id {motor_id}")
 
+    def _send_frame(self, motor_id: int, frame: bytes | None, what: str) -> int:
+        """Send ``frame`` (None: a Damiao feedback request); the replies to expect.
+
+        *Exit motor mode* (torque off) goes after the motor's limp command (module
+        docstring). One reply is awaited: a firmware answers every frame it takes, but
+        need not answer a command outside motor mode; a second reply, if any, is taken
+        as the latest.
+        """
+        m = self._motors[motor_id]
+        if frame is None:
+            can_transport.send(self._require_open(), _DAMIAO_REGISTER_ID,
+                               bytes((motor_id & 0xFF, motor_id >> 8, _REG_FEEDBACK,
+                                      0, 0, 0, 0, 0)),
+                               what=f"feedback request to id {motor_id}")
+            return 1
+        if frame == EXIT_MODE:
+            self._send(motor_id, m.limp, f"limp command before {what}")
+        self._send(motor_id, frame, what)
+        return 1
+
+    def _poll(self, motor_id: int, what: str) -> int:
+        """A frame that changes nothing for a motor with torque off; the replies to expect.
+
+        Plain *exit motor mode* (a Damiao feedback request): the command the firmware
+        keeps was made limp when torque went off, and a poll does not change it.
+        """
+        if self._motors[motor_id].codec.variant is Variant.DAMIAO:
+            return self._send_frame(motor_id, None, f"feedback request ({what})")
+        self._send(motor_id, EXIT_MODE, f"exit motor mode ({what})")
+        return 1
+
     def _exchange(self, ids: Sequence[int], frame: bytes | None, what: str,
-                  retries: int | None = None) -> None:
+                  retries: int | None = None,
+                  then: Callable[[int], None] | None = None) -> None:
         """Send ``frame`` to each id and wait until each answered; re-send to the silent.
 
         ``frame`` None: a Damiao feedback request. Every frame sent here is idempotent
-        (exit, enter, clear error, zero the present position, a repeated command, a
-        read), so a motor whose reply was lost may get it twice.
+        (exit, enter, clear error, a repeated command, a read), so a motor whose reply
+        was lost may get it twice. ``then(id)`` runs the moment a motor has answered.
         """
         self._drain()
         pending = list(ids)
         tries = 1 + (self.retries if retries is None else retries)
-        heard: set[int] = set()
-        for attempt in range(tries):
-            for i in pending:
-                if frame is None:
-                    can_transport.send(self._require_open(), _DAMIAO_REGISTER_ID,
-                                       bytes((i & 0xFF, i >> 8, _REG_FEEDBACK, 0, 0, 0, 0, 0)),
-                                       what=f"feedback request to id {i}")
-                else:
-                    self._send(i, frame, what)
-            try:
-                self._collect(pending, what, heard)
-            except TransportTimeoutError:
-                pending = [i for i in pending if self._motors[i].reply is None]
-                if attempt + 1 == tries:
-                    answered = sorted(set(self._motors) - set(pending) & set(ids))
-                    others = sorted(heard - set(self._motors))
-                    raise TransportTimeoutError(
-                        f"bus {self.spec.name!r} ({self._where}, "
-                        f"{can_transport.bitrate_text(self.spec.transport)}): no reply to "
-                        f"{what} from MIT id(s) {pending} in {tries} x "
-                        f"{self.reply_timeout:.3g} s; ids that answered: {answered or 'none'}"
-                        f"; replies from other ids: {others or 'none'}") from None
-                continue
-            return
+        heard = _Heard()
+        for _ in range(tries):
+            expected = {i: self._send_frame(i, frame, what) for i in pending}
+            missing = self._collect(expected, heard, then)
+            if not missing:
+                return
+            pending = [i for i in pending if i in missing]
+        raise self._timeout(pending, ids, what, f"{tries} x {self.reply_timeout:.3g} s", heard)
 
-    def _collect(self, ids: Sequence[int], what: str = "", heard: set[int] | None = None,
-                 ) -> None:
-        """Receive until each of ``ids`` replied once (keeping the latest), or time out."""
+    def _timeout(self, missing: Sequence[int], ids: Sequence[int], what: str, waited: str,
+                 heard: _Heard) -> TransportTimeoutError:
+        answered = sorted(set(ids) - set(missing))
+        others = sorted(heard.other_ids)
+        return TransportTimeoutError(
+            f"bus {self.spec.name!r} ({self._where}, "
+            f"{can_transport.bitrate_text(self.spec.transport)}): no reply to {what} from "
+            f"MIT id(s) {list(missing)} in {waited}; ids that answered: {answered or 'none'}"
+            f"; replies from other ids: {others or 'none'}; frames on motor ids: "
+            f"{heard.on_motor_ids} (another controller, or motors answering on their own "
+            "id, are not read as replies)")
+
+    def _collect(self, expected: Mapping[int, int], heard: _Heard | None = None,
+                 then: Callable[[int], None] | None = None) -> dict[int, int]:
+        """Receive until each motor in ``expected`` replied that often (keeping the latest).
+
+        Returns:
+            The motors still waiting after ``reply_timeout``, with the replies missing.
+        """
         bus = self._require_open()
-        waiting = set(ids)
+        waiting = {i: n for i, n in expected.items() if n > 0}
         for i in waiting:
             self._motors[i].reply = None
+        heard = heard if heard is not None else _Heard()
         deadline = self.clock() + self.reply_timeout
         while waiting:
             msg = can_transport.recv(bus, deadline, self.clock)
             if msg is None:
                 break
-            self._take(msg, waiting, heard)
+            done = self._take(msg, waiting, heard)
+            if done is not None and then is not None:
+                then(done)
         # Replies already queued behind the last awaited one: take them too (latest wins).
         while (msg := can_transport.recv(bus, 0.0, lambda: 1.0)) is not None:
-            self._take(msg, set(), heard)
-        if waiting:
-            missing = sorted(waiting)
-            raise TransportTimeoutError(
-                f"bus {self.spec.name!r} ({self._where}, "
-                f"{can_transport.bitrate_text(self.spec.transport)}): no reply"
-                f"{' to ' + what if what else ''} from MIT id(s) {missing} in "
-                f"{self.reply_timeout:.3g} s")
+            self._take(msg, {}, heard)
+        return waiting
 
     def _write_register(self, motor_id: int, rid: int, value: int, what: str) -> None:
         """Write a Damiao register (RAM) and read it back.
@@ -660,25 +808,55 @@ class MitBus(ActuatorBus):
         while can_transport.recv(bus, deadline, self.clock) is not None:
             pass
 
-    def _take(self, msg: can.Message, waiting: set[int], heard: set[int] | None = None,
-              ) -> None:
-        if msg.is_error_frame or msg.is_remote_frame or msg.arbitration_id in self._motors:
-            return  # another node's command (or our own echo), not a reply
+    def _take(self, msg: can.Message, waiting: dict[int, int], heard: _Heard) -> int | None:
+        """Take one frame; the motor whose awaited replies are now complete, if any."""
+        if msg.is_error_frame or msg.is_remote_frame:
+            return None
+        if msg.arbitration_id in self._motors:
+            heard.on_motor_ids += 1
+            return None  # another node's command (or our own echo), not a reply
         data = bytes(msg.data)
         if len(data) < 6 or self._register_answer(data):  # noqa: PLR2004
-            return
-        if heard is not None:
-            heard.add(data[0])
+            return None
         for motor_id in self._candidates(data):
             m = self._motors[motor_id]
             try:
                 reply = m.codec.decode_reply(data)
             except ProtocolError as exc:
                 raise ProtocolError(f"bus {self.spec.name!r} id {motor_id}: {exc}") from None
+            self._track_wraps(m, reply.position)
             m.reply = reply
             m.stamp = self.clock()
-            waiting.discard(motor_id)
-            return
+            if motor_id in waiting:
+                waiting[motor_id] -= 1
+                if waiting[motor_id] <= 0:
+                    del waiting[motor_id]
+                    return motor_id
+            return None
+        heard.other_ids.add(data[0])
+        return None
+
+    @staticmethod
+    def _track_wraps(m: _Motor, position: float) -> None:
+        """Count a jump of more than half the span since the last reading as a wrap.
+
+        A motor cannot move that far between two readings; the firmware's 16-bit position
+        wraps by the span past ``p_max`` / ``p_min``. Up past ``p_max`` reads as a big
+        drop: +1; back: -1. Never unwrapped: the readings are reported as a fault.
+        """
+        r = m.codec.ranges
+        if math.isfinite(m.position) and abs(position - m.position) > (r.p_max - r.p_min) / 2:
+            m.wraps += 1 if position < m.position else -1
+        m.position = position
+
+    def _fault(self, m: _Motor) -> tuple[int, str]:
+        """``(error_code, fault)`` of a motor: its reply's, plus a wrapped reading."""
+        r = m.reply
+        code, fault = (r.error_code, r.fault) if r is not None else (0, "")
+        if m.wraps:
+            code |= WRAP_FAULT
+            fault = f"{fault}; {_WRAP_TEXT}" if fault else _WRAP_TEXT
+        return code, fault
 
     def _candidates(self, data: bytes) -> list[int]:
         first = data[0]
@@ -695,13 +873,10 @@ class MitBus(ActuatorBus):
             pass
 
     def _device_error(self, ids: Sequence[int], context: str) -> DeviceError:
-        replies = [(i, self._motors[i].reply) for i in ids]
-        text = "; ".join(f"id {i}: {r.fault} (code {r.error_code})"
-                         for i, r in replies if r is not None)
-        first = replies[0][1]
+        faults = [(i, *self._fault(self._motors[i])) for i in ids]
+        text = "; ".join(f"id {i}: {fault} (code {code})" for i, code, fault in faults)
         return DeviceError(f"bus {self.spec.name!r}: MIT motor error, {context}: {text}; "
-                           "clear_faults runs the motor's recovery", ids[0],
-                           first.error_code if first is not None else 0)
+                           "clear_faults runs the motor's recovery", ids[0], faults[0][1])
 
 
 def _or0(x: float) -> float:

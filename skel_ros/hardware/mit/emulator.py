@@ -1,11 +1,27 @@
 """Emulated MIT-mode motors on a python-can bus (a thread in the caller's process).
 
-Each motor answers every frame addressed to its CAN id the way the firmware does:
-*enter* (``..fc``) switches torque on with zero gains until the first command, *exit*
-(``..fd``) off, *zero* (``..fe``) makes the present position 0, *clear error* (``..fb``)
-clears an injected error; a command sets ``u = kp (p - q) + kd (v - q') + t_ff`` on a
-:class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every emulator
-shares). Replies go out on ``master_id`` (default 0) in the motor's variant. Damiao
+Each motor answers every frame addressed to its CAN id the way Ben Katz's mbed firmware
+(the one CubeMars AK MIT mode derives from) does:
+
+* a command sets ``u = kp (p - q) + kd (v - q') + t_ff`` on a
+  :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every emulator
+  shares), but only in motor mode: in rest mode it is answered and ignored;
+* the firmware keeps the last command it unpacked across *exit* and *enter*: *enter*
+  (``..fc``) switches torque on and applies that retained command at once (zero gains
+  only if the motor never got one since power-up); *exit* (``..fd``) switches torque off
+  and clears nothing;
+* *zero* (``..fe``) makes the present position 0 in any state and keeps the retained
+  ``p_des`` as a number, so a motor in motor mode is pulled to ``p_des`` in the new zero
+  (a jump by the old position); ``zero_silence`` (an emulator option) makes a Cheetah /
+  CubeMars motor stay silent that long after it, as AK firmware does for up to a second
+  (each *zero* restarts it; frames are still processed, not answered);
+* *clear error* (``..fb``) clears an injected error (Damiao);
+* a reply packs the position without clamping and keeps the low 16 bits, so a motor
+  past ``p_max`` reports a position near ``p_min`` (it wraps by the span), as the
+  firmware's ``float_to_uint`` and ``pack_reply`` do. Velocity and torque cannot leave
+  their ranges here: the motor model is as fast and strong as those ranges.
+
+Replies go out on ``master_id`` (default 0) in the motor's variant. Damiao
 motors also answer register reads (``0x7FF``: ``id_l id_h 0x33 rid``) for a few
 registers (7 MST_ID, 8 ESC_ID, 9 TIMEOUT (writable, ``0x55``), 10 CTRL_MODE = 1 (MIT),
 14 sw_ver, 21-23 PMAX/VMAX/TMAX) and feedback requests (``id_l id_h 0xCC``: the state
@@ -20,24 +36,27 @@ Katz's firmware does, and stays in motor mode, producing no torque.
 
 For tests: :meth:`MitEmulator.inject_error` (the motor reports an error code and drops
 torque), :meth:`MitEmulator.set_silent` (stops answering), :meth:`MitEmulator.state`,
-:meth:`MitEmulator.command` (the last command as the firmware decoded it),
+:meth:`MitEmulator.command` (the last command as the firmware decoded it, in motor
+mode), :meth:`MitEmulator.entered` (the command applied at each *enter*),
 :meth:`MitEmulator.specials` (the enter / exit / zero / clear frames received),
 :meth:`MitEmulator.drop_torque` (a motor that lost torque by itself, e.g. a brown-out),
-:meth:`MitEmulator.drop_frames`, :meth:`MitEmulator.watchdog_events`.
+:meth:`MitEmulator.drop_frames`, :meth:`MitEmulator.watchdog_events`,
+:meth:`MitEmulator.move_to` (the joint moved by hand).
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
 (:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor; by
 default each motor's speed and stall torque are its model's V and T ranges),
 ``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
 ``temperature`` (deg C, default 30), ``can_timeout`` ``{id: s}`` (Cheetah / CubeMars
-firmware setting). An actuator without model or ranges is emulated as a Mini Cheetah
-motor.
+firmware setting), ``zero_silence`` (s on the emulator clock, default 0). An actuator
+without model or ranges is emulated as a Mini Cheetah motor.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
 import struct
 import threading
@@ -95,6 +114,9 @@ class _Motor:
     specials: list[bytes] = field(default_factory=list)
     watchdog_events: list[float] = field(default_factory=list)
     drop: int = 0
+    silent_until: float = -math.inf       # emulator time: no replies before (after zero)
+    entered: list[tuple[float, float, float, float, float] | None] = field(
+        default_factory=list)             # the command applied at each enter
 
 
 def _motor_params(ranges: MitRanges, given: Mapping[str, Any], motor_id: int) -> MotorParams:
@@ -147,6 +169,7 @@ class MitEmulator:
         initial = dict(opts.get("initial_positions") or {})
         given = dict(opts.get("motor") or {})
         can_timeout = dict(opts.get("can_timeout") or {})
+        self.zero_silence = float(opts.get("zero_silence", 0.0))
         now = self.clock()
         self._motors: dict[int, _Motor] = {}
         for act in actuators:
@@ -214,6 +237,14 @@ class MitEmulator:
         with self._lock:
             return self._motors[actuator_id].command
 
+    def entered(self, actuator_id: int) -> list[tuple[float, float, float, float, float] | None]:
+        """The command ``(p, v, kp, kd, t_ff)`` the motor applied at each *enter*, in order.
+
+        None: none retained since power-up (zero gains).
+        """
+        with self._lock:
+            return list(self._motors[actuator_id].entered)
+
     def specials(self, actuator_id: int) -> list[bytes]:
         """Every enter / exit / zero / clear-error frame the motor received, in order."""
         with self._lock:
@@ -223,6 +254,13 @@ class MitEmulator:
         """The motor falls back to rest mode by itself (a brown-out, its own protection)."""
         with self._lock:
             self._motors[actuator_id].model.set_torque(False, self.clock())  # noqa: FBT003
+
+    def move_to(self, actuator_id: int, position: float) -> None:
+        """Put the motor at ``position`` (in its own zero) at rest, as a hand moving it."""
+        with self._lock:
+            m = self._motors[actuator_id]
+            m.model.advance(self.clock())
+            m.model.set_position(position + m.offset)
 
     def drop_frames(self, actuator_id: int, count: int) -> None:
         """The motor ignores the next ``count`` frames addressed to it (lost on the wire)."""
@@ -279,6 +317,9 @@ class MitEmulator:
                     m.model.set_torque(False, now)  # noqa: FBT003
                 else:   # Ben Katz's firmware: kp = kd = t_ff = 0, still in motor mode
                     m.model.set_mit(m.model.state.position, 0.0, 0.0, 0.0, 0.0)
+                    if m.command is not None:
+                        p, v = m.command[:2]
+                        m.command = (p, v, 0.0, 0.0, 0.0)
 
     def _handle(self, arbitration_id: int, data: bytes) -> None:
         if arbitration_id == DAMIAO_REGISTER_ID:
@@ -300,13 +341,12 @@ class MitEmulator:
                 m.specials.append(bytes(data))
                 self._special(m, data, now)
             elif len(data) == 8:  # noqa: PLR2004
-                p, v, kp, kd, t = m.codec.decode_command(data)
-                m.command = (p, v, kp, kd, t)
                 if model.state.torque_enabled:   # in rest mode the firmware ignores it
-                    model.set_mit(p + m.offset, v, kp, kd, t)
+                    m.command = m.codec.decode_command(data)
+                    self._apply(m)
             else:
                 return  # malformed: the firmware ignores it
-            if m.silent:
+            if m.silent or now < m.silent_until:
                 return
             reply = self._reply(m)
         can_transport.send(self._bus, self.master_id, reply, what="MIT reply")
@@ -315,19 +355,38 @@ class MitEmulator:
         model = m.model
         if data == ENTER_MODE:
             if not m.error:
-                pos = model.state.position
-                model.set_mit(pos, 0.0, 0.0, 0.0, 0.0)
+                if m.command is None:   # nothing retained since power-up: zero gains
+                    model.set_mit(model.state.position, 0.0, 0.0, 0.0, 0.0)
+                else:                   # the retained command, at once
+                    self._apply(m)
+                m.entered.append(m.command)
                 model.set_torque(True, now)  # noqa: FBT003
         elif data == EXIT_MODE:
             model.set_torque(False, now)  # noqa: FBT003
-        elif data == ZERO_POSITION:
+        elif data == ZERO_POSITION:   # in any state; p_des stays the same number
             m.offset = model.state.position
+            if m.command is not None:
+                self._apply(m)
+            if m.codec.variant is not Variant.DAMIAO and self.zero_silence:
+                m.silent_until = now + self.zero_silence
         elif data == CLEAR_ERROR and m.codec.variant is Variant.DAMIAO:
             m.error = 0
 
+    @staticmethod
+    def _apply(m: _Motor) -> None:
+        """The retained command on the motor model (``p_des`` in the motor's own zero)."""
+        assert m.command is not None  # noqa: S101 - callers check
+        p, v, kp, kd, t = m.command
+        m.model.set_mit(p + m.offset, v, kp, kd, t)
+
     def _reply(self, m: _Motor) -> bytes:
         s = m.model.state
-        return m.codec.encode_reply(m.spec.id, s.position - m.offset, s.velocity, s.effort,
+        r = m.codec.ranges
+        # pack_reply: float_to_uint without clamping, low 16 bits kept (wraps by the span).
+        top = 0xFFFF
+        u = int((s.position - m.offset - r.p_min) * top / (r.p_max - r.p_min)) & top
+        position = u * (r.p_max - r.p_min) / top + r.p_min
+        return m.codec.encode_reply(m.spec.id, position, s.velocity, s.effort,
                                     temperature=self.temperature, error_code=m.error,
                                     enabled=s.torque_enabled)
 

@@ -12,7 +12,10 @@ or ``p_min`` ... for asymmetric ranges). Sources:
 * T-motor / CubeMars AK: neurobionics/TMotorCANControl ``src/TMotorCANControl/mit_can.py``
   (``MIT_Params``, "thresholds are in the datasheet for the motor on cubemars.com"),
   cross-checked with mini-cheetah-motor-driver-socketcan 0.4.3 ``canmotorlib.py``
-  (AK80-6 V2, AK10-9 V1.1, AK70-10 V1.1: ±24 N·m there, firmware dependent).
+  (AK80-6 V2, AK10-9 V1.1, AK70-10 V1.1: ±24 N·m there, firmware dependent) and the
+  manufacturer's CubeMars AK Series Actuator Driver Manual V1.0.8 (p. 50, MIT-mode
+  ranges per model), which wins where they differ: AK60-6 V ±45 rad/s (TMotorCANControl:
+  ±50).
 * Damiao DM-J: damiao-motor 1.0.6 ``core/motor.py`` (``_MOTOR_LIMIT_PARAM``: PMAX,
   VMAX, TMAX per type; Kp 0-500, Kd 0-5 for all).
 """
@@ -44,6 +47,7 @@ class MitModel:
 
 
 _TMC = "neurobionics/TMotorCANControl mit_can.py MIT_Params"
+_AK_MANUAL = "CubeMars AK Series Actuator Driver Manual V1.0.8 p. 50"
 _DM = "damiao-motor 1.0.6 core/motor.py _MOTOR_LIMIT_PARAM"
 
 
@@ -57,7 +61,8 @@ MODELS: Mapping[str, MitModel] = MappingProxyType({m.name: m for m in (
     _m("MINI-CHEETAH", 12.5, 65.0, 18.0, Variant.CHEETAH,
        "bgkatz/motorcontrol can.c; Ben Katz SPIne/HKC_MiniCheetah limits"),
     _m("AK10-9", 12.5, 50.0, 65.0, Variant.CUBEMARS, _TMC),
-    _m("AK60-6", 12.5, 50.0, 15.0, Variant.CUBEMARS, _TMC),
+    _m("AK60-6", 12.5, 45.0, 15.0, Variant.CUBEMARS,
+       f"{_AK_MANUAL} (V ±45; {_TMC} says ±50)"),
     _m("AK70-10", 12.5, 50.0, 25.0, Variant.CUBEMARS, _TMC),
     _m("AK80-6", 12.5, 76.0, 12.0, Variant.CUBEMARS,
        f"{_TMC}; canmotorlib AK80_6_V2_PARAMS"),

@@ -16,6 +16,7 @@ import pytest
 from skel_ros.hardware import mit
 from skel_ros.hardware.base import (
     ActuatorCommand,
+    ActuatorLimits,
     ActuatorSpec,
     BusSpec,
     ControlMode,
@@ -48,11 +49,15 @@ class Clock:
         return self.t
 
 
+#: Joint limits inside every built-in model's position range (wider ones are refused).
+LIMITS = ActuatorLimits(position=(-12.0, 12.0))
+
+
 def _spec(motor_id: int, model: str, mode: ControlMode = ControlMode.MIT,
           **options: Any) -> ActuatorSpec:
     opts = {"kp": 20.0, "kd": 0.5} if mode in (ControlMode.MIT, ControlMode.POSITION) else {}
     opts.update(options)
-    return ActuatorSpec(motor_id, mode, model, opts, name=f"j{motor_id}")
+    return ActuatorSpec(motor_id, mode, model, opts, name=f"j{motor_id}", limits=LIMITS)
 
 
 class Rig:

@@ -50,10 +50,14 @@ class Clock:
         return self.t
 
 
+#: Joint limits inside every built-in model's position range (wider ones are refused).
+LIMITS = ActuatorLimits(position=(-12.0, 12.0))
+
+
 def _spec(motor_id: int, model: str, limits: ActuatorLimits | None = None,
           **options: Any) -> ActuatorSpec:
     return ActuatorSpec(motor_id, ControlMode.MIT, model, {"kp": 20.0, "kd": 0.5, **options},
-                        name=f"j{motor_id}", limits=limits or ActuatorLimits())
+                        name=f"j{motor_id}", limits=limits or LIMITS)
 
 
 def _three() -> list[ActuatorSpec]:
@@ -285,7 +289,8 @@ def test_random_goals_decode_inside_the_limits_with_no_tolerance() -> None:
 
 def test_limits_outside_the_range_are_a_config_error() -> None:
     spec = BusSpec("b", "mit", {"interface": "virtual", "channel": "unused"})
-    with pytest.raises(Exception, match=r"id 1\).*p limits \[13, 14\] lie outside"):
+    with pytest.raises(Exception, match=r"id 1\).*position limits \[13, 14\] at the motor "
+                                        r"are not inside its range"):
         MitBus(spec, [_spec(1, "AK80-9", ActuatorLimits(position=(13.0, 14.0)))],
                time.monotonic)
     assert MitCodec(MODELS["AK80-9"].ranges, Variant.CUBEMARS).limits.position == (
@@ -331,7 +336,7 @@ def test_open_and_enable_resend_to_a_motor_whose_frame_was_lost() -> None:
         r.close()
     r = Rig(_three(), reply_timeout=0.05, retries=0)
     try:
-        r.emulator.drop_frames(3, 1)
+        r.emulator.drop_frames(3, 2)  # open's torque off: the limp command and exit, both lost
         with pytest.raises(TransportTimeoutError, match=r"MIT id\(s\) \[3\]"):
             r.bus.open()
     finally:
