@@ -10,12 +10,14 @@ of 0x1000 device type, 0x1008 name where the YAML names a model) and what it is 
   controlword, no re-mapping); only the heartbeat objects are checked and rewritten where
   they differ, the driver takes over the drive's own target, and NMT *start* (no change
   for a node already operational) is sent;
-* otherwise: NMT *enter pre-operational*; producer heartbeat 0x1017 (``heartbeat_ms``),
-  device watchdog (below), mode 0x6060 (checked in 0x6061), motor rated torque 0x6076
-  (unless ``rated_torque`` is given); a drive in FAULT stays in FAULT (reported by
-  :meth:`~Cia402Bus.read`; ``reset_faults: true`` resets it here instead), the others
-  get *shutdown* (torque off; a drive that was enabled is logged as a warning under
-  ``keep_torque``); the PDO mapping is written by SDO, all synchronous (type 1):
+* otherwise: torque off first, by SDO, before anything else changes: a drive in FAULT
+  stays in FAULT (reported by :meth:`~Cia402Bus.read`; ``reset_faults: true`` resets it
+  here instead), the others get *shutdown* (one in QUICK STOP ACTIVE *disable voltage*
+  before it; a drive that was enabled is logged as a warning under ``keep_torque``);
+  then NMT *enter pre-operational*; producer heartbeat 0x1017 (``heartbeat_ms``), device
+  watchdog (below), mode 0x6060 (0x6061 polled until it shows it, at most
+  :data:`MODE_SWITCH_TIMEOUT`), motor rated torque 0x6076 (unless ``rated_torque`` is
+  given); the PDO mapping is written by SDO, all synchronous (type 1):
   RPDO1 = controlword 0x6040 + target (0x607A / 0x60FF / 0x6071); TPDO1 = statusword
   0x6041 + position actual 0x6064; TPDO2 = velocity actual 0x606C + torque actual 0x6077
   + error code 0x603F; every other PDO disabled. COB-IDs are those of the CiA 301
@@ -35,13 +37,17 @@ the consumers before the heartbeat stops; without it they stay armed.
 Per control cycle :meth:`~Cia402Bus.read` sends one SYNC (the drives apply the RPDO
 received before it, then answer with their TPDOs) and waits for every TPDO;
 :meth:`~Cia402Bus.write` sends one RPDO per drive (applied at the next SYNC), each target
-rounded inward of the actuator's limits. :meth:`~Cia402Bus.set_torque` walks the CiA 402
+rounded inward of the actuator's limits (profile position: see
+:meth:`~Cia402Bus._next_setpoint`). :meth:`~Cia402Bus.set_torque` walks the CiA 402
 state machine (canopen's ``State402`` transition table) one SYNC per step to OPERATION
 ENABLED, or back to READY TO SWITCH ON. :meth:`~Cia402Bus.clear_faults` sends a fault
 reset (controlword bit 7 rising edge) to drives in FAULT.
 
-Faults: a drive in FAULT (or QUICK STOP ACTIVE) is reported by :meth:`~Cia402Bus.read`
-in ``error_code``/``fault`` (0x603F, the last EMCY); the bus stays usable. Heartbeat
+Faults: a drive in FAULT is reported by :meth:`~Cia402Bus.read` in ``error_code``/
+``fault`` (0x603F, the last EMCY); the bus stays usable. A quick stop (statusword QUICK
+STOP ACTIVE, or an EMCY 0x8130 when 0x6007 may be a quick stop) is reported likewise
+until ``clear_faults`` or ``set_torque(True)``, and meanwhile no RPDO carries *enable
+operation*: the quick stop command instead (see ``_CW_QUICK_STOP``). Heartbeat
 loss or a drive that left OPERATIONAL (reboot) raises :class:`TransportError`; missing
 TPDOs :class:`TransportTimeoutError`.
 
@@ -72,6 +78,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -102,8 +109,9 @@ if TYPE_CHECKING:
     from canopen.emcy import EmcyError
     from canopen.pdo import PdoMap
 
-__all__ = ["ABORT_CONNECTION", "DEFAULT_EDS", "MODE_CODES", "STATUS_STATES", "Cia402Bus",
-           "Units", "predefined_cob_id", "state_of", "units_for"]
+__all__ = ["ABORT_CONNECTION", "DEFAULT_EDS", "MODE_CODES", "MODE_SWITCH_TIMEOUT",
+           "STATUS_STATES", "Cia402Bus", "Units", "predefined_cob_id", "state_of",
+           "units_for"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -140,8 +148,23 @@ _CW_DISABLE_VOLTAGE = 0x00
 _CW_FAULT_RESET = 0x80
 _CW_SHUTDOWN = 0x06
 _CW_ENABLE = 0x0F
+# CiA 402 command "quick stop": bit 7 (fault reset) 0, bit 2 (quick stop) 0, bit 1 (enable
+# voltage) 1; bits 0 (switch on) and 3 (enable operation) are "don't care". Both left at 0
+# here, so nothing in the frame asks for torque. From OPERATION ENABLED it is transition 11
+# (to QUICK STOP ACTIVE), from READY TO SWITCH ON / SWITCHED ON transitions 7 / 10 (to
+# SWITCH ON DISABLED); in QUICK STOP ACTIVE it is no transition at all: the drive stays
+# there (option codes 5..8) or finishes its stop into SWITCH ON DISABLED (1..4), whereas
+# "enable operation" would be transition 16 back to OPERATION ENABLED.
+_CW_QUICK_STOP = 0x02
 _CW_NEW_SETPOINT = 0x10
 _CW_CHANGE_IMMEDIATELY = 0x20
+_SW_SETPOINT_ACK = 0x1000        # statusword bit 12 in profile position: set-point taken
+_QUICK_STOP = "QUICK STOP ACTIVE"
+_HEARTBEAT_EVENT = 0x8130        # CiA 301 EMCY: a heartbeat the drive consumes stopped
+#: s the mode of operation display 0x6061 may take to show the mode written to 0x6060
+#: (the time canopen's BaseNode402 allows, TIMEOUT_SWITCH_OP_MODE), and its poll period.
+MODE_SWITCH_TIMEOUT = 0.5
+_MODE_POLL_PERIOD = 0.01
 _NMT_OPERATIONAL = 5
 _GENERIC_ERROR = 0x1000          # CiA 301 "generic error": a FAULT with no code given
 _QUICK_STOP_BIT = 0x10000        # above the 16-bit CiA codes: QUICK STOP ACTIVE, no code
@@ -163,6 +186,12 @@ def state_of(statusword: int) -> str:
         if statusword & mask == value:
             return name
     return "UNKNOWN"
+
+
+def _mode_name(code: int) -> str:
+    """A mode of operation code with its op_mode name where it has one: ``8 (csp)``."""
+    names = [name for name, value in MODE_CODES.items() if value == code]
+    return f"{code} ({names[0]})" if names else str(code)
 
 
 def predefined_cob_id(kind: str, number: int, node_id: int) -> int:
@@ -292,7 +321,13 @@ class _Drive:
     node: Any = None                    # canopen.BaseNode402 once open
     controlword: int = _CW_SHUTDOWN
     target: int | None = None
-    setpoint_toggle: bool = False
+    # Profile position: bit 4 (new set-point) of the last RPDO, the SYNC count when it was
+    # raised, the target sent with that rising edge (None: none since enabling).
+    setpoint_bit: bool = False
+    setpoint_sync: int = -1
+    latched_target: int | None = None
+    quick_stop: bool = False            # seen (statusword or EMCY) and not yet cleared
+    sent_enable: bool = False           # the last RPDO carried "enable operation"
     values: dict[int, int] = field(default_factory=dict)   # last TPDO values by index
     received: set[int] = field(default_factory=set)        # TPDO numbers since the SYNC
     heartbeat_stamp: float = math.nan
@@ -391,6 +426,12 @@ class Cia402Bus(ActuatorBus):
         self._cond = threading.Condition()
         self._heard: dict[int, str] = {}   # node id -> what was heard from it while opening
         self._waiting: set[int] = set()    # drives whose TPDOs this SYNC round still lacks
+        self._sync_count = 0               # SYNCs sent since open
+        # An EMCY 0x8130 (heartbeat event) announces a quick stop unless the drive's abort
+        # connection option is known (set by this driver) to be another reaction.
+        self._heartbeat_event_stops = not (self.consumer_ms and self.abort_connection in (
+            ABORT_CONNECTION["none"], ABORT_CONNECTION["fault"],
+            ABORT_CONNECTION["disable_voltage"]))
         self._where = can_transport.describe(spec.transport)
 
     # ------------------------------------------------------------------ lifecycle
@@ -503,7 +544,10 @@ class Cia402Bus(ActuatorBus):
         """Walk the 402 state machine to OPERATION ENABLED (or READY TO SWITCH ON).
 
         One step per SYNC, with canopen's ``State402`` transitions. Position targets not
-        written yet are set to the actual position first, so nothing jumps.
+        written yet are set to the actual position first, so nothing jumps. Enabling is the
+        explicit command that ends a quick stop the driver saw (from QUICK STOP ACTIVE it
+        is transition 16 or, where the drive already finished its stop, the way up from
+        SWITCH ON DISABLED); in profile position the next written target is taken anew.
 
         Raises:
             DeviceError: a drive is in FAULT, or does not reach the state in 6 steps.
@@ -514,9 +558,9 @@ class Cia402Bus(ActuatorBus):
         p402: Any = State402  # untyped library class
         targets = [self._drives[i] for i in self._ids(ids)]
         goal = "OPERATION ENABLED" if enabled else "READY TO SWITCH ON"
-        for d in targets:
-            if enabled and d.target is None:
-                d.target = (d.values.get(0x6064, 0) if d.kind is ControlMode.POSITION else 0)
+        if enabled:
+            for d in targets:
+                self._prepare_enable(d)
         for _step in range(6):
             pending = [d for d in targets if state_of(d.values.get(0x6041, 0)) != goal]
             if not pending:
@@ -544,6 +588,14 @@ class Cia402Bus(ActuatorBus):
             raise DeviceError(f"{d.where}: did not reach {goal} (statusword 0x{sw:04X}, "
                               f"{state_of(sw)})", d.spec.id, d.values.get(0x603F, 0))
 
+    def _prepare_enable(self, d: _Drive) -> None:
+        """Before enabling: a target (the actual position if none), no set-point, no stop."""
+        if d.target is None:
+            d.target = (d.values.get(0x6064, 0) if d.kind is ControlMode.POSITION else 0)
+        d.setpoint_bit, d.latched_target = False, None
+        with self._cond:
+            d.quick_stop = False
+
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """One RPDO per drive in ``commands`` (applied by the drive at the next SYNC).
 
@@ -560,18 +612,38 @@ class Cia402Bus(ActuatorBus):
             d = self._drives.get(node_id)
             if d is None:
                 raise ConfigError(f"bus {self.spec.name!r}: no CiA 402 drive with id {node_id}")
-            new = self._raw_target(d, cmd)
+            d.target = self._raw_target(d, cmd)
             if d.op_mode == MODE_CODES["pp"]:
-                # Profile position: a rising edge of bit 4 takes the new set-point.
-                d.setpoint_toggle = new != d.target and not d.setpoint_toggle
-            d.target = new
+                self._next_setpoint(d)
             self._send_rpdo(d)
+
+    def _next_setpoint(self, d: _Drive) -> None:
+        """Profile position: bit 4 (new set-point) of the RPDO about to carry ``d.target``.
+
+        The drive takes 0x607A on a rising edge of bit 4 (bit 5, change set immediately,
+        is always set), so a target that differs from the one last sent with a rising edge
+        is sent with bit 4 = 1 once bit 4 was 0 at a SYNC and the drive's set-point
+        acknowledge (statusword bit 12) is clear; bit 4 then goes back to 0 after the next
+        SYNC. Until a SYNC applied it, a raised bit 4 stays raised and carries the newest
+        target. So every new target goes out with an edge, the newest one, within two
+        cycles (more if the drive is slow to clear bit 12; a drive that never sets it is
+        not waited for).
+        """
+        if d.setpoint_bit:
+            if self._sync_count == d.setpoint_sync:   # no SYNC since: still the same edge
+                d.latched_target = d.target
+            else:
+                d.setpoint_bit = False
+        elif d.target != d.latched_target and not (
+                d.values.get(0x6041, 0) & _SW_SETPOINT_ACK):
+            d.setpoint_bit, d.setpoint_sync, d.latched_target = (
+                True, self._sync_count, d.target)
 
     def read(self) -> dict[int, ActuatorState]:
         """One SYNC, every drive's TPDOs, heartbeat checks.
 
-        A drive in FAULT (or FAULT REACTION ACTIVE, QUICK STOP ACTIVE) is reported in
-        ``error_code`` and ``fault``, not raised.
+        A drive in FAULT (or FAULT REACTION ACTIVE, QUICK STOP ACTIVE, or after a quick
+        stop until it is cleared) is reported in ``error_code`` and ``fault``, not raised.
 
         Raises:
             TransportTimeoutError: TPDOs missing after ``sync_timeout``.
@@ -601,7 +673,8 @@ class Cia402Bus(ActuatorBus):
     def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:
         """Fault reset (controlword bit 7 rising edge, by SDO) of the drives in FAULT.
 
-        A drive in QUICK STOP ACTIVE gets *disable voltage* (the way out CiA 402 gives).
+        A drive in QUICK STOP ACTIVE, or after a quick stop the driver saw, gets *disable
+        voltage* (the way out CiA 402 gives) and is no longer reported.
         Every drive is re-read afterwards (statusword and error code by SDO, then one
         SYNC round); torque stays off.
 
@@ -618,13 +691,15 @@ class Cia402Bus(ActuatorBus):
             sw = self._sdo_read(d, 0x6041, "statusword")
             d.values[0x6041] = sw
             state = state_of(sw)
+            with self._cond:
+                quick_stop, d.quick_stop = d.quick_stop, False
             if state in _FAULT_STATES:
                 before = self._fault_text(d, self._sdo_read(d, 0x603F, "error code"))
                 d.controlword = _CW_DISABLE_VOLTAGE
                 self._sdo_write(d, 0x6040, _CW_DISABLE_VOLTAGE, "controlword")
                 self._sdo_write(d, 0x6040, _CW_FAULT_RESET, "controlword (fault reset)")
                 done = f"fault reset sent (was {before})"
-            elif state == "QUICK STOP ACTIVE":
+            elif state == _QUICK_STOP or quick_stop:
                 d.controlword = _CW_DISABLE_VOLTAGE
                 self._sdo_write(d, 0x6040, _CW_DISABLE_VOLTAGE, "controlword (disable voltage)")
                 done = "quick stop ended with disable voltage"
@@ -635,7 +710,7 @@ class Cia402Bus(ActuatorBus):
             code = self._sdo_read(d, 0x603F, "error code")
             d.values[0x6041], d.values[0x603F] = sw, code
             state = state_of(sw)
-            if state in _FAULT_STATES or state == "QUICK STOP ACTIVE":
+            if state in _FAULT_STATES or state == _QUICK_STOP:
                 out[i] = f"{done}; still in {state}: {self._fault_text(d, code)}"
             else:
                 with self._cond:
@@ -679,7 +754,9 @@ class Cia402Bus(ActuatorBus):
         node.sdo.MAX_RETRIES = 1 + self.sdo_retries  # attempts (canopen counts tries)
         d.node = node
         d.values, d.received, d.emcy = {}, set(), []
-        d.heartbeat_state, d.target, d.setpoint_toggle, d.rebooted = None, None, False, False
+        d.heartbeat_state, d.target, d.rebooted = None, None, False
+        d.setpoint_bit, d.setpoint_sync, d.latched_target = False, -1, None
+        d.quick_stop, d.sent_enable = False, False
         d.controlword, d.consumer_sub = _CW_SHUTDOWN, None
 
         def on_heartbeat(state: int, d: _Drive = d) -> None:
@@ -691,6 +768,8 @@ class Cia402Bus(ActuatorBus):
         def on_emcy(entry: EmcyError, d: _Drive = d) -> None:
             with self._cond:
                 d.emcy.append(entry)
+                if entry.code == _HEARTBEAT_EVENT and self._heartbeat_event_stops:
+                    d.quick_stop = True   # sent before the next SYNC (_sync_round)
             if entry.code:
                 _LOG.warning("%s: EMCY 0x%04X %s", d.where, entry.code, entry.get_desc())
 
@@ -795,14 +874,21 @@ class Cia402Bus(ActuatorBus):
                          d.where, "; ".join(differences))
         elif enabled:
             _LOG.info("%s: was in OPERATION ENABLED; torque off", d.where)
+        self._torque_off_to_configure(d, state_of(sw))   # before anything changes
         d.node.nmt.state = "PRE-OPERATIONAL"
         self._configure_heartbeats(d)
-        self._sdo_write(d, 0x6060, d.op_mode, "mode of operation")
-        shown = self._sdo_read(d, 0x6061, "mode of operation display")
-        if shown != d.op_mode:
-            raise ProtocolError(f"{d.where}: the drive shows mode {shown} after 0x6060 := "
-                                f"{d.op_mode} (mode not supported?)")
-        if state_of(sw) in _FAULT_STATES:
+        self._set_mode(d)
+        self._map_pdos(d)
+        return False
+
+    def _torque_off_to_configure(self, d: _Drive, state: str) -> None:
+        """Controlword by SDO: torque off before the mode or anything else is changed.
+
+        (In OPERATION ENABLED a drive runs a new mode at once, with whatever target that
+        mode finds.) FAULT stays FAULT unless ``reset_faults``; QUICK STOP ACTIVE is ended
+        with *disable voltage* (transition 12) and stays reported until cleared.
+        """
+        if state in _FAULT_STATES:
             if self.reset_faults:
                 _LOG.warning("%s: resetting the drive's fault (reset_faults)", d.where)
                 self._sdo_write(d, 0x6040, _CW_DISABLE_VOLTAGE, "controlword")
@@ -811,10 +897,29 @@ class Cia402Bus(ActuatorBus):
                 self._sdo_write(d, 0x6040, _CW_SHUTDOWN, "controlword (shutdown)")
             else:
                 d.controlword = _CW_DISABLE_VOLTAGE  # leaves FAULT only by clear_faults
-        else:
-            self._sdo_write(d, 0x6040, _CW_SHUTDOWN, "controlword (shutdown)")
-        self._map_pdos(d)
-        return False
+            return
+        if state == _QUICK_STOP:
+            _LOG.warning("%s: in QUICK STOP ACTIVE; ended with disable voltage", d.where)
+            with self._cond:
+                d.quick_stop = True
+            self._sdo_write(d, 0x6040, _CW_DISABLE_VOLTAGE, "controlword (disable voltage)")
+        d.controlword = _CW_SHUTDOWN
+        self._sdo_write(d, 0x6040, _CW_SHUTDOWN, "controlword (shutdown)")
+
+    def _set_mode(self, d: _Drive) -> None:
+        """0x6060 := the mode, then 0x6061 polled until it shows it (MODE_SWITCH_TIMEOUT).
+
+        Real time, as the SDO timeouts: the bus clock may be a test's manual clock.
+        """
+        self._sdo_write(d, 0x6060, d.op_mode, "mode of operation")
+        deadline = time.monotonic() + MODE_SWITCH_TIMEOUT
+        while (shown := self._sdo_read(d, 0x6061, "mode of operation display")) != d.op_mode:
+            if time.monotonic() >= deadline:
+                raise ProtocolError(
+                    f"{d.where}: asked for mode {_mode_name(d.op_mode)} (0x6060), the drive "
+                    f"still shows mode {_mode_name(shown)} (0x6061) after "
+                    f"{MODE_SWITCH_TIMEOUT:g} s (mode not supported?)")
+            time.sleep(_MODE_POLL_PERIOD)
 
     def _configure_heartbeats(self, d: _Drive) -> None:  # noqa: C901 - one step per object
         """0x1017 producer time; 0x1016 consumer of the host + 0x6007 (device watchdog).
@@ -944,6 +1049,8 @@ class Cia402Bus(ActuatorBus):
                 values = {var.index: int(var.raw) for var in pdo}
                 with self._cond:
                     d.values.update(values)
+                    if state_of(values.get(0x6041, 0)) == _QUICK_STOP:
+                        d.quick_stop = True
                     d.received.add(number)
                     d.stamp = self.clock()
                     if {1, 2} <= d.received and d.spec.id in self._waiting:
@@ -964,6 +1071,12 @@ class Cia402Bus(ActuatorBus):
             for i in ids:
                 self._drives[i].received.clear()
             self._waiting = set(ids)
+            stopping = [d for d in self._drives.values() if d.quick_stop and d.sent_enable]
+        for d in stopping:
+            # A quick stop seen since the last RPDO (an EMCY): replace the "enable
+            # operation" waiting in the drive before this SYNC applies it (transition 16).
+            self._send_rpdo(d)
+        self._sync_count += 1
         missing: list[int] = []
         for _attempt in range(1 + retries):
             try:
@@ -1012,17 +1125,24 @@ class Cia402Bus(ActuatorBus):
         return f"error code 0x{code:04X} ({text})"
 
     def _fault_of(self, d: _Drive, state: str) -> tuple[int, str]:
-        """``(error_code, fault)`` of a drive in the given state; ``(0, "")`` when healthy."""
-        if state not in _FAULT_STATES and state != "QUICK STOP ACTIVE":
-            return 0, ""
-        code = d.values.get(0x603F, 0)
+        """``(error_code, fault)`` of a drive in the given state; ``(0, "")`` when healthy.
+
+        A quick stop the driver saw stays a fault until ``set_torque(True)`` or
+        ``clear_faults``, also after the drive finished it (SWITCH ON DISABLED).
+        """
         with self._cond:
             emcy = [e for e in d.emcy if e.code]
+            quick_stop = d.quick_stop
+        if state not in _FAULT_STATES and state != _QUICK_STOP and not quick_stop:
+            return 0, ""
+        code = d.values.get(0x603F, 0)
         if not code and emcy:
             code = emcy[-1].code
         if not code:
             code = _GENERIC_ERROR if state in _FAULT_STATES else _QUICK_STOP_BIT
-        return code, f"{state}: {self._fault_text(d, d.values.get(0x603F, 0))}"
+        name = state if state in _FAULT_STATES or state == _QUICK_STOP else (
+            f"QUICK STOP (the drive is now {state})")
+        return code, f"{name}: {self._fault_text(d, d.values.get(0x603F, 0))}"
 
     def _raise_faults(self, drives: Iterable[_Drive]) -> None:
         for d in drives:
@@ -1066,12 +1186,17 @@ class Cia402Bus(ActuatorBus):
         return max(raw[0], min(raw[1], n))
 
     def _fill_rpdo(self, d: _Drive) -> None:
+        """RPDO1's controlword and target; never "enable operation" after a quick stop."""
         pdo = d.node.rpdo[1]
         cw = d.controlword
+        with self._cond:
+            if d.quick_stop and cw == _CW_ENABLE:
+                cw = _CW_QUICK_STOP
         if d.op_mode == MODE_CODES["pp"] and cw == _CW_ENABLE:
-            cw |= _CW_CHANGE_IMMEDIATELY | (_CW_NEW_SETPOINT if d.setpoint_toggle else 0)
+            cw |= _CW_CHANGE_IMMEDIATELY | (_CW_NEW_SETPOINT if d.setpoint_bit else 0)
         pdo[0x6040].raw = cw
         pdo[_TARGET[d.kind]].raw = d.target or 0
+        d.sent_enable = (cw & _CW_ENABLE) == _CW_ENABLE
 
     def _send_rpdo(self, d: _Drive) -> None:
         try:

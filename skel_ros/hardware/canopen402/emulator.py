@@ -8,9 +8,15 @@ a drive's firmware does:
 * the CiA 402 state machine, driven by the controlword 0x6040 (SDO or RPDO): SWITCH ON
   DISABLED -> READY TO SWITCH ON -> SWITCHED ON -> OPERATION ENABLED, quick stop,
   disable voltage, fault reset on a rising edge of bit 7; the statusword 0x6041;
-* modes 0x6060 (shown in 0x6061): profile position (new set-point on a rising edge of
-  controlword bit 4), profile velocity, profile torque, cyclic synchronous position /
+* modes 0x6060 (shown in 0x6061, after ``mode_display_lag`` reads): profile position (new
+  set-point on a rising edge of controlword bit 4, acknowledged in statusword bit 12
+  until bit 4 falls), profile velocity, profile torque, cyclic synchronous position /
   velocity / torque; anything else is refused with an SDO abort;
+* quick stop (controlword bit 2 = 0, or the 0x6007 reaction 3) by the quick stop option
+  code 0x605A (CiA 402): 0 disables at once (SWITCH ON DISABLED); 1..4 decelerate to
+  standstill, then SWITCH ON DISABLED on their own (transition 12), "enable operation"
+  is ignored meanwhile; 5..8 decelerate and hold in QUICK STOP ACTIVE, where "enable
+  operation" is transition 16 back to OPERATION ENABLED. Other codes are refused;
 * PDOs: at NMT *start* the drive loads its PDO configuration (as written by SDO);
   synchronous RPDOs are applied at the next SYNC, TPDOs are sent on SYNC (every n-th for
   transmission type n in 1..240; every SYNC for types 0, 254, 255);
@@ -28,6 +34,7 @@ a drive's firmware does:
   stays as it is (as with 0x1029 = 1). A new heartbeat re-arms the entry.
 
 For tests: :meth:`Cia402Emulator.inject_fault` (FAULT + EMCY), :meth:`~Cia402Emulator.
+inject_quick_stop` (QUICK STOP ACTIVE, optionally with an EMCY), :meth:`~Cia402Emulator.
 stop_heartbeat`, :meth:`~Cia402Emulator.reboot` (boot-up, back to PRE-OPERATIONAL),
 :meth:`~Cia402Emulator.state`, :meth:`~Cia402Emulator.target` (the target the drive
 holds), :meth:`~Cia402Emulator.transitions` (every CiA 402 state change),
@@ -36,7 +43,10 @@ holds), :meth:`~Cia402Emulator.transitions` (every CiA 402 state change),
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
 (:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields), ``clock``, ``eds``,
-``supervisor_period`` (s of real time between the consumer checks, default 0.002).
+``supervisor_period`` (s of real time between the consumer checks, default 0.002),
+``quick_stop_option`` (0x605A of every drive, 0..8; default the EDS's, 2),
+``mode_display_lag`` (how many reads of 0x6061 after a write of 0x6060 still show the
+previous mode, default 0: a drive that takes a moment to switch modes).
 Actuator options (``counts_per_rev`` ..., ``rated_torque``) are read as the driver reads
 them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
 """
@@ -75,6 +85,10 @@ _STATUS = {SOD: 0x0040, READY: 0x0031, SWITCHED_ON: 0x0033, ENABLED: 0x0037,
            QUICK_STOP: 0x0017, FAULT: 0x0018}
 _REMOTE = 0x0200
 _TARGET_REACHED = 0x0400
+_SETPOINT_ACK = 0x1000             # profile position: statusword bit 12
+_STANDSTILL = 0.01                 # rad/s below which the shaft counts as standing still
+_PP = 1
+_OPTION_CODES = {0x6007: range(4), 0x605A: range(9)}   # the option codes emulated
 _SUPPORTED_MODES = frozenset(MODE_CODES.values())
 _KIND = {1: ControlMode.POSITION, 8: ControlMode.POSITION, 3: ControlMode.VELOCITY,
          9: ControlMode.VELOCITY, 4: ControlMode.EFFORT, 10: ControlMode.EFFORT}
@@ -107,6 +121,9 @@ class _Drive:
     watchdog_events: list[tuple[float, int, int]] = field(default_factory=list)
     fault_persists: bool = False
     sdo_to_drop: int = 0
+    setpoint_ack: bool = False
+    mode_shown: int = 8                 # what 0x6061 shows while the display lags
+    display_lag_left: int = 0           # reads of 0x6061 still showing mode_shown
 
 
 def _virtual_channel() -> str:
@@ -155,6 +172,7 @@ class Cia402Emulator:
             raise ConfigError(f"CiA 402 emulator: supervisor_period must be in (0, 1] s, "
                               f"got {period!r}")
         self._supervisor_period = float(period)
+        self._quick_stop_option, self._mode_display_lag = _drive_options(opts)
         self._syncs_to_drop = 0
         self._drives: dict[int, _Drive] = {}
         bus = can_transport.open_bus(tr)
@@ -176,8 +194,7 @@ class Cia402Emulator:
                     units = Units(units.counts_per_rad, units.velocity_per_rad_s, rated)
                 model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
                 d = _Drive(act, node, model, units)
-                node.data_store.setdefault(0x6076, {})[0] = node.object_dictionary[
-                    0x6076].encode_raw(round(units.rated_torque * 1000))
+                self._store_settings(d)
                 node.add_read_callback(self._reader(d))
                 node.add_write_callback(self._writer(d))
                 network.add_node(node)
@@ -225,9 +242,11 @@ class Cia402Emulator:
             return self._drives[actuator_id].model.advance(self.clock())
 
     def drive_state(self, actuator_id: int) -> str:
-        """The drive's CiA 402 state name."""
+        """The drive's CiA 402 state name (a finished quick stop taken into account)."""
         with self._lock:
-            return self._drives[actuator_id].state
+            d = self._drives[actuator_id]
+            self._end_quick_stop(d, self.clock())
+            return d.state
 
     def nmt_state(self, actuator_id: int) -> str:
         """The drive's NMT state name."""
@@ -288,6 +307,24 @@ class Cia402Emulator:
         if network is not None:
             d.node.emcy.send(code, register)
 
+    def inject_quick_stop(self, actuator_id: int, code: int = 0) -> None:
+        """Quick stop by the drive itself (its quick stop input, a monitored event).
+
+        From OPERATION ENABLED to QUICK STOP ACTIVE, then as 0x605A says; ``code`` (0:
+        none) goes to 0x603F and out in an EMCY, as a heartbeat event's 0x8130 does.
+        """
+        with self._lock:
+            d = self._drives[actuator_id]
+            now = self.clock()
+            d.model.advance(now)
+            if d.state == ENABLED:
+                self._enter(d, QUICK_STOP, now)
+            if code:
+                d.error_code = code
+            network = self._network
+        if code and network is not None:
+            d.node.emcy.send(code, _error_register(code))
+
     def drop_syncs(self, count: int) -> None:
         """Ignore the next ``count`` SYNC frames (lost on the wire, or a drive too late)."""
         with self._lock:
@@ -309,17 +346,26 @@ class Cia402Emulator:
         d = self._drives[actuator_id]
         with self._lock:
             d.node.data_store.clear()
-            d.node.data_store.setdefault(0x6076, {})[0] = d.node.object_dictionary[
-                0x6076].encode_raw(round(d.units.rated_torque * 1000))
+            self._store_settings(d)
             d.model.set_torque(False, self.clock())  # noqa: FBT003
             self._set_state(d, SOD)
-            d.controlword, d.error_code, d.mode = 0, 0, 8
+            d.controlword, d.error_code, d.mode, d.mode_shown = 0, 0, 8, 8
+            d.display_lag_left, d.setpoint_ack = 0, False
             d.fault_persists = False
             d.pending.clear()
             self._reset_consumers(d)
         d.node.nmt.stop_heartbeat()
         d.node.nmt._state = 0  # noqa: SLF001 - the library's NMT slave has no reset entry
         self._boot(d)
+
+    def _store_settings(self, d: _Drive) -> None:
+        """The objects a drive's commissioning sets: rated torque 0x6076, 0x605A option."""
+        od = d.node.object_dictionary
+        d.node.data_store.setdefault(0x6076, {})[0] = od[0x6076].encode_raw(
+            round(d.units.rated_torque * 1000))
+        if self._quick_stop_option is not None:
+            d.node.data_store.setdefault(0x605A, {})[0] = od[0x605A].encode_raw(
+                self._quick_stop_option)
 
     # ------------------------------------------------------------------ NMT / SYNC
 
@@ -410,6 +456,7 @@ class Cia402Emulator:
                         self._apply_rpdo(d, d.node.rpdo.map[number], payload)
                     d.pending.clear()
                     d.model.advance(now)
+                    self._end_quick_stop(d, now)
                     frames = self._due_tpdos(d)
                 for pdo in frames:
                     pdo.transmit()
@@ -444,6 +491,10 @@ class Cia402Emulator:
         if index == 0x6041:  # noqa: PLR2004
             return self._statusword(d)
         if index == 0x6061:  # noqa: PLR2004
+            if d.display_lag_left > 0:
+                d.display_lag_left -= 1
+                return d.mode_shown
+            d.mode_shown = d.mode
             return d.mode
         if index == 0x603F:  # noqa: PLR2004
             return d.error_code
@@ -465,8 +516,10 @@ class Cia402Emulator:
             s = d.model.state
             target = self._stored(d, 0x607A) / d.units.counts_per_rad
             if abs(target - s.position) * d.units.counts_per_rad < 10 and abs(  # noqa: PLR2004
-                    s.velocity) < 0.01:  # noqa: PLR2004
+                    s.velocity) < _STANDSTILL:
                 sw |= _TARGET_REACHED
+            if d.mode == _PP and d.setpoint_ack:
+                sw |= _SETPOINT_ACK
         return sw
 
     def _stored(self, d: _Drive, index: int) -> int:
@@ -477,18 +530,13 @@ class Cia402Emulator:
             return int(node.object_dictionary[index].default or 0)
         return int(node.object_dictionary[index].decode_raw(raw))
 
-    def _writer(self, d: _Drive) -> Callable[..., None]:  # noqa: C901 - one branch per object
+    def _writer(self, d: _Drive) -> Callable[..., None]:
         def write(index: int, subindex: int, od: Any, data: bytes) -> None:  # noqa: ANN401
             from canopen.sdo.exceptions import SdoAbortedError
 
             with self._lock:
                 if index == 0x6060:  # noqa: PLR2004
-                    mode = int(od.decode_raw(data))
-                    if mode not in _SUPPORTED_MODES:
-                        raise SdoAbortedError(_ABORT_VALUE_RANGE)
-                    d.mode = mode
-                    if d.state == ENABLED:
-                        self._apply_targets(d, take_setpoint=False)
+                    self._mode(d, int(od.decode_raw(data)))
                 elif index == 0x6040:  # noqa: PLR2004
                     self._controlword(d, int(od.decode_raw(data)))
                 elif index in (0x607A, 0x60FF, 0x6071):
@@ -500,9 +548,22 @@ class Cia402Emulator:
                     d.node.nmt.stop_heartbeat()
                 elif index == 0x1016 and subindex:  # noqa: PLR2004
                     self._consumer_entry(d, subindex, int(od.decode_raw(data)))
-                elif index == 0x6007 and not 0 <= int(od.decode_raw(data)) <= 3:  # noqa: PLR2004
+                elif index in _OPTION_CODES and int(od.decode_raw(data)) not in _OPTION_CODES[
+                        index]:
                     raise SdoAbortedError(_ABORT_VALUE_RANGE)
         return write
+
+    def _mode(self, d: _Drive, mode: int) -> None:
+        """A write of 0x6060 (lock held); 0x6061 follows after ``mode_display_lag`` reads."""
+        from canopen.sdo.exceptions import SdoAbortedError
+
+        if mode not in _SUPPORTED_MODES:
+            raise SdoAbortedError(_ABORT_VALUE_RANGE)
+        if d.display_lag_left == 0:
+            d.mode_shown = d.mode
+        d.mode, d.display_lag_left = mode, self._mode_display_lag
+        if d.state == ENABLED:
+            self._apply_targets(d, take_setpoint=False)
 
     def _controlword(self, d: _Drive, cw: int) -> None:
         previous, d.controlword = d.controlword, cw
@@ -516,23 +577,32 @@ class Cia402Emulator:
             return
         if cw & 0x80:
             return
-        voltage, quick, switch_on, enable = cw & 0x02, cw & 0x04, cw & 0x01, cw & 0x08
         state = d.state
-        if not voltage:
-            new = SOD
-        elif not quick:
-            new = QUICK_STOP if state in (ENABLED, QUICK_STOP) else SOD
-        elif not switch_on:  # shutdown
-            new = READY if state in (SOD, READY, SWITCHED_ON, ENABLED) else SOD
-        elif not enable:     # switch on / disable operation
-            new = SWITCHED_ON if state in (READY, SWITCHED_ON, ENABLED) else state
-        else:                # enable operation
-            new = ENABLED if state in (READY, SWITCHED_ON, ENABLED, QUICK_STOP) else state
+        new = self._next_state(d, cw)
         if new == ENABLED and state != ENABLED:
             d.model.set_position_target(d.model.state.position)  # PP: hold until a set-point
         self._enter(d, new, now)
         if new == ENABLED:
-            self._apply_targets(d, take_setpoint=bool(cw & 0x10 and not previous & 0x10))
+            take = bool(cw & 0x10 and not previous & 0x10)
+            if d.mode == _PP:   # bit 12 set with the set-point taken, cleared as bit 4 falls
+                d.setpoint_ack = take or bool(d.setpoint_ack and cw & 0x10)
+            self._apply_targets(d, take_setpoint=take)
+
+    def _next_state(self, d: _Drive, cw: int) -> str:
+        """The state a controlword command (no fault reset) leads to from ``d.state``."""
+        voltage, quick, switch_on, enable = cw & 0x02, cw & 0x04, cw & 0x01, cw & 0x08
+        state = d.state
+        if not voltage:
+            return SOD
+        if not quick:
+            return QUICK_STOP if state in (ENABLED, QUICK_STOP) else SOD
+        if not switch_on:  # shutdown
+            return READY if state in (SOD, READY, SWITCHED_ON, ENABLED) else SOD
+        if not enable:     # switch on / disable operation
+            return SWITCHED_ON if state in (READY, SWITCHED_ON, ENABLED) else state
+        if state == QUICK_STOP:   # enable operation: transition 16 for codes 5..8 only
+            return ENABLED if self._stored(d, 0x605A) in range(5, 9) else state
+        return ENABLED if state in (READY, SWITCHED_ON, ENABLED) else state
 
     def _set_state(self, d: _Drive, new: str) -> None:
         if new != d.state:
@@ -543,9 +613,24 @@ class Cia402Emulator:
         """Change the 402 state with what it does to the shaft (torque, quick stop ramp)."""
         self._set_state(d, new)
         d.model.set_torque(new in (ENABLED, QUICK_STOP), now)
+        if new != ENABLED:
+            d.setpoint_ack = False
         if new == QUICK_STOP:
             d.model.mode = ControlMode.VELOCITY
             d.model.set_velocity_target(0.0)
+            self._end_quick_stop(d, now)
+
+    def _end_quick_stop(self, d: _Drive, now: float) -> None:
+        """QUICK STOP ACTIVE -> SWITCH ON DISABLED where 0x605A says so (lock held).
+
+        Option code 0 at once (disable drive function), 1..4 at standstill; 5..8 never.
+        """
+        if d.state != QUICK_STOP:
+            return
+        option = self._stored(d, 0x605A)
+        if option == 0 or (option in range(1, 5) and abs(
+                d.model.advance(now).velocity) < _STANDSTILL):
+            self._enter(d, SOD, now)
 
     # ------------------------------------------------------------------ heartbeat consumer
 
@@ -603,6 +688,7 @@ class Cia402Emulator:
                         d.expired.add(producer)
                         events.append((d, producer))
                         self._abort_connection(d, producer, now)
+                    self._end_quick_stop(d, now)
                 self._passes += 1
             for d, producer in events:
                 try:
@@ -645,6 +731,20 @@ class Cia402Emulator:
             model.set_velocity_target(self._stored(d, 0x60FF) / u.velocity_per_rad_s)
         else:
             model.set_effort_target(self._stored(d, 0x6071) / 1000.0 * u.rated_torque)
+
+
+def _drive_options(opts: Mapping[str, Any]) -> tuple[int | None, int]:
+    """The ``quick_stop_option`` (None: the EDS's) and ``mode_display_lag`` options."""
+    option = opts.get("quick_stop_option")
+    if option is not None and (isinstance(option, bool) or option not in _OPTION_CODES[
+            0x605A]):
+        raise ConfigError("CiA 402 emulator: quick_stop_option must be an integer in 0..8, "
+                          f"got {option!r}")
+    lag = opts.get("mode_display_lag", 0)
+    if isinstance(lag, bool) or not isinstance(lag, int) or lag < 0:
+        raise ConfigError(f"CiA 402 emulator: mode_display_lag must be an integer >= 0, "
+                          f"got {lag!r}")
+    return option, lag
 
 
 def _error_register(code: int) -> int:

@@ -276,7 +276,10 @@ def _passes_after(emulator: Cia402Emulator, n: int = 3) -> None:
 def test_drives_react_when_the_host_heartbeat_stops(
         monkeypatch: pytest.MonkeyPatch, option: str, code: int, state: str) -> None:
     capture = _Capture(monkeypatch)
-    r = Rig(_acts(), watchdog=0.1, abort_connection=option)
+    # Quick stop option code 6: decelerate on the quick stop ramp, then hold in QUICK STOP
+    # ACTIVE (the EDS's default 2 ends in SWITCH ON DISABLED).
+    r = Rig(_acts(), watchdog=0.1, abort_connection=option,
+            emulator_options={"quick_stop_option": 6})
     spy = can.Bus(**r.emulator.transport)   # a bus analyser on the same wire
     try:
         _enable_and_move(r)
