@@ -34,29 +34,29 @@ def _joint_line(joint: Joint) -> str:
 
 
 def _tree(skel: Skeleton) -> list[str]:
+    """The joint tree, depth first; iterative, for chains of any length."""
     children: dict[str | None, list[Joint]] = {}
     for joint in skel.joints:
         children.setdefault(joint.parent, []).append(joint)
     lines: list[str] = []
-
-    def walk(parent: str | None, prefix: str) -> None:
-        kids = children.get(parent, [])
-        for i, joint in enumerate(kids):
-            last = i == len(kids) - 1
-            body = skel.body(joint.child)
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_joint_line(joint)}")
-            sub = prefix + ("    " if last else "│   ")
-            shapes = ", ".join(
-                f"{s.role.value} {s.geometry.kind}" for s in body.shapes
-            ) or "no shapes"
-            soft = f", soft {body.soft.kind}" if body.soft else ""
-            lines.append(
-                f"{sub}   body {body.name}: mass {_fmt(body.inertia.mass)} kg, {shapes}{soft}"
-                + (f", {len(body.markers)} marker(s)" if body.markers else "")
-            )
-            walk(joint.child, sub)
-
-    walk(None, "  ")
+    # (joint, the prefix of its line, whether it is its parent's last child), to print
+    pending = [(joint, "  ", i == 0)
+               for i, joint in enumerate(reversed(children.get(None, [])))]
+    while pending:
+        joint, prefix, last = pending.pop()
+        body = skel.body(joint.child)
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{_joint_line(joint)}")
+        sub = prefix + ("    " if last else "│   ")
+        shapes = ", ".join(
+            f"{s.role.value} {s.geometry.kind}" for s in body.shapes
+        ) or "no shapes"
+        soft = f", soft {body.soft.kind}" if body.soft else ""
+        lines.append(
+            f"{sub}   body {body.name}: mass {_fmt(body.inertia.mass)} kg, {shapes}{soft}"
+            + (f", {len(body.markers)} marker(s)" if body.markers else "")
+        )
+        kids = children.get(joint.child, [])
+        pending.extend((kid, sub, i == 0) for i, kid in enumerate(reversed(kids)))
     return lines
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.model_args import add_model_arguments, load_model_from_args
 from skel_ros.cli.paths import input_file, write_output
 
 if TYPE_CHECKING:
@@ -11,7 +12,6 @@ if TYPE_CHECKING:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from skel_ros.model import load_model
     from skel_ros.nodes.names import NAMESPACE_FRAME_PREFIX, namespace_frame_prefix
     from skel_ros.nodes.robot_publisher import robot_description
     from skel_ros.ros2_control import ros2_control_urdf
@@ -19,7 +19,7 @@ def _cmd(args: argparse.Namespace) -> int:
     namespace = "/" + args.namespace.strip("/") if args.namespace.strip("/") else ""
     prefix = namespace_frame_prefix(
         NAMESPACE_FRAME_PREFIX if args.frame_prefix is None else args.frame_prefix, namespace)
-    world = load_model(args.file)
+    world = load_model_from_args(args.file, args)
     text = ros2_control_urdf(robot_description(world, prefix), world,
                              commands_topic=f"{namespace}/joint_commands",
                              states_topic=f"{namespace}/joint_states",
@@ -34,6 +34,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action (pr
         "ros2-control",
         help="URDF with a <ros2_control> tag: the robot node as topic_based_ros2_control hardware")
     p.add_argument("file", type=input_file, help="model file (path or package:// URI)")
+    add_model_arguments(p)
     p.add_argument("--namespace", default="",
                    help="the robot node's namespace (its joint_commands / joint_states topics)")
     p.add_argument("--frame-prefix", default=None,

@@ -77,6 +77,14 @@ COLLISION_GROUP = "3"
 _NAMES_SHOWN = 5
 # contype/conaffinity bits: one per colliding skeleton (MuJoCo's masks are 32-bit ints).
 _MAX_SKELETON_BITS = 31
+# MuJoCo's mjMINVAL: the least mass and principal moment of inertia its compiler takes
+# for the body that carries a moving body (see _Writer._check_moving_masses).
+MJ_MINVAL = 1e-15
+# MuJoCo reads MJCF with tinyxml2, which refuses elements nested 500 deep
+# (XML_ELEMENT_DEPTH_EXCEEDED). Below <mujoco> and <worldbody>, and with the deepest
+# body's own <inertial> inside it, that leaves 496 nested bodies (measured with MuJoCo
+# 4.0: 496 compile, 497 do not).
+MAX_BODY_DEPTH = 496
 
 
 @dataclass(frozen=True)
@@ -307,6 +315,8 @@ class _Writer:
         self.world = world
         self.base_dir = base_dir
         self.warnings: list[SkelWarning] = []
+        # kind -> (message, first location, count): repeats are given once (_flush_warnings)
+        self._grouped: dict[str, tuple[str, Location, int]] = {}
         self.joints: list[MjcfJoint] = []  # in qpos order, once built
         self.bodies: list[MjcfBody] = []
         self.by_body: dict[str, list[MjcfJoint]] = {}
@@ -338,8 +348,22 @@ class _Writer:
             candidate = f"{name}({n})"
         return self._claim(kind, candidate, location)
 
-    def _warn(self, message: str, location: Location) -> None:
-        self.warnings.append(SkelWarning(message, location))
+    def _warn(self, message: str, location: Location, *, kind: str | None = None) -> None:
+        """A warning that may repeat (one per shape, DOF...): counted, given once.
+
+        Repeats of one ``kind`` (by default the message itself) become one line with the
+        count and the first location, as the URDF reader groups its own.
+        """
+        key = message if kind is None else kind
+        known = self._grouped.get(key)
+        self._grouped[key] = ((message, location, 1) if known is None
+                              else (known[0], known[1], known[2] + 1))
+
+    def _flush_warnings(self) -> None:
+        for message, location, count in self._grouped.values():
+            more = f" ({count} times; the first is here)" if count > 1 else ""
+            self.warnings.append(SkelWarning(message + more, location))
+        self._grouped.clear()
 
     # -- world ----------------------------------------------------------------------
     def build(self) -> str:
@@ -369,6 +393,7 @@ class _Writer:
                 self.root.append(element)
         self._keyframe()
         self._summary_warnings()
+        self._flush_warnings()
         etree.indent(self.root, space="  ")
         return str(etree.tostring(self.root, encoding="unicode", pretty_print=True))
 
@@ -436,12 +461,21 @@ class _Writer:
         elements: dict[str, etree._Element] = {}
         frames: dict[str, Array] = {}
         moves: dict[str, bool] = {}  # the body or one of its ancestors has a MuJoCo joint
+        jointed: dict[str, bool] = {}  # the body has MuJoCo joints of its own
+        depth: dict[str, int] = {}  # bodies from the world down to this one, itself included
         for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
             # A root's free joint moves the body frame itself (MuJoCo's and DART's free
             # joints both integrate the body origin's position linearly): no offset.
             root_free = joint.type is JointType.FREE and joint.parent is None and not static
             frame = np.eye(4) if root_free else np.asarray(joint.T_child_to_joint, dtype=float)
             frames[body.name] = frame
+            depth[body.name] = 1 if joint.parent is None else depth[joint.parent] + 1
+            if depth[body.name] > MAX_BODY_DEPTH:
+                raise ExportError(
+                    f"body {body.name!r} is nested {depth[body.name]} bodies deep; MuJoCo reads"
+                    f" at most {MAX_BODY_DEPTH} nested bodies (its XML parser stops at 500"
+                    " nested elements)", body.location,
+                    hint="MJCF cannot hold a chain this long; simulate it with DART")
             parent_el = worldbody if joint.parent is None else elements[joint.parent]
             if world_poses is not None:
                 own = world_poses[i] @ frame
@@ -464,22 +498,50 @@ class _Writer:
             self.joints_here = self.by_body[name] = []
             if not static:
                 self._joint(el, skeleton, joint, ns)
-            moves[body.name] = bool(self.joints_here) or (
+            jointed[body.name] = bool(self.joints_here)
+            moves[body.name] = jointed[body.name] or (
                 joint.parent is not None and moves[joint.parent])
             self.body_moves = moves[body.name]
-            self._inertial(el, body, frame, has_joints=bool(self.joints_here))
+            self._inertial(el, body, frame)
             self._shapes(el, skeleton, body, frame, ns)
+        self._check_moving_masses(skeleton, jointed)
 
-    def _inertial(self, el: etree._Element, body: Body, frame: Array, *,
-                  has_joints: bool) -> None:
-        if has_joints and body.inertia.mass <= 0.0:
-            raise ExportError(
-                f"body {body.name!r} has no mass; MuJoCo moves no massless body with joints",
-                body.location, hint="give it a small mass (CASPR's virtual bodies have 1e-9 kg)")
+    def _check_moving_masses(self, skeleton: Skeleton, jointed: Mapping[str, bool]) -> None:
+        """Refuse a moving body that nothing welded to it gives mass and inertia.
+
+        MuJoCo's compiler (``mjCModel::CheckBodyMassInertia``) takes a body with joints
+        when it, or one body welded to it (a descendant reached through bodies without
+        joints), has a mass and three principal moments of inertia of at least
+        ``mjMINVAL``: a massless root link welded to a heavy trunk moves, a massless link
+        between two joints does not.
+        """
+        children: dict[str, list[str]] = {}
+        for joint in skeleton.joints:
+            if joint.parent is not None:
+                children.setdefault(joint.parent, []).append(joint.child)
+        for body in skeleton.bodies:
+            if not jointed[body.name]:
+                continue
+            group = [body.name]  # the body, then what is welded to it (no recursion)
+            while group:
+                name = group.pop()
+                if _carries_mass(skeleton.body(name)):
+                    break
+                group.extend(c for c in children.get(name, ()) if not jointed[c])
+            else:
+                raise ExportError(
+                    f"body {body.name!r} has no mass and inertia, nor does any body welded to"
+                    f" it: MuJoCo moves no body with joints unless it or a body welded to it"
+                    f" has a mass and principal moments of inertia of at least {MJ_MINVAL:g}",
+                    body.location, hint="give it a small mass and inertia (CASPR's virtual"
+                    " bodies have 1e-9 kg)")
+
+    def _inertial(self, el: etree._Element, body: Body, frame: Array) -> None:
         to_mj = inverse(frame)
         com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
-        if not has_joints and not np.any(body.inertia.moment):
-            # A welded body may have no inertia (MuJoCo accepts it without joints).
+        if not np.any(body.inertia.moment):
+            # A point mass, or nothing: MuJoCo takes it (a moving body needs a body welded
+            # to it with inertia, _check_moving_masses).
             etree.SubElement(el, "inertial", pos=_vec(com), mass=_num(body.inertia.mass),
                              diaginertia="0 0 0")
             return
@@ -584,8 +646,9 @@ class _Writer:
             # Bounds whatever actuator drives the joint, as DART clamps its commands.
             j.set("actuatorfrcrange", _vec((dof.force_lower, dof.force_upper)))
         elif math.isfinite(dof.force_lower) or math.isfinite(dof.force_upper):
-            self._warn(f"DOF {dof.name!r}: a one-sided force limit is not written (MJCF's"
-                       " actuatorfrcrange has two finite ends)", joint.location)
+            self._warn(f"a one-sided force limit is not written (MJCF's actuatorfrcrange has"
+                       f" two finite ends): DOF {dof.name!r}", joint.location,
+                       kind="one-sided force limit")
         self.joints_here.append(MjcfJoint(name, kind, skeleton.name, joint.name,
                                      (skeleton.dof_index(dof.name),), free=free))
         if joint.actuator is ActuatorType.LOCKED:
@@ -694,13 +757,14 @@ class _Writer:
 
     def _mesh(self, shape: Shape, g: Mesh, ns: str) -> list[tuple[Array, dict[str, str]]]:
         path = Path(g.file_name) if g.path is None else g.path
-        if path.suffix.lower() not in MESH_SUFFIXES:
-            message = (f"mesh {g.file_name!r}: MuJoCo reads {', '.join(MESH_SUFFIXES)} meshes"
-                       f" only")
+        unreadable = _unreadable_mesh(path)
+        if unreadable is not None:
             if shape.role is ShapeRole.COLLISION and shape.collidable:
-                raise ExportError(message + "; a collision shape cannot be left out",
-                                  shape.location, hint="convert the mesh to STL or OBJ")
-            self._warn(message + "; visual shape left out", shape.location)
+                raise ExportError(f"mesh {g.file_name!r}: {unreadable}; a collision shape"
+                                  " cannot be left out", shape.location,
+                                  hint="convert the mesh to binary STL or OBJ")
+            self._warn(f"visual mesh left out ({unreadable}): {g.file_name!r}", shape.location,
+                       kind=f"visual mesh left out ({unreadable})")
             return []
         if shape.role is ShapeRole.COLLISION and shape.collidable:
             self._warn("collision mesh: MuJoCo collides with its convex hull", shape.location)
@@ -723,6 +787,30 @@ class _Writer:
             return str(path)
 
 
+def _unreadable_mesh(path: Path) -> str | None:
+    """Why MuJoCo cannot read the mesh file at ``path`` (None when it can, or it is absent).
+
+    MuJoCo reads STL, OBJ and MSH files, and of STL only the binary form: an ASCII STL
+    (``solid ...`` text, of a size no binary STL has) fails to compile.
+    """
+    if path.suffix.lower() not in MESH_SUFFIXES:
+        return f"MuJoCo reads {', '.join(MESH_SUFFIXES)} meshes only"
+    if path.suffix.lower() != ".stl":
+        return None
+    header = 84  # binary STL: an 80-byte header, the triangle count, 50 bytes a triangle
+    try:
+        with path.open("rb") as f:
+            head = f.read(header)
+        size = path.stat().st_size
+    except OSError:  # a missing file: the reader has said so; MuJoCo will too
+        return None
+    binary_size = (header + 50 * int.from_bytes(head[80:header], "little")
+                   if len(head) == header else -1)
+    if head.lstrip().startswith(b"solid") and size != binary_size:
+        return "an ASCII STL file; MuJoCo reads binary STL only"
+    return None
+
+
 def _primitive(g: Geometry) -> dict[str, str] | None:
     """The geom of a shape MuJoCo has as a primitive (None for the others)."""
     if isinstance(g, Sphere):
@@ -734,6 +822,14 @@ def _primitive(g: Geometry) -> dict[str, str] | None:
     if isinstance(g, (Cylinder, Capsule)):  # DART's height is the cylinder's, caps apart
         return {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))}
     return None
+
+
+def _carries_mass(body: Body) -> bool:
+    """Whether MuJoCo lets ``body`` carry a moving body: mass and principal moments >= mjMINVAL."""
+    if body.inertia.mass < MJ_MINVAL:
+        return False
+    principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
+    return bool(principal[0] >= MJ_MINVAL)
 
 
 def _free_frames(joint: Joint, dofs: tuple[int, ...]) -> FreeFrames:

@@ -32,17 +32,20 @@ def test_inspect_shows_tree_limits_and_warnings(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "skeleton 'arm': 5 bodies, 5 joints, 4 DOFs" in out
     assert "elbow (revolute, force): upper_arm -> forearm" in out
-    assert "[-2.2, 2.2]" in out and "[-0.5, 0.5]" in out
+    assert "[-2.2, 2.2]" in out
+    assert "[-0.5, 0.5]" in out
     assert "no warnings" in out
 
 
-def test_inspect_lists_warnings_with_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_inspect_lists_warnings_with_line(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "w.skel"
     f.write_text(ARM.read_text().replace('actuator="force"', 'actuator="torque"'))
     assert main(["inspect", str(f)]) == 0
     out = capsys.readouterr().out
     line = next(i + 1 for i, t in enumerate(f.read_text().splitlines()) if "torque" in t)
-    assert f"{f}:{line}" in out and "torque" in out
+    assert f"{f}:{line}" in out
+    assert "torque" in out
 
 
 @requires_corpus
@@ -57,22 +60,26 @@ def test_inspect_json_has_the_fixture_layout(capsys: pytest.CaptureFixture[str])
 
 def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ok = skel_ros_main(capsys, "validate", str(ARM))
-    assert ok.returncode == 0 and "OK" in ok.stdout
+    assert ok.returncode == 0
+    assert "OK" in ok.stdout
     bad = tmp_path / "bad.skel"
     bad.write_text("<skel><world><skeleton name='s'>\n<body name='b'>\n<inertia></inertia>"
                    "</body></skeleton></world></skel>")
     result = run("validate", str(ARM), str(bad))  # the console script
     assert result.returncode == 1
-    assert f"{bad}:3" in result.stderr and "mass" in result.stderr
+    assert f"{bad}:3" in result.stderr
+    assert "mass" in result.stderr
 
 
 def test_validate_strict_fails_on_warnings(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "w.skel"
-    f.write_text(ARM.read_text().replace("<dynamics>", "<dynamics><sprint_stiffness>1</sprint_stiffness>", 1))
+    f.write_text(ARM.read_text().replace(
+        "<dynamics>", "<dynamics><sprint_stiffness>1</sprint_stiffness>", 1))
     assert skel_ros_main(capsys, "validate", str(f)).returncode == 0
     strict = skel_ros_main(capsys, "validate", "--strict", str(f))
-    assert strict.returncode == 1 and "sprint_stiffness" in strict.stderr
+    assert strict.returncode == 1
+    assert "sprint_stiffness" in strict.stderr
 
 
 def test_urdf_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,13 +87,15 @@ def test_urdf_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     result = skel_ros_main(capsys, "urdf", str(ARM), "-o", str(out))
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert "<robot" in text and 'name="elbow"' in text
+    assert "<robot" in text
+    assert 'name="elbow"' in text
 
 
 def test_missing_file_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     result = skel_ros_main(capsys, "inspect", "/nonexistent/robot.skel")
     assert result.returncode == 1
-    assert "/nonexistent/robot.skel" in result.stderr and "Traceback" not in result.stderr
+    assert "/nonexistent/robot.skel" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(("protocol", "valid"), [
@@ -109,3 +118,46 @@ def test_bad_ids_are_a_usage_error_with_the_valid_range(
     assert result.returncode == 2
     assert "dynamixel ids are 0..252; '1-300' is outside" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_inspect_prints_a_chain_of_any_length(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The tree printer walks without recursion: a 3000-body chain printed (a
+    RecursionError before)."""
+    n = 3000
+    links = "".join(
+        f'<body name="b{k}"><inertia><mass>1</mass></inertia></body>'
+        f'<joint type="revolute" name="j{k}"><parent>{"world" if k == 0 else f"b{k - 1}"}'
+        f"</parent><child>b{k}</child><axis><xyz>0 1 0</xyz></axis></joint>"
+        for k in range(n))
+    chain = tmp_path / "chain.skel"
+    chain.write_text(f'<skel version="1.0"><world name="w"><skeleton name="s">{links}'
+                     "</skeleton></world></skel>")
+    assert main(["inspect", str(chain)]) == 0
+    out = capsys.readouterr().out
+    assert f"skeleton 's': {n} bodies, {n} joints, {n} DOFs" in out
+    last = next(line for line in out.splitlines() if f"j{n - 1} (revolute" in line)
+    assert last.index("└──") == 2 + 4 * (n - 1)  # one level deeper per body
+
+
+def test_ros2_control_takes_the_model_arguments(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``--fixed-base`` and ``NAME:=VALUE`` as for every command that reads a model."""
+    xacro = tmp_path / "robot.urdf.xacro"
+    xacro.write_text(
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="joint" default="hinge"/>'
+        '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+        '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+    assert main(["ros2-control", str(xacro), "joint:=elbow", "--fixed-base"]) == 0
+    out = capsys.readouterr().out
+    assert '<joint name="elbow">' in out
+    assert "floating" not in out.split("<ros2_control")[1]
+    assert main(["ros2-control", str(xacro)]) == 0
+    floating = capsys.readouterr().out
+    assert '<joint name="hinge">' in floating
+    assert "floating" in floating.split("<ros2_control")[1]

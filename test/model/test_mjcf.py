@@ -17,7 +17,7 @@ from corpus_data import CORPUS, requires_corpus
 
 from skel_ros.cli.main import main
 from skel_ros.model import ExportError, Kinematics, load_model, load_skel
-from skel_ros.model.mjcf import MjcfExport, world_to_mjcf, write_mjcf
+from skel_ros.model.mjcf import MAX_BODY_DEPTH, MjcfExport, world_to_mjcf, write_mjcf
 from skel_ros.model.transforms import inverse
 from skel_ros.model.types import JointType, World
 
@@ -222,8 +222,8 @@ def test_refusals_name_the_element(tmp_path: Path) -> None:
     export = world_to_mjcf(load_skel(visual_only, name="dae.skel"))
     assert [str(w) for w in export.warnings] == [
         (f"dae.skel:3: /skel/world[@name='w']/skeleton[@name='s']/body[@name='b']"
-         f"/visualization_shape: warning: mesh '{mesh}': MuJoCo reads .stl, .obj, .msh meshes"
-         f" only; visual shape left out")]
+         f"/visualization_shape: warning: visual mesh left out (MuJoCo reads .stl, .obj, .msh"
+         f" meshes only): '{mesh}'")]
     assert 'type="mesh"' not in export.xml
 
 
@@ -289,3 +289,108 @@ def test_what_mujoco_would_not_compile_is_refused_or_dropped() -> None:
                                               joint="weld")))
     assert 'type="plane"' in still.xml
     mujoco.MjModel.from_xml_string(still.xml)
+
+
+_INERTIA = ("<inertia><mass>{m}</mass><moment_of_inertia><ixx>{i}</ixx><iyy>{i}</iyy>"
+            "<izz>{i}</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia></inertia>")
+
+
+def _chain(*links: tuple[str, str, str]) -> str:
+    """A SKEL chain from the world: (joint type, mass, moment) per body, b0 first."""
+    parts = []
+    for k, (joint, mass, moment) in enumerate(links):
+        parent = "world" if k == 0 else f"b{k - 1}"
+        parts.append(f'<body name="b{k}">{_INERTIA.format(m=mass, i=moment)}</body>'
+                     f'<joint type="{joint}" name="j{k}"><parent>{parent}</parent>'
+                     f"<child>b{k}</child><axis><xyz>0 1 0</xyz></axis></joint>")
+    body = "\n".join(parts)
+    return (f'<skel version="1.0"><world name="w"><skeleton name="s">\n{body}\n'
+            "</skeleton></world></skel>")
+
+
+def test_massless_moving_body_is_carried_by_what_is_welded_to_it(tmp_path: Path) -> None:
+    """MuJoCo's rule: a moving body, or one body welded to it, has mass and inertia."""
+    # A massless free root welded to a 5 kg trunk, through a massless welded body.
+    carried = world_to_mjcf(load_skel(_chain(("free", "0", "0"), ("weld", "0", "0"),
+                                             ("weld", "5", "0.1"), ("revolute", "1", "0.01")),
+                                      name="c.skel"))
+    assert mujoco.MjModel.from_xml_string(carried.xml).nq == 8
+    # The same in URDF: a massless root link fixed to its trunk (example-robot-data's a1).
+    urdf = tmp_path / "massless_base.urdf"
+    urdf.write_text(
+        '<robot name="mb"><link name="base"/>'
+        '<joint name="fix" type="fixed"><parent link="base"/><child link="trunk"/></joint>'
+        '<link name="trunk"><inertial><mass value="5"/><inertia ixx="0.1" ixy="0" ixz="0"'
+        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+    _compile(world_to_mjcf(load_model(urdf), base_dir=tmp_path), tmp_path)
+    # Nothing welded carries it: a massless body between two joints, a lone point mass,
+    # a body welded to it with mass but no inertia.
+    for links, bad in (((("revolute", "0", "0"), ("revolute", "1", "0.1")), "b0"),
+                       ((("revolute", "1", "0"),), "b0"),
+                       ((("revolute", "1", "0.1"), ("revolute", "0", "0"),
+                         ("weld", "1", "0")), "b1")):
+        with pytest.raises(ExportError, match=f"body '{bad}' has no mass and inertia, nor does"
+                           " any body welded to it") as info:
+            world_to_mjcf(load_skel(_chain(*links), name="m.skel"))
+        assert str(info.value).startswith(f"m.skel:{2 + int(bad[1])}:")
+
+
+def test_example_robot_data_massless_base_converts(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """a1's root link 'base' has no inertial; it is welded to the trunk, as MuJoCo allows."""
+    from urdf_robots import ament_env
+
+    robots = ament_env(monkeypatch)
+    world = load_model(robots / "a1_description" / "urdf" / "a1.urdf")
+    assert world.skeletons[0].body("base").inertia.mass == 0.0
+    export = world_to_mjcf(world, base_dir=tmp_path)
+    model = _compile(export, tmp_path)
+    assert model.nq == export.nq == 19
+    assert _worst_fk_error(world, export, model, seed=1) < TOL
+
+
+def test_nesting_mujoco_cannot_read_is_refused() -> None:
+    """MuJoCo's XML parser stops at 500 nested elements: 496 nested bodies at most."""
+    deepest = _chain(*[("revolute", "1", "0.1")] * MAX_BODY_DEPTH)
+    model = mujoco.MjModel.from_xml_string(world_to_mjcf(load_skel(deepest)).xml)
+    assert model.nbody == MAX_BODY_DEPTH + 1
+    too_deep = _chain(*[("revolute", "1", "0.1")] * (MAX_BODY_DEPTH + 1))
+    with pytest.raises(ExportError, match=f"nested {MAX_BODY_DEPTH + 1} bodies deep") as info:
+        world_to_mjcf(load_skel(too_deep, name="deep.skel"))
+    assert str(info.value).startswith(f"deep.skel:{2 + MAX_BODY_DEPTH}:")
+
+
+def _mesh_bodies(stl: Path, role: str, n: int) -> str:
+    links = "".join(
+        f'<body name="b{k}"><inertia><mass>1</mass></inertia><{role}><geometry><mesh>'
+        f"<file_name>{stl}</file_name><scale>1 1 1</scale></mesh></geometry></{role}></body>"
+        f'<joint type="weld" name="j{k}"><parent>world</parent><child>b{k}</child></joint>'
+        for k in range(n))
+    return (f'<skel version="1.0"><world name="w"><skeleton name="s">{links}'
+            "</skeleton></world></skel>")
+
+
+def test_repeated_warnings_are_given_once_with_a_count(tmp_path: Path) -> None:
+    """One line per kind of warning, with how many times and the first location."""
+    stl = tmp_path / "tri.stl"  # binary STL: one triangle
+    stl.write_bytes(bytes(80) + (1).to_bytes(4, "little") + bytes(50))
+    export = world_to_mjcf(load_skel(_mesh_bodies(stl, "collision_shape", 38), name="m.skel"))
+    hull = [str(w) for w in export.warnings if "convex hull" in w.message]
+    assert len(hull) == 1
+    assert hull[0].startswith("m.skel:1:")
+    assert hull[0].endswith("collision mesh: MuJoCo collides with its convex hull"
+                            " (38 times; the first is here)")
+
+
+def test_ascii_stl_is_refused_or_dropped(tmp_path: Path) -> None:
+    """MuJoCo reads binary STL only: an ASCII STL failed to compile before."""
+    stl = tmp_path / "box.stl"
+    stl.write_text("solid box\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+                   "vertex 0 1 0\nendloop\nendfacet\nendsolid box\n")
+    with pytest.raises(ExportError, match="an ASCII STL file; MuJoCo reads binary STL only"):
+        world_to_mjcf(load_skel(_mesh_bodies(stl, "collision_shape", 1)))
+    export = world_to_mjcf(load_skel(_mesh_bodies(stl, "visualization_shape", 2)))
+    assert [w.message for w in export.warnings] == [
+        (f"visual mesh left out (an ASCII STL file; MuJoCo reads binary STL only): '{stl}'"
+         " (2 times; the first is here)")]
+    mujoco.MjModel.from_xml_string(export.xml)
