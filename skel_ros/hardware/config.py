@@ -641,6 +641,7 @@ class _Parser:
             raise self.fail(_line(top, "buses"), "'buses' is empty")
         specs = []
         known = protocol_names()
+        devices: dict[str, tuple[str, int]] = {}  # what a bus opens -> (bus, line)
         for name, value in raw.items():
             line = _line(raw, name)
             if not isinstance(name, str) or not name:
@@ -657,7 +658,8 @@ class _Parser:
             transport = self.plain(bus, "transport", what)
             if not transport:
                 raise self.fail(line, f"{what} has no 'transport' (port or CAN channel)")
-            self.transport_rates(bus["transport"], what)
+            self.transport_rates(bus["transport"], what, plugin)
+            self.shared_device(bus["transport"], plugin, name, devices)
             options = self.plain(bus, "options", what)
             self.option_names(bus.get("options") or {}, plugin.bus_options, plugin, what)
             specs.append(BusSpec(name, name_of_protocol, transport, options, line=line))
@@ -683,8 +685,13 @@ class _Parser:
                 raise self.fail(_line(options, key),
                                 f"{what} options: unknown {plugin.name} option {key!r}{hint}")
 
-    def transport_rates(self, transport: Mapping[Any, Any], what: str) -> None:
-        """A baud rate or bitrate, where given, is a positive integer (checked with its line)."""
+    def transport_rates(self, transport: Mapping[Any, Any], what: str,
+                        plugin: ProtocolPlugin) -> None:
+        """A baud rate or bitrate, where given, is a positive integer (with its line).
+
+        The protocol's rate key (``baudrate`` or ``bitrate``) must also be one of its
+        :attr:`~ProtocolPlugin.rates` when it declares them.
+        """
         for key in ("baudrate", "bitrate", "data_bitrate"):
             if key not in transport:
                 continue
@@ -693,6 +700,33 @@ class _Parser:
                 raise self.fail(_line(transport, key),
                                 f"{what} transport {key} must be a positive integer (bits per"
                                 f" second), got {value!r}")
+            if plugin.rates and key == plugin.transport.rate_key and value not in plugin.rates:
+                raise self.fail(_line(transport, key),
+                                f"{what} transport {key} {value} is not one {plugin.name}"
+                                f" devices can be set to; valid: "
+                                f"{', '.join(str(r) for r in plugin.rates)}")
+
+    def shared_device(self, transport: Mapping[Any, Any], plugin: ProtocolPlugin, name: str,
+                      devices: dict[str, tuple[str, int]]) -> None:
+        """Refuse a bus on the serial port of an earlier bus.
+
+        Two drivers on one port would fight over it. The error is at the line of the
+        second bus's ``port`` and names both buses. A CAN channel is a shared wire: two
+        buses may use one if their ids differ (:meth:`joints` checks the ids per device).
+        """
+        if plugin.transport is not TransportKind.SERIAL:
+            return
+        device = plugin.transport.device(transport)
+        if device is None:
+            return
+        key = "port" if plugin.transport is TransportKind.SERIAL else "channel"
+        line = _line(transport, key) if key in transport else _line(transport)
+        if device in devices:
+            other, other_line = devices[device]
+            raise self.fail(line, f"bus {name!r} is on {device}, as bus {other!r} (line"
+                                  f" {other_line}) is: two buses cannot share one device;"
+                                  " map their actuators to one bus")
+        devices[device] = (name, line)
 
     def joints(self, top: Mapping[Any, Any], buses: Mapping[str, BusSpec],
                ) -> tuple[JointMapping, ...]:
@@ -701,15 +735,20 @@ class _Parser:
             raise self.fail(_line(top, "joints"), "'joints' is empty")
         result = []
         used: dict[tuple[str, int], tuple[str, int]] = {}
+        # Where an id must be unique: its bus, or the CAN wire buses share.
+        wire = {spec.name: protocol(spec.protocol).transport.device(spec.transport)
+                if protocol(spec.protocol).transport is TransportKind.CAN else None
+                for spec in buses.values()}
         for name, value in raw.items():
             line = _line(raw, name)
             if not isinstance(name, str) or not name:
                 raise self.fail(line, f"joint name {name!r} is not a string")
             jm = self.joint(name, self.mapping(value, f"joint {name!r}", line), line, buses)
-            key = (jm.bus, jm.actuator.id)
+            key = (wire[jm.bus] or jm.bus, jm.actuator.id)
             if key in used:
                 other, other_line = used[key]
-                raise self.fail(line, f"joint {name!r}: bus {jm.bus!r} id {jm.actuator.id} is"
+                where = f"bus {jm.bus!r}" if wire[jm.bus] is None else wire[jm.bus]
+                raise self.fail(line, f"joint {name!r}: {where} id {jm.actuator.id} is"
                                       f" already used by {other!r} (line {other_line})")
             used[key] = (name, line)
             result.append(jm)
@@ -731,7 +770,7 @@ class _Parser:
                             f"{what}: protocol {name_of_protocol!r} but bus {bus_name!r} is"
                             f" {bus.protocol!r}")
         plugin = self.plugin(bus.protocol, bus.line)
-        actuator_id = self.integer(raw, "id", what, None)
+        actuator_id = self.actuator_id(raw, what, plugin)
         mode = self.choice(raw, "mode", what, ControlMode, ControlMode.POSITION)
         if mode not in plugin.modes:
             raise self.fail(_line(raw, "mode"),
@@ -753,6 +792,19 @@ class _Parser:
         return JointMapping(name=name, bus=bus_name, actuator=actuator, direction=direction,
                             zero_offset=zero_offset, gear_ratio=gear_ratio, limits=limits,
                             line=line)
+
+    def actuator_id(self, raw: Mapping[Any, Any], what: str, plugin: ProtocolPlugin) -> int:
+        """``id:``, an integer in the protocol's :attr:`~ProtocolPlugin.id_range`."""
+        if "id" not in raw:
+            raise self.fail(_line(raw), f"{what} has no 'id'")
+        value = raw["id"]
+        lowest, highest = plugin.id_range
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                lowest <= value <= highest):
+            raise self.fail(_line(raw, "id"),
+                            f"{what} id must be an integer in {lowest}..{highest} (the ids"
+                            f" protocol {plugin.name!r} can address), got {value!r}")
+        return int(value)
 
     def limits(self, name: str, raw: Mapping[Any, Any]) -> JointOverride:
         """Inline ``limits:``, parsed by the limits module, with this file's lines."""

@@ -2,10 +2,11 @@
 
 Everything the rest of the package knows about a protocol is in its plugin object: the
 driver class, whether its transport is a serial line or a CAN bus, the ids it can address,
-what ``skel-ros scan`` asks by default and how long it waits, the control modes its
-actuators run in, the option names a hardware YAML may give its buses and actuators, its
-scan and its emulator. The configuration reader, the manager, the hardware node and the
-command line ask the plugin; none of them keeps a list of protocol names.
+the baud rates (or bitrates) its devices can be set to, what ``skel-ros scan`` asks by
+default and how long it waits, the control modes its actuators run in, the option names a
+hardware YAML may give its buses and actuators, its scan and its emulator. The
+configuration reader, the manager, the hardware node and the command line ask the plugin;
+none of them keeps a list of protocol names.
 
 Plugins are found the way python-can finds its interfaces: a table of the built-in ones
 (:data:`BUILTIN`) plus the entry points of the group ``skel_ros.protocols`` (:data:`GROUP`)
@@ -22,6 +23,7 @@ new protocol touches.
 from __future__ import annotations
 
 import enum
+import posixpath
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from types import MappingProxyType
@@ -62,6 +64,31 @@ class TransportKind(enum.Enum):
     SERIAL = "serial"  # {"port": "/dev/ttyUSB0" or a pyserial URL, "baudrate": ...}
     CAN = "can"  # python-can arguments: {"interface": ..., "channel": ..., "bitrate": ...}
 
+    @property
+    def rate_key(self) -> str:
+        """The ``transport:`` key of the line's speed: ``baudrate`` or ``bitrate``."""
+        return "baudrate" if self is TransportKind.SERIAL else "bitrate"
+
+    def device(self, transport: Mapping[str, Any]) -> str | None:
+        """What a bus on ``transport`` opens, as a message names it; None: nothing shared.
+
+        Two buses on one serial port would fight over it; a CAN interface and channel is
+        a shared wire, where each id must be unique. A serial port is compared as written
+        (a path normalised: ``/dev//ttyUSB0`` is ``/dev/ttyUSB0``; symbolic links are
+        not followed: the file may be read where the devices are not); ``loop://`` is a
+        new loopback at each open, so it is never shared; no port gives None (the driver
+        refuses that). A CAN bus is its ``interface`` and ``channel``, either missing
+        meaning python-can's default.
+        """
+        if self is TransportKind.SERIAL:
+            port = transport.get("port")
+            if not isinstance(port, str) or not port or port.startswith("loop://"):
+                return None
+            return f"port {port if '://' in port else posixpath.normpath(port)!r}"
+        interface, channel = (transport.get(key) for key in ("interface", "channel"))
+        return (f"CAN interface {'(default)' if interface is None else repr(str(interface))}"
+                f" channel {'(default)' if channel is None else repr(str(channel))}")
+
 
 class Emulator(Protocol):
     """A running emulator, as a plugin's ``start_emulator`` returns it."""
@@ -100,7 +127,8 @@ class ProtocolPlugin:
         transport: serial line or CAN bus: which ``transport:`` keys apply, which launch
             arguments (``port`` or ``can_interface``/``can_channel``) override them, and
             where an emulator may go.
-        id_range: ``(lowest, highest)`` id the protocol can address.
+        id_range: ``(lowest, highest)`` id the protocol can address; the YAML reader
+            refuses other ids at the line of ``id:``.
         scan_ids: the ids ``skel-ros scan`` asks when ``--ids`` is not given (``"1-32"``).
         scan_timeout: seconds ``skel-ros scan`` waits for each answer by default.
         modes: the control modes its actuators can run in, the protocol's usual one first
@@ -110,6 +138,9 @@ class ProtocolPlugin:
         scan: ``scan(transport, ids, timeout) -> [ScanResult]``.
         start_emulator: ``start_emulator(transport, actuators, options) -> Emulator``;
             ``transport`` may be ``{}`` (the emulator chooses where it is reached).
+        rates: the values ``transport:`` may give its ``transport.rate_key`` (the baud
+            rates or bitrates the devices can be set to), ascending; ``()``: any positive
+            integer. The YAML reader refuses others at their line, naming these.
     """
 
     name: str
@@ -123,6 +154,7 @@ class ProtocolPlugin:
     actuator_options: frozenset[str]
     scan: ScanFunction
     start_emulator: EmulatorFunction
+    rates: tuple[int, ...] = ()
 
     def emulator_transport(self, transport: Mapping[str, Any]) -> dict[str, Any]:
         """Where this protocol's emulator of a bus on ``transport`` goes: never onto hardware.

@@ -98,7 +98,7 @@ def test_mapping_math_round_trips() -> None:
         (BASE + "    protocol: mit\n", "hw.yaml:9: joint 'shoulder_yaw': protocol 'mit' but bus"),
         (BASE.replace("bus: b", "bus: c"), "hw.yaml:7: joint 'shoulder_yaw': unknown bus 'c'"),
         (BASE.replace("    id: 1\n", "    id: -1\n"), ("hw.yaml:8: joint 'shoulder_yaw' id must"
-                                                     " be an integer >= 0")),
+                                                     " be an integer in 0..252")),
         (BASE.replace("    id: 1\n", ""), "hw.yaml:7: joint 'shoulder_yaw' has no 'id'"),
         (BASE.replace("dynamixel", "ethercat"), ("hw.yaml:3: bus 'b': unknown protocol"
                                                 " 'ethercat'")),
@@ -261,3 +261,97 @@ def test_device_watchdog_defaults_to_control_periods() -> None:
     off = "device_watchdog: 0\ntimeout_margin: 0.2\n" + text
     spec = parse_hardware_config(off).buses[0]
     assert (spec.device_watchdog, spec.timeout_margin) == (0.0, 0.2)
+
+
+TWO_BUSES = """\
+buses:
+  a:
+    protocol: {protocol}
+    transport: {first}
+  b:
+    protocol: {protocol}
+    transport:
+      {second}
+joints:
+  shoulder_yaw: {{bus: a, id: 1}}
+  elbow: {{bus: b, id: 2}}
+"""
+
+
+@pytest.mark.parametrize(("protocol", "first", "second", "device"), [
+    ("dynamixel", "{port: /dev/ttyUSB0}", "port: /dev/ttyUSB0", "port '/dev/ttyUSB0'"),
+    ("dynamixel", "{port: /dev/ttyUSB0, baudrate: 57600}", "port: /dev//ttyUSB0",
+     "port '/dev/ttyUSB0'"),
+    ("dynamixel", "{port: 'socket://host:7'}", "port: 'socket://host:7'",
+     "port 'socket://host:7'"),
+])
+def test_two_buses_on_one_serial_port_are_refused(protocol: str, first: str, second: str,
+                                                  device: str) -> None:
+    """Before: accepted in silence, and the two drivers fought over one port."""
+    text = TWO_BUSES.format(protocol=protocol, first=first, second=second)
+    assert _error(text) == (f"hw.yaml:8: bus 'b' is on {device}, as bus 'a' (line 4) is: two"
+                            " buses cannot share one device; map their actuators to one bus")
+
+
+@pytest.mark.parametrize(("protocol", "transport", "device"), [
+    ("mit", "{interface: socketcan, channel: can0}", "CAN interface 'socketcan' channel 'can0'"),
+    ("canopen", "{interface: virtual}", "CAN interface 'virtual' channel (default)"),
+])
+def test_buses_on_one_can_wire_share_it_with_distinct_ids(protocol: str, transport: str,
+                                                          device: str) -> None:
+    """A CAN channel is one wire: two buses on it are fine, one id twice on it is not."""
+    text = TWO_BUSES.format(protocol=protocol, first=transport, second=transport)
+    assert [b.name for b in parse_hardware_config(text, "hw.yaml").buses] == ["a", "b"]
+    assert _error(text.replace("{bus: b, id: 2}", "{bus: b, id: 1}")) == (
+        f"hw.yaml:11: joint 'elbow': {device} id 1 is already used by 'shoulder_yaw'"
+        " (line 10)")
+
+
+@pytest.mark.parametrize(("protocol", "first", "second"), [
+    ("dynamixel", "{port: /dev/ttyUSB0}", "port: /dev/ttyUSB1"),
+    ("dynamixel", "{port: 'loop://'}", "port: 'loop://'"),  # a new loopback at each open
+    ("mit", "{interface: socketcan, channel: can0}", "{interface: socketcan, channel: can1}"),
+    ("mit", "{interface: socketcan, channel: can0}", "{interface: virtual, channel: can0}"),
+])
+def test_buses_on_different_devices_are_accepted(protocol: str, first: str,
+                                                 second: str) -> None:
+    text = TWO_BUSES.format(protocol=protocol, first=first, second=second)
+    assert [b.name for b in parse_hardware_config(text, "hw.yaml").buses] == ["a", "b"]
+
+
+@pytest.mark.parametrize(("protocol", "transport", "bad", "good", "valid"), [
+    ("dynamixel", "{port: /dev/null}", 253, 252, "0..252"),  # 253 reserved, 254 broadcast
+    ("dynamixel", "{port: /dev/null}", 300, 0, "0..252"),
+    ("canopen", "{interface: virtual}", 0, 1, "1..127"),
+    ("canopen", "{interface: virtual}", 128, 127, "1..127"),
+    ("mit", "{interface: virtual}", 0x7FF, 0x7FE, "1..2046"),
+])
+def test_ids_outside_the_protocols_range_are_refused_at_their_line(
+        protocol: str, transport: str, bad: int, good: int, valid: str) -> None:
+    """Before: id 300 on a Dynamixel bus passed loading and binding; only the driver refused
+    it, at the bus's line."""
+    text = (f"buses:\n  b:\n    protocol: {protocol}\n    transport: {transport}\n"
+            "joints:\n  elbow:\n    bus: b\n    id: ID\n")
+    assert _error(text.replace("ID", str(bad))) == (
+        f"hw.yaml:8: joint 'elbow' id must be an integer in {valid} (the ids protocol"
+        f" {protocol!r} can address), got {bad}")
+    assert parse_hardware_config(text.replace("ID", str(good))).joints[0].actuator.id == good
+
+
+DXL_RATES = (9600, 57600, 115200, 1_000_000, 2_000_000, 3_000_000, 4_000_000, 4_500_000)
+
+
+@pytest.mark.parametrize("baudrate", [1234, 1_000_001, 19200, 10_500_000])
+def test_a_baud_rate_the_servos_cannot_run_at_is_refused_at_its_line(baudrate: int) -> None:
+    """Before: accepted at load and by the manager; the servos would never answer."""
+    text = BASE.replace("    transport: {port: /dev/null, baudrate: 57600}\n",
+                        f"    transport:\n      port: /dev/null\n      baudrate: {baudrate}\n")
+    assert _error(text) == (
+        f"hw.yaml:6: bus 'b' transport baudrate {baudrate} is not one dynamixel devices can"
+        " be set to; valid: 9600, 57600, 115200, 1000000, 2000000, 3000000, 4000000, 4500000")
+
+
+@pytest.mark.parametrize("baudrate", DXL_RATES)
+def test_the_x_series_baud_rates_are_accepted(baudrate: int) -> None:
+    text = BASE.replace("57600", str(baudrate))
+    assert parse_hardware_config(text).buses[0].transport["baudrate"] == baudrate

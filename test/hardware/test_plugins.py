@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,10 +79,44 @@ def test_builtin_protocols_are_plugins_with_their_facts() -> None:
                     ControlMode.POSITION),
         "mit": ("MitBus", TransportKind.CAN, (1, 0x7FE), "1-32", 0.05, ControlMode.MIT),
     }
+    # The X series' Baud Rate (8) values 0..7 (ROBOTIS e-Manual); CAN bitrates are the
+    # interface's setting (python-can's argument), no protocol fact: any positive one.
+    assert protocol("dynamixel").rates == (9600, 57600, 115200, 1_000_000, 2_000_000,
+                                           3_000_000, 4_000_000, 4_500_000)
+    assert protocol("canopen").rates == protocol("mit").rates == ()
     assert ControlMode.MIT not in protocol("dynamixel").modes
     assert ControlMode.MIT not in protocol("canopen").modes
     for name in BUILTIN:
         assert bus_class(name).protocol == name
+
+
+def test_the_dynamixel_driver_refuses_exactly_the_ids_its_plugin_refuses() -> None:
+    """One id range: the plugin's (what the YAML reader checks) is the driver's."""
+    from skel_ros.hardware.base import ActuatorSpec, BusSpec
+
+    plugin = protocol("dynamixel")
+    lowest, highest = plugin.id_range
+    spec = BusSpec("b", "dynamixel", {"port": "/dev/null"})
+
+    def actuator(dxl_id: int) -> list[ActuatorSpec]:
+        return [ActuatorSpec(id=dxl_id, mode=ControlMode.POSITION)]
+
+    for dxl_id in (lowest, highest):
+        plugin.bus_class(spec, actuator(dxl_id))
+    for dxl_id in (lowest - 1, highest + 1):
+        with pytest.raises(ConfigError, match=rf"Dynamixel ids are {lowest}\.\.{highest}"):
+            plugin.bus_class(spec, actuator(dxl_id))
+
+
+def test_transport_kinds_name_their_rate_and_their_device() -> None:
+    serial, can = TransportKind.SERIAL, TransportKind.CAN
+    assert (serial.rate_key, can.rate_key) == ("baudrate", "bitrate")
+    assert serial.device({"port": "/dev//ttyUSB0/", "baudrate": 57600}) == "port '/dev/ttyUSB0'"
+    assert serial.device({"port": "rfc2217://host:7"}) == "port 'rfc2217://host:7'"
+    assert serial.device({"port": "loop://"}) is None  # a new loopback at each open
+    assert serial.device({}) is None
+    assert can.device({"interface": "pcan", "channel": 0}) == "CAN interface 'pcan' channel '0'"
+    assert can.device({}) == "CAN interface (default) channel (default)"
 
 
 def test_emulators_never_go_onto_a_real_can_bus() -> None:
@@ -199,6 +234,30 @@ def test_modes_come_from_the_plugin(loopback: dict[str, str]) -> None:
     assert config.joints[0].actuator.mode is ControlMode.POSITION
     # A serial plugin's buses take the launch file's port override, as Dynamixel's do.
     assert config.with_overrides(port="/dev/ttyX").buses[0].transport == {"port": "/dev/ttyX"}
+
+
+def test_ids_and_rates_come_from_the_plugin(loopback: dict[str, str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third-party protocol's id range is checked at load, at the line of ``id:`` (before:
+    only its driver could refuse an id); its rates only when it declares them."""
+    text = ("buses:\n  line:\n    protocol: loopback\n"
+            "    transport: {port: /dev/null, baudrate: 1234}\n"
+            "joints:\n  elbow:\n    bus: line\n    id: 100\n")
+    with pytest.raises(ConfigError) as info:
+        parse_hardware_config(text, "hw.yaml")
+    assert str(info.value) == ("hw.yaml:8: joint 'elbow' id must be an integer in 1..99 (the"
+                               " ids protocol 'loopback' can address), got 100")
+    text = text.replace("id: 100", "id: 99")
+    assert parse_hardware_config(text, "hw.yaml").buses[0].transport["baudrate"] == 1234
+    import skel_ros.hardware.config as config_module
+
+    rated = replace(protocol("loopback"), rates=(1200, 2400))
+    monkeypatch.setattr(config_module, "protocol",
+                        lambda name: rated if name == "loopback" else protocol(name))
+    with pytest.raises(ConfigError) as info:
+        parse_hardware_config(text, "hw.yaml")
+    assert str(info.value) == ("hw.yaml:4: bus 'line' transport baudrate 1234 is not one"
+                               " loopback devices can be set to; valid: 1200, 2400")
 
 
 # --------------------------------------------------------------------------- the commands

@@ -25,6 +25,7 @@ from skel_ros.hardware.dynamixel.bus import (
     _return_delay_units,
 )
 from skel_ros.hardware.dynamixel.control_table import DEFAULT_MODEL, MODELS, model_by_name
+from skel_ros.hardware.dynamixel.protocol import MAX_ID
 from skel_ros.hardware.errors import (
     ConfigError,
     DeviceError,
@@ -88,10 +89,11 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         transport: only ``baudrate`` is used (the port is the new pty).
         actuators: one servo per actuator (id; model, default XM430-W350; the
             ``torque_constant`` option).
-        options: ``initial_positions`` ({id: rad}), ``firmware`` (default 48; < 45: no
-            Fast Sync Read), ``return_delay_us`` (factory value 500; even, 0..508),
-            ``wire_time`` (sleep as long as the bytes take at ``baudrate``; default
-            false), ``model`` (for actuators without one).
+        options: ``initial_positions`` ({id: rad}), ``firmware`` (every servo's, 0..255;
+            default 48; < 45: no Fast Sync Read; < 38: no Bus Watchdog),
+            ``return_delay_us`` (factory value 500; even, 0..508), ``wire_time`` (sleep
+            as long as the bytes take at ``baudrate``; default false), ``model`` (for
+            actuators without one).
 
     Returns:
         The running emulator; ``.transport`` reaches it, ``.stop()`` ends it (also at
@@ -123,8 +125,13 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         servos.append((act.id, name, position, None if kt is None else float(kt)))
     baudrate = int(transport.get("baudrate", 1_000_000))
     delay = _return_delay_units(options.get("return_delay_us", 500), "Dynamixel emulator")
-    config = EmulatorConfig(tuple(servos), baudrate, int(options.get("firmware", 48)),
-                            delay, bool(options.get("wire_time", False)))
+    firmware = options.get("firmware", 48)
+    if isinstance(firmware, bool) or not isinstance(firmware, int) or not (
+            0 <= firmware <= 255):  # noqa: PLR2004 - one byte
+        raise ConfigError(f"Dynamixel emulator: firmware must be an integer in 0..255 (the"
+                          f" Firmware Version byte), got {firmware!r}")
+    config = EmulatorConfig(tuple(servos), baudrate, firmware, delay,
+                            bool(options.get("wire_time", False)))
     return start(config)
 
 
@@ -132,13 +139,16 @@ PLUGIN = ProtocolPlugin(
     name="dynamixel",
     bus_class=DynamixelBus,
     transport=TransportKind.SERIAL,
-    id_range=(0, 252),  # Protocol 2.0: 253 is reserved, 254 is the broadcast id
-    scan_ids="0-252",
+    # Protocol 2.0: 253 is reserved, 254 the broadcast id; the driver checks the same MAX_ID.
+    id_range=(0, MAX_ID),
+    scan_ids=f"0-{MAX_ID}",
     scan_timeout=DEFAULT_SCAN_TIMEOUT,
     modes=(ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
     bus_options=_BUS_OPTIONS,
     actuator_options=_ACTUATOR_OPTIONS,
     scan=scan,
     start_emulator=start_emulator,
+    # X series, Baud Rate (8) values 0..7 (ROBOTIS e-Manual); XL330/XC330/XM335 stop at 6, 4M.
+    rates=(9_600, 57_600, 115_200, 1_000_000, 2_000_000, 3_000_000, 4_000_000, 4_500_000),
 )
 """The protocol ``dynamixel``: Dynamixel Protocol 2.0 servos on a serial line."""

@@ -20,6 +20,13 @@ One control cycle is two packets:
   Temperature (146) and Bus Watchdog (98): everything the manager needs in one
   contiguous read of 16 bytes, instead of 21 bytes at 126..146 plus reads of 64, 70 and 98.
 
+Every request covers only addresses the servo's model (and firmware) defines
+(:meth:`~skel_ros.hardware.dynamixel.control_table.ModelInfo.defined`): the e-Manual's
+Protocol 2.0 answers a READ or WRITE covering an undefined address with an Access Error.
+So open reads its fields in runs of defined addresses, never a field the model lacks
+(Current Limit on XL430 / XC430 / 2XL430), and a servo without Bus Watchdog (firmware
+< 38) is refused while ``BusSpec.device_watchdog`` asks for it, else never sent 98.
+
 Open, reconnect, faults (see :meth:`DynamixelBus.open`): ``open(keep_torque=True)``
 leaves a servo that still holds torque without a hardware error holding; the Bus
 Watchdog (98) is armed from ``BusSpec.device_watchdog`` so that the servos stop by
@@ -106,8 +113,16 @@ REBOOT_WAIT: Final = 3.0  # s for a rebooted servo to answer again (see clear_fa
 # s a servo may wait before answering, until the servos are configured
 _MAX_RETURN_DELAY: Final = ct.RETURN_DELAY_TIME_MAX * ct.RETURN_DELAY_UNIT
 _BROADCAST_PING_WAIT: Final = 253  # answers a broadcast PING may bring
-_STATE_BLOCK: Final = (ct.TORQUE_ENABLE.address,
-                       ct.PRESENT_POSITION.address + 4 - ct.TORQUE_ENABLE.address)
+# A servo without Bus Watchdog (firmware < 38; device_watchdog 0) has Indirect Address 16
+# pointed at Torque Enable instead: a defined byte that never reads 0xFF, so its state
+# never reports an expired watchdog.
+INDIRECT_BLOCK_NO_WATCHDOG: Final = b"".join(
+    struct.pack("<H", a) for a in (*INDIRECT_TARGETS[:-1], ct.TORQUE_ENABLE.address))
+# What open reads of each servo before writing anything (the fields its model has).
+_OPEN_FIELDS: Final = (ct.RETURN_DELAY_TIME, ct.OPERATING_MODE, ct.CURRENT_LIMIT,
+                       ct.VELOCITY_LIMIT, ct.MAX_POSITION_LIMIT, ct.MIN_POSITION_LIMIT,
+                       ct.TORQUE_ENABLE, ct.HARDWARE_ERROR_STATUS, ct.BUS_WATCHDOG,
+                       ct.PRESENT_POSITION)
 
 _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
                           "extended_position": ct.MODE_EXTENDED_POSITION,
@@ -142,6 +157,7 @@ class _Servo:
     torque_constant: float | None  # from the YAML; None: the model's
     model: ct.ModelInfo | None = None  # the YAML's until open, then the one found
     firmware: int = 0
+    bus_watchdog: bool = True  # whether it has Bus Watchdog (firmware >= 38), from open
     min_goal: int = -_EXTENDED_RANGE
     max_goal: int = _EXTENDED_RANGE
     velocity_limit: int = 0
@@ -151,6 +167,11 @@ class _Servo:
     goal_lo: int = -_EXTENDED_RANGE  # the goal field's encoded range: limits, inward
     goal_hi: int = _EXTENDED_RANGE
     clamp_logged: bool = False
+
+    @property
+    def indirect_block(self) -> bytes:
+        """What its Indirect Address 1..16 hold for the read block."""
+        return INDIRECT_BLOCK if self.bus_watchdog else INDIRECT_BLOCK_NO_WATCHDOG
 
 
 @dataclass
@@ -290,10 +311,11 @@ class DynamixelBus(ActuatorBus):
     def open(self, *, keep_torque: bool = False) -> None:
         """Open the port, find and check every servo, configure it, set up the reads.
 
-        Per servo, before changing anything, one READ of Torque Enable .. Present
-        Position (64..135: torque, Hardware Error Status, Bus Watchdog, goals, present
-        values) and of the EEPROM settings the YAML fixes (Return Delay Time, Operating
-        Mode), the limit fields and the Indirect Addresses of the read block.
+        Per servo, before changing anything, READs of Torque Enable, Hardware Error
+        Status, Bus Watchdog, Present Position, the EEPROM settings the YAML fixes
+        (Return Delay Time, Operating Mode), the limit fields and the Indirect Addresses
+        of the read block: one READ per run of defined addresses (:meth:`_read_fields`),
+        only the fields the servo's model has.
 
         * ``keep_torque`` False: torque off, settings written where they differ (EEPROM
           only then), indirect addresses, Bus Watchdog armed (off when
@@ -309,7 +331,9 @@ class DynamixelBus(ActuatorBus):
             TransportTimeoutError: a servo does not answer (the message names it, the baud
                 rate and the ids that did answer).
             DeviceError: a servo refuses a setting or is another model than configured.
-            ConfigError: the configuration does not fit the servo found.
+            ConfigError: the configuration does not fit the servo found (among others:
+                ``device_watchdog`` set and a servo's firmware older than v38, which
+                has no Bus Watchdog).
         """
         self._open = False
         self._transport.open()
@@ -321,6 +345,7 @@ class DynamixelBus(ActuatorBus):
                 self._send(proto.sync_write(ct.STATUS_RETURN_LEVEL.address, 1,
                                             dict.fromkeys(ids, b"\x02")))
             found = self._find_servos()
+            self._check_bus_watchdogs(found)
             held = [i for i in ids
                     if self._configure(self._servos[i], found[i], keep_torque=keep_torque)]
             self._reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
@@ -359,6 +384,46 @@ class DynamixelBus(ActuatorBus):
         raise TransportTimeoutError(f"{self._where}: {which} not answer at {self.baudrate}"
                                     f" baud; ids that answered: {answered}{hint}")
 
+    def _check_bus_watchdogs(self, found: Mapping[int, tuple[int, int]]) -> None:
+        """Refuse servos without Bus Watchdog (firmware < 38) when ``device_watchdog`` is set.
+
+        The watchdog is what stops the servos when the host dies; a servo that lacks it
+        would not stop, so open fails before anything is written. With
+        ``device_watchdog: 0`` (off) such servos are driven and never sent address 98.
+        """
+        if not self._watchdog:
+            return
+        for dxl_id, (number, firmware) in found.items():
+            model = ct.MODELS_BY_NUMBER.get(number)
+            if model is not None and not model.has(ct.BUS_WATCHDOG, firmware):
+                raise ConfigError(
+                    f"{self._where}: id {dxl_id} ({model.name}) has firmware v{firmware},"
+                    f" which has no Bus Watchdog (98, from firmware"
+                    f" v{ct.BUS_WATCHDOG_FIRMWARE} on); device_watchdog"
+                    f" {self.spec.device_watchdog:g} s needs it to stop the"
+                    " servos when the host dies; update its firmware (DYNAMIXEL Wizard 2.0),"
+                    " or run without it with device_watchdog: 0")
+
+    def _read_fields(self, dxl_id: int, model: ct.ModelInfo, firmware: int,
+                     fields: Sequence[ct.Field]) -> dict[ct.Field, int]:
+        """The values of those of ``fields`` that ``model`` has with ``firmware``, by field.
+
+        One READ per run of them whose addresses, and those between them, the model
+        defines (a READ covering an undefined address is an Access Error); each READ is
+        tried up to :data:`ATTEMPTS` times.
+        """
+        defined = model.defined(firmware)
+        values: dict[ct.Field, int] = {}
+        for run in _runs(sorted((f for f in fields if model.has(f, firmware)),
+                                key=lambda f: f.address), defined):
+            start, end = run[0].address, run[-1].address + run[-1].size
+            data = self._attempts(self.read_register, dxl_id, start, end - start)
+            for fld in run:
+                at = fld.address - start
+                values[fld] = int.from_bytes(data[at:at + fld.size], "little",
+                                             signed=fld.signed)
+        return values
+
     def _configure(self, servo: _Servo, found: tuple[int, int], *,  # noqa: C901
                    keep_torque: bool) -> bool:
         """Check and configure one servo; whether it kept its torque (see :meth:`open`)."""
@@ -373,24 +438,27 @@ class DynamixelBus(ActuatorBus):
                               f" says {servo.spec.model}", dxl_id)
         self._check_model(servo, model)
         servo.model, servo.firmware = model, firmware
-        state = self._attempts(self.read_register, dxl_id, *_STATE_BLOCK)
-        torque = state[0]
-        hw_error = state[ct.HARDWARE_ERROR_STATUS.address - _STATE_BLOCK[0]]
-        watchdog = state[_WATCHDOG_AT - _STATE_BLOCK[0]]
-        present, = struct.unpack_from("<i", state, ct.PRESENT_POSITION.address - _STATE_BLOCK[0])
-        settings = self._attempts(self.read_register, dxl_id, ct.RETURN_DELAY_TIME.address, 3)
-        limits = self._attempts(self.read_register, dxl_id, ct.CURRENT_LIMIT.address, 18)
+        servo.bus_watchdog = model.has(ct.BUS_WATCHDOG, firmware)
+        values = self._read_fields(dxl_id, model, firmware, _OPEN_FIELDS)
+        torque = values[ct.TORQUE_ENABLE]
+        hw_error = values[ct.HARDWARE_ERROR_STATUS]
+        watchdog = values.get(ct.BUS_WATCHDOG, 0)  # 0xFF (-1): expired
+        present = values[ct.PRESENT_POSITION]
+        return_delay = values[ct.RETURN_DELAY_TIME]
+        operating_mode = values[ct.OPERATING_MODE]
         indirect_at = _read_area(model, self._where).address
-        indirect = self._attempts(self.read_register, dxl_id, indirect_at, len(INDIRECT_BLOCK))
+        block = servo.indirect_block
+        indirect = self._attempts(self.read_register, dxl_id, indirect_at, len(block))
         differs = []
-        if settings[0] != self._return_delay:
-            differs.append(f"Return Delay Time {settings[0] * 2} us, the YAML"
+        if return_delay != self._return_delay:
+            differs.append(f"Return Delay Time {return_delay * 2} us, the YAML"
                            f" {self._return_delay * 2} us")
-        if settings[2] != servo.operating_mode:
-            differs.append(f"Operating Mode {settings[2]}, the YAML needs {servo.operating_mode}")
-        if indirect != INDIRECT_BLOCK:
+        if operating_mode != servo.operating_mode:
+            differs.append(f"Operating Mode {operating_mode}, the YAML needs"
+                           f" {servo.operating_mode}")
+        if indirect != block:
             differs.append("its Indirect Addresses are not this driver's read block")
-        self._set_limits(servo, model, limits)
+        self._set_limits(servo, model, values)
         hold = keep_torque and torque == 1 and hw_error == 0 and not differs
         if keep_torque and torque == 1 and not hold:
             why = (f"it reports {ct.describe_hardware_error(hw_error)}" if hw_error
@@ -398,30 +466,45 @@ class DynamixelBus(ActuatorBus):
             _LOG.warning("%s: id %d held torque but %s: switching its torque off to"
                          " reconfigure it", self._where, dxl_id, why)
         if hold:
-            if watchdog == _WATCHDOG_EXPIRED:  # it stopped: its goal becomes where it is
-                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
-                self._write_stop_goal(servo, present)
-            if watchdog != self._watchdog:
-                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+            self._rearm_held(servo, watchdog, present)
             return True
         self._attempts(self.write_register, dxl_id, ct.TORQUE_ENABLE.address, b"\x00")
-        if settings[0] != self._return_delay:  # EEPROM: written only when it differs
+        if return_delay != self._return_delay:  # EEPROM: written only when it differs
             self._attempts(self.write_register, dxl_id, ct.RETURN_DELAY_TIME.address,
                            bytes((self._return_delay,)))
-        if settings[2] != servo.operating_mode:
+        if operating_mode != servo.operating_mode:
             self._attempts(self.write_register, dxl_id, ct.OPERATING_MODE.address,
                            bytes((servo.operating_mode,)))
-        if indirect != INDIRECT_BLOCK:
-            self._attempts(self.write_register, dxl_id, indirect_at, INDIRECT_BLOCK)
+        if indirect != block:
+            self._attempts(self.write_register, dxl_id, indirect_at, block)
         self._arm_watchdog(dxl_id, watchdog)
         return False
 
-    def _set_limits(self, servo: _Servo, model: ct.ModelInfo, limits: bytes) -> None:
-        """The servo's limit fields (38..55) and the goal range they and the YAML allow."""
-        current_limit, = struct.unpack_from("<H", limits, 0)
-        velocity_limit, max_pos, min_pos = struct.unpack_from("<iii", limits, 6)
+    def _rearm_held(self, servo: _Servo, watchdog: int, present: int) -> None:
+        """Bus Watchdog of a servo that keeps its torque (nothing if it has none).
+
+        An expired one is cleared and the goal set to where the servo stopped; then the
+        configured value.
+        """
+        if not servo.bus_watchdog:
+            return
+        dxl_id = servo.spec.id
+        if watchdog == _WATCHDOG_EXPIRED:  # it stopped: its goal becomes where it is
+            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+            self._write_stop_goal(servo, present)
+        if watchdog != self._watchdog:
+            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+
+    def _set_limits(self, servo: _Servo, model: ct.ModelInfo,
+                    values: Mapping[ct.Field, int]) -> None:
+        """The servo's limit fields (read at open) and the goal range they and the YAML allow.
+
+        ``values``: :meth:`_read_fields`' answer; Current Limit only where the model has it.
+        """
+        velocity_limit = values[ct.VELOCITY_LIMIT]
+        max_pos, min_pos = values[ct.MAX_POSITION_LIMIT], values[ct.MIN_POSITION_LIMIT]
         servo.velocity_limit = velocity_limit
-        servo.current_limit = current_limit if model.senses_current else 0
+        servo.current_limit = values.get(ct.CURRENT_LIMIT, 0)
         if servo.operating_mode == ct.MODE_POSITION:
             servo.min_goal, servo.max_goal = min_pos, max_pos
         else:
@@ -456,7 +539,12 @@ class DynamixelBus(ActuatorBus):
                 servo.spec.id)
 
     def _arm_watchdog(self, dxl_id: int, value: int) -> None:
-        """Bus Watchdog: 0 (clears an expired one), then the configured value."""
+        """Bus Watchdog: 0 (clears an expired one), then the configured value.
+
+        Nothing for a servo without one (see :meth:`_check_bus_watchdogs`).
+        """
+        if not self._servos[dxl_id].bus_watchdog:
+            return
         if value != 0:
             self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
         if self._watchdog:
@@ -594,8 +682,9 @@ class DynamixelBus(ActuatorBus):
         reboot = [i for i in targets if before[i].error_code & 0xFF]
         self._reboot_and_wait(reboot)
         for dxl_id in reboot:  # RAM is back to the factory values
-            area = _read_area(self._servos[dxl_id].model, self._where)
-            self._attempts(self.write_register, dxl_id, area.address, INDIRECT_BLOCK)
+            servo = self._servos[dxl_id]
+            area = _read_area(servo.model, self._where)
+            self._attempts(self.write_register, dxl_id, area.address, servo.indirect_block)
             self._arm_watchdog(dxl_id, 0)
         after = self._attempts(self.read)
         answers = {}
@@ -662,10 +751,12 @@ class DynamixelBus(ActuatorBus):
                 if states[dxl_id].error_code & _WATCHDOG_FAULT:
                     self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
                     self._write_stop_goal(self._servos[dxl_id], _ticks(states[dxl_id].position))
-            self._send(proto.sync_write(_WATCHDOG_AT, 1, dict.fromkeys(targets, b"\x00")))
-            if self._watchdog:
+            watched = [i for i in targets if self._servos[i].bus_watchdog]
+            if watched:
+                self._send(proto.sync_write(_WATCHDOG_AT, 1, dict.fromkeys(watched, b"\x00")))
+            if watched and self._watchdog:
                 self._send(proto.sync_write(_WATCHDOG_AT, 1,
-                                            dict.fromkeys(targets, bytes((self._watchdog,)))))
+                                            dict.fromkeys(watched, bytes((self._watchdog,)))))
         value = b"\x01" if enabled else b"\x00"
         packet = proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value))
 
@@ -1093,6 +1184,23 @@ def _watchdog_units(seconds: float, where: str) -> int:
                      where, seconds, ct.BUS_WATCHDOG_MAX * ct.BUS_WATCHDOG_UNIT)
         units = ct.BUS_WATCHDOG_MAX
     return max(1, units)
+
+
+def _runs(fields: Sequence[ct.Field], defined: frozenset[int]) -> list[list[ct.Field]]:
+    """``fields`` (in address order) in runs one READ each may cover.
+
+    A run goes on to the next field when every address from the end of its last field
+    to that field's start is in ``defined``; else the next field starts a new run.
+    """
+    runs: list[list[ct.Field]] = []
+    for fld in fields:
+        if runs:
+            last = runs[-1][-1]
+            if all(a in defined for a in range(last.address + last.size, fld.address)):
+                runs[-1].append(fld)
+                continue
+        runs.append([fld])
+    return runs
 
 
 def _read_area(model: ct.ModelInfo | None, where: str, dxl_id: int | None = None,

@@ -2,9 +2,17 @@
 
 Addresses follow the ROBOTIS e-Manual's X-series control tables (XM430-W350, XL430-W250,
 XM540-W270, XL330-M288 ...): every X-series servo shares the field addresses below;
-models differ in whether they sense current (XM/XH/XW/XL330: *Present Current*;
-XL430/XC430/2XL430: *Present Load* in 0.1 % of the stall torque), in their current unit
-and in where their Indirect Address / Data entries lie (:attr:`ModelInfo.indirect`).
+models differ in whether they sense current (XM/XH/XW/XL330: *Present Current*, *Current
+Limit* and *Goal Current*; XL430/XC430/2XL430: *Present Load* in 0.1 % of the stall
+torque, no Current Limit or Goal Current), in their current unit and in where their
+Indirect Address / Data entries lie (:attr:`ModelInfo.indirect`). *Bus Watchdog* exists
+from firmware v38 on. :meth:`ModelInfo.fields` and :meth:`ModelInfo.defined` say which
+fields and addresses a servo has: the e-Manual's Protocol 2.0 answers a READ or WRITE
+that covers any other address with an Access Error (0x07), so every request must cover
+defined addresses only. The fields below are the ones this package uses or emulates, a
+subset of the e-Manual's tables (Startup Configuration, PWM Slope, the XM540's external
+ports ... are left out, so they count as undefined here: stricter than a servo, never
+looser).
 
 Unit conversions (SI at the output shaft):
 
@@ -92,6 +100,8 @@ VELOCITY_P_GAIN: Final = _f("Velocity P Gain", 78, 2, _RW)
 POSITION_D_GAIN: Final = _f("Position D Gain", 80, 2, _RW)
 POSITION_I_GAIN: Final = _f("Position I Gain", 82, 2, _RW)
 POSITION_P_GAIN: Final = _f("Position P Gain", 84, 2, _RW)
+FEEDFORWARD_2ND_GAIN: Final = _f("Feedforward 2nd Gain", 88, 2, _RW)
+FEEDFORWARD_1ST_GAIN: Final = _f("Feedforward 1st Gain", 90, 2, _RW)
 BUS_WATCHDOG: Final = _f("Bus Watchdog", 98, 1, _RW)
 GOAL_PWM: Final = _f("Goal PWM", 100, 2, _RW, signed=True)
 GOAL_CURRENT: Final = _f("Goal Current", 102, 2, _RW, signed=True)
@@ -147,6 +157,10 @@ XL330_INDIRECT: Final = (IndirectArea(168, 208, 20),)
 FIELDS: Final[tuple[Field, ...]] = tuple(
     value for value in list(globals().values()) if isinstance(value, Field))
 FIELDS_BY_NAME: Final[Mapping[str, Field]] = MappingProxyType({f.name: f for f in FIELDS})
+# Fields only the current-sensing models have (ModelInfo.senses_current): the e-Manual's
+# XL430-W250, 2XL430-W250 and XC430 tables have neither.
+CURRENT_FIELDS: Final = frozenset({CURRENT_LIMIT, GOAL_CURRENT})
+BUS_WATCHDOG_FIRMWARE: Final = 38  # Bus Watchdog (98) exists from this firmware on
 
 # Operating Mode values.
 MODE_CURRENT: Final = 0
@@ -245,6 +259,33 @@ class ModelInfo:
     def senses_current(self) -> bool:
         """Whether the model has Present/Goal Current (else Present Load)."""
         return self.current_unit is not None
+
+    def has(self, fld: Field, firmware: int) -> bool:
+        """Whether this model, with ``firmware``, has ``fld`` (one of :data:`FIELDS`).
+
+        Current Limit and Goal Current: current-sensing models only; Bus Watchdog: from
+        firmware :data:`BUS_WATCHDOG_FIRMWARE` on; every other field: every model.
+        """
+        if fld in CURRENT_FIELDS and not self.senses_current:
+            return False
+        return fld is not BUS_WATCHDOG or firmware >= BUS_WATCHDOG_FIRMWARE
+
+    def fields(self, firmware: int) -> tuple[Field, ...]:
+        """The fields of :data:`FIELDS` this model has with ``firmware``."""
+        return tuple(f for f in FIELDS if self.has(f, firmware))
+
+    def defined(self, firmware: int) -> frozenset[int]:
+        """Every address a READ or WRITE may cover with ``firmware``.
+
+        Its fields' bytes and its Indirect Address / Data entries; a request covering any
+        other address is an Access Error (0x07).
+        """
+        addresses = {a for f in self.fields(firmware)
+                     for a in range(f.address, f.address + f.size)}
+        for area in self.indirect:
+            addresses.update(range(area.address, area.address + 2 * area.count))
+            addresses.update(range(area.data, area.end))
+        return frozenset(addresses)
 
     @property
     def torque_constant(self) -> float:

@@ -3,16 +3,20 @@
 What is emulated: the Protocol 2.0 instructions PING, READ, WRITE, REG WRITE, ACTION,
 REBOOT, SYNC READ, FAST SYNC READ (firmware >= 45), SYNC WRITE, BULK READ,
 FAST BULK READ, BULK WRITE; status packets with errors (bad CRC -> CRC error, unknown
-instruction -> instruction error, wrong parameter count -> data length error, writes to
-read-only fields or to EEPROM with torque on -> access error, values outside a field's
-range -> data range error, goals outside the limit fields -> data limit error);
-Status Return Level; Return Delay Time (a real delay before answering); the control
-table in memory, Indirect Address/Data included, each model's own
-(``ModelInfo.indirect``: an XL330's Indirect Data at 208, its table ending at 227; reads
-and writes beyond a model's table are access errors); Hardware Error Status (injectable;
-it switches torque off and sets the alert bit); REBOOT (the status, then :data:`REBOOT_TIME`
-of silence, then the RAM at its power-on values and the error cleared unless injected as
-persistent); the Bus Watchdog (98) as the e-Manual describes it, on the emulator's clock
+instruction -> instruction error, wrong parameter count -> data length error, values
+outside a field's range -> data range error, goals outside the limit fields -> data
+limit error; access error, as the e-Manual's Protocol 2.0 status packet says: a READ,
+Sync Read, Fast Sync Read or Bulk Read covering an address the servo does not define, a
+WRITE to a read-only or undefined address, to EEPROM with torque on); Status Return
+Level; Return Delay Time (a real delay before answering); the control table in memory,
+Indirect Address/Data included, each model's own (``ModelInfo.indirect``: an XL330's
+Indirect Data at 208, its table ending at 227) with the fields its model and firmware
+have (``ModelInfo.defined``: no Current Limit or Goal Current on XL430 / XC430 / 2XL430,
+no Bus Watchdog before firmware 38; the firmware is the ``firmware`` option, default
+48); Hardware Error Status (injectable; it switches torque off and sets the alert bit);
+REBOOT (the status, then :data:`REBOOT_TIME` of silence, then the RAM at its power-on
+values and the error cleared unless injected as persistent); the Bus Watchdog (98) as
+the e-Manual describes it, on the emulator's clock
 (:meth:`EmulatedServo.check_watchdog`), expiring on silence the emulator saw on the line
 (it wakes at the deadline to look), never because its own process was kept from reading
 the port (bytes read late came after the last moment the port was seen empty). Each shaft moves with
@@ -31,7 +35,8 @@ the process spent on the port's bytes (benchmarks subtract it from a driver's cy
 :meth:`DynamixelEmulator.profile` runs cProfile inside it.
 
 Speed: a control cycle's WRITEs (goals, torque) are below the indirect area, so what
-they touch, and whether they may, is computed once per address range and reused; the
+they touch, and whether they may, is computed once per model, firmware and address
+range and reused; the
 hot instructions are dispatched first, without enum lookups. Packets read from the port
 in one piece share their arrival time, so a Sync Write and the Sync Read after it advance
 each motor once. A goals-only WRITE equal to the goals in force (the last such write,
@@ -88,10 +93,6 @@ _I16 = struct.Struct("<h")
 _U16 = struct.Struct("<H")
 _PRESENT = struct.Struct("<hii")  # Present Current, Velocity, Position at 126
 
-_FIELD_AT: list[ct.Field | None] = [None] * max(m.table_size for m in ct.MODELS.values())
-for _fld in ct.FIELDS:
-    for _a in range(_fld.address, _fld.address + _fld.size):
-        _FIELD_AT[_a] = _fld
 _POSITION_MODES = (ct.MODE_POSITION, ct.MODE_EXTENDED_POSITION, ct.MODE_CURRENT_BASED_POSITION)
 _EXTENDED_RANGE = 1_048_575
 
@@ -104,35 +105,66 @@ class _WriteRefused(Exception):  # noqa: N818 - internal control flow, carries t
 
 @dataclass(frozen=True)
 class _Layout:
-    """A model's control table beyond its fields: its size and its indirect entries.
+    """A model's control table with one firmware: its fields, size and indirect entries.
 
     Attributes:
-        size: bytes of the table (reads and writes beyond it: access error).
+        size: bytes of the table.
         data: Indirect Data address -> entry index (0-based, over all runs of
             ``ModelInfo.indirect``).
         addresses: the bytes of its Indirect Address fields.
+        fields: address -> the field that byte belongs to (the fields it has).
+        defined: every address a request may cover (``ModelInfo.defined``); a READ or
+            WRITE covering another is an access error.
+        plans: the :class:`_WritePlan` of each ``(address, end)`` written so far.
     """
 
     size: int
     data: Mapping[int, int]
     addresses: frozenset[int]
+    fields: Mapping[int, ct.Field]
+    defined: frozenset[int]
+    plans: dict[tuple[int, int], _WritePlan] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, model: ct.ModelInfo) -> _Layout:
-        """``model``'s layout, computed once per model."""
-        layout = _LAYOUTS.get(model.name)
+    def of(cls, model: ct.ModelInfo, firmware: int) -> _Layout:
+        """``model``'s layout with ``firmware``, computed once for each."""
+        layout = _LAYOUTS.get((model.name, firmware))
         if layout is None:
             data: dict[int, int] = {}
             for area in model.indirect:
                 data.update({area.data + k: len(data) + k for k in range(area.count)})
-            layout = _LAYOUTS[model.name] = cls(
+            layout = _LAYOUTS[(model.name, firmware)] = cls(
                 model.table_size, data,
                 frozenset(a for area in model.indirect
-                          for a in range(area.address, area.address + 2 * area.count)))
+                          for a in range(area.address, area.address + 2 * area.count)),
+                {a: f for f in model.fields(firmware)
+                 for a in range(f.address, f.address + f.size)},
+                model.defined(firmware))
         return layout
 
+    def plan(self, address: int, end: int) -> _WritePlan:
+        """The :class:`_WritePlan` of ``address..end`` (< the indirect area), computed once."""
+        plan = self.plans.get((address, end))
+        if plan is None:
+            plan = self.plans[(address, end)] = self._plan(address, end)
+        return plan
 
-_LAYOUTS: dict[str, _Layout] = {}
+    def _plan(self, address: int, end: int) -> _WritePlan:
+        touched: dict[str, ct.Field] = {}
+        refused = False
+        for a in range(address, end):
+            fld = self.fields.get(a)
+            if fld is None or fld.access is ct.Access.R:
+                refused = True
+                break
+            touched[fld.name] = fld
+        fields = tuple(touched.values())
+        return _WritePlan(fields, frozenset(f.address for f in fields), refused,
+                          any(f.access is ct.Access.EEPROM for f in fields),
+                          bool(fields) and all(f.address in _WATCHDOG_GOALS for f in fields))
+
+
+_LAYOUTS: dict[tuple[str, int], _Layout] = {}
 # Below this address every model has fields only, no indirect addresses or data.
 _PLAIN_END = min(area.address for m in ct.MODELS.values() for area in m.indirect)
 
@@ -176,29 +208,6 @@ class _WritePlan:
     refused: bool
     eeprom: bool
     goals_only: bool
-
-
-_PLANS: dict[tuple[int, int], _WritePlan] = {}
-
-
-def _plain_plan(address: int, end: int) -> _WritePlan:
-    """The :class:`_WritePlan` of ``address..end`` (< the indirect area), computed once."""
-    plan = _PLANS.get((address, end))
-    if plan is None:
-        touched: dict[str, ct.Field] = {}
-        refused = False
-        for a in range(address, end):
-            fld = _FIELD_AT[a]
-            if fld is None or fld.access is ct.Access.R:
-                refused = True
-                break
-            touched[fld.name] = fld
-        fields = tuple(touched.values())
-        plan = _PLANS[(address, end)] = _WritePlan(
-            fields, frozenset(f.address for f in fields), refused,
-            any(f.access is ct.Access.EEPROM for f in fields),
-            bool(fields) and all(f.address in _WATCHDOG_GOALS for f in fields))
-    return plan
 
 
 @dataclass
@@ -310,8 +319,8 @@ class EmulatedServo:
 
     @property
     def layout(self) -> _Layout:
-        """Its model's table size and indirect entries."""
-        return _Layout.of(self.model)
+        """Its model's table with its firmware: fields, size, indirect entries."""
+        return _Layout.of(self.model, self.firmware)
 
     def _update_indirect(self) -> None:
         t = self.table
@@ -405,10 +414,11 @@ class EmulatedServo:
     # ---------------------------------------------------------------- access
 
     def read(self, address: int, size: int, now: float) -> tuple[int, bytes]:
-        """``(error, data)`` of a READ (beyond the model's table: access error)."""
+        """``(error, data)`` of a READ (covering an undefined address: access error)."""
         getter = self._getters.get((address, size))
         if getter is None:
-            if size <= 0 or address < 0 or address + size > len(self.table):
+            defined = self.layout.defined
+            if size <= 0 or not all(a in defined for a in range(address, address + size)):
                 return StatusError.ACCESS, b""
             getter = self._getters[(address, size)] = self._getter(address, address + size)
         self.sync(now)
@@ -447,8 +457,7 @@ class EmulatedServo:
             self._write_indirect(address, data, now)
             return
         # Fields only (the common case: goals, torque): what it touches is known in advance.
-        self._write_fields(_PLANS.get((address, end)) or _plain_plan(address, end),
-                           address, end, data, now)
+        self._write_fields(self.layout.plan(address, end), address, end, data, now)
 
     def _write_fields(self, plan: _WritePlan, address: int, end: int, data: bytes,
                       now: float) -> None:
@@ -488,7 +497,7 @@ class EmulatedServo:
                     raise _WriteRefused(StatusError.ACCESS)
                 indirect_changed = True
                 continue
-            fld = _FIELD_AT[a]
+            fld = layout.fields.get(a)
             if fld is None or fld.access is ct.Access.R:
                 raise _WriteRefused(StatusError.ACCESS)
             if fld.access is ct.Access.EEPROM and torque_on:
@@ -528,8 +537,7 @@ class EmulatedServo:
                     bad = abs(v) > _EXTENDED_RANGE
             elif at == _GOAL_VELOCITY_AT:
                 limit = abs(v) > value(ct.VELOCITY_LIMIT)
-            elif at == _GOAL_CURRENT_AT:
-                bad = not self.model.senses_current
+            elif at == _GOAL_CURRENT_AT:  # the models that have it: see ModelInfo.has
                 limit = abs(v) > value(ct.CURRENT_LIMIT)
             elif at == _TORQUE_AT:
                 bad = v not in (0, 1)
@@ -554,7 +562,7 @@ class EmulatedServo:
             elif fld is ct.VELOCITY_LIMIT:
                 bad = not 0 <= v <= 1023  # noqa: PLR2004
             elif fld is ct.CURRENT_LIMIT:
-                bad = not self.model.senses_current or not 0 <= v <= self.model.current_limit
+                bad = not 0 <= v <= self.model.current_limit
             if bad:
                 raise _WriteRefused(StatusError.DATA_RANGE)
             if limit:
@@ -809,18 +817,18 @@ class ServoBus:
         if size == 0 or len(body) % (size + 1):
             return
         end = address + size
-        plan = (_PLANS.get((address, end)) or _plain_plan(address, end)
-                if end <= _PLAIN_END else None)
+        plain = end <= _PLAIN_END
         servos = self.servos
         for k in range(0, len(body), size + 1):
             servo = servos.get(body[k])
             if servo is None:
                 continue
             data = body[k + 1:k + 1 + size]
-            if plan is None:
+            if not plain:
                 servo.write(address, data, now)
                 continue
             try:  # the common case, inlined: a goal field for every servo
+                plan = servo.layout.plan(address, end)
                 servo._write_fields(plan, address, end, data, now)  # noqa: SLF001
             except _WriteRefused:
                 continue
