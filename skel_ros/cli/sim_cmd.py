@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from skel_ros.cli.model_args import add_model_arguments
 from skel_ros.cli.paths import input_file
 
 
@@ -23,10 +24,12 @@ def _steps(text: str) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.sim.cli import simulate
 
     return simulate(args.file, args.steps, args.json, enforce_limits=not args.no_limits,
-                    engine_name=args.engine)
+                    engine_name=args.engine, xacro_args=parse_xacro_args(args.xacro_args),
+                    fixed_base=args.fixed_base)
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
@@ -40,7 +43,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "velocity. Joint limits are enforced unless --no-limits is given (DART's own "
         "SkelParser world never enforces them).",
     )
-    p.add_argument("file", metavar="FILE", type=input_file, help="SKEL file")
+    p.add_argument("file", metavar="FILE", type=input_file,
+                   help="the model (SKEL, URDF/xacro, SMURF, CASPR, Phobos)")
+    add_model_arguments(p)
     p.add_argument("--steps", type=_steps, default=100, metavar="N",
                    help="number of world steps (default: 100)")
     p.add_argument("--json", action="store_true",

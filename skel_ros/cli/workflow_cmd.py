@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from skel_ros.cli.model_args import add_model_arguments
 from skel_ros.cli.paths import input_file
 
 
@@ -24,6 +25,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if not args.print:
         return _play_to_ros(args)
     from skel_ros.model import SkelError
+    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.resources import resolve
     from skel_ros.trajectory import (
         TrajectoryError,
@@ -33,7 +35,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
     )
 
     try:
-        model = load_trajectory_model(resolve(args.skel))
+        model = load_trajectory_model(resolve(args.skel),
+                                      xacro_args=parse_xacro_args(args.xacro_args),
+                                      fixed_base=args.fixed_base)
         trajectory = load_trajectory(resolve(args.file), model.q_columns,
                                      resolve(args.mapping) if args.mapping else None,
                                      trajectory_id=args.trajectory_id,
@@ -63,6 +67,10 @@ def _play_to_ros(args: argparse.Namespace) -> int:
     ros_args = ["--ros-args", "-p", f"trajectory_file:={args.file}", "-p",
                 f"skel_file:={args.skel}", "-p", f"mode:={args.mode}", "-p",
                 f"rate:={float(args.rate)}", "-p", f"loop:={'true' if args.loop else 'false'}"]
+    if args.xacro_args:
+        ros_args += ["-p", f"model_args:={' '.join(args.xacro_args)}"]
+    if args.fixed_base:
+        ros_args += ["-p", "fixed_base:=true"]
     if args.mapping:
         ros_args += ["-p", f"mapping_file:={args.mapping}"]
     if args.trajectory_id:
@@ -88,8 +96,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
     )
     p.add_argument("file", metavar="FILE", type=input_file, help="trajectory file")
     p.add_argument("--skel", required=True, metavar="MODEL", type=input_file,
-                   help="the robot's model: SKEL, CASPR bodies.xml or Phobos YAML/JSON (DOF"
-                   " names and limits)")
+                   help="the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR"
+                   " bodies.xml, Phobos YAML/JSON): DOF names and limits")
+    add_model_arguments(p, positional=False)
     p.add_argument("--mapping", metavar="M", type=input_file,
                    help="YAML mapping CASPR q columns to DOF names")
     p.add_argument("--trajectory-id", metavar="ID",

@@ -22,7 +22,8 @@ unless ``loop`` is set. Bad parameters, unreadable files and out-of-limit
 trajectories end it with status 2 and one clear message.
 
 Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
-``package://skel_ros/...``), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
+``package://skel_ros/...``), ``model_args`` and ``fixed_base`` (as the simulation
+node's), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
 ``start_delay``, ``loop``, ``wait_for_subscribers``, ``subscribers``, ``enable_service``.
 """
 
@@ -45,6 +46,7 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from skel_ros.model import SkelError
+from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
     PointTrajectory,
@@ -73,7 +75,10 @@ class PlayerSetupError(RuntimeError):
 
 PARAMETERS: dict[str, tuple[Any, str]] = {
     "trajectory_file": ("", "CASPR trajectories.xml or trajectory YAML (path or package://)"),
-    "skel_file": ("", "the robot's model, SKEL, CASPR bodies.xml or Phobos (path or package://)"),
+    "skel_file": ("", ("the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR"
+                       " bodies.xml, Phobos; path or package://)")),
+    "model_args": ("", "xacro arguments of a .xacro skel_file: 'name:=value ...'"),
+    "fixed_base": (False, "URDF/SMURF skel_file: weld the root link to the world"),
     "mapping_file": ("", ("YAML mapping CASPR q columns to DOF names ('' = CASPR's q order for"
                           " a bodies.xml, else model order)")),
     "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
@@ -106,16 +111,17 @@ def _check_types(p: dict[str, Any]) -> None:
         p[name] = float(value)
         if not math.isfinite(p[name]) or p[name] < 0.0:
             raise PlayerSetupError(f"parameter {name} must be finite and >= 0, got {value}")
-    for name in ("trajectory_file", "skel_file", "mapping_file", "trajectory_id", "mode",
-                 "enable_service"):
+    for name in ("trajectory_file", "skel_file", "model_args", "mapping_file", "trajectory_id",
+                 "mode", "enable_service"):
         if not isinstance(p[name], str):
             raise PlayerSetupError(f"parameter {name} must be a string, got {p[name]!r}")
     if isinstance(p["subscribers"], bool) or not isinstance(p["subscribers"], int) \
             or p["subscribers"] < 1:
         raise PlayerSetupError(
             f"parameter subscribers must be an integer >= 1, got {p['subscribers']!r}")
-    if not isinstance(p["loop"], bool):
-        raise PlayerSetupError(f"parameter loop must be true or false, got {p['loop']!r}")
+    for name in ("loop", "fixed_base"):
+        if not isinstance(p[name], bool):
+            raise PlayerSetupError(f"parameter {name} must be true or false, got {p[name]!r}")
 
 
 class TrajectoryPlayer(Node):
@@ -182,11 +188,13 @@ class TrajectoryPlayer(Node):
 
     def _load(self, p: dict[str, Any]) -> PointTrajectory:
         try:
-            model = load_trajectory_model(resolve(p["skel_file"]))
+            model = load_trajectory_model(
+                resolve(p["skel_file"]), xacro_args=parse_xacro_args(p["model_args"]),
+                fixed_base=p["fixed_base"])
             mapping = resolve(p["mapping_file"]) if p["mapping_file"] else None
             trajectory = load_trajectory(resolve(p["trajectory_file"]), model.q_columns, mapping,
                                          trajectory_id=p["trajectory_id"] or None)
-        except (FileNotFoundError, SkelError, TrajectoryError) as exc:
+        except (FileNotFoundError, SkelError, TrajectoryError, ValueError) as exc:
             raise PlayerSetupError(str(exc)) from None
         try:
             trajectory = check_limits(trajectory, model.limits)

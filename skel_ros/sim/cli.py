@@ -1,4 +1,4 @@
-"""``skel-ros simulate``: step a SKEL world with zero commands and print every DOF's state."""
+"""``skel-ros simulate``: step a model's world with zero commands and print every DOF's state."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from skel_ros.sim import ENGINES
 from skel_ros.sim.errors import SimError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from skel_ros.sim.engine import SimEngine
@@ -45,18 +46,22 @@ def simulate(
     *,
     enforce_limits: bool = True,
     engine_name: str = "dart",
+    xacro_args: Mapping[str, str] | None = None,
+    fixed_base: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Load ``file``, take ``steps`` steps with zero commands, print every DOF's state.
 
     Args:
-        file: SKEL file.
+        file: A model file (any format :func:`skel_ros.model.load_model` reads).
         steps: Number of world steps (>= 0).
         as_json: Print the fixtures' ``after_steps`` layout as JSON instead of a table.
         enforce_limits: Enforce joint position limits (the simulator's default);
             False reproduces DART's SkelParser world, which never enforces them.
         engine_name: The engine (:data:`skel_ros.sim.ENGINES`): ``dart`` or ``mujoco``.
+        xacro_args: A ``.xacro`` model's arguments (:func:`skel_ros.model.load_model`).
+        fixed_base: URDF/SMURF: weld the root link to the world.
         out: Where to print (standard output by default).
         err: Where errors go (standard error by default).
 
@@ -69,7 +74,7 @@ def simulate(
         err.write(f"error: steps must be >= 0, got {steps}\n")
         return 1
     try:
-        world = load_model(file)
+        world = load_model(file, xacro_args=xacro_args or None, fixed_base=fixed_base)
         for warning in world.warnings:
             err.write(f"{warning}\n")
         engine = ENGINES[engine_name](world, enforce_limits=enforce_limits)

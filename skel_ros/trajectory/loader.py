@@ -29,7 +29,7 @@ from skel_ros.trajectory.yaml_file import parse_trajectory_yaml
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.model.types import World
     from skel_ros.trajectory.points import PointTrajectory
@@ -64,18 +64,22 @@ class TrajectoryModel:
     q_columns: tuple[str, ...]
 
 
-def load_trajectory_model(path: str | os.PathLike[str]) -> TrajectoryModel:
+def load_trajectory_model(path: str | os.PathLike[str], *,
+                          xacro_args: Mapping[str, str] | None = None,
+                          fixed_base: bool = False) -> TrajectoryModel:
     """Read any model file :func:`~skel_ros.model.load_model` reads, with its CASPR columns.
 
     Args:
         path: The model file (a path, not the document's text).
+        xacro_args: A ``.xacro`` model's arguments.
+        fixed_base: URDF/SMURF: weld the root link to the world.
 
     Raises:
         SkelError: The model cannot be read (file:line).
         TrajectoryError: Two DOFs would have the same public name, or ``path`` is not a
             readable file.
     """
-    world = load_model(path)
+    world = load_model(path, xacro_args=xacro_args or None, fixed_base=fixed_base)
     limits = model_limits(world)
     columns = tuple(limits)
     try:

@@ -108,3 +108,29 @@ def test_missing_file_and_bad_steps(tmp_path: Path,
     proc = skel_ros_main(capsys, "simulate", str(tmp_path / "none.skel"), "--steps", "-3")
     assert proc.returncode == 2  # argparse's usage error
     assert "must be >= 0" in proc.stderr
+
+
+def test_xacro_arguments_and_fixed_base(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``NAME:=VALUE`` after the file and ``--fixed-base``, as for every model command."""
+    xacro = tmp_path / "robot.urdf.xacro"
+    xacro.write_text(
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="joint" default="hinge"/>'
+        '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+        '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+    proc = skel_ros_main(capsys, "simulate", str(xacro), "joint:=elbow", "--fixed-base",
+                         "--steps", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    welded = json.loads(proc.stdout)
+    assert [len(q) for q in welded["positions"]] == [1]  # the elbow only
+    proc = skel_ros_main(capsys, "simulate", str(xacro), "--steps", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "hinge" in proc.stdout and "floating_base" in proc.stdout
+    proc = skel_ros_main(capsys, "simulate", str(xacro), "joint")
+    assert proc.returncode != 0
+    assert "'joint' is not a xacro argument NAME:=VALUE" in proc.stderr

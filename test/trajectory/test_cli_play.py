@@ -36,3 +36,32 @@ def test_play_print_refuses_out_of_limit(tmp_path: Path,
     assert status == 1
     assert "DOF 'wrist' at t = 0.000 s: position 3 is outside its limits" in (
         capsys.readouterr().err)
+
+
+XACRO = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+         '<xacro:arg name="joint" default="hinge"/>'
+         '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+         ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+         '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
+         '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+         '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
+         ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+
+
+def test_play_takes_the_model_arguments(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model-args`` (a .xacro model's arguments, in one word) and ``--fixed-base``."""
+    model = tmp_path / "robot.urdf.xacro"
+    model.write_text(XACRO, encoding="utf-8")
+    path = tmp_path / "move.yaml"
+    path.write_text("joint_names: [elbow]\npoints:\n- {positions: [0.5], time_from_start: 1}\n",
+                    encoding="utf-8")
+    status = main(["play", str(path), "--skel", str(model), "--model-args", "joint:=elbow",
+                   "--fixed-base", "--print", "--rate", "1"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert captured.out.splitlines()[0] == "# t elbow"
+    # Without the argument the joint is 'hinge', and the model floats.
+    status = main(["play", str(path), "--skel", str(model), "--print"])
+    assert status == 1
+    assert "elbow" in capsys.readouterr().err
