@@ -15,7 +15,10 @@ Safety, in order of precedence:
   :meth:`~HardwareManager.enable`, which reads the measured positions and makes them
   the targets before torque goes on, so nothing jumps.
 * :meth:`~HardwareManager.estop` cuts torque on every bus at once (it wakes the loop);
-  only a new enable moves again.
+  only a new enable moves again. Its answer is a success only when every bus confirmed
+  the torque off; a bus that cannot be reached is named (its torque is unknown until a
+  read after it reconnects, with torque off, says so).
+* An enable while already enabled changes nothing (the motion goes on).
 * Every command is checked by the shared :class:`~skel_ros.model.limits.LimitSet`
   (model limits tightened by the YAML); every cycle's targets come from the
   :class:`~skel_ros.hardware.safety.MotionLimiter` (velocity and acceleration limits)
@@ -30,8 +33,9 @@ core`) and runs its cycle once per read cycle while motion is enabled.
 * Bus errors never escape the loop: they are counted; ``fault_threshold`` failed cycles
   in a row (or at once: a vanished port, a drive in fault) fail the bus: it is closed,
   the others get the safe state, and it is reopened with exponential backoff. Motion
-  resumes after a new enable, or by itself with ``auto_resume`` (targets reset to the
-  measured positions either way).
+  resumes after a new enable, or by itself with ``auto_resume`` when the bus failed while
+  motion was enabled (targets reset to the measured positions either way). A device
+  fault never resumes by itself: ``clear_faults`` leaves torque off, an enable moves.
 
 Units: DOF side (what the model and ROS see) in the model's units; actuator side as in
 :mod:`skel_ros.hardware.base`. See :mod:`skel_ros.hardware.config` for the mapping.
@@ -178,7 +182,9 @@ class _Slot:
     dofs: npt.NDArray[np.intp]  # DOF index of each actuator, in ``actuators`` order
     actuators: tuple[ActuatorSpec, ...]
     is_open: bool = False
-    torque: bool = False
+    # Torque as last set (confirmed by the driver) or read: True, False, or None = unknown
+    # (a bus not reached since; a read after it reopens says).
+    torque: bool | None = None
     keep_torque: bool = False  # reopen without switching torque off (a fault under hold)
     just_opened: bool = False  # the next healthy read sets torque from the devices
     ever_opened: bool = False
@@ -399,13 +405,19 @@ class HardwareManager:
     def enable(self, *, wait: float | None = None) -> Request:
         """Ask for torque on, holding the measured positions; clears an estop.
 
+        While already enabled it changes nothing (commands and the trajectory go on) and
+        says so.
+
         Args:
             wait: seconds to wait for the loop to handle it (None: do not wait).
         """
         return self._request("enable", wait)
 
     def disable(self, *, wait: float | None = None) -> Request:
-        """Ask for torque off (no motion until the next enable)."""
+        """Ask for torque off (no motion until the next enable).
+
+        ``ok`` only when every bus confirmed the torque off (see :meth:`estop`).
+        """
         return self._request("disable", wait)
 
     def clear_faults(self, *, wait: float | None = None) -> Request:
@@ -413,12 +425,18 @@ class HardwareManager:
 
         The request's :attr:`Request.details` say per DOF what was done and what remains;
         ``ok`` is True when no actuator reports a fault afterwards. Motion needs a new
-        enable.
+        enable, ``auto_resume`` or not.
         """
         return self._request("clear_faults", wait)
 
     def estop(self, *, wait: float | None = None) -> Request:
-        """Emergency stop: torque off on every bus as soon as the loop wakes."""
+        """Emergency stop: torque off on every bus as soon as the loop wakes.
+
+        The state is ``estop`` whatever happens. The request's ``ok`` is True only when
+        every bus confirmed torque off; otherwise its message names each bus not reached
+        and what is known (its devices' own watchdog, if armed, is what stops them; torque
+        goes off when the bus reconnects).
+        """
         with self._lock:
             self._estop_requested = True
         return self._request("estop", wait)
@@ -651,20 +669,25 @@ class HardwareManager:
             self._state = MotionState.FAULT
             self._message = f"bus {slot.spec.name!r} not connected: {exc}"
 
-    def _settle(self, now: float) -> None:
-        """Leave OFFLINE / FAULT once every bus is open and healthy."""
+    def _settle(self, now: float, *, resume: bool = True) -> None:
+        """Leave OFFLINE / FAULT once every bus is open and healthy.
+
+        ``auto_resume`` enables again only after a bus failure that came while enabled
+        (``_resume_wanted``), and never when ``resume`` is False (``clear_faults``).
+        """
         if self._state not in (MotionState.OFFLINE, MotionState.FAULT):
             return
         if not all(s.is_open and s.fresh for s in self._slots) or self._device_faults():
             return
-        if self._resume_wanted and self.auto_resume:
+        if self._resume_wanted and resume and self.auto_resume:
             ok, message = self._do_enable(now)
             if ok:
-                _LOG.warning("resumed automatically after the fault (auto_resume)")
+                _LOG.warning("resumed automatically after the bus failure (auto_resume)")
                 return
             self._message = f"auto_resume failed: {message}"
-            if self._state is not MotionState.FAULT:
-                return
+            if self._state is not MotionState.FAULT or not all(s.is_open for s in self._slots):
+                return  # (a bus failed in the enable: FAULT, reconnecting)
+        self._resume_wanted = False
         if any(s.torque for s in self._slots):
             self._state = MotionState.HOLDING
             self._message = "reconnected; holding: enable to move again"
@@ -688,23 +711,27 @@ class HardwareManager:
             _LOG.debug("bus %r: %s (%d in a row)", slot.spec.name, message, slot.consecutive)
             return
         hold = self.safe_state is SafeState.HOLD and self._state is not MotionState.ESTOP
-        slot.keep_torque = hold and slot.torque
+        slot.keep_torque = hold and slot.torque is True
         _LOG.error("bus %r failed: %s; closing it%s and reconnecting", slot.spec.name, message,
                    " (servos keep holding: safe_state hold)" if slot.keep_torque
                    else " (torque off)")
         slot.driver.close(torque_off=not slot.keep_torque)
-        slot.is_open = slot.torque = slot.fresh = False
+        slot.is_open = slot.fresh = False
+        slot.torque = None  # close's torque off is not confirmed: unknown until a read
         self._measured[slot.dofs] = False
         slot.next_retry = now + self.reconnect_policy.delay(slot.attempts)
         slot.attempts += 1
-        self._enter_fault(f"bus {slot.spec.name!r} failed: {message}", now)
+        self._enter_fault(f"bus {slot.spec.name!r} failed: {message}", now, bus=True)
 
-    def _enter_fault(self, message: str, now: float) -> None:
+    def _enter_fault(self, message: str, now: float, *, bus: bool) -> None:
+        """Go to FAULT (safe state applied); ``bus``: a bus failed, else a device fault."""
         if self._state is MotionState.ESTOP:
             self._message = f"{self._message}; {message}"
             return
-        if self._state in (MotionState.ENABLED, MotionState.HOLDING):
-            self._resume_wanted = self._resume_wanted or self._state is MotionState.ENABLED
+        # auto_resume is for a bus failure while enabled (until the reconnection); a device
+        # fault needs clear_faults and an enable, whatever came before.
+        self._resume_wanted = bus and (self._resume_wanted
+                                       or self._state is MotionState.ENABLED)
         self._state = MotionState.FAULT
         self._message = message
         self._clear_commands(message)
@@ -724,8 +751,32 @@ class HardwareManager:
         self._clear_commands("emergency stop")
         self._resume_wanted = False
         self._state = MotionState.ESTOP
-        self._message = "emergency stop: torque off; enable to move again"
-        _LOG.error("emergency stop: torque off on every bus")
+        self._message = self._estop_message()
+        _LOG.error("%s", self._message)
+
+    def _torque_off_unconfirmed(self) -> str:
+        """``""`` when every bus confirmed torque off, else what is known of the others."""
+        parts = []
+        for s in self._slots:
+            if s.torque is False:
+                continue
+            if s.is_open:
+                parts.append(f"bus {s.spec.name!r}: a device still reports torque on")
+                continue
+            watchdog = s.spec.device_watchdog
+            stops = (f"its devices' own watchdog ({watchdog:g} s), where armed, is what stops"
+                     " them" if watchdog > 0 else "no device watchdog is armed"
+                     " (device_watchdog: 0): nothing stops them")
+            parts.append(f"bus {s.spec.name!r} not reached ({s.last_error or 'not connected'}):"
+                         f" its torque is unknown; {stops}; torque goes off when it reconnects")
+        return "; ".join(parts)
+
+    def _estop_message(self) -> str:
+        unconfirmed = self._torque_off_unconfirmed()
+        if not unconfirmed:
+            return "emergency stop: torque off; enable to move again"
+        return (f"emergency stop: torque off NOT confirmed: {unconfirmed}; enable to move"
+                " again")
 
     def _handle_requests(self, now: float) -> None:
         # An estop handed in while this cycle was reading: apply it before answering.
@@ -734,9 +785,9 @@ class HardwareManager:
             requests, self._requests = self._requests, []
         for req in requests:
             if req.kind == "estop":
-                req.finish(ok=self._state is MotionState.ESTOP and
-                           not any(s.torque for s in self._slots),
-                           message=self._message)
+                unconfirmed = self._torque_off_unconfirmed()
+                req.finish(ok=self._state is MotionState.ESTOP and not unconfirmed,
+                           message=self._estop_message())
             elif req.kind == "clear_faults":
                 self._do_clear_faults(req, now)
             elif req.kind == "disable":
@@ -746,7 +797,13 @@ class HardwareManager:
                 if self._state is not MotionState.FAULT:
                     self._state = MotionState.DISABLED
                     self._message = "disabled: torque off"
-                req.finish(ok=True, message="torque off")
+                unconfirmed = self._torque_off_unconfirmed()
+                req.finish(ok=not unconfirmed, message=(
+                    f"torque off NOT confirmed: {unconfirmed}" if unconfirmed
+                    else "torque off"))
+            elif self._state is MotionState.ENABLED:  # no e-stop or fault to leave
+                req.finish(ok=True, message="already enabled: nothing changed (torque on;"
+                           " commands and the trajectory go on)")
             else:
                 ok, message = self._do_enable(now)
                 req.finish(ok=ok, message=message)
@@ -774,7 +831,7 @@ class HardwareManager:
             for act in slot.actuators:
                 details[act.name] = answers.get(act.id, "no fault")
         self._read_all(now)
-        self._settle(now)
+        self._settle(now, resume=False)  # clear_faults never switches torque on
         remaining = self._device_faults()
         faults_left = [f"{a.name!r}: {st.fault or st.error_code}" for _, a, st in remaining]
         closed = [s.spec.name for s in self._slots if not s.is_open]
@@ -868,14 +925,17 @@ class HardwareManager:
         return True, self._message
 
     def _torque_off_all(self, now: float) -> None:
+        """Torque off on every bus; :meth:`_torque_off_unconfirmed` says where it was not."""
         for slot in self._slots:
-            # A closed bus is reopened with torque off; an open one that fails now is
-            # closed with torque off.
-            slot.keep_torque = slot.torque = False
+            # A closed bus is reopened with torque off (its torque unknown until then); an
+            # open one that fails now is closed with torque off.
+            slot.keep_torque = False
             if not slot.is_open:
+                slot.torque = None
                 continue
             try:
-                slot.driver.set_torque(False)
+                slot.driver.set_torque(False)  # verified by a read of every device
+                slot.torque = False
             except HardwareError as exc:
                 self._fail_bus(slot, exc, classify(exc), f"torque off failed: {exc}", now,
                                hard=True)
@@ -965,7 +1025,7 @@ class HardwareManager:
                    f" {st.fault or st.error_code}; ~/clear_faults runs the device's recovery")
         slot.last_error = message
         _LOG.error("%s", message)
-        self._enter_fault(message, now)
+        self._enter_fault(message, now, bus=False)
 
     def _after_open(self, slot: _Slot) -> None:
         """First healthy read after (re)opening: take the devices' torque as they report it.
@@ -977,6 +1037,11 @@ class HardwareManager:
                    if slot.states[a.id].torque_enabled and not slot.states[a.id].error_code]
         slot.torque = bool(torqued)
         slot.keep_torque = False
+        if self._state is MotionState.ESTOP:
+            self._message = self._estop_message()  # this read confirms (or not) torque off
+            if not slot.torque:
+                _LOG.warning("bus %r: reconnected with torque off (emergency stop)",
+                             slot.spec.name)
         if not torqued:
             return
         lim = self._limiter
@@ -1122,13 +1187,13 @@ class HardwareManager:
                     level, message = Level.STALE, f"no fresh data: {s.last_error}"
                 elif st.error_code:
                     level, message = Level.ERROR, f"fault: {st.fault or st.error_code}"
-                elif self.core.timeout_tripped and s.torque:
+                elif self.core.timeout_tripped and st.torque_enabled:
                     level, message = Level.WARN, "command timeout: holding"
                 elif s.consecutive:
                     level, message = Level.WARN, f"bus errors: {s.last_error}"
-                else:
+                else:  # the actuator's own torque, as it reported it in this read
                     level = Level.OK
-                    message = "torque on" if s.torque else "torque off"
+                    message = "torque on" if st.torque_enabled else "torque off"
                 out.append(ActuatorDiagnostics(
                     name=act.name, bus=s.spec.name, id=act.id, model=act.model, level=level,
                     message=message,

@@ -28,7 +28,7 @@ A managed (lifecycle) node, with ros2_control's meaning of the states:
 lifecycle manager or ``ros2 lifecycle set`` drives it). ``~/enable`` stays as a
 convenience and follows the lifecycle: true from ``inactive`` runs the activate
 transition, false from ``active`` the deactivate transition; true while ``active``
-re-enables after an e-stop or a fault.
+re-enables after an e-stop or a fault, and changes nothing while motion is enabled.
 
 Thin: it declares and validates its parameters, builds a
 :class:`~skel_ros.hardware.manager.HardwareManager` (which runs the control loop in its
@@ -48,7 +48,8 @@ Parameters:
     control_rate (double): control loop rate in Hz; 0 = the YAML's ``control_rate``.
     command_timeout (double): seconds without a command before the safe state;
         -1 = the YAML's ``command_timeout``; 0 = never.
-    auto_resume (string): "" = the YAML's; "true"/"false" override it.
+    auto_resume (bool or string): "" = the YAML's; true / false (``-p auto_resume:=true``
+        passes a bool; the strings "true" / "false" are taken too) override it.
     frame_prefix (string): prefix of every TF frame (``real/`` next to a simulation);
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     emulate (bool): start each bus's emulator and drive it instead of the hardware.
@@ -63,6 +64,10 @@ Parameters:
         (default), ``active`` or ``unconfigured``.
     max_trajectory_delay (double): a trajectory whose header stamp is further ahead
         than this many seconds is refused.
+
+Double parameters take integers too (``-p control_rate:=200``). A value of the wrong type
+is refused naming the parameter: for a number or ``auto_resume``, configure fails (as for
+a bad value); for a string or bool parameter, the node refuses to start (exit code 2).
 
 Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajectory``
 (trajectory_msgs/JointTrajectory), ``~/estop`` (std_msgs/Bool, true = stop); publishes
@@ -105,6 +110,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.duration import Duration
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -155,10 +161,6 @@ FAILURE = TransitionCallbackReturn.FAILURE
 ERROR = TransitionCallbackReturn.ERROR
 
 
-def _descriptor(description: str, *, read_only: bool = True) -> ParameterDescriptor:
-    return ParameterDescriptor(description=description, read_only=read_only)
-
-
 PARAMETERS: dict[str, tuple[Any, str]] = {
     "skel_file": ("", "the robot's model, any format load_model reads (path or package://)"),
     "model_args": ("", "xacro arguments of a .xacro skel_file: 'name:=value ...'"),
@@ -167,7 +169,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "control_rate": (0.0, "control loop rate in Hz; 0 = the YAML's control_rate"),
     "command_timeout": (-1.0, ("seconds without a command before the safe state; -1 = the"
                               " YAML's, 0 = never")),
-    "auto_resume": ("", "resume by itself after a fault: '' = as in the YAML, 'true', 'false'"),
+    "auto_resume": ("", ("resume by itself after a bus failure and reconnection: '' = as in"
+                         " the YAML, true, false")),
     "frame_prefix": (NAMESPACE_FRAME_PREFIX, (f"prefix of every TF frame, e.g. 'real/';"
                                               f" {NAMESPACE_FRAME_PREFIX!r} = the node's"
                                               " namespace and '/' ('' in the root namespace)")),
@@ -185,6 +188,13 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
                                " 'inactive' (torque off), 'active' (torque on) or"
                                " 'unconfigured' (a lifecycle manager drives it)")),
 }
+# Doubles that may be given as integers ("-p control_rate:=200" is an integer).
+NUMBERS = ("control_rate", "command_timeout", "connect_timeout", "max_trajectory_delay",
+           "publish_rate")
+# auto_resume: "" (the YAML's), or a bool ("-p auto_resume:=true"), or "true" / "false".
+AUTO_RESUME: dict[str, bool | None] = {"": None, "true": True, "false": False}
+_DYNAMIC = (*NUMBERS, "auto_resume")  # declared with dynamic typing: checked at configure
+_TYPE_NAMES = {bool: "bool (true or false)", str: "string"}
 
 
 class _Decimator:
@@ -232,6 +242,31 @@ class _RosLogHandler(logging.Handler):
             self._logger.info(message)
         else:
             self._logger.debug(message)
+
+
+def _typed(given: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The dynamically typed parameters as the node uses them, and their type problems.
+
+    Numbers become floats (integers are taken); ``auto_resume`` becomes None (the YAML's)
+    or a bool. A value of the wrong type is named, and its default used in its place.
+    """
+    p = dict(given)
+    problems = []
+    for name in NUMBERS:
+        value = p[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            problems.append(f"{name} must be a number, got {value!r}")
+            value = PARAMETERS[name][0]
+        p[name] = float(value)
+    resume = p["auto_resume"]
+    if isinstance(resume, bool):
+        p["auto_resume"] = resume
+    elif isinstance(resume, str) and resume in AUTO_RESUME:
+        p["auto_resume"] = AUTO_RESUME[resume]
+    else:
+        problems.append(f"auto_resume must be true, false or '' (the YAML's), got {resume!r}")
+        p["auto_resume"] = None
+    return p, problems
 
 
 def _autostart(value: str) -> str:
@@ -298,8 +333,7 @@ class HardwareNode(LifecycleNode):
             logging.getLogger(name).addHandler(self._log_handler)
             logging.getLogger(name).setLevel(logging.INFO)
         try:
-            for name, (default, text) in PARAMETERS.items():
-                self.declare_parameter(name, default, _descriptor(text))
+            self._declare_parameters()
             autostart = _autostart(self.get_parameter("autostart").value)
             self.create_subscription(Bool, "~/estop", self._on_estop_topic, 10)
             self.create_service(SetBool, "~/enable", self._on_enable)
@@ -312,6 +346,26 @@ class HardwareNode(LifecycleNode):
         except BaseException:
             self.shutdown()
             raise
+
+    def _declare_parameters(self) -> None:
+        """Declare every parameter (read-only); numbers and ``auto_resume`` of any type.
+
+        Their types are checked with their values at configure (:meth:`_check_parameters`);
+        a string or bool parameter given another type is refused here.
+
+        Raises:
+            NodeSetupError: parameters of the wrong type, each named.
+        """
+        problems = []
+        for name, (default, text) in PARAMETERS.items():
+            try:
+                self.declare_parameter(name, default, ParameterDescriptor(
+                    description=text, read_only=True, dynamic_typing=name in _DYNAMIC))
+            except (InvalidParameterTypeException,  # noqa: PERF203 - each one is said
+                    InvalidParameterValueException) as exc:
+                problems.append(f"{name} must be a {_TYPE_NAMES[type(default)]}: {exc.args[0]}")
+        if problems:
+            raise NodeSetupError("invalid parameters: " + "; ".join(problems))
 
     def _autostart(self, autostart: str) -> None:
         if autostart == "unconfigured":
@@ -454,8 +508,8 @@ class HardwareNode(LifecycleNode):
     # ---------------------------------------------------------------- setup
 
     def _setup(self) -> None:
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        self._check_parameters(p)
+        p = self._check_parameters({name: self.get_parameter(name).value
+                                    for name in PARAMETERS})
         try:
             skel_path = resolve(p["skel_file"])
             world = load_model(skel_path, xacro_args=parse_xacro_args(p["model_args"]) or None,
@@ -470,12 +524,11 @@ class HardwareNode(LifecycleNode):
         if p["emulate"]:
             config = self._start_emulators(config, bound)
             bound = config.bind(skeleton)
-        auto_resume = {"": None, "true": True, "false": False}[p["auto_resume"]]
         try:
             self._manager = HardwareManager(
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
-                auto_resume=auto_resume, record_latency=self._record_latency,
+                auto_resume=p["auto_resume"], record_latency=self._record_latency,
                 max_start_delay=p["max_trajectory_delay"], on_read=self._on_read)
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
@@ -515,8 +568,13 @@ class HardwareNode(LifecycleNode):
         self.get_logger().warning(f"not every bus connected after {CONNECT_WAIT:g} s; still"
                                   f" trying (activate needs them): {missing}")
 
-    def _check_parameters(self, p: dict[str, Any]) -> None:
-        problems = []
+    def _check_parameters(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The parameters checked: numbers as floats, ``auto_resume`` as None / bool.
+
+        Raises:
+            NodeSetupError: every problem found, each naming its parameter.
+        """
+        p, problems = _typed(given)
         if not p["skel_file"]:
             problems.append("skel_file is required")
         if not p["hardware_config"]:
@@ -527,8 +585,6 @@ class HardwareNode(LifecycleNode):
         timeout = p["command_timeout"]
         if not (math.isfinite(timeout) and (timeout >= 0.0 or timeout == -1.0)):
             problems.append(f"command_timeout must be >= 0 or -1, got {timeout}")
-        if p["auto_resume"] not in ("", "true", "false"):
-            problems.append(f"auto_resume must be '', 'true' or 'false', got {p['auto_resume']!r}")
         connect = p["connect_timeout"]
         if not (math.isfinite(connect) and connect >= 0.0):
             problems.append(f"connect_timeout must be >= 0, got {connect}")
@@ -540,6 +596,7 @@ class HardwareNode(LifecycleNode):
             problems.append(f"publish_rate must be in (0, 1000] Hz, got {publish}")
         if problems:
             raise NodeSetupError("invalid parameters: " + "; ".join(problems))
+        return p
 
     def _start_emulators(self, config: Any, bound: Any) -> Any:  # noqa: ANN401 - HardwareConfig
         """Start each bus's emulator (actuators at the model's initial positions)."""
@@ -820,12 +877,15 @@ class HardwareNode(LifecycleNode):
         self._diagnostics_pub.publish(msg)
 
     def _summary(self, status: HardwareStatus) -> DiagnosticStatus:
-        levels = [int(b.level) for b in status.buses] + [int(a.level) for a in status.actuators]
-        level = max(levels, default=0)
+        # The summary is computed now, so never STALE itself: a bus or actuator without
+        # fresh data counts as WARN here (its bus says ERROR when it is down); a fault or an
+        # e-stop is ERROR.
+        levels = [b.level for b in status.buses] + [a.level for a in status.actuators]
+        level = max((Level.WARN if x is Level.STALE else x for x in levels), default=Level.OK)
         if status.state in (MotionState.FAULT, MotionState.ESTOP):
-            level = max(level, int(Level.ERROR))
+            level = Level.ERROR
         return DiagnosticStatus(
-            level=bytes([min(level, 3)]), name=f"{self.get_name()}: hardware",
+            level=bytes([int(level)]), name=f"{self.get_name()}: hardware",
             message=f"{status.state.value}: {status.message}", hardware_id=self.skeleton.name,
             values=[KeyValue(key="state", value=status.state.value),
                     KeyValue(key="control_rate", value=f"{self.manager.control_rate:g}"),

@@ -604,7 +604,7 @@ def test_stale_state_is_not_measured(rig: Rig) -> None:
         assert act.level is Level.STALE
         assert act.torque_enabled is None
     rig.proxy.appear()
-    rig.until(lambda: rig.manager.status().measured.all(), limit=100)
+    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=100)
 
 
 @pytest.mark.parametrize("safe_state", ["hold", "torque_off"])
@@ -653,7 +653,7 @@ def test_enable_reads_again_when_a_read_is_missed(tmp_path: Path,
     misses = {"n": 0}
     real_read = None
     try:
-        driver = rig.manager._slots[0].driver  # noqa: SLF001 - inject a missed read
+        driver = rig.manager._slots[0].driver  # inject a missed read
         real_read = driver.read
 
         def read() -> object:
@@ -767,13 +767,13 @@ class _Observer:
         self.ends: list[tuple[float, object, str]] = []
         self.done_at = done_at
 
-    def on_cycle(self, now, elapsed, names, desired, actual):  # noqa: ANN001, ANN201, ARG002
+    def on_cycle(self, now, elapsed, names, desired, actual):  # noqa: ARG002
         from skel_ros.core import FollowOutcome
 
         self.cycles.append((now, elapsed, desired[0].copy(), actual[0].copy()))
         return (FollowOutcome.SUCCEEDED, "done") if elapsed > self.done_at else None
 
-    def on_end(self, now, outcome, message):  # noqa: ANN001, ANN201
+    def on_end(self, now, outcome, message):
         self.ends.append((now, outcome, message))
 
 
@@ -842,3 +842,139 @@ def test_a_command_for_other_joints_keeps_a_new_trajectory(rig: Rig) -> None:
     assert rig.manager.command(CommandKind.POSITION, ["shoulder_yaw"], [float(q[0])]).ok
     targets = [rig.step().target[3] for _ in range(30)]  # type: ignore[attr-defined]
     assert targets[-1] == pytest.approx(float(q[3]) + 0.2)
+
+
+# ---------------------------------------------------------------- answers that are true
+
+
+def _torque(rig: Rig) -> list[bool]:
+    return [rig.emulator.state(i).torque_enabled for i in START]
+
+
+def test_estop_during_an_outage_says_the_bus_was_not_reached(rig: Rig) -> None:
+    """safe_state hold, the port gone: the servos keep torque, and no e-stop reaches them.
+
+    The e-stop latches ``estop`` but answers no success, naming the bus; the torque of
+    that bus stays unknown (a second e-stop says the same) until the bus reconnects with
+    torque off and a read confirms it.
+    """
+    rig.step()
+    rig.enable()
+    rig.proxy.vanish()
+    rig.step()
+    assert rig.manager.state is MotionState.FAULT
+    req = rig.manager.estop()
+    rig.manager.wake_cycle(rig.t)  # what the loop thread does when woken
+    assert req.done
+    assert rig.manager.state is MotionState.ESTOP
+    assert not req.ok, req.message
+    assert "'arm_bus' not reached" in req.message
+    assert "watchdog" in req.message
+    assert "NOT confirmed" in rig.manager.status().message
+    assert all(_torque(rig))  # what the answer says: nothing reached the servos
+    again = rig.manager.estop()
+    rig.step()
+    assert again.done
+    assert not again.ok  # still unknown, not "off"
+    rig.proxy.appear()
+    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=200)
+    assert not any(_torque(rig))  # reopened with torque off
+    status = rig.step()
+    assert status.state is MotionState.ESTOP  # type: ignore[attr-defined]
+    assert status.message == "emergency stop: torque off; enable to move again"  # type: ignore[attr-defined]
+    confirmed = rig.manager.estop()
+    rig.step()
+    assert confirmed.ok, confirmed.message
+
+
+def test_disable_during_an_outage_says_the_bus_was_not_reached(rig: Rig) -> None:
+    rig.step()
+    rig.enable()
+    rig.proxy.vanish()
+    rig.step()
+    req = rig.manager.disable()
+    rig.step()
+    assert req.done
+    assert not req.ok
+    assert "'arm_bus' not reached" in req.message
+    rig.proxy.appear()
+    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=200)
+    assert not any(_torque(rig))
+    confirmed = rig.manager.disable()
+    rig.step()
+    assert confirmed.ok, confirmed.message
+
+
+@pytest.mark.parametrize(("safe_state", "after"), [("hold", MotionState.HOLDING),
+                                                   ("torque_off", MotionState.DISABLED)])
+def test_clear_faults_never_switches_torque_on_even_with_auto_resume(
+        tmp_path: Path, emulators: SharedEmulator, safe_state: str, after: MotionState,
+) -> None:
+    """auto_resume is for a bus failure and its reconnection, not for a device fault."""
+    rig = Rig(tmp_path, emulators, safe_state=safe_state, auto_resume=True)
+    try:
+        rig.step()
+        rig.enable()
+        rig.emulator.inject_fault(3, 0x20)  # elbow: overload
+        rig.until(lambda: rig.manager.state is MotionState.FAULT, limit=20)
+        torque = _torque(rig)  # hold: the others keep holding; torque_off: all off
+        writes = {i: len(rig.emulator.torque_writes(i)) for i in START}
+        req = rig.manager.clear_faults()
+        rig.step()
+        assert req.ok, req.message
+        rig.step(20)
+        assert rig.manager.state is after
+        assert _torque(rig) == torque
+        assert not rig.emulator.state(3).torque_enabled
+        for i in START:  # not one Torque Enable = 1 since the fault
+            assert 1 not in [v for _, v in rig.emulator.torque_writes(i)[writes[i]:]]
+        assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+        rig.enable()  # an enable moves again
+        assert all(_torque(rig))
+    finally:
+        rig.close()
+
+
+def test_enable_while_enabled_changes_nothing(rig: Rig) -> None:
+    """A second enable while moving: the targets go on, the trajectory too."""
+    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+    rig.step()
+    rig.enable()
+    q0 = float(rig.manager.status().target[3])
+    traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.5, (q0 + 0.4,))], start_positions=[q0])
+    observer = _Observer()
+    rig.manager.core.follow(traj, rig.t, observer)
+    assert rig.manager.command(CommandKind.POSITION, ["elbow"], [2.0]).ok  # > 20 cycles away
+    targets = [rig.step().target.copy() for _ in range(10)]  # type: ignore[attr-defined]
+    req = rig.manager.enable()
+    targets += [rig.step().target.copy() for _ in range(10)]  # type: ignore[attr-defined]
+    steps = np.diff(np.array(targets)[:, 2:4], axis=0)
+    assert (steps > 0).all()  # elbow and wrist never jump back to the measured positions
+    assert observer.ends == []  # the trajectory goes on
+    assert req.done
+    assert req.ok, req.message
+    assert "already enabled" in req.message
+    assert rig.manager.state is MotionState.ENABLED
+    rig.step(40)
+    assert rig.manager.status().target[3] == pytest.approx(q0 + 0.4)
+
+
+def test_actuator_diagnostics_say_their_own_torque(rig: Rig) -> None:
+    """After clear_faults under hold: the recovered servo has torque off, the others on."""
+    rig.step()
+    rig.enable()
+    rig.emulator.inject_fault(3, 0x20)
+    rig.until(lambda: rig.manager.state is MotionState.FAULT, limit=20)
+    req = rig.manager.clear_faults()
+    rig.step()
+    assert req.ok, req.message
+    assert rig.manager.state is MotionState.HOLDING
+    status = rig.step(10)  # past the diagnostics' refresh period
+    actuators = {a.name: a for a in status.actuators}  # type: ignore[attr-defined]
+    assert not rig.emulator.state(3).torque_enabled
+    assert actuators["elbow"].torque_enabled is False
+    assert actuators["elbow"].message == "torque off"
+    for name in ("shoulder_yaw", "shoulder_pitch", "wrist"):
+        assert actuators[name].torque_enabled is True
+        assert actuators[name].message == "torque on"
