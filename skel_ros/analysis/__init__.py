@@ -1,7 +1,9 @@
 """Sim-to-real analysis: recorded streams, tracking metrics, criteria, verdict and reports.
 
-ROS-free (recordings are read with mcap-ros2-support); matplotlib is imported only
-when plots are drawn.
+Without rclpy (recordings are read with mcap-ros2-support); matplotlib is imported only
+when plots are drawn. JointTrajectory commands in a recording are built by the nodes'
+own parser (:mod:`skel_ros.nodes.commands`, imported then: it needs the
+``builtin_interfaces`` message package, not rclpy).
 """
 
 from skel_ros.analysis.ci_reports import write_json, write_junit

@@ -97,6 +97,12 @@ def _comparison_dict(comparison: Comparison) -> dict[str, Any]:
         "rates": {k: _number(v) for k, v in comparison.rates.items()},
         # stream -> "stamp" (placed at its header stamps) or "log" (at its receive times)
         "time_bases": dict(comparison.time_bases),
+        # stream -> why it is not at its stamps (only streams whose stamps were refused)
+        "time_base_notes": dict(comparison.time_base_notes),
+        # joints not compared: the measured streams without them, and whether the command
+        # or the model names them
+        "left_out": [{"joint": lo.joint, "streams": list(lo.streams), "expected": lo.expected}
+                     for lo in comparison.left_out],
         "joints": [{
             "joint": j.joint, "lower": _number(j.lower), "upper": _number(j.upper),
             "limit_hits": dict(j.limit_hits),

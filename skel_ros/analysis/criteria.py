@@ -20,7 +20,8 @@ Format (every key optional; a bound that is not given is not checked)::
 ``lag`` the absolute lag (see :mod:`skel_ros.analysis.metrics`); ``limit_hits`` the
 count per stream. ``min_duration``, ``min_rate`` and ``max_gap`` say whether the run can
 be judged at all: a run below them is *not judged*, not failed. ``max_gap`` (default
-:data:`DEFAULT_MAX_GAP`) applies to the measured streams (simulations, hardware): a gap
+:data:`DEFAULT_MAX_GAP`) applies to the measured streams (simulations, hardware), and
+to each joint in them that some of their messages lack (as does ``min_rate``): a gap
 longer than it and than :data:`~skel_ros.analysis.metrics.GAP_PERIODS` median sample
 periods of the stream means its node was starved (a simulation that dropped time, a
 hardware node that stalled), so the errors say nothing about the model.

@@ -5,8 +5,14 @@ stream has data (linear interpolation, at each series' times: a measured stream'
 stamps when they are on the recorder's clock, else when the recorder received it; see
 :mod:`skel_ros.analysis.recording`). For each joint and each pair of streams this gives the
 RMS and maximum absolute position error and the lag: the shift of the second stream
-that best explains the first (the time shift minimising the RMS error, searched on the
-grid up to ``max_lag``); positive means the first stream follows the second.
+that best explains the first (the time shift minimising the RMS of the error once its mean
+is removed, searched on the grid up to ``max_lag``, so that a constant offset, which the
+RMS and max errors show, is not taken for a delay); positive means the first stream
+follows the second.
+
+The joints compared are those every measured stream carries (with positions); any other
+joint of a stream is left out, and :attr:`Comparison.left_out` says which and why, so
+that a gate can refuse to judge a run that lacks a joint it was asked about.
 """
 
 from __future__ import annotations
@@ -57,6 +63,27 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A joint left out of the comparison: some measured stream has no positions of it.
+
+    Attributes:
+        joint: the joint.
+        streams: the measured streams without it.
+        expected: whether the command or the model names it (a gate cannot judge the run
+            without it); False for a joint only some measured stream has.
+    """
+
+    joint: str
+    streams: tuple[str, ...]
+    expected: bool
+
+    @property
+    def reason(self) -> str:
+        """Why it was left out, in words."""
+        return f"the joint is not in the {', '.join(self.streams)} stream(s)"
+
+
+@dataclass(frozen=True)
 class PairError:
     """Position error of stream ``a`` against stream ``b`` for one joint."""
 
@@ -98,32 +125,60 @@ class Comparison:
     # stream -> its own sample times (s), and "stamp" or "log": what they are
     times: Mapping[str, Array] = field(default_factory=dict)
     time_bases: Mapping[str, str] = field(default_factory=dict)
+    # stream -> why its samples are not at their stamps (a refused time base), "" otherwise
+    time_base_notes: Mapping[str, str] = field(default_factory=dict)
+    # stream -> joint -> the times of that joint's own position samples in that stream
+    joint_times: Mapping[str, Mapping[str, Array]] = field(default_factory=dict)
+    left_out: tuple[LeftOut, ...] = ()
 
     @property
     def measured(self) -> tuple[str, ...]:
         """The measured streams (every one but the command)."""
         return tuple(s for s in self.streams if s != "command")
 
-    def gap_threshold(self, stream: str, max_gap: float) -> float:
-        """The shortest gap of ``stream`` that counts (the rule, in one place).
+    def _sample_times(self, stream: str, joint: str | None) -> Array | None:
+        if joint is None:
+            return self.times.get(stream)
+        return self.joint_times.get(stream, {}).get(joint)
+
+    def gap_threshold(self, stream: str, max_gap: float, joint: str | None = None) -> float:
+        """The shortest gap of ``stream`` (or of one joint in it) that counts (the rule).
 
         A gap is longer than ``max_gap`` seconds and than :data:`GAP_PERIODS` times the
-        stream's median sample period.
+        median period of the samples (of the stream, or of the joint's own samples).
         """
-        t = self.times.get(stream)
+        t = self._sample_times(stream, joint)
         period = float(np.median(np.diff(t))) if t is not None and t.size > 1 else 0.0
         return max(max_gap, GAP_PERIODS * period)
 
-    def gaps(self, stream: str, max_gap: float) -> tuple[Gap, ...]:
-        """The gaps of ``stream`` that reach into the compared span, in time order."""
-        t = self.times.get(stream)
-        if t is None or t.size < 2 or not self.grid.size:  # noqa: PLR2004 - a gap needs two
+    def gaps(self, stream: str, max_gap: float, joint: str | None = None) -> tuple[Gap, ...]:
+        """The gaps of ``stream`` (or of ``joint`` in it) in the compared span, in order.
+
+        A stream covers the compared span by construction; a joint of it may not: the
+        time from the span's start to its first sample, and from its last sample to the
+        span's end, count as gaps too (a joint that stops while its stream goes on).
+        """
+        t = self._sample_times(stream, joint)
+        if t is None or not self.grid.size:
             return ()
-        threshold = self.gap_threshold(stream, max_gap)
+        threshold = self.gap_threshold(stream, max_gap, joint)
+        if joint is not None:  # the span's edges bound the joint's samples
+            inner = t[(t > self.grid[0]) & (t < self.grid[-1])]
+            t = np.concatenate(([min(self.grid[0], t[0]) if t.size else self.grid[0]], inner,
+                                [max(self.grid[-1], t[-1]) if t.size else self.grid[-1]]))
+        if t.size < 2:  # noqa: PLR2004 - a gap needs two samples
+            return ()
         d = np.diff(t)
         inside = (t[1:] > self.grid[0]) & (t[:-1] < self.grid[-1])
         return tuple(Gap(stream, float(t[i]), float(d[i]))
                      for i in np.flatnonzero(inside & (d > threshold)))
+
+    def joint_rate(self, stream: str, joint: str) -> float:
+        """Samples per second of ``joint`` in ``stream`` over the compared span."""
+        t = self.joint_times.get(stream, {}).get(joint)
+        if t is None or self.duration <= 0:
+            return math.nan
+        return float(np.count_nonzero((t >= self.grid[0]) & (t <= self.grid[-1]))) / self.duration
 
     @property
     def duration(self) -> float:
@@ -132,7 +187,12 @@ class Comparison:
 
 
 def estimate_lag(signal: Array, reference: Array, dt: float, max_lag: float) -> float:
-    """Shift (s) of ``reference`` that makes it best match ``signal`` (min RMS).
+    """Shift (s) of ``reference`` that makes it best match ``signal``.
+
+    The best match minimises the RMS of the difference with its mean removed, so a
+    constant offset between the two does not move the lag (the RMS and max errors show
+    it). Among equally good shifts the smallest is taken (a straight ramp, whose delay
+    cannot be told from an offset, has lag 0).
 
     Positive: ``signal`` happens later than ``reference``. NaN when the reference
     hardly moves (then every shift fits equally well) or the data are too short.
@@ -143,7 +203,7 @@ def estimate_lag(signal: Array, reference: Array, dt: float, max_lag: float) -> 
     n = signal.size
     k_max = min(round(max_lag / dt), n // 2)
     best_k, best = 0, math.inf
-    for k in range(-k_max, k_max + 1):
+    for k in sorted(range(-k_max, k_max + 1), key=abs):  # ties go to the smallest shift
         if k >= 0:
             a, b = signal[k:], reference[: n - k]
         else:
@@ -152,8 +212,9 @@ def estimate_lag(signal: Array, reference: Array, dt: float, max_lag: float) -> 
         d = d[np.isfinite(d)]
         if d.size < n // 4:
             continue
+        d = d - np.mean(d)
         rms = float(np.sqrt(np.mean(d * d)))
-        if rms < best - 1e-15:
+        if rms < best * (1 - 1e-9) - 1e-12:
             best_k, best = k, rms
     return best_k * dt
 
@@ -184,7 +245,10 @@ def compare(
         limits: position limits per joint, for the limit-hit counts.
         rate: grid rate in Hz.
         max_lag: largest lag searched, seconds.
-        joints: joints to compare (default: those in every non-command stream).
+        joints: joints to compare (default: those every non-command stream carries,
+            with at least two position samples; the others are in
+            :attr:`Comparison.left_out`, marked ``expected`` when the command or
+            ``limits`` (the model) name them).
 
     Raises:
         AnalysisError: fewer than two streams, no overlap in time, no common joint.
@@ -202,10 +266,19 @@ def compare(
             f"the streams do not overlap in time ({start:.3f} .. {end:.3f} s)")
     dt = 1.0 / rate
     grid: Array = start + dt * np.arange(math.floor((end - start) / dt) + 1, dtype=np.float64)
+    measured = [s for n, s in by_name.items() if n != "command"] or list(by_name.values())
+    carried = {s.name: {j for j in s.joint_names if np.isfinite(s.column(j)).sum() >= 2}  # noqa: PLR2004 - interpolation needs two samples
+               for s in measured}
+    every = [j for s in by_name.values() for j in s.joint_names]
+    expected = set(by_name["command"].joint_names if "command" in by_name else ()) | set(
+        limits or ())
+    left_out = tuple(
+        LeftOut(j, tuple(s.name for s in measured if j not in carried[s.name]), j in expected)
+        for j in dict.fromkeys([*every, *sorted(expected)])
+        if any(j not in carried[s.name] for s in measured))
     if joints is None:
-        measured = [s for n, s in by_name.items() if n != "command"] or list(by_name.values())
-        common = set(measured[0].joint_names).intersection(*(s.joint_names for s in measured))
-        joints = [j for j in measured[0].joint_names if j in common]
+        common = set.intersection(*carried.values())
+        joints = [j for j in dict.fromkeys(every) if j in common]
     if not joints:
         raise AnalysisError("the streams have no joint in common")
     positions: dict[str, dict[str, Array]] = {n: {} for n in by_name}
@@ -229,6 +302,10 @@ def compare(
     span = float(grid[-1] - grid[0])
     rates = {n: float(np.count_nonzero((s.times >= grid[0]) & (s.times <= grid[-1]))) / span
              for n, s in by_name.items()}
+    joint_times = {n: {j: s.times[np.isfinite(s.column(j))] for j in joints if j in s.joint_names}
+                   for n, s in by_name.items()}
     return Comparison(grid, tuple(by_name), positions, tuple(results), rates,
                       {n: s.times for n, s in by_name.items()},
-                      {n: s.time_base for n, s in by_name.items()})
+                      {n: s.time_base for n, s in by_name.items()},
+                      {n: s.time_base_note for n, s in by_name.items() if s.time_base_note},
+                      joint_times, left_out)

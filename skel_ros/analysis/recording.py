@@ -9,10 +9,21 @@ sim-to-real session (the hardware node stamps each read with ROS time, the simul
 node with ``time_base`` wall the ROS time its step was due). Delivery delays on a loaded
 machine (tens to hundreds of milliseconds) then do not count as lag or error. The rule,
 decided per stream from the recording itself: stamps are used when the stream's median
-``|log time - stamp|`` is at most :data:`STAMP_WINDOW`; otherwise (a simulation stamped in
-simulated time, zero stamps, an old recording) the stream keeps its log times (when the
-recorder received each message). Commands always keep their log times: that is when the
-robots got them. :attr:`JointSeries.time_base` says which was used.
+``|log time - stamp|`` is at most :data:`STAMP_WINDOW` and its median ``stamp - log time``
+at most :data:`STAMP_AHEAD` (a message cannot be stamped on the recorder's clock after
+it arrived: stamps ahead of their arrival come from a clock that runs ahead); otherwise
+(a simulation stamped in simulated time, zero stamps, an old recording, a clock ahead)
+the stream keeps its log times (when the recorder received each message), and
+:attr:`JointSeries.time_base_note` says why when the stamps were near. Commands always
+keep their log times: that is when the robots got them. :attr:`JointSeries.time_base`
+says which was used.
+
+JointTrajectory commands are sampled as the receiving node follows them
+(:func:`skel_ros.nodes.commands.parse_joint_trajectory` builds the trajectory, as in the
+nodes): from its header stamp (a zero stamp: its arrival), starting from the joints'
+present target (the last command for them, else the position the robot measured at the
+arrival: what it holds before any command), holding its last point after its end, until
+the next trajectory, or a JointState command for one of its joints, replaces it.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skel_ros.analysis.errors import RecordingError
+from skel_ros.analysis.errors import AnalysisError, RecordingError
 from skel_ros.analysis.series import JointSeries
 
 if TYPE_CHECKING:
@@ -35,6 +46,12 @@ JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 COMMAND_SAMPLE_RATE = 100.0  # Hz, for commands recorded as whole trajectories
 # s: a stream whose stamps lie within this of its log times (median) is placed at its stamps.
 STAMP_WINDOW = 1.0
+# s: a stream whose stamps are later than its log times by more than this (median) is not
+# on the recorder's clock (a stamp after the arrival); a few ms of clock skew pass.
+STAMP_AHEAD = 0.01
+# The measured streams, in the order their position stands for a robot's target before
+# any command (the start of a first trajectory): the hardware first.
+START_STREAMS = ("real", "sim", "dart", "mujoco")
 
 
 @dataclass(frozen=True)
@@ -80,15 +97,24 @@ class _Collector:
         self.rows.append((t, row))
         self.stamps.append(stamp)
 
-    def stamps_usable(self) -> bool:
-        """Whether the header stamps are on the recorder's clock (see the module's doc)."""
+    def stamps_refused(self) -> str | None:
+        """None when the header stamps are on the recorder's clock, else why not.
+
+        See the module's doc; the reason is "" when the stamps are plainly on another
+        clock (simulated time, zero, missing), a sentence when they were near but ahead.
+        """
         if self.name == "command" or not self.rows:
-            return False
+            return ""
         log = np.array([t for t, _ in self.rows])
         stamps = np.array(self.stamps)
-        if not np.all(np.isfinite(stamps)):
-            return False
-        return float(np.median(np.abs(log - stamps))) <= STAMP_WINDOW
+        if not np.all(np.isfinite(stamps)) or \
+                float(np.median(np.abs(log - stamps))) > STAMP_WINDOW:
+            return ""
+        ahead = float(np.median(stamps - log))
+        if ahead > STAMP_AHEAD:
+            return (f"placed at its receive times: its header stamps are {ahead:.3f} s after"
+                    f" its arrival (median), so not on the recorder's clock (a clock ahead)")
+        return None
 
     def series(self, origin: float) -> JointSeries:
         """The samples, at their stamps when usable, else log times; seconds from ``origin``."""
@@ -97,28 +123,75 @@ class _Collector:
         for r, (_, row) in enumerate(self.rows):
             for j, values in row.items():
                 data[:, r, j] = values
-        stamped = self.stamps_usable()
+        refused = self.stamps_refused()
+        stamped = refused is None
         times = np.array(self.stamps if stamped else [t for t, _ in self.rows]) - origin
         return JointSeries.from_samples(self.name, times, list(self.joints), data[0], data[1],
-                                        data[2], time_base="stamp" if stamped else "log")
+                                        data[2], time_base="stamp" if stamped else "log",
+                                        time_base_note=refused or "")
 
 
-def _trajectory_samples(collector: _Collector, t0: float, msg: Any, until: float | None) -> None:  # noqa: ANN401 - decoded ROS messages are dynamic
-    from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+class _Names(dict):  # type: ignore[type-arg]
+    """Every joint name is known: the recording has no model to check them against."""
 
-    def tfs(d: Any) -> float:  # noqa: ANN401 - decoded ROS messages are dynamic
-        return float(d.sec) + 1e-9 * float(d.nanosec)
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
 
-    points = [TrajectoryPoint(tfs(p.time_from_start), tuple(p.positions),
-                              tuple(p.velocities) or None, tuple(p.accelerations) or None)
-              for p in msg.points]
-    if not points:
-        return
-    traj = PointTrajectory(list(msg.joint_names), points)
-    end = t0 + traj.duration if until is None else min(until, t0 + traj.duration)
-    for t in np.arange(t0, end + 1e-9, 1.0 / COMMAND_SAMPLE_RATE):
-        pos, vel, _ = traj.sample(t - t0)
-        collector.add(float(t), traj.joint_names, pos, vel, ())
+
+def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, JointSeries],
+              origin: float, end: float) -> _Collector:
+    """The command stream: JointState targets as they are, trajectories as followed.
+
+    Args:
+        events: ``(log time, kind, message)`` of every command message, in time order.
+        measured: the measured streams (seconds from ``origin``), for the start of a
+            trajectory on joints no command has set yet.
+        origin: log time of the recording's first message (s).
+        end: log time of its last message (s): the last trajectory holds until then.
+
+    Raises:
+        ValueError: a trajectory the nodes reject.
+    """
+    from skel_ros.nodes.commands import parse_joint_trajectory
+
+    collector = _Collector("command")
+    target: dict[str, float] = {}  # the present target of each joint commanded so far
+
+    def measured_at(joint: str, t: float) -> float:
+        for name in START_STREAMS:
+            series = measured.get(name)
+            if series is not None and joint in series.joint_names:
+                q = float(series.resample(joint, np.array([t - origin]))[0])
+                if math.isfinite(q):
+                    return q
+        return math.nan
+
+    for i, (t, kind, msg) in enumerate(events):
+        if kind == JOINT_STATE:
+            collector.add(t, msg.name, msg.position, msg.velocity, msg.effort)
+            target.update((n, float(q)) for n, q in zip(msg.name, msg.position, strict=False))
+            continue
+        command = parse_joint_trajectory(
+            msg, _Names(), lambda names, t=t: [target.get(n, measured_at(n, t)) for n in names],
+            topic="joint_trajectory")
+        trajectory = command.trajectory
+        if trajectory is None:  # "stop following": the joints hold their targets
+            continue
+        names = trajectory.joint_names
+        begin = t if command.start is None else command.start
+        until = next((u for u, k, m in events[i + 1:]
+                      if k == JOINT_TRAJECTORY or set(m.name) & set(names)), None)
+        last = until is None
+        stop = end if last else until
+        for s in np.arange(t, stop, 1.0 / COMMAND_SAMPLE_RATE):
+            pos, vel, _ = trajectory.sample(float(s) - begin)
+            collector.add(float(s), names, pos, vel, ())
+        if last:  # up to the end of the recording
+            pos, vel, _ = trajectory.sample(stop - begin)
+            collector.add(stop, names, pos, vel, ())
+        pos, _, _ = trajectory.sample(stop - begin)
+        target.update(zip(names, (float(q) for q in pos), strict=True))
+    return collector
 
 
 def read_recording(
@@ -126,8 +199,8 @@ def read_recording(
     """Read the command, simulation and hardware streams of a recorded run.
 
     Commands may be JointState messages (streamed targets: their positions are the
-    command) or JointTrajectory messages (each sampled from its arrival until the next
-    one replaces it). Times are seconds from the first message of the file (log time):
+    command) or JointTrajectory messages (sampled as the nodes follow them: see the
+    module's doc). Times are seconds from the first message of the file (log time):
     a measured stream's header stamps when they are on the recorder's clock, else its
     log times (see the module's doc; :attr:`JointSeries.time_base` says which).
 
@@ -136,7 +209,9 @@ def read_recording(
         for further engines), only the streams present.
 
     Raises:
-        RecordingError: the file cannot be read or decoded.
+        RecordingError: the file cannot be read or decoded, a topic has another type,
+            or a trajectory is one the nodes reject.
+        AnalysisError: the file holds none of the topics (no stream to compare).
     """
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
@@ -147,8 +222,9 @@ def read_recording(
                                  **{topic: name for name, topic in topics.engines},
                                  **dict.fromkeys(topics.command, "command")}
     collectors: dict[str, _Collector] = {}
-    trajectories: list[tuple[float, Any]] = []
+    commands: list[tuple[float, str, Any]] = []
     t_first: float | None = None
+    t_last = 0.0
     try:
         with path.open("rb") as f:
             messages = list(make_reader(f, decoder_factories=[DecoderFactory()])
@@ -156,14 +232,15 @@ def read_recording(
         for schema, channel, message, msg in messages:
             t = message.log_time * 1e-9
             t_first = t if t_first is None else t_first
+            t_last = t
             stream = wanted[channel.topic]
             kind = _schema_name(schema.name) if schema else ""
-            if kind == JOINT_STATE:
+            if stream == "command" and kind in {JOINT_STATE, JOINT_TRAJECTORY}:
+                commands.append((t, kind, msg))
+            elif kind == JOINT_STATE:
                 stamp = float(msg.header.stamp.sec) + 1e-9 * float(msg.header.stamp.nanosec)
                 collectors.setdefault(stream, _Collector(stream)).add(
                     t, msg.name, msg.position, msg.velocity, msg.effort, stamp)
-            elif kind == JOINT_TRAJECTORY and stream == "command":
-                trajectories.append((t, msg))
             else:
                 raise RecordingError(  # noqa: TRY301 - re-raised as is below
                     f"{path}: topic {channel.topic} has type {kind!r}; "
@@ -171,16 +248,26 @@ def read_recording(
     except RecordingError:
         raise
     except Exception as exc:  # noqa: BLE001 - mcap raises many kinds on a damaged file
-        raise RecordingError(f"{path}: cannot read the recording: {exc}") from None
-    if trajectories:
-        command = collectors.setdefault("command", _Collector("command"))
-        for i, (t0, msg) in enumerate(trajectories):
-            until = trajectories[i + 1][0] if i + 1 < len(trajectories) else None
-            try:
-                _trajectory_samples(command, t0, msg, until)
-            except ValueError as exc:
-                raise RecordingError(f"{path}: invalid trajectory at {t0:.3f} s: {exc}") from None
-    if not collectors:
-        raise RecordingError(f"{path}: none of the topics {sorted(wanted)} was recorded")
+        raise RecordingError(f"{path}: cannot read the recording: {_why(exc, path)}") from None
+    if not collectors and not commands:
+        raise AnalysisError(f"{path}: none of the topics {sorted(wanted)} was recorded")
     origin = t_first or 0.0
-    return {name: c.series(origin) for name, c in collectors.items()}
+    streams = {name: c.series(origin) for name, c in collectors.items()}
+    if commands:
+        try:
+            streams["command"] = _commands(commands, streams, origin, t_last).series(origin)
+        except ValueError as exc:
+            raise RecordingError(f"{path}: a command the nodes reject: {exc}") from None
+    return streams
+
+
+def _why(exc: Exception, path: Path) -> str:
+    """What is wrong with the file, in words, also when the exception says nothing."""
+    text = str(exc)
+    if text:
+        return text
+    try:
+        empty = path.stat().st_size == 0
+    except OSError:
+        empty = False
+    return "the file is empty" if empty else f"not a complete MCAP file ({type(exc).__name__})"

@@ -175,15 +175,26 @@ def _time_bases(comparison: Comparison) -> str:
         names = [s for s in comparison.streams if comparison.time_bases.get(s, "log") == base]
         if names:
             parts.append(f"{', '.join(names)} {what}")
-    return "Samples placed: " + "; ".join(parts) + "."
+    notes = "".join(f" {s}: {note}." for s, note in comparison.time_base_notes.items())
+    return "Samples placed: " + "; ".join(parts) + "." + notes
+
+
+def _left_out(comparison: Comparison) -> str:
+    """The joints not compared, and why."""
+    if not comparison.left_out:
+        return ""
+    return " Left out: " + "; ".join(
+        f"{lo.joint} ({lo.reason}{', named by the command or the model' if lo.expected else ''})"
+        for lo in comparison.left_out) + "."
 
 
 def _summary(comparison: Comparison) -> str:
     return (f"{len(comparison.joints)} joints, {comparison.duration:.2f} s compared at "
             f"{1.0 / float(np.median(np.diff(comparison.grid))):.0f} Hz; streams: "
-            f"{', '.join(comparison.streams)}. {_time_bases(comparison)} Errors in rad "
-            "(or m); lag: shift of the second stream that best matches the first, positive = "
-            "the first follows.")
+            f"{', '.join(comparison.streams)}.{_left_out(comparison)} {_time_bases(comparison)}"
+            " Errors in rad "
+            "(or m); lag: shift of the second stream that best matches the first (offset "
+            "removed), positive = the first follows.")
 
 
 def _anchor(section: str, joint: str | None) -> str:

@@ -35,6 +35,7 @@ class JointSeries:
         positions, velocities, efforts: shape (N, J).
         time_base: ``"stamp"`` when ``times`` are the messages' header stamps, ``"log"``
             when they are when the recorder received them (or a synthetic series).
+        time_base_note: why a stream with stamps is not placed at them ("" otherwise).
     """
 
     name: str
@@ -44,6 +45,7 @@ class JointSeries:
     velocities: Array
     efforts: Array
     time_base: str = "log"
+    time_base_note: str = ""
 
     @classmethod
     def from_samples(  # noqa: PLR0917 - mirrors the JointState fields
@@ -56,6 +58,7 @@ class JointSeries:
         efforts: npt.ArrayLike | None = None,
         *,
         time_base: str = "log",
+        time_base_note: str = "",
     ) -> JointSeries:
         """Build a series, sorting the samples by time.
 
@@ -77,7 +80,8 @@ class JointSeries:
         fields = [np.array(a) for a in (t[order], pos, vel, eff)]
         for a in fields:
             a.setflags(write=False)
-        return cls(name, fields[0], names, fields[1], fields[2], fields[3], time_base)
+        return cls(name, fields[0], names, fields[1], fields[2], fields[3], time_base,
+                   time_base_note)
 
     def __len__(self) -> int:
         return int(self.times.size)

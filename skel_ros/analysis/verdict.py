@@ -1,9 +1,11 @@
 """The verdict of a run against its criteria: one check per joint and bound.
 
 Each check is *passed*, *failed* (the measured value is beyond the bound), *not judged*
-(the run cannot tell: a stream or a joint missing, the run shorter than ``min_duration``,
-a stream slower than ``min_rate``, a measured stream with a gap beyond ``max_gap`` (its
-node starved), or the run did not complete) or *skipped* (a lag bound
+(the run cannot tell: a stream or a joint missing (a joint of the command or the model
+that a measured stream lacks, a joint of the criteria not in the run), the run shorter
+than ``min_duration``, a stream, or a joint in a measured stream, slower than
+``min_rate`` or with a gap beyond ``max_gap`` (its node starved), or the run did not
+complete) or *skipped* (a lag bound
 on a joint whose reference did not move, so that no lag can be measured). A run's outcome
 is *not judged* if any check is, else *failed* if any check is, else *passed*; several
 runs (trajectories) combine the same way.
@@ -57,8 +59,9 @@ class Check:
         pair: ``(a, b)`` for a bound on the error of a pair of streams.
         metric: ``rms``, ``max``, ``lag``, ``limit_hits``, ``duration``, ``rate``,
             ``gap`` (the longest gap of a measured stream, against the gap threshold),
-            ``present`` (a joint of the criteria in the run) or ``run``.
-        stream: the stream of a ``limit_hits``, ``rate`` or ``gap`` check.
+            ``present`` (a joint of the criteria in the run, or a joint of the command
+            or model in a measured stream) or ``run``.
+        stream: the stream of a ``limit_hits``, ``rate``, ``gap`` or ``present`` check.
     """
 
     name: str
@@ -182,21 +185,51 @@ def _run_checks(comparison: Comparison, criteria: Criteria) -> list[Check]:
             checks.append(check)
     checks += [_gap_check(comparison, stream, criteria.max_gap)
                for stream in comparison.measured]
+    checks += _joint_starvation_checks(comparison, criteria)
     return checks
 
 
-def _gap_check(comparison: Comparison, stream: str, max_gap: Bound) -> Check:
-    """Whether ``stream`` had samples all along: a gap means its node starved (not judged)."""
-    threshold = comparison.gap_threshold(stream, max_gap.value)
-    gaps = comparison.gaps(stream, max_gap.value)
+def _joint_starvation_checks(comparison: Comparison, criteria: Criteria) -> list[Check]:
+    """The starvation rules per joint of each measured stream.
+
+    A stream that keeps publishing may still stop carrying one joint: each joint that
+    some of the stream's samples lack gets its own ``gaps`` check (the span's start to
+    its first sample and its last sample to the span's end count as gaps: a joint that
+    stops early) and, with ``min_rate``, its own ``rate`` check. A joint in every sample
+    of the stream has the stream's checks, so none of its own.
+    """
+    checks: list[Check] = []
+    for stream in comparison.measured:
+        every = comparison.times[stream].size
+        for joint in comparison.joints:
+            if comparison.joint_times[stream][joint.joint].size == every:
+                continue
+            checks.append(_gap_check(comparison, stream, criteria.max_gap, joint.joint))
+            if criteria.min_rate is not None:
+                check = _check(f"rate {stream}", joint.joint,
+                               comparison.joint_rate(stream, joint.joint), criteria.min_rate,
+                               upper=False, metric="rate", stream=stream)
+                if check.outcome is not Outcome.PASSED:
+                    check = replace(check, outcome=Outcome.NOT_JUDGED,
+                                    reason=f"too few {stream} samples of the joint to judge")
+                checks.append(check)
+    return checks
+
+
+def _gap_check(comparison: Comparison, stream: str, max_gap: Bound,
+               joint: str | None = None) -> Check:
+    """Whether ``stream`` (or ``joint`` in it) had samples all along: else not judged."""
+    threshold = comparison.gap_threshold(stream, max_gap.value, joint)
+    gaps = comparison.gaps(stream, max_gap.value, joint)
     longest = max(gaps, key=lambda g: g.length, default=None)
     value = longest.length if longest else 0.0
-    check = _check(f"gaps {stream}", None, value, replace(max_gap, value=threshold),
+    check = _check(f"gaps {stream}", joint, value, replace(max_gap, value=threshold),
                    metric="gap", stream=stream)
     if longest is None:
         return check
     times = "the stamps" if comparison.time_bases.get(stream) == "stamp" else "the log times"
-    reason = (f"the {stream} stream starved: no sample for {longest.length:.3f} s from "
+    what = f"the {stream} stream" if joint is None else f"joint {joint} in the {stream} stream"
+    reason = (f"{what} starved: no sample for {longest.length:.3f} s from "
               f"{longest.start:.2f} s of the recording ({len(gaps)} gap(s) in {times}, "
               f"{sum(g.length for g in gaps):.3f} s in all; a gap is longer than "
               f"max_gap {max_gap.value:g} s and {GAP_PERIODS:g} sample periods)")
@@ -206,6 +239,13 @@ def _gap_check(comparison: Comparison, stream: str, max_gap: Bound) -> Check:
 def judge(comparison: Comparison, criteria: Criteria) -> Verdict:
     """Apply ``criteria`` to ``comparison``."""
     checks = _run_checks(comparison, criteria)
+    for left in comparison.left_out:
+        if left.expected:
+            checks += [Check("present", left.joint, math.nan, math.nan, upper=True,
+                             outcome=Outcome.NOT_JUDGED, metric="present", stream=stream,
+                             reason=f"the command or the model names the joint, but the "
+                                    f"{stream} stream has no positions of it")
+                       for stream in left.streams]
     measured = {j.joint for j in comparison.joints}
     for name, where in criteria.joint_where.items():
         if name not in measured:

@@ -41,7 +41,7 @@ def _report_dir(out: str | None, recordings: list[Path]) -> Path:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording
-    from skel_ros.analysis.errors import CriteriaError
+    from skel_ros.analysis.errors import CriteriaError, RecordingError
     from skel_ros.analysis.report import RunSection
     from skel_ros.analysis.verdict import Verdict, judge
     from skel_ros.model import SkelError
@@ -79,6 +79,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         try:
             comparison = compare(list(read_recording(recording, topics).values()), limits,
                                  rate=args.rate)
+        except RecordingError as exc:  # bad input: no report, whatever the other runs
+            gate.error(exc)
+            return exit_codes.ERROR
         except AnalysisError as exc:
             gate.error(exc)
             sections.append(RunSection(name, None, Verdict.not_judged(str(exc)), notes))
@@ -184,6 +187,19 @@ def _engines(text: str) -> tuple[str, ...]:
     return names
 
 
+def _positive(text: str) -> float:
+    """A finite number > 0 (``--rate``): anything else is a bad command line."""
+    import argparse  # at run time here only (the module imports it for types)
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
@@ -198,7 +214,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
-    p.add_argument("--rate", type=float, default=100.0, help="comparison grid rate, Hz")
+    p.add_argument("--rate", type=_positive, default=100.0, help="comparison grid rate, Hz")
     p.add_argument("--sim-topic", default="/sim/joint_states")
     p.add_argument("--real-topic", default="/real/joint_states")
     p.add_argument("--command-topic", action="append",

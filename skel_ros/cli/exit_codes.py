@@ -5,8 +5,8 @@ code   name             meaning
 =====  ===============  ===========================================================
 0      ``OK``           done; with ``--criteria``: every criterion held
 1      ``ERROR``        bad input: a file that cannot be read or is malformed (model,
-                        hardware config, criteria, trajectory, recording path), said
-                        as ``error: file:line: ...``
+                        hardware config, criteria, trajectory, recording: missing,
+                        empty, damaged), said as ``error: file:line: ...``; no report
 2      ``USAGE``        a bad command line (argparse's own status)
 3      ``FAILED``       the run was judged and at least one criterion failed
 4      ``NOT_JUDGED``   the run could not be judged: a stream or joint missing, the

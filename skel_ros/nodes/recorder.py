@@ -7,6 +7,13 @@ The schema text is generated from the message class's own introspection data, so
 with the PyPI wheels. Log times are the recorder's wall clock when a message arrived,
 which puts every stream of a run on one clock, whatever the nodes stamped (in a
 sim-to-real session they stamp one time base too: ROS time).
+
+QoS, as ``ros2 bag record`` does: each subscription adapts to the publishers seen when it
+is made (best effort if any of them is, transient local if all of them are; reliable and
+volatile otherwise), and each channel's ``offered_qos_profiles`` metadata (required by
+the MCAP ``ros2`` profile) lists those publishers' QoS as YAML, in rosbag2's layout. A
+publisher that appears later with an offer the subscription cannot match is warned
+about once per topic: its messages are not recorded.
 """
 
 from __future__ import annotations
@@ -18,10 +25,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from rclpy.node import Node
 
@@ -34,6 +41,43 @@ _PRIMITIVES = {
 }
 RECORD_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
                         reliability=ReliabilityPolicy.RELIABLE)
+
+
+def adapted_qos(offers: Sequence[QoSProfile]) -> QoSProfile:
+    """The subscription's QoS for these publishers' offers (rosbag2's rule).
+
+    Best effort if any publisher is (a reliable subscription gets nothing from it),
+    transient local if every publisher is (late-joiner messages too), else
+    :data:`RECORD_QOS`'s reliable and volatile; the history is :data:`RECORD_QOS`'s.
+    """
+    best_effort = any(q.reliability == ReliabilityPolicy.BEST_EFFORT for q in offers)
+    latched = bool(offers) and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                                   for q in offers)
+    return QoSProfile(
+        history=RECORD_QOS.history, depth=RECORD_QOS.depth,
+        reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else RECORD_QOS.reliability,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+
+def offered_qos_yaml(offers: Sequence[QoSProfile]) -> str:
+    """``offered_qos_profiles``: the publishers' QoS as rosbag2 writes them (YAML list)."""
+    if not offers:
+        return "[]"
+
+    def duration(d: Any) -> list[str]:  # noqa: ANN401 - rclpy Duration
+        sec, nsec = divmod(int(d.nanoseconds), 10**9)
+        return [f"    sec: {sec}", f"    nsec: {nsec}"]
+
+    lines: list[str] = []
+    for q in offers:
+        lines += [f"- history: {int(q.history)}", f"  depth: {int(q.depth)}",
+                  f"  reliability: {int(q.reliability)}", f"  durability: {int(q.durability)}",
+                  "  deadline:", *duration(q.deadline), "  lifespan:", *duration(q.lifespan),
+                  f"  liveliness: {int(q.liveliness)}", "  liveliness_lease_duration:",
+                  *duration(q.liveliness_lease_duration),
+                  "  avoid_ros_namespace_conventions: "
+                  + str(bool(q.avoid_ros_namespace_conventions)).lower()]
+    return "\n".join(lines)
 
 
 def _message_class(name: str) -> type:
@@ -90,11 +134,18 @@ class McapRecorder:
         path: the MCAP file to write (its directory is created).
         topics: topic -> message class.
         clock: wall-clock nanoseconds for log times (injectable for tests).
+        warn: where a publisher the recording cannot receive is said (default: the
+            node's logger).
+
+    Each subscription's QoS adapts to the publishers ``node`` sees now (see the module's
+    doc): let the graph be discovered first.
     """
 
     def __init__(self, node: Node, path: str | Path, topics: Mapping[str, type],
-                 clock: Callable[[], int] = time.time_ns) -> None:
+                 clock: Callable[[], int] = time.time_ns,
+                 warn: Callable[[str], object] | None = None) -> None:
         from mcap.writer import Writer
+        from rclpy.event_handler import SubscriptionEventCallbacks
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,15 +157,33 @@ class McapRecorder:
         self._closed = False
         self.counts: dict[str, int] = {}
         self._subs: list[Any] = []
+        self._warn = warn or node.get_logger().warning
+        self._warned: set[str] = set()
         schemas: dict[str, int] = {}
         for topic, cls in topics.items():
             name, text = message_definition(cls)
             if name not in schemas:
                 schemas[name] = self._writer.register_schema(name, "ros2msg", text.encode())
-            channel = self._writer.register_channel(topic, "cdr", schemas[name])
+            offers = [info.qos_profile for info in node.get_publishers_info_by_topic(topic)]
+            channel = self._writer.register_channel(
+                topic, "cdr", schemas[name],
+                metadata={"offered_qos_profiles": offered_qos_yaml(offers)})
             self.counts[topic] = 0
+            events = SubscriptionEventCallbacks(incompatible_qos=self._incompatible(topic))
             self._subs.append(node.create_subscription(
-                cls, topic, self._callback(topic, channel), RECORD_QOS, raw=True))
+                cls, topic, self._callback(topic, channel), adapted_qos(offers), raw=True,
+                event_callbacks=events))
+
+    def _incompatible(self, topic: str) -> Callable[[Any], None]:
+        def warn(info: Any) -> None:  # noqa: ANN401 - rclpy's QoSRequestedIncompatibleQoSInfo
+            if topic in self._warned:
+                return
+            self._warned.add(topic)
+            policy = getattr(getattr(info, "last_policy_kind", None), "name", "QoS")
+            self._warn(f"{topic}: a publisher's QoS does not match the recording's subscription"
+                       f" ({policy}, fixed when recording started): its messages are not"
+                       " recorded")
+        return warn
 
     def _callback(self, topic: str, channel: int) -> Callable[[bytes], None]:
         def write(data: bytes) -> None:

@@ -106,3 +106,36 @@ def test_series_rejects_bad_shapes() -> None:
         JointSeries.from_samples("sim", [0], ["a", "a"], [[0, 1]])
     with pytest.raises(AnalysisError, match="finite"):
         JointSeries.from_samples("sim", [0, math.nan], ["a"], [[0], [1]])
+
+
+def _smoothstep(t: np.ndarray, delay: float = 0.0) -> np.ndarray:
+    s = np.clip((t - delay) / 10.0, 0.0, 1.0)
+    return 3 * s**2 - 2 * s**3  # a slow monotonic move, 0 -> 1 rad over 10 s
+
+
+@pytest.mark.parametrize(("offset", "delay"), [(0.05, 0.0), (0.0, 0.2), (0.05, 0.2),
+                                               (-0.3, 0.1)])
+def test_lag_separates_a_constant_offset_from_a_delay(offset: float, delay: float) -> None:
+    """A calibration offset is an error (RMS, max), not a lag: the lag is the shift that
+    best matches the signals once their mean difference is removed."""
+    t = np.arange(0, 10.0001, 0.01)
+    command = _series("command", t, j=_smoothstep(t))
+    real = _series("real", t, j=_smoothstep(t, delay) + offset)
+    error = compare([command, real], rate=RATE).joints[0].error("real", "command")
+    assert error.lag == pytest.approx(delay, abs=1e-9)
+    if delay == 0.0:
+        assert error.rms == pytest.approx(abs(offset), abs=1e-9)  # the offset, as error
+
+
+def test_a_joint_missing_from_a_measured_stream_is_left_out_with_the_reason() -> None:
+    t = np.arange(0, 4, 0.01)
+    command = _series("command", t, a=_sine(t), d=_sine(t))
+    sim = _series("sim", t, a=_sine(t), d=_sine(t), x=_sine(t))
+    real = _series("real", t, a=_sine(t))
+    result = compare([command, sim, real], rate=RATE)
+    assert [j.joint for j in result.joints] == ["a"]
+    left = {lo.joint: lo for lo in result.left_out}
+    assert left["d"].streams == ("real",)
+    assert left["d"].expected  # the command names it
+    assert "real" in left["d"].reason
+    assert not left["x"].expected  # only the simulation has it

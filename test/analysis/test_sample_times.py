@@ -183,3 +183,18 @@ def test_the_rule_scales_with_a_slow_stream() -> None:
                           JointSeries.from_samples("sim", t, ["j"], np.sin(t)[:, None])])
     assert comparison.gap_threshold("sim", 0.2) == pytest.approx(3.0)
     assert comparison.gaps("sim", 0.2) == ()
+
+
+def test_stamps_ahead_of_their_arrival_are_not_on_the_recorders_clock(tmp_path: Path) -> None:
+    """A hardware PC whose clock runs 0.6 s ahead: its stamps are later than the moment
+    the recorder got them, so they cannot be on its clock; the arrival times are used,
+    and the report says why."""
+    ahead = read_recording(_write(tmp_path / "ahead.mcap", delay=lambda _s, _t: 0.02,
+                                  stamp=lambda s, t: WALL + t + (0.6 if s == "real" else 0.0)))
+    assert ahead["real"].time_base == "log"
+    assert "after its arrival" in ahead["real"].time_base_note
+    assert ahead["sim"].time_base == "stamp"
+    comparison = compare(list(ahead.values()))
+    assert "after its arrival" in comparison.time_base_notes["real"]
+    for joint in comparison.joints:  # on one clock with the command again: no error
+        assert joint.error("real", "command").max_abs < 1e-3

@@ -107,3 +107,38 @@ def test_combine_not_judged_then_failed_then_passed() -> None:
     assert combine([p, f, s]) is f
     assert combine([f, n, p]) is n
     assert Verdict.not_judged("the sim node died").outcome is n
+
+
+def test_a_joint_of_the_command_missing_from_a_measured_stream_is_not_judged() -> None:
+    """Criteria with only `all:` bound every joint: a joint the hardware stream lacks
+    cannot pass by being left out."""
+    t = np.arange(0, 4, 0.01)
+    both = np.column_stack([np.sin(t), np.cos(t)])
+    comparison = compare([JointSeries.from_samples("command", t, ["a", "d"], both),
+                          JointSeries.from_samples("sim", t, ["a", "d"], both),
+                          JointSeries.from_samples("real", t, ["a"], both[:, :1])], rate=RATE)
+    verdict = judge(comparison, parse_criteria("all:\n  sim_real: {rms: 1}\n", "c.yaml"))
+    assert verdict.outcome is Outcome.NOT_JUDGED
+    (missing,) = verdict.with_outcome(Outcome.NOT_JUDGED)
+    assert (missing.joint, missing.metric, missing.stream) == ("d", "present", "real")
+    assert "d: present: not judged" in missing.message
+    assert "real stream" in missing.message
+
+
+@pytest.mark.parametrize("hole", [(1.5, 4.0), (1.5, 2.5)])
+def test_a_joint_starved_in_a_stream_that_keeps_publishing_is_not_judged(
+        hole: tuple[float, float]) -> None:
+    """The hardware stream goes on, but joint elbow stops (or pauses for a second) in it:
+    the gap rule applies to the joint, not only to the stream."""
+    t = np.arange(0, 4, 0.01)
+    command = np.column_stack([0.5 * np.sin(t), np.cos(t)])
+    real = command.copy()
+    real[(t > hole[0]) & (t < hole[1]), 0] = np.nan  # no elbow in these messages
+    comparison = compare([JointSeries.from_samples("command", t, ["elbow", "wrist"], command),
+                          JointSeries.from_samples("real", t, ["elbow", "wrist"], real)],
+                         rate=RATE)
+    verdict = judge(comparison, parse_criteria(CRITERIA, "c.yaml"))
+    assert verdict.outcome is Outcome.NOT_JUDGED
+    starved = [c for c in verdict.with_outcome(Outcome.NOT_JUDGED) if c.metric == "gap"]
+    assert [(c.joint, c.stream) for c in starved] == [("elbow", "real")]
+    assert "joint elbow in the real stream starved" in starved[0].message

@@ -322,3 +322,66 @@ def test_sim_to_real_checks_its_files_before_starting(tmp_path: Path, mistake: s
     assert result.returncode == exit_codes.ERROR, result
     assert result.stderr.startswith(f"error: {bad}:"), result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("damage", ["empty", "garbage", "truncated"])
+def test_an_unreadable_recording_is_bad_input_status_1_without_a_report(
+        tmp_path: Path, criteria: Path, damage: str) -> None:
+    from skel_ros.cli import exit_codes
+
+    path = tmp_path / "r.mcap"
+    data = _write_run(tmp_path / "good.mcap").read_bytes()
+    path.write_bytes({"empty": b"", "garbage": b"garbage " * 64,
+                      "truncated": data[: len(data) // 2]}[damage])
+    result = _gate(tmp_path, criteria, path)
+    assert result.returncode == exit_codes.ERROR, result.stdout + result.stderr
+    assert result.stderr.startswith(f"error: {path}: cannot read the recording: ")
+    reason = result.stderr.split("cannot read the recording: ", 1)[1].strip()
+    assert reason  # says why, also for an empty file
+    assert not (tmp_path / "report").exists()
+    assert not (tmp_path / "junit.xml").exists()
+
+
+@pytest.mark.parametrize("rate", ["0", "nan", "-5", "inf", "fast"])
+def test_a_bad_rate_is_a_usage_error_before_anything_runs(tmp_path: Path, rate: str) -> None:
+    """argparse's own status 2; the first case as a user gets it from the console script."""
+    args = ("compare", str(_write_run(tmp_path / "r.mcap")), "--rate", rate,
+            "--out", str(tmp_path / "report"))
+    if rate == "0":
+        result = _run(*args)
+        code, stderr = result.returncode, result.stderr
+    else:
+        with pytest.raises(SystemExit) as exit_info:
+            _main(*args)
+        code, stderr = exit_info.value.code, ""
+    assert code == 2
+    assert "--rate" in stderr or rate != "0"
+    assert not (tmp_path / "report").exists()
+
+
+def test_a_joint_missing_from_the_hardware_stream_is_not_judged(tmp_path: Path) -> None:
+    """Criteria with only `all:`: every joint of the command must be judged; one the
+    hardware does not publish makes the run not judged, naming the joint and the stream.
+    Without criteria the report says which joint was left out and why."""
+    from skel_ros.cli import exit_codes
+
+    def messages() -> Iterator[tuple[int, str, dict[str, Any]]]:
+        for k in range(250):
+            t = k / 50
+            ns = int(1e9 * (1000 + t))
+            for stream in ("command", "sim", "real"):
+                names = JOINTS if stream != "real" else JOINTS[:1]
+                yield ns + len(stream), stream, joint_state((0, 0), names,
+                                                            [math.sin(t)] * len(names))
+
+    recording = write_joint_states(tmp_path / "r.mcap", messages())
+    criteria = tmp_path / "all.yaml"
+    criteria.write_text("all:\n  sim_real: {rms: 0.05}\n", encoding="utf-8")
+    result = _gate(tmp_path, criteria, recording)
+    assert result.returncode == exit_codes.NOT_JUDGED, result.stdout + result.stderr
+    assert "wrist: present: not judged" in result.stdout
+    assert "real stream" in result.stdout
+    plain = _main("compare", str(recording), "--format", "md", "--out", str(tmp_path / "p"))
+    assert plain.returncode == exit_codes.OK, plain.stderr
+    report = (tmp_path / "p" / "report.md").read_text(encoding="utf-8")
+    assert "Left out: wrist (the joint is not in the real stream(s)" in report
