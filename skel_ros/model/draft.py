@@ -94,22 +94,24 @@ def rest_poses(joints: Iterable[Joint]) -> dict[str, Array]:
     """
     by_child = {j.child: j for j in joints}
     out: dict[str, Array] = {}
-
-    def pose(body: str, depth: int = 0) -> Array:
-        known = out.get(body)
-        if known is not None:
-            return known
-        joint = by_child.get(body)
-        if joint is None or depth > len(by_child):
-            return np.eye(4)
-        parent = np.eye(4) if joint.parent is None else pose(joint.parent, depth + 1)
-        w = parent @ np.asarray(joint.T_parent_to_joint) @ inverse(
-            np.asarray(joint.T_child_to_joint))
-        out[body] = w
-        return w
-
-    for child in list(by_child):
-        pose(child)
+    for child in by_child:
+        # The chain of joints up to a body whose pose is known (or a root), then its
+        # poses top-down: a loop, not recursion, as chains may be thousands deep.
+        chain: list[Joint] = []
+        on_chain: set[str] = set()
+        body = child
+        while body in by_child and body not in out and body not in on_chain:
+            joint = by_child[body]
+            chain.append(joint)
+            on_chain.add(body)
+            if joint.parent is None:
+                break
+            body = joint.parent
+        w = out.get(body, np.eye(4))
+        for joint in reversed(chain):
+            w = w @ np.asarray(joint.T_parent_to_joint) @ inverse(
+                np.asarray(joint.T_child_to_joint))
+            out[joint.child] = w
     return out
 
 

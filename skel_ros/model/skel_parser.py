@@ -785,7 +785,15 @@ def _parse_inertia(el: Element, r: _SkelReader) -> tuple[float, Array, Array | N
     mass_el = kids.get("mass")
     if mass_el is None:
         mass_el = r.need(kids, el, "mass", "DART aborts the load without it")  # raises
-    mass = r.number(mass_el, nonneg=True)
+    mass = r.number(mass_el)
+    if mass < 0.0:
+        # Deliberately stricter than DART (docs/model.md, "Negative mass").
+        raise SkelValueError(
+            f"<mass> must not be negative, got {mass}",
+            r.loc(mass_el),
+            "DART 6.20 builds such a body with only a warning; its dynamics are not"
+            " physical and its URDF and MJCF exports would not load: give the real mass",
+        )
     moment = None
     moi = kids.get("moment_of_inertia")
     if moi is not None:

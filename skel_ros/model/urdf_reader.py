@@ -270,7 +270,9 @@ def _expand_xacro(data: bytes, label: str, args: Mapping[str, str]) -> bytes:
         else:
             doc = xacro.parse(data.decode("utf-8"), None)
             xacro.process_doc(doc, mappings=dict(args))
-        text = str(doc.toxml())
+        # What the xacro command prints (its _process writes this), so that the lines
+        # of messages are the lines of `xacro FILE`'s output.
+        text = str(doc.toprettyxml(indent="  "))
     except Exception as exc:  # noqa: BLE001 - xacro raises many kinds; all are input errors
         raise UrdfError(f"xacro failed: {exc}", Location(label),
                         "run `xacro FILE` to see the expansion; pass arguments as"
@@ -326,9 +328,19 @@ class _Reader:
         self.group(("ignored", ptag, str(el.tag)), why, el)
 
     def group(self, key: tuple[str, ...], message: str, el: Element) -> None:
-        """A warning that may repeat: counted, and given once with its first location."""
+        """A warning that may repeat: counted, and given once with its first location.
+
+        Links and joints are read in tree order, not file order, so the first
+        location is the one with the lowest line (the first one met on a line).
+        """
         known = self._grouped.get(key)
-        self._grouped[key] = (message, known[1] if known else el, (known[2] if known else 0) + 1)
+        if known is None:
+            self._grouped[key] = (message, el, 1)
+            return
+        first_message, first, count = known
+        if (el.sourceline or 0) < (first.sourceline or 0):
+            first_message, first = message, el
+        self._grouped[key] = (first_message, first, count + 1)
 
     def flush_grouped(self) -> None:
         for key, (message, first, count) in self._grouped.items():
@@ -364,10 +376,12 @@ class _Reader:
         return values
 
     def number(self, el: Element, name: str, default: float | None = None, *,
-               nonneg: bool = False) -> float:
+               nonneg: bool = False, positive: bool = False) -> float:
         value = self.numbers(el, name, 1, None if default is None else [default])[0]
         if nonneg and value < 0:
             raise self.fail(f"{name}={value:g} must not be negative", el)
+        if positive and value <= 0:
+            raise self.fail(f"{name}={value:g} must be positive", el)
         return value
 
     def origin(self, el: Element) -> Array:
@@ -389,7 +403,11 @@ class _Reader:
     # ------------------------------------------------------------ document
 
     def world(self, root: Element, *, fixed_base: bool) -> World:
-        robot_name = root.get("name") or Path(self.label).stem
+        robot_name = self.attr(root, "name")  # urdfdom refuses a robot without one
+        if not robot_name.strip():
+            robot_name = Path(self.label).stem
+            self.warn(f"<robot> has an empty name; the skeleton is named {robot_name!r} after"
+                      " the file", root)
         self.check_attributes(root)
         self.read_materials(root)
         links, joints = self.top_level(root)
@@ -428,7 +446,11 @@ class _Reader:
                                self.warnings)
 
     def check_attributes(self, root: Element) -> None:
-        """Warn (once per element and attribute) about attributes URDF does not have."""
+        """Warn (once per element and attribute) about attributes URDF does not have.
+
+        Elements are visited in document order, so a grouped warning's location is the
+        first occurrence.
+        """
         stack = [root]
         while stack:
             el = stack.pop()
@@ -439,7 +461,8 @@ class _Reader:
                 if "}" not in attr and attr not in allowed:  # namespaced ones are others'
                     self.group(("attribute", str(el.tag), attr),
                                f"attribute {attr!r} of <{el.tag}> is not URDF's; ignored", el)
-            stack.extend(c for c in el if isinstance(c.tag, str))
+            # Reversed onto the stack, so that the first child is popped first.
+            stack.extend(reversed([c for c in el if isinstance(c.tag, str)]))
 
     def read_materials(self, root: Element) -> None:
         """Named materials with a colour, wherever defined (top level or a link's visual)."""
@@ -524,6 +547,11 @@ class _Reader:
                                     " defined", el)
                 ends.append(link)
             parent, child = ends
+            if child == WORLD_LINK:
+                raise self.fail(
+                    f"joint {name!r} has link {WORLD_LINK!r} as its child; the link named"
+                    f" {WORLD_LINK!r} is the world frame, which no joint can move", j,
+                    f"make {WORLD_LINK!r} the joint's parent, or rename the link")
             if parent == child:
                 raise self.fail(f"joint {name!r} has link {child!r} as parent and child", j)
             if child in by_child:
@@ -536,31 +564,64 @@ class _Reader:
         return by_child
 
     def check_loops(self, by_child: Mapping[str, Element]) -> None:
+        """Raise at the first joint whose chain of parents comes back to a link on it.
+
+        Each link is walked once: a chain that reaches a link already known to lead to
+        the root stops there (linear, where walking every chain to the root would be
+        quadratic on long serial chains).
+        """
+        parent_of = {child: self.attr(j.find("parent"), "link") for child, j in by_child.items()}
+        rooted: set[str] = set()
         for start, j in by_child.items():
             seen = {start}
-            link = self.attr(j.find("parent"), "link")
-            while link in by_child:
+            link = parent_of[start]
+            while link in by_child and link not in rooted:
                 if link in seen:
                     raise self.fail(f"joints form a loop through link {link!r}", j)
                 seen.add(link)
-                link = self.attr(by_child[link].find("parent"), "link")
+                link = parent_of[link]
+            rooted |= seen
 
     def warn_massless(self, bodies: Sequence[Body], joints: Sequence[Joint],
                       links: Mapping[str, Element]) -> None:
-        """Warn about a moving joint whose child subtree has no mass (a singular sim)."""
+        """Warn about a moving joint whose child subtree has no mass (a singular sim).
+
+        One warning per massless subtree, at its top-most moving joint, with how many
+        moving joints below it have no mass either (a massless chain of a thousand
+        links is one warning, not a thousand).
+        """
         kids: dict[str, list[str]] = {}
         for j in joints:
             if j.parent is not None:
                 kids.setdefault(j.parent, []).append(j.child)
+        moves = {j.child: j.num_dofs > 0 for j in joints}
+        # Links parents first (a stack, not recursion: chains may be thousands deep), then
+        # each subtree's mass and moving joints from the leaves up: linear in the links.
+        top_down: list[str] = []
+        pending = [j.child for j in joints if j.parent is None]
+        while pending:
+            link = pending.pop()
+            top_down.append(link)
+            pending.extend(reversed(kids.get(link, ())))  # the first child next
         mass = {b.name: b.inertia.mass for b in bodies}
-
-        def total(link: str) -> float:
-            return mass.get(link, 0.0) + sum(total(c) for c in kids.get(link, []))
-
-        for j in joints:
-            if j.num_dofs and total(j.child) <= 0.0:
+        total: dict[str, float] = {}
+        moving_below: dict[str, int] = {}
+        for link in reversed(top_down):
+            below = kids.get(link, ())
+            total[link] = mass.get(link, 0.0) + sum(total[c] for c in below)
+            moving_below[link] = sum(moving_below[c] + moves[c] for c in below)
+        joint_of = {j.child: j for j in joints}
+        reported: set[str] = set()  # links inside a massless subtree already warned about
+        for link in top_down:
+            j = joint_of[link]
+            if j.parent in reported:
+                reported.add(link)
+            elif moves[link] and total[link] <= 0.0:
+                reported.add(link)
+                n = moving_below[link]
+                more = f"; the {n} moving joints below it move no mass either" if n else ""
                 self.warn(f"joint {j.name!r} moves link {j.child!r}, which carries no mass"
-                          " (no <inertial> below it): a simulation of it is singular",
+                          f" (no <inertial> below it){more}: a simulation of it is singular",
                           links[j.child])
 
     # ------------------------------------------------------------ links
@@ -638,23 +699,24 @@ class _Reader:
         if len(kinds) != 1:
             raise self.fail(f"<geometry> holds {len(kinds)} shapes; URDF allows one", el)
         g = kinds[0]
+        # Sizes must be positive: a zero or negative size describes no solid (DART makes
+        # a 1 x 1 x 1 box of such a box, and load_skel refuses such other shapes).
         if g.tag == "box":
-            return Box(size=frozen_array(self.numbers(g, "size", 3)))
+            size = self.numbers(g, "size", 3)
+            if min(size) <= 0.0:
+                raise self.fail(f"box size=\"{g.get('size')}\": every size must be positive", g)
+            return Box(size=frozen_array(size))
         if g.tag == "sphere":
-            return Sphere(radius=self.number(g, "radius", nonneg=True))
+            return Sphere(radius=self.number(g, "radius", positive=True))
         if g.tag == "cylinder":
-            return Cylinder(radius=self.number(g, "radius", nonneg=True),
-                            height=self.number(g, "length", nonneg=True))
+            return Cylinder(radius=self.number(g, "radius", positive=True),
+                            height=self.number(g, "length", positive=True))
         if g.tag == "capsule":
-            return Capsule(radius=self.number(g, "radius", nonneg=True),
-                           height=self.number(g, "length", nonneg=True))
+            return Capsule(radius=self.number(g, "radius", positive=True),
+                           height=self.number(g, "length", positive=True))
         if g.tag == "mesh":
             uri = self.attr(g, "filename")
-            scale_raw = g.get("scale")
-            scale = [1.0, 1.0, 1.0]
-            if scale_raw is not None:
-                scale = ([float(scale_raw)] * 3 if len(scale_raw.split()) == 1
-                         and _is_float(scale_raw) else self.numbers(g, "scale", 3))
+            scale = self.mesh_scale(g)
             path = resolve_uri(uri, self.base_dir, self.package_path)
             if path is None:
                 hint = ("the package is found through AMENT_PREFIX_PATH (a sourced"
@@ -666,6 +728,28 @@ class _Reader:
             return Mesh(file_name=str(path), path=path, scale=frozen_array(scale))
         self.warn(f"geometry <{g.tag}> is not a URDF geometry; the shape is left out", g)
         return None
+
+    def mesh_scale(self, g: Element) -> list[float]:
+        """A ``<mesh>``'s ``scale``: three numbers or one for all axes, none of them 0.
+
+        A zero scales the mesh flat (an error); a negative one mirrors it, which not
+        every URDF consumer takes (a warning, once per file, with how many).
+        """
+        raw = g.get("scale")
+        if raw is None:
+            return [1.0, 1.0, 1.0]
+        if len(raw.split()) == 1 and _is_float(raw):
+            scale = [float(raw)] * 3
+        else:
+            scale = self.numbers(g, "scale", 3)
+        if 0.0 in scale:
+            raise self.fail(f'mesh scale="{raw}" has a zero factor, which flattens the'
+                            " mesh", g)
+        if min(scale) < 0.0:
+            self.group(("mirrored-mesh",), f'mesh scale="{raw}" has a negative factor: the'
+                       " mesh is mirrored (rotated, for two); not every URDF consumer takes"
+                       " negative scales (a mirrored mesh file is safer)", g)
+        return scale
 
     # ------------------------------------------------------------ joints
 

@@ -264,3 +264,34 @@ def test_loading_leaves_the_garbage_collector_alone(
             gc.enable()
         else:
             gc.disable()
+
+
+def test_a_3000_body_chain_written_leaf_first_loads() -> None:
+    bodies = "".join(f'<body name="b{i}"><inertia><mass>1</mass></inertia></body>'
+                     for i in range(3000))
+    joints = "".join(
+        f'<joint type="revolute" name="j{i}"><parent>{"world" if i == 0 else f"b{i - 1}"}'
+        f"</parent><child>b{i}</child><axis><xyz>0 0 1</xyz></axis></joint>"
+        for i in reversed(range(3000)))
+    world = load_skel(f'<skel><world name="w"><skeleton name="s">{bodies}{joints}'
+                      "</skeleton></world></skel>")
+    skel = world.skeletons[0]
+    assert [j.name for j in skel.joints[:2]] == ["j0", "j1"]  # DART's order: parents first
+    assert skel.num_dofs == 3000
+
+
+def test_a_negative_mass_is_refused_where_dart_only_warns(tmp_path: Path) -> None:
+    """A deliberate difference from DART (docs/model.md, "Negative mass")."""
+    body = _box_body("-5", "0 0 0", "0.1 0.2 0.3", "0 0 0 0 0 0")
+    path = tmp_path / "negmass.skel"
+    path.write_text(_two_body_doc(body, _box_body("1", "0 0 0", "0.1 0.2 0.3", "0 0 0 0 0 0"))
+                    .replace("<inertia>", "\n<inertia>", 1))
+    dartpy = pytest.importorskip("dartpy")
+    dart = dartpy.utils.SkelParser.readWorld(f"file://{path}")
+    assert dart.getSkeleton(0).getBodyNode(0).getMass() == -5.0  # DART builds it
+    with pytest.raises(SkelValueError) as info:
+        load_skel(path)
+    assert "<mass> must not be negative" in info.value.reason
+    assert "DART 6.20 builds such a body with only a warning" in info.value.hint
+    assert info.value.location.line == 2
+    assert info.value.location.path.endswith("body[@name='a']/inertia/mass")

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from skel_ros.model import JointType, Kinematics, load_model
+from skel_ros.model import JointType, Kinematics, draft, load_model
+from skel_ros.model.errors import Location
 from skel_ros.model.interchange_errors import UrdfError
 from skel_ros.model.transforms import rot_x, rot_y, rot_z
 from skel_ros.model.types import Box, Capsule, Cylinder, Mesh, ShapeRole, Sphere
 from skel_ros.model.urdf_reader import FLOATING_BASE, find_package, load_urdf
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 ARM = """<?xml version="1.0"?>
 <robot name="arm">
@@ -388,3 +388,156 @@ def test_smurf_motor_of_an_unknown_joint_names_the_file(tmp_path: Path) -> None:
     assert "'nope'" in info.value.reason
     assert info.value.location.file.endswith("arm_motors.yml")
     assert info.value.location.line == 2
+
+
+# --------------------------------------------------------------------------- audit fixes
+
+def _chain_urdf(n: int, *, massless: bool = False) -> str:
+    inertial = ("" if massless else '<inertial><mass value="1"/><inertia ixx="0.01" ixy="0"'
+                ' ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>')
+    links = "".join(f'<link name="l{i}">{inertial}</link>\n' for i in range(n))
+    parents = ["world"] + [f"l{i}" for i in range(n - 1)]
+    joints = "".join(
+        f'<joint name="j{i}" type="continuous"><parent link="{parent}"/>'
+        f'<child link="l{i}"/><origin xyz="0 0 0.01"/></joint>\n'
+        for i, parent in enumerate(parents))
+    return f'<robot name="chain">\n<link name="world"/>\n{links}{joints}</robot>\n'
+
+
+def test_a_3000_link_serial_chain_loads() -> None:
+    """No recursion over the tree depth (it overflowed Python's stack near 1,000 links)."""
+    world = load_model(_chain_urdf(3000))
+    skel = world.skeletons[0]
+    assert skel.num_dofs == 3000
+    assert skel.body("l2999").rest_transform[2, 3] == pytest.approx(30.0)
+
+
+def test_a_massless_deep_chain_is_one_warning() -> None:
+    text = _chain_urdf(1500, massless=True)
+    massless = [w for w in load_model(text).warnings if "carries no mass" in w.message]
+    assert len(massless) == 1  # at the top-most joint, not one per joint (a log flood)
+    assert "joint 'j0' moves link 'l0'" in massless[0].message
+    assert "the 1499 moving joints below it" in massless[0].message
+    # A massless subtree further down is warned about at its own top-most joint.
+    heavy = text.replace('<link name="l0"></link>', '<link name="l0"><inertial>'
+                         '<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01"'
+                         ' iyz="0" izz="0.01"/></inertial></link>')
+    massless = [w for w in load_model(heavy).warnings if "carries no mass" in w.message]
+    assert [w.message.split(",")[0] for w in massless] == ["joint 'j1' moves link 'l1'"]
+
+
+def test_xacro_lines_are_the_lines_xacro_prints(tmp_path: Path) -> None:
+    xacro = pytest.importorskip("xacro", reason="xacro reads .urdf.xacro files")
+    path = tmp_path / "bad.urdf.xacro"
+    path.write_text(XACRO.replace('<limit lower="-1" upper="1"', '<limit lower="1" upper="-1"'))
+    with pytest.raises(UrdfError, match="lower limit 1 is above") as info:
+        load_model(path)
+    assert info.value.location.file == f"{path} (xacro output)"
+    # What `xacro FILE` prints: the console script if installed, else the function it runs.
+    script = Path(sys.executable).with_name("xacro")
+    if script.is_file():
+        printed = subprocess.run([str(script), str(path)], capture_output=True, text=True,
+                                 check=True).stdout
+    else:
+        printed = xacro.process_file(str(path), mappings={}).toprettyxml(indent="  ")
+    lines = printed.splitlines()
+    at = info.value.location.line
+    assert '<limit effort="1" lower="1" upper="-1" velocity="1"/>' in lines[at - 1]
+    assert at == 1 + next(i for i, line in enumerate(lines) if "<limit" in line)
+    assert at > 5  # not the single line of a document serialized without its white space
+
+
+def test_a_grouped_warning_points_at_the_first_occurrence_in_the_file() -> None:
+    # Unknown attributes (visited as a whole document) and a <limit> warning (met in tree
+    # order, where the joint of the deeper link comes first in the file).
+    text = ARM.replace('<dynamics damping="0.4" friction="0.1"/>',
+                       '<dynamics damping="0.4" friction="0.1" K="5"/>')
+    text = text.replace('<limit velocity="3" effort="10"/>',
+                        '<limit velocity="3" effort="10"/><dynamics damping="0.1" K="5"/>')
+    text = text.replace('<limit lower="-1.5" upper="1.2" velocity="2"', '<limit velocity="2"')
+    text = text.replace('<limit lower="0" upper="0.1" velocity="0.5"', '<limit velocity="0.5"')
+    # Move the prismatic joint (deeper in the tree) before the others in the file.
+    slide = text[text.index('  <joint name="slide"'):text.index('  <joint name="tool_joint"')]
+    text = text.replace(slide, "").replace('  <joint name="fix"', slide + '  <joint name="fix"')
+    warnings = load_model(text, name="arm.urdf").warnings
+    attr = [w for w in warnings if "attribute 'K' of <dynamics>" in w.message]
+    assert len(attr) == 1
+    assert "(2 times; the first is here)" in attr[0].message
+    assert attr[0].location.line == _line(text, 'friction="0.1" K="5"/>')
+    locked = [w for w in warnings if "without lower and upper" in w.message]
+    assert len(locked) == 1
+    assert "joint 'slide'" in locked[0].message  # the message of the occurrence it points at
+    assert locked[0].location.line == _line(text, '<limit velocity="0.5"')
+
+
+@pytest.mark.parametrize(("geometry", "reason"), [
+    ('<box size="1 -1 1"/>', 'box size="1 -1 1": every size must be positive'),
+    ('<box size="1 0 1"/>', 'box size="1 0 1": every size must be positive'),
+    ('<sphere radius="0"/>', "radius=0 must be positive"),
+    ('<cylinder radius="0.1" length="0"/>', "length=0 must be positive"),
+    ('<capsule radius="-0.1" length="1"/>', "radius=-0.1 must be positive"),
+])
+def test_shape_sizes_must_be_positive(geometry: str, reason: str) -> None:
+    text = ARM.replace('<sphere radius="0.04"/>', geometry)
+    with pytest.raises(UrdfError) as info:
+        load_model(text, name="arm.urdf")
+    assert reason in info.value.reason
+    assert info.value.location.line == _line(text, geometry)
+    assert info.value.location.path.endswith("/geometry/" + geometry[1:].split(maxsplit=1)[0])
+
+
+def test_a_zero_mesh_scale_is_refused_and_a_negative_one_warned(tmp_path: Path) -> None:
+    stl = tmp_path / "part.stl"
+    _write_stl(stl)
+    flat = _mesh_urdf(str(stl)).replace('scale="2 2 2"', 'scale="-1 1 0"')
+    with pytest.raises(UrdfError, match="zero factor") as info:
+        load_model(flat, name="m.urdf")
+    assert info.value.location.line == 2
+    assert info.value.location.path.endswith("/mesh")
+    with pytest.raises(UrdfError, match="zero factor"):
+        load_model(_mesh_urdf(str(stl)).replace('scale="2 2 2"', 'scale="0"'))
+    mirrored = _mesh_urdf(str(stl)).replace('scale="2 2 2"', 'scale="-1 1 1"')
+    mirrored = mirrored.replace("</link>", f'<collision><geometry><mesh filename="{stl}"'
+                                " scale='1 -2 1'/></geometry></collision></link>")
+    world = load_model(mirrored, name="m.urdf")
+    assert np.allclose(world.skeletons[0].bodies[0].shapes[0].geometry.scale, [-1, 1, 1])
+    negative = [w for w in world.warnings if "negative factor" in w.message]
+    assert len(negative) == 1  # one warning for the file, at the first one
+    assert "(2 times; the first is here)" in negative[0].message
+    assert negative[0].location.line == 2
+
+
+def test_world_as_a_child_link_is_refused_at_the_joint() -> None:
+    text = """<?xml version="1.0"?>
+<robot name="r">
+  <link name="world"/>
+  <link name="a"/>
+  <joint name="j" type="continuous"><parent link="a"/><child link="world"/></joint>
+</robot>
+"""
+    with pytest.raises(UrdfError) as info:
+        load_model(text, name="r.urdf")
+    assert "joint 'j' has link 'world' as its child" in info.value.reason
+    assert "floating_base" not in str(info.value)
+    assert info.value.location.line == 5
+    assert info.value.location.path == "/robot[@name='r']/joint[@name='j']"
+
+
+def test_a_robot_needs_a_name() -> None:
+    text = '<?xml version="1.0"?>\n<robot>\n  <link name="a"/>\n</robot>\n'
+    with pytest.raises(UrdfError, match="<robot> needs the attribute 'name'") as info:
+        load_model(text, name="r.urdf")
+    assert info.value.location.line == 2
+    assert info.value.location.path == "/robot"
+
+
+def test_rest_poses_of_a_deep_chain_handed_in_leaf_first() -> None:
+    """The importers' rest poses walk the chain without recursion, in any joint order."""
+    step = np.eye(4)
+    step[2, 3] = 0.01
+    joints = [draft.make_joint(f"j{i}", JointType.WELD, None if i == 0 else f"b{i - 1}",
+                               f"b{i}", t_parent=step, location=Location("x"))
+              for i in range(3000)]
+    poses = draft.rest_poses(reversed(joints))
+    assert poses["b2999"][2, 3] == pytest.approx(30.0)
+    assert poses["b0"][2, 3] == pytest.approx(0.01)
