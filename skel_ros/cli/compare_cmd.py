@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.cli import exit_codes, gate
+from skel_ros.cli.model_args import add_model_arguments
 
 if TYPE_CHECKING:
     import argparse
@@ -21,12 +22,12 @@ TRAJECTORY_SUFFIXES = (".xml", ".yaml", ".yml")
 DEFAULT_TRAJECTORY = "package://skel_ros/examples/arm_trajectory.xml"
 
 
-def _limits(skel: str | None) -> dict[str, tuple[float, float]] | None:
-    if not skel:
+def _limits(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
+    if not args.skel:
         return None
-    from skel_ros.model import load_model
+    from skel_ros.cli.model_args import load_model_from_args
 
-    world = load_model(skel)
+    world = load_model_from_args(args.skel, args)
     return {d.name: (d.position_lower, d.position_upper) for s in world.skeletons for d in s.dofs}
 
 
@@ -52,9 +53,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if not gate.arguments_agree(args) or (args.record and len(recordings) != 1):
         return exit_codes.USAGE
     try:
-        limits = _limits(args.skel)
+        limits = _limits(args)
         criteria = gate.load(args)
-    except (SkelError, CriteriaError) as exc:
+    except (SkelError, CriteriaError, ValueError) as exc:
         gate.error(exc)
         return exit_codes.ERROR
     commands = tuple(dict.fromkeys(args.command_topic or StreamTopics.command))
@@ -118,10 +119,13 @@ def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
         SkelError, ConfigError, TrajectoryError: a bad file, ``file:line``.
     """
     from skel_ros.hardware import load_hardware_config
+    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.resources import resolve
     from skel_ros.trajectory import check_limits, load_trajectory, load_trajectory_model
 
-    model = load_trajectory_model(resolve(args.skel))
+    model = load_trajectory_model(resolve(args.skel),
+                                  xacro_args=parse_xacro_args(args.xacro_args),
+                                  fixed_base=args.fixed_base)
     load_hardware_config(resolve(args.hardware_config))
     mapping = resolve(args.mapping) if args.mapping else None
     for path in trajectories:
@@ -159,7 +163,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             mapping_file=resolve(args.mapping) if args.mapping else None,
             emulate=not args.hardware, report_format=args.format, write_report=False,
             port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
-            engines=args.engines)
+            engines=args.engines, model_args=" ".join(args.xacro_args),
+            fixed_base=args.fixed_base)
         try:
             result = run_sim_to_real(config)
         except (RunError, AnalysisError) as exc:
@@ -212,6 +217,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
                         " RECORDING (until Ctrl-C or --duration), then compare")
     p.add_argument("--duration", type=float, help="with --record: seconds to record")
     p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
+    add_model_arguments(p, positional=False)
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
     p.add_argument("--rate", type=_positive, default=100.0, help="comparison grid rate, Hz")
@@ -227,7 +233,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
         "sim-to-real",
         help="run sim and hardware (emulated by default) on trajectories, record, compare")
     p.add_argument("--skel", default="package://skel_ros/examples/arm.skel",
-                   help="the robot's model (SKEL, CASPR bodies or Phobos; default: %(default)s)")
+                   help="the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR bodies,"
+                        " Phobos; default: %(default)s)")
+    add_model_arguments(p, positional=False)
     p.add_argument("--hardware-config",
                    default="package://skel_ros/config/hardware/arm_dynamixel.yaml",
                    help="joint -> actuator YAML (default: %(default)s)")

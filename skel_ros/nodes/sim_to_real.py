@@ -57,6 +57,9 @@ class RunConfig:
 
     Attributes:
         skel_file: the robot's model.
+        model_args: a ``.xacro`` model's arguments, ``"NAME:=VALUE ..."`` (every node's
+            ``model_args`` parameter).
+        fixed_base: URDF/SMURF: weld the root link to the world (every node's).
         hardware_config: joint -> actuator mapping YAML.
         trajectory: CASPR trajectories.xml or trajectory YAML, played to both robots.
         out_dir: where the recording, the logs and the report go.
@@ -91,6 +94,8 @@ class RunConfig:
     can_channel: str = ""
     extra_sim_params: Mapping[str, ParamValue] = field(default_factory=dict)
     engines: tuple[str, ...] = ("dart",)
+    model_args: str = ""
+    fixed_base: bool = False
 
     def __post_init__(self) -> None:
         from skel_ros.sim import ENGINES
@@ -160,6 +165,12 @@ def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
     return args
 
 
+def _model_params(config: RunConfig) -> dict[str, ParamValue]:
+    """The model parameters every node of the run takes: the file and how to read it."""
+    return {"skel_file": str(config.skel_file), "model_args": config.model_args,
+            "fixed_base": config.fixed_base}
+
+
 def node_commands(config: RunConfig) -> dict[str, list[str]]:
     """The command lines of a run's nodes: ``"sim"``, one per further engine, ``"real"``.
 
@@ -173,13 +184,13 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
                                    ("can_channel", config.can_channel)) if v}
     sims = {
         namespace: _node_command("skel_ros.nodes.sim_node", namespace, {
-            "skel_file": str(config.skel_file), "frame_prefix": f"{namespace}/",
+            **_model_params(config), "frame_prefix": f"{namespace}/",
             "time_base": "wall", "engine": engine, **config.extra_sim_params})
         for namespace, engine in config.simulations().items()}
     return {
         **sims,
         "real": _node_command("skel_ros.nodes.hardware_node", "real", {
-            "skel_file": str(config.skel_file), "hardware_config": str(config.hardware_config),
+            **_model_params(config), "hardware_config": str(config.hardware_config),
             "emulate": config.emulate, "frame_prefix": "real/", **transport}),
     }
 
@@ -274,6 +285,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
 
     from skel_ros.analysis import compare, read_recording, write_report
     from skel_ros.model import load_model
+    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.nodes.recorder import McapRecorder
     from skel_ros.nodes.shutdown import sigint_flag
 
@@ -284,7 +296,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     if "FASTDDS_DEFAULT_PROFILES_FILE" in env:
         os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = env["FASTDDS_DEFAULT_PROFILES_FILE"]
-    world = load_model(config.skel_file)
+    world = load_model(config.skel_file,
+                       xacro_args=parse_xacro_args(config.model_args) or None,
+                       fixed_base=config.fixed_base)
     limits = {d.name: (d.position_lower, d.position_upper)
               for s in world.skeletons for d in s.dofs}
     log(f"robot: {config.skel_file} ({len(limits)} DOFs); ROS domain {env['ROS_DOMAIN_ID']}, "
@@ -334,7 +348,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         log(f"hardware enabled: {reply.message}")
 
         player_params: dict[str, ParamValue] = {
-            "trajectory_file": str(config.trajectory), "skel_file": str(config.skel_file),
+            "trajectory_file": str(config.trajectory), **_model_params(config),
             "mode": "stream", "rate": float(config.command_rate),
             # Every robot and the recorder hear the stream from its first sample.
             "subscribers": len(sims) + 2, "wait_for_subscribers": 60.0}

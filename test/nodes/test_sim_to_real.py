@@ -318,3 +318,21 @@ def test_ctrl_c_twice_stops_the_children(ros_env: dict[str, str], tmp_path: Path
     logs = tmp_path / "out" / "logs"
     for name in ("sim", "real"):
         assert "Traceback" not in (logs / f"{name}.log").read_text(encoding="utf-8"), name
+
+
+def test_every_node_reads_the_model_the_same_way(tmp_path: Path) -> None:
+    """``--model-args`` / ``--fixed-base``: the simulation, hardware and player nodes all get
+    them (a .xacro model read with other arguments would be another robot)."""
+    from skel_ros.nodes.sim_to_real import RunConfig, node_commands
+
+    config = RunConfig(skel_file=example("arm.skel"),
+                       hardware_config=resolve("package://skel_ros/config/hardware/"
+                                               "arm_dynamixel.yaml"),
+                       trajectory=example("arm_trajectory.xml"), out_dir=tmp_path,
+                       engines=("dart", "mujoco"), model_args="arm:=ur5 hand:=false",
+                       fixed_base=True)
+    commands = node_commands(config)
+    assert set(commands) == {"sim", "mujoco", "real"}
+    for command in commands.values():
+        assert 'model_args:="arm:=ur5 hand:=false"' in command
+        assert "fixed_base:=true" in command
