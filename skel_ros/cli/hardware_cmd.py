@@ -64,27 +64,38 @@ def _plugin(args: argparse.Namespace) -> ProtocolPlugin | None:
         return None
 
 
+def _usage_error(args: argparse.Namespace, message: str) -> None:
+    """Print a command-line error as argparse does (usage, then ``prog: error: ...``)."""
+    usage = getattr(args, "usage", None)
+    if usage is not None:
+        print(usage().rstrip(), file=sys.stderr)
+    print(f"skel-ros {args.command}: error: {message}", file=sys.stderr)
+
+
 def _parse_ids(args: argparse.Namespace, proto: ProtocolPlugin, text: str) -> list[int] | None:
     """The ids of ``--ids`` for ``proto``, or None after an argparse-style error message."""
     lo, hi = proto.id_range
     try:
         return parse_ids(text, lo, hi, f"{args.protocol} ids")
     except ValueError as exc:
-        print(f"skel-ros {args.command}: error: argument --ids: {exc}", file=sys.stderr)
+        _usage_error(args, f"argument --ids: {exc}")
         return None
 
 
-def _transport(args: argparse.Namespace, proto: ProtocolPlugin) -> dict[str, Any]:
+def _transport(args: argparse.Namespace, proto: ProtocolPlugin) -> dict[str, Any] | None:
+    """The ``transport`` of the command line, or None after an argparse-style error."""
     from skel_ros.hardware.plugins import TransportKind
 
     if proto.transport is TransportKind.SERIAL:
         if not args.port:
-            raise SystemExit(f"skel-ros {args.command}: --port is required for"
-                             f" {args.protocol}")
+            _usage_error(args, f"the following arguments are required for {args.protocol}:"
+                               " --port")
+            return None
         return {"port": args.port, "baudrate": args.baud}
     if not args.can_interface:
-        raise SystemExit(f"skel-ros {args.command}: --can-interface (and --channel) are"
-                         f" required for {args.protocol}")
+        _usage_error(args, f"the following arguments are required for {args.protocol}:"
+                           " --can-interface (and --channel)")
+        return None
     transport: dict[str, Any] = {"interface": args.can_interface}
     if args.channel:
         transport["channel"] = args.channel
@@ -103,6 +114,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     if ids is None:
         return USAGE_ERROR
     transport = _transport(args, proto)
+    if transport is None:
+        return USAGE_ERROR
     timeout = proto.scan_timeout if args.timeout is None else args.timeout
     where = transport.get("port") or f"{transport['interface']}:{transport.get('channel', '')}"
     try:
@@ -229,7 +242,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
     p.add_argument("--bitrate", type=int, help="CAN bit rate")
     p.add_argument("--ids", help="ids to ask, e.g. 1-20 (default: the protocol's whole range)")
     p.add_argument("--timeout", type=float, help="seconds to wait per id")
-    p.set_defaults(func=_cmd_scan)
+    p.set_defaults(func=_cmd_scan, usage=p.format_usage)
 
     e = sub.add_parser(
         "emulate", help="run emulated actuators until Ctrl-C (no hardware needed)",
@@ -244,7 +257,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
                    help="sleep as long as the bytes take at --baud (serial)")
     e.add_argument("--can-interface", help="python-can interface (default virtual)")
     e.add_argument("--channel", help="CAN channel")
-    e.set_defaults(func=_cmd_emulate)
+    e.set_defaults(func=_cmd_emulate, usage=e.format_usage)
 
     c = sub.add_parser(
         "clear-faults", help="run each protocol's fault recovery on a hardware YAML's buses",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from skel_ros.cli.paths import input_file
 if TYPE_CHECKING:
     import argparse
 
+    from skel_ros.hardware.plugins import ProtocolPlugin
     from skel_ros.model.types import Dof, Skeleton
 
 # Starting transports per kind of bus, for the user to edit (emulate:=true replaces them).
@@ -89,17 +91,11 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
     Raises:
         SystemExit: An unknown protocol, or more DOFs than the protocol has ids.
     """
-    from skel_ros.hardware.errors import ConfigError
-    from skel_ros.hardware.plugins import TransportKind, protocol
-
-    try:
-        plugin = protocol(protocol_name)
-    except ConfigError as exc:
-        raise SystemExit(f"error: {exc}") from None
+    plugin = _plugin(protocol_name)
     lowest, highest = plugin.id_range
     next_id = max(lowest, 1) if first_id is None else first_id
     model = actuator_model or _DEFAULT_MODELS.get(plugin.name, "")
-    bus = f"{plugin.name}_bus"
+    bus = _bus_name(plugin)
     joints: dict[str, Any] = {}
     unmapped: list[str] = []
     for joint in skel.joints:
@@ -124,7 +120,7 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         next_id += 1
     if not joints:
         raise SystemExit(f"error: skeleton {skel.name!r} has no one-DOF joint to map")
-    transport = dict(_SERIAL if plugin.transport is TransportKind.SERIAL else _CAN)
+    transport = _transport(plugin)
     doc: dict[str, Any] = {}
     if skeleton_name:
         doc["skeleton"] = skeleton_name
@@ -137,6 +133,52 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         "joints": joints,
     })
     return doc, unmapped
+
+
+def _plugin(protocol_name: str) -> ProtocolPlugin:
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.hardware.plugins import protocol
+
+    try:
+        return protocol(protocol_name)
+    except ConfigError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def _bus_name(plugin: ProtocolPlugin) -> str:
+    return f"{plugin.name}_bus"
+
+
+def _transport(plugin: ProtocolPlugin) -> dict[str, Any]:
+    from skel_ros.hardware.plugins import TransportKind
+
+    return dict(_SERIAL if plugin.transport is TransportKind.SERIAL else _CAN)
+
+
+def check_actuator_model(protocol_name: str, model: str) -> None:
+    """Refuse an actuator model the protocol's driver does not know.
+
+    The driver is the one place that knows its models (and their spellings): it is built,
+    not opened, for one actuator of that model, as the hardware node would build it. A
+    protocol whose driver has no model list (CANopen: it compares the drive's name when
+    it opens) accepts any name.
+
+    Raises:
+        SystemExit: An unknown protocol, or the driver refuses the model (its message
+            names the known ones).
+    """
+    from skel_ros.hardware.base import ActuatorSpec, BusSpec
+    from skel_ros.hardware.errors import ConfigError
+
+    plugin = _plugin(protocol_name)
+    lowest, _ = plugin.id_range
+    actuator = ActuatorSpec(max(lowest, 1), plugin.modes[0], model,
+                            _DEFAULT_OPTIONS.get(plugin.name, {}), name="--model")
+    spec = BusSpec(_bus_name(plugin), plugin.name, _transport(plugin))
+    try:
+        plugin.bus_class(spec, [actuator], time.monotonic)
+    except ConfigError as exc:
+        raise SystemExit(f"error: --model {model}: {exc}") from None
 
 
 def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str]) -> str:
@@ -162,6 +204,8 @@ def _cmd_init_hardware(args: argparse.Namespace) -> int:
     from skel_ros.cli.model_args import load_model_from_args
     from skel_ros.model.yamlread import dump_yaml
 
+    if args.actuator_model:  # before reading the model: nothing is written with it
+        check_actuator_model(args.protocol, args.actuator_model)
     world = load_model_from_args(args.model, args)
     for warning in world.warnings:
         print(str(warning), file=sys.stderr)

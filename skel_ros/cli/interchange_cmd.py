@@ -35,10 +35,11 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
     """Add ``convert`` to the ``skel-ros`` parser."""
     p = sub.add_parser(
         "convert",
-        help="convert a model (SKEL, URDF/xacro, SMURF, CASPR, Phobos) to SKEL/Phobos/URDF",
+        help="convert a model (SKEL, URDF/xacro, SMURF, CASPR, Phobos) to"
+             " SKEL/Phobos/URDF/MJCF",
         description="Read a model in any supported format (chosen by content) and write it as"
-                    " SKEL, a Phobos dictionary (YAML or JSON) or URDF. See docs/interchange.md"
-                    " for what each direction carries.",
+                    " SKEL, a Phobos dictionary (YAML or JSON), URDF or MJCF (MuJoCo). See"
+                    " docs/interchange.md for what each direction carries.",
     )
     p.add_argument("input", type=input_file,
                    help="model file: SKEL, URDF/xacro, SMURF, CASPR bodies.xml or Phobos"

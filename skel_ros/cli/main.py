@@ -88,8 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_arguments(p)
     p.set_defaults(func=_cmd_inspect)
 
-    p = sub.add_parser("validate", help="check SKEL files; exit 1 on any error")
-    p.add_argument("files", nargs="+", metavar="FILE", type=input_file)
+    p = sub.add_parser("validate",
+                       help="check model files (SKEL, URDF/xacro, SMURF, Phobos, CASPR);"
+                            " exit 1 on any error")
+    p.add_argument("files", nargs="+", metavar="FILE", type=input_file,
+                   help="model files, any format; NAME:=VALUE words are xacro arguments")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
     add_model_arguments(p, positional=False)
     p.set_defaults(func=_cmd_validate)

@@ -5,25 +5,34 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from skel_ros.cli.exit_codes import ERROR, USAGE
 from skel_ros.cli.model_args import add_model_arguments
 from skel_ros.cli.paths import input_file
 
+if TYPE_CHECKING:
+    from skel_ros.trajectory import PointTrajectory
 
-def _positive(text: str) -> float:
+
+def _rate(text: str) -> float:
+    """A ``--rate`` in (0, MAX_PLAY_RATE] Hz, the trajectory_player node's own range."""
+    from skel_ros.trajectory import MAX_PLAY_RATE
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0.0):
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    if not (math.isfinite(value) and 0.0 < value <= MAX_PLAY_RATE):
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_PLAY_RATE:g}] Hz, got {text}")
     return value
 
 
-def _cmd_play(args: argparse.Namespace) -> int:
-    if not args.print:
-        return _play_to_ros(args)
+def _load(args: argparse.Namespace) -> PointTrajectory | None:
+    """The trajectory mapped onto the model and checked against its limits.
+
+    None after printing ``error: file:line: ...`` (exit status 1).
+    """
     from skel_ros.model import SkelError
     from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.resources import resolve
@@ -42,10 +51,20 @@ def _cmd_play(args: argparse.Namespace) -> int:
                                      resolve(args.mapping) if args.mapping else None,
                                      trajectory_id=args.trajectory_id,
                                      on_note=_note if args.verbose else None)
-        trajectory = check_limits(trajectory, model.limits)
+        return check_limits(trajectory, model.limits)
     except (SkelError, TrajectoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return None
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    # Checked here, as --print does, so that a bad file is one "error:" line and status 1
+    # whether or not it is played to ROS (the node's status 2 is for its parameters).
+    trajectory = _load(args)
+    if trajectory is None:
+        return ERROR
+    if not args.print:
+        return _play_to_ros(args)
     print("# t " + " ".join(trajectory.joint_names))
     count = math.floor(trajectory.duration * args.rate + 1e-9)
     times = [k / args.rate for k in range(count + 1)]
@@ -61,20 +80,33 @@ def _note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+def _yaml_string(text: str) -> str:
+    """``text`` as a YAML string, quoted.
+
+    ROS reads each ``-p name:=value`` value as YAML, where ``1``, ``true`` or ``null``
+    would be a number, a bool or nothing.
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _play_to_ros(args: argparse.Namespace) -> int:
     from skel_ros.nodes.trajectory_player import main
 
-    ros_args = ["--ros-args", "-p", f"trajectory_file:={args.file}", "-p",
-                f"skel_file:={args.skel}", "-p", f"mode:={args.mode}", "-p",
-                f"rate:={float(args.rate)}", "-p", f"loop:={'true' if args.loop else 'false'}"]
+    strings = {"trajectory_file": args.file, "skel_file": args.skel,
+               "mode": args.mode or "trajectory"}
     if args.xacro_args:
-        ros_args += ["-p", f"model_args:={' '.join(args.xacro_args)}"]
+        strings["model_args"] = " ".join(args.xacro_args)
+    if args.mapping:
+        strings["mapping_file"] = args.mapping
+    if args.trajectory_id:
+        strings["trajectory_id"] = args.trajectory_id
+    ros_args = ["--ros-args"]
+    for name, value in strings.items():
+        ros_args += ["-p", f"{name}:={_yaml_string(value)}"]
+    ros_args += ["-p", f"rate:={float(args.rate)}", "-p",
+                 f"loop:={'true' if args.loop else 'false'}"]
     if args.fixed_base:
         ros_args += ["-p", "fixed_base:=true"]
-    if args.mapping:
-        ros_args += ["-p", f"mapping_file:={args.mapping}"]
-    if args.trajectory_id:
-        ros_args += ["-p", f"trajectory_id:={args.trajectory_id}"]
     try:
         main([sys.argv[0], *ros_args])
     except SystemExit as exc:
@@ -105,19 +137,26 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
                    help="which CASPR joint trajectory of the file (default: the first)")
     p.add_argument("--print", action="store_true",
                    help="print 't positions...' lines at --rate Hz instead of playing to ROS")
-    p.add_argument("--rate", type=_positive, default=None, metavar="HZ",
-                   help="sample rate: --print lines (default 10) or streamed commands"
-                   " (default 50)")
-    p.add_argument("--mode", choices=("trajectory", "stream"), default="trajectory",
-                   help="ROS: one JointTrajectory, or JointState commands at --rate Hz")
-    p.add_argument("--loop", action="store_true", help="ROS: play again until stopped")
+    p.add_argument("--rate", type=_rate, default=None, metavar="HZ",
+                   help="sample rate in Hz, up to the trajectory_player's maximum: --print"
+                   " lines (default 10) or streamed commands (default 50)")
+    p.add_argument("--mode", choices=("trajectory", "stream"), default=None,
+                   help="ROS only (not with --print): one JointTrajectory (default), or"
+                   " JointState commands at --rate Hz")
+    p.add_argument("--loop", action="store_true",
+                   help="ROS only (not with --print): play again until stopped")
     p.add_argument("-v", "--verbose", action="store_true",
-                   help="--print: also say what the trajectory file holds that is ignored"
+                   help="also say what the trajectory file holds that is ignored"
                    " (a CASPR <description>)")
-    p.set_defaults(func=_cmd_play_defaults)
+    p.set_defaults(func=_cmd_play_defaults, usage=p.format_usage)
 
 
 def _cmd_play_defaults(args: argparse.Namespace) -> int:
+    if args.print and (args.mode is not None or args.loop):
+        given = "--mode" if args.mode is not None else "--loop"
+        print(f"{args.usage().rstrip()}\nskel-ros play: error: argument {given}: not allowed"
+              " with --print (it applies to playing to ROS)", file=sys.stderr)
+        return USAGE
     if args.rate is None:
         args.rate = 10.0 if args.print else 50.0
     return _cmd_play(args)

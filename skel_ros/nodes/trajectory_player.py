@@ -49,9 +49,11 @@ from skel_ros.model import SkelError
 from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
+    MAX_PLAY_RATE,
     PointTrajectory,
     TrajectoryError,
     check_limits,
+    duration_parts,
     load_trajectory,
     load_trajectory_model,
 )
@@ -63,9 +65,8 @@ if TYPE_CHECKING:
     from rclpy.parameter import Parameter
 
 MODES = ("trajectory", "stream")
-MAX_RATE = 1_000.0  # Hz
+MAX_RATE = MAX_PLAY_RATE  # Hz
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-_NANOSEC = 1_000_000_000
 _TRAJECTORY_TICK = 0.05  # s between progress checks in trajectory mode
 
 
@@ -84,7 +85,7 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
     "mode": ("trajectory", ("'trajectory': one JointTrajectory on joint_trajectory; 'stream':"
                             " JointState position commands on joint_commands at rate Hz")),
-    "rate": (50.0, "stream mode: command rate in Hz (0, 1000]"),
+    "rate": (50.0, f"stream mode: command rate in Hz (0, {MAX_RATE:g}]"),
     "start_delay": (0.0, "seconds to wait before playing (>= 0)"),
     "loop": (False, "play again and again until stopped"),
     "wait_for_subscribers": (5.0, "seconds to wait for the subscribers before playing (>= 0)"),
@@ -109,6 +110,8 @@ def _check_types(p: dict[str, Any]) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise PlayerSetupError(f"parameter {name} must be a number, got {value!r}")
         p[name] = float(value)
+        if name == "rate":  # its range, (0, MAX_RATE], is checked with the others
+            continue
         if not math.isfinite(p[name]) or p[name] < 0.0:
             raise PlayerSetupError(f"parameter {name} must be finite and >= 0, got {value}")
     for name in ("trajectory_file", "skel_file", "model_args", "mapping_file", "trajectory_id",
@@ -314,11 +317,8 @@ def trajectory_message(trajectory: PointTrajectory) -> JointTrajectory:
             out.velocities = [float(x) for x in point.velocities]
         if point.accelerations:
             out.accelerations = [float(x) for x in point.accelerations]
-        sec = math.floor(point.time_from_start)
-        nanosec = round((point.time_from_start - sec) * 1e9)
-        if nanosec >= _NANOSEC:
-            sec, nanosec = sec + 1, nanosec - _NANOSEC
-        out.time_from_start = Duration(sec=int(sec), nanosec=int(nanosec))
+        sec, nanosec = duration_parts(point.time_from_start)
+        out.time_from_start = Duration(sec=sec, nanosec=nanosec)
         msg.points.append(out)
     return msg
 

@@ -50,10 +50,16 @@ from skel_ros.trajectory.mapping import (
     parse_mapping,
     resolve_columns,
 )
-from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.points import (
+    MAX_PLAY_RATE,
+    PointTrajectory,
+    TrajectoryPoint,
+    duration_parts,
+)
 from skel_ros.trajectory.yaml_file import parse_trajectory_yaml, read_trajectory_yaml
 
 __all__ = [
+    "MAX_PLAY_RATE",
     "CasprKind",
     "CasprPoint",
     "CasprSamples",
@@ -71,6 +77,7 @@ __all__ = [
     "TrajectoryPoint",
     "caspr_trajectory_ids",
     "check_limits",
+    "duration_parts",
     "load_mapping",
     "load_trajectory",
     "load_trajectory_model",

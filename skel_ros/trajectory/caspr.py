@@ -414,9 +414,14 @@ class _Reader:
 
     def trajectory_elements(self, root: Element) -> list[Element]:
         """The joint trajectory elements (not read), after checking the document's frame."""
+        if root.tag == "joint_trajectories":
+            # CASPR lists the children of the document's first <joint_trajectories>
+            # (ModelConfigBase.getJointTrajectoriesList: getElementsByTagName on the whole
+            # document), which may be the root itself.
+            return self.container_elements(root)
         if root.tag != "trajectories":
             raise self.error(f"root element is <{root.tag}>; a CASPR trajectory file has"
-                             f" <trajectories>", root)
+                             f" <trajectories> (or <joint_trajectories>)", root)
         containers = [c for c in _children(root) if c.tag == "joint_trajectories"]
         for child in _children(root):
             if child.tag not in ("joint_trajectories", "operational_trajectories"):
@@ -425,7 +430,13 @@ class _Reader:
             raise self.error("<trajectories> needs a <joint_trajectories> element", root)
         elements = [el for container in containers for el in _children(container)]
         if not elements:
-            raise self.error("<joint_trajectories> holds no trajectory", containers[0])
+            return self.container_elements(containers[0])  # says it holds none
+        return elements
+
+    def container_elements(self, container: Element) -> list[Element]:
+        elements = _children(container)
+        if not elements:
+            raise self.error("<joint_trajectories> holds no trajectory", container)
         return elements
 
     def trajectories(self, root: Element) -> tuple[CasprTrajectory, ...]:

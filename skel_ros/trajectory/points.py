@@ -31,7 +31,8 @@ from skel_ros.trajectory.polynomials import FloatArray, cubic, evaluate, linear,
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["MAX_TIME", "MAX_TIME_REASON", "PointTrajectory", "TrajectoryPoint"]
+__all__ = ["MAX_PLAY_RATE", "MAX_TIME", "MAX_TIME_REASON", "PointTrajectory", "TrajectoryPoint",
+           "duration_parts"]
 
 #: The latest ``time_from_start`` (s): 2**31, the longest ``builtin_interfaces/Duration``
 #: (``sec`` is an int32; 2**31 - 1 s + 999999999 ns rounds to it), 68 years. Far beyond it a
@@ -40,6 +41,24 @@ __all__ = ["MAX_TIME", "MAX_TIME_REASON", "PointTrajectory", "TrajectoryPoint"]
 MAX_TIME = float(2**31)
 #: What every reader says of a later time.
 MAX_TIME_REASON = f"beyond {MAX_TIME:.0f} s (the longest ROS Duration, 68 years)"
+#: The highest rate (Hz) a trajectory is played at: the trajectory_player's stream
+#: commands and ``skel-ros play --print`` lines; the rate is in ``(0, MAX_PLAY_RATE]``.
+MAX_PLAY_RATE = 1_000.0
+_NANOSEC = 1_000_000_000
+
+
+def duration_parts(seconds: float) -> tuple[int, int]:
+    """``(sec, nanosec)`` of a ``builtin_interfaces/Duration`` for ``seconds`` >= 0.
+
+    Rounded to the nearest nanosecond (the message's resolution): points whose times
+    round to the same ``(sec, nanosec)`` would reach a receiver at the same time, so
+    :class:`PointTrajectory` and the file readers refuse them.
+    """
+    sec = math.floor(seconds)
+    nanosec = round((seconds - sec) * 1e9)
+    if nanosec >= _NANOSEC:
+        sec, nanosec = sec + 1, nanosec - _NANOSEC
+    return int(sec), int(nanosec)
 
 
 @dataclass(frozen=True)
@@ -72,7 +91,7 @@ class PointTrajectory:
 
     Args:
         joint_names: The joints, in the order of each point's values (unique, non-empty).
-        points: At least one point; times strictly increasing and >= 0.
+        points: At least one point; times >= 0, increasing by at least 1 ns.
         start_positions: Where the joints are at ``t = 0`` when the first point is later.
         source: Where the trajectory comes from (e.g. ``"traj.xml (joint trajectory 'a')"``),
             for messages; None when it was built in code.
@@ -92,10 +111,11 @@ class PointTrajectory:
             raise TrajectoryError("a trajectory needs at least one point")
         knots = [_check_point(i, p, self._names) for i, p in enumerate(points)]
         for i in range(1, len(knots)):
-            if not knots[i].time > knots[i - 1].time:
+            if not duration_parts(knots[i].time) > duration_parts(knots[i - 1].time):
                 raise TrajectoryError(
-                    f"point {i}: time_from_start {knots[i].time:g} s is not after point {i - 1}"
-                    f" ({knots[i - 1].time:g} s); times must be strictly increasing")
+                    f"point {i}: time_from_start {knots[i].time:.12g} s is not after point"
+                    f" {i - 1} ({knots[i - 1].time:.12g} s); times must be strictly increasing,"
+                    f" at least 1 ns apart (a ROS Duration counts whole nanoseconds)")
         self._points = tuple(points)
         self._start: tuple[float, ...] | None = None
         if start_positions is not None:

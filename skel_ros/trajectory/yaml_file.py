@@ -33,6 +33,7 @@ from skel_ros.trajectory.points import (
     MAX_TIME_REASON,
     PointTrajectory,
     TrajectoryPoint,
+    duration_parts,
 )
 
 __all__ = ["parse_trajectory_yaml", "read_trajectory_yaml"]
@@ -45,6 +46,12 @@ _POINT_KEYS = frozenset({"positions", "velocities", "accelerations", "effort",
                          "time_from_start"})
 _NANOSEC = 1_000_000_000
 _NOT_FINITE = frozenset({".nan", ".inf", "nan", "inf", "infinity"})
+_YAML_TAG = "tag:yaml.org,2002:"
+_NUMBER_TAGS = frozenset({_YAML_TAG + "int", _YAML_TAG + "float"})
+# The tags a safe YAML reader knows (null, bool, int, float, str, seq, map, ...); any
+# other (``!!python/object:...``, ``!custom``) is refused, never silently read.
+_KNOWN_TAGS = frozenset(t for t in yaml.SafeLoader.yaml_constructors if t is not None)
+_RESOLVER = yaml.resolver.Resolver()
 
 
 def read_trajectory_yaml(path: str | Path) -> PointTrajectory:
@@ -67,16 +74,48 @@ def parse_trajectory_yaml(text: bytes | str, source: str = "<string>") -> PointT
     Raises:
         TrajectoryFileError: Malformed YAML or not a valid trajectory.
     """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")  # a UTF-8 BOM stays: YAML skips it
+        except UnicodeDecodeError as exc:  # the model readers' words for it
+            raise TrajectoryFileError(f"not a text document (bad UTF-8 at byte {exc.start})",
+                                      Location(source)) from None
     try:
         root = compose_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        raise TrajectoryFileError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                                  Location(source, line)) from None
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise TrajectoryFileError(f"not valid YAML: {exc}", Location(source)) from None
-    return _Reader(source).trajectory(root)
+        reason, line = _yaml_problem(exc, text)
+        raise TrajectoryFileError(f"not valid YAML: {reason}", Location(source, line)) from None
+    except (ValueError, RecursionError) as exc:
+        raise TrajectoryFileError(f"not valid YAML: {_one_line(str(exc))}",
+                                  Location(source)) from None
+    reader = _Reader(source)
+    reader.check_tags(root)
+    return reader.trajectory(root)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> tuple[str, int]:
+    """One line saying what is wrong (with the column), and the line (0: unknown)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses; no mark
+        position = max(0, min(int(exc.position), len(text)))
+        before = text[:position]
+        column = position - (before.rfind("\n") + 1) + 1
+        reason = (f"unacceptable character #x{exc.character:04x} ({exc.reason}) at column"
+                  f" {column}" if isinstance(exc.character, int) else _one_line(str(exc)))
+        return reason, before.count("\n") + 1
+    if mark is None or not problem:
+        return _one_line(str(exc).split("\n  in ", 1)[0]), 0
+    reason = f"{_one_line(problem)} (column {mark.column + 1})"
+    context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None and context_mark.line != mark.line:
+        reason += f"; {_one_line(context)} that starts at line {context_mark.line + 1}"
+    return reason, mark.line + 1
 
 
 class _Reader:
@@ -104,6 +143,28 @@ class _Reader:
             out[name] = value
         return out
 
+    def check_tags(self, root: yaml.Node | None) -> None:
+        """Refuse a tag a safe YAML reader does not know, anywhere in the document."""
+        seen: set[int] = set()
+        stack = [(root, "/")] if root is not None else []
+        while stack:
+            node, path = stack.pop()
+            if id(node) in seen:  # an alias: checked where its anchor is
+                continue
+            seen.add(id(node))
+            if node.tag not in _KNOWN_TAGS:
+                shown = node.tag.replace(_YAML_TAG, "!!", 1)
+                raise self.error(f"unknown tag {shown[:60]!r} (a trajectory holds plain"
+                                 f" numbers, names, lists and maps)", node, path)
+            if isinstance(node, yaml.SequenceNode):
+                stack.extend((item, f"{path.rstrip('/')}[{k}]")
+                             for k, item in enumerate(node.value))
+            elif isinstance(node, yaml.MappingNode):
+                for key, value in node.value:
+                    name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                    stack.append((key, path))
+                    stack.append((value, f"{path.rstrip('/')}/{str(name)[:40]}"))
+
     def trajectory(self, root: yaml.Node | None) -> PointTrajectory:
         if root is None:
             raise TrajectoryFileError("the file is empty", Location(self.source))
@@ -119,9 +180,10 @@ class _Reader:
         previous = -math.inf
         for i, node in enumerate(points_node.value):
             point = self.point(node, i, len(names))
-            if not point.time_from_start > previous:
-                raise self.error(f"time_from_start {point.time_from_start:g} s is not after the"
-                                 f" previous point's ({previous:g} s)", node, f"/points[{i}]")
+            if points and not duration_parts(point.time_from_start) > duration_parts(previous):
+                raise self.error(f"time_from_start {point.time_from_start:.12g} s is not after the"
+                                 f" previous point's ({previous:.12g} s) by at least 1 ns (a ROS"
+                                 f" Duration counts whole nanoseconds)", node, f"/points[{i}]")
             previous = point.time_from_start
             points.append(point)
         try:
@@ -183,8 +245,25 @@ class _Reader:
             raise self.error(f"{len(node.value)} values for {n} joints", node, path)
         return tuple(self.number(item, f"{path}[{k}]") for k, item in enumerate(node.value))
 
+    def plain(self, node: yaml.Node, path: str) -> str | None:
+        """The text of a scalar written as a YAML number would be, else None.
+
+        Quoted (``"0.5"``) or tagged other than ``!!int``/``!!float`` (``!!str 0.5``) is a
+        string, not a number, whatever it reads like.
+        """
+        if not isinstance(node, yaml.ScalarNode):
+            return None
+        if node.style:  # quoted or a block scalar: a string (plain: None or "")
+            raise self.error(f"{node.value[:40]!r} is quoted: a string, not a number", node,
+                             path)
+        implicit = _RESOLVER.resolve(yaml.ScalarNode, node.value, (True, False))
+        if node.tag != implicit and node.tag not in _NUMBER_TAGS:
+            shown = node.tag.replace(_YAML_TAG, "!!", 1)
+            raise self.error(f"{node.value[:40]!r} is tagged {shown}, not a number", node, path)
+        return str(node.value).strip()
+
     def number(self, node: yaml.Node, path: str) -> float:
-        text = node.value.strip() if isinstance(node, yaml.ScalarNode) else None
+        text = self.plain(node, path)
         if isinstance(text, str) and text.lower().lstrip("+-") in _NOT_FINITE:
             raise self.error(f"{text} is not finite", node, path)
         if not isinstance(text, str) or not _NUMBER.match(text):
@@ -214,7 +293,7 @@ class _Reader:
     def integer(self, node: yaml.Node | None, path: str) -> int:
         if node is None:
             return 0
-        text = node.value.strip() if isinstance(node, yaml.ScalarNode) else None
+        text = self.plain(node, path)
         if not isinstance(text, str) or not _INTEGER.match(text):
             raise self.error("expected a whole number", node, path)
         return int(text)

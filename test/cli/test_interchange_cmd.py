@@ -47,3 +47,16 @@ def test_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "bad.yml:1" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["convert", str(ARM_SKEL), "-o", str(tmp_path / "x.unknown")])
+
+
+def test_help_names_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """``convert`` writes MJCF too; ``validate`` reads every model format, not SKEL only."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    summary = " ".join(capsys.readouterr().out.split())
+    assert "to SKEL/Phobos/URDF/MJCF" in summary
+    assert "check SKEL files" not in summary
+    assert "validate check model files (SKEL, URDF/xacro, SMURF, Phobos, CASPR)" in summary
+    with pytest.raises(SystemExit):
+        main(["convert", "--help"])
+    assert "URDF or MJCF" in " ".join(capsys.readouterr().out.split())

@@ -117,3 +117,48 @@ def test_init_hardware_errors(urdf: Path, tmp_path: Path,
     assert main(["init-hardware", str(tmp_path / "missing.urdf"), "--protocol", "dynamixel",
                  "-o", str(tmp_path / "x.yaml")]) == 1
     assert "missing.urdf" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("protocol", "known"), [("dynamixel", "XM430-W350"), ("mit", "AK80-9")])
+def test_init_hardware_refuses_an_unknown_actuator_model(
+        urdf: Path, tmp_path: Path, protocol: str, known: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model NOPE`` wrote ``model: NOPE`` on every joint (exit 0); the protocol's driver
+    knows its models: refused as ``--first-id 300`` is, naming the known ones."""
+    out = tmp_path / "hw.yaml"
+    with pytest.raises(SystemExit) as exited:
+        main(["init-hardware", str(urdf), "--protocol", protocol, "--model", "NOPE",
+              "-o", str(out)])
+    message = str(exited.value.code)
+    assert message.startswith("error: --model NOPE: ")
+    assert "unknown" in message
+    assert known in message
+    assert not out.exists()
+    # The driver's spellings are accepted (Dynamixel -T/-R suffixes, MIT aliases) ...
+    spelled = {"dynamixel": "xm430-w350-t", "mit": "ak80-9"}[protocol]
+    assert main(["init-hardware", str(urdf), "--protocol", protocol, "--model", spelled,
+                 "-o", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["joints"]["shoulder"]["model"] == spelled
+    capsys.readouterr()
+
+
+def test_init_hardware_takes_any_model_for_a_protocol_without_a_model_list(
+        urdf: Path, tmp_path: Path) -> None:
+    """CANopen drives are checked against the name they report when the bus opens."""
+    out = tmp_path / "hw.yaml"
+    assert main(["init-hardware", str(urdf), "--protocol", "canopen", "--model", "Any Drive",
+                 "-o", str(out)]) == 0
+    assert yaml.safe_load(out.read_text())["joints"]["shoulder"]["model"] == "Any Drive"
+
+
+@pytest.mark.parametrize(("protocol", "missing"), [
+    ("dynamixel", "--port"), ("mit", "--can-interface"), ("canopen", "--can-interface")])
+def test_scan_without_its_transport_is_a_usage_error(
+        protocol: str, missing: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``scan --protocol dynamixel`` without ``--port`` exited 1 without "error:": it is a
+    command-line error, exit 2 in argparse's format."""
+    assert main(["scan", "--protocol", protocol]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: skel-ros scan")
+    assert (f"skel-ros scan: error: the following arguments are required for {protocol}:"
+            f" {missing}") in err

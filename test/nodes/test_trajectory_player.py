@@ -149,7 +149,7 @@ def test_stream_waits_for_every_subscriber(ros_env: dict[str, str], tmp_path: Pa
                    wait_for_subscribers="60.0", subscribers="2")
     late: list[Any] = []
 
-    def setup(node: Any, _received: list[Any]) -> None:  # noqa: ANN401 - an rclpy node
+    def setup(node: Any, _received: list[Any]) -> None:
         def join() -> None:
             timer.cancel()
             node.create_subscription(JointState, "/joint_commands", late.append,
@@ -258,6 +258,8 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
         # output); the others run the same main(argv) in this process.
         ({"mode": "fast"}, "parameter mode must be one of trajectory, stream"),
         ({"rate": "0"}, "parameter rate must be in (0, 1000] Hz"),
+        ({"rate": ".nan"}, "parameter rate must be in (0, 1000] Hz, got nan"),
+        ({"rate": ".inf"}, "parameter rate must be in (0, 1000] Hz, got inf"),
         ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0"),
         ({"trajectory_file": "''"}, "parameter trajectory_file is required"),
         ({"rate": "fast"}, "parameter rate must be a number"),
@@ -279,3 +281,39 @@ def test_bad_parameters_end_with_a_message(ros_env: dict[str, str], params: dict
         returncode, output = _player_main(capsys, **params)
     assert returncode == 2, output
     assert message in output
+
+
+def test_play_passes_strings_that_look_like_yaml_values(
+        ros_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``skel-ros play`` passes ``-p name:=value``, which ROS reads as YAML: a trajectory
+    file named ``true``, ``--trajectory-id 1`` or a quote must reach the node as strings
+    (they were a bool, an integer: "expecting type 'STRING'")."""
+    del ros_env  # main's node joins the test session's isolated domain
+    from skel_ros.cli.main import main as skel_ros_main
+    from skel_ros.nodes import trajectory_player
+
+    seen: dict[str, Any] = {}
+
+    class Loaded(trajectory_player.TrajectoryPlayer):
+        """The real node, which stops once it has read its parameters and files."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            seen.update({name: self.get_parameter(name).value
+                         for name in ("trajectory_file", "trajectory_id", "skel_file")})
+            seen["points"] = len(self.trajectory.points)
+            self.done = True
+
+    monkeypatch.setattr(trajectory_player, "TrajectoryPlayer", Loaded)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "true").write_text(SHORT_CASPR.replace('id="c"', 'id="1"').replace(
+        "0.3 0.0 7", "0 0 0.3 0.0").replace("0.8 -0.5 7", "0 0 0.8 -0.5").replace(
+        "<q_dot>0 0 0</q_dot>", "<q_dot>0 0 0 0</q_dot>"), encoding="utf-8")
+    model = tmp_path / "it's 1.skel"
+    model.write_bytes(example("arm.skel").read_bytes())
+    status = skel_ros_main(["play", "true", "--skel", model.name, "--trajectory-id", "1"])
+    output = capsys.readouterr().err
+    assert status == 0, output
+    assert seen == {"trajectory_file": "true", "trajectory_id": "1", "skel_file": "it's 1.skel",
+                    "points": 5}

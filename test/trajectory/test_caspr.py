@@ -323,3 +323,48 @@ def test_errors_are_value_errors() -> None:
     with pytest.raises(ValueError, match=r"bad\.xml"):
         parse_caspr("<robot/>", "bad.xml")
     assert issubclass(TrajectoryFileError, TrajectoryError)
+
+
+POCA = """<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE joint_trajectories [
+  <!ATTLIST quintic_spline_trajectory id ID #REQUIRED>
+]>
+
+<joint_trajectories>
+    <quintic_spline_trajectory id="trajectory_1" time_definition="absolute" time_step="0.05">
+        <points>
+            <point><q>0.0 0.0 0.0</q><q_dot>0 0 0</q_dot><q_ddot>0 0 0</q_ddot></point>
+            <point time="3.0"><q>0.0 0.13 0.0</q><q_dot>0 0 0</q_dot><q_ddot>0 0 0</q_ddot></point>
+        </points>
+    </quintic_spline_trajectory>
+    <linear_spline_trajectory id="trajectory_1" time_definition="absolute" time_step="0.5">
+        <points><point><q>0 0 0</q></point><point time="1"><q>1 1 1</q></point></points>
+    </linear_spline_trajectory>
+    <linear_spline_trajectory id="other" time_definition="absolute" time_step="0.5">
+        <points><point><q>0 0 0</q></point><point time="1"><q>1 1 1</q></point></points>
+    </linear_spline_trajectory>
+</joint_trajectories>
+"""
+
+
+def test_joint_trajectories_as_the_root() -> None:
+    """CASPR's own files (PoCaBot_planar_trajectories.xml) have <joint_trajectories> as the
+    root: CASPR lists the children of the document's first <joint_trajectories> element
+    (ModelConfigBase.getJointTrajectoriesList, getElementsByTagName), the root included."""
+    from skel_ros.trajectory import caspr_trajectory_ids, select_caspr
+
+    assert caspr_trajectory_ids(POCA, "poca.xml") == ("trajectory_1", "trajectory_1", "other")
+    first = select_caspr(POCA, "poca.xml")
+    assert first.kind is CasprKind.QUINTIC_SPLINE
+    assert first.location.path == (
+        "/joint_trajectories/quintic_spline_trajectory[@id='trajectory_1']")
+    np.testing.assert_allclose(first.sample().q[-1], [0.0, 0.13, 0.0])
+    assert select_caspr(POCA, "poca.xml", "other").id == "other"
+    # The id used twice: an error only when it is the one asked for (docs/trajectories.md).
+    with pytest.raises(TrajectoryFileError, match="'trajectory_1' is used twice"):
+        select_caspr(POCA, "poca.xml", "trajectory_1")
+    with pytest.raises(TrajectoryFileError, match="holds no trajectory"):
+        parse_caspr("<joint_trajectories/>", "bad.xml")
+    with pytest.raises(TrajectoryFileError, match=r"root element is <robot>; a CASPR trajectory"
+                       r" file has <trajectories> \(or <joint_trajectories>\)"):
+        parse_caspr("<robot/>", "bad.xml")

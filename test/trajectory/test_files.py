@@ -263,3 +263,92 @@ def test_yaml_takes_the_longest_ros_duration() -> None:
     traj = parse_trajectory_yaml(text, "long.yaml")
     assert traj.duration == pytest.approx(2**31, rel=1e-15)
     np.testing.assert_allclose(traj.sample(traj.duration)[0], [1.0])
+
+
+# ---------------------------------------------------------------- found by the CLI audit
+
+_ONE = "joint_names: [a]\npoints:\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\x83\x07]\xa0s\xdd", "not a text document (bad UTF-8 at byte 0)"),
+        # UTF-16 XML: not a CASPR file (not UTF-8 text), not YAML either
+        ("<traj>\u00e9".encode("utf-16"), "not a text document (bad UTF-8 at byte 0)"),
+        (b"joint_names: [a]\n# \xe9\xff\n", "not a text document (bad UTF-8 at byte 19)"),
+    ],
+)
+def test_bytes_that_are_not_utf8_text(data: bytes, message: str) -> None:
+    """The model readers' one-line words, not a two-line PyYAML reader error."""
+    with pytest.raises(TrajectoryFileError) as info:
+        parse_trajectory_yaml(data, "bad.yaml")
+    assert str(info.value) == f"bad.yaml: {message}"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (_ONE + "\t- positions: [0]\n", 3,
+         "not valid YAML: found character that cannot start any token (column 1)"),
+        (_ONE + "- positions: [0.\x07]\n", 3,
+         ("not valid YAML: unacceptable character #x0007 (control characters are not"
+          " allowed) at column 17")),
+        (_ONE + "- {positions: [0], time_from_start: 1\n\n", 5,
+         ("not valid YAML: did not find expected ',' or '}' (column 1); while parsing a flow"
+          " mapping that starts at line 3")),
+    ],
+)
+def test_yaml_syntax_errors_are_one_line_with_line_and_column(text: str, line: int,
+                                                               message: str) -> None:
+    with pytest.raises(TrajectoryFileError) as info:
+        parse_trajectory_yaml(text.encode(), "bad.yaml")
+    assert "\n" not in str(info.value)
+    assert str(info.value).startswith(f"bad.yaml:{line}: {message}"), str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (_ONE + '- positions: ["0.5"]\n  time_from_start: 1\n', 3,
+         "'0.5' is quoted: a string, not a number"),
+        (_ONE + "- positions: [0.5]\n  time_from_start: '1'\n", 4,
+         "'1' is quoted: a string, not a number"),
+        (_ONE + "- positions: [!!str 0.5]\n  time_from_start: 1\n", 3,
+         "'0.5' is tagged !!str, not a number"),
+        (_ONE + '- positions: [0]\n  time_from_start: {sec: "1"}\n', 4,
+         "'1' is quoted: a string, not a number"),
+        (_ONE + "- positions: [0.0]\n  time_from_start: !!python/object:os.system 1\n", 4,
+         "unknown tag '!!python/object:os.system'"),
+        ("header: !custom {}\n" + _ONE + "- positions: [0]\n  time_from_start: 1\n", 1,
+         "unknown tag '!custom'"),
+    ],
+)
+def test_only_plain_yaml_numbers_are_numbers(text: str, line: int, message: str) -> None:
+    with pytest.raises(TrajectoryFileError) as info:
+        parse_trajectory_yaml(text, "bad.yaml")
+    assert message in str(info.value)
+    assert info.value.location is not None
+    assert info.value.location.line == line, str(info.value)
+
+
+def test_yaml_numbers_in_every_spelling() -> None:
+    """``1e1`` (a string to PyYAML's YAML 1.1 resolver), ``!!float 1``, ``!!int``: numbers."""
+    traj = parse_trajectory_yaml(_ONE + "- positions: [!!float 1]\n"
+                                 "  time_from_start: {sec: !!int 1, nanosec: 5}\n"
+                                 "- positions: [1e-1]\n  time_from_start: 1e1\n", "ok.yaml")
+    assert traj.duration == 10.0
+    np.testing.assert_allclose(traj.sample(10.0)[0], [0.1])
+
+
+def test_points_less_than_a_nanosecond_apart_are_refused() -> None:
+    """A ``builtin_interfaces/Duration`` counts nanoseconds: they would be sent at one time."""
+    text = (_ONE + "- positions: [0.0]\n  time_from_start: 1.0000000001\n"
+            "- positions: [0.0]\n  time_from_start: 1.0000000002\n")
+    with pytest.raises(TrajectoryFileError) as info:
+        parse_trajectory_yaml(text, "subns.yaml")
+    assert str(info.value) == (
+        "subns.yaml:5: /points[1]: time_from_start 1.0000000002 s is not after the previous"
+        " point's (1.0000000001 s) by at least 1 ns (a ROS Duration counts whole nanoseconds)")
+    one_ns = text.replace("1.0000000002", "1.000000002")
+    assert parse_trajectory_yaml(one_ns, "ok.yaml").duration == pytest.approx(1.000000002)

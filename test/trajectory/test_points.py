@@ -146,8 +146,8 @@ def test_many_points_pick_the_right_segment() -> None:
         (["a"], [P(1.0, (0.0,))], [1.0, 2.0], "start_positions has 2 values"),
         (["a"], [P(1.0, (0.0,))], [math.nan], "start_positions: joint 'a' is nan"),
         (["a"], [(1.0, (0.0,))], None, "point 0 is a tuple"),
-        (["a"], [P(0.0, (0.0,), (1e300,)), P(1e-10, (1.0,), (0.0,))], None,
-         "from t = 0 s to 1e-10 s overflows"),
+        (["a"], [P(0.0, (0.0,), (1e300,)), P(1e-9, (1.0,), (0.0,))], None,
+         "from t = 0 s to 1e-09 s overflows"),
     ],
 )
 def test_invalid_input_names_the_problem(names: list[str], points: list[TrajectoryPoint],
@@ -180,3 +180,16 @@ def test_segment_polynomials_overflow_to_inf_never_raise() -> None:
         c5 = quintic(p, v, v, p + 1.0, v, v, 1e308)
     assert c3.shape == c5.shape == (6, 1)  # computed, not raised
     assert not np.isfinite(c5).all()  # inf / inf: a segment PointTrajectory refuses
+
+
+def test_times_must_be_at_least_a_nanosecond_apart() -> None:
+    """What a JointTrajectory can carry: ``duration_parts`` rounds to whole nanoseconds."""
+    from skel_ros.trajectory import duration_parts
+
+    assert duration_parts(1.0000000001) == duration_parts(1.0000000002) == (1, 0)
+    assert duration_parts(2.9999999999) == (3, 0)
+    with pytest.raises(TrajectoryError, match="at least 1 ns apart"):
+        PointTrajectory(["a"], [TrajectoryPoint(1.0000000001, (0.0,)),
+                                TrajectoryPoint(1.0000000002, (0.0,))])
+    ok = PointTrajectory(["a"], [TrajectoryPoint(1.0, (0.0,)), TrajectoryPoint(1 + 1e-9, (0.0,))])
+    assert len(ok.points) == 2
