@@ -14,6 +14,7 @@ sys.path.insert(0, str(REPO / "test" / "model"))
 
 from corpus_data import CORPUS, compare, load_fixture, requires_corpus  # noqa: E402
 from skel_ros_in_process import skel_ros_main  # noqa: E402
+from xacro_models import ONE_JOINT_XACRO  # noqa: E402
 
 from skel_ros.cli.main import main  # noqa: E402
 
@@ -144,15 +145,7 @@ def test_ros2_control_takes_the_model_arguments(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """``--fixed-base`` and ``NAME:=VALUE`` as for every command that reads a model."""
     xacro = tmp_path / "robot.urdf.xacro"
-    xacro.write_text(
-        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
-        '<xacro:arg name="joint" default="hinge"/>'
-        '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
-        '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
-        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-        '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+    xacro.write_text(ONE_JOINT_XACRO)
     assert main(["ros2-control", str(xacro), "joint:=elbow", "--fixed-base"]) == 0
     out = capsys.readouterr().out
     assert '<joint name="elbow">' in out

@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO / "test" / "model"))
 
 from corpus_data import CORPUS, REFERENCE, requires_corpus  # noqa: E402
 from skel_ros_in_process import skel_ros_main  # noqa: E402
+from xacro_models import ONE_JOINT_XACRO  # noqa: E402
 
 # Proof 1's tolerances (test_world_builder.py; the worst corpus file differs by
 # 5.3e-15 / 1.8e-12). The JSON carries every double exactly (shortest repr).
@@ -114,15 +115,7 @@ def test_xacro_arguments_and_fixed_base(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``NAME:=VALUE`` after the file and ``--fixed-base``, as for every model command."""
     xacro = tmp_path / "robot.urdf.xacro"
-    xacro.write_text(
-        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
-        '<xacro:arg name="joint" default="hinge"/>'
-        '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
-        '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
-        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-        '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-        ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
+    xacro.write_text(ONE_JOINT_XACRO)
     proc = skel_ros_main(capsys, "simulate", str(xacro), "joint:=elbow", "--fixed-base",
                          "--steps", "3", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -130,7 +123,8 @@ def test_xacro_arguments_and_fixed_base(tmp_path: Path,
     assert [len(q) for q in welded["positions"]] == [1]  # the elbow only
     proc = skel_ros_main(capsys, "simulate", str(xacro), "--steps", "3")
     assert proc.returncode == 0, proc.stderr
-    assert "hinge" in proc.stdout and "floating_base" in proc.stdout
+    assert "hinge" in proc.stdout
+    assert "floating_base" in proc.stdout
     proc = skel_ros_main(capsys, "simulate", str(xacro), "joint")
     assert proc.returncode != 0
     assert "'joint' is not a xacro argument NAME:=VALUE" in proc.stderr

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from xacro_models import ONE_JOINT_XACRO
 
 from skel_ros.cli.main import main
 from skel_ros.resources import example
@@ -37,21 +38,11 @@ def test_play_print_refuses_out_of_limit(tmp_path: Path,
         capsys.readouterr().err)
 
 
-XACRO = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
-         '<xacro:arg name="joint" default="hinge"/>'
-         '<link name="base"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-         ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
-         '<joint name="$(arg joint)" type="revolute"><parent link="base"/><child link="arm"/>'
-         '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-         '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0"'
-         ' iyy="0.1" iyz="0" izz="0.1"/></inertial></link></robot>')
-
-
 def test_play_takes_the_model_arguments(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``--model-args`` (a .xacro model's arguments, in one word) and ``--fixed-base``."""
     model = tmp_path / "robot.urdf.xacro"
-    model.write_text(XACRO, encoding="utf-8")
+    model.write_text(ONE_JOINT_XACRO, encoding="utf-8")
     path = tmp_path / "move.yaml"
     path.write_text("joint_names: [elbow]\npoints:\n- {positions: [0.5], time_from_start: 1}\n",
                     encoding="utf-8")

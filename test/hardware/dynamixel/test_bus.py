@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import os
-import select
-import threading
 import time
 import tty
 from typing import TYPE_CHECKING
 
 import pytest
+from scripted_servo import ScriptedServo
 
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
@@ -230,34 +229,6 @@ def test_port_vanishing_is_a_transport_error(emulator: DynamixelEmulator,
     with pytest.raises(TransportError, match="cannot open"):
         make_bus({"port": "/dev/does-not-exist"}).open()
     assert emulator.running
-
-
-class ScriptedServo:
-    """The other end of a pty answering each instruction packet with ``reply(packet)``."""
-
-    def __init__(self, reply: Callable[[p.Packet], bytes]) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
-        self.port = os.ttyname(self.slave)
-        self.reply = reply
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        reader = p.PacketReader()
-        while not self._stop.is_set():
-            if not select.select([self.master], [], [], 0.01)[0]:
-                continue
-            reader.feed(os.read(self.master, 4096))
-            while (packet := reader.next_packet()) is not None:
-                os.write(self.master, self.reply(packet))
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2.0)
-        os.close(self.master)
-        os.close(self.slave)
 
 
 def _ping_reply(packet: p.Packet) -> bytes:

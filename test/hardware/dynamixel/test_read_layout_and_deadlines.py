@@ -16,16 +16,13 @@ asked for bytes that are not there, which a real port answers only at the timeou
 from __future__ import annotations
 
 import math
-import os
-import select
 import struct
-import threading
 import time
-import tty
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import pytest
+from scripted_servo import ScriptedServo
 
 from skel_ros.hardware.base import ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import bus as bus_module
@@ -248,39 +245,11 @@ def test_a_missing_servo_costs_one_timeout(fast: bool,
     assert sorted(bus.read()) == [1, 2, 3, 4]  # the next cycle starts clean
 
 
-class _ScriptedServos:
-    """The other end of a pty answering each instruction packet with ``reply(packet)``."""
-
-    def __init__(self, reply: Callable[[p.Packet], bytes]) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
-        self.port = os.ttyname(self.slave)
-        self.reply = reply
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        reader = p.PacketReader()
-        while not self._stop.is_set():
-            if not select.select([self.master], [], [], 0.01)[0]:
-                continue
-            reader.feed(os.read(self.master, 4096))
-            while (packet := reader.next_packet()) is not None:
-                os.write(self.master, self.reply(packet))
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2.0)
-        os.close(self.master)
-        os.close(self.slave)
-
-
 def test_a_stuffed_answer_on_a_real_port_comes_back_well_within_the_timeout(
         make_bus: Callable[..., DynamixelBus]) -> None:
     """The same on a pty with the serial transport: a 2 s timeout, the answer there at
     once. Before the fix this read took the whole timeout; the bound is half of it."""
-    servos = _ScriptedServos(_answer(fast=False, stuffing=True))
+    servos = ScriptedServo(_answer(fast=False, stuffing=True))
     try:
         bus = make_bus({"port": servos.port, "baudrate": 1_000_000},
                        _acts(dict.fromkeys(START, "XM430-W350")), fast_sync_read=False,
