@@ -144,6 +144,13 @@ def _render(world: Any, target: str, out_dir: Path, args: argparse.Namespace) ->
     if target == "urdf":
         from skel_ros.model.urdf import world_to_urdf
 
+        moved = [(d.name, d.initial_position) for s in world.skeletons for d in s.dofs
+                 if d.initial_position != 0.0 or d.initial_velocity != 0.0]
+        if moved:  # URDF has no element for them: say what is left out, as for MJCF
+            name, q = moved[0]
+            print(f"warning: {world.source}: URDF holds no initial positions or velocities:"
+                  f" {len(moved)} DOF(s) start away from 0 here (e.g. {name!r} at {q:g}) and"
+                  " at 0 where the URDF is read", file=sys.stderr)
         return str(world_to_urdf(world))
     if target == "mjcf":
         from skel_ros.model.mjcf import world_to_mjcf

@@ -530,9 +530,10 @@ class _Writer:
                 group.extend(c for c in children.get(name, ()) if not jointed[c])
             else:
                 raise ExportError(
-                    f"body {body.name!r} has no mass and inertia, nor does any body welded to"
-                    f" it: MuJoCo moves no body with joints unless it or a body welded to it"
-                    f" has a mass and principal moments of inertia of at least {MJ_MINVAL:g}",
+                    f"body {body.name!r} has {_what_it_lacks(skeleton.body(body.name))},"
+                    f" nor does any body welded to it have both: MuJoCo moves no body with"
+                    f" joints unless it or a body welded to it has a mass and principal"
+                    f" moments of inertia of at least {MJ_MINVAL:g}",
                     body.location, hint="give it a small mass and inertia (CASPR's virtual"
                     " bodies have 1e-9 kg)")
 
@@ -552,8 +553,9 @@ class _Writer:
             raise ExportError(
                 f"body {body.name!r}: its moment of inertia (principal moments"
                 f" {_vec(principal)}) is not one a rigid body can have, and MuJoCo refuses it",
-                body.location, hint="give a positive-definite <moment_of_inertia> whose"
-                " principal moments satisfy the triangle inequality")
+                body.location, hint="give the body a positive-definite inertia whose"
+                " principal moments satisfy the triangle inequality (each at most the sum of"
+                " the other two)")
         rot = to_mj[:3, :3]
         moment = rot @ np.asarray(body.inertia.moment) @ rot.T
         m = moment
@@ -822,6 +824,19 @@ def _primitive(g: Geometry) -> dict[str, str] | None:
     if isinstance(g, (Cylinder, Capsule)):  # DART's height is the cylinder's, caps apart
         return {"type": g.kind, "size": _vec((g.radius, g.height / 2.0))}
     return None
+
+
+def _what_it_lacks(body: Body) -> str:
+    """What keeps ``body`` from carrying a moving body (:func:`_carries_mass`), in words."""
+    light = body.inertia.mass < MJ_MINVAL
+    principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
+    flat = bool(principal[0] < MJ_MINVAL)
+    if light and flat:
+        return "no mass and no inertia"
+    if light:
+        return f"no mass (mass {body.inertia.mass:g} kg)"
+    return (f"a mass of {body.inertia.mass:g} kg but no inertia about every axis (principal"
+            f" moments {_vec(principal)})")
 
 
 def _carries_mass(body: Body) -> bool:

@@ -239,8 +239,8 @@ def world_to_urdf(
     Args:
         world: The world.
         skeleton: Name of the one skeleton to export; None for all of them.
-        robot_name: ``<robot name>``; default the skeleton name, or the stem of
-            the world's source file.
+        robot_name: ``<robot name>``; default the skeleton name (the name of the world's
+            one skeleton with bodies), else the stem of the world's source file.
         frame_prefix: Put before every link name (not before ``world_link``).
         mesh_dir: Directory for generated STL meshes (see :func:`skeleton_to_urdf`).
         world_link: Name of the root link, the world frame.
@@ -267,8 +267,9 @@ def world_to_urdf(
             mesh_dir=mesh_dir,
             world_link=world_link,
         )
-    if robot_name is None:
-        robot_name = Path(world.source).stem or "world"
+    if robot_name is None:  # the robot's own name where the world holds one robot
+        robots = [s for s in world.skeletons if s.bodies]
+        robot_name = robots[0].name if len(robots) == 1 else Path(world.source).stem or "world"
     plans = [
         (
             skel,

@@ -60,3 +60,28 @@ def test_help_names_every_format(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["convert", "--help"])
     assert "URDF or MJCF" in " ".join(capsys.readouterr().out.split())
+
+
+ONE_ROBOT = """<skel version="1.0"><world name="w"><skeleton name="bot">
+<body name="base"><inertia><mass>1</mass></inertia></body>
+<body name="arm"><inertia><mass>1</mass></inertia></body>
+<joint type="weld" name="fix"><parent>world</parent><child>base</child></joint>
+<joint type="revolute" name="elbow"><parent>base</parent><child>arm</child>
+<axis><xyz>0 0 1</xyz></axis><init_pos>0.5</init_pos></joint>
+</skeleton></world></skel>
+"""
+
+
+def test_urdf_keeps_the_robots_name_and_says_what_it_drops(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one robot of a world keeps its name (as SKEL, MJCF and Phobos keep it; the file's
+    stem renamed it on the way back); the initial positions URDF cannot hold are named."""
+    skel = tmp_path / "bot_bodies.skel"
+    skel.write_text(ONE_ROBOT, encoding="utf-8")
+    urdf = tmp_path / "bot.urdf"
+    assert main(["convert", str(skel), "-o", str(urdf)]) == 0
+    err = capsys.readouterr().err
+    assert "URDF holds no initial positions or velocities: 1 DOF(s)" in err
+    assert "'elbow' at 0.5" in err
+    assert '<robot name="bot">' in urdf.read_text(encoding="utf-8")
+    assert [s.name for s in load_model(urdf).skeletons if s.bodies] == ["bot"]

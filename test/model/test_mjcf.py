@@ -9,6 +9,7 @@ compiled by ``mujoco.MjModel`` (from a file, so relative mesh paths count) and M
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -325,12 +326,14 @@ def test_massless_moving_body_is_carried_by_what_is_welded_to_it(tmp_path: Path)
     _compile(world_to_mjcf(load_model(urdf), base_dir=tmp_path), tmp_path)
     # Nothing welded carries it: a massless body between two joints, a lone point mass,
     # a body welded to it with mass but no inertia.
-    for links, bad in (((("revolute", "0", "0"), ("revolute", "1", "0.1")), "b0"),
-                       ((("revolute", "1", "0"),), "b0"),
-                       ((("revolute", "1", "0.1"), ("revolute", "0", "0"),
-                         ("weld", "1", "0")), "b1")):
-        with pytest.raises(ExportError, match=f"body '{bad}' has no mass and inertia, nor does"
-                           " any body welded to it") as info:
+    # The message says what the body lacks (a 1 kg body without inertia has a mass).
+    for links, bad, lacks in (
+            ((("revolute", "0", "0"), ("revolute", "1", "0.1")), "b0", "no mass and no inertia"),
+            ((("revolute", "1", "0"),), "b0", "a mass of 1 kg but no inertia about every axis"),
+            ((("revolute", "1", "0.1"), ("revolute", "0", "0"), ("weld", "1", "0")), "b1",
+             "no mass and no inertia")):
+        with pytest.raises(ExportError, match=re.escape(
+                f"body '{bad}' has {lacks}") + ".*, nor does any body welded to it") as info:
             world_to_mjcf(load_skel(_chain(*links), name="m.skel"))
         assert str(info.value).startswith(f"m.skel:{2 + int(bad[1])}:")
 
