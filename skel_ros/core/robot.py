@@ -142,6 +142,10 @@ class _Active:
     observer: TrajectoryObserver | None
     received: float
     clamped: set[str] = field(default_factory=set)  # DOFs whose clamping was reported
+    # Per DOF, its points' highest position above its upper limit and lowest below its
+    # lower limit (DOFs whose points stay within are absent): what the clamp report says.
+    above: dict[str, float] = field(default_factory=dict)
+    below: dict[str, float] = field(default_factory=dict)
 
 
 class RobotCore:
@@ -295,6 +299,7 @@ class RobotCore:
                                  + ", ".join(missing), "no actuator")
         self.check_motion()
         index = np.fromiter((self.index[n] for n in names), np.intp, len(names))
+        above, below = self._beyond_limits(trajectory, names)
         with self._lock:
             now = self.backend.now()
             begin = now if start is None else float(start)
@@ -312,12 +317,35 @@ class RobotCore:
                                   "trajectory past")
             if self._active is not None:
                 self._end(now, FollowOutcome.PREEMPTED, "replaced by a newer trajectory")
-            self._active = _Active(trajectory, names, index, begin, observer, now)
+            self._active = _Active(trajectory, names, index, begin, observer, now,
+                                   above=above, below=below)
             self._timeout.feed(now)
         points = getattr(trajectory, "points", None)
         count = f"{len(points)} point(s) for " if points is not None else ""
         self._log.info(f"following a trajectory of {count}{len(names)} joint(s),"
                        f" {trajectory.duration:g} s")
+
+    def _beyond_limits(self, trajectory: Trajectory, names: Sequence[str]
+                       ) -> tuple[dict[str, float], dict[str, float]]:
+        """Per DOF, the highest point above its upper limit and the lowest below its lower one.
+
+        From the trajectory's points, when it has them (a
+        :class:`~skel_ros.trajectory.points.PointTrajectory`): the peaks the clamp report
+        names (the samples between points are checked as they are followed).
+        """
+        points = getattr(trajectory, "points", None)
+        try:
+            q = np.array([p.positions for p in points or ()], dtype=float)
+        except (TypeError, ValueError, AttributeError):
+            return {}, {}
+        if not len(q) or q.shape != (len(q), len(names)):
+            return {}, {}
+        out: tuple[dict[str, float], dict[str, float]] = ({}, {})
+        for peaks, extreme in zip(out, (q.max(axis=0), q.min(axis=0)), strict=True):
+            check = self.backend.check(CommandKind.POSITION, names, extreme)
+            if check.ok:
+                peaks.update((c.name, c.requested) for c in check.clamped)
+        return out
 
     def check_motion(self) -> None:
         """Raise when the backend takes no motion now (power off, e-stop, fault).
@@ -452,13 +480,7 @@ class RobotCore:
         if not check.ok or len(check.names) != len(active.names):
             self._abort(now, active, f"trajectory sample rejected, holding: {check.reason}")
             return
-        new = [c for c in check.clamped if c.name not in active.clamped]
-        if new:  # once per DOF and trajectory: the trajectory leaves the limits
-            active.clamped.update(c.name for c in new)
-            self._log.warning(
-                f"trajectory leaves the limits at t = {t:.3f} s: "
-                + ", ".join(f"{c.name!r} {c.requested:.6g} -> {c.applied:.6g}" for c in new)
-                + " (clamped; said once per DOF and trajectory)", "trajectory clamped")
+        self._report_clamps(t, active, check.clamped)
         self.backend.write(now, CommandKind.POSITION, active.index,
                            np.asarray(check.values, dtype=float))
         self._timeout.feed(now)
@@ -488,6 +510,25 @@ class RobotCore:
                 message = f"the observer returned {outcome!r}, not SUCCEEDED or ABORTED"
             self._end(now, FollowOutcome.ABORTED, message)
             self.backend.hold(now, active.index)
+
+    def _report_clamps(self, t: float, active: _Active, clamped: Sequence[Clamp]) -> None:
+        """Say, once per DOF and trajectory, how far the trajectory leaves the limits."""
+        new = [c for c in clamped if c.name not in active.clamped]
+        if not new:
+            return
+        active.clamped.update(c.name for c in new)
+
+        def peak(c: Clamp) -> float:  # the farthest the trajectory goes on that side
+            if c.requested > c.applied:
+                return max(c.requested, active.above.get(c.name, c.requested))
+            return min(c.requested, active.below.get(c.name, c.requested))
+
+        self._log.warning(
+            f"trajectory leaves the limits at t = {t:.3f} s: "
+            + ", ".join(f"{c.name!r} reaches {peak(c):.6g} (limit {c.applied:.6g})"
+                        for c in new)
+            + " (clamped to the limit meanwhile; said once per DOF and trajectory)",
+            "trajectory clamped")
 
     def _abort(self, now: float, active: _Active, message: str) -> None:
         self._log.error(message, "trajectory aborted")

@@ -34,14 +34,16 @@ Parameters (read-only ones are fixed at start):
         (time_base wall: 1, fixed).
     joint_states_rate (double): Hz of simulated time.
     tf_rate (double): Hz of simulated time.
-    enforce_limits (bool): DART's position-limit constraints.
+    enforce_limits (bool): the engine's position-limit constraints (velocity and
+        acceleration joints stopped on their limits too).
     paused (bool): stop stepping (``~/step`` steps once).
     command_timeout (double): simulated seconds without a command after which all
-        commands are dropped (the joints go limp); 0 = never.
+        commands are dropped (every DOF goes to its actuator's safe state:
+        :mod:`skel_ros.sim.backend`); 0 = never.
     hold_initial (bool, read-only): at start and after ``~/reset``, hold every actuated
         DOF at its ``<init_pos>`` with its position controller, as a powered robot
-        does before its first command; false = DART's bare world (joints limp until
-        commanded).
+        does before its first command; false = every DOF in its actuator's safe state
+        until commanded (force and passive joints limp).
 
 Topics: publishes ``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``,
 ``~/markers``, ``/clock`` (time_base sim only), and ``~/urdf_joint_states`` for worlds
@@ -154,15 +156,19 @@ PARAMETERS: dict[str, _Param] = {
     "tf_rate": _Param(50.0, f"/tf rate in Hz of simulated time, (0, {MAX_RATE:g}]",
                       number=True),
     "enforce_limits": _Param(default=True,
-                             description="DART's joint position-limit constraints on every "
-                                         "limited DOF"),
+                             description="the engine's position-limit constraints on every "
+                                         "limited DOF (velocity and acceleration joints "
+                                         "stopped on their limits too)"),
     "paused": _Param(default=False, description="stop stepping; ~/step advances one step"),
     "command_timeout": _Param(0.0, "simulated seconds without a command after which every "
-                                   "command is dropped (joints go limp); 0 = never",
+                                   "command is dropped (each DOF to its actuator's safe"
+                                   " state: force/passive limp, servo/velocity held still,"
+                                   " acceleration braked to rest); 0 = never",
                               number=True),
     "hold_initial": _Param(default=True,
                            description="hold every actuated DOF at its initial position "
-                                       "until commanded (false: limp until commanded)",
+                                       "until commanded (false: each DOF in its actuator's "
+                                       "safe state until commanded; force/passive limp)",
                            read_only=True),
 }
 
@@ -694,8 +700,11 @@ class SimNode(Node):
         if not result.ok:
             self._warn(f"joint_commands: {result.message} (message ignored)",
                        key=f"joint_commands {result.message}")
-        elif result.clamped:
-            self._warn(f"joint_commands: {result.message}", key="joint_commands clamped")
+        for clamp in result.clamped:  # throttled per joint and kind, as the hardware node
+            kind = command.kind.value
+            self._warn(f"joint_commands: {kind} command clamped to limits: {clamp.name!r}"
+                       f" {clamp.requested:.6g} -> {clamp.applied:.6g}",
+                       key=f"clamped {kind} {clamp.name}")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         with self._lock:

@@ -19,6 +19,29 @@ ACCELERATION    acceleration (kinematic)                 ``kp_vel^2 e - 2 kp_vel
 PASSIVE/LOCKED  none: every command is rejected          rejected
 ==============  =======================================  ===============================
 
+A DOF without a command (never commanded, or after :meth:`SkeletonActuation.clear`)
+gets DART's command 0:
+
+* FORCE and PASSIVE: limp (no effort; driven only by the world);
+* SERVO and VELOCITY: velocity 0 (DART's servo motor within its force limits; a
+  VELOCITY joint exactly): they hold still;
+* ACCELERATION: acceleration 0, so a moving joint coasts for ever, through its position
+  limits (DART ignores every joint constraint for kinematic actuators). With braking on
+  (:meth:`SkeletonActuation.set_braking`; the simulated robot's backend, so the
+  node, turns it on: its safe state) it is braked to rest within its acceleration
+  limits instead, ``a = clip(-v / dt, lower, upper)``, and stays at rest;
+* LOCKED: locked.
+
+With limit enforcement on (:meth:`SkeletonActuation.set_limit_enforcement`), the
+motion commanded to a VELOCITY or ACCELERATION DOF with a finite position limit (which
+DART's joint-limit constraint ignores for those actuators) is bounded so that the step
+does not carry the DOF past the limit: the velocity of the step (a VELOCITY DOF's
+command; ``v + a dt`` for an ACCELERATION DOF) stays within ``(lower - q) / dt`` and
+``(upper - q) / dt``, widened to include 0 (a DOF already past a limit is stopped, not
+thrown back). The DOF stops on the limit as a SERVO joint does under DART's constraint;
+a hard stop, so an ACCELERATION DOF may exceed its acceleration limits there. The
+limits are those of the limit set (the model's, or tightened ones).
+
 Every command first goes through the shared limits module
 (:meth:`skel_ros.model.limits.LimitSet.check`): a command with a NaN or an
 infinity, an unknown or repeated joint name, or a count mismatch is rejected
@@ -251,12 +274,24 @@ class SkeletonActuation:
         self._any_servo = bool(self._servo.any())
         self._passive = self._is[ActuatorType.PASSIVE]
         self._any_passive = bool(self._passive.any())
+        self._public = tuple(public_names) if public_names is not None else tuple(
+            d.name for d in skeleton.dofs)
+        self._braking = False  # set_braking
+        self._brake = _NO_INDEX  # the uncommanded ACCELERATION DOFs, while braking
+        # VELOCITY / ACCELERATION DOFs with a finite position limit, and the same two
+        # while limits are enforced (set_limit_enforcement): stopped on their limits.
+        lo, hi = limits.lower(LimitKind.POSITION), limits.upper(LimitKind.POSITION)
+        limited = np.isfinite(lo) | np.isfinite(hi)
+        self._limited_vel = np.flatnonzero(limited & self._is[ActuatorType.VELOCITY])
+        self._limited_acc = np.flatnonzero(limited & self._is[ActuatorType.ACCELERATION])
+        self._stop_vel = self._stop_acc = _NO_INDEX
         with np.errstate(divide="ignore", invalid="ignore"):
             # The implicit PD's spring: stiffness, and the weights of the rest position
             # (model rest, setpoint) where the stiffness is > 0.
             self._pd_k = self._model_k + self._kp
             self._pd_rest_model = self._model_k * self._model_rest
             self._pd_positive = self._pd_k > 0
+        self._update_masks()
 
     # ----------------------------------------------------------------- commands
 
@@ -301,7 +336,7 @@ class SkeletonActuation:
         result = self._check(mode, names, values)
         for i in result.indices:
             actuator = self._actuator[i]
-            name = self.skeleton.dofs[i].name
+            name = self._public[i]
             if actuator in _UNACTUATED:
                 raise CommandError(f"joint {name!r} is {actuator.value}: it takes no commands")
             if mode is not ActuationMode.POSITION and _DIRECT[actuator] is not mode:
@@ -339,7 +374,10 @@ class SkeletonActuation:
             self._update_masks()
 
     def clear(self, names: Sequence[str] | None = None) -> None:
-        """Drop the commands of ``names`` (all when None); those DOFs go uncommanded."""
+        """Drop the commands of ``names`` (all when None).
+
+        Those DOFs go to their actuator's safe state (module docstring).
+        """
         indices = (range(len(self._mode)) if names is None
                    else [self.skeleton.dof_index(n) for n in names])
         for i in indices:
@@ -361,7 +399,10 @@ class SkeletonActuation:
             [bool(held[a].all()) for a in self._ancestors], dtype=bool
         )
         self._any_position = bool(self._position.any())
-        self._active = bool(self._direct.any()) or self._any_position
+        self._brake = np.flatnonzero(self._is[ActuatorType.ACCELERATION]
+                                     & ~self._position & ~self._direct) \
+            if self._braking else _NO_INDEX
+        self._active = bool(self._direct.any()) or self._any_position or bool(self._brake.size)
         self._plan = self._make_plan()
         self._sync_springs(self._spring_on & self._position)
 
@@ -413,9 +454,23 @@ class SkeletonActuation:
 
     # ----------------------------------------------------------------- per step
 
+    def set_limit_enforcement(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
+        """Stop VELOCITY and ACCELERATION DOFs on their position limits, or not (module docstring).
+
+        The engine calls it with its own limit enforcement (DART's constraint does it
+        for the other actuator types).
+        """
+        self._stop_vel = self._limited_vel if enabled else _NO_INDEX
+        self._stop_acc = self._limited_acc if enabled else _NO_INDEX
+
+    def set_braking(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
+        """Brake uncommanded ACCELERATION DOFs to rest, or give them DART's 0 (module doc)."""
+        self._braking = bool(enabled)
+        self._update_masks()
+
     @property
     def active(self) -> bool:
-        """True when some DOF holds a command."""
+        """True when :meth:`apply` has work: some DOF holds a command, or one is braked."""
         return self._active
 
     def apply(self) -> None:
@@ -425,7 +480,33 @@ class SkeletonActuation:
         cmd = np.where(self._direct, self._value, 0.0)
         if self._any_position:
             self._position_control(cmd)
+        if self._brake.size or self._stop_vel.size or self._stop_acc.size:
+            self._kinematic_safety(cmd)
         self._dart.setCommands(cmd)
+
+    def _kinematic_safety(self, cmd: Vector) -> None:
+        """Brake the uncommanded ACCELERATION DOFs; stop kinematic DOFs on their limits.
+
+        Both in the module docstring. ``cmd`` holds this step's commands, changed in place.
+        """
+        dt = self._dt
+        v = np.asarray(self._dart.getVelocities(), dtype=float)
+        lim = self.limits
+        brake = self._brake
+        if brake.size:
+            cmd[brake] = np.clip(-v[brake] / dt, lim.lower(LimitKind.ACCELERATION)[brake],
+                                 lim.upper(LimitKind.ACCELERATION)[brake])
+        if not (self._stop_vel.size or self._stop_acc.size):
+            return
+        # The velocities of the step that keep q + v dt within the position limits,
+        # widened to include 0: a DOF past a limit is stopped, not thrown back.
+        q = np.asarray(self._dart.getPositions(), dtype=float)
+        v_lo = np.minimum((lim.lower(LimitKind.POSITION) - q) / dt, 0.0)
+        v_hi = np.maximum((lim.upper(LimitKind.POSITION) - q) / dt, 0.0)
+        vel = self._stop_vel
+        cmd[vel] = np.clip(cmd[vel], v_lo[vel], v_hi[vel])
+        acc = self._stop_acc  # DART's semi-implicit Euler: the step's velocity is v + a dt
+        cmd[acc] = np.clip(cmd[acc], (v_lo[acc] - v[acc]) / dt, (v_hi[acc] - v[acc]) / dt)
 
     def _advance_setpoints(self) -> None:
         """One rate-limiter step of the setpoints of the rate-limited DOFs in position mode.

@@ -5,9 +5,18 @@ whatever drives the robot (:class:`~skel_ros.core.RobotCore`, and the nodes over
 cannot tell it from hardware. Its time base is simulated time; its owner steps it and
 calls the core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time
 the step ends at. It has no power to switch (``activate`` holds every actuated DOF at its
-initial position, ``deactivate`` lets every joint go limp), and every DOF is measured
-every step. The engine may be DART's (:class:`~skel_ros.sim.engine.SimEngine`) or
-MuJoCo's (:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` offers the same calls).
+initial position, ``deactivate`` drops every command), and every DOF is measured
+every step.
+
+Its safe state is that of a DOF without a command (the command timeout, ``deactivate``,
+``hold_initial`` false, a reset without it), per actuator type: ``force`` and
+``passive`` joints limp, ``servo`` and ``velocity`` joints held at velocity 0,
+``acceleration`` joints braked to rest within their acceleration limits (the backend
+turns the engine's braking on: DART alone would let a moving one coast for ever),
+``locked`` joints locked (:mod:`skel_ros.sim.actuation`).
+
+The engine may be DART's (:class:`~skel_ros.sim.engine.SimEngine`) or MuJoCo's
+(:class:`~skel_ros.sim.mujoco_engine.MujocoEngine` offers the same calls).
 """
 
 from __future__ import annotations
@@ -40,11 +49,15 @@ class EngineBackend(RobotBackend):
     Args:
         engine: The engine (built; its owner steps it).
         hold_initial: :meth:`activate` holds every actuated DOF at its initial position
-            (a powered robot before its first command); False: the joints stay limp.
+            (a powered robot before its first command); False: every DOF stays in its
+            safe state (module docstring) until commanded.
+
+    The engine's braking (:meth:`SimEngine.set_braking`) is turned on.
     """
 
     def __init__(self, engine: SimEngine, *, hold_initial: bool = True) -> None:
         self.engine = engine
+        engine.set_braking(True)
         self.names = engine.dof_names
         self.hold_initial = hold_initial
         self.held: tuple[str, ...] = ()
@@ -76,7 +89,7 @@ class EngineBackend(RobotBackend):
         self.held = self.engine.hold_initial_positions() if self.hold_initial else ()
 
     def deactivate(self) -> None:
-        """Drop every command: the joints go limp."""
+        """Drop every command: every DOF goes to its safe state (module docstring)."""
         self.engine.clear_commands()
 
     def reset(self) -> None:
@@ -145,7 +158,7 @@ class EngineBackend(RobotBackend):
         return out
 
     def on_timeout(self, now: float, timeout: float) -> str:  # noqa: ARG002
-        """Drop every command (the joints go limp)."""
+        """Drop every command: every DOF goes to its safe state (module docstring)."""
         if not self.engine.commands():
             return ""
         self.engine.clear_commands()

@@ -105,8 +105,8 @@ class SimEngine:
     Args:
         world_model: The model (``load_skel``).
         enforce_limits: Turn on DART's joint-limit enforcement for every joint with
-            a finite position limit (SkelParser never does; see
-            :meth:`set_limit_enforcement`).
+            a finite position limit (SkelParser never does), and stop VELOCITY and
+            ACCELERATION joints on their limits (see :meth:`set_limit_enforcement`).
         gains: Position-controller gains (``load_gains``); built-in defaults if None.
         limits: Per skeleton name, a limit set to use instead of the model's
             (e.g. one tightened by an override file).
@@ -141,7 +141,8 @@ class SimEngine:
                     f"{skel.location}: the limit set given for skeleton {skel.name!r} does "
                     "not have its DOFs in its order"
                 )
-        self._enforced = bool(enforce_limits)
+        self._braking = False  # set_braking
+        self._enforced = bool(enforce_limits)  # set_limit_enforcement (_limits_enforced)
         names, frames = public_names(world_model)
         self.dof_names: tuple[str, ...] = names
         """Public name of every entry of the state vectors (module docstring)."""
@@ -230,6 +231,38 @@ class SimEngine:
         """Whether DART enforces the joints' position limits."""
         return self._enforced
 
+    @property
+    def braking(self) -> bool:
+        """Whether uncommanded ACCELERATION DOFs are braked to rest (:meth:`set_braking`)."""
+        return self._braking
+
+    def set_braking(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
+        """Brake every uncommanded ACCELERATION DOF to rest, or not (the default: DART's).
+
+        DART gives an ACCELERATION joint without a command acceleration 0: a moving one
+        coasts for ever, through its position limits. With braking on it is braked to
+        rest within its acceleration limits and stays there
+        (:mod:`skel_ros.sim.actuation`); the simulated robot's backend turns it on (its
+        safe state). Kept by :meth:`reset`.
+        """
+        self._braking = bool(enabled)
+        self._configure_actuation()
+
+    def _limits_enforced(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
+        """Record the limit setting; every engine's :meth:`set_limit_enforcement` calls it."""
+        self._enforced = bool(enabled)
+        self._configure_actuation()
+
+    def _configure_actuation(self) -> None:
+        """Give every skeleton's actuation the engine's limit enforcement and braking.
+
+        The actuation stops VELOCITY and ACCELERATION DOFs on their position limits
+        while limits are enforced (DART's constraint ignores those actuators).
+        """
+        for act in getattr(self, "_actuation", ()):  # none yet while __init__ runs
+            act.set_limit_enforcement(self._enforced)
+            act.set_braking(self._braking)
+
     def limit_set(self, skeleton: str) -> LimitSet:
         """The limit set commands of ``skeleton`` are checked against."""
         return self._actuation_of(skeleton).limits
@@ -282,7 +315,9 @@ class SimEngine:
         """Turn DART's limit enforcement on/off for every joint with a finite position limit.
 
         With it on, DART adds a joint-limit constraint (it also bounds the
-        velocity by the velocity limits of those joints).
+        velocity by the velocity limits of those joints). DART's constraint ignores
+        VELOCITY and ACCELERATION joints: the actuation stops those on their limits
+        instead (:mod:`skel_ros.sim.actuation`).
         """
         for model, dart in zip(self.model.skeletons, self._skeletons, strict=True):
             for joint in model.joints:
@@ -290,7 +325,7 @@ class SimEngine:
                 if any(np.isfinite(d.position_lower) or np.isfinite(d.position_upper)
                        for d in dofs):
                     dart.getJoint(joint.index).setLimitEnforcement(bool(enabled))
-        self._enforced = bool(enabled)
+        self._limits_enforced(enabled)
 
     # ----------------------------------------------------------------- state
 
@@ -456,7 +491,8 @@ class SimEngine:
     def clear_commands(self, names: Sequence[str] | None = None) -> None:
         """Drop held commands: of every DOF (``names`` None) or of the DOFs named (public names).
 
-        DOFs without a command are driven by nothing but the world (as a passive joint).
+        DOFs without a command go to their actuator's safe state (limp, held still,
+        braked to rest or locked: :mod:`skel_ros.sim.actuation`).
 
         Raises:
             CommandError: An unknown name; nothing was cleared.

@@ -17,10 +17,13 @@ actuator        MuJoCo
 FORCE           ``motor`` (ctrl = effort); the joint's force limits are its
                 ``actuatorfrcrange``; a position command's PD runs as the joint's
                 stiffness (rest = setpoint) and damping, as DART's joint spring
-SERVO           ``velocity`` actuator (ctrl = velocity), gain ``kv = G M_ii / dt``
-                (``G`` = :data:`KINEMATIC_GAIN`): the velocity is reached within
-                about a step, within the force limits (DART's servo motor)
-VELOCITY        the same, without force limits (DART's kinematic velocity)
+SERVO           ``motor`` within the force limits (``actuatorfrcrange``); its force is
+                solved before every step (``mj_step1``, the force, ``mj_step2``): the
+                one that gives the commanded velocity at the end of the step, or the
+                force limit (DART's servo motor, a velocity constraint with force bounds)
+VELOCITY        ``velocity`` actuator (ctrl = velocity), gain ``kv = G M_ii / dt``
+                (``G`` = :data:`KINEMATIC_GAIN`), no force limits: 1e-5 of the velocity
+                error is left after a step (DART's kinematic velocity)
 ACCELERATION    the same, ctrl = velocity + acceleration dt (kinematic acceleration)
 LOCKED          the export's joint equality (held at its initial position)
 PASSIVE         none
@@ -30,12 +33,20 @@ With a velocity actuator in the world, MuJoCo integrates with ``implicitfast`` (
 actuator's damping is integrated implicitly, so its large gain is stable); otherwise
 with the export's ``Euler`` (semi-implicit, as DART).
 
+Efforts (``getForces``, :meth:`MujocoEngine._read_forces`) are the generalized forces
+that realised the step: a motor's force; a kinematic drive's ``kv (ctrl - v')`` at the
+velocity after the step (what the implicitly integrated actuator applied; MuJoCo's
+``qfrc_actuator`` is its explicit force at the velocity before the step); a locked
+DOF's joint-equality constraint force.
+
 What differs from DART (docs/simulation.md): commands are taken for DOFs of hinges and
 slides (revolute, prismatic, screw, universal, euler, planar ...); a ball or free
 joint's DOFs are published but take no commands (``hold_initial`` leaves them limp);
 a free joint below a skeleton's root is refused. ``enforce_limits`` switches MuJoCo's
 joint-range constraints, which do not bound velocities (DART's also do). A SERVO DOF's
-effort is its actuator's force (DART's includes limit and contact forces on the DOF).
+force is solved without MuJoCo's constraints (limits, contacts, Coulomb friction, locks),
+which act after it within the step (DART solves them together); its effort is that
+force (DART's includes limit and contact forces on the DOF).
 
 ``mujoco`` is imported when an engine is built: the package works without it.
 """
@@ -73,7 +84,10 @@ a step is ``1 / (1 + G)`` (1e-5), as near DART's kinematic joints as is well con
 MUJOCO_MISSING = ("engine 'mujoco' needs the mujoco package: pip install 'skel_ros[mujoco]'"
                   " (or pip install 'mujoco>=3.3,<5')")
 
-_VELOCITY_DRIVEN = (ActuatorType.SERVO, ActuatorType.VELOCITY, ActuatorType.ACCELERATION)
+_KINEMATIC = (ActuatorType.VELOCITY, ActuatorType.ACCELERATION)
+"""The actuator types MuJoCo drives with a velocity actuator (DART's kinematic joints)."""
+_MOTOR_DRIVEN = (ActuatorType.FORCE, ActuatorType.SERVO)
+"""The actuator types MuJoCo drives with a motor (a SERVO's force is solved each step)."""
 
 
 def import_mujoco() -> Any:  # noqa: ANN401 - the mujoco module (no type stubs)
@@ -132,8 +146,10 @@ class _MjSkeleton:
     """
 
     def __init__(self, mujoco: Any, model: Any, data: Any, *,  # noqa: ANN401 - no stubs
-                 skeleton: Skeleton, joints: Sequence[MjcfJoint], commands: Vector) -> None:
+                 skeleton: Skeleton, joints: Sequence[MjcfJoint], commands: Vector,
+                 forces: Vector) -> None:
         self._mujoco, self._model, self._data = mujoco, model, data
+        self._forces = forces
         n = skeleton.num_dofs
         self._n = n
         self._initial = np.asarray(skeleton.initial_positions, dtype=float)
@@ -258,13 +274,13 @@ class _MjSkeleton:
         self.commanded = True
 
     def getForces(self) -> Vector:  # noqa: N802 - DART's name
-        """The actuators' forces of the last step."""
+        """The generalized forces of the last step (the engine's ``_read_forces``)."""
         out = np.zeros(self._n)
-        out[self.scalar] = self._data.qfrc_actuator[self.dof_address]
+        out[self.scalar] = self._forces[self.dof_address]
         return out
 
     # A SERVO joint's effort in DART is its servo motor's constraint force: here its
-    # velocity actuator's force.
+    # motor's force, solved as that constraint's (MujocoEngine._servo_forces).
     getConstraintForces = getForces  # noqa: N815
 
 
@@ -308,7 +324,7 @@ class MujocoEngine(SimEngine):
         except ValueError as exc:
             raise SimBuildError(f"MuJoCo cannot compile the export of {world.source}: {exc}"
                                 ) from None
-        if any(d[2] in _VELOCITY_DRIVEN for d in drives):
+        if any(d[2] in _KINEMATIC for d in drives):
             model.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
         data = mujoco.MjData(model)
         key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "initial")
@@ -326,12 +342,15 @@ class MujocoEngine(SimEngine):
         self._commands = np.zeros(sum(s.num_dofs for s in world.skeletons))
         self._first_dof: dict[str, int] = {}
         views, start = [], 0
+        forces = np.zeros(model.nv)  # per MuJoCo DOF, the last step's (_read_forces)
         for s in world.skeletons:
             self._first_dof[s.name] = start
             views.append(_MjSkeleton(mujoco, model, data, skeleton=s, joints=joints_of[s.name],
-                                     commands=self._commands[start:start + s.num_dofs]))
+                                     commands=self._commands[start:start + s.num_dofs],
+                                     forces=forces))
             start += s.num_dofs
         self._views = views
+        self._dof_forces = forces
         self._skeletons = self._views
         self._mobile = [s.mobile for s in world.skeletons]
         self._stateful = [v for v, s in zip(self._views, world.skeletons, strict=True)
@@ -362,25 +381,43 @@ class MujocoEngine(SimEngine):
         ids = [int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{k}"))
                for k in range(len(drives))]
         self._drive_ctrl = np.array(ids, dtype=np.intp)
-        accel = [k for k, d in enumerate(drives) if d[2] is ActuatorType.ACCELERATION]
-        self._accel = np.array(accel, dtype=np.intp)
-        self._accel_dof = np.array(
-            [int(views[drives[k][0]].dof_address[
-                np.flatnonzero(views[drives[k][0]].scalar == drives[k][1])[0]])
-             for k in accel], dtype=np.intp)
+        address = np.array([int(views[skel].dof_address[np.flatnonzero(
+            views[skel].scalar == dof)[0]]) for skel, dof, _ in drives], dtype=np.intp)
+
+        def of(*types: ActuatorType) -> Vector:
+            return np.array([k for k, d in enumerate(drives) if d[2] in types], dtype=np.intp)
+
+        accel = of(ActuatorType.ACCELERATION)
+        self._accel, self._accel_dof = accel, address[accel]
         # Kinematic velocity / acceleration drives have no force limits (DART's neither);
-        # a velocity drive's gain is G M_ii / dt at the initial configuration.
+        # a velocity drive's gain is G M_ii / dt at the initial configuration. With
+        # implicitfast, that gain is damping MuJoCo integrates implicitly (_servo_forces).
         mass = _full_mass_matrix(mujoco, model, self._mj_data)
-        for k, (skel, dof, actuator) in enumerate(drives):
-            view = views[skel]
-            address = int(view.dof_address[np.flatnonzero(view.scalar == dof)[0]])
-            if actuator in _VELOCITY_DRIVEN:
-                kv = KINEMATIC_GAIN * max(float(mass[address, address]), 1e-12) \
-                    / self._time_step
-                model.actuator_gainprm[ids[k], 0] = kv
-                model.actuator_biasprm[ids[k], 2] = -kv
-            if actuator in (ActuatorType.VELOCITY, ActuatorType.ACCELERATION):
-                model.jnt_actfrclimited[model.dof_jntid[address]] = 0
+        kinematic = of(*_KINEMATIC)
+        kv = KINEMATIC_GAIN * np.maximum(mass[address[kinematic], address[kinematic]], 1e-12) \
+            / self._time_step
+        model.actuator_gainprm[self._drive_ctrl[kinematic], 0] = kv
+        model.actuator_biasprm[self._drive_ctrl[kinematic], 2] = -kv
+        model.jnt_actfrclimited[model.dof_jntid[address[kinematic]]] = 0
+        self._kinematic_ctrl, self._kinematic_dof = self._drive_ctrl[kinematic], address[kinematic]
+        self._kinematic_kv = kv
+        self._actuator_damping = np.zeros(model.nv)
+        if model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST:
+            self._actuator_damping[address[kinematic]] = kv
+        # SERVO drives: motors whose force _servo_forces solves before every step, within
+        # the joint's force limits (its actuatorfrcrange, which MuJoCo applies too).
+        servo = of(ActuatorType.SERVO)
+        self._servo_ctrl, self._servo_dof = self._drive_ctrl[servo], address[servo]
+        self._servo_command = self._drive_command[servo]
+        joint = model.dof_jntid[self._servo_dof]
+        limited = model.jnt_actfrclimited[joint].astype(bool)
+        self._servo_lower = np.where(limited, model.jnt_actfrcrange[joint, 0], -np.inf)
+        self._servo_upper = np.where(limited, model.jnt_actfrcrange[joint, 1], np.inf)
+        # LOCKED DOFs: the export's joint equality on the DOF's joint alone.
+        locks = [(e, int(model.jnt_dofadr[model.eq_obj1id[e]])) for e in range(model.neq)
+                 if model.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT and model.eq_obj2id[e] < 0]
+        self._lock_eq = np.array([e for e, _ in locks], dtype=np.intp)
+        self._lock_dof = np.array([a for _, a in locks], dtype=np.intp)
 
     def _commandable_dof(self, skeleton: str, dof: str) -> bool:
         return (skeleton, dof) in self._commandable
@@ -412,20 +449,24 @@ class MujocoEngine(SimEngine):
     def step(self, n: int = 1) -> None:
         """Advance ``n`` steps, handing the held commands to the actuators before each.
 
-        With no command held and no acceleration drive (nothing to compute before a
-        step: every step would hand the actuators the same controls), the ``n`` steps
-        are one ``mj_step(model, data, nstep=n)``, which repeats MuJoCo's step ``n``
-        times (bit for bit ``n`` single calls) without the GIL, and the efforts are read
-        once, after the last step (they are that step's, as with ``n`` single steps).
+        A world with a SERVO drive steps as ``mj_step1``, the servo forces
+        (:meth:`_servo_forces`), ``mj_step2``. With no servo drive, no command held and
+        no acceleration drive (nothing to compute before a step: every step would hand
+        the actuators the same controls), the ``n`` steps are one ``mj_step(model, data,
+        nstep=n)``, which repeats MuJoCo's step ``n`` times (bit for bit ``n`` single
+        calls) without the GIL, and the efforts are read once, after the last step (they
+        are that step's, as with ``n`` single steps).
         """
         n = int(n)
         if n <= 0:
             return
-        model, data, step = self._mj_model, self._mj_data, self._mj_step
+        mujoco, model, data, step = self._mujoco, self._mj_model, self._mj_data, self._mj_step
         views, applies, records = self._views, self._applies, self._records
         ctrl, commands = data.ctrl, self._commands
         drives, drive_command = len(self._drive_ctrl), self._drive_command
-        batch = n > 1 and not self._accel.size and not any(a.active for a in self._actuation)
+        servos = bool(self._servo_ctrl.size)
+        batch = (n > 1 and not self._accel.size and not servos
+                 and not any(a.active for a in self._actuation))
         calls, nstep = (1, n) if batch else (n, 1)
         for _ in range(calls):
             for view in views:
@@ -440,14 +481,71 @@ class MujocoEngine(SimEngine):
                     values[self._accel] = (data.qvel[self._accel_dof]
                                            + values[self._accel] * self._time_step)
                 ctrl[self._drive_ctrl] = values
-            step(model, data, nstep)
+            if servos:
+                mujoco.mj_step1(model, data)
+                ctrl[self._servo_ctrl] = self._servo_forces(commands[self._servo_command])
+                mujoco.mj_step2(model, data)
+            else:
+                step(model, data, nstep)
+            self._read_forces()
             for record in records:
                 record()
+
+    def _servo_forces(self, velocity: Vector) -> Vector:
+        """The SERVO motors' forces of the step ``mj_step2`` is about to take.
+
+        DART's servo motor is a velocity constraint with the joint's force limits: the
+        force that gives the commanded velocity at the end of the step, or the limit.
+        Here: MuJoCo's step without constraints is ``(M + dt D)(v' - v) = dt (f0 + f)``
+        (``D`` the damping MuJoCo integrates implicitly: the joints', and the kinematic
+        drives' ``kv`` under implicitfast; ``f0`` every other force but ``xfrc_applied``
+        (which the engine never sets), the servo motors at 0; ``f`` the servo forces);
+        ``f`` is the one within the force limits that brings every servo DOF to
+        ``velocity`` (a boxed linear complementarity problem, as DART's, :func:`_boxed_solve`).
+        The other constraints (limits, contacts, friction, locks) are solved by MuJoCo
+        after, with ``f`` given.
+        """
+        mujoco, model, data = self._mujoco, self._mj_model, self._mj_data
+        dt, dofs = self._time_step, self._servo_dof
+        data.ctrl[self._servo_ctrl] = 0.0
+        mujoco.mj_fwdActuation(model, data)  # the other actuators' forces (mj_step2 again)
+        others = data.qfrc_passive - data.qfrc_bias + data.qfrc_applied + data.qfrc_actuator
+        mass = _full_mass_matrix(mujoco, model, data)
+        mass[np.diag_indices_from(mass)] += dt * (model.dof_damping + self._actuator_damping)
+        free = np.linalg.solve(mass, others)  # the acceleration without the servo forces
+        # The acceleration of the servo DOFs per unit force on each: (M + dt D)^-1 there.
+        unit = np.linalg.solve(mass, np.eye(model.nv)[:, dofs])[dofs]
+        wanted = (velocity - data.qvel[dofs]) / dt - free[dofs]
+        return _boxed_solve(unit, wanted, self._servo_lower, self._servo_upper)
+
+    def _read_forces(self) -> None:
+        """The generalized force of each actuated DOF in the step just taken (``getForces``).
+
+        A motor's (FORCE, SERVO) is its force. A kinematic drive's velocity actuator is
+        integrated implicitly: the force it applied over the step is ``kv (ctrl - v')``
+        at the velocity ``v'`` after the step, where MuJoCo's ``qfrc_actuator`` holds
+        ``kv (ctrl - v)`` of the velocity before it (huge when the command changes).
+        A LOCKED DOF's is its joint equality's constraint force.
+        """
+        data, forces = self._mj_data, self._dof_forces
+        forces[:] = data.qfrc_actuator
+        dofs = self._kinematic_dof
+        if dofs.size:
+            forces[dofs] = self._kinematic_kv * (data.ctrl[self._kinematic_ctrl]
+                                                 - data.qvel[dofs])
+        if self._lock_eq.size:
+            rows = (data.efc_type == self._mujoco.mjtConstraint.mjCNSTR_EQUALITY) \
+                & np.isin(data.efc_id, self._lock_eq)
+            efc = np.where(rows, data.efc_force, 0.0)
+            jt = np.zeros(self._mj_model.nv)
+            if efc.size:
+                self._mujoco.mj_mulJacTVec(self._mj_model, data, jt, efc)
+            forces[self._lock_dof] = jt[self._lock_dof]
 
     def set_limit_enforcement(self, enabled: bool) -> None:  # noqa: FBT001 - a switch
         """Turn MuJoCo's joint-range constraints on/off (the joints the export limits)."""
         self._mj_model.jnt_limited[:] = self._limited if enabled else 0
-        self._enforced = bool(enabled)
+        self._limits_enforced(enabled)
 
     # ----------------------------------------------------------------- state
 
@@ -483,6 +581,32 @@ class MujocoEngine(SimEngine):
         return mode, prepared
 
 
+def _boxed_solve(a: Vector, b: Vector, lower: Vector, upper: Vector) -> Vector:
+    """The servo motors' boxed problem (``a`` symmetric positive definite), by active sets.
+
+    ``x`` within ``[lower, upper]`` with ``(a x - b)_i`` = 0 where ``x_i`` is inside,
+    <= 0 where it is at its upper bound, >= 0 at its lower one: clamp the ``x_i`` that
+    leave their bounds, release those the residual pulls back in, solve the rest again.
+    """
+    n = len(b)
+    side = np.zeros(n, dtype=np.int8)  # -1 at the lower bound, +1 at the upper, 0 free
+    x = np.zeros(n)
+    tolerance = 1e-12 * (1.0 + np.abs(b))
+    for _ in range(2 * n + 2):
+        x = np.where(side < 0, lower, np.where(side > 0, upper, 0.0))
+        free = side == 0
+        if free.any():
+            x[free] = np.linalg.solve(a[np.ix_(free, free)],
+                                      b[free] - a[np.ix_(free, ~free)] @ x[~free])
+        residual = a @ x - b
+        below, above = free & (x < lower), free & (x > upper)
+        release = ((side > 0) & (residual > tolerance)) | ((side < 0) & (residual < -tolerance))
+        if not (below.any() or above.any() or release.any()):
+            return x
+        side[below], side[above], side[release] = -1, 1, 0
+    return np.clip(x, lower, upper)  # cycling (not met): the last solution, bounded
+
+
 def _with_actuators(export: MjcfExport, world: Any  # noqa: ANN401 - World
                     ) -> tuple[str, list[tuple[str, int, ActuatorType]]]:
     """The export's MJCF with one actuator per actuated hinge/slide DOF of a mobile skeleton.
@@ -503,9 +627,9 @@ def _with_actuators(export: MjcfExport, world: Any  # noqa: ANN401 - World
             continue
         actuator = skel.joint(j.joint).actuator
         name = str(len(drives))
-        if actuator is ActuatorType.FORCE:
+        if actuator in _MOTOR_DRIVEN:
             etree.SubElement(section, "motor", name=name, joint=j.name, gear="1")
-        elif actuator in _VELOCITY_DRIVEN:
+        elif actuator in _KINEMATIC:
             # kv is set per DOF after compiling (it needs the mass matrix).
             etree.SubElement(section, "velocity", name=name, joint=j.name, kv="1")
         else:

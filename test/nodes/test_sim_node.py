@@ -878,3 +878,34 @@ def _elbow_trajectory(core: object) -> object:
 
     return PointTrajectory(["elbow"], [TrajectoryPoint(0.2, (0.3,))],
                            core.start_positions(["elbow"]))  # type: ignore[attr-defined]
+
+
+def test_clamp_warnings_are_throttled_per_joint(ros_env: dict[str, str]) -> None:
+    """Clamps of different joints within a second are each said (one key per joint and kind,
+    as the hardware node); a repeat of the same joint's clamp is throttled."""
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes.sim_node import SimNode
+    from skel_ros.nodes.throttle import Throttle
+    from skel_ros.resources import example
+
+    del ros_env
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = SimNode(context=context, start=False, parameter_overrides=[
+            Parameter("skel_file", value=str(example("arm.skel")))])
+        lines: list[str] = []
+        node._warn = Throttle(lines.append, period=60.0)
+        for name, kind, value in [("elbow", "position", 3.0), ("wrist", "position", 5.0),
+                                  ("shoulder_yaw", "effort", 9.0), ("wrist", "position", 6.0)]:
+            msg = JointState(name=[name])
+            setattr(msg, kind, [value])
+            node._on_joint_command(msg)
+        assert len(lines) == 3, lines
+        for name in ("'elbow' 3 -> 2.2", "'wrist' 5 -> 1.9", "'shoulder_yaw' 9 -> 1.5"):
+            assert any(name in line for line in lines), lines
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
