@@ -19,12 +19,12 @@ import logging
 import math
 import random
 import re
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import can
 import pytest
+from polling import wait_until
 
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import (
@@ -252,19 +252,9 @@ class _Capture:
         monkeypatch.setattr(can_transport, "open_bus", open_bus)
 
 
-def _wait(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
-    event = threading.Event()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        event.wait(0.005)
-    return predicate()
-
-
 def _passes_after(emulator: Cia402Emulator, n: int = 3) -> None:
     start = emulator.supervisor_passes()
-    assert _wait(lambda: emulator.supervisor_passes() >= start + n)
+    assert wait_until(lambda: emulator.supervisor_passes() >= start + n)
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
@@ -298,7 +288,7 @@ def test_drives_react_when_the_host_heartbeat_stops(
         assert [r.emulator.drive_state(i) for i in (1, 2, 3)] == [ENABLED] * 3
         assert not r.emulator.watchdog_events(1)
         r.clock.t = dead + 0.1 + 1e-3    # past it: every drive reacts on its own clock
-        assert _wait(lambda: all(r.emulator.watchdog_events(i) for i in (1, 2, 3)))
+        assert wait_until(lambda: all(r.emulator.watchdog_events(i) for i in (1, 2, 3)))
         for i in (1, 2, 3):
             assert r.emulator.watchdog_events(i) == [(dead + 0.1 + 1e-3, 127, code)]
             assert r.emulator.drive_state(i) == state
@@ -336,7 +326,7 @@ def test_a_glitch_longer_than_the_watchdog_ends_in_the_drives_reaction() -> None
         _enable_and_move(r)
         r.bus.close(torque_off=False)      # consumers stay armed
         r.clock.t += 0.5
-        assert _wait(lambda: all(r.emulator.watchdog_events(i) for i in (1, 2, 3)))
+        assert wait_until(lambda: all(r.emulator.watchdog_events(i) for i in (1, 2, 3)))
         r.bus.open(keep_torque=True)       # finds them in FAULT: reported, not kept
         states = r.bus.read()
         assert all(s.error_code == 0x8130 and not s.torque_enabled for s in states.values())

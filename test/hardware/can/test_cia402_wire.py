@@ -13,12 +13,12 @@ clock; nothing waits for real time except deliveries between threads (bounded wa
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import can
 import pytest
+from polling import wait_until
 
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.canopen402.bus import MODE_SWITCH_TIMEOUT, Cia402Bus
@@ -26,7 +26,7 @@ from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 from skel_ros.hardware.errors import ProtocolError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 CPR = 65536 / (2 * math.pi)
 ENABLED, QUICK_STOP = "OPERATION ENABLED", "QUICK STOP ACTIVE"
@@ -94,16 +94,6 @@ def _sdo_downloads(frames: list[can.Message], node: int = 1) -> list[tuple[int, 
             out.append((m.data[1] | m.data[2] << 8,
                         int.from_bytes(m.data[4:4 + size], "little")))
     return out
-
-
-def _wait(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
-    event = threading.Event()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        event.wait(0.005)
-    return predicate()
 
 
 def _cycle(r: Rig, position: float) -> None:
@@ -192,7 +182,7 @@ def test_a_quick_stop_is_never_left_by_the_drivers_own_enable(announced: bool) -
             # the quick stop's EMCY (a heartbeat event) reaches the host before it.
             seen = len(r.bus._drives[1].emcy)
             r.emulator.inject_quick_stop(1, 0x8130)
-            assert _wait(lambda: len(r.bus._drives[1].emcy) > seen)
+            assert wait_until(lambda: len(r.bus._drives[1].emcy) > seen)
         else:
             # No EMCY, only the statusword says so (nothing waiting in the drive: with
             # an enable waiting, that SYNC would end a code 5..8 quick stop before any
@@ -255,7 +245,8 @@ def test_emulator_quick_stop_follows_the_option_code(option: int, after: str) ->
         def controlword(cw: int) -> None:   # expedited SDO download of 0x6040
             sdo.send(can.Message(arbitration_id=0x601, is_extended_id=False,
                                  data=[0x2B, 0x40, 0x60, 0, cw, 0, 0, 0]))
-            assert _wait(lambda: (m := sdo.recv(0.05)) is not None and m.arbitration_id == 0x581)
+            assert wait_until(
+                lambda: (m := sdo.recv(0.05)) is not None and m.arbitration_id == 0x581)
 
         for cw in (0x06, 0x07, 0x0F, 0x02):
             controlword(cw)

@@ -16,12 +16,12 @@ import logging
 import math
 import random
 import re
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from polling import wait_until
 
 from skel_ros.hardware.base import (
     ActuatorCommand,
@@ -37,7 +37,7 @@ from skel_ros.hardware.mit.emulator import MitEmulator
 from skel_ros.hardware.mit.models import MODELS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 GOALS = {1: 0.5, 2: -0.4, 3: 1.0}
 
@@ -100,16 +100,6 @@ def _enable_and_move(r: Rig, step: float = 2.0) -> None:
     for _ in range(round(2.0 / step)):
         r.clock.t += step
         r.bus.read()
-
-
-def _wait(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
-    event = threading.Event()
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        event.wait(0.005)
-    return predicate()
 
 
 # ------------------------------------------------------------------ 2: keep torque
@@ -216,7 +206,7 @@ def test_can_timeouts_stop_the_motors_when_the_host_stops(caplog: pytest.LogCapt
         assert not any(r.emulator.watchdog_events(i) for i in GOALS)
         assert all(r.emulator.state(i).torque_enabled for i in GOALS)
         r.clock.t = dead + 0.1 + 1e-3
-        assert _wait(lambda: all(r.emulator.watchdog_events(i) for i in (2, 3)))
+        assert wait_until(lambda: all(r.emulator.watchdog_events(i) for i in (2, 3)))
         assert r.emulator.watchdog_events(2) == [dead + 0.1 + 1e-3]
         assert not r.emulator.state(2).torque_enabled                # Damiao: disabled
         assert r.emulator.state(3).effort == pytest.approx(0.0, abs=1e-9)  # kp=kd=t=0
