@@ -163,9 +163,12 @@ class Comparison:
             return ()
         threshold = self.gap_threshold(stream, max_gap, joint)
         if joint is not None:  # the span's edges bound the joint's samples
+            before, after = t[t <= self.grid[0]], t[t >= self.grid[-1]]
             inner = t[(t > self.grid[0]) & (t < self.grid[-1])]
-            t = np.concatenate(([min(self.grid[0], t[0]) if t.size else self.grid[0]], inner,
-                                [max(self.grid[-1], t[-1]) if t.size else self.grid[-1]]))
+            # Its last sample at or before the span (else the span's start), the samples
+            # inside, its first one at or after the span (else the span's end).
+            t = np.concatenate(([before[-1] if before.size else self.grid[0]], inner,
+                                [after[0] if after.size else self.grid[-1]]))
         if t.size < 2:  # noqa: PLR2004 - a gap needs two samples
             return ()
         d = np.diff(t)

@@ -38,8 +38,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from skel_ros.cli.model_args import load_model_from_args
 
     status = 0
-    # NAME:=VALUE words among the files are xacro arguments for every .xacro file.
-    args.xacro_args = [f for f in args.files if ":=" in f]
+    # NAME:=VALUE words among the files are xacro arguments for every .xacro file, as are
+    # those of --model-args.
+    args.xacro_args = [*(args.xacro_args or []), *(f for f in args.files if ":=" in f)]
     for file in (f for f in args.files if ":=" not in f):
         try:
             world = load_model_from_args(file, args)

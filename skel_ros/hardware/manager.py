@@ -698,8 +698,14 @@ class HardwareManager:
                              else "connected; torque off: enable to move")
 
     def _fail_bus(self, slot: _Slot, exc: HardwareError | None, kind: ErrorKind,
-                  message: str, now: float, *, hard: bool = False) -> None:
-        """Count an error of ``slot``; fail the bus when it is hard or repeated."""
+                  message: str, now: float, *, hard: bool = False,
+                  torque_off: bool = False) -> None:
+        """Count an error of ``slot``; fail the bus when it is hard or repeated.
+
+        ``torque_off``: the failure came while switching torque off (an e-stop, a
+        disable, a failed enable): the bus is closed with torque off, whatever the safe
+        state, never kept holding.
+        """
         slot.counts.add(kind)
         if isinstance(exc, DeviceError) and exc.actuator_id in slot.device_counts:
             slot.device_counts[exc.actuator_id].add(kind)
@@ -711,7 +717,7 @@ class HardwareManager:
             _LOG.debug("bus %r: %s (%d in a row)", slot.spec.name, message, slot.consecutive)
             return
         hold = self.safe_state is SafeState.HOLD and self._state is not MotionState.ESTOP
-        slot.keep_torque = hold and slot.torque is True
+        slot.keep_torque = hold and slot.torque is True and not torque_off
         _LOG.error("bus %r failed: %s; closing it%s and reconnecting", slot.spec.name, message,
                    " (servos keep holding: safe_state hold)" if slot.keep_torque
                    else " (torque off)")
@@ -913,7 +919,8 @@ class HardwareManager:
                 slot.driver.write(hold[id(slot)])
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
                 slot.torque = False  # a failed enable ends with torque off everywhere
-                self._fail_bus(slot, exc, classify(exc), str(exc), now, hard=True)
+                self._fail_bus(slot, exc, classify(exc), str(exc), now, hard=True,
+                               torque_off=True)
                 self._torque_off_all(now)
                 return False, f"cannot enable: bus {slot.spec.name!r}: {exc}"
         self._state = MotionState.ENABLED
@@ -938,7 +945,7 @@ class HardwareManager:
                 slot.torque = False
             except HardwareError as exc:
                 self._fail_bus(slot, exc, classify(exc), f"torque off failed: {exc}", now,
-                               hard=True)
+                               hard=True, torque_off=True)
         self.core.disarm_timeout()
 
     def _clear_commands(self, why: str) -> None:

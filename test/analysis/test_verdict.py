@@ -142,3 +142,19 @@ def test_a_joint_starved_in_a_stream_that_keeps_publishing_is_not_judged(
     starved = [c for c in verdict.with_outcome(Outcome.NOT_JUDGED) if c.metric == "gap"]
     assert [(c.joint, c.stream) for c in starved] == [("elbow", "real")]
     assert "joint elbow in the real stream starved" in starved[0].message
+
+
+def test_a_joint_sampled_before_the_span_has_no_gap_at_its_start() -> None:
+    """The measured stream starts before the command (the usual case) and a joint is missing
+    from some of its messages: its samples before the compared span are not a gap."""
+    t = np.arange(0, 10, 0.01)
+    sim = np.column_stack([np.sin(t), np.cos(t)])
+    sim[::10, 1] = np.nan  # joint b missing from every 10th message
+    tc = np.arange(5, 10, 0.01)
+    comparison = compare([
+        JointSeries.from_samples("command", tc, ["a", "b"], np.column_stack([np.sin(tc),
+                                                                             np.cos(tc)])),
+        JointSeries.from_samples("sim", t, ["a", "b"], sim)], rate=RATE)
+    assert comparison.gaps("sim", 0.5, "b") == ()
+    verdict = judge(comparison, parse_criteria("max_gap: 0.5\n", "c.yaml"))
+    assert verdict.outcome is not Outcome.NOT_JUDGED, verdict.with_outcome(Outcome.NOT_JUDGED)

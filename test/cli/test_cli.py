@@ -154,3 +154,22 @@ def test_ros2_control_takes_the_model_arguments(tmp_path: Path,
     floating = capsys.readouterr().out
     assert '<joint name="hinge">' in floating
     assert "floating" in floating.split("<ros2_control")[1]
+
+
+def test_validate_takes_model_args_as_well_as_words(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model-args`` and ``NAME:=VALUE`` among the files both reach the xacro (before,
+    ``--model-args`` was accepted and dropped: the xacro's defaults were checked)."""
+    xacro = tmp_path / "robot.urdf.xacro"
+    xacro.write_text(
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="extra" default="false"/>'
+        '<link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"'
+        ' ixy="0" ixz="0" iyz="0"/></inertial></link><xacro:if value="$(arg extra)">'
+        '<link name="b2"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0"'
+        ' ixz="0" iyz="0"/></inertial></link><joint name="j" type="revolute"><parent'
+        ' link="base"/><child link="b2"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"'
+        ' effort="1" velocity="1"/></joint></xacro:if></robot>')
+    for args in (["--model-args", "extra:=true"], ["extra:=true"]):
+        assert main(["validate", str(xacro), *args, "--fixed-base"]) == 0
+        assert "OK (1 skeleton(s), 1 DOFs" in capsys.readouterr().out, args

@@ -23,7 +23,7 @@ import termios
 import threading
 import tty
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -978,3 +978,85 @@ def test_actuator_diagnostics_say_their_own_torque(rig: Rig) -> None:
     for name in ("shoulder_yaw", "shoulder_pitch", "wrist"):
         assert actuators[name].torque_enabled is True
         assert actuators[name].message == "torque on"
+
+
+def _torque_off_fails_bus(spec: object, actuators: Sequence[ActuatorSpec],
+                          clock: object) -> object:
+    """A bus whose torque-off times out on demand (what the device receives is logged)."""
+    from skel_ros.hardware.base import ActuatorBus, ActuatorState
+    from skel_ros.hardware.errors import TransportTimeoutError
+
+    class Bus(ActuatorBus):
+        protocol = "dynamixel"
+
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args)  # type: ignore[arg-type]
+            self.torque = False
+            self.fail_torque_off = False
+            self.log: list[tuple[str, bool]] = []
+
+        def open(self, *, keep_torque: bool = False) -> None:
+            self.log.append(("open", keep_torque))
+            self.torque = self.torque and keep_torque
+
+        def close(self, *, torque_off: bool = True) -> None:
+            self.log.append(("close", torque_off))
+            self.torque = self.torque and not torque_off
+
+        def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:  # noqa: ARG002
+            if not enabled and self.fail_torque_off:
+                raise TransportTimeoutError("no answer to Torque Enable = 0")
+            self.torque = enabled
+
+        def write(self, commands: object) -> None:  # noqa: ARG002
+            self.log.append(("write", self.torque))
+
+        def read(self) -> dict[int, ActuatorState]:
+            return {a.id: ActuatorState(position=0.0, velocity=0.0, effort=0.0,
+                                        torque_enabled=self.torque)
+                    for a in self.actuators}
+
+        def clear_faults(self, ids: Sequence[int] | None = None) -> dict[int, str]:  # noqa: ARG002
+            return {}
+
+    return Bus(spec, actuators, clock)
+
+
+@pytest.mark.parametrize("stop", ["estop", "disable"])
+def test_a_failed_torque_off_is_never_kept_holding(stop: str) -> None:
+    """Before: an e-stop (or disable) whose Torque Enable = 0 timed out under safe_state
+    hold closed the bus keeping torque, reopened it keeping torque and drove the servos
+    on while ESTOP; now the bus is closed with torque off and reopened with torque off."""
+    made: list[Any] = []
+
+    def factory(spec: object, actuators: Sequence[ActuatorSpec], clock: object) -> object:
+        made.append(_torque_off_fails_bus(spec, actuators, clock))
+        return made[-1]
+
+    bound = parse_hardware_config(CONFIG.format(safe_state="hold", auto_resume="false",
+                                                port="/dev/null", baud=1_000_000),
+                                  "t.yaml").bind(load_skel(ARM).skeletons[0])
+    now = [0.0]
+    manager = HardwareManager(bound, clock=lambda: now[0], bus_factory=factory)
+
+    def step(n: int = 1) -> None:
+        for _ in range(n):
+            now[0] += 0.01
+            manager.step(now[0])
+
+    step(2)
+    enabled = manager.enable()  # requests are answered by the loop's next step
+    step()
+    assert enabled.ok, enabled.message
+    bus = made[-1]
+    bus.fail_torque_off = True
+    answer = manager.estop() if stop == "estop" else manager.disable()
+    step()
+    assert not answer.ok  # not confirmed on the wire
+    assert ("close", True) in bus.log  # closed with torque off, not kept holding
+    bus.fail_torque_off = False
+    bus.log.clear()
+    step(30)  # reconnected
+    assert not bus.torque
+    assert ("open", True) not in bus.log
+    assert [entry for entry in bus.log if entry == ("write", True)] == []
