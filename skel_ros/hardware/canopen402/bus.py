@@ -328,6 +328,10 @@ class _Drive:
     latched_target: int | None = None
     quick_stop: bool = False            # seen (statusword or EMCY) and not yet cleared
     sent_enable: bool = False           # the last RPDO carried "enable operation"
+    # set_torque(True) is walking the drive up: a QUICK STOP ACTIVE statusword then is the
+    # stop being left (a drive may sample its TPDO before it applies the RPDO of the same
+    # SYNC), not a new one, and does not latch quick_stop
+    enabling: bool = False
     values: dict[int, int] = field(default_factory=dict)   # last TPDO values by index
     received: set[int] = field(default_factory=set)        # TPDO numbers since the SYNC
     heartbeat_stamp: float = math.nan
@@ -553,14 +557,23 @@ class Cia402Bus(ActuatorBus):
             DeviceError: a drive is in FAULT, or does not reach the state in 6 steps.
             TransportTimeoutError: TPDOs missing.
         """
-        from canopen.profiles.p402 import State402
-
-        p402: Any = State402  # untyped library class
         targets = [self._drives[i] for i in self._ids(ids)]
         goal = "OPERATION ENABLED" if enabled else "READY TO SWITCH ON"
         if enabled:
             for d in targets:
                 self._prepare_enable(d)
+        try:
+            self._walk(targets, goal, enabled=enabled)
+        finally:
+            with self._cond:
+                for d in targets:
+                    d.enabling = False
+
+    def _walk(self, targets: list[_Drive], goal: str, *, enabled: bool) -> None:
+        """:meth:`set_torque`'s steps, one per SYNC, towards ``goal``."""
+        from canopen.profiles.p402 import State402
+
+        p402: Any = State402  # untyped library class
         for _step in range(6):
             pending = [d for d in targets if state_of(d.values.get(0x6041, 0)) != goal]
             if not pending:
@@ -594,7 +607,7 @@ class Cia402Bus(ActuatorBus):
             d.target = (d.values.get(0x6064, 0) if d.kind is ControlMode.POSITION else 0)
         d.setpoint_bit, d.latched_target = False, None
         with self._cond:
-            d.quick_stop = False
+            d.quick_stop, d.enabling = False, True
 
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """One RPDO per drive in ``commands`` (applied by the drive at the next SYNC).
@@ -1049,7 +1062,7 @@ class Cia402Bus(ActuatorBus):
                 values = {var.index: int(var.raw) for var in pdo}
                 with self._cond:
                     d.values.update(values)
-                    if state_of(values.get(0x6041, 0)) == _QUICK_STOP:
+                    if state_of(values.get(0x6041, 0)) == _QUICK_STOP and not d.enabling:
                         d.quick_stop = True
                     d.received.add(number)
                     d.stamp = self.clock()

@@ -46,7 +46,10 @@ Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor`
 ``supervisor_period`` (s of real time between the consumer checks, default 0.002),
 ``quick_stop_option`` (0x605A of every drive, 0..8; default the EDS's, 2),
 ``mode_display_lag`` (how many reads of 0x6061 after a write of 0x6060 still show the
-previous mode, default 0: a drive that takes a moment to switch modes).
+previous mode, default 0: a drive that takes a moment to switch modes),
+``sample_before_apply`` (default false: at a SYNC the RPDOs are applied, then the TPDOs
+sampled; true: the TPDOs carry the state from before the RPDOs of that SYNC, which
+CiA 301 also allows).
 Actuator options (``counts_per_rev`` ..., ``rated_torque``) are read as the driver reads
 them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
 """
@@ -172,7 +175,8 @@ class Cia402Emulator:
             raise ConfigError(f"CiA 402 emulator: supervisor_period must be in (0, 1] s, "
                               f"got {period!r}")
         self._supervisor_period = float(period)
-        self._quick_stop_option, self._mode_display_lag = _drive_options(opts)
+        (self._quick_stop_option, self._mode_display_lag,
+         self._sample_before_apply) = _drive_options(opts)
         self._syncs_to_drop = 0
         self._drives: dict[int, _Drive] = {}
         bus = can_transport.open_bus(tr)
@@ -452,12 +456,15 @@ class Cia402Emulator:
                 if d.node.nmt.state != "OPERATIONAL":
                     continue
                 with self._lock:
+                    if self._sample_before_apply:
+                        frames = self._due_tpdos(d)
                     for number, payload in sorted(d.pending.items()):
                         self._apply_rpdo(d, d.node.rpdo.map[number], payload)
                     d.pending.clear()
                     d.model.advance(now)
                     self._end_quick_stop(d, now)
-                    frames = self._due_tpdos(d)
+                    if not self._sample_before_apply:
+                        frames = self._due_tpdos(d)
                 for pdo in frames:
                     pdo.transmit()
         except Exception:  # noqa: BLE001 - never kill the notifier thread
@@ -733,8 +740,8 @@ class Cia402Emulator:
             model.set_effort_target(self._stored(d, 0x6071) / 1000.0 * u.rated_torque)
 
 
-def _drive_options(opts: Mapping[str, Any]) -> tuple[int | None, int]:
-    """The ``quick_stop_option`` (None: the EDS's) and ``mode_display_lag`` options."""
+def _drive_options(opts: Mapping[str, Any]) -> tuple[int | None, int, bool]:
+    """``quick_stop_option`` (None: the EDS's), ``mode_display_lag``, ``sample_before_apply``."""
     option = opts.get("quick_stop_option")
     if option is not None and (isinstance(option, bool) or option not in _OPTION_CODES[
             0x605A]):
@@ -744,7 +751,11 @@ def _drive_options(opts: Mapping[str, Any]) -> tuple[int | None, int]:
     if isinstance(lag, bool) or not isinstance(lag, int) or lag < 0:
         raise ConfigError(f"CiA 402 emulator: mode_display_lag must be an integer >= 0, "
                           f"got {lag!r}")
-    return option, lag
+    sample_first = opts.get("sample_before_apply", False)
+    if not isinstance(sample_first, bool):
+        raise ConfigError("CiA 402 emulator: sample_before_apply must be true or false, "
+                          f"got {sample_first!r}")
+    return option, lag, sample_first
 
 
 def _error_register(code: int) -> int:

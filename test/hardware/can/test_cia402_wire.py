@@ -302,3 +302,30 @@ def test_open_turns_torque_off_before_it_changes_the_mode() -> None:
         assert r.emulator.drive_state(1) == "READY TO SWITCH ON"
     finally:
         r.close()
+
+
+def test_enable_leaves_a_quick_stop_on_a_drive_that_samples_before_it_applies() -> None:
+    """A drive may send its SYNC's TPDO with the state from before that SYNC's RPDO (CiA
+    301 leaves the order open): while enable walks it out of QUICK STOP ACTIVE, the old
+    statusword is not a new quick stop (before: latched again, the next RPDOs carried the
+    quick stop command and enable failed after 6 steps)."""
+    r = Rig(CSP, {"quick_stop_option": 6, "sample_before_apply": True})
+    try:
+        r.bus.open()
+        r.bus.set_torque(True)
+        for _ in range(3):
+            _cycle(r, 0.5)
+        r.bus.read()
+        r.emulator.inject_quick_stop(1)
+        for _ in range(3):
+            state = r.bus.read()[1]
+        assert r.emulator.drive_state(1) == QUICK_STOP
+        assert "QUICK STOP" in state.fault
+        r.bus.set_torque(True)   # the operator's enable: transition 16
+        for _ in range(3):
+            _cycle(r, 0.5)
+        state = r.bus.read()[1]
+        assert r.emulator.drive_state(1) == ENABLED
+        assert (state.error_code, state.torque_enabled) == (0, True)
+    finally:
+        r.close()
