@@ -23,6 +23,7 @@ import struct
 from typing import TYPE_CHECKING
 
 import pytest
+from memory_port import MemoryPort
 
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
@@ -30,7 +31,6 @@ from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import DynamixelBus
 from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
 from skel_ros.hardware.errors import ConfigError, TransportTimeoutError
-from skel_ros.hardware.transport import Transport
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -42,26 +42,16 @@ ACCESS = p.StatusError.ACCESS
 OLD_FIRMWARE = ct.BUS_WATCHDOG_FIRMWARE - 1
 
 
-class _Wire(Transport):
+class _Wire(MemoryPort):
     """A port to in-process emulated servos; records every instruction packet sent."""
 
     def __init__(self, servos: Mapping[int, EmulatedServo]) -> None:
         import time
 
-        self.name = "wire"
+        super().__init__("wire")
         self.bus = ServoBus(servos, time.monotonic)
         self.sent: list[p.Packet] = []
         self.pending = b""
-
-    def open(self) -> None:
-        return
-
-    def close(self) -> None:
-        return
-
-    @property
-    def is_open(self) -> bool:
-        return True
 
     def write(self, data: bytes) -> None:
         for packet in p.parse(data):

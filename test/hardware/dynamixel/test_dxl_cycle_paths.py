@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_port import MemoryPort
 
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
@@ -25,7 +26,7 @@ from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
 from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
 from skel_ros.hardware.errors import DeviceError, ProtocolError, TransportTimeoutError
-from skel_ros.hardware.transport import Transport, serial_transport
+from skel_ros.hardware.transport import serial_transport
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -88,22 +89,12 @@ def test_sync_write_applies_per_servo_and_refuses_per_servo() -> None:
     assert servos[1].table[ct.TORQUE_ENABLE.address] == 1  # torque on: indirect refused
 
 
-class _Replay(Transport):
+class _Replay(MemoryPort):
     """Answers every read with the next chunk of ``chunks``."""
 
     def __init__(self) -> None:
-        self.name = "replay"
+        super().__init__("replay")
         self.chunks: list[bytes] = []
-
-    def open(self) -> None:
-        return
-
-    def close(self) -> None:
-        return
-
-    @property
-    def is_open(self) -> bool:
-        return True
 
     def write(self, data: bytes) -> None:  # noqa: ARG002 - nobody answers writes here
         return

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import pytest
+from memory_port import MemoryPort
 from scripted_servo import ScriptedServo
 
 from skel_ros.hardware.base import ActuatorSpec, BusSpec, ControlMode
@@ -32,7 +33,6 @@ from skel_ros.hardware.dynamixel import start_emulator
 from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
 from skel_ros.hardware.dynamixel.emulator import EmulatedServo
 from skel_ros.hardware.errors import ConfigError, TransportTimeoutError
-from skel_ros.hardware.transport import Transport
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -131,7 +131,7 @@ def test_a_mixed_bus_reads_each_model_at_its_address_in_one_cycle(
 # ---------------------------------------------------------------- D2, D3: waiting
 
 
-class _Line(Transport):
+class _Line(MemoryPort):
     """A simulated port: each request's answer is on the line at once.
 
     ``read(size, timeout)`` returns ``size`` bytes when they are there; otherwise a real
@@ -140,7 +140,7 @@ class _Line(Transport):
     """
 
     def __init__(self, answer: Callable[[p.Packet], bytes]) -> None:
-        self.name = "line"
+        super().__init__("line")
         self.answer = answer
         self.pending = b""
         self.now = 1000.0
@@ -148,16 +148,6 @@ class _Line(Transport):
 
     def monotonic(self) -> float:
         return self.now
-
-    def open(self) -> None:
-        return
-
-    def close(self) -> None:
-        return
-
-    @property
-    def is_open(self) -> bool:
-        return True
 
     def write(self, data: bytes) -> None:
         for packet in p.parse(data):
