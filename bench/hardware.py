@@ -8,8 +8,8 @@
    on the same emulator, so a drift in the machine's load is spread over both. (The SDK
    polls the port without sleeping: other processes wanting the two CPUs slow it, and the
    emulator it waits for, more than ours; the ratio grows with the machine's load.)
-2. Where a cycle's time goes: the emulator process's own time per cycle (reading,
-   answering, writing; from its ``timing`` counter), the driver process's CPU time per
+2. Where a cycle's time goes: the emulator process's CPU time per cycle (its CPU clock,
+   read from here: reading, answering, writing), the driver process's CPU time per
    cycle (``time.process_time``: the SDK polls the port without sleeping, so its CPU is
    about its whole cycle), and the floor of the pty itself (a process that answers each
    cycle's bytes with a canned reply at once, our transport on the other side).
@@ -23,7 +23,7 @@
    -> bytes written in the hardware node), when those files exist.
 
 Usage: .venv/bin/python bench/hardware.py [--cycles N] [--rounds R] [--dynamixel-only]
-[--profile-emulator FILE]
+[--profile-emulator FILE]  (the emulator process then runs under ``python -m cProfile``)
 """
 
 from __future__ import annotations
@@ -31,38 +31,100 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from skel_ros.emulation.dynamixel import DEFAULT_FIRMWARE, EmulatorConfig, start_emulator  # noqa: E402
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode  # noqa: E402
+from skel_ros.hardware.dynamixel import control_table as ct  # noqa: E402
 from skel_ros.hardware.dynamixel import protocol as p  # noqa: E402
-from skel_ros.hardware.dynamixel import start_emulator  # noqa: E402
-from skel_ros.hardware.dynamixel.bus import READ_ADDRESS, READ_SIZE, DynamixelBus  # noqa: E402
+from skel_ros.hardware.dynamixel.bus import READ_SIZE, DynamixelBus  # noqa: E402
 from skel_ros.hardware.errors import HardwareError, TransportTimeoutError  # noqa: E402
 from skel_ros.hardware.transport import SerialTransport, Transport, serial_transport  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from collections.abc import Callable, Mapping
 
 IDS = list(range(1, 13))
+MODEL = "XM430-W350"
 BAUD = 4_000_000
+# Where the driver reads its 16-byte block on these servos (their Indirect Data 1).
+READ_ADDRESS = ct.MODELS[MODEL].indirect[0].data
 GOAL_SPEEDUP = 2.0
 GOAL_CPU_FRACTION = 0.10
 FIELDS = ((224, 1), (225, 1), (226, 2), (228, 4), (232, 4), (236, 2), (238, 1), (239, 1))
 
 
 def _actuators() -> list[ActuatorSpec]:
-    return [ActuatorSpec(i, ControlMode.POSITION, "XM430-W350") for i in IDS]
+    return [ActuatorSpec(i, ControlMode.POSITION, MODEL) for i in IDS]
+
+
+class _Emulator(Protocol):
+    """What the bench needs of an emulator: its port, its process, stopping it."""
+
+    transport: Mapping[str, object]
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def stop(self) -> None: ...
+
+
+class _ProfiledEmulator:
+    """The emulator process started under ``python -m cProfile -o path``.
+
+    The process is the one :func:`start_emulator` starts (the same ``--control`` channel,
+    the same configuration); cProfile writes its stats when the process exits (its stdin
+    closed, by :meth:`stop`).
+    """
+
+    def __init__(self, path: str) -> None:
+        config = EmulatorConfig(tuple((i, MODEL, 0.0, None) for i in IDS), BAUD,
+                                DEFAULT_FIRMWARE, 0, wire_time=False)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (str(REPO), env.get("PYTHONPATH")) if x)
+        self._process = subprocess.Popen(  # noqa: S603 - this interpreter, the emulator module
+            [sys.executable, "-m", "cProfile", "-o", path, "-m", "skel_ros.emulation.dynamixel",
+             "--control", "--config", config.to_json()],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        if self._process.stdout is None:  # pragma: no cover - Popen(stdout=PIPE)
+            raise RuntimeError("no pipe from the emulator process")
+        first = json.loads(self._process.stdout.readline())
+        self.transport: Mapping[str, object] = {"port": first["port"], "baudrate": BAUD}
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def stop(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()  # the emulator exits, cProfile writes its stats
+        self._process.wait(10)
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """CPU seconds the process ``pid`` has used so far (Linux).
+
+    Its CPU-time clock, the id ``clock_getcpuclockid(pid)`` gives (``(~pid << 3) | 2``,
+    which Python does not wrap); ``/proc/<pid>/stat`` (clock ticks) where that fails.
+    """
+    if pid is None:
+        return math.nan
+    try:
+        return time.clock_gettime((~pid << 3) | 2)
+    except OSError:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # Goals prepared once: the bench times the drivers, not building the commands.
@@ -93,12 +155,10 @@ def _ours(transport: dict[str, object], fast: bool) -> _Driver:  # noqa: FBT001
     return _Driver(cycle, bus.close)
 
 
-def _sdk(port_name: str, fast: bool) -> _Driver:  # noqa: FBT001
+def _sdk_cycle(port: object, fast: bool) -> Callable[[int], None]:  # noqa: FBT001
+    """The SDK's control cycle on ``port`` (a ``PortHandler``): what :func:`_ours` does."""
     import dynamixel_sdk as sdk
 
-    port = sdk.PortHandler(port_name)
-    port.openPort()
-    port.setBaudRate(BAUD)
     ph = sdk.PacketHandler(2.0)
     writer = sdk.GroupSyncWrite(port, ph, 116, 4)
     reader = sdk.GroupSyncRead(port, ph, READ_ADDRESS, READ_SIZE)
@@ -117,7 +177,16 @@ def _sdk(port_name: str, fast: bool) -> _Driver:  # noqa: FBT001
             for address, size in FIELDS:
                 reader.getData(i, address, size)
 
-    return _Driver(cycle, port.closePort)
+    return cycle
+
+
+def _sdk(port_name: str, fast: bool) -> _Driver:  # noqa: FBT001
+    import dynamixel_sdk as sdk
+
+    port = sdk.PortHandler(port_name)
+    port.openPort()
+    port.setBaudRate(BAUD)
+    return _Driver(_sdk_cycle(port, fast), port.closePort)
 
 
 class _Run(NamedTuple):
@@ -126,7 +195,7 @@ class _Run(NamedTuple):
     cycles: int
     wall: float  # s
     cpu: float  # s of this process (user + system)
-    emulator: float  # s the emulator process spent on the port's bytes
+    emulator: float  # CPU s of the emulator process
     failed: int  # cycles that raised (a timeout on a loaded machine); their time counts
 
     @property
@@ -137,7 +206,7 @@ class _Run(NamedTuple):
         return seconds / self.cycles * 1e6
 
 
-def _race(emulator: DynamixelEmulator, drivers: dict[str, _Driver], cycles: int,
+def _race(emulator: _Emulator, drivers: dict[str, _Driver], cycles: int,
           rounds: int) -> dict[str, _Run]:
     """Run the drivers in turns, ``cycles / rounds`` cycles a turn; totals per driver."""
     for driver in drivers.values():
@@ -149,7 +218,7 @@ def _race(emulator: DynamixelEmulator, drivers: dict[str, _Driver], cycles: int,
     for _ in range(rounds):
         for name, driver in drivers.items():
             failed = 0
-            busy0, _ = emulator.timing()
+            busy0 = _cpu_seconds(emulator.pid)
             cpu0 = time.process_time()
             start = time.perf_counter()
             for k in range(per_round):
@@ -161,7 +230,7 @@ def _race(emulator: DynamixelEmulator, drivers: dict[str, _Driver], cycles: int,
                         raise
             wall = time.perf_counter() - start
             cpu = time.process_time() - cpu0
-            busy1, _ = emulator.timing()
+            busy1 = _cpu_seconds(emulator.pid)
             t = totals[name]
             totals[name] = _Run(t.cycles + per_round, t.wall + wall, t.cpu + cpu,
                                 t.emulator + busy1 - busy0, t.failed + failed)
@@ -270,15 +339,18 @@ def _per_cycle(cycle: Callable[[int], None], cycles: int, blocks: int = 5) -> fl
     return statistics.median(times)
 
 
-def _codec_cost(reply: bytes, cycles: int) -> tuple[float, int]:
-    """Seconds of CPU per write()+read() cycle and the bytes of one cycle on the wire."""
+def _codec_cost(reply: bytes, cycles: int, *, fast: bool) -> tuple[float, int]:
+    """Seconds of CPU per write()+read() cycle and the bytes of one cycle on the wire.
+
+    ``reply``: the (Fast, with ``fast``) Sync Read's answer, replayed at every read.
+    """
     replay = _Replay(reply)
     bus = DynamixelBus(BusSpec("bench", "dynamixel", {"port": "replay"}), _actuators(),
                        transport=replay)
     # Skip open(): configure what it would have found (firmware >= 45, default limits).
     bus._open = True  # noqa: SLF001 - bench of the cycle alone
     bus._dirty = False  # noqa: SLF001
-    bus.fast_sync_read = True
+    bus.fast_sync_read = fast
     bus._build_read_packet()  # noqa: SLF001
     for servo in bus._servos.values():  # noqa: SLF001
         servo.min_goal, servo.max_goal = 0, 4095
@@ -294,7 +366,7 @@ def _codec_cost(reply: bytes, cycles: int) -> tuple[float, int]:
     return _per_cycle(cycle, cycles), per_cycle_bytes
 
 
-def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> float:  # noqa: C901, FBT001
+def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> float:  # noqa: FBT001
     """Seconds of CPU per SDK cycle against a replaying in-memory port (no I/O)."""
     import dynamixel_sdk as sdk
 
@@ -316,44 +388,7 @@ def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> floa
             out, self.buffer = self.buffer[:length], self.buffer[length:]
             return out
 
-    port = ReplayPort()
-    ph = sdk.PacketHandler(2.0)
-    writer = sdk.GroupSyncWrite(port, ph, 116, 4)
-    reader = sdk.GroupSyncRead(port, ph, READ_ADDRESS, READ_SIZE)
-    for i in IDS:
-        reader.addParam(i)
-
-    def cycle(k: int) -> None:
-        writer.clearParam()
-        for i, ticks in _TICKS[k % len(_TICKS)].items():
-            writer.addParam(i, ticks)
-        writer.txPacket()
-        result = reader.fastSyncRead() if fast else reader.txRxPacket()
-        if result != sdk.COMM_SUCCESS:
-            raise RuntimeError(f"dynamixel-sdk: {ph.getTxRxResult(result)}")
-        for i in IDS:
-            for address, size in FIELDS:
-                reader.getData(i, address, size)
-
-    return _per_cycle(cycle, cycles)
-
-
-def _plain_codec_cost(reply: bytes, cycles: int) -> float:
-    replay = _Replay(reply)
-    bus = DynamixelBus(BusSpec("bench", "dynamixel", {"port": "replay"}), _actuators(),
-                       transport=replay)
-    bus._open = True  # noqa: SLF001 - bench of the cycle alone
-    bus._dirty = False  # noqa: SLF001
-    bus._build_read_packet()  # noqa: SLF001
-    for servo in bus._servos.values():  # noqa: SLF001
-        servo.min_goal, servo.max_goal = 0, 4095
-        servo.effort_scale = 2.69e-3 * 1.78
-
-    def cycle(k: int) -> None:
-        bus.write(_commands(k))
-        bus.read()
-
-    return _per_cycle(cycle, cycles)
+    return _per_cycle(_sdk_cycle(ReplayPort(), fast), cycles)
 
 
 def _capture_fast_reply(transport: dict[str, object]) -> bytes:
@@ -390,20 +425,18 @@ def _end_to_end(cycles: int, rounds: int, profile: str | None,
     lines = [(f"Dynamixel: {len(IDS)} emulated XM430-W350 (own process, pty, return delay 0),"
               f" {cycles} cycles of Sync Write (12 goals) + Sync Read (12 x {READ_SIZE} bytes)"
               f" per driver, in {rounds} alternating rounds")]
-    emulator = start_emulator({"baudrate": BAUD}, _actuators(), {"return_delay_us": 0})
+    emulator: _Emulator = (
+        _ProfiledEmulator(str(Path(profile).resolve())) if profile
+        else start_emulator({"baudrate": BAUD}, _actuators(), {"return_delay_us": 0}))
     results: dict[bool, dict[str, _Run]] = {}
     try:
         transport = dict(emulator.transport)
         for fast in (False, True):
             ours = _ours(transport, fast)  # opens first: also sets up the indirect addresses
             theirs = _sdk(str(transport["port"]), fast)
-            if profile and fast:
-                emulator.profile()
             try:
                 results[fast] = _race(emulator, {"ours": ours, "sdk": theirs}, cycles, rounds)
             finally:
-                if profile and fast:
-                    emulator.profile(str(Path(profile).resolve()))
                 theirs.close()
                 ours.close()
             r = results[fast]
@@ -419,7 +452,7 @@ def _end_to_end(cycles: int, rounds: int, profile: str | None,
     finally:
         emulator.stop()
     if profile:
-        lines.append(f"  emulator profile (Fast Sync Read rounds, both drivers): {profile}")
+        lines.append(f"  emulator profile (the whole run, both drivers): {profile}")
     return lines, reply, results
 
 
@@ -438,8 +471,8 @@ def run(cycles: int = 2000, rounds: int = 4, profile: str | None = None, *,
     floors = {fast: _pty_floor(sync_write, p.sync_read(READ_ADDRESS, READ_SIZE, IDS, fast=fast),
                                len(reply) if fast else len(plain), cycles)
               for fast in (False, True)}
-    lines.append("  per cycle, us: the cycle | the emulator's time on it | the driver"
-                 " process's CPU time (includes the SDK's polling)")
+    lines.append("  per cycle, us: the cycle | the emulator process's CPU time on it | the"
+                 " driver process's CPU time (includes the SDK's polling)")
     for fast in (False, True):
         kind = "Fast Sync Read" if fast else "Sync Read"
         for name in ("ours", "sdk"):
@@ -449,10 +482,10 @@ def run(cycles: int = 2000, rounds: int = 4, profile: str | None = None, *,
                          f" {r.per_cycle_us(r.cpu):6.0f}")
         lines.append(f"    {kind:14s} {'pty floor':13s}: {floors[fast] * 1e6:6.0f} | (a canned"
                      " reply at once; no emulation, no codec)")
-    cpu, nbytes = _codec_cost(reply, cycles * 5)
+    cpu, nbytes = _codec_cost(reply, cycles * 5, fast=True)
     sdk_fast = _sdk_codec_cost({True: reply, False: plain}, fast=True, cycles=cycles)
     sdk_plain = _sdk_codec_cost({True: reply, False: plain}, fast=False, cycles=cycles)
-    ours_plain = _plain_codec_cost(plain, cycles * 5)
+    ours_plain, _ = _codec_cost(plain, cycles * 5, fast=False)
     lines.append("  driver CPU per cycle without I/O (in-memory port replaying the answers,"
                  " CPU time, median of 5 blocks), and the end-to-end ratio if a cycle were"
                  " just that + the emulator's time + the pty floor (nothing competing for"
@@ -487,8 +520,8 @@ def main() -> int:
     parser.add_argument("--dynamixel-only", action="store_true",
                         help="skip bench/hw_mit.py and bench/hw_latency.py")
     parser.add_argument("--profile-emulator", metavar="FILE",
-                        help="cProfile the emulator process during the Fast Sync Read"
-                             " rounds; pstats written to FILE")
+                        help="run the emulator process under cProfile; pstats written to"
+                             " FILE when it exits")
     args = parser.parse_args()
     for line in run(args.cycles, args.rounds, args.profile_emulator,
                     others=not args.dynamixel_only):

@@ -15,7 +15,8 @@ one per core of the 2-core development machine, stopped afterwards) it prints:
   process (``time.pthread_getcpuclockid``: the threads' own clocks);
 * the loop's achieved rate (cycles per second) against its configured rate, and its
   overruns;
-* command handed in -> bytes written (p50 / p99 / max, the manager's latency record);
+* goal handed in -> bytes written (p50 / p99 / max; measured by wrapping the backend's
+  and the driver's ``write`` from this script: ``hw_latency.LatencyProbe``);
 * ``joint_states`` at the probe: messages per second, age (arrival - header stamp: the
   read's time) p50 / p99 / max, and the longest gap between two messages;
 * the load average.
@@ -41,7 +42,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from hw_latency import enable_emulated, percentile  # noqa: E402 - bench/, beside this file
+from hw_latency import LatencyProbe, enable_emulated, percentile  # noqa: E402 - bench/, beside this file
 
 COMMAND_RATE = 50.0  # Hz, the trajectory player's default stream rate
 SETTLE = 1.0  # s after the load starts, before measuring
@@ -120,22 +121,22 @@ class _Cpu:
 
 
 def measure(node: Any, spinner: threading.Thread, probe_proc: subprocess.Popen[str],  # noqa: ANN401
-            label: str) -> list[str]:
-    manager = node.manager
-    loop = manager._thread  # noqa: SLF001 - the loop thread's CPU clock
+            latency: LatencyProbe, label: str) -> list[str]:
+    backend, runner = node.backend, node.runner
+    loop = runner._thread  # noqa: SLF001 - the loop thread's CPU clock
     clocks = {"executor": _Cpu(spinner), "loop": _Cpu(loop), "process": _Cpu(None)}
     before = {k: c() for k, c in clocks.items()}
-    status0 = manager.status()
-    if manager.latencies is not None:
-        manager.latencies.clear()
+    status0 = backend.status()
+    overruns0 = runner.pacer.overruns
+    latency.clear()
     wall0 = time.monotonic()
     probe_proc.stdin.write("start\n")  # type: ignore[union-attr]
     probe_proc.stdin.flush()  # type: ignore[union-attr]
     result = json.loads(probe_proc.stdout.readline())  # type: ignore[union-attr]
     wall = time.monotonic() - wall0
     after = {k: c() for k, c in clocks.items()}
-    status = manager.status()
-    latencies = list(manager.latencies or [])
+    status = backend.status()
+    latencies = list(latency.samples)
     load = os.getloadavg()
     rate = (status.cycles - status0.cycles) / wall
     cpu = {k: (after[k] - before[k]) / wall for k in clocks}
@@ -145,8 +146,8 @@ def measure(node: Any, spinner: threading.Thread, probe_proc: subprocess.Popen[s
          f"{'' if status.state.value == 'enabled' else status.message})"),
         (f"  CPU s/s: executor thread {cpu['executor']:.3f}, loop thread {cpu['loop']:.3f},"
          f" whole process {cpu['process']:.3f}"),
-        (f"  loop: {rate:6.1f} cycles/s of {manager.control_rate:g} Hz configured;"
-         f" overruns {status.overruns - status0.overruns}"),
+        (f"  loop: {rate:6.1f} cycles/s of {backend.control_rate:g} Hz configured;"
+         f" overruns {runner.pacer.overruns - overruns0}"),
         f"  command -> bytes written ({len(latencies)}): {_ms(latencies)}",
         (f"  joint_states at the probe: {result['count'] / wall:5.1f} msg/s; age"
          f" {_ms(result['ages'])}; longest gap {result['max_gap'] * 1e3:.1f} ms"),
@@ -173,7 +174,7 @@ def run(seconds: float, busy: int, *, no_load: bool) -> list[str]:
     busy_procs: list[subprocess.Popen[bytes]] = []
     lines: list[str] = []
     try:
-        node = HardwareNode(record_latency=True, parameter_overrides=[
+        node = HardwareNode(parameter_overrides=[
             Parameter("skel_file", value=str(REPO / "examples" / "arm.skel")),
             Parameter("hardware_config",
                       value=str(REPO / "config" / "hardware" / "arm_dynamixel.yaml")),
@@ -183,22 +184,22 @@ def run(seconds: float, busy: int, *, no_load: bool) -> list[str]:
         executor.add_node(node)
         spinner = threading.Thread(target=executor.spin, name="executor", daemon=True)
         spinner.start()
-        manager = node.manager
-        req = enable_emulated(manager)
-        if not req.ok:
-            return [f"could not enable the emulated servos: {req.message}"]
-        probe_proc.stdin.write(",".join(node.robot.joint_names) + "\n")  # type: ignore[union-attr]
+        latency = LatencyProbe(node.backend)
+        problem = enable_emulated(node)
+        if problem:
+            return [f"could not enable the emulated servos: {problem}"]
+        probe_proc.stdin.write(",".join(node.shell.robot.joint_names) + "\n")  # type: ignore[union-attr]
         probe_proc.stdin.flush()  # type: ignore[union-attr]
         probe_proc.stdout.readline()  # type: ignore[union-attr]  # "ready"
         time.sleep(SETTLE)
         lines += [(f"hardware node, arm on the emulated Dynamixel bus, commands at"
                    f" {COMMAND_RATE:g} Hz from another process; {os.cpu_count()} CPU(s)")]
-        lines += measure(node, spinner, probe_proc, "no load")
+        lines += measure(node, spinner, probe_proc, latency, "no load")
         if not no_load:
             busy_procs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"])
                           for _ in range(busy)]
             time.sleep(SETTLE)
-            lines += measure(node, spinner, probe_proc, f"{busy} busy loop(s)")
+            lines += measure(node, spinner, probe_proc, latency, f"{busy} busy loop(s)")
     finally:
         for proc in busy_procs:
             proc.kill()

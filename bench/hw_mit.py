@@ -23,10 +23,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from skel_ros.emulation.mit import MitEmulator  # noqa: E402
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode  # noqa: E402
 from skel_ros.hardware.mit.bus import MitBus  # noqa: E402
 from skel_ros.hardware.mit.codec import MitCodec, Variant  # noqa: E402
-from skel_ros.hardware.mit.emulator import MitEmulator  # noqa: E402
 from skel_ros.hardware.mit.models import MODELS  # noqa: E402
 
 BITRATE = 1_000_000
@@ -76,7 +76,7 @@ def _peer(x: np.ndarray) -> float | None:
 
 
 def _bus_cycles(cycles: int) -> float:
-    acts = [ActuatorSpec(i, ControlMode.MIT, "AK80-9", {"kp": 20.0, "kd": 0.5})
+    acts = [ActuatorSpec(i, ControlMode.IMPEDANCE, "AK80-9", {"kp": 20.0, "kd": 0.5})
             for i in range(1, 13)]
     emulator = MitEmulator({}, acts, {})
     bus = MitBus(BusSpec("legs", "mit", emulator.transport, {"reply_timeout": 0.5}), acts,

@@ -1,9 +1,9 @@
 """Sim-to-real analysis: recorded streams, tracking metrics, criteria, verdict and reports.
 
-Without rclpy (recordings are read with mcap-ros2-support); matplotlib is imported only
-when plots are drawn. JointTrajectory commands in a recording are built by the nodes'
-own parser (:mod:`skel_ros.nodes.commands`, imported then: it needs the
-``builtin_interfaces`` message package, not rclpy).
+Without ROS (recordings are read with mcap-ros2-support); matplotlib is imported only
+when plots are drawn. JointTrajectory commands in a recording are built by the parser the
+nodes use (:mod:`skel_ros.trajectory.messages`, which reads a message's fields alone).
+This part imports only :mod:`skel_ros.model` and :mod:`skel_ros.trajectory`.
 """
 
 from skel_ros.analysis.ci_reports import write_json, write_junit

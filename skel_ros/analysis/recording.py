@@ -19,7 +19,7 @@ keep their log times: that is when the robots got them. :attr:`JointSeries.time_
 says which was used.
 
 JointTrajectory commands are sampled as the receiving node follows them
-(:func:`skel_ros.nodes.commands.parse_joint_trajectory` builds the trajectory, as in the
+(:func:`skel_ros.trajectory.parse_joint_trajectory` builds the trajectory, as in the
 nodes): from its header stamp (a zero stamp: its arrival), starting from the joints'
 present target (the last command for them, else the position the robot measured at the
 arrival: what it holds before any command), holding its last point after its end, until
@@ -37,6 +37,7 @@ import numpy as np
 
 from skel_ros.analysis.errors import AnalysisError, RecordingError
 from skel_ros.analysis.series import JointSeries
+from skel_ros.trajectory.messages import parse_joint_trajectory
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -152,8 +153,6 @@ def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, Joint
     Raises:
         ValueError: a trajectory the nodes reject.
     """
-    from skel_ros.nodes.commands import parse_joint_trajectory
-
     collector = _Collector("command")
     target: dict[str, float] = {}  # the present target of each joint commanded so far
 

@@ -129,7 +129,7 @@ def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
     load_hardware_config(resolve(args.hardware_config))
     mapping = resolve(args.mapping) if args.mapping else None
     for path in trajectories:
-        check_limits(load_trajectory(path, model.q_columns, mapping), model.limits)
+        check_limits(load_trajectory(path, model, mapping), model.limits)
 
 
 def _cmd_sim_to_real(args: argparse.Namespace) -> int:
@@ -243,7 +243,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
                    help="CASPR trajectories.xml or trajectory YAML played to both robots, or a"
                         " folder of them; repeat for several, each run and judged in turn"
                         f" (default: {DEFAULT_TRAJECTORY})")
-    p.add_argument("--mapping", help="CASPR q -> DOF name mapping file")
+    p.add_argument("--mapping", help="CASPR q -> DOF name mapping file (default: the"
+                   " MODEL.q_mapping.yaml beside the model when it exists, as convert"
+                   " writes it)")
     p.add_argument("--out", default="out/sim_to_real",
                    help="output directory: recording, node logs, report; one sub-folder per"
                         " trajectory when there are several (default: %(default)s)")

@@ -1,8 +1,8 @@
 """Subcommands of the hardware layer: ``skel-ros scan``, ``emulate`` and ``clear-faults``.
 
-``scan`` and ``emulate`` ask the named protocol's plugin (its ``scan`` and
-``start_emulator``, id range, default ids and timeout; :mod:`skel_ros.hardware.plugins`),
-imported only when run;
+``scan`` and ``emulate`` ask the named protocol's plugin (its ``scan``, id range, default
+ids and timeout, transport kind and modes; :mod:`skel_ros.hardware.plugins`), ``emulate``
+also its emulator (:mod:`skel_ros.emulation`), each imported only when run;
 ``clear-faults`` opens the buses of a hardware YAML with their drivers and runs each
 protocol's fault recovery, as the hardware node's ``~/clear_faults`` does.
 """
@@ -22,34 +22,6 @@ if TYPE_CHECKING:
     from skel_ros.hardware.plugins import ProtocolPlugin
 
 USAGE_ERROR = 2  # the exit code of argparse's errors
-
-
-def _id(text: str) -> int:
-    text = text.strip()
-    return int(text, 16) if text.lower().startswith("0x") else int(text, 10)
-
-
-def parse_ids(text: str, lo: int = 0, hi: int = 0x7FF, what: str = "ids") -> list[int]:
-    """``"1-4,7"`` -> ``[1, 2, 3, 4, 7]`` (decimal or ``0x`` hex, each in ``lo..hi``).
-
-    Raises:
-        ValueError: not a list of ids, an empty range, or an id outside ``lo..hi`` (the
-            message says which part and the valid range, ``what`` naming the ids).
-    """
-    ids: list[int] = []
-    for part in text.split(","):
-        first, sep, last = part.strip().partition("-")
-        try:
-            a = _id(first)
-            b = _id(last) if sep else a
-        except ValueError:
-            raise ValueError(f"not a list of ids: {text!r} (e.g. 1-12,15)") from None
-        if a > b:
-            raise ValueError(f"{part.strip()!r} is an empty range (write the lower id first)")
-        if not lo <= a <= b <= hi:
-            raise ValueError(f"{what} are {lo}..{hi}; {part.strip()!r} is outside")
-        ids.extend(range(a, b + 1))
-    return sorted(set(ids))
 
 
 def _plugin(args: argparse.Namespace) -> ProtocolPlugin | None:
@@ -74,6 +46,8 @@ def _usage_error(args: argparse.Namespace, message: str) -> None:
 
 def _parse_ids(args: argparse.Namespace, proto: ProtocolPlugin, text: str) -> list[int] | None:
     """The ids of ``--ids`` for ``proto``, or None after an argparse-style error message."""
+    from skel_ros.hardware.ids import parse_ids
+
     lo, hi = proto.id_range
     try:
         return parse_ids(text, lo, hi, f"{args.protocol} ids")
@@ -139,17 +113,23 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 def _cmd_emulate(args: argparse.Namespace) -> int:
     import threading
 
+    from skel_ros.emulation import emulator_for
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.hardware.errors import HardwareError
+    from skel_ros.hardware.errors import ConfigError, HardwareError
     from skel_ros.hardware.plugins import TransportKind
 
     proto = _plugin(args)
     if proto is None:
         return 1
+    try:
+        start = emulator_for(args.protocol)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     ids = _parse_ids(args, proto, args.ids or "1")
     if ids is None:
         return USAGE_ERROR
-    # The protocol's usual mode (MIT motors: mit; the others: position).
+    # The protocol's usual mode (MIT motors: impedance; the others: position).
     actuators = [ActuatorSpec(i, proto.modes[0], args.model or "") for i in ids]
     transport: dict[str, Any] = {}
     options: dict[str, Any] = {}
@@ -162,7 +142,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         if args.channel:
             transport["channel"] = args.channel
     try:
-        emulator = proto.start_emulator(transport, actuators, options)
+        emulator = start(transport, actuators, options)
     except HardwareError as exc:
         print(f"error: cannot start the {args.protocol} emulator: {exc}", file=sys.stderr)
         return 1
@@ -226,6 +206,7 @@ def _cmd_clear_faults(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
+    from skel_ros.emulation import emulator_names
     from skel_ros.hardware.plugins import protocol_names
 
     names = list(protocol_names())  # names only: no protocol is imported here
@@ -249,7 +230,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         description="Start a protocol's emulator and print how to reach it (Dynamixel: "
         "a pseudo-terminal, in its own process; CAN: a python-can virtual channel "
         "of this process).")
-    e.add_argument("protocol", choices=names)
+    e.add_argument("protocol", choices=list(emulator_names()))
     e.add_argument("--ids", default="1", help="ids, e.g. 1-12 (default 1)")
     e.add_argument("--model", help="actuator model (Dynamixel default XM430-W350)")
     e.add_argument("--baud", type=int, default=1_000_000, help="serial baud rate")

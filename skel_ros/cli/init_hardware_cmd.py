@@ -3,7 +3,8 @@
 Reads a model in any format (URDF/xacro, SMURF, SKEL, Phobos, CASPR) and writes the
 hardware YAML the hardware node reads (docs/hardware.md) with every actuated DOF
 mapped: one bus of the chosen protocol, ids counted up from the protocol's lowest
-(or ``--first-id``), the protocol's usual control mode, direction 1, zero offset 0,
+(or ``--first-id``), the protocol's usual control mode, actuator model and options, and a
+transport of its kind to edit (all asked of its plugin), direction 1, zero offset 0,
 gear ratio 1, and under ``limits`` the model's finite position, velocity and effort
 limits, written out so the user sees them and can tighten them (a hardware YAML can
 only tighten the model's limits). The user edits ids, directions, offsets and
@@ -30,16 +31,6 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.plugins import ProtocolPlugin
     from skel_ros.model.types import Dof, Skeleton
-
-# Starting transports per kind of bus, for the user to edit (emulate:=true replaces them).
-_SERIAL = {"port": "/dev/ttyUSB0", "baudrate": 1000000}
-_CAN = {"interface": "socketcan", "channel": "can0", "bitrate": 1000000}
-# Actuator model written for every joint, per protocol; --model overrides it.
-_DEFAULT_MODELS = {"dynamixel": "XM430-W350", "mit": "AK80-9"}
-# Actuator options a protocol's usual mode needs (MIT mode: the motor's PD gains, a
-# moderate starting point to tune; docs/can.md).
-_DEFAULT_OPTIONS: dict[str, dict[str, float]] = {"mit": {"kp": 30.0, "kd": 0.8}}
-
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
     """Add ``init-hardware`` to the ``skel-ros`` parser."""
@@ -94,7 +85,7 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
     plugin = _plugin(protocol_name)
     lowest, highest = plugin.id_range
     next_id = max(lowest, 1) if first_id is None else first_id
-    model = actuator_model or _DEFAULT_MODELS.get(plugin.name, "")
+    model = actuator_model or plugin.default_model
     bus = _bus_name(plugin)
     joints: dict[str, Any] = {}
     unmapped: list[str] = []
@@ -111,8 +102,8 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         if model:
             entry["model"] = model
         entry.update(mode=plugin.modes[0].value, direction=1, zero_offset=0.0, gear_ratio=1.0)
-        if plugin.name in _DEFAULT_OPTIONS:
-            entry["options"] = dict(_DEFAULT_OPTIONS[plugin.name])
+        if plugin.default_options:
+            entry["options"] = dict(plugin.default_options)
         limits = _limits(dof)
         if limits:
             entry["limits"] = limits
@@ -120,7 +111,7 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         next_id += 1
     if not joints:
         raise SystemExit(f"error: skeleton {skel.name!r} has no one-DOF joint to map")
-    transport = _transport(plugin)
+    transport = plugin.transport.example  # emulate:=true replaces it
     doc: dict[str, Any] = {}
     if skeleton_name:
         doc["skeleton"] = skeleton_name
@@ -149,12 +140,6 @@ def _bus_name(plugin: ProtocolPlugin) -> str:
     return f"{plugin.name}_bus"
 
 
-def _transport(plugin: ProtocolPlugin) -> dict[str, Any]:
-    from skel_ros.hardware.plugins import TransportKind
-
-    return dict(_SERIAL if plugin.transport is TransportKind.SERIAL else _CAN)
-
-
 def check_actuator_model(protocol_name: str, model: str) -> None:
     """Refuse an actuator model the protocol's driver does not know.
 
@@ -172,9 +157,9 @@ def check_actuator_model(protocol_name: str, model: str) -> None:
 
     plugin = _plugin(protocol_name)
     lowest, _ = plugin.id_range
-    actuator = ActuatorSpec(max(lowest, 1), plugin.modes[0], model,
-                            _DEFAULT_OPTIONS.get(plugin.name, {}), name="--model")
-    spec = BusSpec(_bus_name(plugin), plugin.name, _transport(plugin))
+    actuator = ActuatorSpec(max(lowest, 1), plugin.modes[0], model, plugin.default_options,
+                            name="--model")
+    spec = BusSpec(_bus_name(plugin), plugin.name, plugin.transport.example)
     try:
         plugin.bus_class(spec, [actuator], time.monotonic)
     except ConfigError as exc:

@@ -10,8 +10,8 @@ A CASPR ``bodies.xml`` orders each joint's ``q`` entries as CASPR does, which is
 always the order of the DOFs in the written model (a ``PLANAR_XZ`` joint's q is
 (x, z, theta)): next to a converted file, ``convert`` writes ``<output>.q_mapping.yaml``,
 the list of DOF names one per ``q`` column (the mapping file format of
-:mod:`skel_ros.trajectory.mapping`), for ``play --mapping`` and the other commands that
-take one.
+:mod:`skel_ros.trajectory.mapping`, at its ``q_mapping_path``), which ``play``,
+``sim-to-real`` and the trajectory_player find there by themselves.
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         print(f"wrote {args.output} ({target})", file=sys.stderr)
         mapping = _write_q_mapping(args.input, Path(args.output))
         if mapping is not None:
-            print(f"wrote {mapping} (CASPR q column -> DOF; give it to play --mapping)",
-                  file=sys.stderr)
+            print(f"wrote {mapping} (CASPR q column -> DOF; play and sim-to-real use it with"
+                  f" {Path(args.output).name})", file=sys.stderr)
     return 0
 
 
@@ -126,11 +126,13 @@ def _write_q_mapping(model: str, output: Path) -> Path | None:
     except OSError:
         return None
     from skel_ros.model.caspr_model import load_caspr_bodies
+    from skel_ros.trajectory.mapping import q_mapping_path
 
     bodies = load_caspr_bodies(model)
-    path = output.with_name(output.name + ".q_mapping.yaml")
+    path = q_mapping_path(output)
     lines = [f"# CASPR q column -> DOF of {output.name} (converted from {Path(model).name});",
-             "# one entry per q column, in CASPR's order. Use: play --mapping this file.",
+             "# one entry per q column, in CASPR's order. Keep it beside the model: play,",
+             "# sim-to-real and the trajectory_player use it for CASPR trajectories.",
              *(f"- {name}" for name in bodies.q_dofs)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -47,7 +47,7 @@ def _load(args: argparse.Namespace) -> PointTrajectory | None:
         model = load_trajectory_model(resolve(args.skel),
                                       xacro_args=parse_xacro_args(args.xacro_args),
                                       fixed_base=args.fixed_base)
-        trajectory = load_trajectory(resolve(args.file), model.q_columns,
+        trajectory = load_trajectory(resolve(args.file), model,
                                      resolve(args.mapping) if args.mapping else None,
                                      trajectory_id=args.trajectory_id,
                                      on_note=_note if args.verbose else None)
@@ -120,9 +120,11 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "play",
         help="play a CASPR trajectories.xml or trajectory YAML (to ROS, or --print it)",
         description="Load FILE (CASPR trajectories.xml or trajectory_msgs-style YAML), map it "
-        "onto the DOFs of the model (CASPR q columns: in CASPR's q order for a CASPR "
-        "bodies.xml, the model's DOF order otherwise, or --mapping), refuse it if it leaves "
-        "the joint limits, then "
+        "onto the DOFs of the model (CASPR q columns: --mapping, else CASPR's q order for a "
+        "CASPR bodies.xml, else the MODEL.q_mapping.yaml beside the model that convert "
+        "writes, else the model's DOF order; refused on a model with a planar zx or euler "
+        "zyx joint and no mapping, whose column order cannot be told), refuse it if it "
+        "leaves the joint limits, then "
         "either print sampled positions (--print, no ROS needed) or run the "
         "trajectory_player node to publish it.",
     )
@@ -132,7 +134,8 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
                    " bodies.xml, Phobos YAML/JSON): DOF names and limits")
     add_model_arguments(p, positional=False)
     p.add_argument("--mapping", metavar="M", type=input_file,
-                   help="YAML mapping CASPR q columns to DOF names")
+                   help="YAML mapping CASPR q columns to DOF names (default: MODEL.q_mapping"
+                   ".yaml when it exists, as convert writes it)")
     p.add_argument("--trajectory-id", metavar="ID",
                    help="which CASPR joint trajectory of the file (default: the first)")
     p.add_argument("--print", action="store_true",

@@ -17,22 +17,21 @@ when the core changes some of them, not necessarily every cycle.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
-
-import numpy as np
 
 from skel_ros.model.limits import CommandKind
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable
 
+    import numpy as np
     import numpy.typing as npt
 
-    from skel_ros.model.limits import CheckResult
+    from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Array
 
-__all__ = ["ALL_KINDS", "Capabilities", "RobotBackend", "RobotState"]
+__all__ = ["ALL_KINDS", "Capabilities", "CoreLink", "RobotBackend", "RobotState"]
 
 ALL_KINDS: frozenset[CommandKind] = frozenset(CommandKind)
 """Every command kind (a DOF that takes any)."""
@@ -79,16 +78,72 @@ class RobotState:
     fresh: npt.NDArray[np.bool_]
 
 
+class CoreLink(Protocol):
+    """What a backend may tell the core above it: motion stopped or started by itself."""
+
+    def stop_trajectory(self, message: str, now: float | None = None) -> bool:
+        """End the trajectory being followed (an e-stop, a fault, a disable)."""
+        ...
+
+    def restart_timeout(self, now: float) -> None:
+        """Count the command timeout from ``now`` (motion starts: an enable)."""
+        ...
+
+    def disarm_timeout(self) -> None:
+        """Stop counting the command timeout (power off: nothing to guard)."""
+        ...
+
+
+class _NoCore:
+    """The link of a backend no core drives (tools, tests): nothing to tell."""
+
+    def stop_trajectory(self, message: str, now: float | None = None) -> bool:  # noqa: ARG002
+        return False
+
+    def restart_timeout(self, now: float) -> None:
+        pass
+
+    def disarm_timeout(self) -> None:
+        pass
+
+
+_NO_CORE = _NoCore()
+
+
 class RobotBackend(abc.ABC):
     """One robot's joints behind the core; subclasses fill in the abstract methods.
 
+    A backend declares what it takes and the core checks it, once per command: the
+    backend never checks again (its :meth:`write` gets values through the core's
+    gate, :meth:`RobotCore.gate <skel_ros.core.RobotCore.gate>`).
+
     Attributes:
         names: DOF names, in the order of every array (the model's DOF order).
-        capabilities: What it can do.
+        limits: The limits of every DOF a command may name (the model's, tightened
+            where the configuration says so): at least :attr:`names`; a DOF of the
+            model that the backend does not drive (hardware without an actuator for
+            it) may be in it, and commands for it are left out and said once.
+        capabilities: What it can do, with the command kinds each DOF takes.
     """
 
     names: tuple[str, ...]
+    limits: LimitSet
     capabilities: Capabilities = Capabilities()
+    period: float = 0.01
+    """Seconds between two cycles (an engine's time step; the hardware's control period)."""
+
+    _core: CoreLink = _NO_CORE
+    _wake_loop: Callable[[], None] = staticmethod(lambda: None)
+
+    # ---------------------------------------------------------------- links
+
+    def bind_core(self, core: CoreLink) -> None:
+        """The core this backend serves (the core calls it once, when it is made)."""
+        self._core = core
+
+    def bind_wake(self, wake: Callable[[], None]) -> None:
+        """How to wake the loop that runs this backend (the runner calls it once)."""
+        self._wake_loop = wake
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -104,6 +159,31 @@ class RobotBackend(abc.ABC):
     def close(self) -> None:  # noqa: B027 - optional step
         """Release everything (power off first where there is power)."""
 
+    # ---------------------------------------------------------------- the loop's calls
+
+    def cycle_time(self, count: int = 1) -> float:
+        """The backend time the next ``count`` cycles end at (hardware: the clock now)."""
+        return self.now() + count * self.period
+
+    def sense(self, now: float) -> None:  # noqa: B027 - optional step
+        """The read half of a cycle at ``now``: read the devices (an engine: nothing)."""
+
+    @abc.abstractmethod
+    def actuate(self, now: float, count: int = 1) -> None:
+        """The write half: write the targets (hardware), or step the world ``count`` times.
+
+        ``count`` > 1 only for a backend with its own clock (an engine), for cycles in
+        which the core had nothing to do.
+        """
+
+    def serve(self, now: float) -> bool:  # noqa: ARG002 - optional step
+        """Work between cycles, when the backend woke the loop (an e-stop, a request).
+
+        Returns:
+            Whether something changed that the loop's listener should hear of.
+        """
+        return False
+
     # ---------------------------------------------------------------- time and state
 
     @abc.abstractmethod
@@ -116,17 +196,6 @@ class RobotBackend(abc.ABC):
 
     # ---------------------------------------------------------------- commands
 
-    @abc.abstractmethod
-    def check(self, kind: CommandKind, names: Sequence[str],
-              values: npt.ArrayLike) -> CheckResult:
-        """The limits gate of these joints: validate a command and clamp it.
-
-        Returns:
-            The model's limits module's result (``ok`` False: refused whole, with
-            ``reason``). ``names`` and ``values`` of the result are what to write:
-            a backend may leave out DOFs it does not drive (and say so itself).
-        """
-
     def refusal(self) -> str:
         """Why commands are not taken now (power off, e-stop, fault), or ``""``."""
         return ""
@@ -134,7 +203,7 @@ class RobotBackend(abc.ABC):
     @abc.abstractmethod
     def write(self, now: float, kind: CommandKind, index: npt.NDArray[np.intp],
               values: Array) -> None:
-        """Hold ``values`` (already through :meth:`check`) for the DOFs at ``index``.
+        """Hold ``values`` (already through the core's gate) for the DOFs at ``index``.
 
         Called from any thread that hands in a command, and from the control loop for
         trajectory samples; the backend applies it at its next cycle at the latest.
@@ -155,35 +224,3 @@ class RobotBackend(abc.ABC):
         Returns:
             A line for the log, or ``""`` when nothing changed (or it logged itself).
         """
-
-
-class _Checks(Protocol):
-    def check(self, kind: CommandKind, names: Sequence[str],
-              values: npt.ArrayLike) -> CheckResult: ...
-
-
-def gate(limits: _Checks, kind: CommandKind, names: Sequence[str], values: npt.ArrayLike, *,
-         modes: Sequence[frozenset[CommandKind]] = (),
-         index: Mapping[str, int] | None = None) -> CheckResult:
-    """The usual gate: the limit set's check, then each DOF's command modes.
-
-    Args:
-        limits: A :class:`~skel_ros.model.limits.LimitSet` (or anything with its ``check``).
-        kind: What the values are.
-        names: DOF names, one per value.
-        values: The requested values.
-        modes: Per DOF, the kinds it takes (empty: any kind for every DOF).
-        index: DOF name -> index in ``modes`` (needed with ``modes``).
-    """
-    result = limits.check(kind, names, values)
-    if not result.ok or not modes or index is None:
-        return result
-    for name in result.names:
-        i = index.get(name)
-        if i is not None and kind not in modes[i]:
-            taken = ", ".join(sorted(k.value for k in modes[i])) or "no"
-            return replace(result, ok=False, reason=f"DOF {name!r} takes {taken} commands,"
-                                                    f" not {kind.value}",
-                           indices=np.zeros(0, dtype=np.intp), values=np.zeros(0),
-                           requested=np.zeros(0), clamped=())
-    return result

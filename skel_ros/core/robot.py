@@ -9,10 +9,11 @@ and on hardware:
   trajectory replaces the trajectory before it (``PREEMPTED``); a command for one of
   the joints of a trajectory being followed ends it (``TAKEN_OVER``); an empty
   trajectory cancels it, and the joints hold where they are (``CANCELED``).
-* **The limits gate.** Every command and every trajectory sample goes through the
-  backend's :meth:`~skel_ros.core.backend.RobotBackend.check` (the model's limit set,
-  tightened where the configuration says so, and the command modes each DOF takes)
-  before it is written: refused whole, or clamped and reported (a trajectory's clamps
+* **The limits gate** (:meth:`RobotCore.gate`, the only one). Every command and every
+  trajectory sample is checked once against what the backend declares (its
+  :attr:`~skel_ros.core.backend.RobotBackend.limits`: the model's limit set, tightened
+  where the configuration says so; the command kinds each DOF takes) before it is
+  written: refused whole, or clamped and reported (a trajectory's clamps
   once per DOF).
 * **Trajectory following.** :meth:`RobotCore.cycle`, called once per control cycle
   of the backend (the simulation: before every step, for the time the step ends at;
@@ -38,14 +39,14 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from skel_ros.core.errors import CommandRefused
 from skel_ros.core.follower import FollowOutcome
+from skel_ros.core.lock import ContendedLock
 from skel_ros.core.timeout import CommandTimeout
 from skel_ros.model.limits import Clamp, CommandKind
 
@@ -56,9 +57,12 @@ if TYPE_CHECKING:
 
     from skel_ros.core.backend import Capabilities, RobotBackend, RobotState
     from skel_ros.core.follower import Trajectory, TrajectoryObserver
+    from skel_ros.model.limits import CheckResult
     from skel_ros.model.types import Array
 
 __all__ = ["ActiveTrajectory", "CommandResult", "CoreLog", "LoggingLog", "RobotCore"]
+
+_EMPTY_INDEX = np.zeros(0, dtype=np.intp)
 
 
 class CoreLog(Protocol):
@@ -176,8 +180,19 @@ class RobotCore:
         self.max_start_delay = float(max_start_delay)
         self._timeout = CommandTimeout(command_timeout)
         self._log: CoreLog = log or LoggingLog(logging.getLogger("skel_ros.core"))
-        self._lock = threading.RLock()
+        self._lock = ContendedLock()
         self._active: _Active | None = None
+        modes = backend.capabilities.command_modes
+        if modes and len(modes) != len(self.names):
+            raise ValueError(f"the backend declares command modes for {len(modes)} DOF(s),"
+                             f" not its {len(self.names)}")
+        self._modes = modes
+        missing = [n for n in self.names if n not in backend.limits]
+        if missing:
+            raise ValueError("the backend's limits do not cover its DOF(s) "
+                             + ", ".join(map(repr, missing)))
+        self._undriven_said: set[str] = set()  # DOFs without an actuator, said once each
+        backend.bind_core(self)
 
     # ---------------------------------------------------------------- facts
 
@@ -187,8 +202,13 @@ class RobotCore:
         return self.backend.capabilities
 
     @property
-    def lock(self) -> threading.RLock:
-        """The core's lock (re-entrant): hold it to keep a cycle and a step together."""
+    def log(self) -> CoreLog:
+        """Where the core's log lines go (the runner's too)."""
+        return self._log
+
+    @property
+    def lock(self) -> ContendedLock:
+        """The core's lock (re-entrant): the loop holds it through a batch of cycles."""
         return self._lock
 
     def now(self) -> float:
@@ -238,6 +258,49 @@ class RobotCore:
         self.stop_trajectory("backend closed")
         self.backend.close()
 
+    # ---------------------------------------------------------------- the gate
+
+    def gate(self, kind: CommandKind, names: Sequence[str], values: npt.ArrayLike
+             ) -> CheckResult:
+        """The one limits gate: validate a command and clamp it into the limits.
+
+        Every command and every trajectory sample passes here, once, before the backend
+        gets it: the backend's :attr:`~RobotBackend.limits` check (rejects NaN, unknown
+        or repeated names, a count mismatch; clamps into the limits of the kind), then
+        DOFs the backend does not drive are left out (said once per DOF), then each
+        DOF's command kinds (:attr:`Capabilities.command_modes`).
+
+        Returns:
+            The limits module's result: ``ok`` False with ``reason`` when refused whole;
+            ``names`` / ``indices`` (into the backend's limits) / ``values`` what to write.
+        """
+        check = self.backend.limits.check(kind, names, values)
+        if not check.ok:
+            return check
+        index = self.index
+        if any(n not in index for n in check.names):
+            new = [n for n in check.names if n not in index and n not in self._undriven_said]
+            if new:
+                self._undriven_said.update(new)
+                self._log.warning("commands for DOF(s) without an actuator are ignored: "
+                                  + ", ".join(new), "no actuator")
+            keep = [i for i, n in enumerate(check.names) if n in index]
+            check = replace(check, names=tuple(check.names[i] for i in keep),
+                            indices=check.indices[keep], values=check.values[keep],
+                            requested=check.requested[keep],
+                            clamped=tuple(c for c in check.clamped if c.name in index))
+        modes = self._modes
+        if modes:
+            for name in check.names:
+                taken = modes[index[name]]
+                if kind not in taken:
+                    what = " or ".join(sorted(k.value for k in taken)) or "no"
+                    return replace(check, ok=False, reason=f"DOF {name!r} takes {what}"
+                                                           f" commands, not {kind.value}",
+                                   indices=_EMPTY_INDEX, values=np.zeros(0),
+                                   requested=np.zeros(0), clamped=())
+        return check
+
     # ---------------------------------------------------------------- commands
 
     def command(self, kind: CommandKind, names: Sequence[str],
@@ -249,7 +312,7 @@ class RobotCore:
         refuses motion now; values outside the limits are clamped. A command for a
         joint of the trajectory being followed ends it (``TAKEN_OVER``).
         """
-        check = self.backend.check(kind, names, values)
+        check = self.gate(kind, names, values)
         if not check.ok:
             return CommandResult(ok=False, message=check.message,
                                  reason=f"{kind.value} command rejected")
@@ -289,7 +352,7 @@ class RobotCore:
         names = tuple(trajectory.joint_names)
         if not names:
             raise CommandRefused("trajectory rejected: no joints", "trajectory joint names")
-        check = self.backend.check(CommandKind.POSITION, names, np.zeros(len(names)))
+        check = self.gate(CommandKind.POSITION, names, np.zeros(len(names)))
         if not check.ok:
             raise CommandRefused(f"trajectory rejected: {check.reason}",
                                  "trajectory joint names")
@@ -342,7 +405,7 @@ class RobotCore:
             return {}, {}
         out: tuple[dict[str, float], dict[str, float]] = ({}, {})
         for peaks, extreme in zip(out, (q.max(axis=0), q.min(axis=0)), strict=True):
-            check = self.backend.check(CommandKind.POSITION, names, extreme)
+            check = self.gate(CommandKind.POSITION, names, extreme)
             if check.ok:
                 peaks.update((c.name, c.requested) for c in check.clamped)
         return out
@@ -476,7 +539,7 @@ class RobotCore:
         except (ValueError, TypeError, IndexError) as exc:
             self._abort(now, active, f"trajectory sampling failed, holding: {exc}")
             return
-        check = self.backend.check(CommandKind.POSITION, active.names, desired_q)
+        check = self.gate(CommandKind.POSITION, active.names, desired_q)
         if not check.ok or len(check.names) != len(active.names):
             self._abort(now, active, f"trajectory sample rejected, holding: {check.reason}")
             return

@@ -9,6 +9,8 @@ What ros2_control's joint_trajectory_controller (JTC) does with a
   (none, value counts, times not strictly increasing, effort, a non-zero velocity at the
   end, positions outside the limits: ``INVALID_GOAL``); :func:`check_start` refuses a
   trajectory whose header stamp makes it end in the past (``OLD_HEADER_TIMESTAMP``).
+  :func:`check_arrival` is the part of both that JTC's goal callback rejects a goal for
+  when it arrives (``validate_trajectory_msg``).
 * :class:`Tolerances` holds the controller's default tolerances and merges a goal's
   ``path_tolerance`` / ``goal_tolerance`` / ``goal_time_tolerance`` into them as JTC does:
   a requested 0 keeps the default, -1 erases it (not checked), a positive value replaces
@@ -23,12 +25,14 @@ What ros2_control's joint_trajectory_controller (JTC) does with a
   the active trajectory's desired state at a given time, and whether that time is one
   the trajectory answers for (from when it was handed in until before its last point).
 
-Where this differs from JTC, on purpose: a goal that names an unknown joint or gives an
-illegal value in its tolerances is refused (``INVALID_GOAL``, the reason in the result's
+Where this differs from JTC, on purpose: a goal whose tolerances name an unknown joint or
+hold an illegal value is refused (``INVALID_GOAL``, the reason in the result's
 ``error_string``) rather than run with the default tolerances and a line in the
-controller's log the client never sees; and goals that cannot be run are accepted and
-ended at once with their error code (JTC rejects them, and a rejected goal carries no
-result), so a client learns why.
+controller's log the client never sees; and a goal that passes :func:`check_arrival`
+(rejected on arrival, as JTC does) but cannot be run (a joint named twice, values that
+are not finite, positions beyond the limits, such tolerances) is accepted and ended at
+once with its error code, so a client learns why (JTC lets these through its goal
+callback).
 
 Measured accelerations are unknown here, so an acceleration tolerance is never violated
 (JTC does the same without an acceleration state interface); a joint without a fresh
@@ -69,6 +73,7 @@ __all__ = [
     "StateTolerance",
     "ToleranceRequest",
     "Tolerances",
+    "check_arrival",
     "check_goal",
     "check_start",
     "query_state",
@@ -298,9 +303,7 @@ def check_goal(joint_names: Sequence[str], points: Sequence[GoalPoint],
             raise GoalError(ErrorCode.INVALID_GOAL,
                             f"point {i}: time_from_start {t} is not >= 0")
         if i > 0 and not t > previous:
-            raise GoalError(ErrorCode.INVALID_GOAL,
-                            f"point {i}: time_from_start {t:g} s is not after point {i - 1}"
-                            f" ({previous:g} s); times must be strictly increasing")
+            raise _not_increasing(i, t, previous)
         previous = t
         _check_point(i, point, names)
         if check_positions is not None:
@@ -308,11 +311,69 @@ def check_goal(joint_names: Sequence[str], points: Sequence[GoalPoint],
             if problem:
                 raise GoalError(ErrorCode.INVALID_GOAL, f"point {i}: {problem}")
     if not allow_nonzero_end_velocity:
-        for j, v in enumerate(points[-1].velocities):
-            if abs(v) > _FLOAT_EPS:
-                raise GoalError(ErrorCode.INVALID_GOAL,
-                                f"the last point's velocity of {names[j]!r} is {v:g}, not 0"
-                                " (allow_nonzero_velocity_at_trajectory_end is false)")
+        _check_end_velocity(names, points[-1])
+
+
+def check_arrival(joint_names: Sequence[str], points: Sequence[GoalPoint],
+                  controller_joints: Sequence[str], *, allow_partial: bool = False,
+                  allow_nonzero_end_velocity: bool = False, start: float | None = None,
+                  now: float = 0.0) -> None:
+    """Refuse what JTC's goal callback rejects when a goal arrives.
+
+    JTC's ``goal_received_callback`` rejects the goals its ``validate_trajectory_msg``
+    refuses: no joint names, a name that is not a controller joint, not every
+    controller joint unless partial goals are allowed (``INVALID_JOINTS`` here); no
+    points, times not strictly increasing, positions not one per joint, velocities or
+    accelerations neither empty nor one per joint, effort given, a non-zero velocity at
+    the last point (``INVALID_GOAL``); a non-zero header stamp whose trajectory has
+    already ended (``OLD_HEADER_TIMESTAMP``). What else :func:`check_goal` refuses (a
+    joint named twice, values that are not finite, accelerations without velocities,
+    positions beyond the limits) JTC lets through this callback, and so does this.
+
+    Args:
+        joint_names: ``trajectory.joint_names``.
+        points: ``trajectory.points``.
+        controller_joints: The joints this controller drives.
+        allow_partial: Whether a goal may name only some of them.
+        allow_nonzero_end_velocity: Whether the last point may have a non-zero velocity.
+        start: The header stamp in the core's time base, or None (a zero stamp).
+        now: The core's time.
+
+    Raises:
+        GoalError: The code :func:`check_goal` or :func:`check_start` gives the same
+            problem, and the reason (a rejected goal carries no result: for the log).
+    """
+    names = list(joint_names)
+    _check_arrival_names(names, controller_joints, allow_partial=allow_partial)
+    if not points:
+        raise GoalError(ErrorCode.INVALID_GOAL, "the trajectory has no points")
+    n = len(names)
+    for i, point in enumerate(points):
+        if i > 0 and not point.time_from_start > points[i - 1].time_from_start:
+            raise _not_increasing(i, point.time_from_start, points[i - 1].time_from_start)
+        for what, values in (("positions", point.positions), ("velocities", point.velocities),
+                             ("accelerations", point.accelerations)):
+            if len(values) != n and (what == "positions" or len(values)):
+                raise _count(i, what, len(values), n)
+        if len(point.effort):
+            raise _effort(i)
+    if not allow_nonzero_end_velocity:
+        _check_end_velocity(names, points[-1])
+    check_start(start, points[-1].time_from_start, now)
+
+
+def _check_arrival_names(names: list[str], controller_joints: Sequence[str], *,
+                         allow_partial: bool) -> None:
+    """The names JTC's ``validate_trajectory_msg`` refuses (a name twice it does not)."""
+    if not names:
+        raise GoalError(ErrorCode.INVALID_JOINTS, "the trajectory names no joints")
+    known = set(controller_joints)
+    for i, name in enumerate(names):
+        if name not in known:
+            raise _unknown_joint(i, name, controller_joints)
+    if not allow_partial and len(names) != len(known):
+        _check_twice(names)  # more names than joints: one is named twice
+        raise _left_out(names, controller_joints)
 
 
 def _check_names(names: list[str], controller_joints: Sequence[str], *,
@@ -323,19 +384,63 @@ def _check_names(names: list[str], controller_joints: Sequence[str], *,
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
         if name not in known:
-            raise GoalError(ErrorCode.INVALID_JOINTS,
-                            f"joint_names[{i}] {name!r} is not a joint of this controller"
-                            f" (its joints: {_list(list(controller_joints))})")
+            raise _unknown_joint(i, name, controller_joints)
         if name in seen:
-            raise GoalError(ErrorCode.INVALID_JOINTS,
-                            f"joint {name!r} appears twice (joint_names[{seen[name]}] and"
-                            f" joint_names[{i}])")
+            raise _twice(name, seen[name], i)
         seen[name] = i
     if not allow_partial and len(names) != len(known):
-        missing = [n for n in controller_joints if n not in seen]
-        raise GoalError(ErrorCode.INVALID_JOINTS,
-                        f"the trajectory leaves out {_list(missing)}: this controller takes"
-                        " goals for all its joints (allow_partial_joints_goal is false)")
+        raise _left_out(names, controller_joints)
+
+
+def _check_twice(names: Sequence[str]) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise _twice(name, seen[name], i)
+        seen[name] = i
+
+
+def _twice(name: str, first: int, second: int) -> GoalError:
+    return GoalError(ErrorCode.INVALID_JOINTS, f"joint {name!r} appears twice"
+                     f" (joint_names[{first}] and joint_names[{second}])")
+
+
+def _unknown_joint(i: int, name: str, controller_joints: Sequence[str]) -> GoalError:
+    return GoalError(ErrorCode.INVALID_JOINTS,
+                     f"joint_names[{i}] {name!r} is not a joint of this controller"
+                     f" (its joints: {_list(list(controller_joints))})")
+
+
+def _left_out(names: Sequence[str], controller_joints: Sequence[str]) -> GoalError:
+    named = set(names)
+    missing = [n for n in controller_joints if n not in named]
+    return GoalError(ErrorCode.INVALID_JOINTS,
+                     f"the trajectory leaves out {_list(missing)}: this controller takes"
+                     " goals for all its joints (allow_partial_joints_goal is false)")
+
+
+def _not_increasing(i: int, t: float, previous: float) -> GoalError:
+    return GoalError(ErrorCode.INVALID_GOAL,
+                     f"point {i}: time_from_start {t:g} s is not after point {i - 1}"
+                     f" ({previous:g} s); times must be strictly increasing")
+
+
+def _count(i: int, what: str, count: int, n: int) -> GoalError:
+    return GoalError(ErrorCode.INVALID_GOAL, f"point {i}: {count} {what} for {n} joint(s)")
+
+
+def _effort(i: int) -> GoalError:
+    return GoalError(ErrorCode.INVALID_GOAL,
+                     f"point {i}: effort is not supported (this controller commands"
+                     " positions)")
+
+
+def _check_end_velocity(names: Sequence[str], last: GoalPoint) -> None:
+    for j, v in enumerate(last.velocities):
+        if abs(v) > _FLOAT_EPS:
+            raise GoalError(ErrorCode.INVALID_GOAL,
+                            f"the last point's velocity of {names[j]!r} is {v:g}, not 0"
+                            " (allow_nonzero_velocity_at_trajectory_end is false)")
 
 
 def _check_point(i: int, point: GoalPoint, names: list[str]) -> None:
@@ -346,8 +451,7 @@ def _check_point(i: int, point: GoalPoint, names: list[str]) -> None:
         if not required and len(values) == 0:
             continue
         if len(values) != n:
-            raise GoalError(ErrorCode.INVALID_GOAL,
-                            f"point {i}: {len(values)} {what} for {n} joint(s)")
+            raise _count(i, what, len(values), n)
         bad = [j for j, v in enumerate(values) if not math.isfinite(v)]
         if bad:
             raise GoalError(ErrorCode.INVALID_GOAL,
@@ -356,9 +460,7 @@ def _check_point(i: int, point: GoalPoint, names: list[str]) -> None:
     if len(point.accelerations) and not len(point.velocities):
         raise GoalError(ErrorCode.INVALID_GOAL, f"point {i} has accelerations but no velocities")
     if len(point.effort):
-        raise GoalError(ErrorCode.INVALID_GOAL,
-                        f"point {i}: effort is not supported (this controller commands"
-                        " positions)")
+        raise _effort(i)
 
 
 def check_start(start: float | None, duration: float, now: float) -> None:

@@ -1,4 +1,4 @@
-"""Real actuators: transports, protocol drivers, emulators, safety; no rclpy, no dartpy.
+"""Real actuators: transports, protocol drivers, safety; no rclpy, no dartpy, no emulator.
 
 Drivers for each protocol live in their own subpackage, described by a protocol plugin,
 and are imported only when a hardware configuration names them
@@ -6,13 +6,16 @@ and are imported only when a hardware configuration names them
 
 Typical use (what the hardware node does)::
 
-    from skel_ros.hardware import HardwareManager, load_hardware_config
+    from skel_ros.core import Runner
+    from skel_ros.hardware import HardwareBackend, load_hardware_config
     config = load_hardware_config("config/hardware/arm_dynamixel.yaml")
     bound = config.bind(config.select_skeleton(load_skel("examples/arm.skel")))
-    manager = HardwareManager(bound)
-    manager.start()                      # control loop thread; connects the buses
-    manager.enable(wait=1.0)             # torque on, holding the measured positions
-    manager.command(CommandKind.POSITION, ["elbow"], [0.5])
+    backend = HardwareBackend(bound)     # passive: buses, safety, reconnects
+    runner = Runner.over(backend, command_timeout=backend.command_timeout)
+    runner.configure()                   # the loop runs; it connects the buses, torque off
+    runner.activate()                    # torque on, holding the measured positions
+    runner.core.command(CommandKind.POSITION, ["elbow"], [0.5])
+    runner.cleanup()                     # torque off, buses closed
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from skel_ros.hardware.backend import HardwareBackend, HardwareStatus, Request, hardware_runner
     from skel_ros.hardware.base import (
         ActuatorBus,
         ActuatorCommand,
@@ -48,7 +52,6 @@ if TYPE_CHECKING:
         TransportError,
         TransportTimeoutError,
     )
-    from skel_ros.hardware.manager import CommandResult, HardwareManager, HardwareStatus, Request
     from skel_ros.hardware.plugins import (
         ProtocolPlugin,
         TransportKind,
@@ -60,7 +63,7 @@ if TYPE_CHECKING:
 
 # Each name is imported from its module when first used (PEP 562), so a process that
 # needs one part (an emulator process, the scan command) does not import the others (the
-# model readers, the manager) at start.
+# model readers, the backend) at start.
 _EXPORTS: dict[str, str] = {
     "ActuatorBus": "skel_ros.hardware.base",
     "ActuatorCommand": "skel_ros.hardware.base",
@@ -70,27 +73,27 @@ _EXPORTS: dict[str, str] = {
     "BoundConfig": "skel_ros.hardware.config",
     "BusDiagnostics": "skel_ros.hardware.diagnostics",
     "BusSpec": "skel_ros.hardware.base",
-    "CommandResult": "skel_ros.hardware.manager",
     "ConfigError": "skel_ros.hardware.errors",
     "ControlMode": "skel_ros.hardware.base",
     "DeviceError": "skel_ros.hardware.errors",
     "HardwareConfig": "skel_ros.hardware.config",
     "HardwareError": "skel_ros.hardware.errors",
-    "HardwareManager": "skel_ros.hardware.manager",
-    "HardwareStatus": "skel_ros.hardware.manager",
+    "HardwareBackend": "skel_ros.hardware.backend",
+    "HardwareStatus": "skel_ros.hardware.backend",
     "JointMapping": "skel_ros.hardware.config",
     "Level": "skel_ros.hardware.diagnostics",
     "MotionState": "skel_ros.hardware.safety",
     "ProtocolError": "skel_ros.hardware.errors",
     "ProtocolPlugin": "skel_ros.hardware.plugins",
     "ReconnectPolicy": "skel_ros.hardware.config",
-    "Request": "skel_ros.hardware.manager",
+    "Request": "skel_ros.hardware.backend",
     "SafeState": "skel_ros.hardware.config",
     "ScanResult": "skel_ros.hardware.base",
     "TransportError": "skel_ros.hardware.errors",
     "TransportKind": "skel_ros.hardware.plugins",
     "TransportTimeoutError": "skel_ros.hardware.errors",
     "bus_class": "skel_ros.hardware.plugins",
+    "hardware_runner": "skel_ros.hardware.backend",
     "load_hardware_config": "skel_ros.hardware.config",
     "parse_hardware_config": "skel_ros.hardware.config",
     "protocol": "skel_ros.hardware.plugins",
@@ -120,13 +123,12 @@ __all__ = [
     "BoundConfig",
     "BusDiagnostics",
     "BusSpec",
-    "CommandResult",
     "ConfigError",
     "ControlMode",
     "DeviceError",
+    "HardwareBackend",
     "HardwareConfig",
     "HardwareError",
-    "HardwareManager",
     "HardwareStatus",
     "JointMapping",
     "Level",
@@ -141,6 +143,7 @@ __all__ = [
     "TransportKind",
     "TransportTimeoutError",
     "bus_class",
+    "hardware_runner",
     "load_hardware_config",
     "parse_hardware_config",
     "protocol",

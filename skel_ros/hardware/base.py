@@ -1,14 +1,15 @@
-"""The contract between the hardware manager and the protocol drivers.
+"""The contract between the hardware backend and the protocol drivers.
 
-The manager (``skel_ros.hardware.manager``) owns the joint model, the limits, safety and
-the control loop; a *bus driver* owns one physical bus (a serial port, a CAN channel) and
-every actuator of one protocol on it. Per control cycle the manager calls
+The backend (:mod:`skel_ros.hardware.backend`) owns the joint <-> actuator mapping, safety
+and the buses (the runner's loop calls it once per cycle); a *bus driver* owns one
+physical bus (a serial port, a CAN channel) and every actuator of one protocol on it.
+Per control cycle the backend calls
 :meth:`ActuatorBus.write` with the goals and :meth:`ActuatorBus.read` for the measured
 values (on Dynamixel one Sync Write and one (Fast) Sync Read; on CAN one round of frames).
 
 Units on this interface are SI **at the actuator's output shaft** (rad, rad/s, N·m, or m,
 m/s, N): drivers convert to and from ticks, velocity units, currents and fixed-point
-fields; the manager maps joint <-> actuator with direction, gear ratio and zero offset.
+fields; the backend maps joint <-> actuator with direction, gear ratio and zero offset.
 
 Drivers are chosen by name (``protocol:`` in the hardware YAML) through their protocol's
 plugin and imported only when a configuration uses them, like python-can's interfaces
@@ -40,7 +41,9 @@ class ControlMode(enum.Enum):
     POSITION = "position"
     VELOCITY = "velocity"
     EFFORT = "effort"  # torque / current (force for linear actuators)
-    MIT = "mit"  # impedance: p, v, kp, kd, t_ff in one frame (MIT-mode motors)
+    # Position, velocity and feed-forward torque through the device's PD law with gains kp,
+    # kd: u = kp (p* - p) + kd (v* - v) + t_ff (an MIT-mode motor's one command frame).
+    IMPEDANCE = "impedance"
 
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -108,7 +111,7 @@ class ActuatorSpec:
         options: protocol-specific settings from the YAML (torque constant, MIT ranges,
             profile values ...), read-only.
         name: the joint / DOF it drives, for messages.
-        limits: the DOF's limits at this actuator; the manager fills them when it binds
+        limits: the DOF's limits at this actuator; the backend fills them when it binds
             the configuration to the model (:class:`ActuatorLimits`).
     """
 
@@ -164,7 +167,7 @@ class ActuatorCommand:
 
     Which fields a driver uses follows the actuator's :class:`ControlMode`: POSITION uses
     ``position`` (and ``velocity`` as a profile/feed-forward where the protocol has it),
-    VELOCITY ``velocity``, EFFORT ``effort``, MIT all five (``kp``/``kd`` NaN: the
+    VELOCITY ``velocity``, EFFORT ``effort``, IMPEDANCE all five (``kp``/``kd`` NaN: the
     actuator's configured defaults).
     """
 
@@ -179,14 +182,14 @@ class ActuatorCommand:
                  ) -> ActuatorCommand | None:
         """The command an actuator in ``mode`` gets for one cycle's targets (SI, actuator side).
 
-        POSITION: the position, None while it is not finite (nothing to send); MIT: the
-        position with the velocity as feed-forward, no torque feed-forward and the
+        POSITION: the position, None while it is not finite (nothing to send); IMPEDANCE:
+        the position with the velocity as feed-forward, no torque feed-forward and the
         actuator's configured gains (NaN), None likewise; VELOCITY and EFFORT: their value
         as :func:`numpy.nan_to_num` gives it (NaN: 0).
         """
         if mode is ControlMode.POSITION:
             return cls(position=position) if math.isfinite(position) else None
-        if mode is ControlMode.MIT:
+        if mode is ControlMode.IMPEDANCE:
             return (cls(position=position, velocity=velocity, effort=0.0)
                     if math.isfinite(position) else None)
         if mode is ControlMode.VELOCITY:
@@ -237,9 +240,9 @@ class ScanResult:
 class ActuatorBus(abc.ABC):
     """A driver for every actuator of one protocol on one bus.
 
-    Not thread-safe: the manager calls it from its I/O thread only. Every method raises
+    Not thread-safe: the backend calls it from the loop's thread only. Every method raises
     only :class:`~skel_ros.hardware.errors.HardwareError` subclasses for bus and device
-    problems (after which the manager calls :meth:`close` and later :meth:`open` again).
+    problems (after which the backend calls :meth:`close` and later :meth:`open` again).
 
     Args:
         spec: the bus.

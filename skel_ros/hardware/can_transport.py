@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from skel_ros.hardware.errors import TransportError, TransportTimeoutError
+from skel_ros.hardware.errors import TransportError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -174,8 +174,3 @@ def bitrate_text(transport: Mapping[str, Any]) -> str:
     if isinstance(rate, int) and not isinstance(rate, bool) and rate > 0:
         return f"{rate} bit/s"
     return "the interface's own bitrate (not set in the transport)"
-
-
-def timeout_error(transport_text: str, what: str, timeout: float) -> TransportTimeoutError:
-    """A :class:`TransportTimeoutError` ``"<transport>: no answer from X in 0.01 s"``."""
-    return TransportTimeoutError(f"{transport_text}: no answer from {what} in {timeout:g} s")

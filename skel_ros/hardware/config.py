@@ -15,7 +15,7 @@ A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one
         bus: arm_bus
         id: 1
         model: XM430-W350
-        mode: position            # position | velocity | effort | mit (what the protocol has)
+        mode: position            # position | velocity | effort | impedance (the protocol's)
         direction: 1              # 1 or -1
         zero_offset: 0.0          # actuator position (rad) when the DOF is at 0
         gear_ratio: 1.0           # actuator turns per DOF turn
@@ -38,6 +38,7 @@ from __future__ import annotations
 import difflib
 import enum
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict
@@ -89,11 +90,13 @@ DEVICE_WATCHDOG_MIN: Final = 0.25
 # timers (up to 16 ms) and a loaded host. A missed reply costs one cycle; fault_threshold
 # misses in a row fail the bus.
 DEFAULT_TIMEOUT_MARGIN: Final = 0.1
+# Earlier spellings of ``mode:`` still read (with a FutureWarning naming the new one).
+DEPRECATED_MODES: Final = {"mit": ControlMode.IMPEDANCE}
 _SHOWN: Final = 12  # DOF names listed in an "unknown DOF" message
 
 
 class SafeState(enum.Enum):
-    """What the manager does when commands stop coming or a bus fails."""
+    """What the backend does when commands stop coming or a bus fails."""
 
     HOLD = "hold"  # torque stays on, the target stays where the joint is
     TORQUE_OFF = "torque_off"  # torque off: the joint goes limp
@@ -361,7 +364,7 @@ class BoundConfig:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The mapped DOFs in the skeleton's DOF order (the manager's array order)."""
+        """The mapped DOFs in the skeleton's DOF order (the backend's array order)."""
         order = {d.name: i for i, d in enumerate(self.skeleton.dofs)}
         return tuple(sorted((j.name for j in self.config.joints), key=order.__getitem__))
 
@@ -554,6 +557,19 @@ class _Parser:
             valid = " | ".join(str(m.value) for m in enum_type)
             raise self.fail(_line(mapping, key),
                             f"{what} {key} must be one of {valid}, got {value!r}") from None
+
+    def mode(self, raw: Mapping[Any, Any], what: str) -> ControlMode:
+        """``mode:``; a spelling of :data:`DEPRECATED_MODES` is read with a FutureWarning."""
+        old = raw.get("mode")
+        if isinstance(old, str) and old in DEPRECATED_MODES:
+            new = DEPRECATED_MODES[old]
+            warnings.warn(_at(self.source, _line(raw, "mode"),
+                              f"{what}: mode {old!r} is deprecated; write {new.value!r} (the"
+                              " same mode: position, velocity and feed-forward torque through"
+                              " the motor's PD law with kp, kd)"), FutureWarning, stacklevel=2)
+            return new
+        mode: ControlMode = self.choice(raw, "mode", what, ControlMode, ControlMode.POSITION)
+        return mode
 
     def plain(self, mapping: Mapping[Any, Any], key: str, what: str) -> dict[str, Any]:
         """A free-form sub-mapping (transport, options) with string keys."""
@@ -771,7 +787,7 @@ class _Parser:
                             f" {bus.protocol!r}")
         plugin = self.plugin(bus.protocol, bus.line)
         actuator_id = self.actuator_id(raw, what, plugin)
-        mode = self.choice(raw, "mode", what, ControlMode, ControlMode.POSITION)
+        mode = self.mode(raw, what)
         if mode not in plugin.modes:
             raise self.fail(_line(raw, "mode"),
                             f"{what}: mode {mode.value!r} is not one of protocol"

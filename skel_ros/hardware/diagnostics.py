@@ -56,7 +56,7 @@ def classify(exc: HardwareError) -> ErrorKind:
 
 
 class ErrorCounts:
-    """Mutable error counters of one bus or actuator (used by the manager's thread only)."""
+    """Mutable error counters of one bus or actuator (used by the loop's thread only)."""
 
     def __init__(self) -> None:
         self.counts = dict.fromkeys(ErrorKind, 0)

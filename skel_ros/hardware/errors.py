@@ -9,7 +9,7 @@
     ├── ProtocolError          bytes or frames that break the protocol (CRC, length, ...)
     └── DeviceError            an actuator answered, reporting an error or a fault
 
-Everything a bus driver raises during a cycle is one of these; the hardware manager
+Everything a bus driver raises during a cycle is one of these; the hardware backend
 catches ``HardwareError`` only, so a programming error still surfaces.
 """
 

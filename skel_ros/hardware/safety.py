@@ -1,11 +1,11 @@
 """The safety states and the motion limiter every target passes before it is encoded.
 
-:class:`MotionLimiter` works in DOF space on the mapped DOFs (arrays in the manager's
+:class:`MotionLimiter` works in DOF space on the mapped DOFs (arrays in the backend's
 order). Commands were already checked and clamped by the shared
 :class:`~skel_ros.model.limits.LimitSet` (model limits, tightened by the YAML) when they
 were handed in; each cycle the limiter turns the goals into this cycle's targets:
 
-* position (and MIT) DOFs: :class:`~skel_ros.model.limits.RateLimiter` (velocity and
+* position (and impedance) DOFs: :class:`~skel_ros.model.limits.RateLimiter` (velocity and
   acceleration limits, inside the position limits);
 * velocity DOFs: clamped into the velocity limits, changed by at most the acceleration
   limit per cycle, and slowed so the DOF can stop at its position limits;
@@ -39,7 +39,7 @@ __all__ = ["MODE_COMMANDS", "MotionLimiter", "MotionState"]
 
 
 class MotionState(enum.Enum):
-    """The manager's state, as the diagnostics and the node report it."""
+    """The backend's safety state, as the diagnostics and the node report it."""
 
     OFFLINE = "offline"  # not started, or stopped
     DISABLED = "disabled"  # buses open, torque off; enable() to move
@@ -52,7 +52,7 @@ class MotionState(enum.Enum):
 # The command kind each control mode accepts.
 MODE_COMMANDS: dict[ControlMode, CommandKind] = {
     ControlMode.POSITION: CommandKind.POSITION,
-    ControlMode.MIT: CommandKind.POSITION,
+    ControlMode.IMPEDANCE: CommandKind.POSITION,
     ControlMode.VELOCITY: CommandKind.VELOCITY,
     ControlMode.EFFORT: CommandKind.EFFORT,
 }
@@ -101,14 +101,6 @@ class MotionLimiter:
         """The last position targets (NaN for DOFs not position-controlled), a copy."""
         copy: Array = self._position.copy()
         return copy
-
-    @property
-    def velocity_targets(self) -> Array:
-        """The last target velocities (rate limiter's for position DOFs), a copy."""
-        out: Array = self._velocity.copy()
-        if self._pos_idx.size:
-            out[self._pos_idx] = self._rate.velocity
-        return out
 
     def reset(self, measured: npt.ArrayLike) -> None:
         """Restart from the measured positions, standing still (enable, resume).

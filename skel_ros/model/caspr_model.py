@@ -445,10 +445,6 @@ def _read(source: str | os.PathLike[str], name: str | None, root_tags: Sequence[
     return x, root, base
 
 
-def _guard(label: str, fn: object) -> None:  # pragma: no cover - documentation helper
-    del label, fn
-
-
 # =========================================================================== bodies
 
 

@@ -191,17 +191,6 @@ def _shape_diagonal(geometry: Geometry, mass: float) -> Diagonal | None:
     return compute(geometry, mass)
 
 
-def shape_inertia(geometry: Geometry, mass: float) -> Array:
-    """Moment of inertia of the shape about its own origin, as DART 6.20 computes it.
-
-    A pyramid gets the identity whatever its size and mass: DART 6.20 has no
-    pyramid inertia (``PyramidShape::computeInertia`` logs "not implemented" and
-    returns the identity).
-    """
-    diagonal = _shape_diagonal(geometry, mass)
-    return np.eye(3) if diagonal is None else np.diag(diagonal)
-
-
 def moment_from_shapes(
     mass: float, com: Sequence[float], shapes: Sequence[tuple[Geometry, Rigid]]
 ) -> Array | None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from skel_ros.model.types import Joint
 
 __all__ = [
     "JOINT_TYPES",
@@ -54,6 +53,7 @@ __all__ = [
     "PLANE_NORMALS",
     "ChainMotion",
     "EulerOrder",
+    "JointGeometry",
     "JointType",
     "JointTypeSpec",
     "PlaneType",
@@ -102,6 +102,39 @@ class JointType(enum.Enum):
     def dart_builds(self) -> bool:
         """False for the types DART 6.x reads but cannot build (screw, translational2d)."""
         return JOINT_TYPES[self].dart_builds
+
+
+class JointGeometry(Protocol):
+    """What the table's functions read of a joint (:class:`skel_ros.model.types.Joint` has it).
+
+    A protocol rather than the model's class: the table sits below the model's types,
+    which read it, so it names no class of theirs.
+    """
+
+    @property
+    def axes(self) -> tuple[npt.NDArray[np.float64], ...]:
+        """Unit axes, as many as the type has."""
+        ...
+
+    @property
+    def pitch(self) -> float:
+        """Screw pitch."""
+        ...
+
+    @property
+    def euler_order(self) -> EulerOrder | None:
+        """Axis order of an euler joint (None for other types)."""
+        ...
+
+    @property
+    def plane(self) -> PlaneType | None:
+        """Plane of a planar / translational2d joint (None for other types)."""
+        ...
+
+    @property
+    def plane_axes(self) -> tuple[npt.NDArray[np.float64], ...]:
+        """The two in-plane translation axes."""
+        ...
 
 
 class EulerOrder(enum.Enum):
@@ -172,7 +205,7 @@ def _axis(v: npt.ArrayLike) -> Vec3:
     return (float(a[0]), float(a[1]), float(a[2]))
 
 
-def planar_rotation_axis(joint: Joint) -> npt.NDArray[np.float64]:
+def planar_rotation_axis(joint: JointGeometry) -> npt.NDArray[np.float64]:
     """Rotation axis of a planar joint: z for xy, x for yz, y for zx, a1 x a2 otherwise."""
     fixed = PLANE_NORMALS.get(joint.plane) if joint.plane is not None else None
     if fixed is not None:
@@ -213,53 +246,53 @@ def plane_from_normal(normal: npt.ArrayLike) -> tuple[PlaneType, list[list[float
 # One function per joint type: the joint's single-DOF motions, parent side first.
 
 
-def _no_motion(_joint: Joint) -> tuple[ChainMotion, ...]:
+def _no_motion(_joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return ()
 
 
-def _rotation(joint: Joint) -> tuple[ChainMotion, ...]:
+def _rotation(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return (ChainMotion("revolute", _axis(joint.axes[0]), 0),)
 
 
-def _translation(joint: Joint) -> tuple[ChainMotion, ...]:
+def _translation(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return (ChainMotion("prismatic", _axis(joint.axes[0]), 0),)
 
 
-def _screw(joint: Joint) -> tuple[ChainMotion, ...]:
+def _screw(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     axis = _axis(joint.axes[0])
     return (ChainMotion("revolute", axis, 0),
             ChainMotion("prismatic", axis, 0, screw_pitch=joint.pitch))
 
 
-def _universal(joint: Joint) -> tuple[ChainMotion, ...]:
+def _universal(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return tuple(ChainMotion("revolute", _axis(a), i) for i, a in enumerate(joint.axes[:2]))
 
 
-def _euler(joint: Joint) -> tuple[ChainMotion, ...]:
+def _euler(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     axes = _EULER_AXES[joint.euler_order or EulerOrder.XYZ]
     return tuple(ChainMotion("revolute", a, i) for i, a in enumerate(axes))
 
 
-def _translational(_joint: Joint) -> tuple[ChainMotion, ...]:
+def _translational(_joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return tuple(ChainMotion("prismatic", a, i) for i, a in enumerate(_XYZ))
 
 
-def _in_plane(joint: Joint) -> tuple[ChainMotion, ...]:
+def _in_plane(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return tuple(ChainMotion("prismatic", _axis(a), i) for i, a in enumerate(joint.plane_axes[:2]))
 
 
-def _planar(joint: Joint) -> tuple[ChainMotion, ...]:
+def _planar(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     return (*_in_plane(joint),
             ChainMotion("revolute", _axis(planar_rotation_axis(joint)), 2))
 
 
-def _ball(_joint: Joint) -> tuple[ChainMotion, ...]:
+def _ball(_joint: JointGeometry) -> tuple[ChainMotion, ...]:
     # DART's exp(q) (q a rotation vector), as rotations about x, y, z by the XYZ Euler
     # angles of exp(q).
     return tuple(ChainMotion("revolute", a, i, euler=True) for i, a in enumerate(_XYZ))
 
 
-def _free(joint: Joint) -> tuple[ChainMotion, ...]:
+def _free(joint: JointGeometry) -> tuple[ChainMotion, ...]:
     # M = [exp(q[0:3]) | q[3:6]] = translate by q[3:6], then rotate: translations first.
     return (*(ChainMotion("prismatic", a, 3 + i) for i, a in enumerate(_XYZ)), *_ball(joint))
 
@@ -304,7 +337,7 @@ class JointTypeSpec:
 
     type: JointType
     num_dofs: int
-    chain_of: Callable[[Joint], tuple[ChainMotion, ...]] = field(repr=False)
+    chain_of: Callable[[JointGeometry], tuple[ChainMotion, ...]] = field(repr=False)
     dart_class: str
     axes: int = 0
     default_axes: tuple[Vec3, ...] = ()
@@ -325,7 +358,7 @@ class JointTypeSpec:
         """The SKEL ``type`` text."""
         return self.type.value
 
-    def chain(self, joint: Joint) -> tuple[ChainMotion, ...]:
+    def chain(self, joint: JointGeometry) -> tuple[ChainMotion, ...]:
         """The single-DOF motions of ``joint`` (of this type), parent side first.
 
         The joint's local transform at DOF positions q is the product of the motions,

@@ -260,11 +260,6 @@ class Kinematics:
             out[:, i] = local[:, i] if p < 0 else out[:, p] @ local[:, i]
         return out
 
-    def joint_local_transforms(self, q: Array) -> Array:
-        """Parent-body-to-child-body transforms (njoint, 4, 4) at positions ``q``."""
-        local: Array = self._evaluate(self._check(np.asarray(q, dtype=float)[None]))[0][0]
-        return local
-
     def local_frames(self, q: Array) -> LocalFrames:
         """Every joint's and every chain motion's transform at positions ``q`` (one vector)."""
         local, motions, positions = self._evaluate(self._check(np.asarray(q, dtype=float)[None]))

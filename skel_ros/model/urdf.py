@@ -16,15 +16,19 @@ Links and joints:
 * Every other type becomes its chain of single-DOF motions (its entry of the
   joint-type table, :mod:`skel_ros.model.joint_types`, the chain the model's forward
   kinematics multiplies), one URDF joint each, through massless links named
-  ``<joint>__<dof>__link`` (no ``<inertial>``; :func:`urdf_chain_links` names them
-  for each motion): a rotation is a ``revolute`` (``continuous`` without finite
-  limits or when its position is an Euler angle), a translation a ``prismatic``,
-  and a screw's translation a ``prismatic`` ``<mimic>`` of its rotation with
-  multiplier pitch / 2 pi.
+  ``<dof>__link`` after the DOF whose motion they follow (no ``<inertial>``;
+  :func:`urdf_chain_links` names them for each motion): a rotation is a ``revolute``
+  (``continuous`` without finite limits or when its position is an Euler angle), a
+  translation a ``prismatic``, and a screw's translation a ``prismatic`` ``<mimic>``
+  of its rotation with multiplier pitch / 2 pi.
 * The first URDF joint of a joint has the origin ``T_parent_to_joint``. When
   ``T_child_to_joint`` is not the identity, the last moving joint ends in a
-  massless link and a fixed joint ``<joint>__fixed`` with the origin
+  massless link, the joint frame, named after the child body
+  ``<body>__joint_frame``, and a fixed joint ``<joint>__fixed`` with the origin
   ``T_child_to_joint^-1`` leads to the body, so link frames are body frames.
+* Every link name is built from one model name (a body's or a DOF's, which are
+  unique in a skeleton): never a joint's name and its DOF's, which are often the
+  same.
 * A URDF joint that carries a DOF is named as the DOF, so the names of
   ``sensor_msgs/JointState`` are the model's DOF names. Weld joints keep the
   joint name. Any name that would repeat gets ``(1)``, ``(2)``, ... appended.
@@ -574,8 +578,8 @@ def _plan_skeleton(
             if last and not closing:
                 child = body_link.name
             else:
-                suffix = "__translation__link" if motion.screw_pitch is not None else "__link"
-                child = links.take(f"{link_prefix}{joint.name}__{dof_name}{suffix}")
+                child = links.take(
+                    link_prefix + _intermediate_link(joint, dof_name, motion, last=last))
                 ulinks.append(_ULink(child, None))
             if motion.screw_pitch is None:
                 name = joint_prefix + dof_name
@@ -617,6 +621,20 @@ def _plan_skeleton(
             )
     joint_map.sort(key=lambda e: e.dof_index)
     return _Plan(tuple(parts), tuple(joint_map), mimics)
+
+
+def _intermediate_link(joint: Joint, dof_name: str, motion: ChainMotion, *, last: bool) -> str:
+    """The name of the massless link after ``motion`` of ``joint`` (before any prefix).
+
+    After the last motion it is the joint frame, fixed in the child body:
+    ``<body>__joint_frame``. Between the motions of a multi-DOF joint it is named after
+    the DOF that moved it: ``<dof>__link`` (``<dof>__translation__link`` after a screw's
+    translation). Each name holds one model name (the joint's name is often its DOF's).
+    """
+    if last:
+        return f"{joint.child}__joint_frame"
+    suffix = "__translation__link" if motion.screw_pitch is not None else "__link"
+    return f"{dof_name}{suffix}"
 
 
 def _check_disjoint(world: World, plans: Sequence[tuple[Skeleton, _Plan]], world_link: str) -> None:

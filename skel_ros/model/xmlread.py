@@ -301,11 +301,6 @@ class XmlReader:
         self.warn(f"<{el.tag}> {text[:40]!r} is not a bool (1/true/0/false); DART reads false", el)
         return False
 
-    def optional_number(self, parent: Element, tag: str, default: float, **kw: bool) -> float:
-        """Number in child ``tag`` of ``parent``, or ``default`` when absent."""
-        el = self.child(parent, tag)
-        return default if el is None else self.number(el, **kw)
-
     def number_attribute(self, el: Element, name: str) -> float | None:
         """Numeric attribute value; None (with a warning) when it is not a number."""
         raw = el.get(name)

@@ -55,7 +55,6 @@ import numpy as np
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
 from control_msgs.srv import QueryTrajectoryState
-from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.action.server import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -69,32 +68,35 @@ from skel_ros.core.tolerances import (
     GoalResult,
     ToleranceRequest,
     Tolerances,
+    check_arrival,
     check_goal,
     check_start,
     query_state,
 )
 from skel_ros.model.limits import CommandKind
 from skel_ros.nodes.errors import NodeSetupError
-from skel_ros.nodes.names import stamp_from_seconds, stamp_to_seconds
+from skel_ros.nodes.parameters import Param, declare, read, within
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import float64_array
 from skel_ros.nodes.throttle import Throttle
+from skel_ros.nodes.time_base import TimeBase
 from skel_ros.trajectory.errors import TrajectoryError
-from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+from skel_ros.trajectory.messages import build_trajectory, read_joint_trajectory, stamp_to_seconds
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     import numpy.typing as npt
     from rclpy.node import Node
 
     from skel_ros.core import RobotCore
     from skel_ros.core.tolerances import FollowSample
+    from skel_ros.trajectory.points import PointTrajectory
 
     _Handle = Any  # rclpy.action.server.ServerGoalHandle (generic from Jazzy on)
 
-__all__ = ["DEFAULT_CONTROLLER", "PREFIX", "ControllerSettings", "FollowJointTrajectoryServer",
-           "declare_settings"]
+__all__ = ["DEFAULT_CONTROLLER", "PREFIX", "SETTINGS", "ControllerSettings",
+           "FollowJointTrajectoryServer", "declare_settings"]
 
 PREFIX = "trajectory_controller."
 DEFAULT_CONTROLLER = "joint_trajectory_controller"
@@ -121,10 +123,61 @@ def _position_joints(core: RobotCore, prefix: str) -> tuple[str, ...]:
     for i, name in enumerate(core.names):
         if modes and CommandKind.POSITION not in modes[i]:
             continue
-        check = core.backend.check(CommandKind.POSITION, [name], [0.0])
+        check = core.gate(CommandKind.POSITION, [name], [0.0])
         if check.ok and name in check.names:
             out.append(prefix + name)
     return tuple(out)
+
+
+def _strings(value: Any) -> list[str]:  # noqa: ANN401 - a parameter's value
+    """A string-list parameter's value (declared with dynamic typing)."""
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if items is None or not all(isinstance(v, str) for v in items):
+        raise ValueError(f"must be a list of names, got {value!r}")
+    return items
+
+
+def _numbers(value: Any) -> list[float]:  # noqa: ANN401 - a parameter's value
+    """A number-list parameter's value (a single number: one for all)."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        raise ValueError(f"must be a list of numbers, got {value!r}")
+    return [float(v) for v in items]
+
+
+_RATE = within(0.0, _MAX_RATE, open_low=True, unit="Hz")
+
+# Every parameter gets a value: rclpy's GetParameters answers nothing at all when one
+# name asked for has none, so `ros2 param dump` would print an empty node. An empty list
+# has no type in rclpy: the lists are declared with dynamic typing, their items checked.
+SETTINGS: dict[str, Param] = {
+    "name": Param(DEFAULT_CONTROLLER, "the trajectory controller's name: actions and topics"
+                  " under <name>/ ('' = none)", read_only=True),
+    "joints": Param([], "the controller's joints ([]: every DOF taking position commands)",
+                    read_only=True, dynamic=True, convert=_strings),
+    "allow_partial_joints_goal": Param(
+        default=False, description="goals may name some of the controller's joints only",
+        read_only=True),
+    "allow_nonzero_velocity_at_trajectory_end": Param(
+        default=False, description="a trajectory's last point may have a non-zero velocity",
+        read_only=True),
+    "state_publish_rate": Param(25.0, "Hz of <name>/controller_state", read_only=True,
+                                number=True, convert=_RATE),
+    "action_monitor_rate": Param(20.0, "Hz of the action's feedback", read_only=True,
+                                 number=True, convert=_RATE),
+    "constraints.goal_time": Param(0.0, "seconds after a trajectory's end to come within the"
+                                   " goal tolerance (0: no limit)", read_only=True, number=True),
+    "constraints.stopped_velocity_tolerance": Param(
+        0.01, "goal velocity tolerance of every joint (rad/s or m/s)", read_only=True,
+        number=True),
+    "constraints.trajectory": Param(
+        [], "path position tolerance: one per joint or one for all ([] or 0: not checked)",
+        read_only=True, dynamic=True, convert=_numbers),
+    "constraints.goal": Param(
+        [], "goal position tolerance: one per joint or one for all ([] or 0: not checked)",
+        read_only=True, dynamic=True, convert=_numbers),
+}
+"""The ``trajectory_controller.*`` parameters (under :data:`PREFIX`), JTC's names."""
 
 
 def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> ControllerSettings:
@@ -139,52 +192,21 @@ def declare_settings(node: Node, core: RobotCore, prefix: str = "") -> Controlle
     Raises:
         NodeSetupError: A value is unusable; the message names the parameter.
     """
-    def declare(name: str, default: Any, description: str) -> Any:  # noqa: ANN401
-        # Every parameter gets a value: rclpy's GetParameters answers nothing at all when
-        # one name asked for has none, so `ros2 param dump` would print an empty node. An
-        # empty list has no type in rclpy; the lists are declared with dynamic typing and
-        # their items checked here (_strings, _numbers).
-        descriptor = ParameterDescriptor(description=description, read_only=True,
-                                         dynamic_typing=isinstance(default, list))
-        if not node.has_parameter(PREFIX + name):  # a lifecycle node configured again
-            node.declare_parameter(PREFIX + name, default, descriptor)
-        return node.get_parameter(PREFIX + name).value
-
-    name = declare("name", DEFAULT_CONTROLLER, "the trajectory controller's name: actions and"
-                   " topics under <name>/ ('' = none)")
-    joints = _strings("joints", declare(
-        "joints", [], "the controller's joints ([]: every DOF taking position commands)"))
-    partial = declare("allow_partial_joints_goal", False,  # noqa: FBT003
-                      "goals may name some of the controller's joints only")
-    nonzero = declare("allow_nonzero_velocity_at_trajectory_end", False,  # noqa: FBT003
-                      "a trajectory's last point may have a non-zero velocity")
-    state_rate = declare("state_publish_rate", 25.0, "Hz of <name>/controller_state")
-    feedback_rate = declare("action_monitor_rate", 20.0, "Hz of the action's feedback")
-    goal_time = declare("constraints.goal_time", 0.0,
-                        "seconds after a trajectory's end to come within the goal tolerance"
-                        " (0: no limit)")
-    stopped = declare("constraints.stopped_velocity_tolerance", 0.01,
-                      "goal velocity tolerance of every joint (rad/s or m/s)")
-    path = _numbers("constraints.trajectory", declare(
-        "constraints.trajectory", [],
-        "path position tolerance: one per joint or one for all ([] or 0: not checked)"))
-    goal = _numbers("constraints.goal", declare(
-        "constraints.goal", [],
-        "goal position tolerance: one per joint or one for all ([] or 0: not checked)"))
-
-    joints = _controller_joints(joints, _position_joints(core, prefix))
-    for key, rate in (("state_publish_rate", state_rate), ("action_monitor_rate", feedback_rate)):
-        if not 0.0 < rate <= _MAX_RATE:
-            raise NodeSetupError(f"{PREFIX}{key} must be in (0, {_MAX_RATE:g}] Hz, got {rate}")
+    declare(node, SETTINGS, PREFIX)
+    p = read(node, SETTINGS, PREFIX)
+    joints = _controller_joints(p["joints"], _position_joints(core, prefix))
     try:
         tolerances = Tolerances.defaults(
-            joints, trajectory=_per_joint("constraints.trajectory", path, joints),
-            goal=_per_joint("constraints.goal", goal, joints), stopped_velocity=float(stopped),
-            goal_time=float(goal_time))
+            joints, trajectory=_per_joint("constraints.trajectory", p["constraints.trajectory"],
+                                          joints),
+            goal=_per_joint("constraints.goal", p["constraints.goal"], joints),
+            stopped_velocity=p["constraints.stopped_velocity_tolerance"],
+            goal_time=p["constraints.goal_time"])
     except ValueError as exc:
         raise NodeSetupError(f"{PREFIX}{exc}") from None
-    return ControllerSettings(str(name), joints, bool(partial), bool(nonzero),
-                              float(state_rate), float(feedback_rate), tolerances)
+    return ControllerSettings(p["name"], joints, p["allow_partial_joints_goal"],
+                              p["allow_nonzero_velocity_at_trajectory_end"],
+                              p["state_publish_rate"], p["action_monitor_rate"], tolerances)
 
 
 def _controller_joints(given: Sequence[str] | None,
@@ -199,22 +221,6 @@ def _controller_joints(given: Sequence[str] | None,
     if len(set(given)) != len(given):
         raise NodeSetupError(f"{PREFIX}joints names a joint twice")
     return tuple(given)
-
-
-def _strings(key: str, value: Any) -> list[str]:  # noqa: ANN401 - a parameter's value
-    """A string-list parameter's value, checked (declared with dynamic typing)."""
-    items = list(value) if isinstance(value, (list, tuple)) else None
-    if items is None or not all(isinstance(v, str) for v in items):
-        raise NodeSetupError(f"{PREFIX}{key} must be a list of names, got {value!r}")
-    return items
-
-
-def _numbers(key: str, value: Any) -> list[float]:  # noqa: ANN401 - a parameter's value
-    """A number-list parameter's value (a single number: one for all), checked."""
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
-        raise NodeSetupError(f"{PREFIX}{key} must be a list of numbers, got {value!r}")
-    return [float(v) for v in items]
 
 
 def _per_joint(key: str, values: Sequence[float] | None,
@@ -270,11 +276,9 @@ class FollowJointTrajectoryServer:
     Args:
         node: The robot node.
         core: Its robot core.
-        clock_offset: ROS time (of header stamps) minus the core's time, in seconds,
-            now; None: stamps are in the core's time base (the simulation).
+        time_base: Header stamps <-> the core's time (default: stamps in the core's
+            time, offset 0).
         settings: Checked settings (None: declared on ``node`` and read).
-        lock: Held around every call into the core from ROS callbacks (the simulation
-            node's engine lock); None: the core's own lock.
         joint_prefix: Public joint name = ``joint_prefix`` + the core's DOF name.
         state_timer: Publish ``controller_state`` from a timer of the node's clock at
             ``state_publish_rate``; False: the owner calls :meth:`publish_state` at that
@@ -286,18 +290,17 @@ class FollowJointTrajectoryServer:
     """
 
     def __init__(self, node: Node, core: RobotCore, *,
-                 clock_offset: Callable[[], float] | None = None,
+                 time_base: TimeBase | None = None,
                  settings: ControllerSettings | None = None,
-                 lock: contextlib.AbstractContextManager[Any] | None = None,
                  joint_prefix: str = "",
                  state_timer: bool = True) -> None:
         self.node = node
         self.core = core
-        self._core_lock = lock if lock is not None else core.lock
+        self._core_lock = core.lock  # the loop holds it through its cycles
         self.settings = (settings if settings is not None
                          else declare_settings(node, core, joint_prefix))
         self._to_core = {joint_prefix + n: n for n in core.names}
-        self._offset = clock_offset or (lambda: 0.0)
+        self._time_base = time_base or TimeBase.core_time()
         self._warn = Throttle(node.get_logger().warning)
         self._lock = threading.Lock()
         self._goals: list[_Goal] = []
@@ -347,10 +350,9 @@ class FollowJointTrajectoryServer:
             CommandRefused: The robot takes no motion now (torque off, fault).
         """
         s = self.settings
-        names = list(msg.joint_names)
-        points = [GoalPoint(stamp_to_seconds(p.time_from_start), list(p.positions),
-                            list(p.velocities), list(p.accelerations), list(p.effort))
-                  for p in msg.points]
+        fields = read_joint_trajectory(msg)
+        names = list(fields.joint_names)
+        points = [GoalPoint(*p) for p in fields.points]
         check_goal(names, points, s.joints, allow_partial=s.allow_partial,
                    allow_nonzero_end_velocity=s.allow_nonzero_end_velocity,
                    check_positions=self._check_positions)
@@ -359,17 +361,12 @@ class FollowJointTrajectoryServer:
             [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in path],
             [ToleranceRequest(t.name, t.position, t.velocity, t.acceleration) for t in goal],
             goal_time)
-        stamp = stamp_to_seconds(msg.header.stamp)
-        start = None if stamp == 0.0 else stamp - self._offset()
+        start = None if fields.stamp == 0.0 else self._time_base.to_core(fields.stamp)
         duration = points[-1].time_from_start
         check_start(start, duration, self.core.now())
         self.core.check_motion()  # before its start positions: none while motion is off
         try:
-            trajectory = PointTrajectory(
-                dofs, [TrajectoryPoint(p.time_from_start, tuple(p.positions),
-                                        tuple(p.velocities) or None,
-                                        tuple(p.accelerations) or None) for p in points],
-                self.core.start_positions(dofs))
+            trajectory = build_trajectory(dofs, fields.points, self.core.start_positions(dofs))
         except TrajectoryError as exc:
             raise GoalError(ErrorCode.INVALID_GOAL, str(exc)) from None
         monitor = GoalMonitor(names, tolerances, duration, [p.time_from_start for p in points],
@@ -378,7 +375,7 @@ class FollowJointTrajectoryServer:
 
     def _check_positions(self, names: Sequence[str], positions: npt.NDArray[np.float64]) -> str:
         """The limits gate: "" when every position is within its joint's limits."""
-        check = self.core.backend.check(CommandKind.POSITION,
+        check = self.core.gate(CommandKind.POSITION,
                                         [self._to_core[n] for n in names], positions)
         if not check.ok:
             return check.reason
@@ -388,9 +385,30 @@ class FollowJointTrajectoryServer:
                     f" position is {c.applied:.6g})")
         return ""
 
-    def _on_goal(self, _goal: FollowJointTrajectory.Goal) -> GoalResponse:
-        # Every goal is accepted; one that cannot run ends at once with its error code and
-        # reason (a rejected goal carries no result), leaving the active one alone.
+    def _on_goal(self, goal: FollowJointTrajectory.Goal) -> GoalResponse:
+        """Reject on arrival what joint_trajectory_controller's goal callback rejects.
+
+        A rejected goal carries no result, so the reason is logged, as JTC logs it. A goal
+        that passes but still cannot run (a joint named twice, values that are not finite,
+        positions beyond the limits, its tolerances, a multi-DOF part, the robot refusing
+        motion) is accepted and ends at once, ABORTED with its error code and reason,
+        leaving the active one alone.
+        """
+        s = self.settings
+        fields = read_joint_trajectory(goal.trajectory)
+        try:
+            with self._core_lock:
+                now = self.core.now()
+            check_arrival(fields.joint_names, [GoalPoint(*p) for p in fields.points], s.joints,
+                          allow_partial=s.allow_partial,
+                          allow_nonzero_end_velocity=s.allow_nonzero_end_velocity,
+                          start=(None if fields.stamp == 0.0
+                                 else self._time_base.to_core(fields.stamp)),
+                          now=now)
+        except GoalError as exc:
+            self._warn(f"{s.name}: goal rejected ({exc.code.name}): {exc.reason}",
+                       key=f"rejected {exc.code.name}")
+            return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
     async def _execute(self, handle: _Handle) -> FollowJointTrajectory.Result:
@@ -504,7 +522,7 @@ class FollowJointTrajectoryServer:
         """
         names = self.settings.joints
         dofs = [self._to_core[n] for n in names]
-        time = stamp_to_seconds(request.time) - self._offset()
+        time = self._time_base.to_core(stamp_to_seconds(request.time))
         with self._core_lock:
             refusal = self.core.backend.refusal()
             if refusal:
@@ -538,9 +556,6 @@ class FollowJointTrajectoryServer:
 
     # ---------------------------------------------------------------- feedback, state
 
-    def _stamp(self, core_time: float) -> Any:  # noqa: ANN401 - builtin_interfaces/Time
-        return stamp_from_seconds(max(core_time + self._offset(), 0.0))
-
     def _publish_feedback(self) -> None:
         with self._lock:
             goals = [g for g in self._goals if g.monitor.result is None]
@@ -550,7 +565,7 @@ class FollowJointTrajectoryServer:
                 continue
             goal.sent = sample
             feedback = FollowJointTrajectory.Feedback(joint_names=list(goal.monitor.names))
-            feedback.header.stamp = self._stamp(sample.now)
+            feedback.header.stamp = self._time_base.stamp(sample.now)
             feedback.desired = _point(sample.desired_positions, sample.desired_velocities)
             feedback.actual = _point(sample.actual_positions, sample.actual_velocities)
             feedback.error = _point(sample.error_positions, sample.error_velocities)
@@ -593,5 +608,5 @@ class FollowJointTrajectoryServer:
         _set_point(msg.reference, *reference)
         _set_point(msg.feedback, *feedback)
         _set_point(msg.error, *error)
-        msg.header.stamp = self._stamp(stamp)
+        msg.header.stamp = self._time_base.stamp(stamp)
         self._state.publish(msg)

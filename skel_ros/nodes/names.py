@@ -1,5 +1,8 @@
 """Public joint and frame names, and message stamps, shared by the robot nodes.
 
+Stamps are written here (:func:`stamp_from_seconds` builds the message); they are read
+by :func:`skel_ros.trajectory.stamp_to_seconds`, which needs no ROS.
+
 *Joint names* are the model's DOF names, made unique across skeletons by the rule of
 the URDF export (:func:`~skel_ros.model.urdf.skeleton_namespace`): a world in which at
 most one skeleton has bodies uses the SKEL names; otherwise every name is
@@ -15,7 +18,7 @@ give it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from builtin_interfaces.msg import Time
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from skel_ros.model.types import World
 
 __all__ = ["NAMESPACE_FRAME_PREFIX", "namespace_frame_prefix", "public_dof_names",
-           "public_frame_names", "stamp_from_seconds", "stamp_to_seconds"]
+           "public_frame_names", "stamp_from_seconds"]
 
 _NANO = 1_000_000_000
 
@@ -61,8 +64,3 @@ def stamp_from_seconds(seconds: float) -> Time:
     """``builtin_interfaces/Time`` of ``seconds`` (>= 0), rounded to the nanosecond."""
     total = round(seconds * _NANO)
     return Time(sec=total // _NANO, nanosec=total % _NANO)
-
-
-def stamp_to_seconds(stamp: Any) -> float:  # noqa: ANN401 - any message with sec/nanosec
-    """Seconds of a ``builtin_interfaces/Time`` or ``Duration``."""
-    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)

@@ -24,9 +24,11 @@ One transform per joint of ``robot_description``, its parent link -> its child l
 as robot_state_publisher sends them: the moving URDF joints on ``/tf``, the fixed ones
 (weld joints, and the fixed joint that closes a model joint whose child frame is not
 its joint frame) on ``/tf_static`` once. So the TF tree is the URDF's, link for link,
-including the massless intermediate links the export adds inside a joint
-(``<joint>__<dof>__link``), and a robot_state_publisher run on the same description
-(a ros2_control stack) sends the same transforms, not a second parent for a frame.
+including the massless intermediate links the export adds inside a joint (a body's
+joint frame ``<body>__joint_frame``, and ``<dof>__link`` between the motions of a
+multi-DOF joint: :func:`skel_ros.model.urdf.urdf_chain_links`), and a
+robot_state_publisher run on the same description (a ros2_control stack) sends the
+same transforms, not a second parent for a frame.
 The moving ones come from one evaluation of the model's forward kinematics
 (:meth:`skel_ros.model.kinematics.Kinematics.local_frames`), whose joint chains are the
 ones the URDF export writes: each is one chain motion's transform, so it depends on the
@@ -179,6 +181,9 @@ class RobotPublisher:
             self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
             self._urdf_states.name = plan_names
         self._urdf_names = tuple(plan_names)
+        # publish_measured with some joints unknown: (mask, known joints, their templates).
+        self._partial: tuple[bytes, npt.NDArray[np.intp], JointState, npt.NDArray[np.intp],
+                             TFMessage] | None = None
         self.markers = shape_markers(world, frame_prefix, collision=collision_markers)
         self.publish_latched()
 
@@ -314,13 +319,16 @@ class RobotPublisher:
 
     def publish_measured(self, positions: npt.ArrayLike, velocities: npt.ArrayLike,
                          efforts: npt.ArrayLike, known: npt.ArrayLike,
-                         stamp: Time | None = None) -> None:
+                         stamp: Time | None = None, *, joint_states: bool = True,
+                         tf: bool = True) -> None:
         """``joint_states`` and ``/tf`` with only the joints whose values are ``known``.
 
-        A joint that is not known (a hardware bus that is down) is left out of
-        ``joint_states``, and every ``/tf`` transform that depends on it is left out of
-        ``/tf``: listeners see it go stale instead of standing still. With every joint
-        known this is :meth:`publish_joint_states` plus :meth:`publish_tf`.
+        A joint that is not known (a hardware bus that is down, a joint no actuator
+        drives) is left out of ``joint_states``, and every ``/tf`` transform that depends
+        on it is left out of ``/tf``, as robot_state_publisher leaves out the transform of
+        a joint it has no state for: listeners see it go stale (or never see it) instead of
+        standing still. With every joint known this is :meth:`publish_joint_states` plus
+        :meth:`publish_kinematics` (``~/urdf_joint_states`` too, which needs every joint).
 
         Args:
             positions: One value per joint of :attr:`joint_names`.
@@ -328,32 +336,50 @@ class RobotPublisher:
             efforts: One value per joint.
             known: One bool per joint.
             stamp: When the values were measured (default: now).
+            joint_states: Publish ``joint_states``.
+            tf: Publish ``/tf`` (and ``~/urdf_joint_states``).
         """
         stamp = stamp or self.now()
         mask = np.asarray(known, dtype=bool).reshape(-1)
         q = self._positions(positions)
         if mask.all():
-            self.publish_joint_states(q, velocities, efforts, stamp)
-            self.publish_tf(q, stamp)
+            if joint_states:
+                self.publish_joint_states(q, velocities, efforts, stamp)
+            if tf:
+                self.publish_kinematics(q, stamp)
             return
         if not mask.any():
             return
-        keep = np.flatnonzero(mask)
-        msg = JointState()
-        msg.header.stamp = stamp
-        msg.name = [self.joint_names[i] for i in keep]
-        msg.position = float64_array(q[keep])
-        msg.velocity = float64_array(np.asarray(velocities, dtype=float).reshape(-1)[keep])
-        msg.effort = float64_array(np.asarray(efforts, dtype=float).reshape(-1)[keep])
-        self._joint_states_pub.publish(msg)
-        frames = np.flatnonzero(~(self._tf_depends & ~mask).any(axis=1))
-        if not frames.size or not np.isfinite(q[mask]).all():
+        keep, msg, frames, tf_msg = self._part(mask)
+        if joint_states:
+            msg.header.stamp = stamp
+            msg.position = float64_array(q[keep])
+            msg.velocity = float64_array(np.asarray(velocities, dtype=float).reshape(-1)[keep])
+            msg.effort = float64_array(np.asarray(efforts, dtype=float).reshape(-1)[keep])
+            self._joint_states_pub.publish(msg)
+        if not tf or not frames.size or not np.isfinite(q[mask]).all():
             return
         filled = np.where(mask, q, self.initial_positions)  # unknown joints: never published
         rows, _ = self._kinematics(filled)
-        transforms = [_transform_msg(*self._tf_frames[f]) for f in frames]
-        _fill(transforms, rows[frames], stamp)
-        self._tf_pub.publish(TFMessage(transforms=transforms))
+        _fill(tf_msg.transforms, rows[frames], stamp)
+        self._tf_pub.publish(tf_msg)
+
+    def _part(self, mask: npt.NDArray[np.bool_]) -> tuple[
+            npt.NDArray[np.intp], JointState, npt.NDArray[np.intp], TFMessage]:
+        """The known joints, their ``joint_states`` and ``/tf`` templates (kept per mask).
+
+        The same joints stay unknown from one message to the next (the joints no actuator
+        drives, a bus that stays down): the templates are made once for them.
+        """
+        key = mask.tobytes()
+        if self._partial is None or self._partial[0] != key:
+            keep = np.flatnonzero(mask)
+            msg = JointState()
+            msg.name = [self.joint_names[i] for i in keep]
+            frames = np.flatnonzero(~(self._tf_depends & ~mask).any(axis=1))
+            tf_msg = TFMessage(transforms=[_transform_msg(*self._tf_frames[f]) for f in frames])
+            self._partial = (key, keep, msg, frames, tf_msg)
+        return self._partial[1:]
 
     def publish_kinematics(self, positions: npt.ArrayLike, stamp: Time | None = None) -> None:
         """:meth:`publish_tf` and :meth:`publish_urdf_joint_states`, sharing the work."""

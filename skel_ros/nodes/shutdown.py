@@ -9,8 +9,11 @@ leaves it half done and ends the process with a traceback and status -2. Once th
 cleanup is over, the interpreter's own exit puts the default action back, so a SIGINT
 then kills the process outright (status -2 again, no traceback).
 
-Two tools:
+Three tools:
 
+* :func:`run_node`, a robot node's whole ``main()``: SIGINT handling as below, ``rclpy.init``,
+  one executor thread spinning the node, the exit status of a node that cannot start
+  (2, with its reason on one line; others by exception type), the cleanup;
 * :class:`NodeStopSignal`, for a node's ``main()`` (a process of its own): installed
   before ``rclpy.init`` (rclpy's handler calls the handler that was there before it), the
   first SIGINT raises KeyboardInterrupt, as Python's handler does, so spinning ends; every
@@ -28,16 +31,23 @@ escalates to them after its own timeouts).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
+import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from types import FrameType
 
-__all__ = ["NodeStopSignal", "sigint_flag"]
+    from rclpy.node import Node
+
+__all__ = ["EXIT_SETUP", "NodeStopSignal", "run_node", "sigint_flag"]
+
+EXIT_SETUP = 2
+"""The exit status of a node that cannot start (a bad parameter, model or configuration)."""
 
 
 def _say(text: str) -> None:
@@ -142,3 +152,56 @@ def sigint_flag() -> Iterator[threading.Event]:
         else:  # None: a handler not set from Python; Python's own is the best stand-in
             signal.signal(signal.SIGINT,
                           signal.default_int_handler if previous is None else previous)
+
+
+def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | None = None, *,
+             exit_codes: Mapping[type[Exception], int] | None = None) -> None:
+    """A node process's ``main()``: start, spin until stopped, clean up, exit.
+
+    :class:`NodeStopSignal` is installed before ``rclpy.init`` (its handler calls the one
+    it finds): the first SIGINT stops the node, a second one (a terminal's Ctrl-C under
+    launch) waits for the cleanup. One executor thread spins the node: a robot node's
+    loop has its own thread and its callbacks only hand things over (a
+    ``MultiThreadedExecutor``'s thread pool starves the loop of the GIL).
+
+    Args:
+        name: The process's name (its lines start with it).
+        make_node: Builds the node (in the initialized default context).
+        args: The command line (None: ``sys.argv``).
+        exit_codes: Exceptions of ``make_node`` or the spin that end the process with
+            their status and one line (``name: the message``), besides
+            :class:`~skel_ros.nodes.errors.NodeSetupError` (:data:`EXIT_SETUP`).
+    """
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    from skel_ros.nodes.errors import NodeSetupError
+
+    stop = NodeStopSignal(name).install()
+    try:
+        rclpy.init(args=None if args is None else list(args))
+    except Exception as exc:  # noqa: BLE001 - unparsable --ros-args: one clear line
+        _exit(name, exc, EXIT_SETUP)
+    codes: dict[type[Exception], int] = {NodeSetupError: EXIT_SETUP, **(exit_codes or {})}
+    node: Node | None = None
+    try:
+        node = make_node()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except tuple(codes) as exc:
+        logging.getLogger(f"skel_ros.{name}").critical("%s", exc)
+        _exit(name, exc, next(c for kind, c in codes.items() if isinstance(exc, kind)))
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        with stop.stopping():
+            if node is not None:
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.try_shutdown()
+
+
+def _exit(name: str, exc: Exception, status: int) -> NoReturn:
+    print(f"{name}: {exc}", file=sys.stderr)  # noqa: T201 - the reason, plainly (ROS logging may not be up)
+    sys.exit(status)

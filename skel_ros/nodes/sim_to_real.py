@@ -10,8 +10,11 @@
    named after its engine (``mujoco``, frames ``mujoco/``), on the same command stream;
 2. record ``/joint_commands``, ``/joint_trajectory``, ``/sim/joint_states`` (and
    ``/<engine>/joint_states``) and ``/real/joint_states`` to MCAP from this process;
-3. enable the hardware (``/real/hardware_node/enable``), play the trajectory with the
-   ``trajectory_player`` (streaming position commands), let the robots settle;
+3. enable the hardware (``/real/hardware_node/enable``; a lost answer is asked of its
+   lifecycle ``get_state``, never re-sent blindly: :mod:`skel_ros.nodes.enable_call`), play
+   the trajectory with the ``trajectory_player`` (streaming position commands), let the
+   robots settle; an ``estop`` or ``fault`` the hardware node reports on ``/diagnostics``
+   from the enable on ends the run with a :class:`RunError` (its commands were refused);
 4. stop everything and write the comparison report (:mod:`skel_ros.analysis`).
 
 DDS stays on this machine: unless the caller's environment says otherwise, discovery
@@ -31,13 +34,19 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from skel_ros.analysis import Comparison
+
+HARDWARE_ENABLE = "/real/hardware_node/enable"
+"""The hardware node's ``~/enable``; its lifecycle ``get_state`` is beside it."""
+
+ENABLE_TIMEOUT = 60.0
+"""Seconds for the enable to be known done (:mod:`skel_ros.nodes.enable_call`)."""
 
 COMMAND_REMAPS = ("-r", "joint_commands:=/joint_commands",
                   "-r", "joint_trajectory:=/joint_trajectory")
@@ -273,20 +282,22 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     """Run the whole workflow; see the module docstring.
 
     Raises:
-        RunError: a node did not start, the hardware could not be enabled, the
-            trajectory failed; the message includes the end of the relevant log.
+        RunError: a node did not start, the hardware could not be enabled or stopped
+            (e-stop, fault) during the run, the trajectory failed; the message includes
+            the end of the relevant log.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
-    from std_srvs.srv import SetBool
     from trajectory_msgs.msg import JointTrajectory
 
     from skel_ros.analysis import compare, read_recording, write_report
     from skel_ros.model import load_model
     from skel_ros.model.urdf_reader import parse_xacro_args
+    from skel_ros.nodes.enable_call import start_enable
     from skel_ros.nodes.recorder import McapRecorder
+    from skel_ros.nodes.service_calls import ServiceTimeoutError
     from skel_ros.nodes.shutdown import sigint_flag
 
     out = config.out_dir
@@ -336,16 +347,36 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
               config.startup_timeout, "joint_states from every node", procs.check, interrupted)
 
-        client: Any = node.create_client(SetBool, "/real/hardware_node/enable")
-        _wait(client.service_is_ready, 30.0, "the /real/hardware_node/enable service",
-              procs.check, interrupted)
-        future = client.call_async(SetBool.Request(data=True))
-        _wait(future.done, 30.0, "the hardware to be enabled", procs.check, interrupted)
-        reply = future.result()
-        if reply is None or not reply.success:
-            raise RunError("the hardware node refused to enable: "
-                           f"{getattr(reply, 'message', 'no reply')}\n{procs.tail('real')}")
-        log(f"hardware enabled: {reply.message}")
+        def pause(seconds: float) -> None:  # spin_thread spins the executor meanwhile
+            procs.check()
+            if interrupted.wait(seconds):
+                raise KeyboardInterrupt
+
+        # Not re-sent blindly when its answer is lost: a second enable would clear an
+        # e-stop pressed since (skel_ros.nodes.enable_call).
+        enabling = start_enable(node, HARDWARE_ENABLE, timeout=ENABLE_TIMEOUT, log=log)
+        try:
+            enabled = enabling.run(pause)
+        except ServiceTimeoutError as exc:
+            raise RunError(f"the hardware was not enabled: {exc}\n{procs.tail('real')}") \
+                from None
+        if not enabled.success:
+            what = ("the hardware node refused to enable: " if enabled.answered
+                    else "the hardware was not enabled: ")
+            raise RunError(f"{what}{enabled.message}\n{procs.tail('real')}")
+        log(f"hardware enabled: {enabled.message}")
+        watch = enabling.watch
+        mark = 0 if watch is None else watch.count
+
+        def check() -> None:
+            """The children run, and the hardware reported no stop since the enable."""
+            procs.check()
+            if watch is not None and (stop := watch.stopped_since(mark)) is not None:
+                raise RunError(
+                    f"the hardware stopped during the run: {watch.hardware_node} reports"
+                    f" {stop.state} ({stop.message}); it refused the commands from then on,"
+                    " so the run does not compare the model with the robot (the recording"
+                    f" is {recording})\n{procs.tail('real')}")
 
         player_params: dict[str, ParamValue] = {
             "trajectory_file": str(config.trajectory), **_model_params(config),
@@ -358,14 +389,14 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
             "skel_ros.nodes.trajectory_player", "", player_params, remaps=()),
             _published(counts, "/joint_commands"))
         log(f"playing {config.trajectory} to every robot ...")
-        _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", procs.check,
+        _wait(lambda: player.poll() is not None, 3600.0, "the trajectory to finish", check,
               interrupted)
         if player.returncode != 0:
             raise RunError(f"the trajectory player failed (status {player.returncode}):\n"
                            f"{procs.tail('player')}")
         if interrupted.wait(config.settle):
             raise KeyboardInterrupt
-        procs.check()
+        check()
     finally:
         with stack:  # SIGINT sets the flag until every child is stopped
             if recorder is not None:

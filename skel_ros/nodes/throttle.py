@@ -1,4 +1,4 @@
-"""Warnings throttled per problem (rclpy throttles per call site)."""
+"""Warnings throttled per problem (rclpy throttles per call site), and the core's log on a node."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["Throttle"]
+__all__ = ["NodeLog", "Throttle"]
 
 _MAX_KEYS = 1000  # distinct warnings remembered by a Throttle
 
@@ -50,3 +50,30 @@ class Throttle:
         self._last[key] = (now, 0)
         self._log(message + (f" ({suppressed} more like this suppressed)" if suppressed else ""))
         return True
+
+
+class NodeLog:
+    """A robot core's log lines (:class:`~skel_ros.core.CoreLog`) on a node's logger.
+
+    Warnings and errors are throttled per key (:class:`Throttle`); info lines are not.
+
+    Args:
+        logger: The node's logger (``node.get_logger()``).
+    """
+
+    def __init__(self, logger: Any) -> None:  # noqa: ANN401 - rclpy's RcutilsLogger
+        self._info = logger.info
+        self._warn = Throttle(logger.warning)
+        self._error = Throttle(logger.error)
+
+    def info(self, message: str) -> None:
+        """Log at INFO."""
+        self._info(message)
+
+    def warning(self, message: str, key: str) -> None:
+        """Log at WARN, at most once a second per ``key``."""
+        self._warn(message, key=key)
+
+    def error(self, message: str, key: str) -> None:
+        """Log at ERROR, at most once a second per ``key``."""
+        self._error(message, key=key)

@@ -1,7 +1,10 @@
 """``trajectory_player``: plays a trajectory file to the simulation or the hardware node.
 
 Reads a CASPR ``trajectories.xml`` or a trajectory YAML (:mod:`skel_ros.trajectory`),
-maps it onto the DOFs of ``skel_file``, refuses it if any DOF leaves its position or
+maps it onto the DOFs of ``skel_file`` (a CASPR trajectory's columns by ``mapping_file``,
+else as :func:`~skel_ros.trajectory.load_trajectory_model` says: the
+``<skel_file>.q_mapping.yaml`` that ``skel-ros convert`` writes is used when found),
+refuses it if any DOF leaves its position or
 velocity limits (naming the DOF and the time), then
 
 * ``mode: trajectory`` publishes it once as ``trajectory_msgs/JointTrajectory`` on
@@ -16,10 +19,17 @@ names them all, or the first robot matched would get a stream the others miss th
 of); then,
 if ``enable_service`` names std_srvs/SetBool services (comma-separated, e.g. the
 hardware node's ``/real/hardware_node/enable``), it calls each with ``true`` and plays
-only once all have answered success (a hardware node starts with torque off); then it
-waits ``start_delay`` seconds. It logs progress every 10 % and exits when done (status 0),
-unless ``loop`` is set. Bad parameters, unreadable files and out-of-limit
-trajectories end it with status 2 and one clear message.
+only once all have answered success (a hardware node starts with torque off), 60 s at
+most. An enable is not re-sent blindly when its answer is lost (a second one would clear
+an e-stop pressed since): the node's lifecycle ``get_state`` says whether it was served
+(:mod:`skel_ros.nodes.enable_call`: ``active``, then the node's ``/diagnostics`` say
+whether it is still enabled; only ``inactive`` sends it again); then it waits
+``start_delay`` seconds. While it waits and plays it watches those nodes' ``/diagnostics``
+summaries: a node reporting ``estop`` or ``fault`` refuses the commands, and the player
+stops and says so (status 3) rather than play on and end "done". It logs progress every
+10 % and exits when done (status 0), unless ``loop`` is set. Bad parameters, unreadable
+files, out-of-limit trajectories and a refused or failed enable end it with status 2 and
+one clear message.
 
 Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
 ``package://skel_ros/...``), ``model_args`` and ``fixed_base`` (as the simulation
@@ -36,17 +46,19 @@ from typing import TYPE_CHECKING, Any
 import rclpy
 from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
+from rclpy.duration import Duration as RclpyDuration
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from skel_ros.model import SkelError
 from skel_ros.model.urdf_reader import parse_xacro_args
+from skel_ros.nodes.enable_call import EnableCall, HardwareStateWatch, start_enable
+from skel_ros.nodes.service_calls import ServiceTimeoutError
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
     MAX_PLAY_RATE,
@@ -71,7 +83,11 @@ _TRAJECTORY_TICK = 0.05  # s between progress checks in trajectory mode
 
 
 class PlayerSetupError(RuntimeError):
-    """The player cannot play: bad parameter, file or out-of-limit trajectory."""
+    """The player cannot play: bad parameter, file, out-of-limit trajectory, no enable."""
+
+
+class PlayerStoppedError(RuntimeError):
+    """A robot the player enabled stopped (e-stop, fault) while it waited or played."""
 
 
 PARAMETERS: dict[str, tuple[Any, str]] = {
@@ -81,7 +97,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "model_args": ("", "xacro arguments of a .xacro skel_file: 'name:=value ...'"),
     "fixed_base": (False, "URDF/SMURF skel_file: weld the root link to the world"),
     "mapping_file": ("", ("YAML mapping CASPR q columns to DOF names ('' = CASPR's q order for"
-                          " a bodies.xml, else model order)")),
+                          " a bodies.xml, else <skel_file>.q_mapping.yaml if found, else model"
+                          " order; refused on a model whose order is unknown)")),
     "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
     "mode": ("trajectory", ("'trajectory': one JointTrajectory on joint_trajectory; 'stream':"
                             " JointState position commands on joint_commands at rate Hz")),
@@ -93,7 +110,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "enable_service": ("", ("std_srvs/SetBool service(s) to call with true before playing,"
                             " comma-separated (e.g. /real/hardware_node/enable); '' = none")),
 }
-ENABLE_TIMEOUT = 30.0  # s to wait for an enable service to appear and to answer
+ACK_WAIT = 2.0  # s the player waits, at the end, for its last message to be acknowledged
+ENABLE_TIMEOUT = 60.0  # s for an enable to be known done (skel_ros.nodes.enable_call)
 _NUMERIC = ("rate", "start_delay", "wait_for_subscribers")
 
 
@@ -152,7 +170,8 @@ class TrajectoryPlayer(Node):
         self.subscribers: int = p["subscribers"]
         self.trajectory = self._load(p)
         self._enable_names = [n.strip() for n in p["enable_service"].split(",") if n.strip()]
-        self._enable: list[tuple[str, Any, Any]] = []  # (name, client, future or None)
+        self._enable: list[EnableCall] = []  # the calls not done yet
+        self._watches: list[tuple[HardwareStateWatch, int]] = []  # enabled nodes, and marks
         self.done = False
         self._decile = -1
         self._phase = "waiting"
@@ -195,7 +214,7 @@ class TrajectoryPlayer(Node):
                 resolve(p["skel_file"]), xacro_args=parse_xacro_args(p["model_args"]),
                 fixed_base=p["fixed_base"])
             mapping = resolve(p["mapping_file"]) if p["mapping_file"] else None
-            trajectory = load_trajectory(resolve(p["trajectory_file"]), model.q_columns, mapping,
+            trajectory = load_trajectory(resolve(p["trajectory_file"]), model, mapping,
                                          trajectory_id=p["trajectory_id"] or None)
         except (FileNotFoundError, SkelError, TrajectoryError, ValueError) as exc:
             raise PlayerSetupError(str(exc)) from None
@@ -224,49 +243,68 @@ class TrajectoryPlayer(Node):
                     f"{matched} of {self.subscribers} subscriber(s) after {waited:.1f} s;"
                     " playing anyway (the others miss the start)")
             self._phase, self._phase_start = "enabling", now
-            self._enable = [(name, self.create_client(SetBool, name), None)
-                            for name in self._enable_names]
+            self._enable = [self._call_enable(name) for name in self._enable_names]
         if self._phase == "enabling":
-            if not self._enabled(now - self._phase_start):
+            if not self._enabled():
                 return
             self._phase, self._phase_start = "delay", now
+        self._check_stopped()
         if self._phase == "delay":
             if now - self._phase_start < self.start_delay:
                 return
             self._start(now)
         self._play(now - self._t0)
 
-    def _enabled(self, waited: float) -> bool:
-        """Call the enable services; True once every one has answered success.
+    def _call_enable(self, name: str) -> EnableCall:
+        """Start enabling ``name``; a lost answer is asked for, not re-sent blindly."""
+        self.get_logger().info(f"calling {name} (enable)")
+        return start_enable(self, name, timeout=ENABLE_TIMEOUT, log=self.get_logger().warning)
+
+    def _enabled(self) -> bool:
+        """Poll the enable calls; True once every one has succeeded.
 
         Raises:
-            PlayerSetupError: A service did not appear or answer within
-                ENABLE_TIMEOUT, or refused (its message says why).
+            PlayerSetupError: An enable did not succeed within ENABLE_TIMEOUT (the message
+                says why), was refused (its message says why), or the node is not enabled
+                (its answer lost, the node in e-stop since: left in e-stop).
         """
         pending = []
-        for name, client, call in self._enable:
-            future = call
-            if future is None:
-                if not client.service_is_ready():
-                    if waited > ENABLE_TIMEOUT:
-                        raise PlayerSetupError(f"enable service {name} did not appear within"
-                                               f" {ENABLE_TIMEOUT:g} s; not playing")
-                    pending.append((name, client, None))
-                    continue
-                self.get_logger().info(f"calling {name} (enable)")
-                future = client.call_async(SetBool.Request(data=True))
-            if not future.done():
-                if waited > 2 * ENABLE_TIMEOUT:
-                    raise PlayerSetupError(f"enable service {name} did not answer; not playing")
-                pending.append((name, client, future))
+        for call in self._enable:
+            try:
+                result = call.poll()
+            except ServiceTimeoutError as exc:
+                raise PlayerSetupError(f"{exc}; not playing") from None
+            if result is None:
+                pending.append(call)
                 continue
-            reply = future.result()
-            if reply is None or not reply.success:
-                why = getattr(reply, "message", "no reply")
-                raise PlayerSetupError(f"{name} refused to enable: {why}; not playing")
-            self.get_logger().info(f"{name}: {reply.message}")
+            if not result.success:
+                why = (f"{call.service} refused to enable: {result.message}" if result.answered
+                       else result.message)
+                raise PlayerSetupError(f"{why}; not playing")
+            if result.answered:
+                self.get_logger().info(f"{call.service}: {result.message}")
+            else:
+                self.get_logger().warning(result.message)
+            if call.watch is not None:  # from now on, a stop it reports ends the play
+                self._watches.append((call.watch, call.watch.count))
         self._enable = pending
         return not pending
+
+    def _check_stopped(self) -> None:
+        """Raise if an enabled node reported a stop (``estop``, ``fault``) since its enable.
+
+        Raises:
+            PlayerStoppedError: It did: its commands are refused.
+        """
+        for watch, mark in self._watches:
+            stop = watch.stopped_since(mark)
+            if stop is not None:
+                played = (f" after {self._now() - self._t0:.2f} s of"
+                          f" {self.trajectory.duration:.2f} s" if self._phase == "playing"
+                          else " before playing")
+                raise PlayerStoppedError(
+                    f"{watch.hardware_node} reports {stop.state} ({stop.message}): it refuses"
+                    f" the commands; stopped playing{played}")
 
     def _start(self, now: float) -> None:
         self._phase, self._t0, self._decile = "playing", now, -1
@@ -286,9 +324,14 @@ class TrajectoryPlayer(Node):
             self.get_logger().info("done; looping")
             self._start(self._now())
         else:
+            self._timer.cancel()
+            # The process ends next: a message still on its way would be lost with the
+            # publisher (a reliable subscriber that has not acknowledged it never gets it).
+            if not self._publisher.wait_for_all_acked(RclpyDuration(seconds=ACK_WAIT)):
+                self.get_logger().warning(f"the last command was not acknowledged by every"
+                                          f" subscriber within {ACK_WAIT:g} s")
             self.get_logger().info("done")
             self.done = True
-            self._timer.cancel()
 
     def _progress(self, fraction: float, t: float) -> None:
         decile = min(10, int(fraction * 10.0 + 1e-9))
@@ -324,7 +367,11 @@ def trajectory_message(trajectory: PointTrajectory) -> JointTrajectory:
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    """Console script ``trajectory_player``; exits 0 when done, 2 when it refuses to play."""
+    """Console script ``trajectory_player``: exit status 0 done, 2 refused, 3 stopped.
+
+    2: it refuses to play (bad parameters, files, limits, no enable); 3: a robot it enabled
+    reported a stop (e-stop, fault) before the end.
+    """
     try:
         rclpy.init(args=list(args) if args is not None else None)
     except RuntimeError as exc:  # rclpy's RCLError: unparsable --ros-args
@@ -336,10 +383,10 @@ def main(args: Sequence[str] | None = None) -> None:
         node = TrajectoryPlayer()
         while rclpy.ok() and not node.done:
             rclpy.spin_once(node, timeout_sec=0.1)
-    except PlayerSetupError as exc:
+    except (PlayerSetupError, PlayerStoppedError) as exc:
         get_logger("trajectory_player").error(str(exc))
         print(f"trajectory_player: {exc}", file=sys.stderr)  # noqa: T201 - also without ROS logs
-        status = 2
+        status = 2 if isinstance(exc, PlayerSetupError) else 3
     except (KeyboardInterrupt, ExternalShutdownException):
         status = 130 if node is None or not node.done else 0
     finally:
@@ -350,7 +397,8 @@ def main(args: Sequence[str] | None = None) -> None:
     sys.exit(status)
 
 
-__all__ = ["PlayerSetupError", "TrajectoryPlayer", "main", "trajectory_message"]
+__all__ = ["PlayerSetupError", "PlayerStoppedError", "TrajectoryPlayer", "main",
+           "trajectory_message"]
 
 
 if __name__ == "__main__":

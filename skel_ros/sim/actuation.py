@@ -6,10 +6,10 @@ Every DOF is driven as its joint's ``actuator`` says (DART's meaning of
 ==============  =======================================  ===============================
 actuator        direct command                           a *position* command becomes
 ==============  =======================================  ===============================
-FORCE           effort (N, N m)                          PD(+I) effort
-                                                         ``kp e + kd (v* - v)`` plus
-                                                         gravity compensation, clamped
-                                                         to the effort limits
+FORCE           effort (N, N m)                          PID effort
+                                                         ``kp e + kd (v* - v) + ki I``
+                                                         plus gravity compensation,
+                                                         clamped to the effort limits
 SERVO           velocity (DART's servo motor reaches it  velocity ``v* + kp_vel * e``,
                 within the force limits)                 clamped to the velocity limits
 VELOCITY        velocity (kinematic: set exactly)        as SERVO
@@ -48,7 +48,11 @@ infinity, an unknown or repeated joint name, or a count mismatch is rejected
 whole (:class:`~skel_ros.sim.errors.CommandError`); otherwise each value is
 clamped into its limits (position targets into the position limits). A command
 holds until replaced or cleared. A position target is always reached through the
-controller, never by setting the position, so joints never jump. Gains:
+controller, never by setting the position, so joints never jump; a reachable one is
+reached, as by the servo the joint models: a FORCE joint's integral ``I`` takes it past
+what Coulomb friction leaves of a PD's error (conditional integration, reset by a new
+move, a mode change and :meth:`SkeletonActuation.clear`: ``_force_control``), a SERVO
+joint's motor and a kinematic joint are not held off by friction. Gains:
 :mod:`skel_ros.sim.gains`.
 
 Position targets of DOFs with a finite velocity or acceleration limit are first
@@ -137,6 +141,11 @@ class _StepPlan:
     ki: Vector
     effort_lo: Vector
     effort_hi: Vector
+    integral_lo: Vector  # the bounds of the integral term (N m): i_limit and the effort limits
+    integral_hi: Vector
+    i_zone: Vector
+    i_rate: Vector  # ki / kp (1/s): how fast the integral alone closes an error held by friction
+    ki_dt: Vector  # ki * dt
     force_mask: npt.NDArray[np.bool_]  # ``force`` as a mask over every DOF
     integrating: bool  # some FORCE DOF has an integral term
     gravity: npt.NDArray[np.bool_] | None  # per FORCE DOF: gravity compensated; None: none
@@ -147,7 +156,8 @@ class _StepPlan:
         """No DOF in position mode."""
         none = np.zeros(0)
         return cls(_NO_INDEX, _NO_INDEX, _NO_INDEX, _NO_INDEX, none, none, none, none, none,
-                   np.zeros(0, dtype=bool), integrating=False, gravity=None,
+                   none, none, none, none, none, np.zeros(0, dtype=bool), integrating=False,
+                   gravity=None,
                    feed_forward=False)
 
 
@@ -256,7 +266,7 @@ class SkeletonActuation:
         self._ramp_idx, self._ramp = _rate_limiter(limits)
         self._ramped = np.zeros(n, dtype=bool)
         self._ramped[self._ramp_idx] = True
-        self._integral = np.zeros(n)
+        self._integral = np.zeros(n)  # the integral term ki * integral(e dt) (N m, FORCE DOFs)
         self._efforts = np.zeros(n)
         self._direct = np.zeros(n, dtype=bool)
         self._position = np.zeros(n, dtype=bool)
@@ -348,7 +358,12 @@ class SkeletonActuation:
 
     def hold(self, mode: ActuationMode, result: CheckResult) -> None:
         """Hold a command that :meth:`prepare` accepted."""
-        entering = [i for i in result.indices if mode is ActuationMode.POSITION
+        self.hold_values(mode, result.indices, result.values)
+
+    def hold_values(self, mode: ActuationMode, indices: npt.NDArray[np.intp],
+                    values: Vector) -> None:
+        """Hold checked ``values`` for the DOFs at ``indices`` (this skeleton's order)."""
+        entering = [i for i in indices if mode is ActuationMode.POSITION
                     and self._mode[i] is not ActuationMode.POSITION]
         if entering:
             # The setpoint of a DOF entering position mode starts where the joint is.
@@ -362,7 +377,13 @@ class SkeletonActuation:
                 self._setpoint_v[i] = float(np.clip(v[i], vlo[i], vhi[i])) \
                     if np.isfinite(v[i]) else 0.0
         modes_change = False
-        for i, value in zip(result.indices, result.values, strict=True):
+        for i, value in zip(indices, values, strict=True):
+            if (mode is ActuationMode.POSITION and self._mode[i] is mode
+                    and abs(value - self._value[i]) > self._i_zone[i]):
+                # A new move: the integral held against friction (or a load) on the way
+                # to the last target is no help on the way to this one. A streamed
+                # trajectory's next sample, closer than i_zone, keeps it.
+                self._integral[i] = 0.0
             modes_change = modes_change or self._mode[i] is not mode
             self._mode[i] = mode
             self._value[i] = value
@@ -415,6 +436,10 @@ class SkeletonActuation:
         hi = self.limits.upper(LimitKind.EFFORT)[force]
         ki = self._ki[force]
         gravity = self._gravity_ok[force]
+        i_limit = self._i_limit[force]
+        kp = self._kp[force]
+        # Without a kp the integral is the law: "closing" is then faster than a step.
+        i_rate = np.divide(ki, kp, out=np.full(force.size, 1.0 / self._dt), where=kp > 0)
         return _StepPlan(
             position=np.flatnonzero(sel),
             force=force,
@@ -422,6 +447,11 @@ class SkeletonActuation:
             servo=np.flatnonzero(sel & (self._is[ActuatorType.SERVO]
                                         | self._is[ActuatorType.VELOCITY])),
             kp=self._kp[force], kd=self._kd[force], ki=ki, effort_lo=lo, effort_hi=hi,
+            # Anti-windup: the integral term never pushes harder than i_limit, nor than
+            # the effort limits let the joint push.
+            integral_lo=np.maximum(-i_limit, np.minimum(lo, 0.0)),
+            integral_hi=np.minimum(i_limit, np.maximum(hi, 0.0)),
+            i_zone=self._i_zone[force], i_rate=i_rate, ki_dt=ki * self._dt,
             force_mask=force_mask, integrating=bool((ki > 0).any()),
             gravity=gravity if gravity.any() else None,
             feed_forward=self._ramp is not None and bool(self._ramped[force].any()),
@@ -569,7 +599,7 @@ class SkeletonActuation:
                                  lim.upper(LimitKind.VELOCITY)[servo])
 
     def _force_control(self, plan: _StepPlan, error: Vector, v: Vector, cmd: Vector) -> None:
-        """PD(+I) with gravity compensation for FORCE joints in position mode.
+        """PID with gravity compensation for FORCE joints in position mode.
 
         The law is ``tau = kp e + kd (v* - v) + ki I + g``, ``v*`` the setpoint's
         velocity (0 where no rate limiter moves it). Its stiffness and damping are
@@ -578,29 +608,40 @@ class SkeletonActuation:
         coupled the DOFs; ``kd v*``, the integral and gravity terms go in as the
         command. When the law's effort (at this step's state) is outside the effort limits, the
         DOF gets the clamped effort as a plain command instead, so the limits hold.
+
+        The integral term takes a joint the last way to its target where Coulomb
+        friction (which holds a PD short by ``friction / kp``), a joint spring or a load
+        would hold it off: ``ki I`` is this step's term, then grows by ``ki e dt`` while
+        ``|e| <= i_zone``, the joint is not already closing the error at the integral's
+        own rate (``e v <= (ki / kp) e^2``) and the law is within the effort limits; it
+        is bounded by ``i_limit`` and by the effort limits (anti-windup). A moving joint
+        therefore winds nothing up.
         """
         f = plan.force
         e = error[f]
-        feed = np.zeros(f.size)
-        if plan.integrating:
-            ki = plan.ki
-            grow = (ki > 0) & (np.abs(e) <= self._i_zone[f])
-            if grow.any():
-                bound = np.where(grow, self._i_limit[f] / np.where(grow, ki, 1.0), 0.0)
-                integral = self._integral[f]
-                self._integral[f] = np.where(
-                    grow, np.clip(integral + e * self._dt, -bound, bound), integral)
-            feed += ki * self._integral[f]
+        vf = v[f]
+        feed = self._integral[f] if plan.integrating else np.zeros(f.size)
         if plan.feed_forward:
             feed += plan.kd * np.where(self._ramped[f], self._setpoint_v[f], 0.0)
         if plan.gravity is not None:
             feed += np.where(plan.gravity, np.asarray(self._dart.getGravityForces())[f], 0.0)
-        tau = plan.kp * e - plan.kd * v[f] + feed
+        tau = plan.kp * e - plan.kd * vf + feed
         lo, hi = plan.effort_lo, plan.effort_hi
         feed = np.minimum(np.maximum(feed, lo), hi)
         saturated = (tau < lo) | (tau > hi)
+        any_saturated = saturated.any()
+        if plan.integrating:
+            # Conditional integration (anti-windup): near the target only; not while the
+            # error shrinks by itself at least at the integral's own rate ki / kp,
+            # e v > (ki / kp) e^2 (a move winds nothing up: the integral works on a joint
+            # held off its target); not while the law is beyond an effort limit.
+            grow = (np.abs(e) <= plan.i_zone) & (e * (vf - plan.i_rate * e) <= 0.0)
+            if any_saturated:
+                grow &= ~saturated
+            self._integral[f] = np.minimum(np.maximum(
+                self._integral[f] + plan.ki_dt * e * grow, plan.integral_lo), plan.integral_hi)
         self._implicit_cmd.fill(0.0)
-        if saturated.any():
+        if any_saturated:
             implicit = np.zeros_like(self._spring_on)
             implicit[f[~saturated]] = True
             feed = np.where(saturated, 0.0, feed)

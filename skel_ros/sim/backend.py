@@ -2,11 +2,13 @@
 
 The simulator is one more :class:`~skel_ros.core.RobotBackend`, as in gz_ros2_control:
 whatever drives the robot (:class:`~skel_ros.core.RobotCore`, and the nodes over it)
-cannot tell it from hardware. Its time base is simulated time; its owner steps it and
-calls the core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time
-the step ends at. It has no power to switch (``activate`` holds every actuated DOF at its
-initial position, ``deactivate`` drops every command), and every DOF is measured
-every step.
+cannot tell it from hardware. Its time base is simulated time; it is passive: the
+:class:`~skel_ros.core.Runner` steps it (:meth:`EngineBackend.actuate`) and runs the
+core's :meth:`~skel_ros.core.RobotCore.cycle` before every step, for the time the step
+ends at. Commands reach it through the core's gate, and are applied without a second
+check (:meth:`~skel_ros.sim.engine.SimEngine.apply_checked`). It has no power to
+switch (``activate`` holds every actuated DOF at its initial position, ``deactivate``
+drops every command), and every DOF is measured every step.
 
 Its safe state is that of a DOF without a command (the command timeout, ``deactivate``,
 ``hold_initial`` false, a reset without it), per actuator type: ``force`` and
@@ -26,13 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skel_ros.core import Capabilities, RobotBackend, RobotState
-from skel_ros.model.limits import CheckResult, CommandKind
+from skel_ros.model.limits import CommandKind
 from skel_ros.sim.actuation import ActuationMode
 from skel_ros.sim.errors import CommandError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import numpy.typing as npt
 
     from skel_ros.model.types import Array
@@ -40,14 +40,11 @@ if TYPE_CHECKING:
 
 __all__ = ["EngineBackend"]
 
-_EMPTY_INDEX = np.zeros(0, dtype=np.intp)
-
-
 class EngineBackend(RobotBackend):
     """A simulated robot: the DOFs of every skeleton of a :class:`SimEngine` (public names).
 
     Args:
-        engine: The engine (built; its owner steps it).
+        engine: The engine (built; the runner steps it).
         hold_initial: :meth:`activate` holds every actuated DOF at its initial position
             (a powered robot before its first command); False: every DOF stays in its
             safe state (module docstring) until commanded.
@@ -59,6 +56,8 @@ class EngineBackend(RobotBackend):
         self.engine = engine
         engine.set_braking(True)
         self.names = engine.dof_names
+        self.limits = engine.limits
+        self.period = engine.time_step
         self.hold_initial = hold_initial
         self.held: tuple[str, ...] = ()
         """The DOFs the last :meth:`activate` held at their initial positions."""
@@ -97,6 +96,12 @@ class EngineBackend(RobotBackend):
         self.engine.reset()
         self.activate()
 
+    # ---------------------------------------------------------------- the loop's calls
+
+    def actuate(self, now: float, count: int = 1) -> None:  # noqa: ARG002 - its own time
+        """Step the world ``count`` times (the commands held are applied before each)."""
+        self.engine.step(count)
+
     # ---------------------------------------------------------------- time and state
 
     def now(self) -> float:
@@ -110,33 +115,10 @@ class EngineBackend(RobotBackend):
 
     # ---------------------------------------------------------------- commands
 
-    def check(self, kind: CommandKind, names: Sequence[str],
-              values: npt.ArrayLike) -> CheckResult:
-        """The engine's own check (limits per skeleton, what each actuator type takes)."""
-        try:
-            results = self.engine.check_commands(kind.value, names, values)
-        except CommandError as exc:
-            return CheckResult(ok=False, kind=kind, names=tuple(map(str, names)),
-                               indices=_EMPTY_INDEX, values=np.zeros(0),
-                               requested=np.zeros(0), clamped=(), reason=exc.reason)
-        if len(results) == 1:
-            return results[0]
-        # Several skeletons: one result, in the command's order.
-        value = {n: v for r in results for n, v in zip(r.names, r.values, strict=True)}
-        asked = {n: v for r in results for n, v in zip(r.names, r.requested, strict=True)}
-        order = [n for n in names if n in value]
-        return CheckResult(
-            ok=True, kind=kind, names=tuple(order),
-            indices=np.array([self._index[n] for n in order], dtype=np.intp),
-            values=np.array([value[n] for n in order]),
-            requested=np.array([asked[n] for n in order]),
-            clamped=tuple(c for r in results for c in r.clamped))
-
     def write(self, now: float, kind: CommandKind,  # noqa: ARG002 - held until replaced
               index: npt.NDArray[np.intp], values: Array) -> None:
-        """Hold the command in the engine (applied before every step)."""
-        names = self.names
-        self.engine.set_commands(kind.value, [names[i] for i in index], values)
+        """Hold the command in the engine (applied before every step); the core checked it."""
+        self.engine.apply_checked(kind.value, index, values)
 
     def hold(self, now: float, index: npt.NDArray[np.intp]) -> None:  # noqa: ARG002
         """Hold the position-commanded DOFs among ``index`` where they are now."""

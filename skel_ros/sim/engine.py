@@ -162,6 +162,11 @@ class SimEngine:
         """The SKEL actuator type of every DOF's joint (what commands it takes)."""
         self._by_public = dict(zip(self.dof_names, self.dof_ids, strict=True))
         self._public_of = dict(zip(self.dof_ids, self.dof_names, strict=True))
+        self.limits: LimitSet = LimitSet(
+            [replace(jl, name=self._public_of[skel.name, jl.name])
+             for skel in world_model.skeletons for jl in self._limit_sets[skel.name].values()],
+            sources=next(iter(self._limit_sets.values())).sources if self._limit_sets else ())
+        """The limits of every DOF, by public name, in :attr:`dof_names` order."""
         self._check_gain_names()
         self._build()
 
@@ -182,13 +187,10 @@ class SimEngine:
                                             for d in skel.dofs])
             for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
         ]
-        self._applies = [act.apply for act in self._actuation]
-        # What the step does after world.step, per mobile skeleton (bound methods, once).
-        self._after_step = [
-            (act.record_efforts, skel.clearInternalForces, skel.clearExternalForces,
-             skel.resetCommands)
-            for skel, mobile, act in zip(self._skeletons, self._mobile, self._actuation,
-                                         strict=True) if mobile
+        # The mobile skeletons, whose efforts are recorded and forces cleared after a step.
+        self._mobile_actuation = [
+            (skel, act) for skel, mobile, act in zip(self._skeletons, self._mobile,
+                                                     self._actuation, strict=True) if mobile
         ]
         self.set_limit_enforcement(self._enforced)
 
@@ -281,23 +283,21 @@ class SimEngine:
         commands in DART; :meth:`efforts` are read once, after the last step (they are
         that step's, as with ``n`` single steps).
         """
-        step = self._world.step
-        applies = self._applies
-        after = self._after_step
+        world = self._world
         n = int(n)
         if n > 1 and not any(act.active for act in self._actuation):
             for _ in range(n - 1):
-                step()
+                world.step()
             n = 1
         for _ in range(n):
-            for apply in applies:
-                apply()
-            step(resetCommand=False)
-            for record, clear_internal, clear_external, reset_commands in after:
-                record()
-                clear_internal()
-                clear_external()
-                reset_commands()
+            for act in self._actuation:
+                act.apply()
+            world.step(resetCommand=False)
+            for skel, act in self._mobile_actuation:
+                act.record_efforts()
+                skel.clearInternalForces()
+                skel.clearExternalForces()
+                skel.resetCommands()
 
     def reset(self) -> None:
         """Back to the initial state: time 0, initial positions and velocities, no commands.
@@ -417,6 +417,35 @@ class SimEngine:
         for act, result, _ in prepared:
             act.hold(mode, result)
         return [_renamed(result, rename) for _, result, rename in prepared]
+
+    def apply_checked(self, kind: str | ActuationMode,
+                      index: Sequence[int] | npt.NDArray[np.intp],
+                      values: npt.ArrayLike) -> None:
+        """Hold a command already checked by the caller's gate, without checking it again.
+
+        For an owner that checks every command itself against :attr:`limits` and the
+        kinds each DOF takes (the robot core): :meth:`set_commands` checks and then does
+        this.
+
+        Args:
+            kind: As for :meth:`set_commands`.
+            index: Flat DOF indices (:attr:`dof_names` order).
+            values: One value per index, within the limits.
+        """
+        raw: object = kind.value if isinstance(kind, ActuationMode) else kind
+        mode = _KINDS.get(raw) if isinstance(raw, str) else None
+        if mode is None:
+            raise CommandError(f"unknown command kind {kind!r} (expected {sorted(_KINDS)})")
+        flat = np.asarray(values, dtype=float)
+        offset = 0
+        for act in self._actuation:  # one per skeleton, in world order
+            size = act.skeleton.num_dofs
+            first, offset = offset, offset + size
+            mine = [(int(i) - first, k) for k, i in enumerate(index)
+                    if first <= i < first + size]
+            if mine:
+                local = np.array([i for i, _ in mine], dtype=np.intp)
+                act.hold_values(mode, local, flat[[k for _, k in mine]])
 
     def check_commands(
         self,

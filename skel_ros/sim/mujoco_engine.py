@@ -366,9 +366,8 @@ class MujocoEngine(SimEngine):
                                             for d in skel.dofs])
             for skel, view in zip(world.skeletons, self._views, strict=True)
         ]
-        self._applies = [act.apply for act in self._actuation]
-        self._records = [act.record_efforts for act, mobile
-                         in zip(self._actuation, self._mobile, strict=True) if mobile]
+        self._recording = [act for act, mobile in zip(self._actuation, self._mobile, strict=True)
+                           if mobile]  # whose efforts are recorded after a step
         self._set_drives(drives)
         self.set_limit_enforcement(self._enforced)
 
@@ -460,8 +459,7 @@ class MujocoEngine(SimEngine):
         n = int(n)
         if n <= 0:
             return
-        mujoco, model, data, step = self._mujoco, self._mj_model, self._mj_data, self._mj_step
-        views, applies, records = self._views, self._applies, self._records
+        mujoco, model, data = self._mujoco, self._mj_model, self._mj_data
         ctrl, commands = data.ctrl, self._commands
         drives, drive_command = len(self._drive_ctrl), self._drive_command
         servos = bool(self._servo_ctrl.size)
@@ -469,12 +467,12 @@ class MujocoEngine(SimEngine):
                  and not any(a.active for a in self._actuation))
         calls, nstep = (1, n) if batch else (n, 1)
         for _ in range(calls):
-            for view in views:
+            for view in self._views:
                 if view.commanded:  # DART's commands last one step too
                     view.commands[:] = 0.0
                     view.commanded = False
-            for apply in applies:
-                apply()
+            for act in self._actuation:
+                act.apply()
             if drives:
                 values = commands[drive_command]
                 if self._accel.size:  # the velocity the acceleration reaches in a step
@@ -486,10 +484,10 @@ class MujocoEngine(SimEngine):
                 ctrl[self._servo_ctrl] = self._servo_forces(commands[self._servo_command])
                 mujoco.mj_step2(model, data)
             else:
-                step(model, data, nstep)
+                self._mj_step(model, data, nstep)
             self._read_forces()
-            for record in records:
-                record()
+            for act in self._recording:
+                act.record_efforts()
 
     def _servo_forces(self, velocity: Vector) -> Vector:
         """The SERVO motors' forces of the step ``mj_step2`` is about to take.

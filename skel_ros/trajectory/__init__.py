@@ -7,7 +7,9 @@ trajectory_msgs-style YAML file; ``check_limits`` checks it against the model.
 ``PointTrajectory`` holds named joints and timed points and samples them as
 ros2_control's joint_trajectory_controller interpolates (quintic, cubic or
 linear per segment). The simulation and hardware nodes use it to follow a
-``trajectory_msgs/JointTrajectory`` in their own clock.
+``trajectory_msgs/JointTrajectory`` in their own clock; ``parse_joint_trajectory``
+(:mod:`skel_ros.trajectory.messages`) reads and checks such a message from its
+fields alone, for the nodes and for recordings analysed without ROS.
 
 Example::
 
@@ -31,6 +33,7 @@ from skel_ros.trajectory.caspr import (
     select_caspr,
 )
 from skel_ros.trajectory.errors import (
+    MessageError,
     TrajectoryError,
     TrajectoryFileError,
     TrajectoryLimitError,
@@ -48,7 +51,19 @@ from skel_ros.trajectory.mapping import (
     MappedColumn,
     load_mapping,
     parse_mapping,
+    q_mapping_path,
     resolve_columns,
+)
+from skel_ros.trajectory.messages import (
+    JointCommand,
+    PointFields,
+    TrajectoryCommand,
+    TrajectoryFields,
+    build_trajectory,
+    parse_joint_command,
+    parse_joint_trajectory,
+    read_joint_trajectory,
+    stamp_to_seconds,
 )
 from skel_ros.trajectory.points import (
     MAX_PLAY_RATE,
@@ -66,15 +81,21 @@ __all__ = [
     "CasprTrajectory",
     "DofLimits",
     "DofMapping",
+    "JointCommand",
     "MappedColumn",
+    "MessageError",
+    "PointFields",
     "PointTrajectory",
     "TimeDefinition",
+    "TrajectoryCommand",
     "TrajectoryError",
+    "TrajectoryFields",
     "TrajectoryFileError",
     "TrajectoryLimitError",
     "TrajectoryMappingError",
     "TrajectoryModel",
     "TrajectoryPoint",
+    "build_trajectory",
     "caspr_trajectory_ids",
     "check_limits",
     "duration_parts",
@@ -83,11 +104,16 @@ __all__ = [
     "load_trajectory_model",
     "model_limits",
     "parse_caspr",
+    "parse_joint_command",
+    "parse_joint_trajectory",
     "parse_mapping",
     "parse_trajectory_yaml",
+    "q_mapping_path",
     "read_caspr",
+    "read_joint_trajectory",
     "read_trajectory_yaml",
     "resolve_columns",
     "select_caspr",
     "sniff_format",
+    "stamp_to_seconds",
 ]

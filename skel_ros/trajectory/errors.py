@@ -7,7 +7,8 @@ path). The tree::
     TrajectoryError(ValueError)
     ├── TrajectoryFileError     a trajectory or mapping file that cannot be read
     ├── TrajectoryMappingError  trajectory columns that do not map to the model's DOFs
-    └── TrajectoryLimitError    a sample outside a DOF's position limits
+    ├── TrajectoryLimitError    a sample outside a DOF's position limits
+    └── MessageError            a command message rejected whole (unknown joint, NaN, ...)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from skel_ros.model.errors import Location
 
 __all__ = [
     "Location",
+    "MessageError",
     "TrajectoryError",
     "TrajectoryFileError",
     "TrajectoryLimitError",
@@ -59,3 +61,17 @@ class TrajectoryLimitError(TrajectoryError):
         self.time = time
         self.value = value
         super().__init__(reason)
+
+
+class MessageError(TrajectoryError):
+    """A ``joint_commands`` / ``joint_trajectory`` message that is rejected whole.
+
+    Attributes:
+        topic: The topic the message came on.
+        reason: Why, naming the joint, the point or the field.
+    """
+
+    def __init__(self, topic: str, reason: str) -> None:
+        super().__init__(f"{topic}: {reason}")
+        self.topic = topic
+        self.reason = reason

@@ -10,6 +10,10 @@ file is YAML, either
 * or a map from 0-based ``q`` column index to DOF name (other columns are skipped)::
 
       {0: shoulder_yaw, 2: elbow}
+
+``skel-ros convert`` writes such a list beside a model it converts from a CASPR
+``bodies.xml``, at :func:`q_mapping_path` (``<model file>.q_mapping.yaml``); the loader
+uses the one found there when no mapping is given (:mod:`skel_ros.trajectory.loader`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ from skel_ros.model.yamlread import compose_yaml
 from skel_ros.trajectory.errors import TrajectoryFileError, TrajectoryMappingError
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Sequence
 
-__all__ = ["DofMapping", "MappedColumn", "load_mapping", "parse_mapping", "resolve_columns"]
+__all__ = ["Q_MAPPING_SUFFIX", "DofMapping", "MappedColumn", "load_mapping", "parse_mapping",
+           "q_mapping_path", "resolve_columns"]
+
+Q_MAPPING_SUFFIX = ".q_mapping.yaml"
 
 _NULL = "tag:yaml.org,2002:null"
 _INT = "tag:yaml.org,2002:int"
@@ -64,6 +72,16 @@ class DofMapping:
     columns: tuple[MappedColumn, ...]
     location: Location
     list_length: int | None
+
+
+def q_mapping_path(model: str | os.PathLike[str]) -> Path:
+    """Where the q mapping of ``model`` is: ``<model file name>.q_mapping.yaml`` beside it.
+
+    ``skel-ros convert`` writes it there for a model converted from CASPR, and
+    :func:`~skel_ros.trajectory.loader.load_trajectory_model` looks for it there.
+    """
+    path = Path(model)
+    return path.with_name(path.name + Q_MAPPING_SUFFIX)
 
 
 def load_mapping(path: str | Path) -> DofMapping:

@@ -13,9 +13,9 @@ from skel_ros_in_process import skel_ros_main
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
-dynamixel = pytest.importorskip("skel_ros.hardware.dynamixel")
+dynamixel = pytest.importorskip("skel_ros.emulation.dynamixel")
 
 REPO = Path(__file__).resolve().parents[2]
 ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"

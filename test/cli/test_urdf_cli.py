@@ -110,6 +110,26 @@ def test_init_hardware_maps_every_one_dof_joint(urdf: Path, tmp_path: Path) -> N
     assert (shoulder.effort_lower, shoulder.effort_upper) == (-5.0, 5.0)
 
 
+@pytest.mark.parametrize("name", ["dynamixel", "canopen", "mit"])
+def test_init_hardware_writes_the_protocols_own_defaults(urdf: Path, tmp_path: Path,
+                                                         name: str) -> None:
+    """Mode, actuator model, options and a transport to edit: each asked of the plugin."""
+    from skel_ros.hardware.plugins import protocol
+
+    plugin = protocol(name)
+    out = tmp_path / "hw.yaml"
+    assert main(["init-hardware", str(urdf), "--protocol", name, "-o", str(out)]) == 0
+    doc = yaml.safe_load(out.read_text())
+    shoulder = doc["joints"]["shoulder"]
+    assert shoulder["mode"] == plugin.modes[0].value
+    assert shoulder.get("model", "") == plugin.default_model
+    assert shoulder.get("options", {}) == dict(plugin.default_options)
+    assert doc["buses"][f"{name}_bus"]["transport"] == plugin.transport.example
+    if name == "mit":  # an MIT motor's one frame: PD gains and feed-forward
+        assert (shoulder["mode"], shoulder["options"]) == ("impedance", {"kp": 30.0, "kd": 0.8})
+    load_hardware_config(out)  # what it wrote reads back
+
+
 def test_init_hardware_errors(urdf: Path, tmp_path: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit, match=r"unknown protocol|not registered|protocol"):

@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skel_ros.core import ALL_KINDS, Capabilities, RobotBackend, RobotState, gate
+from skel_ros.core import ALL_KINDS, Capabilities, RobotBackend, RobotState
 from skel_ros.model.limits import CommandKind, JointLimits, LimitSet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import numpy.typing as npt
-
-    from skel_ros.model.limits import CheckResult
 
 
 class NumpyBackend(RobotBackend):
@@ -56,11 +54,6 @@ class NumpyBackend(RobotBackend):
         return RobotState(now, self.q.copy(), v, np.zeros(len(self.names)),
                           np.ones(len(self.names), dtype=bool))
 
-    def check(self, kind: CommandKind, names: Sequence[str], values: npt.ArrayLike,
-              ) -> CheckResult:
-        return gate(self.limits, kind, names, values, modes=self.capabilities.command_modes,
-                    index=self._index)
-
     def refusal(self) -> str:
         return self.refused
 
@@ -88,6 +81,10 @@ class NumpyBackend(RobotBackend):
             return ""
         self.mode = [None] * len(self.names)
         return f"no command for {timeout:g} s: every command dropped"
+
+    def actuate(self, now: float, count: int = 1) -> None:  # noqa: ARG002 - its own time
+        for _ in range(count):
+            self.step(self.period)
 
     def step(self, dt: float) -> None:
         """Move every commanded joint as told, and advance the time."""

@@ -17,6 +17,7 @@ from skel_ros.core.tolerances import (
     StateTolerance,
     ToleranceRequest,
     Tolerances,
+    check_arrival,
     check_goal,
     check_start,
     query_state,
@@ -88,6 +89,56 @@ def test_positions_go_through_the_limits_gate() -> None:
                       check_positions=gate)
     assert reason == "point 1: 'b' 2 beyond its limits [-1, 1]"
     assert seen == [[0.0, 0.5], [0.0, 2.0]]
+
+
+@pytest.mark.parametrize(("names", "points", "code", "words"), [
+    ([], [GoalPoint(1.0, [])], ErrorCode.INVALID_JOINTS, "no joints"),
+    (["a", "z"], [GoalPoint(1.0, [0.0, 0.0])], ErrorCode.INVALID_JOINTS, "'z' is not a joint"),
+    (["a"], [GoalPoint(1.0, [0.0])], ErrorCode.INVALID_JOINTS, "leaves out 'b'"),
+    (["a", "b", "a"], [GoalPoint(1.0, [0.0] * 3)], ErrorCode.INVALID_JOINTS, "appears twice"),
+    (["a", "b"], [], ErrorCode.INVALID_GOAL, "no points"),
+    (["a", "b"], [GoalPoint(1.0, [0.0, 0.0]), GoalPoint(1.0, [0.1, 0.1])],
+     ErrorCode.INVALID_GOAL, "strictly increasing"),
+    (["a", "b"], [GoalPoint(1.0, [0.0])], ErrorCode.INVALID_GOAL, "1 positions for 2"),
+    (["a", "b"], [GoalPoint(1.0, [0.0, 0.0], [0.0])], ErrorCode.INVALID_GOAL, "1 velocities"),
+    (["a", "b"], [GoalPoint(1.0, [0.0, 0.0], [0.0, 0.0], [0.0])], ErrorCode.INVALID_GOAL,
+     "1 accelerations"),
+    (["a", "b"], [GoalPoint(1.0, [0.0, 0.0], (), (), [1.0, 1.0])], ErrorCode.INVALID_GOAL,
+     "effort"),
+    (["a", "b"], [GoalPoint(1.0, [0.0, 0.0], [0.0, 0.5])], ErrorCode.INVALID_GOAL,
+     "velocity of 'b' is 0.5, not 0"),
+])
+def test_check_arrival_refuses_what_jtc_rejects(names: list[str], points: list[GoalPoint],
+                                                code: ErrorCode, words: str) -> None:
+    """JTC's goal_received_callback -> validate_trajectory_msg, with check_goal's codes."""
+    with pytest.raises(GoalError) as info:
+        check_arrival(names, points, JOINTS)
+    assert info.value.code is code
+    assert words in info.value.reason
+    with pytest.raises(GoalError) as info:  # check_goal refuses it with the same code
+        check_goal(names, points, JOINTS)
+    assert info.value.code is code
+
+
+def test_check_arrival_lets_through_what_jtc_lets_through() -> None:
+    """What JTC's goal callback accepts (check_goal refuses some of it later, with a
+    result), and what the settings allow."""
+    for names, points in (
+        (["a", "a"], [GoalPoint(1.0, [0.0, 0.0])]),  # as many names as joints, all known
+        (["a", "b"], [GoalPoint(1.0, [0.0, math.nan])]),
+        (["a", "b"], [GoalPoint(-1.0, [0.0, 0.0])]),
+        (["a", "b"], [GoalPoint(1.0, [0.0, 0.0], (), [0.0, 0.0])]),
+        (["a", "b"], [GoalPoint(1.0, [0.0, 9.0])]),  # limits: not JTC's goal callback
+    ):
+        check_arrival(names, points, JOINTS)
+    check_arrival(["a"], [GoalPoint(1.0, [0.0])], JOINTS, allow_partial=True)
+    check_arrival(list(JOINTS), [GoalPoint(1.0, [0.0, 0.0], [0.0, 0.5])], JOINTS,
+                  allow_nonzero_end_velocity=True)
+    check_arrival(list(JOINTS), [GoalPoint(2.0, [0.0, 0.0])], JOINTS, start=97.0, now=99.0)
+    with pytest.raises(GoalError) as info:
+        check_arrival(list(JOINTS), [GoalPoint(2.0, [0.0, 0.0])], JOINTS, start=97.0,
+                      now=99.5)
+    assert info.value.code is ErrorCode.OLD_HEADER_TIMESTAMP
 
 
 def test_a_trajectory_that_ended_in_the_past_is_an_old_header_timestamp() -> None:

@@ -1,9 +1,10 @@
 """A small protocol defined by the test suite, registered as a plugin like a third party's.
 
 ``test_plugins.py`` declares it in a temporary ``*.dist-info/entry_points.txt`` (group
-``skel_ros.protocols``, ``loopback = loopback_protocol:PLUGIN``), so the package finds it
-the way it would find a protocol an installed distribution brings; nothing in ``skel_ros``
-names it.
+``skel_ros.protocols``, ``loopback = loopback_protocol:PLUGIN``, and its emulator in the
+group ``skel_ros.emulators``, ``loopback = loopback_protocol:start_emulator``), so the
+package finds it the way it would find a protocol an installed distribution brings;
+nothing in ``skel_ros`` names it.
 
 The wire: text lines on a serial line (a pseudo-terminal here), one request, at most one
 answer::
@@ -226,5 +227,4 @@ PLUGIN = ProtocolPlugin(
     bus_options=frozenset({"reply_timeout"}),
     actuator_options=frozenset(),
     scan=scan,
-    start_emulator=start_emulator,
 )

@@ -92,9 +92,9 @@ def test_mapping_math_round_trips() -> None:
         (BASE + "    zero_offset: .nan\n", ("hw.yaml:9: joint 'shoulder_yaw' zero_offset must be"
                                           " finite")),
         (BASE + "    mode: torque\n", "hw.yaml:9: joint 'shoulder_yaw' mode must be one of"),
-        (BASE + "    mode: mit\n", ("hw.yaml:9: joint 'shoulder_yaw': mode 'mit' is not one of"
-                                      " protocol 'dynamixel''s modes (position, velocity,"
-                                      " effort)")),
+        (BASE + "    mode: impedance\n", ("hw.yaml:9: joint 'shoulder_yaw': mode 'impedance' is"
+                                            " not one of protocol 'dynamixel''s modes"
+                                            " (position, velocity, effort)")),
         (BASE + "    protocol: mit\n", "hw.yaml:9: joint 'shoulder_yaw': protocol 'mit' but bus"),
         (BASE.replace("bus: b", "bus: c"), "hw.yaml:7: joint 'shoulder_yaw': unknown bus 'c'"),
         (BASE.replace("    id: 1\n", "    id: -1\n"), ("hw.yaml:8: joint 'shoulder_yaw' id must"
@@ -124,6 +124,18 @@ def test_mapping_math_round_trips() -> None:
 )
 def test_errors_name_the_line(text: str, expected: str) -> None:
     assert expected in _error(text)
+
+
+def test_the_old_spelling_of_impedance_mode_is_read_with_a_warning() -> None:
+    """``mode: mit`` (a protocol's name, before the mode was named for what it is) still
+    works where ``impedance`` does, and says at its line what to write instead."""
+    text = BASE.replace("protocol: dynamixel", "protocol: mit").replace(
+        "{port: /dev/null, baudrate: 57600}", "{interface: virtual}") + (
+        "    model: AK80-9\n    mode: mit\n    options: {kp: 10.0}\n")
+    with pytest.warns(FutureWarning, match=r"hw.yaml:10: joint 'shoulder_yaw': mode 'mit' is"
+                                           r" deprecated; write 'impedance'"):
+        joint = parse_hardware_config(text, "hw.yaml").joints[0]
+    assert joint.actuator.mode is ControlMode.IMPEDANCE
 
 
 def test_unknown_dof_names_the_line_and_suggests(arm) -> None:
@@ -228,13 +240,13 @@ def test_rates_in_the_yaml_are_checked_with_their_line(protocol: str, transport:
 
 
 def test_driver_settings_errors_name_the_bus_line(arm) -> None:
-    from skel_ros.hardware.manager import HardwareManager
+    from skel_ros.hardware.backend import HardwareBackend
 
     text = BUS_TEXT.format(protocol="dynamixel", transport="{port: /dev/null}",
                            options="{fast_sync_read: sometimes}")
     bound = parse_hardware_config(text, "hw.yaml").bind(arm)
     with pytest.raises(ConfigError, match=r"^hw\.yaml:2: .*fast_sync_read"):
-        HardwareManager(bound)
+        HardwareBackend(bound)
 
 
 def test_actuator_limits_follow_the_mapping(arm) -> None:

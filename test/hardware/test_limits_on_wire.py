@@ -1,7 +1,7 @@
 """Property: no target outside the limits ever reaches the wire.
 
 25,000+ random commands (finite, huge, NaN, inf, unknown names, wrong lengths) go
-through the whole path: ``HardwareManager.command`` -> limits -> rate limiter ->
+through the whole path: ``RobotCore.command`` (the gate) -> rate limiter ->
 ``DynamixelBus`` -> pty -> the Dynamixel emulator (a separate process). A tap on the pty
 decodes every Sync Write the driver sends, with its own Protocol 2.0 parser (independent
 of the driver's codec), and every Goal Position that arrived, decoded and mapped back to
@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skel_ros.hardware import HardwareManager, MotionState, parse_hardware_config
+from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
 
-dynamixel = pytest.importorskip("skel_ros.hardware.dynamixel")
+dynamixel = pytest.importorskip("skel_ros.emulation.dynamixel")
 
 REPO = Path(__file__).resolve().parents[2]
 QUADRUPED = REPO / "examples" / "quadruped.skel"
@@ -163,37 +163,38 @@ def test_no_target_outside_the_limits_reaches_the_wire(tmp_path: Path) -> None: 
                                         {"initial_positions": initial})
     tap = SyncWriteTap(emulator.transport["port"], port)
     t = [0.0]
-    manager = HardwareManager(bound, clock=lambda: t[0])
+    backend = HardwareBackend(bound, clock=lambda: t[0])
+    runner = hardware_runner(backend)
     rng = np.random.default_rng(2024)
     names = list(bound.names)
     sent = accepted = 0
     try:
         for _ in range(20):
-            t[0] += manager.period
-            manager.step(t[0])
-            if manager.state is MotionState.DISABLED:
+            t[0] += backend.period
+            runner.cycle()
+            if backend.state is MotionState.DISABLED:
                 break
-        assert manager.state is MotionState.DISABLED, manager.status().message
-        req = manager.enable()
-        t[0] += manager.period
-        manager.step(t[0])
+        assert backend.state is MotionState.DISABLED, backend.status().message
+        req = backend.enable()
+        t[0] += backend.period
+        runner.cycle()
         assert req.ok, req.message
         while sent < COMMANDS:
             for name, value in zip(names, _random_values(rng, len(names)), strict=True):
-                accepted += manager.command(CommandKind.POSITION, [name], [value]).ok
+                accepted += runner.core.command(CommandKind.POSITION, [name], [value]).ok
             subset = list(rng.choice(names, size=int(rng.integers(1, 13)), replace=False))
             if rng.random() < 0.05:
                 subset.append("no_such_dof")
             count = len(subset) + (1 if rng.random() < 0.05 else 0)
-            accepted += manager.command(CommandKind.POSITION, subset,
+            accepted += runner.core.command(CommandKind.POSITION, subset,
                                         _random_values(rng, count)).ok
             sent += len(names) + 1
-            t[0] += manager.period
-            manager.step(t[0])
-        status = manager.status()
+            t[0] += backend.period
+            runner.cycle()
+        status = backend.status()
         assert status.state is MotionState.ENABLED, status.message
     finally:
-        manager.stop()
+        runner.cleanup()
         tap.close()
         emulator.stop()
 
@@ -218,7 +219,7 @@ def test_no_target_outside_the_limits_reaches_the_wire(tmp_path: Path) -> None: 
                 # Between two goals, each within a tick of its target: two ticks of slack.
                 step = abs(q - previous[dxl_id])
                 tol = TICK / m.gear_ratio
-                assert step <= vmax[dxl_id] * manager.period + 2 * tol, (m.name, step)
+                assert step <= vmax[dxl_id] * backend.period + 2 * tol, (m.name, step)
             previous[dxl_id] = q
     # Targets went to the limits and back: the test covered the edges (943 goals
     # within a tick of a limit at this seed: the threshold is about half of that).

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from skel_ros.hardware import HardwareManager, MotionState, parse_hardware_config
+from skel_ros.core import CommandRefused, CommandResult, RobotCore, Trajectory
+from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
 from skel_ros.hardware.diagnostics import Level
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
@@ -36,10 +37,10 @@ from skel_ros.model.limits import CommandKind
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
-dynamixel = pytest.importorskip("skel_ros.hardware.dynamixel")
+dynamixel = pytest.importorskip("skel_ros.emulation.dynamixel")
 ct = pytest.importorskip("skel_ros.hardware.dynamixel.control_table")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +65,19 @@ joints:
   elbow: {{bus: arm_bus, id: 3, model: XM430-W350, gear_ratio: 2.0, zero_offset: 0.1}}
   wrist: {{bus: arm_bus, id: 4, model: XL430-W250}}
 """
+
+
+def follow(core: RobotCore, trajectory: Trajectory | None,
+           start: float | None = None) -> CommandResult:
+    """Follow (None: cancel) a trajectory; a refusal as a result, not an exception."""
+    if trajectory is None:
+        core.cancel_trajectory()
+        return CommandResult(ok=True)
+    try:
+        core.follow(trajectory, start)
+    except CommandRefused as exc:
+        return CommandResult(ok=False, message=exc.reason, reason=exc.key)
+    return CommandResult(ok=True)
 
 
 class SerialProxy:
@@ -211,13 +225,20 @@ class Rig:
         self.emulator = emulators.take(self.actuators)
         self.proxy = SerialProxy(self.emulator.transport["port"], tmp / "ttyDXL")
         self.t = 0.0
-        self.manager = HardwareManager(self.bound, clock=lambda: self.t)
+        self.attach(HardwareBackend(self.bound, clock=lambda: self.t))
+
+    def attach(self, backend: HardwareBackend) -> None:
+        """Drive ``backend`` (under a runner and a core, as the hardware node does)."""
+        self.backend = backend
+        self.runner = hardware_runner(backend)
+        self.core = self.runner.core
 
     def step(self, n: int = 1, dt: float | None = None) -> object:
         status = None
         for _ in range(n):
-            self.t += self.manager.period if dt is None else dt
-            status = self.manager.step(self.t)
+            self.t += self.backend.period if dt is None else dt
+            self.runner.cycle()
+            status = self.backend.status()
         return status
 
     def until(self, predicate: object, limit: int = 500) -> None:
@@ -227,7 +248,7 @@ class Rig:
             if predicate():  # type: ignore[operator]
                 return
         raise AssertionError(f"condition not reached in {limit} cycles: "
-                             f"{self.manager.status().state} {self.manager.status().message}")
+                             f"{self.backend.status().state} {self.backend.status().message}")
 
     def settle(self, actuator_id: int, target: float, tol: float = 0.01) -> None:
         """Run cycles until the emulated servo is within ``tol`` of ``target`` (rad).
@@ -242,7 +263,7 @@ class Rig:
         self.until(lambda: abs(self.actuator(actuator_id) - target) < tol, limit=4000)
 
     def enable(self) -> None:
-        req = self.manager.enable()
+        req = self.backend.enable()
         self.step()
         assert req.done
         assert req.ok, req.message
@@ -251,7 +272,7 @@ class Rig:
         return float(self.emulator.state(actuator_id).position)
 
     def close(self) -> None:
-        self.manager.stop()
+        self.runner.cleanup()
         self.proxy.close()
 
 
@@ -281,7 +302,7 @@ def test_starts_disabled_with_torque_off_and_measures(rig: Rig) -> None:
 
 def test_commands_before_enable_are_refused(rig: Rig) -> None:
     rig.step()
-    result = rig.manager.command(CommandKind.POSITION, ["elbow"], [1.0])
+    result = rig.core.command(CommandKind.POSITION, ["elbow"], [1.0])
     assert not result.ok
     assert "not enabled" in result.message
     rig.step(5)
@@ -291,12 +312,12 @@ def test_commands_before_enable_are_refused(rig: Rig) -> None:
 def test_enable_holds_the_measured_position_then_moves(rig: Rig) -> None:
     rig.step()
     rig.enable()
-    assert rig.manager.state is MotionState.ENABLED
+    assert rig.backend.state is MotionState.ENABLED
     assert all(rig.emulator.state(i).torque_enabled for i in START)
     rig.step(20)
     for i, start in START.items():  # no jump at enable
         assert rig.actuator(i) == pytest.approx(start, abs=3e-3)
-    result = rig.manager.command(CommandKind.POSITION, ["elbow"], [0.6])
+    result = rig.core.command(CommandKind.POSITION, ["elbow"], [0.6])
     assert result.ok
     # elbow target 0.6 rad -> actuator 0.1 + 2 * 0.6 = 1.3 rad
     rig.settle(3, 1.3)
@@ -306,10 +327,10 @@ def test_enable_holds_the_measured_position_then_moves(rig: Rig) -> None:
 def test_targets_respect_the_velocity_limit(rig: Rig) -> None:
     rig.step()
     rig.enable()
-    rig.manager.command(CommandKind.POSITION, ["wrist"], [1.5])
+    rig.core.command(CommandKind.POSITION, ["wrist"], [1.5])
     targets = [rig.step().target[3] for _ in range(10)]  # type: ignore[attr-defined]
     steps = np.diff([0.1, *targets])
-    assert np.all(np.abs(steps) <= 6.0 * rig.manager.period + 1e-9)  # wrist: 6 rad/s
+    assert np.all(np.abs(steps) <= 6.0 * rig.backend.period + 1e-9)  # wrist: 6 rad/s
     assert steps[0] > 0
 
 
@@ -319,11 +340,11 @@ def test_bad_commands_are_rejected_whole(rig: Rig) -> None:
     for names, values in [(["elbow"], [math.nan]), (["elbow"], [math.inf]),
                           (["nope"], [0.0]), (["elbow", "elbow"], [0.0, 0.1]),
                           (["elbow"], [0.0, 1.0])]:
-        assert not rig.manager.command(CommandKind.POSITION, names, values).ok
-    wrong_mode = rig.manager.command(CommandKind.VELOCITY, ["elbow"], [0.1])
+        assert not rig.core.command(CommandKind.POSITION, names, values).ok
+    wrong_mode = rig.core.command(CommandKind.VELOCITY, ["elbow"], [0.1])
     assert not wrong_mode.ok
-    assert "position mode" in wrong_mode.message
-    clamped = rig.manager.command(CommandKind.POSITION, ["elbow"], [1e300])
+    assert "takes position commands, not velocity" in wrong_mode.message
+    clamped = rig.core.command(CommandKind.POSITION, ["elbow"], [1e300])
     assert clamped.ok
     assert clamped.clamped[0].applied == 2.2
 
@@ -331,37 +352,60 @@ def test_bad_commands_are_rejected_whole(rig: Rig) -> None:
 def test_estop_cuts_torque_at_once_and_needs_enable(rig: Rig) -> None:
     rig.step()
     rig.enable()
-    req = rig.manager.estop()
-    rig.manager.wake_cycle(rig.t)  # what the loop thread does when woken
-    assert rig.manager.state is MotionState.ESTOP
+    req = rig.backend.estop()
+    rig.backend.serve(rig.t)  # what the loop thread does when woken
+    assert rig.backend.state is MotionState.ESTOP
     assert not any(rig.emulator.state(i).torque_enabled for i in START)
     rig.step()
     assert req.done
     assert req.ok
-    assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    assert not rig.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
     rig.enable()
-    assert rig.manager.state is MotionState.ENABLED
+    assert rig.backend.state is MotionState.ENABLED
+
+
+def test_an_answer_is_given_once_the_status_says_it(rig: Rig) -> None:
+    """A request's answer never comes before the status (what /diagnostics and the
+    publishers read) says the same: an e-stop answered while the status still said
+    "enabled" let a client that checks the node's diagnostics take it as enabled."""
+    rig.step()
+    rig.enable()
+    seen: list[tuple[str, MotionState]] = []
+    for kind in ("estop", "enable", "disable"):
+        req = getattr(rig.backend, kind)()
+        finish = req.finish
+
+        def watched(ok: bool, message: str, req: object = req, finish: object = finish,
+                    kind: str = kind) -> None:
+            seen.append((kind, rig.backend.status().state))
+            finish(ok, message)  # type: ignore[operator]
+
+        req.finish = watched  # type: ignore[method-assign]
+        rig.step()
+        assert req.done
+    assert seen == [("estop", MotionState.ESTOP), ("enable", MotionState.ENABLED),
+                    ("disable", MotionState.DISABLED)]
 
 
 def test_watchdog_holds_position(rig: Rig) -> None:
     rig.step()
     rig.enable()
-    rig.manager.command(CommandKind.POSITION, ["elbow"], [1.0])
+    rig.core.command(CommandKind.POSITION, ["elbow"], [1.0])
     rig.step(5)
-    assert not rig.manager.status().watchdog_tripped
-    before = rig.manager.status().target.copy()
+    assert not rig.backend.status().watchdog_tripped
+    before = rig.backend.status().target.copy()
     status = rig.step(dt=0.5)  # no command for command_timeout
     assert status.watchdog_tripped  # type: ignore[attr-defined]
     assert status.state is MotionState.ENABLED  # type: ignore[attr-defined]
     held = status.target.copy()  # type: ignore[attr-defined]
     rig.step(10)
-    assert rig.manager.status().target == pytest.approx(held)
+    assert rig.backend.status().target == pytest.approx(held)
     assert held[2] < 1.0
     assert held[2] >= before[2]
     # A new command resumes.
-    assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    assert rig.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
     rig.step()
-    assert not rig.manager.status().watchdog_tripped
+    assert not rig.backend.status().watchdog_tripped
 
 
 def test_watchdog_torque_off(tmp_path: Path, emulators: SharedEmulator) -> None:
@@ -369,12 +413,12 @@ def test_watchdog_torque_off(tmp_path: Path, emulators: SharedEmulator) -> None:
     try:
         rig.step()
         rig.enable()
-        rig.manager.command(CommandKind.POSITION, ["elbow"], [0.3])
+        rig.core.command(CommandKind.POSITION, ["elbow"], [0.3])
         rig.step(3)
         rig.step(dt=0.5)
-        assert rig.manager.state is MotionState.DISABLED
+        assert rig.backend.state is MotionState.DISABLED
         assert not any(rig.emulator.state(i).torque_enabled for i in START)
-        assert "no command" in rig.manager.status().message
+        assert "no command" in rig.backend.status().message
     finally:
         rig.close()
 
@@ -383,9 +427,9 @@ def test_garbage_before_replies_is_skipped(rig: Rig) -> None:
     rig.step()
     rig.enable()
     rig.proxy.mode = "garbage"
-    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.4]).ok
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.4]).ok
     rig.settle(4, 0.4)
-    status = rig.manager.status()
+    status = rig.backend.status()
     assert status.state is MotionState.ENABLED
     assert status.fresh
 
@@ -399,7 +443,7 @@ def test_transient_errors_are_counted_then_fail_the_bus(rig: Rig, mode: str) -> 
     assert status.state is MotionState.ENABLED  # type: ignore[attr-defined]
     assert status.buses[0].consecutive_failures == 1  # type: ignore[attr-defined]
     rig.step(2)  # fault_threshold = 3
-    status = rig.manager.status()
+    status = rig.backend.status()
     assert status.state is MotionState.FAULT
     errors = status.buses[0].errors
     if mode == "drop":
@@ -415,10 +459,10 @@ def test_transient_errors_are_counted_then_fail_the_bus(rig: Rig, mode: str) -> 
     # Healed: reconnect after the backoff. The servos kept power and torque (safe_state
     # hold): they keep holding, now at their measured positions; moving needs an enable.
     rig.proxy.mode = "pass"
-    rig.until(lambda: rig.manager.state is MotionState.HOLDING)
+    rig.until(lambda: rig.backend.state is MotionState.HOLDING)
     assert all(rig.emulator.state(i).torque_enabled for i in START)
-    assert rig.manager.status().buses[0].reconnects == 1
-    assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+    assert rig.backend.status().buses[0].reconnects == 1
+    assert not rig.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
     rig.enable()
     status = rig.step()
     measured = status.position  # type: ignore[attr-defined]
@@ -430,23 +474,23 @@ def test_port_vanishes_and_comes_back_with_backoff(rig: Rig) -> None:
     rig.enable()
     rig.proxy.vanish()
     rig.step()
-    status = rig.manager.status()
+    status = rig.backend.status()
     assert status.state is MotionState.FAULT
     assert status.buses[0].errors["transport"] >= 1
     # Reconnect attempts back off: 0.1, 0.2, 0.4, 0.4 ... s (clock driven).
     attempts = []
     for _ in range(120):  # 1.2 s at 100 Hz
         rig.step()
-        attempts.append(rig.manager.status().buses[0].reconnect_attempts)
+        attempts.append(rig.backend.status().buses[0].reconnect_attempts)
     changes = [i for i in range(1, len(attempts)) if attempts[i] != attempts[i - 1]]
     gaps = np.diff(changes)
     assert len(changes) >= 3
     assert list(gaps[:2]) == [20, 40]  # 0.2 s, then 0.4 s, in cycles of 10 ms
     rig.proxy.appear()
-    rig.until(lambda: rig.manager.state is MotionState.HOLDING, limit=100)
-    assert rig.manager.status().buses[0].connected
+    rig.until(lambda: rig.backend.state is MotionState.HOLDING, limit=100)
+    assert rig.backend.status().buses[0].connected
     rig.enable()
-    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [0.2]).ok
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.2]).ok
     rig.settle(4, 0.2)
 
 
@@ -457,9 +501,9 @@ def test_auto_resume_after_reconnect(tmp_path: Path, emulators: SharedEmulator) 
         rig.enable()
         rig.proxy.vanish()
         rig.step()
-        assert rig.manager.state is MotionState.FAULT
+        assert rig.backend.state is MotionState.FAULT
         rig.proxy.appear()
-        rig.until(lambda: rig.manager.state is MotionState.ENABLED, limit=100)
+        rig.until(lambda: rig.backend.state is MotionState.ENABLED, limit=100)
         status = rig.step()
         assert status.target == pytest.approx(status.position, abs=3e-3)  # type: ignore[attr-defined]
     finally:
@@ -483,53 +527,69 @@ def test_control_loop_thread_runs_and_stops(tmp_path: Path,
     rig = Rig(tmp_path, emulators)
     import time
 
-    rig.manager = HardwareManager(rig.bound, clock=time.monotonic)
+    rig.attach(HardwareBackend(rig.bound, clock=time.monotonic))
     try:
-        rig.manager.start()
-        req = rig.manager.enable(wait=5.0)
+        rig.runner.configure()
+        req = rig.backend.enable(wait=5.0)
         assert req.done, "the loop did not handle the enable"
         assert req.ok, req.message
-        assert rig.manager.command(CommandKind.POSITION, ["shoulder_yaw"], [0.5]).ok
-        estop = rig.manager.estop(wait=5.0)
+        assert rig.core.command(CommandKind.POSITION, ["shoulder_yaw"], [0.5]).ok
+        estop = rig.backend.estop(wait=5.0)
         assert estop.done
         assert estop.ok
-        assert rig.manager.status().cycles > 0
+        assert rig.backend.status().cycles > 0
     finally:
         rig.close()
-    assert rig.manager.state is MotionState.OFFLINE
+    assert rig.backend.state is MotionState.OFFLINE
 
 
-def test_on_read_hears_each_read_once_and_a_failing_listener_is_survived(
+def test_the_listener_hears_each_read_once_and_a_failing_listener_is_survived(
         tmp_path: Path, emulators: SharedEmulator, caplog: pytest.LogCaptureFixture) -> None:
-    """The loop thread gives each new read to on_read, once and in order; a listener that
-    raises neither stops the loop nor floods the log (one line)."""
+    """The loop thread tells its listener of each new read, once and in order; a listener
+    that raises neither stops the loop nor floods the log (one line)."""
     import time
 
     rig = Rig(tmp_path, emulators)
     heard: list[tuple[float, str]] = []
     enough = threading.Event()
 
-    def on_read(status: object) -> None:
-        heard.append((status.read_stamp, threading.current_thread().name))  # type: ignore[attr-defined]
-        if len(heard) >= 20:
-            enough.set()
-        raise RuntimeError("a listener's bug")
+    class Listener:
+        def next_event(self) -> float:
+            return math.inf
 
-    rig.manager = HardwareManager(rig.bound, clock=time.monotonic, on_read=on_read)
+        def after_cycles(self, now: float, count: int) -> None:  # noqa: ARG002
+            status = rig.backend.status()
+            if not heard or status.read_stamp != heard[-1][0]:
+                heard.append((status.read_stamp, threading.current_thread().name))
+            if len(heard) >= 20:
+                enough.set()
+            raise RuntimeError("a listener's bug")
+
+        def flush(self) -> None:
+            pass
+
+        def on_lagging(self) -> None:
+            pass
+
+        def on_error(self, exc: Exception) -> bool:  # noqa: ARG002
+            return True
+
+    rig.attach(HardwareBackend(rig.bound, clock=time.monotonic))
+    rig.runner.listener = Listener()
     try:
         with caplog.at_level("ERROR", logger="skel_ros.hardware"):
-            rig.manager.start()
-            assert enough.wait(30.0), f"on_read heard {len(heard)} reads"
-            req = rig.manager.enable(wait=10.0)  # the loop still answers
+            rig.runner.configure()
+            assert enough.wait(30.0), f"the listener heard {len(heard)} reads"
+            req = rig.backend.enable(wait=10.0)  # the loop still answers
         assert req.done
         assert req.ok, req.message
     finally:
         rig.close()
-    stamps = [stamp for stamp, _ in heard]
-    assert all(math.isfinite(t) for t in stamps)
+    stamps = [stamp for stamp, _ in heard if math.isfinite(stamp)]
+    assert len(stamps) >= 19
     assert all(b > a for a, b in itertools.pairwise(stamps))  # once each, in order
     assert {name for _, name in heard} == {"skel_ros-hardware"}
-    failed = [r for r in caplog.records if "on_read failed" in r.getMessage()]
+    failed = [r for r in caplog.records if "listener failed" in r.getMessage()]
     assert len(failed) == 1
 
 
@@ -537,15 +597,15 @@ def test_servo_fault_then_clear_faults(rig: Rig) -> None:
     rig.step()
     rig.enable()
     rig.emulator.inject_fault(3, 0x20)  # Hardware Error Status: overload
-    rig.until(lambda: rig.manager.state is not MotionState.ENABLED, limit=20)
-    status = rig.manager.status()
+    rig.until(lambda: rig.backend.state is not MotionState.ENABLED, limit=20)
+    status = rig.backend.status()
     assert status.state is MotionState.FAULT
     assert "elbow" in status.message
     assert "clear_faults" in status.message
     assert status.buses[0].errors["device"] == 1  # counted once, not every cycle
     # The bus works: it stays open and measured; the other servos keep holding (hold).
     rig.step(30)
-    status = rig.manager.status()
+    status = rig.backend.status()
     assert status.buses[0].connected
     assert status.buses[0].reconnects == 0
     assert status.measured.all()
@@ -554,18 +614,18 @@ def test_servo_fault_then_clear_faults(rig: Rig) -> None:
     assert all(rig.emulator.state(i).torque_enabled for i in (1, 2, 4))
     elbow = next(a for a in status.actuators if a.name == "elbow")
     assert elbow.level is Level.ERROR
-    req = rig.manager.enable()
+    req = rig.backend.enable()
     rig.step()
     assert not req.ok
     assert "clear_faults" in req.message
     # The way out: the protocol's own recovery (Dynamixel: Reboot), torque stays off.
-    req = rig.manager.clear_faults()
+    req = rig.backend.clear_faults()
     rig.step()
     assert req.done
     assert req.ok, req.message
     assert "elbow" in req.details
     assert "reboot" in req.details["elbow"].lower()
-    assert rig.manager.state is MotionState.HOLDING
+    assert rig.backend.state is MotionState.HOLDING
     assert not rig.emulator.state(3).torque_enabled
     rig.enable()
     status = rig.step()
@@ -580,12 +640,12 @@ def test_servo_fault_with_torque_off_safe_state(tmp_path: Path,
         rig.step()
         rig.enable()
         rig.emulator.inject_fault(3, 0x20)
-        rig.until(lambda: rig.manager.state is MotionState.FAULT, limit=20)
+        rig.until(lambda: rig.backend.state is MotionState.FAULT, limit=20)
         assert not any(rig.emulator.state(i).torque_enabled for i in START)
-        req = rig.manager.clear_faults()
+        req = rig.backend.clear_faults()
         rig.step()
         assert req.ok, req.message
-        assert rig.manager.state is MotionState.DISABLED
+        assert rig.backend.state is MotionState.DISABLED
     finally:
         rig.close()
 
@@ -604,7 +664,7 @@ def test_stale_state_is_not_measured(rig: Rig) -> None:
         assert act.level is Level.STALE
         assert act.torque_enabled is None
     rig.proxy.appear()
-    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=100)
+    rig.until(lambda: bool(rig.backend.status().measured.all()), limit=100)
 
 
 @pytest.mark.parametrize("safe_state", ["hold", "torque_off"])
@@ -618,27 +678,27 @@ def test_a_glitch_keeps_the_safe_state(tmp_path: Path, emulators: SharedEmulator
         # Commanded every cycle until the servo arrives: the command watchdog (0.5 s of
         # the stepped clock) would otherwise stop a slow emulated move first.
         for _ in range(4000):
-            assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.4]).ok
+            assert rig.core.command(CommandKind.POSITION, ["elbow"], [0.4]).ok
             rig.step()
             if abs(rig.actuator(3) - 0.9) < 0.01:
                 break
         rig.proxy.vanish()
         rig.step(50)  # 0.5 s of the manager's clock
-        assert rig.manager.state is MotionState.FAULT
+        assert rig.backend.state is MotionState.FAULT
         rig.proxy.appear()
         if safe_state == "hold":
-            rig.until(lambda: rig.manager.state is MotionState.HOLDING, limit=200)
+            rig.until(lambda: rig.backend.state is MotionState.HOLDING, limit=200)
             # Never switched off: the servos hold where they are, the targets are there.
             assert all(rig.emulator.state(i).torque_enabled for i in START)
             status = rig.step(5)
             assert status.target == pytest.approx(status.position, abs=3e-3)  # type: ignore[attr-defined]
             assert rig.actuator(3) == pytest.approx(0.9, abs=0.02)
-            assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+            assert not rig.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
             rig.enable()
-            assert rig.manager.command(CommandKind.POSITION, ["elbow"], [0.2]).ok
+            assert rig.core.command(CommandKind.POSITION, ["elbow"], [0.2]).ok
             rig.settle(3, 0.5)
         else:
-            rig.until(lambda: rig.manager.state is MotionState.DISABLED, limit=200)
+            rig.until(lambda: rig.backend.state is MotionState.DISABLED, limit=200)
             assert not any(rig.emulator.state(i).torque_enabled for i in START)
     finally:
         rig.close()
@@ -653,7 +713,7 @@ def test_enable_reads_again_when_a_read_is_missed(tmp_path: Path,
     misses = {"n": 0}
     real_read = None
     try:
-        driver = rig.manager._slots[0].driver  # inject a missed read
+        driver = rig.backend._slots[0].driver  # inject a missed read
         real_read = driver.read
 
         def read() -> object:
@@ -665,10 +725,10 @@ def test_enable_reads_again_when_a_read_is_missed(tmp_path: Path,
         driver.read = read  # type: ignore[method-assign]
         rig.step()
         misses["n"] = 2  # this cycle's read, then the enable's first retry
-        req = rig.manager.enable()
+        req = rig.backend.enable()
         rig.step()
         assert req.ok, req.message
-        assert rig.manager.state is MotionState.ENABLED
+        assert rig.backend.state is MotionState.ENABLED
     finally:
         rig.close()
 
@@ -679,10 +739,10 @@ def test_trajectory_far_in_the_future_is_refused(rig: Rig) -> None:
     rig.step()
     rig.enable()
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.5, (0.5,))], start_positions=[0.1])
-    late = rig.manager.follow(traj, start=rig.t + 3600.0)
+    late = follow(rig.core, traj, start=rig.t + 3600.0)
     assert not late.ok
     assert "max_start_delay" in late.message
-    assert rig.manager.follow(traj, start=rig.t + 2.0).ok
+    assert follow(rig.core, traj, start=rig.t + 2.0).ok
 
 
 def test_trajectory_leaving_the_limits_is_reported_once(rig: Rig,
@@ -694,12 +754,12 @@ def test_trajectory_leaving_the_limits_is_reported_once(rig: Rig,
     rig.enable()
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.3, (2.5,))], start_positions=[0.1])
     with caplog.at_level("WARNING", logger="skel_ros.hardware"):
-        assert rig.manager.follow(traj, start=rig.t).ok
+        assert follow(rig.core, traj, start=rig.t).ok
         rig.step(60)
     lines = [r for r in caplog.records if "leaves the limits" in r.getMessage()]
     assert len(lines) == 1
     assert "'wrist'" in lines[0].getMessage()
-    assert rig.manager.status().target[3] == pytest.approx(1.9)
+    assert rig.backend.status().target[3] == pytest.approx(1.9)
 
 
 def test_unreachable_bus_is_an_error_repeated_slowly(tmp_path: Path, emulators: SharedEmulator,
@@ -713,7 +773,7 @@ def test_unreachable_bus_is_an_error_repeated_slowly(tmp_path: Path, emulators: 
         assert len(errors) == 1
         assert "not connected" in errors[0].getMessage()
         assert "ttyDXL" in errors[0].getMessage()
-        status = rig.manager.status()
+        status = rig.backend.status()
         assert status.state is MotionState.FAULT
         assert "not connected" in status.message
         assert status.buses[0].message.startswith("not connected")
@@ -731,32 +791,32 @@ def test_trajectory_is_sampled_by_the_loop(rig: Rig) -> None:
 
     rig.step()
     rig.enable()
-    start = rig.manager.status().target
+    start = rig.backend.status().target
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.5, (0.5,))],
                            start_positions=[float(start[3])])
-    assert rig.manager.follow(traj, start=rig.t).ok
+    assert follow(rig.core, traj, start=rig.t).ok
     targets = [rig.step().target[3] for _ in range(60)]  # type: ignore[attr-defined]
     s = float(start[3])
     assert targets[10] == pytest.approx(s + (0.5 - s) * 0.11 / 0.5, abs=1e-9)  # linear
     assert targets[-1] == pytest.approx(0.5)
     rig.settle(4, 0.5)
     bad = PointTrajectory(["wrist", "nope"], [TrajectoryPoint(0.5, (0.5, 0.0))])
-    assert not rig.manager.follow(bad).ok
+    assert not follow(rig.core, bad).ok
 
 
 def test_enable_is_refused_outside_the_position_limits(rig: Rig) -> None:
     rig.emulator.set_position(4, 2.5)  # wrist limits [-1.9, 1.9]
     rig.step(2)
-    req = rig.manager.enable()
+    req = rig.backend.enable()
     rig.step()
     assert not req.ok
     assert "'wrist' is at 2.5, outside its limits [-1.9, 1.9]" in req.message
-    assert rig.manager.state is MotionState.DISABLED
+    assert rig.backend.state is MotionState.DISABLED
     assert not rig.emulator.state(4).torque_enabled
     rig.emulator.set_position(4, 1.91)  # resting on the stop: held at the limit
     rig.step(2)
     rig.enable()
-    assert rig.manager.status().target[3] == pytest.approx(1.9)
+    assert rig.backend.status().target[3] == pytest.approx(1.9)
 
 
 class _Observer:
@@ -784,14 +844,14 @@ def test_observer_sees_each_read_cycle_on_the_manager_clock(rig: Rig) -> None:
 
     rig.step()
     rig.enable()
-    q0 = float(rig.manager.status().target[3])
+    q0 = float(rig.backend.status().target[3])
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.2, (q0 + 0.2,))], start_positions=[q0])
     observer = _Observer(done_at=0.305)
     start = rig.t
-    rig.manager.core.follow(traj, start, observer)
+    rig.core.follow(traj, start, observer)
     rig.step(10)
     times = [c[0] for c in observer.cycles]
-    assert times == pytest.approx([start + (k + 1) * rig.manager.period for k in range(10)])
+    assert times == pytest.approx([start + (k + 1) * rig.backend.period for k in range(10)])
     assert [c[1] for c in observer.cycles] == pytest.approx([t - start for t in times])
     for now, _, desired, actual in observer.cycles:
         assert desired == pytest.approx(traj.sample(now - start)[0])
@@ -808,17 +868,17 @@ def test_estop_and_a_command_end_the_trajectory(rig: Rig) -> None:
 
     rig.step()
     rig.enable()
-    q0 = float(rig.manager.status().target[3])
+    q0 = float(rig.backend.status().target[3])
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(1.0, (q0 + 0.2,))], start_positions=[q0])
     taken = _Observer()
-    rig.manager.core.follow(traj, rig.t, taken)
+    rig.core.follow(traj, rig.t, taken)
     rig.step(3)
-    assert rig.manager.command(CommandKind.POSITION, ["wrist"], [q0]).ok
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [q0]).ok
     assert [e[1] for e in taken.ends] == [FollowOutcome.TAKEN_OVER]
     stopped = _Observer()
-    rig.manager.core.follow(traj, rig.t, stopped)
+    rig.core.follow(traj, rig.t, stopped)
     rig.step(3)
-    rig.manager.estop()
+    rig.backend.estop()
     rig.step()
     assert [e[1] for e in stopped.ends] == [FollowOutcome.STOPPED]
     assert "emergency stop" in stopped.ends[0][2]
@@ -835,11 +895,11 @@ def test_a_command_for_other_joints_keeps_a_new_trajectory(rig: Rig) -> None:
 
     rig.step()
     rig.enable()
-    q = rig.manager.status().target
+    q = rig.backend.status().target
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.2, (float(q[3]) + 0.2,))],
                            start_positions=[float(q[3])])
-    assert rig.manager.follow(traj, start=rig.t).ok
-    assert rig.manager.command(CommandKind.POSITION, ["shoulder_yaw"], [float(q[0])]).ok
+    assert follow(rig.core, traj, start=rig.t).ok
+    assert rig.core.command(CommandKind.POSITION, ["shoulder_yaw"], [float(q[0])]).ok
     targets = [rig.step().target[3] for _ in range(30)]  # type: ignore[attr-defined]
     assert targets[-1] == pytest.approx(float(q[3]) + 0.2)
 
@@ -862,27 +922,27 @@ def test_estop_during_an_outage_says_the_bus_was_not_reached(rig: Rig) -> None:
     rig.enable()
     rig.proxy.vanish()
     rig.step()
-    assert rig.manager.state is MotionState.FAULT
-    req = rig.manager.estop()
-    rig.manager.wake_cycle(rig.t)  # what the loop thread does when woken
+    assert rig.backend.state is MotionState.FAULT
+    req = rig.backend.estop()
+    rig.backend.serve(rig.t)  # what the loop thread does when woken
     assert req.done
-    assert rig.manager.state is MotionState.ESTOP
+    assert rig.backend.state is MotionState.ESTOP
     assert not req.ok, req.message
     assert "'arm_bus' not reached" in req.message
     assert "watchdog" in req.message
-    assert "NOT confirmed" in rig.manager.status().message
+    assert "NOT confirmed" in rig.backend.status().message
     assert all(_torque(rig))  # what the answer says: nothing reached the servos
-    again = rig.manager.estop()
+    again = rig.backend.estop()
     rig.step()
     assert again.done
     assert not again.ok  # still unknown, not "off"
     rig.proxy.appear()
-    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=200)
+    rig.until(lambda: bool(rig.backend.status().measured.all()), limit=200)
     assert not any(_torque(rig))  # reopened with torque off
     status = rig.step()
     assert status.state is MotionState.ESTOP  # type: ignore[attr-defined]
     assert status.message == "emergency stop: torque off; enable to move again"  # type: ignore[attr-defined]
-    confirmed = rig.manager.estop()
+    confirmed = rig.backend.estop()
     rig.step()
     assert confirmed.ok, confirmed.message
 
@@ -892,15 +952,15 @@ def test_disable_during_an_outage_says_the_bus_was_not_reached(rig: Rig) -> None
     rig.enable()
     rig.proxy.vanish()
     rig.step()
-    req = rig.manager.disable()
+    req = rig.backend.disable()
     rig.step()
     assert req.done
     assert not req.ok
     assert "'arm_bus' not reached" in req.message
     rig.proxy.appear()
-    rig.until(lambda: bool(rig.manager.status().measured.all()), limit=200)
+    rig.until(lambda: bool(rig.backend.status().measured.all()), limit=200)
     assert not any(_torque(rig))
-    confirmed = rig.manager.disable()
+    confirmed = rig.backend.disable()
     rig.step()
     assert confirmed.ok, confirmed.message
 
@@ -916,19 +976,19 @@ def test_clear_faults_never_switches_torque_on_even_with_auto_resume(
         rig.step()
         rig.enable()
         rig.emulator.inject_fault(3, 0x20)  # elbow: overload
-        rig.until(lambda: rig.manager.state is MotionState.FAULT, limit=20)
+        rig.until(lambda: rig.backend.state is MotionState.FAULT, limit=20)
         torque = _torque(rig)  # hold: the others keep holding; torque_off: all off
         writes = {i: len(rig.emulator.torque_writes(i)) for i in START}
-        req = rig.manager.clear_faults()
+        req = rig.backend.clear_faults()
         rig.step()
         assert req.ok, req.message
         rig.step(20)
-        assert rig.manager.state is after
+        assert rig.backend.state is after
         assert _torque(rig) == torque
         assert not rig.emulator.state(3).torque_enabled
         for i in START:  # not one Torque Enable = 1 since the fault
             assert 1 not in [v for _, v in rig.emulator.torque_writes(i)[writes[i]:]]
-        assert not rig.manager.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+        assert not rig.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
         rig.enable()  # an enable moves again
         assert all(_torque(rig))
     finally:
@@ -941,13 +1001,13 @@ def test_enable_while_enabled_changes_nothing(rig: Rig) -> None:
 
     rig.step()
     rig.enable()
-    q0 = float(rig.manager.status().target[3])
+    q0 = float(rig.backend.status().target[3])
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.5, (q0 + 0.4,))], start_positions=[q0])
     observer = _Observer()
-    rig.manager.core.follow(traj, rig.t, observer)
-    assert rig.manager.command(CommandKind.POSITION, ["elbow"], [2.0]).ok  # > 20 cycles away
+    rig.core.follow(traj, rig.t, observer)
+    assert rig.core.command(CommandKind.POSITION, ["elbow"], [2.0]).ok  # > 20 cycles away
     targets = [rig.step().target.copy() for _ in range(10)]  # type: ignore[attr-defined]
-    req = rig.manager.enable()
+    req = rig.backend.enable()
     targets += [rig.step().target.copy() for _ in range(10)]  # type: ignore[attr-defined]
     steps = np.diff(np.array(targets)[:, 2:4], axis=0)
     assert (steps > 0).all()  # elbow and wrist never jump back to the measured positions
@@ -955,9 +1015,9 @@ def test_enable_while_enabled_changes_nothing(rig: Rig) -> None:
     assert req.done
     assert req.ok, req.message
     assert "already enabled" in req.message
-    assert rig.manager.state is MotionState.ENABLED
+    assert rig.backend.state is MotionState.ENABLED
     rig.step(40)
-    assert rig.manager.status().target[3] == pytest.approx(q0 + 0.4)
+    assert rig.backend.status().target[3] == pytest.approx(q0 + 0.4)
 
 
 def test_actuator_diagnostics_say_their_own_torque(rig: Rig) -> None:
@@ -965,11 +1025,11 @@ def test_actuator_diagnostics_say_their_own_torque(rig: Rig) -> None:
     rig.step()
     rig.enable()
     rig.emulator.inject_fault(3, 0x20)
-    rig.until(lambda: rig.manager.state is MotionState.FAULT, limit=20)
-    req = rig.manager.clear_faults()
+    rig.until(lambda: rig.backend.state is MotionState.FAULT, limit=20)
+    req = rig.backend.clear_faults()
     rig.step()
     assert req.ok, req.message
-    assert rig.manager.state is MotionState.HOLDING
+    assert rig.backend.state is MotionState.HOLDING
     status = rig.step(10)  # past the diagnostics' refresh period
     actuators = {a.name: a for a in status.actuators}  # type: ignore[attr-defined]
     assert not rig.emulator.state(3).torque_enabled
@@ -1037,7 +1097,7 @@ def test_a_failed_torque_off_is_never_kept_holding(stop: str) -> None:
                                                 port="/dev/null", baud=1_000_000),
                                   "t.yaml").bind(load_skel(ARM).skeletons[0])
     now = [0.0]
-    manager = HardwareManager(bound, clock=lambda: now[0], bus_factory=factory)
+    manager = HardwareBackend(bound, clock=lambda: now[0], bus_factory=factory)
 
     def step(n: int = 1) -> None:
         for _ in range(n):

@@ -19,11 +19,11 @@ def test_every_exported_name_resolves_from_its_module() -> None:
 
 def test_an_emulator_process_does_not_import_the_model_readers() -> None:
     """The Dynamixel emulator runs in a process of its own: importing it must not pull in
-    the model package or the manager through the package's ``__init__`` (about half a
+    the model package or the hardware backend through the package's ``__init__`` (about half a
     second of every emulator start)."""
-    code = ("import sys, skel_ros.hardware.dynamixel.emulator\n"
+    code = ("import sys, skel_ros.emulation.dynamixel\n"
             "print(sorted(m for m in ('skel_ros.model', 'skel_ros.hardware.config',"
-            " 'skel_ros.hardware.manager') if m in sys.modules))")
+            " 'skel_ros.hardware.backend') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -3,7 +3,8 @@
 ``loopback_protocol.py`` (next to this file) is a small protocol with its own emulator.
 The ``loopback`` fixture registers it the way an installed distribution would: a
 ``*.dist-info`` directory whose ``entry_points.txt`` names it in the group
-``skel_ros.protocols``, put on ``sys.path`` here and on ``PYTHONPATH`` for child processes.
+``skel_ros.protocols`` and its emulator in the group ``skel_ros.emulators``, put on
+``sys.path`` here and on ``PYTHONPATH`` for child processes.
 Nothing in ``skel_ros`` names it; the hardware node, ``skel-ros scan`` and ``skel-ros
 emulate`` drive it.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import spin_call
 
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.config import parse_hardware_config
@@ -55,7 +57,8 @@ def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Register ``loopback`` by entry point here; return the environment for children."""
     site = tmp_path / "site"
     _dist_info(site, "skel_ros_loopback",
-               "[skel_ros.protocols]\nloopback = loopback_protocol:PLUGIN\n")
+               "[skel_ros.protocols]\nloopback = loopback_protocol:PLUGIN\n"
+               "[skel_ros.emulators]\nloopback = loopback_protocol:start_emulator\n")
     monkeypatch.syspath_prepend(str(HERE))
     monkeypatch.syspath_prepend(str(site))
     path = os.pathsep.join(p for p in (str(site), str(HERE), os.environ.get("PYTHONPATH"))
@@ -77,15 +80,15 @@ def test_builtin_protocols_are_plugins_with_their_facts() -> None:
                       ControlMode.POSITION),
         "canopen": ("Cia402Bus", TransportKind.CAN, (1, 127), "1-127", 0.05,
                     ControlMode.POSITION),
-        "mit": ("MitBus", TransportKind.CAN, (1, 0x7FE), "1-32", 0.05, ControlMode.MIT),
+        "mit": ("MitBus", TransportKind.CAN, (1, 0x7FE), "1-32", 0.05, ControlMode.IMPEDANCE),
     }
     # The X series' Baud Rate (8) values 0..7 (ROBOTIS e-Manual); CAN bitrates are the
     # interface's setting (python-can's argument), no protocol fact: any positive one.
     assert protocol("dynamixel").rates == (9600, 57600, 115200, 1_000_000, 2_000_000,
                                            3_000_000, 4_000_000, 4_500_000)
     assert protocol("canopen").rates == protocol("mit").rates == ()
-    assert ControlMode.MIT not in protocol("dynamixel").modes
-    assert ControlMode.MIT not in protocol("canopen").modes
+    assert ControlMode.IMPEDANCE not in protocol("dynamixel").modes
+    assert ControlMode.IMPEDANCE not in protocol("canopen").modes
     for name in BUILTIN:
         assert bus_class(name).protocol == name
 
@@ -119,14 +122,6 @@ def test_transport_kinds_name_their_rate_and_their_device() -> None:
     assert can.device({}) == "CAN interface (default) channel (default)"
 
 
-def test_emulators_never_go_onto_a_real_can_bus() -> None:
-    can, serial = protocol("mit"), protocol("dynamixel")
-    assert can.emulator_transport({"interface": "socketcan", "channel": "can0"}) == {}
-    assert can.emulator_transport({"interface": "virtual", "channel": "x"}) == {
-        "interface": "virtual", "channel": "x"}
-    assert serial.emulator_transport({"port": "/dev/ttyUSB0"}) == {"port": "/dev/ttyUSB0"}
-
-
 def test_listing_imports_no_protocol_and_a_missing_can_library_spares_dynamixel() -> None:
     """Names come without imports; a Dynamixel robot loads and binds with python-can and
     canopen missing, and no CAN protocol's module is imported on the way."""
@@ -139,11 +134,11 @@ def test_listing_imports_no_protocol_and_a_missing_can_library_spares_dynamixel(
         loaded = [m for m in sys.modules if m.startswith(("skel_ros.hardware.dynamixel",
                   "skel_ros.hardware.mit", "skel_ros.hardware.canopen402"))]
         assert not loaded, loaded
-        from skel_ros.hardware import HardwareManager, load_hardware_config
+        from skel_ros.hardware import HardwareBackend, load_hardware_config
         from skel_ros.model import load_skel
         config = load_hardware_config({str(ARM_YAML)!r})
-        manager = HardwareManager(config.bind(config.select_skeleton(load_skel({str(ARM)!r}))))
-        assert manager.names
+        backend = HardwareBackend(config.bind(config.select_skeleton(load_skel({str(ARM)!r}))))
+        assert backend.names
         can = [m for m in sys.modules if m.startswith(("skel_ros.hardware.mit",
                "skel_ros.hardware.canopen402", "skel_ros.hardware.can_transport"))]
         assert not can, can
@@ -200,7 +195,7 @@ joints:
     bus: legs
     id: 1
     model: AK80-9
-    mode: mit
+    mode: impedance
     options:
       kp: 20.0
       kdd: 1.0
@@ -364,12 +359,10 @@ def test_the_hardware_node_drives_a_registered_protocol(
         emulator = node._emulators[0]
         assert type(emulator).__name__ == "LoopbackEmulator"
         spin_until(lambda: bool(states), "joint_states")
-        spin_until(enable.service_is_ready, "~/enable")
-        future = enable.call_async(SetBool.Request(data=True))
-        spin_until(future.done, "the enable reply")
-        assert future.result().success, future.result().message
+        reply = spin_call(executor, enable, SetBool.Request(data=True), idempotent=True)
+        assert reply.success, reply.message
         assert all(torque for _, torque in emulator.devices.values())
-        node._on_joint_command(JointState(name=["elbow"], position=[0.4]))
+        node.shell.intake.on_joint_command(JointState(name=["elbow"], position=[0.4]))
         # direction -1: the device goes to -0.4; /joint_states reads +0.4 back from it.
         spin_until(lambda: abs(emulator.devices[3][0] + 0.4) < 1e-6, "the device at -0.4")
         spin_until(lambda: abs(position("elbow") - 0.4) < 1e-6, "elbow at 0.4 in joint_states")

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from skel_ros.hardware import HardwareManager, MotionState, load_hardware_config
+from skel_ros.emulation import emulated_transport
+from skel_ros.emulation.mit import start_emulator
+from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, load_hardware_config
 from skel_ros.hardware.base import BusSpec, ControlMode
-from skel_ros.hardware.mit import lookup, start_emulator
+from skel_ros.hardware.mit import lookup
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.plugins import protocol
 from skel_ros.model import load_skel
@@ -29,9 +31,9 @@ from skel_ros.trajectory.limits import DofLimits
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from skel_ros.emulation.mit import MitEmulator
     from skel_ros.hardware import HardwareStatus
     from skel_ros.hardware.config import BoundConfig, HardwareConfig
-    from skel_ros.hardware.mit.emulator import MitEmulator
     from skel_ros.model.types import Skeleton
 
 CONFIG = resolve("package://skel_ros/config/hardware/quadruped_mit.yaml")
@@ -79,7 +81,7 @@ def test_motors_are_mit_models_the_driver_accepts(config: HardwareConfig,
     ids = [j.actuator.id for j in config.joints]
     assert sorted(ids) == list(range(1, 13))  # unique over both buses: one bus works too
     for jm in config.joints:
-        assert jm.actuator.mode is ControlMode.MIT, jm.name
+        assert jm.actuator.mode is ControlMode.IMPEDANCE, jm.name
         model = lookup(jm.actuator.model)
         assert model is not None, jm.name
         assert jm.actuator.options["kp"] > 0, jm.name
@@ -112,7 +114,7 @@ def test_directions_mirror_the_sides(config: HardwareConfig, skeleton: Skeleton)
 
 def emulator_transport(spec: BusSpec) -> dict[str, object]:
     """Where the hardware node puts the emulator of ``spec``'s bus (``emulate:=true``)."""
-    return protocol(spec.protocol).emulator_transport(spec.transport)
+    return emulated_transport(protocol(spec.protocol), spec.transport)
 
 
 def test_the_real_interface_and_the_emulate_path(config: HardwareConfig) -> None:
@@ -146,21 +148,28 @@ class _Rig:
                                           for m in maps}})
                 self.emulators.update(dict.fromkeys((m.actuator.id for m in maps), emulator))
                 config = config.with_transport(spec.name, emulator.transport)
-            self.manager = HardwareManager(config.bind(skeleton), clock=lambda: self.t)
+            self.attach(HardwareBackend(config.bind(skeleton), clock=lambda: self.t))
         except BaseException:
             self._stop_emulators()
             raise
 
+    def attach(self, backend: HardwareBackend) -> None:
+        """Drive ``backend`` under a runner and a core, as the hardware node does."""
+        self.backend = backend
+        self.runner = hardware_runner(backend)
+        self.core = self.runner.core
+
     def step(self) -> HardwareStatus:
-        self.t += self.manager.period
-        return self.manager.step(self.t)
+        self.t += self.backend.period
+        self.runner.cycle()
+        return self.backend.status()
 
     def until(self, predicate: Callable[[], bool], limit: int = 400) -> None:
         for _ in range(limit):
             self.step()
             if predicate():
                 return
-        raise AssertionError(f"not reached in {limit} cycles: {self.manager.status().message}")
+        raise AssertionError(f"not reached in {limit} cycles: {self.backend.status().message}")
 
     def motor_position(self, name: str) -> float:
         """The emulated motor's shaft position (actuator side) of DOF ``name``."""
@@ -168,7 +177,7 @@ class _Rig:
         return self.emulators[motor_id].state(motor_id).position
 
     def close(self) -> None:
-        self.manager.stop()
+        self.runner.cleanup()
         self._stop_emulators()
 
     def _stop_emulators(self) -> None:
@@ -184,15 +193,15 @@ def test_the_yaml_drives_the_emulated_motors(config: HardwareConfig,
         assert status.state is MotionState.DISABLED, status.message
         initial = np.array([d.initial_position for d in skeleton.dofs])
         np.testing.assert_allclose(status.position, initial, atol=1e-3)
-        request = rig.manager.enable()
+        request = rig.backend.enable()
         rig.until(lambda: request.done)
         assert request.ok, request.message
         squat = {"fl_hip_pitch": 0.65, "fl_knee": -1.3, "fr_hip_pitch": 0.65, "fr_knee": -1.3,
                  "hl_hip_abd": 0.2, "hr_hip_abd": -0.2}
-        result = rig.manager.command(CommandKind.POSITION, list(squat), list(squat.values()))
+        result = rig.core.command(CommandKind.POSITION, list(squat), list(squat.values()))
         assert result.ok, result.message
-        index = {n: i for i, n in enumerate(rig.manager.names)}
-        rig.until(lambda: all(abs(rig.manager.status().position[index[n]] - q) < 5e-3
+        index = {n: i for i, n in enumerate(rig.backend.names)}
+        rig.until(lambda: all(abs(rig.backend.status().position[index[n]] - q) < 5e-3
                               for n, q in squat.items()))
         for name, q in squat.items():
             # The motor turned the way its direction says (mirrored on the right / hind).

@@ -450,10 +450,11 @@ def test_joint_types_and_limits(synthetic: World, tmp_path: Path) -> None:
     mimic = joints["scr__screw_translation"].find("mimic")
     assert mimic.get("joint") == "scr"
     assert float(mimic.get("multiplier")) == pytest.approx(0.25 / (2 * math.pi), abs=0)
-    # Intermediate links are massless and named after joint and DOF.
+    # Intermediate links are massless and named after one model name: the DOF whose
+    # motion they follow, or the body whose joint frame they are.
     links = {e.get("name"): e for e in _xml(skeleton_to_urdf(skel, mesh_dir=tmp_path)).iter("link")}
-    assert links["ball__ball_y__link"].find("inertial") is None
-    assert links["rev__rev__link"].find("inertial") is None  # T_child_to_joint is not identity
+    assert links["ball_y__link"].find("inertial") is None
+    assert links["b_rev__joint_frame"].find("inertial") is None  # T_child_to_joint is not identity
     assert joints["rev__fixed"].get("type") == "fixed"
     assert links["b_rev"].find("inertial") is not None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from service_call import spin_call
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -54,6 +56,12 @@ class ActionProbe:
         goal_obj.result_future = goal_obj.handle.get_result_async()
         return goal_obj
 
+    def accepts(self, goal: Any) -> bool:
+        """Send ``goal``: whether the server accepted it (an accepted one then runs)."""
+        future = self.client.send_goal_async(goal)
+        self.spin_until(future.done, "the goal's acceptance")
+        return bool(future.result().accepted)
+
     def wait(self, goal: Goal, limit: float = SPIN_LIMIT) -> tuple[int, Any]:
         self.spin_until(goal.result_future.done, "the goal's result", limit)
         response = goal.result_future.result()
@@ -73,11 +81,8 @@ class ActionProbe:
         if self._query is None:
             self._query = self.node.create_client(QueryTrajectoryState,
                                                   f"{self.controller}/query_state")
-            self.spin_until(self._query.service_is_ready, "the query_state service")
-        future = self._query.call_async(QueryTrajectoryState.Request(
-            time=stamp_from_seconds(seconds)))
-        self.spin_until(future.done, "the reply of query_state")
-        return future.result()
+        return spin_call(self.executor, self._query, QueryTrajectoryState.Request(
+            time=stamp_from_seconds(seconds)), idempotent=True, timeout=SPIN_LIMIT)  # read only
 
     def cancel(self, goal: Goal) -> Any:
         future = goal.handle.cancel_goal_async()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import pytest
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -74,14 +75,13 @@ def _start(command: list[str], env: dict[str, str], *,
 @pytest.fixture
 def servos() -> Iterator[object]:
     """The arm's four emulated Dynamixel servos, owned by the test."""
+    from skel_ros.emulation import emulator_for
     from skel_ros.hardware import load_hardware_config
-    from skel_ros.hardware.plugins import protocol
 
     config = load_hardware_config(ARM_YAML)
     (bus,) = config.buses
-    plugin = protocol(bus.protocol)
-    emulator = plugin.start_emulator(plugin.emulator_transport(bus.transport),
-                                     [m.actuator for m in config.joints_on(bus.name)], {})
+    emulator = emulator_for(bus.protocol)(bus.transport,
+                                          [m.actuator for m in config.joints_on(bus.name)], {})
     try:
         yield emulator
     finally:
@@ -101,11 +101,8 @@ def _enable() -> None:
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         client = node.create_client(SetBool, "/hardware_node/enable")
-        assert client.wait_for_service(timeout_sec=STARTUP), "no /hardware_node/enable"
-        future = client.call_async(SetBool.Request(data=True))
-        executor.spin_until_future_complete(future, timeout_sec=STARTUP)
-        reply = future.result()
-        assert reply is not None, "no reply from /hardware_node/enable"
+        reply = spin_call(executor, client, SetBool.Request(data=True), idempotent=True,
+                          timeout=STARTUP)
         assert reply.success, reply.message
         node.destroy_node()
     finally:

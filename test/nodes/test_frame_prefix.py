@@ -56,8 +56,8 @@ def test_sim_node_frames_follow_its_namespace(ros_env: dict[str, str], namespace
             params.append(Parameter("frame_prefix", value=given))
         node = SimNode(context=context, start=False, parameter_overrides=params)
         assert node.get_namespace() == (namespace or "/")
-        assert node.io.world_frame == world
-        assert f'<link name="{world}"/>' in node.io.urdf
+        assert node.shell.robot.world_frame == world
+        assert f'<link name="{world}"/>' in node.shell.robot.urdf
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
@@ -77,8 +77,8 @@ def test_hardware_node_frames_follow_its_namespace(ros_env: dict[str, str]) -> N
                 resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"))),
             Parameter("emulate", value=True)])
         try:
-            assert node.frame_prefix == "robot2/"
-            assert node.robot.world_frame == "robot2/world"
+            assert node.shell.robot.frame_prefix == "robot2/"
+            assert node.shell.robot.world_frame == "robot2/world"
         finally:
             node.destroy_node()
     finally:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -55,15 +56,15 @@ def test_numbers_given_as_integers_and_auto_resume_as_a_bool(context: Any) -> No
     node = _node(context, ("control_rate", 200), ("command_timeout", 1),
                  ("auto_resume", True), ("publish_rate", 20))
     try:
-        manager = node.manager
-        assert manager.control_rate == 200.0
-        assert manager.core.command_timeout == 1.0
-        assert manager.auto_resume is True
+        backend = node.backend
+        assert backend.control_rate == 200.0
+        assert node.core.command_timeout == 1.0
+        assert backend.auto_resume is True
     finally:
         node.destroy_node()
     node = _node(context, ("auto_resume", "false"))  # the strings are taken too
     try:
-        assert node.manager.auto_resume is False
+        assert node.backend.auto_resume is False
     finally:
         node.destroy_node()
 
@@ -73,6 +74,36 @@ def _run(ros_env: dict[str, str], *params: str) -> subprocess.CompletedProcess[s
            "--ros-args", *(x for p in params for x in ("-p", p))]
     return subprocess.run(cmd, capture_output=True, text=True, env=ros_env, timeout=60,
                           check=False)
+
+
+def test_joints_the_yaml_does_not_map_are_not_published(context: Any, tmp_path: Path) -> None:
+    """A hardware YAML that maps three of the arm's four joints: ``joint_states`` names
+    those three only (the wrist is never measured: publishing a value for it would be a
+    lie), and ``/tf`` has no transform for the link the wrist moves, as
+    robot_state_publisher sends none for a joint it has no state of."""
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    text = ARM_YAML.read_text()
+    config = tmp_path / "arm_without_wrist.yaml"
+    config.write_text(text[:text.index("\n  wrist:")] + "\n")
+    node = _node(context, ("hardware_config", str(config)))
+    client = _Client(context, node)
+    states: list[Any] = []
+    tf: list[Any] = []
+    client.node.create_subscription(JointState, "joint_states", states.append, 10)
+    client.node.create_subscription(TFMessage, "/tf", tf.append, 100)
+    try:
+        assert list(node.bound.unmapped) == ["wrist"]
+        client.spin_until(lambda: len(states) >= 3 and len(tf) >= 3, 20.0,
+                          "joint_states and /tf")
+        assert {tuple(m.name) for m in states} == {("shoulder_yaw", "shoulder_pitch", "elbow")}
+        frames = {t.child_frame_id for m in tf for t in m.transforms}
+        assert {"turret__joint_frame", "upper_arm__joint_frame", "forearm__joint_frame"} <= frames
+        assert "hand__joint_frame" not in frames  # moved by the wrist
+    finally:
+        client.close()
+        node.destroy_node()
 
 
 def test_a_parameter_of_the_wrong_type_is_named_exit_code_2(ros_env: dict[str, str]) -> None:
@@ -116,10 +147,9 @@ class _Client:
                 raise AssertionError(f"timed out waiting for {what}")
             self.executor.spin_once(timeout_sec=0.02)
 
-    def call(self, client: Any, request: Any, timeout: float = 20.0) -> Any:
-        future = client.call_async(request)
-        self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
-        return future.result()
+    def call(self, client: Any, request: Any) -> Any:
+        """The answer (``~/enable``, ``~/estop``: idempotent, asked again if lost)."""
+        return spin_call(self.executor, client, request, idempotent=True)
 
     def summary(self) -> Any:
         """The hardware summary of the last /diagnostics message."""
@@ -143,8 +173,6 @@ def test_an_outage_is_an_error_and_the_estop_says_what_it_did_not_reach(
     client = _Client(context, node)
     try:
         emulator = node._emulators[0]
-        for service in (client.enable, client.estop):
-            client.spin_until(service.service_is_ready, 20.0, service.srv_name)
         reply = client.call(client.enable, SetBool.Request(data=True))
         assert reply.success, reply.message
         again = client.call(client.enable, SetBool.Request(data=True))

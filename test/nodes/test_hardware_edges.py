@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.ros
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("skel_ros.hardware.dynamixel")
 
-from skel_ros.nodes.names import stamp_to_seconds  # noqa: E402 - rclpy is there
+from skel_ros.trajectory import stamp_to_seconds  # noqa: E402 - after the skips
 
 REPO = Path(__file__).resolve().parents[2]
 ARM = REPO / "examples" / "arm.skel"
@@ -86,11 +87,9 @@ class Harness:
         while clock.now().nanoseconds < end:
             self.executor.spin_once(timeout_sec=0.02)
 
-    def call(self, client: Any, request: Any, timeout: float = 20.0) -> Any:
-        self.spin_until(client.service_is_ready, timeout, f"service {client.srv_name}")
-        future = client.call_async(request)
-        self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
-        return future.result()
+    def call(self, client: Any, request: Any) -> Any:
+        """The answer (``~/enable``, ``~/clear_faults``: idempotent, asked again if lost)."""
+        return spin_call(self.executor, client, request, idempotent=True)
 
     def summary(self) -> str:
         """The state word of the last /diagnostics summary (``enabled``, ``holding`` ...)."""
@@ -132,7 +131,7 @@ class _SharedNode:
 
         h = self._harness
         if (h is not None and h.emulator.running
-                and h.node.manager.status().state is not MotionState.FAULT):
+                and h.node.backend.status().state is not MotionState.FAULT):
             return h
         self.close()
         self._context = rclpy.Context()
@@ -284,7 +283,7 @@ def test_a_stalled_loop_sends_nothing_new(harness: Harness) -> None:
     # old values are never re-sent with a newer stamp. Messages of reads made before the
     # stall may still arrive during it (a loaded machine delivers late): each is stamped
     # with its read's time, so what is judged is the stamps.
-    with h.node.manager._io:
+    with h.node.backend._io:
         stalled = _now(h) + CLOCKS  # no read after this
         h.states.clear()
         h.tf.clear()
@@ -328,7 +327,7 @@ def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None
     h = harness
     before = {i: len(h.emulator.torque_writes(i)) for i in (1, 2, 3, 4)}  # earlier tests'
     _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.8]))
+    h.node.shell.intake.on_joint_command(JointState(name=["elbow"], position=[0.8]))
     h.spin_until(lambda: abs(h.emulator.state(3).position - 0.8) < 0.01, 20.0, "elbow at 0.8")
     h.emulator.vanish(1.5)
     h.spin_until(lambda: h.diagnostics and all(
@@ -348,7 +347,7 @@ def test_port_vanishes_and_returns_servos_keep_holding(harness: Harness) -> None
     h.spin_until(lambda: bool(h.states), 5.0, "joint_states after the return")
     assert h.latest()["elbow"] == pytest.approx(0.8, abs=0.02)
     _enable(h)
-    h.node._on_joint_command(JointState(name=["elbow"], position=[0.5]))
+    h.node.shell.intake.on_joint_command(JointState(name=["elbow"], position=[0.5]))
     h.spin_until(lambda: abs(h.emulator.state(3).position - 0.5) < 0.01, 20.0, "elbow at 0.5")
 
 
@@ -390,7 +389,7 @@ def test_a_flood_of_clamped_commands_logs_a_few_lines(
         names = rng.sample(NAMES, rng.randint(1, 4))
         msg = JointState(name=names, position=[rng.uniform(3.0, 9.0) * rng.choice((-1, 1))
                                                for _ in names])
-        h.node._on_joint_command(msg)
+        h.node.shell.intake.on_joint_command(msg)
         if k % 500 == 0:
             h.executor.spin_once(timeout_sec=0.0)
         k += 1

@@ -13,7 +13,6 @@ Waits spin with generous timeouts, never sleep.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,7 +40,6 @@ IDS = (1, 2, 3, 4)
 NS = "/lc"
 NODE = f"{NS}/hardware_node"
 TIMEOUT = 60.0  # s: generous, the machine is shared
-RESEND = 10.0  # s before an idempotent request is sent again (Probe.call)
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +50,13 @@ def servos() -> Iterator[Any]:
     opens the servos with torque off and leaves them so; the tests read torque now and
     the last torque write, never the history, and set the positions they need.
     """
+    from skel_ros.emulation import emulator_for
     from skel_ros.hardware import load_hardware_config
-    from skel_ros.hardware.plugins import protocol
 
     config = load_hardware_config(ARM_YAML)
     (bus,) = config.buses
-    plugin = protocol(bus.protocol)
-    emulator = plugin.start_emulator(plugin.emulator_transport(bus.transport),
-                                     [m.actuator for m in config.joints_on(bus.name)], {})
+    emulator = emulator_for(bus.protocol)(bus.transport,
+                                          [m.actuator for m in config.joints_on(bus.name)], {})
     try:
         yield emulator
     finally:
@@ -98,43 +96,35 @@ class Probe:
         while not done():
             if clock.now().nanoseconds > end:
                 raise AssertionError(f"timed out waiting for {what}")
-            if self.proc is not None and self.proc.poll() is not None:
-                raise AssertionError(f"the node exited ({self.proc.returncode}) waiting for"
-                                     f" {what}")
+            self._check_node(what)
             self.executor.spin_once(timeout_sec=0.02)
 
-    def call(self, client: Any, request: Any, *, resend: bool = False) -> Any:
-        """Call and wait for the reply; ``resend``: ask again every RESEND s (idempotent
-        requests only). On a loaded machine a service can be "ready" (the request is
-        matched) before its reply path is, and that first reply is lost."""
-        self.spin_until(client.service_is_ready, f"service {client.srv_name}")
-        future = client.call_async(request)
-        if resend:
-            for _ in range(int(TIMEOUT / RESEND)):
-                with contextlib.suppress(AssertionError):
-                    self.spin_until(future.done, f"reply of {client.srv_name}", RESEND)
-                    break
-                future = client.call_async(request)
-        self.spin_until(future.done, f"reply of {client.srv_name}")
-        return future.result()
+    def _check_node(self, what: str = "an answer") -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise AssertionError(f"the node exited ({self.proc.returncode}) waiting for {what}")
+
+    def call(self, client: Any, request: Any, *, idempotent: bool) -> Any:
+        """The answer; asked for again when lost if ``idempotent`` (test/service_call.py)."""
+        return spin_call(self.executor, client, request, idempotent=idempotent,
+                         timeout=TIMEOUT, check=self._check_node)
 
     def state(self) -> str:
         from lifecycle_msgs.srv import GetState
 
-        return str(self.call(self.get, GetState.Request(), resend=True).current_state.label)
+        return str(self.call(self.get, GetState.Request(), idempotent=True).current_state.label)
 
     def transition(self, transition_id: int) -> bool:
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState
 
-        reply = self.call(self.change, ChangeState.Request(
-            transition=Transition(id=transition_id)))
+        reply = self.call(self.change, ChangeState.Request(  # a second one would be refused
+            transition=Transition(id=transition_id)), idempotent=False)
         return bool(reply.success)
 
     def enable(self, on: bool) -> Any:
         from std_srvs.srv import SetBool
 
-        return self.call(self.enable_client, SetBool.Request(data=on))
+        return self.call(self.enable_client, SetBool.Request(data=on), idempotent=True)
 
     def joint_states_publishers(self) -> int:
         return int(self.node.count_publishers(f"{NS}/joint_states"))
@@ -316,24 +306,24 @@ def test_autostart_active_refusal_and_error_processing(ros_env: dict[str, str],
         assert _torque(servos) == [False] * 4
 
         servos.set_position(2, 0.0)
-        probe.spin_until(lambda: node.manager.status().position[1] > -0.1,
+        probe.spin_until(lambda: node.backend.status().position[1] > -0.1,
                          "the measured shoulder pitch back inside its limits")
         reply = probe.enable(True)
         assert reply.success, reply.message
         assert probe.state() == "active"
         assert _torque(servos) == [True] * 4
 
-        manager = node.manager
+        backend, runner = node.backend, node.runner
         stalled = threading.Event()
 
         def stall() -> None:
-            with manager._io:
+            with backend._io:
                 stalled.set()
-                # Until on_error's teardown stops the manager (it has given up on the
-                # loop thread and waits for the bus); 30 s at most.
+                # Until on_error's teardown stops the loop (it has given up on the loop
+                # thread and waits for the bus); 30 s at most.
                 poll = threading.Event()
                 for _ in range(3000):
-                    if manager._thread is None:
+                    if not runner.running:
                         break
                     poll.wait(0.01)
 
@@ -344,7 +334,7 @@ def test_autostart_active_refusal_and_error_processing(ros_env: dict[str, str],
         holder.join(TIMEOUT)
         assert result == TransitionCallbackReturn.ERROR
         assert probe.state() == "unconfigured"
-        assert node._manager is None
+        assert node._backend is None
         assert _torque(servos) == [False] * 4
         assert _last_torque_writes(servos) == [0] * 4
         # Error processing ended in unconfigured: configure works again.

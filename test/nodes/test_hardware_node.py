@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -78,11 +79,9 @@ class Client:
                 raise AssertionError(f"the node exited ({proc.returncode}) waiting for {what}")
             self.executor.spin_once(timeout_sec=0.05)
 
-    def call(self, client: Any, request: Any, timeout: float = 10.0) -> Any:
-        self.spin_until(client.service_is_ready, timeout, f"service {client.srv_name}")
-        future = client.call_async(request)
-        self.spin_until(future.done, timeout, f"reply of {client.srv_name}")
-        return future.result()
+    def call(self, client: Any, request: Any) -> Any:
+        """The answer (``~/enable``, ``~/estop``: idempotent, asked again if lost)."""
+        return spin_call(self.executor, client, request, idempotent=True)
 
     def latest(self) -> dict[str, float]:
         msg = self.states[-1]
@@ -151,8 +150,8 @@ def test_tf_and_robot_description(client: Client) -> None:
                       "/tf and robot_description")
     frames = {t.child_frame_id for msg in client.tf for t in msg.transforms}
     # The moving URDF joints' child links (the bodies hang under them on /tf_static).
-    assert {"real/shoulder_yaw__shoulder_yaw__link", "real/elbow__elbow__link",
-            "real/wrist__wrist__link"} <= frames
+    assert {"real/turret__joint_frame", "real/forearm__joint_frame",
+            "real/hand__joint_frame"} <= frames
     assert '<joint name="elbow"' in client.descriptions[-1].data
 
 

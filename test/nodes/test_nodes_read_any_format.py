@@ -71,7 +71,7 @@ def test_hardware_node_runs_a_phobos_model(ros_env: dict[str, str], phobos_arm: 
                 resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"))),
             Parameter("emulate", value=True)])
         try:
-            assert list(node.robot.joint_names) == ["shoulder_yaw", "shoulder_pitch",
+            assert list(node.shell.robot.joint_names) == ["shoulder_yaw", "shoulder_pitch",
                                                     "elbow", "wrist"]
             assert _limits(node.world) == _limits(load_model(example("arm.skel")))
         finally:

@@ -309,6 +309,57 @@ def test_one_skeleton_keeps_plain_names(node: Any) -> None:
     np.testing.assert_array_equal(pub.full_positions(["elbow"], [0.7])[2], 0.7)
 
 
+def test_frames_are_named_after_bodies_and_dofs_once(node: Any) -> None:
+    """Issue 26: /tf child frames were ``robot1/shoulder_yaw__shoulder_yaw__link``.
+
+    Every frame on /tf and /tf_static is a body (its SKEL name) or an intermediate link
+    named from one model name: a body's joint frame ``<body>__joint_frame``, or
+    ``<dof>__link`` between the motions of a multi-DOF joint; and the frames are exactly
+    robot_description's links, so RViz finds each one.
+    """
+    from lxml import etree
+
+    from skel_ros.nodes.names import stamp_from_seconds
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+
+    stamp = stamp_from_seconds(1.0)
+    pub = RobotPublisher(node, load_skel(example("arm.skel")), frame_prefix="robot1/")
+    moving = {t.child_frame_id: t.header.frame_id
+              for t in pub.transforms(pub.initial_positions, stamp)}
+    fixed = {t.child_frame_id: t.header.frame_id
+             for t in pub._static_transforms(stamp).transforms}
+    assert moving == {"robot1/turret__joint_frame": "robot1/base",
+                      "robot1/upper_arm__joint_frame": "robot1/turret",
+                      "robot1/forearm__joint_frame": "robot1/upper_arm",
+                      "robot1/hand__joint_frame": "robot1/forearm"}
+    assert fixed == {"robot1/base": "robot1/world",
+                     "robot1/turret": "robot1/turret__joint_frame",
+                     "robot1/upper_arm": "robot1/upper_arm__joint_frame",
+                     "robot1/forearm": "robot1/forearm__joint_frame",
+                     "robot1/hand": "robot1/hand__joint_frame"}
+    links = {e.get("name") for e in etree.fromstring(pub.urdf.encode()).iter("link")}
+    assert links == {"robot1/world", *moving, *fixed}
+
+    # Multi-DOF joints (ball, screw, euler, free) and a closing revolute: one model name
+    # per frame, never a joint's name next to its DOF's.
+    world = load_skel(_MIXED_JOINTS, name="mixed.skel")
+    pub = RobotPublisher(node, world)
+    frames = {t.child_frame_id for t in pub.transforms(pub.initial_positions, stamp)}
+    frames |= {t.child_frame_id for t in pub._static_transforms(stamp).transforms}
+    skel = world.skeletons[0]
+    bodies = {f"a/{b.name}" for b in skel.bodies} | {"b/c"}
+    assert frames - bodies == {
+        "a/root_pos_x__link", "a/root_pos_y__link", "a/root_pos_z__link",
+        "a/root_rot_x__link", "a/root_rot_y__link",  # free: 3 translations, 3 rotations
+        "a/ball_x__link", "a/ball_y__link", "a/b1__joint_frame",  # ball, joint offset
+        "a/scr__link",  # screw: its rotation, then its translation into the body
+        "a/eul_z__link", "a/eul_y__link",  # euler zyx
+        "a/b5__joint_frame",  # revolute whose frame is not its child's
+        "b/j_x__link", "b/j_y__link"}
+    for joint in skel.joints:
+        assert not any(f"{joint.name}__{joint.name}" in f for f in frames), joint.name
+
+
 # ----------------------------------------------------------------------------- streams
 
 

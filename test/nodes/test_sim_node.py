@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from service_call import spin_call
 
 from skel_ros.model import Kinematics, load_skel
 from skel_ros.model.urdf import world_to_urdf
@@ -113,6 +114,7 @@ class Probe:
                                       lambda m: self.seen.clock.append(_seconds(m.clock)), qos)
         self.commands = self.node.create_publisher(JointState, "/sim/joint_commands", 10)
         self.trajectory = self.node.create_publisher(JointTrajectory, "/sim/joint_trajectory", 10)
+        self._clients: dict[str, Any] = {}
 
     def spin_until(self, condition: Callable[[], bool], what: str,
                    limit: float = SPIN_LIMIT) -> None:
@@ -137,15 +139,17 @@ class Probe:
         msg = self.seen.joint_states[-1]
         return float(msg.position[list(msg.name).index(name)])
 
-    def call(self, srv_type: Any, name: str, request: Any) -> Any:
-        client = self.node.create_client(srv_type, name)
-        try:
-            self.spin_until(client.service_is_ready, f"service {name}")
-            future = client.call_async(request)
-            self.spin_until(future.done, f"reply of {name}")
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+    def client(self, srv_type: Any, name: str) -> Any:
+        """The client of service ``name``, made on first use and kept: only its first call
+        waits for discovery."""
+        if name not in self._clients:
+            self._clients[name] = self.node.create_client(srv_type, name)
+        return self._clients[name]
+
+    def call(self, srv_type: Any, name: str, request: Any, *, idempotent: bool) -> Any:
+        """The answer of service ``name``; asked for again when lost if ``idempotent``."""
+        return spin_call(self.executor, self.client(srv_type, name), request,
+                         idempotent=idempotent, timeout=SPIN_LIMIT)
 
     def command(self, names: list[str], **fields: list[float]) -> None:
         from sensor_msgs.msg import JointState
@@ -300,7 +304,7 @@ def test_tf_equals_our_kinematics(sim: SimProcess, probe: Probe) -> None:
     np.testing.assert_allclose(_chain(frames, "sim/floor/slab", "sim/world"),
                                Kinematics(world.skeleton("floor")).body_transforms()[0], atol=1e-12)
     # The universal joint's intermediate URDF link is there, child of the rod.
-    assert frames["sim/pendulum/wrist__wrist_1__link"][0] == "sim/pendulum/rod"
+    assert frames["sim/pendulum/wrist_1__link"][0] == "sim/pendulum/rod"
 
 
 def test_robot_description_and_markers_reach_a_late_subscriber(sim: SimProcess,
@@ -433,12 +437,17 @@ def test_bad_trajectories_are_rejected_and_the_node_goes_on(sim: SimProcess,
 def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
     from std_srvs.srv import SetBool, Trigger
 
-    refused = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request())
+    # ~/step and ~/reset are not idempotent: their clients first, so that discovery has
+    # matched them by the time they are called (a lost answer is not asked for again).
+    probe.client(Trigger, "/sim/sim_node/reset")
+    # A step while running is refused and changes nothing: safe to ask again.
+    refused = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request(), idempotent=True)
     assert not refused.success
     assert "not paused" in refused.message
 
     probe.command(NAMES, position=[0.4, 0.0, 0.0])
-    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=True))
+    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=True),
+                       idempotent=True)
     assert reply.success, reply.message
     assert reply.message.startswith("paused at t = ")
     paused_at = float(reply.message.split()[-2])
@@ -448,7 +457,7 @@ def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
         probe.executor.spin_once(timeout_sec=0.05)
     assert probe.latest_time() == pytest.approx(paused_at, abs=1e-9)
 
-    reply = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request())
+    reply = probe.call(Trigger, "/sim/sim_node/step", Trigger.Request(), idempotent=False)
     assert reply.success, reply.message
     assert reply.message == f"t = {paused_at + DT:.6f} s"
     probe.spin_until(lambda: probe.latest_time() > paused_at + DT / 2, "the stepped state")
@@ -457,7 +466,7 @@ def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
     assert probe.seen.clock[-1] == pytest.approx(paused_at + DT, abs=1e-9)
 
     count = len(probe.seen.joint_states)
-    reply = probe.call(Trigger, "/sim/sim_node/reset", Trigger.Request())
+    reply = probe.call(Trigger, "/sim/sim_node/reset", Trigger.Request(), idempotent=False)
     assert reply.success, reply.message
     probe.spin_until(lambda: len(probe.seen.joint_states) > count, "joint_states after reset")
     after = probe.seen.joint_states[-1]
@@ -465,7 +474,8 @@ def test_pause_step_and_reset(sim: SimProcess, probe: Probe) -> None:
     np.testing.assert_allclose(after.position, [0.0, 0.1, -0.2])  # the initial positions
     np.testing.assert_allclose(after.velocity, [0.0, 0.0, 0.0])
 
-    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=False))
+    reply = probe.call(SetBool, "/sim/sim_node/pause", SetBool.Request(data=False),
+                       idempotent=True)
     assert reply.success, reply.message
     # No command after a reset: hold_initial (default true) holds the initial positions,
     # as powered servos would; the bare world would swing the wrist through 0 by now.
@@ -483,7 +493,8 @@ def test_bad_parameter_values_are_refused_at_run_time(probe: Probe) -> None:
 
     def set_param(name: str, value: ParameterValue) -> Any:
         request = SetParameters.Request(parameters=[Parameter(name=name, value=value)])
-        return probe.call(SetParameters, "/sim/sim_node/set_parameters", request).results[0]
+        return probe.call(SetParameters, "/sim/sim_node/set_parameters", request,
+                          idempotent=True).results[0]
 
     double = ParameterType.PARAMETER_DOUBLE
     result = set_param("real_time_factor", ParameterValue(type=double, double_value=-1.0))
@@ -542,7 +553,7 @@ def sim_node_main(capsys: pytest.CaptureFixture[str], **params: str) -> tuple[in
         ({"joint_states_rate": "0.0"}, "joint_states_rate must be in (0, 10000] Hz, got 0.0"),
         ({"skel_file": "/nonexistent/robot.skel"},
          "cannot load skel_file '/nonexistent/robot.skel'"),
-        ({"paused": "maybe"}, "bad parameter type"),
+        ({"paused": "maybe"}, "paused must be a bool"),
     ],
 )
 def test_bad_parameters_at_start_end_with_a_message(ros_env: dict[str, str], tmp_path: Path,
@@ -643,8 +654,8 @@ def test_run_steps_publishes_every_step_in_order(ros_env: dict[str, str]) -> Non
             Parameter("joint_states_rate", value=1000.0), Parameter("tf_rate", value=100.0)])
         log: list[tuple[str, float]] = []
         node._clock_out._pub = _Capture(log, "/clock", Clock)  # type: ignore[assignment]
-        node.io._joint_states_pub = _Capture(log, "joint_states", JointState)  # type: ignore[assignment]
-        node.io._tf_pub = _Capture(log, "/tf", TFMessage)  # type: ignore[assignment]
+        node.shell.robot._joint_states_pub = _Capture(log, "joint_states", JointState)  # type: ignore[assignment]
+        node.shell.robot._tf_pub = _Capture(log, "/tf", TFMessage)  # type: ignore[assignment]
         assert node.run_steps(25) == 25
         expected = []
         for k in range(1, 26):
@@ -749,8 +760,8 @@ def _stepping_run(context: Any, world: Path, engine: str, *, batched: bool) -> _
         Parameter("hold_initial", value=False), Parameter("joint_states_rate", value=70.0),
         Parameter("tf_rate", value=30.0), Parameter("command_timeout", value=0.0375)])
     node._clock_out._pub = _Record(run.log, "/clock", Clock)  # type: ignore[assignment]
-    node.io._joint_states_pub = _Record(run.log, "joint_states", JointState)  # type: ignore[assignment]
-    node.io._tf_pub = _Record(run.log, "/tf", TFMessage)  # type: ignore[assignment]
+    node.shell.robot._joint_states_pub = _Record(run.log, "joint_states", JointState)  # type: ignore[assignment]
+    node.shell.robot._tf_pub = _Record(run.log, "/tf", TFMessage)  # type: ignore[assignment]
     step, on_timeout = node.engine.step, node.backend.on_timeout
 
     def counted(n: int = 1) -> None:
@@ -764,10 +775,10 @@ def _stepping_run(context: Any, world: Path, engine: str, *, batched: bool) -> _
     node.engine.step = counted  # type: ignore[method-assign]
     node.backend.on_timeout = spy  # type: ignore[method-assign]
     if not batched:
-        node._step_once = _one_step_at_a_time(node)  # type: ignore[method-assign]
+        node.runner._batch_size = _one_step_at_a_time  # type: ignore[method-assign]
     assert node.run_steps(123) == 123  # nothing commanded
     run.quiet_calls = len(run.calls)
-    node._on_joint_command(JointState(name=["pendulum/hinge"], position=[0.4]))
+    node.shell.intake.on_joint_command(JointState(name=["pendulum/hinge"], position=[0.4]))
     assert node.run_steps(80) == 80  # the timeout drops it on its step
     assert node.engine.commands() == {}
     core = node.core
@@ -799,15 +810,9 @@ class _CycleCounter:
         return
 
 
-def _one_step_at_a_time(node: Any) -> Any:
+def _one_step_at_a_time(limit: int) -> int:
     """The node's step as it was before batching: one step, its core cycle before it."""
-    step_once = node._step_once
-
-    def one(count: int = 1, *, publish_all: bool = False) -> None:
-        for _ in range(count):
-            step_once(publish_all=publish_all)
-
-    return one
+    return 1
 
 
 def _hinge_trajectory(core: Any, duration: float) -> Any:
@@ -841,7 +846,7 @@ def test_the_node_drives_its_robot_core(ros_env: dict[str, str]) -> None:
         core = node.core
         point = JointTrajectoryPoint(positions=[0.3])
         point.time_from_start.nanosec = 200_000_000
-        node._on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
+        node.shell.intake.on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
         assert core.following
         ends: list[FollowOutcome] = []
 
@@ -857,12 +862,12 @@ def test_the_node_drives_its_robot_core(ros_env: dict[str, str]) -> None:
         core.follow(_elbow_trajectory(core), None, Observer())
         node.run_steps(10)
         assert Observer.cycles == 10  # once per step
-        node._on_joint_command(JointState(name=["elbow"], position=[0.1]))
+        node.shell.intake.on_joint_command(JointState(name=["elbow"], position=[0.1]))
         assert ends == [FollowOutcome.TAKEN_OVER]
         assert not core.following
-        node._on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
+        node.shell.intake.on_trajectory(JointTrajectory(joint_names=["elbow"], points=[point]))
         node.run_steps(5)
-        node._on_trajectory(JointTrajectory())  # empty: stop, hold
+        node.shell.intake.on_trajectory(JointTrajectory())  # empty: stop, hold
         assert not core.following
         assert node.engine.commands()
         node.run_steps(60)  # 0.06 s of simulated time without a command
@@ -897,12 +902,12 @@ def test_clamp_warnings_are_throttled_per_joint(ros_env: dict[str, str]) -> None
         node = SimNode(context=context, start=False, parameter_overrides=[
             Parameter("skel_file", value=str(example("arm.skel")))])
         lines: list[str] = []
-        node._warn = Throttle(lines.append, period=60.0)
+        node.shell.intake.warn = Throttle(lines.append, period=60.0)
         for name, kind, value in [("elbow", "position", 3.0), ("wrist", "position", 5.0),
                                   ("shoulder_yaw", "effort", 9.0), ("wrist", "position", 6.0)]:
             msg = JointState(name=[name])
             setattr(msg, kind, [value])
-            node._on_joint_command(msg)
+            node.shell.intake.on_joint_command(msg)
         assert len(lines) == 3, lines
         for name in ("'elbow' 3 -> 2.2", "'wrist' 5 -> 1.9", "'shoulder_yaw' 9 -> 1.5"):
             assert any(name in line for line in lines), lines

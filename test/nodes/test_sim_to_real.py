@@ -162,6 +162,78 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     _assert_passes_shipped_criteria(comparison, "quadruped")
 
 
+class _EstopPresser:
+    """Presses ``/real/hardware_node/estop`` (the topic) once the stream has begun.
+
+    Its own context, node and thread; from the ``commands``-th ``/joint_commands`` on it
+    publishes the e-stop every 0.1 s (pressing it again changes nothing).
+    """
+
+    def __init__(self, commands: int = 50) -> None:
+        import threading
+
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Bool
+
+        self.commands = 0
+        self.pressed = 0
+        self._context = rclpy.Context()
+        rclpy.init(context=self._context)
+        self._node = rclpy.create_node("estop_presser", context=self._context)
+        self._estop = self._node.create_publisher(Bool, "/real/hardware_node/estop", 10)
+        self._node.create_subscription(JointState, "/joint_commands", self._count, 10)
+        self._node.create_timer(0.1, lambda: self._press(commands))
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._thread.start()
+
+    def _count(self, _msg: object) -> None:
+        self.commands += 1
+
+    def _press(self, commands: int) -> None:
+        from std_msgs.msg import Bool
+
+        if self.commands >= commands:
+            self._estop.publish(Bool(data=True))
+            self.pressed += 1
+
+    def close(self) -> None:
+        import rclpy
+
+        self._executor.shutdown()
+        self._thread.join(timeout=10.0)
+        self._node.destroy_node()
+        rclpy.try_shutdown(context=self._context)
+
+
+def test_an_estop_during_the_run_ends_it_with_the_reason(ros_env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    """The e-stop pressed while the trajectory plays: the hardware node refuses the commands
+    from then on, and the run ends in a RunError naming the e-stop instead of comparing a
+    robot that stopped with the model (and reporting that as a result)."""
+    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
+
+    lines: list[str] = []
+    presser = _EstopPresser()
+    try:
+        with pytest.raises(RunError, match=r"^the hardware stopped during the run:"
+                           r" /real/hardware_node reports estop \(estop: ") as caught:
+            run_sim_to_real(RunConfig(
+                skel_file=example("arm.skel"),
+                hardware_config=resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml"),
+                trajectory=example("arm_trajectory.xml"), out_dir=tmp_path / "run"),
+                log=lines.append)
+    finally:
+        presser.close()
+    assert presser.pressed > 0
+    assert "it refused the commands from then on" in str(caught.value)
+    assert any(line.startswith("hardware enabled: ") for line in lines), lines
+    assert not (tmp_path / "run" / "report.html").exists()
+
+
 @pytest.mark.parametrize(("value", "text"), [
     ("can0", '"can0"'), ("0", '"0"'), ("on", '"on"'), ("a: b", '"a: b"'),
     ("/p/it's.skel", '"/p/it\'s.skel"'), ('say "hi"', '"say \\"hi\\""'),

@@ -198,7 +198,7 @@ def test_wall_time_base_stamps_ros_time_and_reads_stamps_as_ros_time(
         node = _sim_node(context, joint_states_rate=1000.0)
         assert node._clock_out is None  # no /clock publisher
         assert node.count_publishers("/clock") == 0
-        out = node.io._joint_states_pub = _Capture(node)
+        out = node.shell.robot._joint_states_pub = _Capture(node)
         before = _ros_now(node)
         node._pacer.anchor(node.engine.time)
         node.run_steps(20)
@@ -213,12 +213,12 @@ def test_wall_time_base_stamps_ros_time_and_reads_stamps_as_ros_time(
         point.time_from_start.nanosec = 200_000_000
         msg = JointTrajectory(joint_names=["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"],
                               points=[point])
-        msg.header.stamp = stamp_from_seconds(node.stamp_offset() + node.engine.time + 0.5)
-        node._on_trajectory(msg)
+        msg.header.stamp = stamp_from_seconds(node.shell.time_base.to_stamp(node.engine.time + 0.5))
+        node.shell.intake.on_trajectory(msg)
         assert node.core.following
         assert node.core._active.start == pytest.approx(node.engine.time + 0.5, abs=0.01)
         # FollowJointTrajectory's goals the same.
-        _, start, _ = node.trajectory_controller._prepare(msg)
+        _, start, _ = node.shell.trajectory_controller._prepare(msg)
         assert start == pytest.approx(node.engine.time + 0.5, abs=0.01)
         node.destroy_node()
     finally:
@@ -235,7 +235,7 @@ def test_wall_time_base_stamps_are_never_ahead_nor_sent_back(ros_env: dict[str, 
     rclpy.init(context=context)
     try:
         node = _sim_node(context, joint_states_rate=1000.0)
-        out = node.io._joint_states_pub = _Capture(node)
+        out = node.shell.robot._joint_states_pub = _Capture(node)
         node.start()
         _wait_for(lambda: len(out.sent) >= 50, "50 joint_states")
         node._on_reset(Trigger.Request(), Trigger.Response())
@@ -258,11 +258,12 @@ def test_wall_time_base_refuses_what_breaks_the_lock(ros_env: dict[str, str]) ->
     from rclpy.parameter import Parameter
 
     from skel_ros.nodes.errors import NodeSetupError
-    from skel_ros.nodes.sim_node import check_parameter
+    from skel_ros.nodes.parameters import check
+    from skel_ros.nodes.sim_node import PARAMETERS
 
     del ros_env
-    assert check_parameter("time_base", "wall") == ("wall", "")
-    value, problem = check_parameter("time_base", "gps")
+    assert check(PARAMETERS, "time_base", "wall") == ("wall", "")
+    value, problem = check(PARAMETERS, "time_base", "gps")
     assert value is None
     assert "time_base must be one of sim, wall" in problem
     context = rclpy.Context()
@@ -280,14 +281,14 @@ def test_wall_time_base_refuses_what_breaks_the_lock(ros_env: dict[str, str]) ->
         node.destroy_node()
         node = _sim_node(context, time_base="sim")  # the default keeps /clock
         assert node.count_publishers("/clock") == 1
-        assert node.stamp_offset() == 0.0
+        assert node.shell.time_base.offset() == 0.0
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
 
 
 def test_pacer_maps_simulated_time_to_the_clock_and_only_moves_forward() -> None:
-    from skel_ros.nodes.sim_node import RealTimePacer
+    from skel_ros.core import RealTimePacer
 
     now = [100.0]
     pacer = RealTimePacer(1.0, clock=lambda: now[0], max_lag=0.25)

@@ -300,6 +300,8 @@ def test_hardware_node_as_topic_based_hardware(ros_env: dict[str, str], tmp_path
     """Emulated Dynamixel servos; the YAML's command_timeout (0.5 s) and safe_state hold."""
     from std_srvs.srv import SetBool
 
+    from skel_ros.nodes.service_calls import ServiceCall, ServiceTimeoutError
+
     log = tmp_path / "hw.log"
     proc = _start(ros_env, log, "hardware_node",
                   f"skel_file:={REPO / 'examples' / 'arm.skel'}",
@@ -311,11 +313,14 @@ def test_hardware_node_as_topic_based_hardware(ros_env: dict[str, str], tmp_path
         tb.wait_for_state()
         # Controllers first, then torque: the plugin's commands are the state by then.
         tb.activate_controller()
-        tb.run(10.0, until=enable.service_is_ready)
-        future = enable.call_async(SetBool.Request(data=True))
-        tb.run(10.0, until=future.done)
-        assert future.done(), log.read_text()[-2000:]
-        assert future.result().success, future.result().message
+        # The loop runs on while ~/enable is called (idempotent: asked again if lost).
+        enabling = ServiceCall(enable, SetBool.Request(data=True), idempotent=True,
+                               timeout=20.0)
+        try:
+            tb.run(30.0, until=lambda: enabling.poll() is not None)
+        except ServiceTimeoutError as exc:
+            pytest.fail(f"{exc}\n{log.read_text()[-2000:]}")
+        assert enabling.response.success, enabling.response.message
         target = [0.3, -0.2, 0.5, 0.4]
 
         def step() -> None:

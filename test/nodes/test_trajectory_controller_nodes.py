@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 from fjt_client import ActionProbe, codes, make_goal, status
+from service_call import spin_call
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -157,18 +158,14 @@ def test_sim_new_goal_preempts(sim: ActionProbe) -> None:
     assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
 
 
-def test_sim_invalid_joints(sim: ActionProbe) -> None:
-    status_, result, _ = sim.run(make_goal(["shoulder_yaw", "elbo"], [(1.0, [0.0, 0.0])]))
-    assert status_ == status().STATUS_ABORTED
-    assert result.error_code == codes().INVALID_JOINTS
-    assert "'elbo' is not a joint" in result.error_string
+def test_sim_invalid_joints_are_rejected(sim: ActionProbe) -> None:
+    """As joint_trajectory_controller's goal callback: rejected when it arrives."""
+    assert not sim.accepts(make_goal(["shoulder_yaw", "elbo"], [(1.0, [0.0, 0.0])]))
 
 
-def test_sim_stale_header_stamp(sim: ActionProbe) -> None:
+def test_sim_stale_header_stamp_is_rejected(sim: ActionProbe) -> None:
     sim.spin_until(lambda: _sim_time(sim) > 1.5, "simulated time past 1.5 s")
-    status_, result, _ = sim.run(make_goal(NAMES, [(0.5, [0.0] * 4)], stamp=0.5))
-    assert status_ == status().STATUS_ABORTED
-    assert result.error_code == codes().OLD_HEADER_TIMESTAMP, result.error_string
+    assert not sim.accepts(make_goal(NAMES, [(0.5, [0.0] * 4)], stamp=0.5))
 
 
 def test_sim_goal_beyond_the_limits_is_invalid(sim: ActionProbe) -> None:
@@ -198,7 +195,9 @@ def test_sim_query_state(sim: ActionProbe) -> None:
     assert list(waiting.velocity) == [0.0] * 4
     half = sim.query_state(start + 0.25)
     assert half.success, half.message
-    assert list(half.position[1:]) == pytest.approx(list(waiting.position[1:]), abs=1e-9)
+    # The other joints go from their held targets to where they were measured: the same
+    # but for the position controller's residual (its integral's tail, well under 1e-3).
+    assert list(half.position[1:]) == pytest.approx(list(waiting.position[1:]), abs=1e-3)
     assert abs(half.velocity[0]) > 0.05
     assert (half.position[0] - waiting.position[0]) * (target[0] - waiting.position[0]) > 0
     assert abs(half.position[0] - waiting.position[0]) < abs(target[0] - waiting.position[0])
@@ -244,13 +243,7 @@ def hardware(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory,
          "-p", "emulate:=true", "-p", "command_timeout:=5.0"], ros_env, log)
     try:
         for probe in _probe(node, "/fjt_hw"):
-            from std_srvs.srv import SetBool
-
-            enable = probe.node.create_client(SetBool, "hardware_node/enable")
-            probe.spin_until(enable.service_is_ready, "~/enable")
-            future = enable.call_async(SetBool.Request(data=True))
-            probe.spin_until(future.done, "the reply of ~/enable")
-            assert future.result().success, future.result().message
+            _enable(probe, on=True)
             yield probe
     finally:
         node.stop()
@@ -283,21 +276,19 @@ def test_hardware_path_tolerance_violated_then_cancel_and_stale_stamp(
     hardware.spin_until(lambda: len(goal.feedback) >= 2, "feedback while moving")
     assert hardware.cancel(goal).return_code == 0
     assert hardware.wait(goal)[0] == status().STATUS_CANCELED
-    # A stamp in ROS time (the node's clock): the trajectory ended 5 s ago.
+    # A stamp in ROS time (the node's clock): the trajectory ended 5 s ago, rejected on
+    # arrival as joint_trajectory_controller does.
     now = hardware.node.get_clock().now().nanoseconds * 1e-9
-    status_, result, _ = hardware.run(make_goal(NAMES, [(1.0, q)], stamp=now - 6.0))
-    assert (status_, result.error_code) == (status().STATUS_ABORTED,
-                                            codes().OLD_HEADER_TIMESTAMP), result.error_string
+    assert not hardware.accepts(make_goal(NAMES, [(1.0, q)], stamp=now - 6.0))
 
 
 def _enable(probe: ActionProbe, on: bool) -> None:
+    """``~/enable`` on or off (idempotent: asked again if its answer is lost)."""
     from std_srvs.srv import SetBool
 
     enable = probe.node.create_client(SetBool, "hardware_node/enable")
-    probe.spin_until(enable.service_is_ready, "~/enable")
-    future = enable.call_async(SetBool.Request(data=on))
-    probe.spin_until(future.done, "the reply of ~/enable")
-    assert future.result().success, future.result().message
+    reply = spin_call(probe.executor, enable, SetBool.Request(data=on), idempotent=True)
+    assert reply.success, reply.message
     probe.node.destroy_client(enable)
 
 

@@ -1,24 +1,28 @@
-"""The simulation engine: limit enforcement, actuation per SKEL actuator type, commands, names.
+"""DART's engine: its limit constraint, rate-limited setpoints, gains, names, the PD as
+DART's joint spring, the position controller's integral.
 
-Every world here is a small SKEL document written for the test (a one-link
-pendulum, ``data/two_arms.skel``), so the expected motion is known in closed form
-or from the controller's design (critically damped, natural frequency
-``w = 20 rad/s`` by default: ``config/sim_gains.yaml``).
+What every engine does alike (motion per command kind and actuator type, limits and
+refusals, timeouts, reset, ``step(n)``) is the conformance suite's
+(``test_engine_conformance.py``); this file keeps what is DART's own or not yet in it.
+Every world here is a small SKEL document written for the test (``engine_worlds.py``: a
+one-link pendulum, ``data/two_arms.skel``), so the expected motion is known in closed form
+or from the controller's design (critically damped, natural frequency ``w = 20 rad/s`` by
+default: ``config/sim_gains.yaml``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_worlds import DATA, DT, INERTIA, TWO_ARMS, pendulum, trajectory
 
 pytest.importorskip("dartpy")
 
 from skel_ros.model import load_skel
-from skel_ros.model.limits import CheckResult, LimitSet, RateLimiter
+from skel_ros.model.limits import LimitSet, RateLimiter
 from skel_ros.model.types import ActuatorType
 from skel_ros.model.urdf import world_joint_values
 from skel_ros.sim import (
@@ -33,56 +37,9 @@ from skel_ros.sim import (
     parse_gains,
 )
 
-DATA = Path(__file__).resolve().parent / "data"
-REPO = Path(__file__).resolve().parents[2]
-DT = 0.001
-MASS, ARM = 1.0, 0.5  # the pendulum's point-like link: 1 kg at 0.5 m from the hinge
-GRAVITY = 9.81
-
-
-def pendulum(
-    actuator: str = "force",
-    *,
-    limits: tuple[float, float] | None = None,
-    dof: str = "",
-    gravity: bool = True,
-    init: float = 0.0,
-    name: str = "pendulum",
-) -> str:
-    """A SKEL world: one link on a z-axis hinge ``hinge``, its centre of mass 0.5 m along x.
-
-    With gravity along -y the link starts horizontal, where gravity pulls hardest.
-    """
-    limit = "" if limits is None else (
-        f"<limit><lower>{limits[0]}</lower><upper>{limits[1]}</upper></limit>")
-    g = f"0 -{GRAVITY} 0" if gravity else "0 0 0"
-    return f"""<skel version="1.0"><world name="w">
-<physics><time_step>{DT}</time_step><gravity>{g}</gravity></physics>
-<skeleton name="{name}">
- <body name="link"><inertia><mass>{MASS}</mass><offset>{ARM} 0 0</offset>
-  <moment_of_inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.001</izz>
-  <ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></moment_of_inertia></inertia></body>
- <joint type="revolute" name="hinge" actuator="{actuator}">
-  <parent>world</parent><child>link</child>
-  <axis><xyz>0 0 1</xyz>{limit}</axis>{dof}<init_pos>{init}</init_pos>
- </joint>
-</skeleton></world></skel>"""
-
-
-INERTIA = MASS * ARM**2 + 0.001  # about the hinge
-
 
 def engine_of(text: str, **kwargs: object) -> SimEngine:
     return SimEngine(load_skel(text, name="test.skel"), **kwargs)  # type: ignore[arg-type]
-
-
-def trajectory(engine: SimEngine, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """Position and velocity of DOF 0 after each of ``steps`` steps."""
-    q, v = np.empty(steps), np.empty(steps)
-    for k in range(steps):
-        engine.step()
-        q[k], v[k] = engine.positions()[0], engine.velocities()[0]
-    return q, v
 
 
 # --------------------------------------------------------------------------- limit enforcement
@@ -93,26 +50,9 @@ LIMIT = 0.1
 LIMIT_TOL = 1e-9
 
 
-def test_limits_hold_under_gravity_when_enforced() -> None:
-    engine = engine_of(pendulum(limits=(-LIMIT, LIMIT)))
-    assert engine.limits_enforced
-    q, _ = trajectory(engine, 2000)
-    assert q.min() >= -LIMIT - LIMIT_TOL
-    assert q.max() <= LIMIT + LIMIT_TOL
-    assert q[-1] == pytest.approx(-LIMIT, abs=LIMIT_TOL)  # resting on the lower limit
-
-
-def test_limits_are_ignored_when_enforcement_is_off() -> None:
-    """SKEL/DART never enforce limits by themselves: switched off, the link falls through."""
-    engine = engine_of(pendulum(limits=(-LIMIT, LIMIT)), enforce_limits=False)
-    assert not engine.limits_enforced
-    q, _ = trajectory(engine, 2000)
-    assert q.min() < -1.0  # swings down to about -pi/2 and beyond
-    assert not engine.world.getSkeleton(0).getJoint(0).areLimitsEnforced()
-
-
 def test_limit_enforcement_switches_at_run_time() -> None:
     engine = engine_of(pendulum(limits=(-LIMIT, LIMIT)), enforce_limits=False)
+    assert not engine.world.getSkeleton(0).getJoint(0).areLimitsEnforced()
     trajectory(engine, 300)
     assert engine.positions()[0] < -LIMIT  # already past the limit
     engine.set_limit_enforcement(True)
@@ -133,44 +73,6 @@ def test_unlimited_joints_are_not_given_a_limit_constraint() -> None:
 
 # --------------------------------------------------------------------------- FORCE joints
 
-W = 20.0  # default natural frequency of the position controllers (rad/s)
-
-
-def test_effort_command_on_a_force_joint() -> None:
-    """Without gravity, a torque tau turns the link at tau / I (semi-implicit Euler, 1e-12)."""
-    engine = engine_of(pendulum(gravity=False))
-    torque, steps = 0.3, 400
-    [result] = engine.set_commands("effort", ["hinge"], [torque])
-    assert result.ok
-    assert not result.clamped
-    q, v = trajectory(engine, steps)
-    acc = torque / INERTIA
-    assert v[-1] == pytest.approx(acc * DT * steps, rel=1e-12)
-    assert q[-1] == pytest.approx(acc * DT * DT * steps * (steps + 1) / 2, rel=1e-12)
-    assert engine.efforts()[0] == torque
-
-
-def test_position_command_on_a_force_joint_under_gravity() -> None:
-    """PD + gravity compensation, critically damped at w = 20 rad/s.
-
-    The error of a critically damped step response is ``A (1 + w t) e^(-w t)``:
-    5e-4 A at 0.5 s, 4e-8 A at 1 s. Stated: within 1e-3 rad of 0.5 rad at 0.5 s,
-    within 1e-6 rad at 1 s; no overshoot (1e-9); never faster than the ideal
-    response's peak speed ``A w / e`` (+5 %), so the joint never jumps.
-    """
-    engine = engine_of(pendulum())
-    target = 0.5
-    engine.set_commands("position", ["hinge"], [target])
-    q, v = trajectory(engine, 1000)
-    assert abs(q[499] - target) <= 1e-3
-    assert abs(q[-1] - target) <= 1e-6
-    assert q.max() <= target + 1e-9
-    assert np.abs(v).max() <= target * W / math.e * 1.05
-    assert abs(q[0]) < 1e-3  # one step in: barely moved
-    # Holding against gravity costs the gravity torque m g l cos(q).
-    assert engine.efforts()[0] == pytest.approx(MASS * GRAVITY * ARM * math.cos(target), rel=1e-4)
-
-
 def test_position_command_from_yaml_gains() -> None:
     """Gains from a gains file: a softer w = 5 rad/s controller is 4x slower."""
     gains = parse_gains({"default": {"natural_frequency": 5.0}}, "test.yaml")
@@ -181,75 +83,6 @@ def test_position_command_from_yaml_gains() -> None:
     ideal = 0.5 * (1 - (1 + 5.0 * t) * np.exp(-5.0 * t))
     assert np.abs(q - ideal).max() < 5e-3
     assert abs(q[499] - 0.5) > 0.1  # at 0.5 s still far, unlike w = 20
-
-
-def test_position_command_beyond_the_effort_limit_saturates() -> None:
-    """A weak motor (0.5 N m) cannot hold the link horizontal (needs m g l = 4.9 N m)."""
-    dof = '<dof local_index="0"><force lower="-0.5" upper="0.5"/></dof>'
-    engine = engine_of(pendulum(dof=dof))
-    engine.set_commands("position", ["hinge"], [0.0])
-    q, _ = trajectory(engine, 500)
-    assert q[-1] < -0.5
-    assert engine.efforts()[0] == pytest.approx(0.5)
-
-
-# --------------------------------------------------------------------------- SERVO / VELOCITY
-
-@pytest.mark.parametrize("actuator", ["servo", "velocity"])
-def test_velocity_command(actuator: str) -> None:
-    """Servo (DART's servo motor, unlimited force) and velocity joints move at the commanded
-    velocity from the first step on, against gravity (1e-9 rad/s)."""
-    engine = engine_of(pendulum(actuator))
-    engine.set_commands("velocity", ["hinge"], [0.7])
-    q, v = trajectory(engine, 200)
-    np.testing.assert_allclose(v, 0.7, atol=1e-9)
-    assert q[-1] == pytest.approx(0.7 * 0.2, abs=1e-9)
-
-
-def test_servo_with_a_weak_motor_sags() -> None:
-    """DART's servo motor reaches the velocity only within its force limits."""
-    dof = '<dof local_index="0"><force lower="-1" upper="1"/></dof>'
-    engine = engine_of(pendulum("servo", dof=dof))
-    engine.set_commands("velocity", ["hinge"], [0.0])
-    _, v = trajectory(engine, 100)
-    assert v[-1] < -0.1  # gravity (4.9 N m) beats the 1 N m motor
-    assert engine.efforts()[0] == pytest.approx(1.0, rel=1e-6)
-
-
-@pytest.mark.parametrize("actuator", ["servo", "velocity"])
-def test_position_command_on_a_velocity_driven_joint(actuator: str) -> None:
-    """Velocity ``kp_vel * error`` (kp_vel = 10/s): first-order approach, time constant 0.1 s.
-
-    Stated: within 1e-4 rad of the target after 1 s (ideal 0.5 e^-10 = 2.3e-5), no
-    overshoot, speed at most kp_vel * 0.5 = 5 rad/s.
-    """
-    engine = engine_of(pendulum(actuator))
-    engine.set_commands("position", ["hinge"], [0.5])
-    q, v = trajectory(engine, 1000)
-    assert abs(q[-1] - 0.5) <= 1e-4
-    assert q.max() <= 0.5 + 1e-9
-    assert np.abs(v).max() <= 5.0 + 1e-9
-
-
-# --------------------------------------------------------------------------- ACCELERATION
-
-def test_acceleration_command() -> None:
-    """An acceleration joint follows the commanded acceleration exactly (1e-12), gravity or not."""
-    engine = engine_of(pendulum("acceleration"))
-    engine.set_commands("acceleration", ["hinge"], [2.0])
-    q, v = trajectory(engine, 100)
-    assert v[-1] == pytest.approx(2.0 * 0.1, rel=1e-12)
-    assert q[-1] == pytest.approx(2.0 * DT * DT * 100 * 101 / 2, rel=1e-12)
-
-
-def test_position_command_on_an_acceleration_joint() -> None:
-    """``kp_vel^2 e - 2 kp_vel v``: critically damped at 10 rad/s; within 1e-3 of the
-    target after 1.5 s (ideal 0.5 * 16 e^-15 = 2.4e-6), no overshoot."""
-    engine = engine_of(pendulum("acceleration"))
-    engine.set_commands("position", ["hinge"], [0.5])
-    q, _ = trajectory(engine, 1500)
-    assert abs(q[-1] - 0.5) <= 1e-3
-    assert q.max() <= 0.5 + 1e-9
 
 
 # --------------------------------------------------------------------------- rate-limited setpoints
@@ -308,96 +141,7 @@ def test_setpoints_are_nan_outside_position_mode() -> None:
 
 # --------------------------------------------------------------------------- rejected commands
 
-@pytest.mark.parametrize("actuator", ["passive", "locked"])
-@pytest.mark.parametrize("kind", ["position", "velocity", "effort", "acceleration"])
-def test_unactuated_joints_reject_every_command(actuator: str, kind: str) -> None:
-    engine = engine_of(pendulum(actuator))
-    with pytest.raises(CommandError, match=f"'hinge' is {actuator}: it takes no commands"):
-        engine.set_commands(kind, ["hinge"], [0.1])
-    assert engine.commands() == {}
-
-
-def test_locked_joint_stays_put_and_passive_swings() -> None:
-    locked = engine_of(pendulum("locked"))
-    trajectory(locked, 200)
-    assert locked.positions()[0] == 0.0
-    passive = engine_of(pendulum("passive"))
-    trajectory(passive, 200)
-    assert passive.positions()[0] < -0.05
-
-
-@pytest.mark.parametrize(("actuator", "kind"), [
-    ("force", "velocity"), ("force", "acceleration"),
-    ("servo", "effort"), ("servo", "acceleration"),
-    ("velocity", "effort"), ("acceleration", "velocity"),
-])
-def test_kind_the_actuator_does_not_take_is_rejected(actuator: str, kind: str) -> None:
-    engine = engine_of(pendulum(actuator))
-    with pytest.raises(CommandError, match=f"has a {actuator} actuator"):
-        engine.set_commands(kind, ["hinge"], [0.1])
-
-
-@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-@pytest.mark.parametrize("kind", ["position", "effort"])
-def test_non_finite_values_are_rejected(value: float, kind: str) -> None:
-    engine = engine_of(pendulum())
-    engine.set_commands("position", ["hinge"], [0.25])
-    with pytest.raises(CommandError, match="non-finite value for joint 'hinge'"):
-        engine.set_commands(kind, ["hinge"], [value])
-    # Nothing of the rejected command was applied: the previous one holds.
-    assert engine.commands() == {"hinge": (ActuationMode.POSITION, 0.25)}
-
-
-@pytest.mark.parametrize(("names", "values", "match"), [
-    (["hinj"], [0.1], "unknown joint 'hinj'; did you mean 'hinge'"),
-    (["hinge", "hinge"], [0.1, 0.2], "'hinge' appears more than once"),
-    (["hinge"], [0.1, 0.2], "1 names but 2 values"),
-    (["hinge"], ["a lot"], "values must be a flat list of numbers"),
-    ([3], [0.1], "names must be strings"),
-])
-def test_malformed_commands_are_rejected(names: list[object], values: list[object],
-                                         match: str) -> None:
-    engine = engine_of(pendulum())
-    with pytest.raises(CommandError, match=match):
-        engine.set_commands("effort", names, values)  # type: ignore[arg-type]
-
-
-def test_unknown_kind_and_skeleton_are_rejected() -> None:
-    engine = engine_of(pendulum())
-    with pytest.raises(CommandError, match="unknown command kind 'torque'"):
-        engine.set_commands("torque", ["hinge"], [0.1])
-    with pytest.raises(CommandError, match=r"unknown skeleton 'robot'.*'pendulum'"):
-        engine.set_commands("effort", ["hinge"], [0.1], skeleton="robot")
-
-
 # --------------------------------------------------------------------------- clamping
-
-def test_out_of_limit_values_are_clamped_and_reported() -> None:
-    dof = ('<dof local_index="0"><force lower="-2" upper="2"/>'
-           '<velocity lower="-1" upper="1"/></dof>')
-    engine = engine_of(pendulum(limits=(-0.3, 0.4), dof=dof))
-    [pos] = engine.set_commands("position", ["hinge"], [1.0])
-    assert isinstance(pos, CheckResult)
-    assert [(c.name, c.requested, c.applied) for c in pos.clamped] == [("hinge", 1.0, 0.4)]
-    assert pos.message == "position command clamped to limits: 'hinge' 1 -> 0.4"
-    assert engine.commands()["hinge"] == (ActuationMode.POSITION, 0.4)
-    [eff] = engine.set_commands("effort", ["hinge"], [-5.0])
-    assert [(c.requested, c.applied) for c in eff.clamped] == [(-5.0, -2.0)]
-    engine.step()
-    assert engine.efforts()[0] == -2.0
-    [ok] = engine.set_commands("effort", ["hinge"], [1.5])
-    assert ok.clamped == ()
-    assert ok.message == ""
-
-    servo = engine_of(pendulum("servo", dof=dof))
-    [vel] = servo.set_commands("velocity", ["hinge"], [3.0])
-    assert [(c.requested, c.applied) for c in vel.clamped] == [(3.0, 1.0)]
-
-    accel = engine_of(pendulum(
-        "acceleration", dof='<dof local_index="0"><acceleration lower="-1" upper="1"/></dof>'))
-    [acc] = accel.set_commands("acceleration", ["hinge"], [-7.0])
-    assert [(c.requested, c.applied) for c in acc.clamped] == [(-7.0, -1.0)]
-
 
 def test_tightened_limit_set_is_used_for_commands() -> None:
     world = load_skel(pendulum(limits=(-1.0, 1.0)), name="test.skel")
@@ -420,18 +164,6 @@ def test_clear_commands() -> None:
         engine.clear_commands(["nope"])
 
 
-def test_reset_repeats_the_first_run() -> None:
-    engine = engine_of(pendulum())
-    engine.set_commands("position", ["hinge"], [0.3])
-    first, _ = trajectory(engine, 300)
-    engine.reset()
-    assert engine.time == 0.0
-    assert engine.commands() == {}
-    engine.set_commands("position", ["hinge"], [0.3])
-    again, _ = trajectory(engine, 300)
-    np.testing.assert_array_equal(first, again)
-
-
 @pytest.mark.parametrize("actuator", [a.value for a in ActuatorType])
 def test_actuator_types_are_exposed(actuator: str) -> None:
     engine = engine_of(pendulum(actuator))
@@ -439,9 +171,6 @@ def test_actuator_types_are_exposed(actuator: str) -> None:
 
 
 # --------------------------------------------------------------------------- names
-
-TWO_ARMS = DATA / "two_arms.skel"
-
 
 def test_single_skeleton_keeps_plain_names() -> None:
     engine = engine_of(pendulum())
@@ -543,8 +272,17 @@ def test_shipped_gains_file_loads_and_gives_the_documented_defaults() -> None:
     assert gains.dofs == {}
     m = 2.0
     g = gains.gains_for("any", m)
-    assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 1600.0, 2 * m * 40.0, 0.0, 10.0)
+    assert (g.kp, g.kd, g.ki, g.kp_vel) == (m * 1600.0, 2 * m * 40.0,
+                                            0.2 * m * 40.0**3, 10.0)
 
+
+
+def test_an_unstable_integral_ratio_is_refused() -> None:
+    """``ki < 2 zeta m w^3`` is the PID's stability bound: ``integral_ratio < 2 zeta``."""
+    with pytest.raises(GainsError, match=r"integral_ratio must be below 2 \* damping_ratio"):
+        parse_gains({"default": {"damping_ratio": 0.1}}, "soft.yaml")  # the default 0.2
+    assert parse_gains({"default": {"damping_ratio": 0.1, "integral_ratio": 0.0}})
+    assert parse_gains({"default": {"damping_ratio": 0.1, "integral_ratio": 0.19}})
 
 @pytest.mark.parametrize("actuator", ["force", "servo", "velocity", "acceleration"])
 def test_hold_initial_positions_keeps_a_pendulum_up(actuator: str) -> None:
@@ -610,6 +348,79 @@ def test_a_heavily_damped_light_joint_still_tracks() -> None:
     assert abs(q_naive[-1] - 0.5) > 0.1
 
 
+FRICTION = "<dynamics><friction>{}</friction></dynamics>"
+
+
+def _integral(engine: SimEngine) -> float:
+    return float(engine._actuation[0]._integral[0])
+
+
+def test_integral_takes_a_force_joint_past_its_friction() -> None:
+    """Coulomb friction 0.05 N m holds a PD short by about friction / kp (measured 5.2e-4
+    rad at kp = 100 N m/rad, for good); the integral takes the joint there (1e-4 rad at
+    1 s, 1.9e-6 at 2 s: the error falls at ki / kp = 4/s once the joint is held) and then
+    pushes about the friction."""
+    text = pendulum(gravity=False).replace("<xyz>0 0 1</xyz>",
+                                           "<xyz>0 0 1</xyz>" + FRICTION.format(0.05))
+    pd = engine_of(text, gains=SimGains(defaults=GainDefaults(integral_ratio=0.0)))
+    pd.set_commands("position", ["hinge"], [0.3])
+    q_pd, _ = trajectory(pd, 2000)
+    assert 4e-4 < 0.3 - q_pd[-1] < 1e-3  # a PD stops short
+    engine = engine_of(text)
+    engine.set_commands("position", ["hinge"], [0.3])
+    q, _ = trajectory(engine, 2000)
+    assert abs(q[999] - 0.3) < 2e-4
+    assert abs(q[-1] - 0.3) < 1e-5
+    assert 0.04 < _integral(engine) < 0.06
+
+
+def test_integral_restarts_on_a_new_move_a_mode_change_and_reset() -> None:
+    """Kept for a trajectory's next sample (closer than i_zone, 0.05 rad); 0 again for a
+    target farther than that, on entering position mode, after clear and reset."""
+    text = pendulum(gravity=False).replace("<xyz>0 0 1</xyz>",
+                                           "<xyz>0 0 1</xyz>" + FRICTION.format(0.05))
+    engine = engine_of(text)
+    engine.set_commands("position", ["hinge"], [0.3])
+    engine.step(1000)
+    held = _integral(engine)
+    assert held > 0.0
+    engine.set_commands("position", ["hinge"], [0.31])  # the next sample of a trajectory
+    assert _integral(engine) == held
+    engine.set_commands("position", ["hinge"], [-0.2])  # a new move
+    assert _integral(engine) == 0.0
+    engine.step(1000)
+    assert _integral(engine) < 0.0
+    engine.set_commands("effort", ["hinge"], [0.0])
+    engine.set_commands("position", ["hinge"], [-0.2])  # back in position mode
+    assert _integral(engine) == 0.0
+    engine.step(1000)
+    engine.clear_commands()
+    assert _integral(engine) == 0.0
+    engine.set_commands("position", ["hinge"], [-0.2])
+    engine.step(1000)
+    engine.reset()
+    assert _integral(engine) == 0.0
+
+
+def test_integral_stays_within_the_effort_limits() -> None:
+    """A joint its motor cannot move (friction 2 N m, force limits 0.5 N m), given an
+    integral allowed to reach 100 N m: it stops growing where the law reaches the effort
+    limit, and never pushes beyond the limit itself (anti-windup)."""
+    dof = '<dof local_index="0"><force lower="-0.5" upper="0.5"/></dof>'
+    text = pendulum(gravity=False, dof=dof).replace("<xyz>0 0 1</xyz>",
+                                                    "<xyz>0 0 1</xyz>" + FRICTION.format(2.0))
+    engine = engine_of(text, gains=SimGains(dofs={"hinge": {"ki": 1e3, "i_limit": 100.0}}))
+    engine.set_commands("position", ["hinge"], [0.003])  # kp e = 0.3 N m
+    integral, effort = np.empty(2000), np.empty(2000)
+    for k in range(2000):
+        engine.step()
+        integral[k], effort[k] = _integral(engine), engine.efforts()[0]
+    assert abs(engine.positions()[0]) < 1e-9  # stuck
+    assert integral.max() <= 0.5
+    assert 0.15 < integral[-1] < 0.21  # 0.5 - kp e, and one step's growth
+    assert np.abs(effort).max() <= 0.5 + 1e-12
+
+
 def test_position_control_gives_dart_the_spring_only_while_it_holds() -> None:
     """A FORCE joint's PD is DART's joint spring while held; the model's spring after."""
     spring = ("<dynamics><spring_stiffness>3.0</spring_stiffness>"
@@ -662,37 +473,3 @@ def test_state_is_positions_velocities_and_efforts() -> None:
     assert not np.any(engine.efforts() == 1e9)
 
 
-def _batch_worlds() -> list[str]:
-    """Worlds for step(n) == n single steps: servo efforts, two skeletons, contacts."""
-    corpus = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus"))
-    fullbody = corpus / "data" / "skel" / "fullbody1.skel"  # DART's, with contacts
-    return ["servo pendulum", str(DATA / "two_arms.skel"),
-            *([str(fullbody)] if fullbody.is_file() else [])]
-
-
-def _batch_world(name: str) -> SimEngine:
-    return engine_of(pendulum("servo")) if name == "servo pendulum" else SimEngine(
-        load_skel(Path(name)))
-
-
-@pytest.mark.parametrize("name", _batch_worlds())
-@pytest.mark.parametrize("held", [False, True], ids=["nothing held", "holding"])
-def test_n_steps_at_once_are_n_single_steps(name: str, held: bool) -> None:
-    """step(n) (DART's own world.step() when no command is held) equals n step() calls.
-
-    Bit for bit: positions, velocities, time, and the efforts of the last step (an
-    uncommanded servo's are its motor's force, not 0).
-    """
-    one, batched = _batch_world(name), _batch_world(name)
-    if held:
-        one.hold_initial_positions()
-        batched.hold_initial_positions()
-    for k in (1, 7, 13, 50):
-        for _ in range(k):
-            one.step()
-        batched.step(k)
-        assert batched.time == one.time
-        for a, b in zip(batched.state(), one.state(), strict=True):
-            np.testing.assert_array_equal(a, b)
-    if name == "servo pendulum" and not held:
-        assert np.any(one.efforts() != 0.0)

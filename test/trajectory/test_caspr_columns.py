@@ -187,3 +187,84 @@ def test_convert_writes_the_q_mapping_that_play_uses(tmp_path: Path,
 
     assert main(["convert", str(example("arm.skel")), "-o", str(arm)]) == 0
     assert not (tmp_path / "arm.skel.q_mapping.yaml").exists()
+
+
+def _played_end(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, float]:
+    """``play --print`` at 1 Hz: the last line's positions by DOF name."""
+    status = main(["play", *args, "--print", "--rate", "1"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    lines = captured.out.splitlines()
+    return dict(zip(lines[0].split()[2:], map(float, lines[-1].split()[1:]), strict=True))
+
+
+@pytest.mark.parametrize("suffix", [".skel", ".urdf", ".yml"])
+@pytest.mark.parametrize("jtype", ["PLANAR_XZ", "S_FIXED_XYZ"])
+def test_play_finds_the_q_mapping_convert_wrote(tmp_path: Path, jtype: str, suffix: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26: ``convert bodies.xml -o robot.skel`` then ``play --skel robot.skel``
+    (no ``--mapping``) swapped the x and z columns: the mapping convert wrote beside the
+    model is used without being named."""
+    bodies, trajectories = tmp_path / "robot_bodies.xml", tmp_path / "robot_trajectories.xml"
+    write_bodies(bodies, jtype)
+    write_trajectories(trajectories, 3)
+    model = tmp_path / f"robot{suffix}"
+    assert main(["convert", str(bodies), "-o", str(model)]) == 0
+    assert (tmp_path / f"robot{suffix}.q_mapping.yaml").is_file()
+    capsys.readouterr()
+    meant = load_trajectory_model(bodies).q_columns  # the DOF CASPR's q[i] moves
+    assert meant != load_trajectory_model(model).q_columns  # not the converted DOF order
+    for column, dof in enumerate(meant):
+        end = _played_end(capsys, str(trajectories), "--skel", str(model),
+                          "--trajectory-id", f"col{column}")
+        assert end == {name: VALUE if name == dof else 0.0 for name in meant}, column
+
+
+def test_caspr_trajectory_on_a_model_of_unknown_column_order_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the mapping beside it, a converted model's column order cannot be known
+    (its planar zx joint may be CASPR's PLANAR_XZ): refused, not played swapped. A mapping
+    given still plays, and so does a trajectory YAML, which names its joints."""
+    bodies, trajectories = tmp_path / "robot_bodies.xml", tmp_path / "robot_trajectories.xml"
+    write_bodies(bodies, "PLANAR_XZ")
+    write_trajectories(trajectories, 3)
+    model = tmp_path / "robot.skel"
+    assert main(["convert", str(bodies), "-o", str(model)]) == 0
+    mapping = tmp_path / "elsewhere.yaml"
+    (tmp_path / "robot.skel.q_mapping.yaml").rename(mapping)
+    capsys.readouterr()
+    status = main(["play", str(trajectories), "--skel", str(model), "--print"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith(f"error: {trajectories}:"), err
+    assert "cannot tell which DOF each q column drives: joint 'platform' (" in err
+    assert "is planar zx: DOFs (z, x, theta), where CASPR's PLANAR_XZ q is (x, z, theta)" in err
+    assert _played_end(capsys, str(trajectories), "--skel", str(model), "--mapping",
+                       str(mapping), "--trajectory-id", "col0")["platform_x"] == VALUE
+    yaml_file = tmp_path / "t.yaml"
+    yaml_file.write_text("joint_names: [platform_x]\npoints:\n"
+                         "- {positions: [0.0], time_from_start: 0}\n"
+                         "- {positions: [0.5], time_from_start: 1}\n", encoding="utf-8")
+    assert _played_end(capsys, str(yaml_file), "--skel", str(model)) == {"platform_x": 0.5}
+
+
+def test_sim_to_real_checks_caspr_columns_as_play_does(tmp_path: Path) -> None:
+    """``sim-to-real``'s check before starting anything maps columns as ``play`` does."""
+    import argparse
+
+    from skel_ros.cli.compare_cmd import _check_inputs
+    from skel_ros.resources import resolve
+    from skel_ros.trajectory import TrajectoryMappingError
+
+    bodies, trajectories = tmp_path / "robot_bodies.xml", tmp_path / "robot_trajectories.xml"
+    write_bodies(bodies, "S_FIXED_XYZ")
+    write_trajectories(trajectories, 3)
+    model = tmp_path / "robot.skel"
+    assert main(["convert", str(bodies), "-o", str(model)]) == 0
+    args = argparse.Namespace(
+        skel=str(model), xacro_args=[], fixed_base=False, mapping=None,
+        hardware_config=str(resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml")))
+    _check_inputs(args, [trajectories])  # the mapping beside the model
+    (tmp_path / "robot.skel.q_mapping.yaml").unlink()
+    with pytest.raises(TrajectoryMappingError, match=r"joint 'platform' .* is euler zyx"):
+        _check_inputs(args, [trajectories])

@@ -1,10 +1,9 @@
-"""CANopen CiA 402 servo drives through the ``canopen`` library: driver, emulator, scan.
+"""CANopen CiA 402 servo drives through the ``canopen`` library: driver, scan.
 
 :class:`~skel_ros.hardware.canopen402.bus.Cia402Bus` is the driver (protocol
 ``canopen``); ``drive.eds`` is the project's object dictionary of the emulated drive
-(and the default one); :func:`scan` and :func:`start_emulator` are what the
-``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call, through
-:data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`).
+(:mod:`skel_ros.emulation.canopen402`) and the default one; :func:`scan` is what
+``skel-ros scan`` calls, through :data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`).
 """
 
 from __future__ import annotations
@@ -28,11 +27,7 @@ from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.hardware.canopen402.emulator import Cia402Emulator
-
-__all__ = ["DEFAULT_EDS", "MODE_CODES", "PLUGIN", "Units", "scan", "start_emulator",
-           "state_of"]
+__all__ = ["DEFAULT_EDS", "MODE_CODES", "PLUGIN", "Units", "scan", "state_of"]
 
 
 def scan(transport: Mapping[str, Any], ids: Sequence[int], timeout: float,
@@ -117,18 +112,6 @@ def _identify(network: Any, node_id: int, timeout: float) -> ScanResult | None: 
                       details=f"device type 0x{device_type:08X} (profile {profile})")
 
 
-def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
-                   options: Mapping[str, Any]) -> Cia402Emulator:
-    """Start emulated CiA 402 drives (canopen ``LocalNode``s served by a thread here).
-
-    ``transport`` may be ``{}``: a fresh python-can ``virtual`` channel is used; the
-    emulator's ``transport`` attribute says how to reach it.
-    """
-    from skel_ros.hardware.canopen402.emulator import Cia402Emulator
-
-    return Cia402Emulator(transport, actuators, options)
-
-
 PLUGIN = ProtocolPlugin(
     name="canopen",
     bus_class=Cia402Bus,
@@ -140,6 +123,5 @@ PLUGIN = ProtocolPlugin(
     bus_options=_BUS_OPTIONS,
     actuator_options=_ACT_OPTIONS,
     scan=scan,
-    start_emulator=start_emulator,
 )
 """The protocol ``canopen``: CiA 402 drives on a CAN bus."""

@@ -56,7 +56,7 @@ TPDOs at the transport's bitrate, see :func:`~skel_ros.hardware.can_transport.wi
 plus 10 ms for the drives plus ``BusSpec.timeout_margin``; ``sdo_timeout`` to 0.25 s plus
 the margin. The SDO requests and SYNC rounds that opening, enabling and clearing faults
 depend on are tried ``1 + sdo_retries`` / ``1 + sync_retries`` times; a cycle's
-:meth:`~Cia402Bus.read` is tried once (the manager counts failed cycles).
+:meth:`~Cia402Bus.read` is tried once (the backend counts failed cycles).
 
 Units (actuator options): ``counts_per_rev`` (default 65536) or ``counts_per_rad``
 converts positions; ``velocity_per_rad_s`` (velocity units per rad/s, default the
@@ -353,7 +353,7 @@ class Cia402Bus(ActuatorBus):
         clock: monotonic seconds.
 
     Raises:
-        ConfigError: bad options, unknown op_mode, MIT mode, missing EDS, bad node id,
+        ConfigError: bad options, unknown op_mode, impedance mode, missing EDS, bad node id,
             COB-IDs used twice, a watchdog longer than 0x1016 can hold.
     """
 

@@ -17,7 +17,7 @@ One control cycle is two packets:
   At open, Indirect Address 1..16 (168..199 on every model) are pointed at Hardware
   Error Status (70), Torque Enable (64), Present Current (126, 2), Present Velocity
   (128, 4), Present Position (132, 4), Present Input Voltage (144, 2), Present
-  Temperature (146) and Bus Watchdog (98): everything the manager needs in one
+  Temperature (146) and Bus Watchdog (98): everything the backend needs in one
   contiguous read of 16 bytes, instead of 21 bytes at 126..146 plus reads of 64, 70 and 98.
 
 Every request covers only addresses the servo's model (and firmware) defines
@@ -102,9 +102,6 @@ READ_STRUCT: Final = struct.Struct("<BBhiiHBB")
 _READ_CODES: Final = READ_STRUCT.format[1:]
 _NV: Final = len(_READ_CODES)  # values per servo in the read block
 READ_SIZE: Final = READ_STRUCT.size
-# The read block's address on the default model (X430/X540 series; the benchmark's
-# servos). The driver reads each servo at its own model's Indirect Data 1.
-READ_ADDRESS: Final = ct.MODELS[ct.DEFAULT_MODEL].indirect[0].data
 INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
                                 for a in range(f.address, f.address + f.size))
 INDIRECT_BLOCK: Final = b"".join(struct.pack("<H", a) for a in INDIRECT_TARGETS)
@@ -129,23 +126,11 @@ _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
                           "current_based_position": ct.MODE_CURRENT_BASED_POSITION}
 _ACTUATOR_OPTIONS: Final = frozenset({"torque_constant", "operating_mode"})
 _BUS_OPTIONS: Final = frozenset({"fast_sync_read", "return_delay_us", "timeout"})
-_WATCHDOG_AT: Final = ct.BUS_WATCHDOG.address
-_WATCHDOG_FAULT: Final = ct.BUS_WATCHDOG_FAULT
-_WATCHDOG_EXPIRED: Final = ct.BUS_WATCHDOG_EXPIRED
 _PING_REPLY: Final = proto.STATUS_OVERHEAD + 3
 _EXTENDED_RANGE: Final = 1_048_575
-_STATUS: Final = int(proto.Instruction.STATUS)
 _NO_ERROR: Final = frozenset({0, proto.ALERT})  # error bytes without a status error
-# Module constants as plain globals for the per-cycle paths.
-_CENTER_TICK: Final = ct.CENTER_TICK
-_RAD_PER_TICK: Final = ct.RAD_PER_TICK
-_RAD_S_PER_VELOCITY_UNIT: Final = ct.RAD_S_PER_VELOCITY_UNIT
-_VOLTAGE_UNIT: Final = ct.VOLTAGE_UNIT
-_MODE_VELOCITY: Final = ct.MODE_VELOCITY
-_MODE_CURRENT: Final = ct.MODE_CURRENT
-_GOAL_POSITION_AT: Final = ct.GOAL_POSITION.address
-_GOAL_VELOCITY_AT: Final = ct.GOAL_VELOCITY.address
-_GOAL_CURRENT_AT: Final = ct.GOAL_CURRENT.address
+# The goal fields write() sends, in this order, with their struct codes.
+_GOAL_CODES: Final = {ct.GOAL_POSITION: "i", ct.GOAL_VELOCITY: "i", ct.GOAL_CURRENT: "h"}
 
 
 @dataclass
@@ -236,7 +221,7 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{self._where}: fast_sync_read must be auto, true or false,"
                               f" got {fast!r}")
         self._fast_option: str | bool = fast
-        self._return_delay = _return_delay_units(spec.options.get("return_delay_us", 0),
+        self._return_delay = return_delay_units(spec.options.get("return_delay_us", 0),
                                                  self._where)
         self._servos: dict[int, _Servo] = {a.id: self._servo(a) for a in actuators}
         self._ids = [a.id for a in actuators]
@@ -489,11 +474,12 @@ class DynamixelBus(ActuatorBus):
         if not servo.bus_watchdog:
             return
         dxl_id = servo.spec.id
-        if watchdog == _WATCHDOG_EXPIRED:  # it stopped: its goal becomes where it is
-            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+        if watchdog == ct.BUS_WATCHDOG_EXPIRED:  # it stopped: its goal becomes where it is
+            self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address, b"\x00")
             self._write_stop_goal(servo, present)
         if watchdog != self._watchdog:
-            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+            self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address,
+                           bytes((self._watchdog,)))
 
     def _set_limits(self, servo: _Servo, model: ct.ModelInfo,
                     values: Mapping[ct.Field, int]) -> None:
@@ -516,17 +502,17 @@ class DynamixelBus(ActuatorBus):
         else:
             servo.effort_scale = ct.LOAD_UNIT * model.stall_torque
         lim = servo.spec.limits
-        if servo.operating_mode == _MODE_VELOCITY:
+        if servo.operating_mode == ct.MODE_VELOCITY:
             own, (lower, upper), scale, offset = (
-                (-velocity_limit, velocity_limit), lim.velocity, _RAD_S_PER_VELOCITY_UNIT, 0)
+                (-velocity_limit, velocity_limit), lim.velocity, ct.RAD_S_PER_VELOCITY_UNIT, 0)
             unit = "rad/s"
-        elif servo.operating_mode == _MODE_CURRENT:
+        elif servo.operating_mode == ct.MODE_CURRENT:
             own, (lower, upper), scale, offset = (
                 (-servo.current_limit, servo.current_limit), lim.effort, servo.effort_scale, 0)
             unit = "N m"
         else:
             own, (lower, upper), scale, offset = (
-                (servo.min_goal, servo.max_goal), lim.position, _RAD_PER_TICK, -_CENTER_TICK)
+                (servo.min_goal, servo.max_goal), lim.position, ct.RAD_PER_TICK, -ct.CENTER_TICK)
             unit = "rad"
         lo = quantize_inward(lower, scale, lower, upper, offset) if math.isfinite(lower) else own[0]
         hi = quantize_inward(upper, scale, lower, upper, offset) if math.isfinite(upper) else own[1]
@@ -546,24 +532,26 @@ class DynamixelBus(ActuatorBus):
         if not self._servos[dxl_id].bus_watchdog:
             return
         if value != 0:
-            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+            self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address, b"\x00")
         if self._watchdog:
-            self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, bytes((self._watchdog,)))
+            self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address,
+                           bytes((self._watchdog,)))
 
     def _stop_goal(self, servo: _Servo, present_ticks: int) -> int:
         """The goal that keeps a servo where it is: its position, or velocity / current 0."""
-        moving = servo.operating_mode in (_MODE_VELOCITY, _MODE_CURRENT)
+        moving = servo.operating_mode in (ct.MODE_VELOCITY, ct.MODE_CURRENT)
         value = 0 if moving else present_ticks
         return max(servo.goal_lo, min(servo.goal_hi, value))
 
     def _write_stop_goal(self, servo: _Servo, present_ticks: int) -> None:
         mode = servo.operating_mode
         goal = self._stop_goal(servo, present_ticks)
-        if mode == _MODE_CURRENT:
-            data, address = struct.pack("<h", goal), _GOAL_CURRENT_AT
+        if mode == ct.MODE_CURRENT:
+            data, address = struct.pack("<h", goal), ct.GOAL_CURRENT.address
         else:
             data = struct.pack("<i", goal)
-            address = _GOAL_VELOCITY_AT if mode == _MODE_VELOCITY else _GOAL_POSITION_AT
+            address = (ct.GOAL_VELOCITY.address if mode == ct.MODE_VELOCITY
+                       else ct.GOAL_POSITION.address)
         self._attempts(self.write_register, servo.spec.id, address, data)
 
     def _attempts(self, request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401
@@ -622,7 +610,8 @@ class DynamixelBus(ActuatorBus):
             reply_size = n * one
             reply_struct = struct.Struct("<" + ("8sB" + _READ_CODES + "H") * n)
             length = one - proto.HEADER_SIZE
-            heads = tuple(proto.HEADER + struct.pack("<BHB", i, length, _STATUS) for i in ids)
+            heads = tuple(proto.HEADER + struct.pack("<BHB", i, length, proto.Instruction.STATUS)
+                          for i in ids)
         timeout = self._timeout(len(packet), reply_size, 1 if fast else n)
         return _ReadGroup(ids, address, packet, reply_size, timeout, reply_struct, heads)
 
@@ -696,8 +685,8 @@ class DynamixelBus(ActuatorBus):
                         if now.error_code & 0xFF else "no error now")
                 answers[dxl_id] = (f"rebooted ({was.fault}); {left}; torque"
                                    f" {'on' if now.torque_enabled else 'off'}")
-            elif was.error_code & _WATCHDOG_FAULT:
-                self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+            elif was.error_code & ct.BUS_WATCHDOG_FAULT:
+                self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address, b"\x00")
                 self._write_stop_goal(servo, _ticks(was.position))
                 self._arm_watchdog(dxl_id, 0)
                 answers[dxl_id] = "bus watchdog error cleared, goal set where it stopped, re-armed"
@@ -748,14 +737,15 @@ class DynamixelBus(ActuatorBus):
         if enabled and targets:
             states = self._attempts(self.read)
             for dxl_id in targets:
-                if states[dxl_id].error_code & _WATCHDOG_FAULT:
-                    self._attempts(self.write_register, dxl_id, _WATCHDOG_AT, b"\x00")
+                if states[dxl_id].error_code & ct.BUS_WATCHDOG_FAULT:
+                    self._attempts(self.write_register, dxl_id, ct.BUS_WATCHDOG.address, b"\x00")
                     self._write_stop_goal(self._servos[dxl_id], _ticks(states[dxl_id].position))
             watched = [i for i in targets if self._servos[i].bus_watchdog]
             if watched:
-                self._send(proto.sync_write(_WATCHDOG_AT, 1, dict.fromkeys(watched, b"\x00")))
+                self._send(proto.sync_write(ct.BUS_WATCHDOG.address, 1,
+                                            dict.fromkeys(watched, b"\x00")))
             if watched and self._watchdog:
-                self._send(proto.sync_write(_WATCHDOG_AT, 1,
+                self._send(proto.sync_write(ct.BUS_WATCHDOG.address, 1,
                                             dict.fromkeys(watched, bytes((self._watchdog,)))))
         value = b"\x01" if enabled else b"\x00"
         packet = proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value))
@@ -772,48 +762,37 @@ class DynamixelBus(ActuatorBus):
             raise DeviceError(f"{self._where}: torque {'on' if enabled else 'off'} not taken by"
                               f" id(s) {wrong}{why}", wrong[0], first.error_code)
 
-    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:  # noqa: C901, PLR0912 - inlined hot loop
+    def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """Sync Write the goals (NaN fields: that servo keeps its previous goal).
 
         Each goal is the nearest value of its field inside the actuator's limits and the
         servo's own (the next one inward when the nearest lies outside).
         """
         self._require_open()
-        positions: list[int] = []  # id, value, id, value ...
-        velocities: list[int] = []
-        currents: list[int] = []
-        servos = self._servos
-        isnan = math.isnan
+        goals: dict[ct.Field, list[int]] = {}  # id, value, id, value ... per goal field
         for dxl_id, command in commands.items():
-            servo = servos.get(dxl_id) or self._known(dxl_id)
-            mode = servo.operating_mode
-            if mode == _MODE_VELOCITY:
-                value = command.velocity
-                if not isnan(value):
-                    raw = _round(value / _RAD_S_PER_VELOCITY_UNIT)
-                    if not servo.goal_lo <= raw <= servo.goal_hi:
-                        raw = self._clamp(servo, raw)
-                    velocities += (dxl_id, raw)
-            elif mode == _MODE_CURRENT:
-                value = command.effort
-                if not isnan(value):
-                    raw = _round(value * servo.current_scale)
-                    if not servo.goal_lo <= raw <= servo.goal_hi:
-                        raw = self._clamp(servo, raw)
-                    currents += (dxl_id, raw)
-            else:
-                value = command.position
-                if not isnan(value):
-                    raw = _round(value / _RAD_PER_TICK) + _CENTER_TICK
-                    if not servo.goal_lo <= raw <= servo.goal_hi:
-                        raw = self._clamp(servo, raw)
-                    positions += (dxl_id, raw)
-        if positions:
-            self._send(proto.sync_write_values(_GOAL_POSITION_AT, "i", positions))
-        if velocities:
-            self._send(proto.sync_write_values(_GOAL_VELOCITY_AT, "i", velocities))
-        if currents:
-            self._send(proto.sync_write_values(_GOAL_CURRENT_AT, "h", currents))
+            servo = self._known(dxl_id)
+            field, raw = self._goal(servo, command)
+            if raw is not None:
+                goals.setdefault(field, []).extend((dxl_id, raw))
+        for field, code in _GOAL_CODES.items():
+            if field in goals:
+                self._send(proto.sync_write_values(field.address, code, goals[field]))
+
+    def _goal(self, servo: _Servo, command: ActuatorCommand) -> tuple[ct.Field, int | None]:
+        """The goal field ``servo``'s mode takes and ``command``'s value in it (None: NaN)."""
+        mode = servo.operating_mode
+        if mode == ct.MODE_VELOCITY:
+            field, value = ct.GOAL_VELOCITY, command.velocity
+            raw = None if math.isnan(value) else _round(value / ct.RAD_S_PER_VELOCITY_UNIT)
+        elif mode == ct.MODE_CURRENT:
+            field, value = ct.GOAL_CURRENT, command.effort
+            raw = None if math.isnan(value) else _round(value * servo.current_scale)
+        else:
+            field, value = ct.GOAL_POSITION, command.position
+            raw = (None if math.isnan(value)
+                   else _round(value / ct.RAD_PER_TICK) + ct.CENTER_TICK)
+        return field, None if raw is None else self._clamp(servo, raw)
 
     def _clamp(self, servo: _Servo, raw: int) -> int:
         """``raw`` into the servo's goal range.
@@ -890,7 +869,8 @@ class DynamixelBus(ActuatorBus):
         per = _NV + 3
         if self.fast_sync_read:  # 4 header fields, then error, id, the values, CRC per servo
             if (flat[0] != proto.HEADER or flat[1] != proto.BROADCAST_ID
-                    or flat[2] != len(raw) - proto.HEADER_SIZE or flat[3] != _STATUS
+                    or flat[2] != len(raw) - proto.HEADER_SIZE
+                    or flat[3] != proto.Instruction.STATUS
                     or flat[5::per] != group.ids
                     or proto.crc16(memoryview(raw)[:-2]) != flat[-1]):
                 return None
@@ -931,22 +911,22 @@ class DynamixelBus(ActuatorBus):
         ``error_code``: Hardware Error Status, plus ``BUS_WATCHDOG_FAULT`` (0x100) when the
         servo's Bus Watchdog expired (it reads -1).
         """
-        servos = self._servos
         states = {}
         for (dxl_id, hw_error, torque, current, velocity, position, voltage, temperature,
              watchdog) in zip(ids, *columns, strict=True):
-            code = hw_error | (_WATCHDOG_FAULT if watchdog == _WATCHDOG_EXPIRED else 0)
-            states[dxl_id] = new_state({
-                "position": (position - _CENTER_TICK) * _RAD_PER_TICK,
-                "velocity": velocity * _RAD_S_PER_VELOCITY_UNIT,
-                "effort": current * servos[dxl_id].effort_scale,
-                "torque_enabled": torque == 1,
-                "error_code": code,
-                "fault": ct.describe_error_code(code) if code else "",
-                "temperature": float(temperature),
-                "voltage": voltage * _VOLTAGE_UNIT,
-                "stamp": stamp,
-            })
+            code = hw_error | (ct.BUS_WATCHDOG_FAULT if watchdog == ct.BUS_WATCHDOG_EXPIRED
+                               else 0)
+            states[dxl_id] = ActuatorState(
+                position=(position - ct.CENTER_TICK) * ct.RAD_PER_TICK,
+                velocity=velocity * ct.RAD_S_PER_VELOCITY_UNIT,
+                effort=current * self._servos[dxl_id].effort_scale,
+                torque_enabled=torque == 1,
+                error_code=code,
+                fault=ct.describe_error_code(code) if code else "",
+                temperature=float(temperature),
+                voltage=voltage * ct.VOLTAGE_UNIT,
+                stamp=stamp,
+            )
         return states
 
     def _receive_fast(self, group: _ReadGroup, first: bytes,
@@ -1144,25 +1124,6 @@ class DynamixelBus(ActuatorBus):
         return servo
 
 
-def _new_state_fast(fields: dict[str, Any]) -> ActuatorState:
-    state = object.__new__(ActuatorState)
-    state.__dict__.update(fields)
-    return state
-
-
-def _new_state_checked(fields: dict[str, Any]) -> ActuatorState:
-    return ActuatorState(**fields)
-
-
-# ActuatorState is a plain frozen dataclass: filling its __dict__ gives the same object as
-# its __init__ (one dict update instead of nine object.__setattr__ calls; a tenth of the
-# cycle's CPU). Should it ever get __slots__ or a __post_init__, the constructor is used.
-_PLAIN_DATACLASS = (not hasattr(ActuatorState, "__slots__")
-                    and not hasattr(ActuatorState, "__post_init__"))
-new_state: Callable[[dict[str, Any]], ActuatorState] = (
-    _new_state_fast if _PLAIN_DATACLASS else _new_state_checked)
-
-
 def _round(value: float) -> int:
     if -2e9 < value < 2e9:  # noqa: PLR2004 - the common case, no OverflowError possible
         return round(value)
@@ -1171,7 +1132,7 @@ def _round(value: float) -> int:
 
 def _ticks(position: float) -> int:
     """Present Position ticks of a position the driver decoded (exact: it came from ticks)."""
-    return round(position / _RAD_PER_TICK) + _CENTER_TICK
+    return round(position / ct.RAD_PER_TICK) + ct.CENTER_TICK
 
 
 def _watchdog_units(seconds: float, where: str) -> int:
@@ -1216,7 +1177,7 @@ def _read_area(model: ct.ModelInfo | None, where: str, dxl_id: int | None = None
     return area
 
 
-def _return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML value
+def return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML value
     """Return Delay Time's value for ``return_delay_us`` (its unit is 2 µs, so even only)."""
     unit_us = round(ct.RETURN_DELAY_UNIT * 1e6)
     top = ct.RETURN_DELAY_TIME_MAX * unit_us

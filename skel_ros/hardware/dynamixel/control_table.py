@@ -292,15 +292,6 @@ class ModelInfo:
         """N·m/A from the stall specification (an estimate; the YAML may override it)."""
         return self.stall_torque / self.stall_current
 
-    @property
-    def resolution(self) -> int:
-        """Ticks per revolution."""
-        return TICKS_PER_REV
-
-    @property
-    def position_range(self) -> tuple[int, int]:
-        """Goal Position range in Position Control Mode (ticks)."""
-        return (0, TICKS_PER_REV - 1)
 
 
 def _rpm(value: float) -> float:

@@ -126,7 +126,6 @@ def _word_table() -> list[int]:
 
 
 _T16: Final = _word_table()
-_WORD_FORMATS: dict[int, struct.Struct] = {}
 
 
 def crc16(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
@@ -135,18 +134,9 @@ def crc16(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     start = n & 1
     if start:
         crc = ((crc << 8) ^ _T8[(crc >> 8) ^ data[0]]) & 0xFFFF
-    count = n >> 1
-    if count:
-        fmt = _WORD_FORMATS.get(count)
-        if fmt is None:
-            fmt = _WORD_FORMATS.setdefault(count, struct.Struct(f">{count}H"))
-        table = _T16
-        for word in fmt.unpack_from(data, start):
-            crc = table[crc ^ word]
+    for word in struct.unpack_from(f">{n >> 1}H", data, start):
+        crc = _T16[crc ^ word]
     return crc
-
-
-_PACKETS_FORMATS: dict[tuple[int, int], struct.Struct] = {}
 
 
 def crc16_each(data: bytes | bytearray | memoryview, size: int, count: int) -> list[int]:
@@ -159,18 +149,14 @@ def crc16_each(data: bytes | bytearray | memoryview, size: int, count: int) -> l
     """
     body = size - 2
     odd = body & 1  # an odd count: the first byte alone, as crc16 does
-    fmt = _PACKETS_FORMATS.get((size, count))
-    if fmt is None:
-        one = ("B" if odd else "") + f"{body >> 1}H2x"
-        fmt = _PACKETS_FORMATS.setdefault((size, count), struct.Struct(">" + one * count))
-    values = fmt.unpack_from(data)
+    one = ("B" if odd else "") + f"{body >> 1}H2x"
+    values = struct.unpack_from(">" + one * count, data)
     per = odd + (body >> 1)  # values per packet
-    table, t8 = _T16, _T8
     crcs = []
     for k in range(0, len(values), per):
-        crc = t8[values[k]] if odd else 0  # from state 0: T8[byte]
+        crc = _T8[values[k]] if odd else 0  # from state 0: T8[byte]
         for word in values[k + odd:k + per]:
-            crc = table[crc ^ word]
+            crc = _T16[crc ^ word]
         crcs.append(crc)
     return crcs
 
@@ -271,10 +257,6 @@ def sync_write(address: int, size: int, data: Mapping[int, bytes]) -> bytes:
     return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, b"".join(parts))
 
 
-_SYNC_WRITE_STRUCTS: dict[tuple[int, str, int], tuple[struct.Struct, int]] = {}
-_SYNC_WRITE: Final = int(Instruction.SYNC_WRITE)
-
-
 def sync_write_values(address: int, kind: str, flat: Sequence[int]) -> bytes:
     """SYNC WRITE of one integer per servo: ``flat = [id, value, id, value, ...]``.
 
@@ -286,17 +268,14 @@ def sync_write_values(address: int, kind: str, flat: Sequence[int]) -> bytes:
         kind: the ``struct`` code of the field (``"i"`` 4-byte signed, ``"h"``, ``"B"`` ...).
         flat: ids and values, alternating.
     """
-    n = len(flat) // 2
-    cached = _SYNC_WRITE_STRUCTS.get((address, kind, n))
-    if cached is None:
-        # The header, id, length, instruction, address and size, then n (id, value) pairs.
-        fmt = struct.Struct("<4sBHBHH" + ("B" + kind) * n)
-        cached = _SYNC_WRITE_STRUCTS[(address, kind, n)] = (fmt, fmt.size - HEADER_SIZE + 2)
-    fmt, length = cached
+    # The header, id, length, instruction, address and size, then n (id, value) pairs.
+    fmt = "<4sBHBHH" + ("B" + kind) * (len(flat) // 2)
+    length = struct.calcsize(fmt) - HEADER_SIZE + 2
     size = struct.calcsize("<" + kind)
-    packet = fmt.pack(HEADER, BROADCAST_ID, length, _SYNC_WRITE, address, size, *flat)
+    packet = struct.pack(fmt, HEADER, BROADCAST_ID, length, Instruction.SYNC_WRITE, address,
+                         size, *flat)
     if packet.find(_STUFF_FROM, HEADER_SIZE) >= 0:  # needs stuffing: the general builder
-        return build_packet(BROADCAST_ID, _SYNC_WRITE, packet[HEADER_SIZE + 1:])
+        return build_packet(BROADCAST_ID, Instruction.SYNC_WRITE, packet[HEADER_SIZE + 1:])
     crc = crc16(packet)
     return packet + bytes((crc & 0xFF, crc >> 8))
 
@@ -464,13 +443,10 @@ def build_fast_status(records: Sequence[tuple[int, int, bytes]]) -> bytes:
     packet = bytearray(HEADER + bytes((BROADCAST_ID, length & 0xFF, length >> 8,
                                        Instruction.STATUS)))
     crc = crc16(packet)
-    table = _T16
     for dxl_id, error, data in records:
         chunk = bytes((error, dxl_id)) + data
         crc = crc16(chunk, crc)
-        low, high = crc & 0xFF, crc >> 8
-        packet += chunk
-        packet.append(low)
-        packet.append(high)
-        crc = table[crc ^ (low << 8 | high)]  # crc16 of the two CRC bytes, inlined
+        record_crc = bytes((crc & 0xFF, crc >> 8))
+        packet += chunk + record_crc
+        crc = crc16(record_crc, crc)
     return bytes(packet)

@@ -2,14 +2,15 @@
 
 :class:`~skel_ros.hardware.mit.bus.MitBus` is the driver (protocol ``mit``); the codec
 packs the 8-byte commands and decodes the replies; :data:`~.models.MODELS` holds the
-ranges of common motors. :func:`scan` and :func:`start_emulator` are what the
-``skel-ros scan`` / ``skel-ros emulate`` commands and the hardware node call, through
-:data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`).
+ranges of common motors. :func:`scan` is what ``skel-ros scan`` calls, through
+:data:`PLUGIN` (:mod:`skel_ros.hardware.plugins`). The emulated motors are
+:mod:`skel_ros.emulation.mit`.
 """
 
 from __future__ import annotations
 
 import time
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.hardware import can_transport
@@ -30,11 +31,8 @@ from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.hardware.mit.emulator import MitEmulator
-
 __all__ = ["MODELS", "PLUGIN", "CommandError", "MitCodec", "MitModel", "MitRanges", "MitReply",
-           "Variant", "lookup", "resolve", "scan", "start_emulator"]
+           "Variant", "lookup", "resolve", "scan"]
 
 _REGISTER_ID = 0x7FF
 _SW_VER = 14
@@ -113,18 +111,6 @@ def _replies(bus: Any, timeout: float, done: Any) -> Any:  # noqa: ANN401
             yield msg
 
 
-def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
-                   options: Mapping[str, Any]) -> MitEmulator:
-    """Start emulated MIT motors (a thread of this process; see :mod:`.emulator`).
-
-    ``transport`` may be ``{}``: a fresh python-can ``virtual`` channel is used; the
-    emulator's ``transport`` attribute says how to reach it.
-    """
-    from skel_ros.hardware.mit.emulator import MitEmulator
-
-    return MitEmulator(transport, actuators, options)
-
-
 PLUGIN = ProtocolPlugin(
     name="mit",
     bus_class=MitBus,
@@ -132,11 +118,13 @@ PLUGIN = ProtocolPlugin(
     id_range=(1, _REGISTER_ID - 1),  # standard 11-bit ids; 0x7FF is the Damiao register id
     scan_ids="1-32",
     scan_timeout=0.05,
-    modes=(ControlMode.MIT, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
+    modes=(ControlMode.IMPEDANCE, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT),
     bus_options=frozenset(_BUS_OPTIONS),
-    # The ranges and variant (resolve), the gains of position, velocity and mit mode.
+    # The ranges and variant (resolve), the gains of position, velocity and impedance mode.
     actuator_options=RANGE_OPTIONS | {"kp", "kd"},
     scan=scan,
-    start_emulator=start_emulator,
+    default_model="AK80-9",
+    # Moderate PD gains to start tuning from (docs/can.md): impedance mode needs them.
+    default_options=MappingProxyType({"kp": 30.0, "kd": 0.8}),
 )
 """The protocol ``mit``: MIT-mode motors (Mini Cheetah, CubeMars AK, Damiao) on a CAN bus."""

@@ -62,10 +62,10 @@ Bus options (``buses.<name>.options``):
 
 Actuator options: ranges (``p_max``, ``v_max``, ``t_max``, ``kp_max``, ``kd_max`` and
 ``*_min``; default the model's, see :mod:`skel_ros.hardware.mit.models`), ``variant``
-(``cheetah``/``cubemars``/``damiao``), gains ``kp`` (needed in position and mit mode)
+(``cheetah``/``cubemars``/``damiao``), gains ``kp`` (needed in position and impedance mode)
 and ``kd``, each inside the model's gain range. Per mode the frame is: position -> (p,
 v_ff, kp, kd, 0); velocity -> (0, v, 0, kd, 0) (needs ``kd`` > 0); effort -> (0, 0, 0,
-0, t); mit -> all five, NaN gains replaced by ``kp``/``kd``.
+0, t); impedance -> all five, NaN gains replaced by ``kp``/``kd``.
 """
 
 from __future__ import annotations
@@ -249,13 +249,13 @@ class MitBus(ActuatorBus):
                                   f"byte, so CAN id must be in 1..{_MAX_BYTE_ID}")
             kp = _gain(act.options, "kp", where, ranges.kp_min, ranges.kp_max)
             kd = _gain(act.options, "kd", where, ranges.kd_min, ranges.kd_max)
-            if act.mode in (ControlMode.POSITION, ControlMode.MIT) and not kp > 0:
+            if act.mode in (ControlMode.POSITION, ControlMode.IMPEDANCE) and not kp > 0:
                 raise ConfigError(f"{where}: mode {act.mode.value} needs option kp > 0 "
                                   "(position gain, N·m/rad)")
             if act.mode is ControlMode.VELOCITY and not kd > 0:
                 raise ConfigError(f"{where}: mode velocity needs option kd > 0 "
                                   "(velocity gain, N·m·s/rad)")
-            if act.limits is not NO_LIMITS:  # the manager always gives the DOF's limits
+            if act.limits is not NO_LIMITS:  # the backend always gives the DOF's limits
                 _check_position_limits(act.limits.position, ranges.p_min, ranges.p_max, where)
             if variant is Variant.DAMIAO:
                 other = nibbles.setdefault(act.id & 0x0F, act.id)
@@ -606,7 +606,7 @@ class MitBus(ActuatorBus):
     def _frame(self, m: _Motor, cmd: ActuatorCommand) -> bytes:
         mode = m.spec.mode
         try:
-            if mode is ControlMode.MIT:
+            if mode is ControlMode.IMPEDANCE:
                 kp = m.kp if math.isnan(cmd.kp) else cmd.kp
                 kd = m.kd if math.isnan(cmd.kd) else cmd.kd
                 return m.codec.encode(cmd.position, _or0(cmd.velocity), kp, kd,
@@ -868,9 +868,13 @@ class MitBus(ActuatorBus):
         return out
 
     def _drain(self) -> None:
+        """Drop the frames waiting to be received; the next read awaits none of them."""
         bus = self._require_open()
         while can_transport.recv(bus, 0.0, lambda: 1.0) is not None:
             pass
+        # The replies a write left for the next read are gone (or are taken as the answers
+        # of what follows): a write, then torque off (an e-stop), then a read, timed out.
+        self._fresh.clear()
 
     def _device_error(self, ids: Sequence[int], context: str) -> DeviceError:
         faults = [(i, *self._fault(self._motors[i])) for i in ids]

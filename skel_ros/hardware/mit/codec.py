@@ -110,7 +110,6 @@ DAMIAO_STATUS: dict[int, str] = {
 _M16 = 0xFFFF
 _M12 = 0xFFF
 _CMD = struct.Struct(">HHI")  # p16 | v12 kp4' | kp8 kd12 t12 : 2 + 2 + 4 bytes
-_INF = math.inf
 
 
 class Variant(enum.Enum):
@@ -185,7 +184,7 @@ def float_to_uint(x: float, lo: float, hi: float, bits: int, *, rounding: str = 
     Raises:
         CommandError: ``x`` is NaN or infinite.
     """
-    if not -_INF < x < _INF:
+    if not math.isfinite(x):
         raise CommandError(f"cannot encode {x!r}: not a finite number")
     top = (1 << bits) - 1
     x = lo if x < lo else hi if x > hi else x
@@ -204,7 +203,7 @@ def is_special(data: bytes) -> bool:
 
 
 class MitCodec:
-    """Encoder/decoder for one motor's ranges and reply variant (fast: int ops + struct).
+    """Encoder/decoder for one motor's ranges and reply variant.
 
     Args:
         ranges: the motor's fixed-point ranges.
@@ -258,17 +257,16 @@ class MitCodec:
         Raises:
             CommandError: a value is NaN or infinite (the message names it).
         """
-        half = self._round
         out = []
         b = self._bounds
         for name, x, (lo, hi, top, span, step), bounds in (
                 ("p", p, self._p, b[0]), ("v", v, self._v, b[1]), ("kp", kp, self._kp, None),
                 ("kd", kd, self._kd, None), ("t_ff", t, self._t, b[2])):
-            if not -_INF < x < _INF:
+            if not math.isfinite(x):
                 raise CommandError(f"MIT command {name}={x!r} is not a finite number")
             if bounds is None:
                 x = lo if x < lo else hi if x > hi else x  # noqa: PLW2901 - saturate
-                out.append(int((x - lo) * top / span + half))
+                out.append(int((x - lo) * top / span + self._round))
             else:
                 out.append(self._inward(x, lo, top, span, step, bounds))
         if out[0] == _M16 and out[1] == _M12 and out[2] == _M12 and out[3] == _M12 and (
@@ -326,11 +324,10 @@ class MitCodec:
                      temperature: float = 25.0, error_code: int = 0,
                      enabled: bool = False) -> bytes:
         """A reply frame of this codec's variant (for emulators)."""
-        half = self._round
         vals = []
         for x, (lo, hi, top, span, _) in ((p, self._p), (v, self._v), (t, self._t)):
             x = lo if not x > lo else hi if x > hi else x  # noqa: PLW2901 - NaN -> lo
-            vals.append(int((x - lo) * top / span + half))
+            vals.append(int((x - lo) * top / span + self._round))
         pu, vu, tu = vals
         body = bytes((pu >> 8, pu & 0xFF, vu >> 4, ((vu & 0xF) << 4) | (tu >> 8), tu & 0xFF))
         temp = max(0, min(255, round(temperature)))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from skel_ros.emulation.canopen402 import Cia402Emulator
 from skel_ros.hardware import canopen402
 from skel_ros.hardware.base import (
     ActuatorCommand,
@@ -22,7 +23,6 @@ from skel_ros.hardware.base import (
     ControlMode,
 )
 from skel_ros.hardware.canopen402.bus import Cia402Bus, state_of, units_for
-from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 from skel_ros.hardware.errors import (
     ConfigError,
     DeviceError,
@@ -230,7 +230,7 @@ def test_nan_target_is_refused(rig: Rig) -> None:
 def test_config_errors(tmp_path: Any) -> None:
     spec = BusSpec("b", "canopen", {"interface": "virtual", "channel": "unused"})
     cases = [
-        (ActuatorSpec(1, ControlMode.MIT), "not available on CiA 402"),
+        (ActuatorSpec(1, ControlMode.IMPEDANCE), "not available on CiA 402"),
         (ActuatorSpec(1, ControlMode.POSITION, options={"op_mode": "csv"}), "does not fit"),
         (ActuatorSpec(1, ControlMode.POSITION, options={"op_mode": "homing"}), "op_mode must"),
         (ActuatorSpec(1, ControlMode.POSITION, options={"counts_per_rev": 1,

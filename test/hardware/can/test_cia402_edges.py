@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import can
 import pytest
+from can_buses import OpenedBuses
 from polling import wait_until
 
-from skel_ros.hardware import can_transport
+from skel_ros.emulation.canopen402 import Cia402Emulator
 from skel_ros.hardware.base import (
     ActuatorCommand,
     ActuatorLimits,
@@ -36,7 +37,6 @@ from skel_ros.hardware.base import (
 )
 from skel_ros.hardware.canopen402 import DEFAULT_EDS
 from skel_ros.hardware.canopen402.bus import Cia402Bus
-from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 from skel_ros.hardware.errors import ConfigError, DeviceError, TransportTimeoutError
 
 if TYPE_CHECKING:
@@ -237,21 +237,6 @@ def test_open_leaves_a_fault_to_clear_faults_unless_reset_faults() -> None:
 # ------------------------------------------------------------------ 4: device watchdog
 
 
-class _Capture:
-    """Wraps can_transport.open_bus to keep the python-can bus the driver opened."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.buses: list[can.BusABC] = []
-        real = can_transport.open_bus
-
-        def open_bus(transport: Any) -> can.BusABC:
-            bus = real(transport)
-            self.buses.append(bus)
-            return bus
-
-        monkeypatch.setattr(can_transport, "open_bus", open_bus)
-
-
 def _passes_after(emulator: Cia402Emulator, n: int = 3) -> None:
     start = emulator.supervisor_passes()
     assert wait_until(lambda: emulator.supervisor_passes() >= start + n)
@@ -265,7 +250,7 @@ def _passes_after(emulator: Cia402Emulator, n: int = 3) -> None:
 ])
 def test_drives_react_when_the_host_heartbeat_stops(
         monkeypatch: pytest.MonkeyPatch, option: str, code: int, state: str) -> None:
-    capture = _Capture(monkeypatch)
+    capture = OpenedBuses(monkeypatch)
     # Quick stop option code 6: decelerate on the quick stop ramp, then hold in QUICK STOP
     # ACTIVE (the EDS's default 2 ends in SWITCH ON DISABLED).
     r = Rig(_acts(), watchdog=0.1, abort_connection=option,

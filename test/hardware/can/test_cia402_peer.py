@@ -14,9 +14,9 @@ import canopen
 import pytest
 from canopen.profiles.p402 import BaseNode402
 
+from skel_ros.emulation.canopen402 import Cia402Emulator
 from skel_ros.hardware.base import ActuatorSpec, ControlMode
 from skel_ros.hardware.canopen402 import DEFAULT_EDS
-from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

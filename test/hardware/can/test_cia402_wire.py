@@ -20,9 +20,9 @@ import can
 import pytest
 from polling import wait_until
 
+from skel_ros.emulation.canopen402 import Cia402Emulator
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.canopen402.bus import MODE_SWITCH_TIMEOUT, Cia402Bus
-from skel_ros.hardware.canopen402.emulator import Cia402Emulator
 from skel_ros.hardware.errors import ProtocolError
 
 if TYPE_CHECKING:

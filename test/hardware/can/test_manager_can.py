@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from skel_ros.hardware import HardwareManager, MotionState, parse_hardware_config
-from skel_ros.hardware.canopen402 import start_emulator as start_cia402
-from skel_ros.hardware.mit import start_emulator as start_mit
+from skel_ros.emulation.canopen402 import start_emulator as start_cia402
+from skel_ros.emulation.mit import start_emulator as start_mit
+from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
 
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[3]
 ARM = REPO / "examples" / "arm.skel"
 START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}
 
-MIT_JOINT = "{{bus: b, id: {id}, model: AK80-9, mode: mit, options: {{kp: 8.0, kd: 0.3}}}}"
+MIT_JOINT = "{{bus: b, id: {id}, model: AK80-9, mode: impedance, options: {{kp: 8.0, kd: 0.3}}}}"
 CIA_JOINT = "{{bus: b, id: {id}, mode: position, options: {{counts_per_rev: 131072}}}}"
 
 
@@ -53,13 +53,20 @@ class Rig:
         self.emulator = start({}, actuators, {"clock": lambda: self.t,
                                               "initial_positions": START})
         config = config.with_transport("b", self.emulator.transport)
-        self.manager = HardwareManager(config.bind(skeleton), clock=lambda: self.t)
+        self.attach(HardwareBackend(config.bind(skeleton), clock=lambda: self.t))
+
+    def attach(self, backend: HardwareBackend) -> None:
+        """Drive ``backend`` under a runner and a core, as the hardware node does."""
+        self.backend = backend
+        self.runner = hardware_runner(backend)
+        self.core = self.runner.core
 
     def step(self, n: int = 1) -> Any:
         status = None
         for _ in range(n):
-            self.t += self.manager.period
-            status = self.manager.step(self.t)
+            self.t += self.backend.period
+            self.runner.cycle()
+            status = self.backend.status()
         return status
 
     def until(self, predicate: Callable[[], bool], limit: int = 300) -> None:
@@ -67,10 +74,10 @@ class Rig:
             self.step()
             if predicate():
                 return
-        raise AssertionError(f"not reached in {limit} cycles: {self.manager.status().message}")
+        raise AssertionError(f"not reached in {limit} cycles: {self.backend.status().message}")
 
     def close(self) -> None:
-        self.manager.stop()
+        self.runner.cleanup()
         self.emulator.stop()
 
 
@@ -87,12 +94,12 @@ def test_manager_drives_the_can_emulators(case: str) -> None:
     try:
         status = rig.step()
         assert status.state is MotionState.DISABLED, status.message
-        request = rig.manager.enable()
+        request = rig.backend.enable()
         rig.until(lambda: request.done)
         assert request.ok, request.message
         for i in (1, 2, 3, 4):  # no jump on enable
             assert rig.emulator.state(i).position == pytest.approx(START[i], abs=2e-3)
-        result = rig.manager.command(CommandKind.POSITION, ["wrist"], [0.4])
+        result = rig.core.command(CommandKind.POSITION, ["wrist"], [0.4])
         assert result.ok, result.reason
         rig.until(lambda: abs(rig.emulator.state(4).position - 0.4) < 2e-3)
         status = rig.step(50)  # settled
@@ -104,16 +111,16 @@ def test_manager_drives_the_can_emulators(case: str) -> None:
             rig.emulator.inject_error(2, 1)
         else:
             rig.emulator.inject_fault(2, 0x2310)
-        rig.until(lambda: rig.manager.status().state is MotionState.FAULT)
+        rig.until(lambda: rig.backend.status().state is MotionState.FAULT)
         if protocol == "mit":
             rig.emulator.inject_error(2, 0)  # the over-temperature is gone
-        request = rig.manager.clear_faults()
+        request = rig.backend.clear_faults()
         rig.until(lambda: request.done)
         assert request.ok, (request.message, request.details)
-        rig.until(lambda: rig.manager.status().state is not MotionState.FAULT)
+        rig.until(lambda: rig.backend.status().state is not MotionState.FAULT)
         # safe_state hold: the healthy actuators kept holding; the one that faulted stays
         # torque off until an enable.
-        assert rig.manager.status().state is MotionState.HOLDING
+        assert rig.backend.status().state is MotionState.HOLDING
         assert not rig.emulator.state(2).torque_enabled
         assert all(rig.emulator.state(i).torque_enabled for i in (1, 3, 4))
     finally:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import can
 import pytest
 
+from skel_ros.emulation.mit import MitEmulator, start_emulator
 from skel_ros.hardware import mit
 from skel_ros.hardware.base import (
     ActuatorCommand,
@@ -30,7 +31,6 @@ from skel_ros.hardware.errors import (
 )
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.mit.codec import EXIT_MODE
-from skel_ros.hardware.mit.emulator import MitEmulator
 from skel_ros.hardware.plugins import bus_class
 
 if TYPE_CHECKING:
@@ -53,9 +53,9 @@ class Clock:
 LIMITS = ActuatorLimits(position=(-12.0, 12.0))
 
 
-def _spec(motor_id: int, model: str, mode: ControlMode = ControlMode.MIT,
+def _spec(motor_id: int, model: str, mode: ControlMode = ControlMode.IMPEDANCE,
           **options: Any) -> ActuatorSpec:
-    opts = {"kp": 20.0, "kd": 0.5} if mode in (ControlMode.MIT, ControlMode.POSITION) else {}
+    opts = {"kp": 20.0, "kd": 0.5} if mode in (ControlMode.IMPEDANCE, ControlMode.POSITION) else {}
     opts.update(options)
     return ActuatorSpec(motor_id, mode, model, opts, name=f"j{motor_id}", limits=LIMITS)
 
@@ -304,7 +304,7 @@ def test_scan_lists_motors_and_only_switches_torque_off(rig: Rig) -> None:
 
 
 def test_start_emulator_signature() -> None:
-    emu = mit.start_emulator({}, [_spec(5, "AK60-6")], {"initial_positions": {5: 0.25}})
+    emu = start_emulator({}, [_spec(5, "AK60-6")], {"initial_positions": {5: 0.25}})
     try:
         assert emu.transport["interface"] == "virtual"
         assert emu.state(5).position == pytest.approx(0.25)

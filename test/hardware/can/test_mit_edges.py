@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from polling import wait_until
 
+from skel_ros.emulation.mit import MitEmulator
 from skel_ros.hardware.base import (
     ActuatorCommand,
     ActuatorLimits,
@@ -33,7 +34,6 @@ from skel_ros.hardware.base import (
 from skel_ros.hardware.errors import DeviceError, TransportTimeoutError
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.mit.codec import ENTER_MODE, EXIT_MODE, MitCodec, Variant
-from skel_ros.hardware.mit.emulator import MitEmulator
 from skel_ros.hardware.mit.models import MODELS
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ LIMITS = ActuatorLimits(position=(-12.0, 12.0))
 
 def _spec(motor_id: int, model: str, limits: ActuatorLimits | None = None,
           **options: Any) -> ActuatorSpec:
-    return ActuatorSpec(motor_id, ControlMode.MIT, model, {"kp": 20.0, "kd": 0.5, **options},
+    return ActuatorSpec(motor_id, ControlMode.IMPEDANCE, model, {"kp": 20.0, "kd": 0.5, **options},
                         name=f"j{motor_id}", limits=limits or LIMITS)
 
 

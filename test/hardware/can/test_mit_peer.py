@@ -18,9 +18,9 @@ damiao = pytest.importorskip("damiao_motor", reason="test peer damiao-motor (req
 
 from damiao_motor.core.motor import KD_MAX, KP_MAX, MOTOR_TYPE_PRESETS  # noqa: E402
 
+from skel_ros.emulation.mit import MitEmulator  # noqa: E402
 from skel_ros.hardware.base import ActuatorSpec, ControlMode  # noqa: E402
 from skel_ros.hardware.mit.codec import MitCodec, MitRanges, Variant  # noqa: E402
-from skel_ros.hardware.mit.emulator import MitEmulator  # noqa: E402
 from skel_ros.hardware.mit.models import MODELS  # noqa: E402
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def test_reply_decoding_equals_the_peer() -> None:
 @pytest.fixture
 def emulated() -> Iterator[tuple[MitEmulator, can.BusABC, list[float]]]:
     t = [10.0]
-    spec = ActuatorSpec(1, ControlMode.MIT, "DM4310", {"kp": 10.0, "kd": 0.5})
+    spec = ActuatorSpec(1, ControlMode.IMPEDANCE, "DM4310", {"kp": 10.0, "kd": 0.5})
     emu = MitEmulator({}, [spec], {"clock": lambda: t[0], "initial_positions": {1: -0.2}})
     bus = can.Bus(**emu.transport)
     yield emu, bus, t

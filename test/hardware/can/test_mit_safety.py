@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import can
 import pytest
 
+from skel_ros.emulation.mit import MitEmulator
 from skel_ros.hardware.base import (
     NO_LIMITS,
     ActuatorCommand,
@@ -30,7 +31,6 @@ from skel_ros.hardware.errors import ConfigError, DeviceError, TransportTimeoutE
 from skel_ros.hardware.mit import bus as mit_bus
 from skel_ros.hardware.mit.bus import MitBus
 from skel_ros.hardware.mit.codec import ENTER_MODE, EXIT_MODE, ZERO_POSITION, MitCodec
-from skel_ros.hardware.mit.emulator import MitEmulator
 from skel_ros.hardware.mit.models import MODELS
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class Clock:
 
 def _spec(motor_id: int, model: str = "AK80-9", limits: ActuatorLimits = LIMITS,
           **options: Any) -> ActuatorSpec:
-    return ActuatorSpec(motor_id, ControlMode.MIT, model, {"kp": 20.0, "kd": 0.5, **options},
+    return ActuatorSpec(motor_id, ControlMode.IMPEDANCE, model, {"kp": 20.0, "kd": 0.5, **options},
                         name=f"j{motor_id}", limits=limits)
 
 

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from skel_ros.emulation.dynamixel import start_emulator
 from skel_ros.hardware.base import ActuatorSpec, BusSpec, ControlMode
-from skel_ros.hardware.dynamixel import start_emulator
 from skel_ros.hardware.dynamixel.bus import DynamixelBus
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}
 

@@ -28,7 +28,7 @@ START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}  # as in conftest.py
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 TICK = 2 * math.pi / 4096
 
@@ -270,7 +270,7 @@ def test_corrupt_answer_is_a_protocol_error(make_bus: Callable[..., DynamixelBus
 
 @pytest.mark.parametrize(("acts", "options", "match"), [
     ([ActuatorSpec(1, ControlMode.EFFORT, "XL430-W250")], {}, "no current control"),
-    ([ActuatorSpec(1, ControlMode.MIT)], {}, "no mit mode"),
+    ([ActuatorSpec(1, ControlMode.IMPEDANCE)], {}, "no impedance mode"),
     ([ActuatorSpec(1, ControlMode.POSITION, "XM999")], {}, "unknown Dynamixel model"),
     ([ActuatorSpec(300, ControlMode.POSITION)], {}, "ids are 0..252"),
     ([ActuatorSpec(1, ControlMode.POSITION, options={"kt": 1})], {}, "unknown Dynamixel option"),
@@ -290,17 +290,3 @@ def test_registered_in_protocols() -> None:
     from skel_ros.hardware.plugins import bus_class
 
     assert bus_class("dynamixel") is DynamixelBus
-
-
-def test_fast_state_constructor_equals_the_dataclass() -> None:
-    from skel_ros.hardware.base import ActuatorState
-    from skel_ros.hardware.dynamixel.bus import new_state
-
-    fields = {"position": 0.5, "velocity": -1.0, "effort": 0.25, "torque_enabled": True,
-              "error_code": 0x20, "fault": "overload error", "temperature": 40.0,
-              "voltage": 11.9, "stamp": 3.0}
-    fast = new_state(dict(fields))
-    assert fast == ActuatorState(**fields)
-    assert repr(fast) == repr(ActuatorState(**fields))
-    with pytest.raises(AttributeError):
-        fast.position = 1.0  # type: ignore[misc]

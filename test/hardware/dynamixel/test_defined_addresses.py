@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING
 import pytest
 from memory_port import MemoryPort
 
+from skel_ros.emulation.dynamixel import EmulatedServo, ServoBus
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import DynamixelBus
-from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
 from skel_ros.hardware.errors import ConfigError, TransportTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 Inst = p.Instruction
 ACCESS = p.StatusError.ACCESS
@@ -274,7 +274,7 @@ def test_the_emulated_bus_watchdog_exists_from_firmware_38(firmware: int, error:
 
 @pytest.mark.parametrize("firmware", ["48", 256, -1, True, 4.5])
 def test_a_bad_emulator_firmware_is_a_config_error(firmware: object) -> None:
-    from skel_ros.hardware.dynamixel import start_emulator
+    from skel_ros.emulation.dynamixel import start_emulator
 
     with pytest.raises(ConfigError, match=r"firmware must be an integer in 0\.\.255"):
         start_emulator({"baudrate": 1_000_000},

@@ -1,8 +1,6 @@
-"""The control cycle's fast paths equal the general ones they short-cut.
+"""The control cycle's paths: the emulator's Sync Write, the driver's two read decoders.
 
-* The emulator: a WRITE below the indirect area goes through a precomputed plan; the
-  general path (the one that resolves Indirect Data) must give the same status error,
-  control table and motor goals for any address, length, data, torque and mode.
+* The emulator: a Sync Write is a WRITE per servo, applied or refused per servo.
 * The driver: a complete, clean Sync / Fast Sync Read answer is decoded with one
   ``struct`` unpack; anything else (stuffing, another order, garbage, a split read)
   goes through the packet reader. Both give the same states.
@@ -10,64 +8,21 @@
 
 from __future__ import annotations
 
-import pstats
 import random
 import struct
-from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from memory_port import MemoryPort
 
+from skel_ros.emulation.dynamixel import EmulatedServo, ServoBus
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
-from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
 from skel_ros.hardware.errors import DeviceError, ProtocolError, TransportTimeoutError
-from skel_ros.hardware.transport import serial_transport
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
 
 NOW = 100.0
 XM430 = ct.MODELS["XM430-W350"]
-PLAIN_END = XM430.indirect[0].address  # below: fields only
-
-
-def _servo(mode: int, torque: bool) -> EmulatedServo:
-    servo = EmulatedServo.create(1, XM430, 0.25, NOW - 1.0)
-    assert servo.write(ct.OPERATING_MODE.address, bytes((mode,)), NOW - 1.0) == 0
-    if torque:
-        assert servo.write(ct.TORQUE_ENABLE.address, b"\x01", NOW - 0.5) == 0
-    return servo
-
-
-def _motor(servo: EmulatedServo) -> tuple[object, ...]:
-    m = servo.motor
-    return (m.mode, m.torque_enabled, m.params, m._target_p, m._target_v, m._target_e,
-            m.state, m.time)
-
-
-@settings(max_examples=400, deadline=None)
-@given(address=st.integers(0, PLAIN_END - 1), data=st.binary(min_size=1, max_size=8),
-       mode=st.sampled_from(sorted(ct.OPERATING_MODES)), torque=st.booleans())
-def test_planned_write_equals_the_general_write(address: int, data: bytes, mode: int,
-                                                torque: bool) -> None:
-    data = data[:PLAIN_END - address]
-    planned, general = _servo(mode, torque), _servo(mode, torque)
-    error = planned.write(address, data, NOW)
-    try:
-        general._write_indirect(address, data, NOW)
-        expected = 0
-    except Exception as exc:  # noqa: BLE001 - _WriteRefused, private
-        expected = exc.args[0]
-    assert error == expected
-    assert planned.table == general.table
-    assert _motor(planned) == _motor(general)
 
 
 def test_sync_write_applies_per_servo_and_refuses_per_servo() -> None:
@@ -83,7 +38,7 @@ def test_sync_write_applies_per_servo_and_refuses_per_servo() -> None:
              for i, s in servos.items()}
     assert goals == {1: 1000, 2: 2048, 3: 3000}
     assert servos[1].motor._target_p == pytest.approx((1000 - 2048) * ct.RAD_PER_TICK)
-    # A Sync Write reaching the indirect area takes the general path.
+    # A Sync Write reaching the indirect area: refused while torque is on.
     [packet] = p.parse(p.sync_write(XM430.indirect[0].data, 1, {1: b"\x00", 2: b"\x00"}))
     bus.handle(packet)
     assert servos[1].table[ct.TORQUE_ENABLE.address] == 1  # torque on: indirect refused
@@ -228,24 +183,3 @@ def test_write_still_clamps_and_skips_nan() -> None:
     bus.write({1: ActuatorCommand(position=0.0), 2: ActuatorCommand(),
                3: ActuatorCommand(position=10.0), 4: ActuatorCommand(position=-10.0)})
     assert sent == [p.sync_write_values(116, "i", [1, 2048, 3, 3000, 4, 1000])]
-
-
-def test_emulator_timing_and_profile(emulator: DynamixelEmulator, tmp_path: Path) -> None:
-    busy, wakeups = emulator.timing()
-    assert (busy, wakeups) == (0.0, 0)
-    emulator.profile()
-    port = serial_transport(dict(emulator.transport))
-    port.open()
-    try:
-        port.write(p.ping(1))
-        assert p.parse(port.read(14, 1.0))[0].id == 1
-    finally:
-        port.close()
-    emulator.profile(str(tmp_path / "emulator.prof"))
-    busy, wakeups = emulator.timing()
-    assert busy > 0.0
-    assert wakeups >= 1
-    stats = pstats.Stats(str(tmp_path / "emulator.prof"))
-    assert any("handle" in name for _, _, name in stats.stats)  # type: ignore[attr-defined]
-    with pytest.raises(ValueError, match="not running"):
-        emulator.profile(str(tmp_path / "again.prof"))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from skel_ros.emulation.dynamixel import REBOOT_TIME, EmulatedServo, start_emulator
 from skel_ros.hardware.base import (
     ActuatorCommand,
     ActuatorLimits,
@@ -32,15 +33,13 @@ from skel_ros.hardware.base import (
 )
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
-from skel_ros.hardware.dynamixel import start_emulator
 from skel_ros.hardware.dynamixel.bus import DynamixelBus
-from skel_ros.hardware.dynamixel.emulator import REBOOT_TIME, EmulatedServo
 from skel_ros.hardware.errors import DeviceError, TransportError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 REPO = Path(__file__).resolve().parents[3]
 TICK = 2 * math.pi / 4096
@@ -207,7 +206,7 @@ def test_clear_faults_reboots_only_the_servos_in_error(
 
 def test_emulated_reboot_is_silent_then_resets_ram() -> None:
     t = 10.0
-    from skel_ros.hardware.dynamixel.emulator import ServoBus
+    from skel_ros.emulation.dynamixel import ServoBus
 
     servo = EmulatedServo.create(5, ct.MODELS["XM430-W350"], 0.7, t)
     servo_bus = ServoBus({5: servo}, lambda: t)
@@ -236,7 +235,7 @@ def test_emulated_reboot_is_silent_then_resets_ram() -> None:
 
 def test_emulated_bus_watchdog_follows_the_e_manual() -> None:
     clock = [100.0]
-    from skel_ros.hardware.dynamixel.emulator import ServoBus
+    from skel_ros.emulation.dynamixel import ServoBus
 
     servo = EmulatedServo.create(1, ct.MODELS["XM430-W350"], 0.0, clock[0])
     bus = ServoBus({1: servo}, lambda: clock[0])
@@ -531,7 +530,7 @@ def test_emulator_return_delays_do_not_stretch_on_a_loaded_host(
     """
     from types import SimpleNamespace
 
-    from skel_ros.hardware.dynamixel import emulator as emu
+    from skel_ros.emulation import dynamixel as emu
 
     config = emu.EmulatorConfig(tuple((i, "XM430-W350", 0.0, None) for i in IDS),
                                 return_delay=250)

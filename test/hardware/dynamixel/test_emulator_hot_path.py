@@ -1,9 +1,8 @@
-"""The emulator's per-cycle shortcuts change nothing a driver can see.
+"""A control cycle's goal written again is checked and applied again, as the e-Manual says.
 
-A goals-only WRITE equal to the goals in force is neither validated nor applied again;
-these tests write such a goal again after each thing that changes whether it is valid or
-where the motor is heading, and check it is refused or applied as the e-Manual says.
-Packets read from the port in one piece share their arrival time.
+These tests write the same goal again after each thing that changes whether it is valid
+or where the motor is heading, and check it is refused or applied. Packets read from the
+port in one piece share their arrival time.
 """
 
 from __future__ import annotations
@@ -12,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from skel_ros.emulation import dynamixel as emu
+from skel_ros.emulation.dynamixel import EmulatedServo, ServoBus
 from skel_ros.hardware.dynamixel import control_table as ct
-from skel_ros.hardware.dynamixel import emulator as emu
 from skel_ros.hardware.dynamixel import protocol as p
-from skel_ros.hardware.dynamixel.emulator import EmulatedServo, ServoBus
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,14 +107,3 @@ def test_packets_read_in_one_piece_share_their_arrival_time(
     assert len(steps) == 4  # each servo: the write and the read
     assert len(set(steps)) == 1, steps
     assert server.bus.last_rx == steps[0]
-
-
-def test_status_packets_are_protocol_status_packets() -> None:
-    """The emulator's status builder (header CRC kept) gives build_status's bytes."""
-    datas = [b"", bytes(16), b"\xff\xff\xfd", b"\x00\xff\xff\xfd\xff\xff\xfd\x01",
-             bytes(range(256)), b"\xff" * 7]
-    for dxl_id in (0, 1, 7, 252):
-        for error in (0, 0x80, 0x87, 0xFF):
-            for data in datas:
-                assert emu._build_status(dxl_id, error, data) == \
-                    p.build_status(dxl_id, error, data)

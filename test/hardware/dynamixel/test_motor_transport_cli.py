@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 import pytest
 from skel_ros_in_process import skel_ros_main
 
+from skel_ros.emulation.motor import MotorModel, MotorParams
 from skel_ros.hardware.base import ControlMode
-from skel_ros.hardware.emulators import MotorModel, MotorParams
 from skel_ros.hardware.errors import ConfigError, TransportError, TransportTimeoutError
 from skel_ros.hardware.transport import SerialTransport, serial_transport
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 REPO = Path(__file__).resolve().parents[3]
 PARAMS = MotorParams(time_constant=0.05, max_velocity=2.0, max_effort=1.0, inertia=0.01,
@@ -61,11 +61,11 @@ def test_velocity_effort_and_mit_modes() -> None:
     m.set_effort_target(0.05)  # terminal speed 0.05 / 0.1 = 0.5 rad/s
     assert m.advance(10.0).velocity == pytest.approx(0.5, rel=1e-3)
     assert m.state.effort == 0.05
-    m.mode = ControlMode.MIT
-    m.set_mit(1.0, 0.0, 5.0, 0.5, 0.0)
+    m.mode = ControlMode.IMPEDANCE
+    m.set_impedance(1.0, 0.0, 5.0, 0.5, 0.0)
     s = m.advance(14.0)
     assert s.position == pytest.approx(1.0, abs=1e-3)
-    m.set_mit(math.nan, 0.0, 5.0, 0.5, 0.0)  # ignored
+    m.set_impedance(math.nan, 0.0, 5.0, 0.5, 0.0)  # ignored
     m.set_torque(False)
     assert m.advance(20.0).velocity == pytest.approx(0.0, abs=1e-6)
     assert m.advance(10.0) == m.state  # time never runs backwards
@@ -149,8 +149,8 @@ def _skel_ros(*args: str) -> subprocess.CompletedProcess[str]:
 def scanned() -> Iterator[DynamixelEmulator]:
     """Four XM430-W350 at ids 1..4 (as conftest's ``emulator``), one process for the
     module: a scan only reads (PING), so the scan tests share it."""
+    from skel_ros.emulation.dynamixel import start_emulator
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.hardware.dynamixel import start_emulator
 
     servos = [ActuatorSpec(i, ControlMode.POSITION, "XM430-W350") for i in (1, 2, 3, 4)]
     emu = start_emulator({"baudrate": 1_000_000}, servos, {})

@@ -25,19 +25,18 @@ import pytest
 from memory_port import MemoryPort
 from scripted_servo import ScriptedServo
 
+from skel_ros.emulation.dynamixel import EmulatedServo, start_emulator
 from skel_ros.hardware.base import ActuatorSpec, BusSpec, ControlMode
 from skel_ros.hardware.dynamixel import bus as bus_module
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
-from skel_ros.hardware.dynamixel import start_emulator
 from skel_ros.hardware.dynamixel.bus import READ_STRUCT, DynamixelBus
-from skel_ros.hardware.dynamixel.emulator import EmulatedServo
 from skel_ros.hardware.errors import ConfigError, TransportTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}  # as in conftest.py
 TICK = 2 * math.pi / 4096

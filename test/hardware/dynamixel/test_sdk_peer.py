@@ -23,7 +23,7 @@ from skel_ros.hardware.dynamixel import protocol as p
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from skel_ros.hardware.dynamixel.emulator import DynamixelEmulator
+    from skel_ros.emulation.dynamixel import DynamixelEmulator
 
 sdk = pytest.importorskip("dynamixel_sdk")
 

@@ -12,7 +12,7 @@ Per mode (:class:`~skel_ros.hardware.base.ControlMode`):
 * ``VELOCITY``: first-order tracking of the velocity target (clamped to ``max_velocity``).
 * ``EFFORT``: a rotor with ``inertia`` and viscous ``damping`` driven by the effort target
   (clamped to ``max_effort``), ``J dv/dt = u - b v``, also in closed form.
-* ``MIT``: ``u = kp (p* - p) + kd (v* - v) + t_ff`` on the same rotor, integrated with
+* ``IMPEDANCE``: ``u = kp (p* - p) + kd (v* - v) + t_ff`` on the same rotor, integrated with
   small semi-implicit Euler steps.
 
 With torque off the rotor coasts to rest through its damping.
@@ -25,14 +25,10 @@ from dataclasses import dataclass
 
 from skel_ros.hardware.base import ControlMode
 
-# MIT-mode integration step, and the most steps one advance() takes (a longer gap takes
+# Impedance-mode integration step, and the most steps one advance() takes (a longer gap takes
 # proportionally longer steps).
-_MIT_STEP = 2.5e-4
-_MIT_MAX_STEPS = 4000
-# The modes step() compares against (it runs once per emulated packet).
-_POSITION = ControlMode.POSITION
-_VELOCITY = ControlMode.VELOCITY
-_EFFORT = ControlMode.EFFORT
+_IMPEDANCE_STEP = 2.5e-4
+_IMPEDANCE_MAX_STEPS = 4000
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ class MotorModel:
         self._target_p = float(position)
         self._target_v = 0.0
         self._target_e = 0.0
-        self._mit = (float(position), 0.0, 0.0, 0.0, 0.0)
+        self._impedance_goal = (float(position), 0.0, 0.0, 0.0, 0.0)
 
     # ---------------------------------------------------------------- settings
 
@@ -147,12 +143,12 @@ class MotorModel:
         if math.isfinite(effort):
             self._target_e = _clamp(float(effort), self.params.max_effort)
 
-    def set_mit(self, position: float, velocity: float, kp: float, kd: float,
+    def set_impedance(self, position: float, velocity: float, kp: float, kd: float,
                 effort: float) -> None:
-        """MIT mode goal: ``u = kp (position - p) + kd (velocity - v) + effort``."""
+        """IMPEDANCE mode goal: ``u = kp (position - p) + kd (velocity - v) + effort``."""
         values = (position, velocity, kp, kd, effort)
         if all(math.isfinite(x) for x in values):
-            self._mit = (float(position), float(velocity), max(0.0, float(kp)),
+            self._impedance_goal = (float(position), float(velocity), max(0.0, float(kp)),
                          max(0.0, float(kd)), float(effort))
 
     # ---------------------------------------------------------------- time
@@ -183,13 +179,13 @@ class MotorModel:
             if not self._torque:
                 self._rotor(0.0, dt)
                 self._effort = 0.0
-            elif self._mode is _POSITION:
+            elif self._mode is ControlMode.POSITION:
                 self._track_position(dt)
                 self._effort = self._reaction(v0, dt)
-            elif self._mode is _VELOCITY:
+            elif self._mode is ControlMode.VELOCITY:
                 self._track_velocity(dt)
                 self._effort = self._reaction(v0, dt)
-            elif self._mode is _EFFORT:
+            elif self._mode is ControlMode.EFFORT:
                 self._rotor(self._target_e, dt)
                 self._effort = self._target_e
             else:
@@ -235,9 +231,9 @@ class MotorModel:
 
     def _impedance(self, dt: float) -> None:
         p = self.params
-        pos, vel, kp, kd, ff = self._mit
-        steps = min(_MIT_MAX_STEPS, max(1, math.ceil(dt / _MIT_STEP)))
-        h = dt / steps  # longer than _MIT_STEP only for gaps beyond _MIT_MAX_STEPS steps
+        pos, vel, kp, kd, ff = self._impedance_goal
+        steps = min(_IMPEDANCE_MAX_STEPS, max(1, math.ceil(dt / _IMPEDANCE_STEP)))
+        h = dt / steps  # longer than _IMPEDANCE_STEP only for gaps of more than the most steps
         u = 0.0
         for _ in range(steps):
             u = _clamp(kp * (pos - self._p) + kd * (vel - self._v) + ff, p.max_effort)

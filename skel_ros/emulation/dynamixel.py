@@ -20,29 +20,20 @@ the e-Manual describes it, on the emulator's clock
 (:meth:`EmulatedServo.check_watchdog`), expiring on silence the emulator saw on the line
 (it wakes at the deadline to look), never because its own process was kept from reading
 the port (bytes read late came after the last moment the port was seen empty). Each shaft moves with
-:class:`~skel_ros.hardware.emulators.motor.MotorModel` on the emulator's monotonic clock.
+:class:`~skel_ros.emulation.motor.MotorModel` on the emulator's monotonic clock.
 The port is a symlink to the pty at a path of its own, so :meth:`DynamixelEmulator.vanish`
 can unplug it for a while and bring it back at the same path, the servos powered.
 Not emulated: baud-rate changes (a pty has none; optional *wire time* sleeps as long as
 the bytes would take at the configured rate), profiles (Profile Velocity/Acceleration
 are stored, not followed), PWM control (treated as current control), gains.
 
-The process is started by :func:`start` (``start_emulator`` in the package) and talks
-to its parent over stdin/stdout, one JSON object per line; it exits when its stdin
-closes, so it never outlives its parent. ``python -m skel_ros.hardware.dynamixel.emulator
---ids 1-4`` runs one in the foreground. :meth:`DynamixelEmulator.timing` tells the time
-the process spent on the port's bytes (benchmarks subtract it from a driver's cycle);
-:meth:`DynamixelEmulator.profile` runs cProfile inside it.
+The process is started by :func:`start_emulator` (the protocol ``dynamixel``'s emulator,
+:mod:`skel_ros.emulation`) or :func:`start`, and talks to its parent over stdin/stdout,
+one JSON object per line; it exits when its stdin closes, so it never outlives its parent.
+``python -m skel_ros.emulation.dynamixel --ids 1-4`` runs one in the foreground.
 
-Speed: a control cycle's WRITEs (goals, torque) are below the indirect area, so what
-they touch, and whether they may, is computed once per model, firmware and address
-range and reused; the
-hot instructions are dispatched first, without enum lookups. Packets read from the port
-in one piece share their arrival time, so a Sync Write and the Sync Read after it advance
-each motor once. A goals-only WRITE equal to the goals in force (the last such write,
-forgotten on any other write, a Bus Watchdog expiry, a reboot, a fault or a moved shaft)
-changes nothing, so it is neither validated nor applied again. A status packet's first
-eight bytes and their CRC are computed once per id and length.
+Packets read from the port in one piece share their arrival time, so a Sync Write and the
+Sync Read after it advance each motor once.
 """
 
 from __future__ import annotations
@@ -50,10 +41,8 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import cProfile
 import json
 import math
-import operator
 import os
 import select
 import signal
@@ -69,14 +58,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as proto
-from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
+from skel_ros.hardware.dynamixel.bus import return_delay_units
 from skel_ros.hardware.errors import ConfigError, ProtocolError, TransportError
+from skel_ros.hardware.ids import parse_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+    from skel_ros.hardware.base import ActuatorSpec
+
+__all__ = ["DEFAULT_FIRMWARE", "DEFAULT_RETURN_DELAY", "REBOOT_TIME", "DynamixelEmulator",
+           "EmulatedServo", "EmulatorConfig", "ServoBus", "main", "run", "start",
+           "start_emulator"]
 
 Instruction = proto.Instruction
 StatusError = proto.StatusError
@@ -115,7 +112,6 @@ class _Layout:
         fields: address -> the field that byte belongs to (the fields it has).
         defined: every address a request may cover (``ModelInfo.defined``); a READ or
             WRITE covering another is an access error.
-        plans: the :class:`_WritePlan` of each ``(address, end)`` written so far.
     """
 
     size: int
@@ -123,91 +119,28 @@ class _Layout:
     addresses: frozenset[int]
     fields: Mapping[int, ct.Field]
     defined: frozenset[int]
-    plans: dict[tuple[int, int], _WritePlan] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, model: ct.ModelInfo, firmware: int) -> _Layout:
-        """``model``'s layout with ``firmware``, computed once for each."""
-        layout = _LAYOUTS.get((model.name, firmware))
-        if layout is None:
-            data: dict[int, int] = {}
-            for area in model.indirect:
-                data.update({area.data + k: len(data) + k for k in range(area.count)})
-            layout = _LAYOUTS[(model.name, firmware)] = cls(
-                model.table_size, data,
-                frozenset(a for area in model.indirect
-                          for a in range(area.address, area.address + 2 * area.count)),
-                {a: f for f in model.fields(firmware)
-                 for a in range(f.address, f.address + f.size)},
-                model.defined(firmware))
-        return layout
-
-    def plan(self, address: int, end: int) -> _WritePlan:
-        """The :class:`_WritePlan` of ``address..end`` (< the indirect area), computed once."""
-        plan = self.plans.get((address, end))
-        if plan is None:
-            plan = self.plans[(address, end)] = self._plan(address, end)
-        return plan
-
-    def _plan(self, address: int, end: int) -> _WritePlan:
-        touched: dict[str, ct.Field] = {}
-        refused = False
-        for a in range(address, end):
-            fld = self.fields.get(a)
-            if fld is None or fld.access is ct.Access.R:
-                refused = True
-                break
-            touched[fld.name] = fld
-        fields = tuple(touched.values())
-        return _WritePlan(fields, frozenset(f.address for f in fields), refused,
-                          any(f.access is ct.Access.EEPROM for f in fields),
-                          bool(fields) and all(f.address in _WATCHDOG_GOALS for f in fields))
+        """``model``'s layout with ``firmware``."""
+        data: dict[int, int] = {}
+        for area in model.indirect:
+            data.update({area.data + k: len(data) + k for k in range(area.count)})
+        return cls(model.table_size, data,
+                   frozenset(a for area in model.indirect
+                             for a in range(area.address, area.address + 2 * area.count)),
+                   {a: f for f in model.fields(firmware)
+                    for a in range(f.address, f.address + f.size)},
+                   model.defined(firmware))
 
 
-_LAYOUTS: dict[tuple[str, int], _Layout] = {}
-# Below this address every model has fields only, no indirect addresses or data.
-_PLAIN_END = min(area.address for m in ct.MODELS.values() for area in m.indirect)
-
-# Addresses as plain ints: the per-packet paths below avoid attribute lookups.
-_TORQUE_AT = ct.TORQUE_ENABLE.address
-_HW_ERROR_AT = ct.HARDWARE_ERROR_STATUS.address
-_MODE_AT = ct.OPERATING_MODE.address
-_PRESENT_AT = ct.PRESENT_CURRENT.address
-_MOVING_AT = ct.MOVING.address
-_TICK_AT = ct.REALTIME_TICK.address
-_GOAL_POSITION_AT = ct.GOAL_POSITION.address
-_GOAL_VELOCITY_AT = ct.GOAL_VELOCITY.address
-_GOAL_CURRENT_AT = ct.GOAL_CURRENT.address
-_GOALS = frozenset({_GOAL_POSITION_AT, _GOAL_VELOCITY_AT, _GOAL_CURRENT_AT})
-_WATCHDOG_AT = ct.BUS_WATCHDOG.address
+_GOALS = frozenset({ct.GOAL_POSITION.address, ct.GOAL_VELOCITY.address,
+                    ct.GOAL_CURRENT.address})
 _WATCHDOG_GOALS = frozenset({*_GOALS, ct.GOAL_PWM.address})  # read-only once it expired
 _LIMITS = frozenset({ct.VELOCITY_LIMIT.address, ct.CURRENT_LIMIT.address,
                      ct.MOVING_THRESHOLD.address})
 _I32_MAX = 2**31 - 1
 _POSITION_LIMITS = struct.Struct("<II")  # Max, Min Position Limit (48, 52), unsigned
-_POSITION_LIMITS_AT = ct.MAX_POSITION_LIMIT.address
-_SYNC_WRITE = int(Instruction.SYNC_WRITE)
-_SYNC_READ = int(Instruction.SYNC_READ)
-_FAST_SYNC_READ = int(Instruction.FAST_SYNC_READ)
-
-
-@dataclass(frozen=True, slots=True)
-class _WritePlan:
-    """What a WRITE of bytes ``address..end`` below the indirect area touches.
-
-    Attributes:
-        fields: the fields touched, in address order.
-        addresses: their addresses.
-        refused: a byte outside every field or in a read-only one (access error).
-        eeprom: an EEPROM field among them (access error while torque is on).
-        goals_only: every field a goal (position, velocity, current, PWM).
-    """
-
-    fields: tuple[ct.Field, ...]
-    addresses: frozenset[int]
-    refused: bool
-    eeprom: bool
-    goals_only: bool
 
 
 @dataclass
@@ -226,12 +159,14 @@ class EmulatedServo:
     persistent_fault: int = 0  # Hardware Error Status bits a reboot does not clear
     watchdog_expired_at: float | None = None  # the emulator clock's time it last expired
     torque_writes: list[tuple[float, int]] = field(default_factory=list)  # (time, value)
-    _getters: dict[tuple[int, int], Callable[[bytearray], bytes]] = field(default_factory=dict)
     _moving_threshold: float = 0.0
-    # The last goals-only WRITE applied, (address, data), while nothing its validity or
-    # the motor's targets depend on changed since (then None): the same write again
-    # changes nothing, so it is neither validated nor applied a second time.
-    _goals_in_force: tuple[int, bytes] | None = None
+    # Indirect Data address -> the table byte it reads (from the Indirect Addresses).
+    _sources: dict[int, int] = field(default_factory=dict)
+    layout: _Layout = field(init=False, repr=False, compare=False)
+    """Its model's table with its firmware: fields, size, indirect entries."""
+
+    def __post_init__(self) -> None:
+        self.layout = _Layout.of(self.model, self.firmware)
 
     @classmethod
     def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float, *,
@@ -268,7 +203,7 @@ class EmulatedServo:
     def _factory_ram(self, position: float) -> None:
         """The RAM area (64 on) as after power-on, the shaft at ``position`` (rad)."""
         t = self.table
-        t[_TORQUE_AT:] = bytes(len(t) - _TORQUE_AT)
+        t[ct.TORQUE_ENABLE.address:] = bytes(len(t) - ct.TORQUE_ENABLE.address)
         t[ct.STATUS_RETURN_LEVEL.address] = 2
         _I32.pack_into(t, ct.GOAL_POSITION.address, _ticks(position))
         _U16.pack_into(t, ct.PRESENT_INPUT_VOLTAGE.address, 120)
@@ -277,7 +212,6 @@ class EmulatedServo:
             for k in range(area.count):
                 _U16.pack_into(t, area.address + 2 * k, area.data + k)
         self.registered = None
-        self._goals_in_force = None
         self._update_indirect()
 
     # ---------------------------------------------------------------- state
@@ -310,26 +244,24 @@ class EmulatedServo:
             raw_effort = effort / self.torque_constant / model.current_unit
         else:
             raw_effort = effort / model.stall_torque / ct.LOAD_UNIT
-        _PRESENT.pack_into(t, _PRESENT_AT, _clip(raw_effort, 32767),
+        _PRESENT.pack_into(t, ct.PRESENT_CURRENT.address, _clip(raw_effort, 32767),
                            _clip(velocity / ct.RAD_S_PER_VELOCITY_UNIT, _I32_MAX),
                            _clip(position / ct.RAD_PER_TICK, _I32_MAX) + ct.CENTER_TICK)
-        t[_MOVING_AT] = abs(velocity) > self._moving_threshold
-        _U16.pack_into(t, _TICK_AT, int(now * 1000) % 32768)
-        t[_TORQUE_AT] = torque
-
-    @property
-    def layout(self) -> _Layout:
-        """Its model's table with its firmware: fields, size, indirect entries."""
-        return _Layout.of(self.model, self.firmware)
+        t[ct.MOVING.address] = abs(velocity) > self._moving_threshold
+        _U16.pack_into(t, ct.REALTIME_TICK.address, int(now * 1000) % 32768)
+        t[ct.TORQUE_ENABLE.address] = torque
 
     def _update_indirect(self) -> None:
+        """Read the Indirect Addresses: their targets, the byte each Indirect Data reads."""
         t = self.table
         targets: list[int] = []
         for area in self.model.indirect:
             targets.extend(_U16.unpack_from(t, area.address + 2 * k)[0]
                            for k in range(area.count))
         self.indirect = targets
-        self._getters.clear()
+        last = len(t) - 1  # a target outside the table reads its last byte
+        self._sources = {a: targets[k] if 0 <= targets[k] <= last else last
+                         for a, k in self.layout.data.items()}
 
     def _update_limits(self) -> None:
         self._moving_threshold = self._u(ct.MOVING_THRESHOLD) * ct.RAD_S_PER_VELOCITY_UNIT
@@ -351,7 +283,6 @@ class EmulatedServo:
         self.sync(now)
         self.table[ct.HARDWARE_ERROR_STATUS.address] = bits & 0xFF
         self.persistent_fault = bits & 0xFF if persistent else 0
-        self._goals_in_force = None
         if bits:
             self.motor.set_torque(enabled=False, t=now)
             self.table[ct.TORQUE_ENABLE.address] = 0
@@ -371,7 +302,7 @@ class EmulatedServo:
         motor.set_velocity_target(0.0)
         motor.set_effort_target(0.0)
         self._factory_ram(position)
-        self.table[_HW_ERROR_AT] = self.persistent_fault
+        self.table[ct.HARDWARE_ERROR_STATUS.address] = self.persistent_fault
         self.booting_until = now + REBOOT_TIME
         self.sync(now)
 
@@ -385,61 +316,40 @@ class EmulatedServo:
         written to it. Evaluated on the emulator's clock at the exact deadline.
         """
         table = self.table
-        units = table[_WATCHDOG_AT]
-        if not (0 < units <= ct.BUS_WATCHDOG_MAX and table[_TORQUE_AT]):
+        units = table[ct.BUS_WATCHDOG.address]
+        if not (0 < units <= ct.BUS_WATCHDOG_MAX and table[ct.TORQUE_ENABLE.address]):
             return
         deadline = last_rx + units * ct.BUS_WATCHDOG_UNIT
         if now <= deadline:
             return
         motor = self.motor
         motor.step(deadline)
-        mode = table[_MODE_AT]
+        mode = table[ct.OPERATING_MODE.address]
         if mode == ct.MODE_VELOCITY:
             motor.set_velocity_target(0.0)
         elif mode in (ct.MODE_CURRENT, ct.MODE_PWM):
             motor.set_effort_target(0.0)
         else:
             motor.set_position_target(motor.state.position)
-        table[_WATCHDOG_AT] = ct.BUS_WATCHDOG_EXPIRED
+        table[ct.BUS_WATCHDOG.address] = ct.BUS_WATCHDOG_EXPIRED
         self.watchdog_expired_at = deadline
-        self._goals_in_force = None  # the targets moved; the goals are read-only now
 
     def set_position(self, position: float, now: float) -> None:
         """Put the shaft at ``position`` (rad), at rest (a test's hand on the horn)."""
         self.sync(now)
         self.motor.set_position(position)
-        self._goals_in_force = None  # the position target moved with the shaft
         self.sync(now)
 
     # ---------------------------------------------------------------- access
 
     def read(self, address: int, size: int, now: float) -> tuple[int, bytes]:
         """``(error, data)`` of a READ (covering an undefined address: access error)."""
-        getter = self._getters.get((address, size))
-        if getter is None:
-            defined = self.layout.defined
-            if size <= 0 or not all(a in defined for a in range(address, address + size)):
-                return StatusError.ACCESS, b""
-            getter = self._getters[(address, size)] = self._getter(address, address + size)
+        addresses = range(address, address + size)
+        defined = self.layout.defined
+        if size <= 0 or not all(a in defined for a in addresses):
+            return StatusError.ACCESS, b""
         self.sync(now)
-        return 0, getter(self.table)
-
-    def _getter(self, address: int, end: int) -> Callable[[bytearray], bytes]:
-        """Reads ``address..end`` with Indirect Data resolved, as one precomputed gather."""
-        data = self.layout.data
-        if not any(a in data for a in range(address, end)):
-            return lambda t: bytes(t[address:end])
-        size = len(self.table)
-        sources = []
-        for a in range(address, end):
-            k = data.get(a)
-            target = a if k is None else self.indirect[k]
-            sources.append(target if 0 <= target < size else size - 1)
-        if len(sources) == 1:
-            only = sources[0]
-            return lambda t: bytes((t[only],))
-        gather = operator.itemgetter(*sources)
-        return lambda t: bytes(gather(t))
+        return 0, bytes(self.table[self._sources.get(a, a)] for a in addresses)
 
     def write(self, address: int, data: bytes, now: float) -> int:
         """Apply a WRITE; the status error (0 when it was applied)."""
@@ -449,35 +359,10 @@ class EmulatedServo:
             return refused.error
         return 0
 
-    def _write(self, address: int, data: bytes, now: float) -> None:
-        end = address + len(data)
-        if not data or address < 0 or end > len(self.table):
+    def _write(self, address: int, data: bytes, now: float) -> None:  # noqa: C901
+        """A WRITE of ``data`` at ``address``, Indirect Data resolved (refused: raises)."""
+        if not data or address < 0 or address + len(data) > len(self.table):
             raise _WriteRefused(StatusError.ACCESS)
-        if end > _PLAIN_END:
-            self._write_indirect(address, data, now)
-            return
-        # Fields only (the common case: goals, torque): what it touches is known in advance.
-        self._write_fields(self.layout.plan(address, end), address, end, data, now)
-
-    def _write_fields(self, plan: _WritePlan, address: int, end: int, data: bytes,
-                      now: float) -> None:
-        """A WRITE of bytes ``address..end`` below the indirect area, ``plan`` theirs."""
-        table = self.table
-        if plan.refused or (plan.eeprom and table[_TORQUE_AT]):
-            raise _WriteRefused(StatusError.ACCESS)
-        written = (address, data)
-        if plan.goals_only and written == self._goals_in_force:
-            return  # the goals in force again: valid as before, the targets unchanged
-        new = bytearray(table)
-        new[address:end] = data
-        self._validate(new, plan.fields)
-        self.motor.step(now)  # the old goals up to now, the new ones from now
-        table[address:end] = data
-        self._apply(plan.addresses, now)
-        self._goals_in_force = written if plan.goals_only else None
-
-    def _write_indirect(self, address: int, data: bytes, now: float) -> None:  # noqa: C901
-        """A WRITE reaching Indirect Address or Indirect Data fields."""
         layout = self.layout
         targets: list[int] = []
         for offset in range(len(data)):
@@ -510,7 +395,6 @@ class EmulatedServo:
         self._validate(new, fields)
         self.motor.step(now)  # the old goals up to now, the new ones from now
         self.table[:] = new
-        self._goals_in_force = None
         if indirect_changed:
             self._update_indirect()
         self._apply(frozenset(f.address for f in fields), now)
@@ -520,30 +404,30 @@ class EmulatedServo:
             return int.from_bytes(new[fld.address:fld.address + fld.size], "little",
                                   signed=fld.signed)
 
-        mode = new[_MODE_AT]
+        mode = new[ct.OPERATING_MODE.address]
+        expired = self.table[ct.BUS_WATCHDOG.address] == ct.BUS_WATCHDOG_EXPIRED
         for fld in fields:
             v = value(fld)
             at = fld.address
             bad = False
             limit = False
-            # The goals first: they come every control cycle.
-            if at in _WATCHDOG_GOALS and self.table[_WATCHDOG_AT] == ct.BUS_WATCHDOG_EXPIRED:
+            if at in _WATCHDOG_GOALS and expired:
                 bad = True  # read-only after the Bus Watchdog expired: a range error
-            elif at == _GOAL_POSITION_AT:
+            elif at == ct.GOAL_POSITION.address:
                 if mode == ct.MODE_POSITION:
-                    high, low = _POSITION_LIMITS.unpack_from(new, _POSITION_LIMITS_AT)
+                    high, low = _POSITION_LIMITS.unpack_from(new, ct.MAX_POSITION_LIMIT.address)
                     limit = not low <= v <= high
                 else:
                     bad = abs(v) > _EXTENDED_RANGE
-            elif at == _GOAL_VELOCITY_AT:
+            elif at == ct.GOAL_VELOCITY.address:
                 limit = abs(v) > value(ct.VELOCITY_LIMIT)
-            elif at == _GOAL_CURRENT_AT:  # the models that have it: see ModelInfo.has
+            elif at == ct.GOAL_CURRENT.address:  # the models that have it: see ModelInfo.has
                 limit = abs(v) > value(ct.CURRENT_LIMIT)
-            elif at == _TORQUE_AT:
+            elif at == ct.TORQUE_ENABLE.address:
                 bad = v not in (0, 1)
-                if v and self.table[_HW_ERROR_AT]:
+                if v and self.table[ct.HARDWARE_ERROR_STATUS.address]:
                     raise _WriteRefused(StatusError.RESULT_FAIL)
-            elif at == _WATCHDOG_AT:
+            elif at == ct.BUS_WATCHDOG.address:
                 bad = v > ct.BUS_WATCHDOG_MAX  # 0: off (clears an expired one), 1..127
             elif fld is ct.OPERATING_MODE:
                 bad = v not in ct.OPERATING_MODES or (
@@ -572,23 +456,23 @@ class EmulatedServo:
         """Act on the fields at ``touched`` (addresses) just written."""
         motor = self.motor
         table = self.table
-        if _MODE_AT in touched:
-            motor.mode = _MOTOR_MODES[table[_MODE_AT]]
+        if ct.OPERATING_MODE.address in touched:
+            motor.mode = _MOTOR_MODES[table[ct.OPERATING_MODE.address]]
         if not touched.isdisjoint(_LIMITS):
             self._update_limits()
-        mode = table[_MODE_AT]
-        if _TORQUE_AT in touched:
-            enabled = bool(table[_TORQUE_AT])
-            self.torque_writes.append((now, table[_TORQUE_AT]))
+        mode = table[ct.OPERATING_MODE.address]
+        if ct.TORQUE_ENABLE.address in touched:
+            enabled = bool(table[ct.TORQUE_ENABLE.address])
+            self.torque_writes.append((now, table[ct.TORQUE_ENABLE.address]))
             motor.set_torque(enabled, now)
             if enabled:
                 touched = touched | _GOALS
-        if _GOAL_POSITION_AT in touched and mode in _POSITION_MODES:
-            goal, = _I32.unpack_from(table, _GOAL_POSITION_AT)
+        if ct.GOAL_POSITION.address in touched and mode in _POSITION_MODES:
+            goal, = _I32.unpack_from(table, ct.GOAL_POSITION.address)
             motor.set_position_target((goal - ct.CENTER_TICK) * ct.RAD_PER_TICK)
-        if _GOAL_VELOCITY_AT in touched:
+        if ct.GOAL_VELOCITY.address in touched:
             motor.set_velocity_target(self._u(ct.GOAL_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT)
-        if _GOAL_CURRENT_AT in touched and self.model.current_unit is not None:
+        if ct.GOAL_CURRENT.address in touched and self.model.current_unit is not None:
             motor.set_effort_target(self._u(ct.GOAL_CURRENT) * self.model.current_unit *
                                     self.torque_constant)
 
@@ -616,25 +500,6 @@ def _clip(value: float, limit: int) -> int:
 
 def _ticks(position: float) -> int:
     return _clip(position / ct.RAD_PER_TICK, 2**31 - 1) + ct.CENTER_TICK
-
-
-# ---------------------------------------------------------------- status packets
-
-# (id, length field) -> the status packet's first 8 bytes (header, id, length, 0x55) and
-# their CRC, from which each reply's CRC continues: the same bytes as build_status.
-_STATUS_HEADS: dict[tuple[int, int], tuple[bytes, int]] = {}
-
-
-def _build_status(dxl_id: int, error: int, data: bytes) -> bytes:
-    """:func:`proto.build_status`'s packet, the CRC of its fixed first bytes computed once."""
-    params = proto.stuff(bytes((error,)) + data)  # 0x55 cannot start FF FF FD: same stuffing
-    length = len(params) + 3  # instruction, params, CRC
-    head = _STATUS_HEADS.get((dxl_id, length))
-    if head is None:
-        first = proto.HEADER + bytes((dxl_id, length & 0xFF, length >> 8, Instruction.STATUS))
-        head = _STATUS_HEADS[(dxl_id, length)] = (first, proto.crc16(first))
-    crc = proto.crc16(params, head[1])
-    return b"".join((head[0], params, bytes((crc & 0xFF, crc >> 8))))
 
 
 # ---------------------------------------------------------------- the bus
@@ -667,8 +532,9 @@ class ServoBus:
 
     def watchdog_deadline(self) -> float:
         """When the first armed Bus Watchdog runs out unless a packet comes (inf: none)."""
-        units = [t[_WATCHDOG_AT] for t in (s.table for s in self._watched)
-                 if t[_TORQUE_AT] and 0 < t[_WATCHDOG_AT] <= ct.BUS_WATCHDOG_MAX]
+        units = [s.table[ct.BUS_WATCHDOG.address] for s in self._watched
+                 if s.table[ct.TORQUE_ENABLE.address]
+                 and 0 < s.table[ct.BUS_WATCHDOG.address] <= ct.BUS_WATCHDOG_MAX]
         return self.last_rx + min(units) * ct.BUS_WATCHDOG_UNIT if units else math.inf
 
     def handle(self, packet: proto.Packet,  # noqa: C901, PLR0911
@@ -691,11 +557,10 @@ class ServoBus:
         self.check_watchdogs(now if silent_until is None else min(now, silent_until))
         self.last_rx = now
         inst, params, target = packet.instruction, packet.params, packet.id
-        # A control cycle's instructions first (plain ints: no enum lookups per packet).
-        if inst == _SYNC_WRITE:
+        if inst == Instruction.SYNC_WRITE:
             self._sync_write(params, now)
             return []
-        if inst in (_SYNC_READ, _FAST_SYNC_READ):
+        if inst in (Instruction.SYNC_READ, Instruction.FAST_SYNC_READ):
             return self._sync_read(inst, params, now) if target == proto.BROADCAST_ID else []
         if inst == Instruction.STATUS:
             return []
@@ -767,7 +632,7 @@ class ServoBus:
         return StatusError.INSTRUCTION, b""
 
     def _status(self, servo: EmulatedServo, error: int, data: bytes = b"") -> tuple[float, bytes]:
-        return servo.return_delay, _build_status(servo.id, error | servo.alert, data)
+        return servo.return_delay, proto.build_status(servo.id, error | servo.alert, data)
 
     def _ping(self, servo: EmulatedServo) -> tuple[float, bytes]:
         data = servo.table[0:2] + servo.table[6:7]
@@ -778,7 +643,7 @@ class ServoBus:
             return []
         address, size = struct.unpack_from("<HH", params)
         servos = [self.servos[i] for i in params[4:] if i in self.servos]
-        if inst == _FAST_SYNC_READ:
+        if inst == Instruction.FAST_SYNC_READ:
             return self._fast_reply([(s, address, size) for s in servos], now)
         replies = []
         for servo in servos:
@@ -816,22 +681,10 @@ class ServoBus:
         body = params[4:]
         if size == 0 or len(body) % (size + 1):
             return
-        end = address + size
-        plain = end <= _PLAIN_END
-        servos = self.servos
         for k in range(0, len(body), size + 1):
-            servo = servos.get(body[k])
-            if servo is None:
-                continue
-            data = body[k + 1:k + 1 + size]
-            if not plain:
-                servo.write(address, data, now)
-                continue
-            try:  # the common case, inlined: a goal field for every servo
-                plan = servo.layout.plan(address, end)
-                servo._write_fields(plan, address, end, data, now)  # noqa: SLF001
-            except _WriteRefused:
-                continue
+            servo = self.servos.get(body[k])
+            if servo is not None:
+                servo.write(address, body[k + 1:k + 1 + size], now)
 
     def _bulk_write(self, params: bytes, now: float) -> None:
         k = 0
@@ -911,9 +764,6 @@ class _Server:
         self.control_in = control_in
         self.control_out = control_out
         self.running = True
-        self.busy = 0.0  # s spent reading, answering and writing bytes of the port
-        self.wakeups = 0  # times bytes arrived
-        self.profiler: cProfile.Profile | None = None
 
     def _open_pty(self) -> None:
         self.master, self.slave = os.openpty()
@@ -952,7 +802,6 @@ class _Server:
 
     def serve(self) -> None:
         control = [self.control_in.fileno()] if self.control_in else []
-        clock = time.perf_counter
         while self.running:
             if self.master < 0 and time.monotonic() >= self.back_at:
                 self._open_pty()
@@ -962,11 +811,8 @@ class _Server:
             wait = min(1.0, self.back_at - now, self.bus.watchdog_deadline() + 1e-3 - now)
             ready, _, _ = select.select(fds, [], [], max(0.0, wait))
             if self.master >= 0 and self.master in ready:
-                start = clock()
                 read_at = time.monotonic()  # bytes not in this read come after it
                 self._on_bytes(os.read(self.master, 65536), read_at)
-                self.busy += clock() - start
-                self.wakeups += 1
             else:
                 self._silence()
             if self.control_in is not None and self.control_in.fileno() in ready:
@@ -1027,23 +873,6 @@ class _Server:
             self.control_out.write(json.dumps(answer) + "\n")
             self.control_out.flush()
 
-    def _profile(self, path: object) -> dict[str, Any]:
-        """Start cProfile (``path`` None) or stop it and write its stats to ``path``."""
-        if path is None:
-            if self.profiler is None:
-                self.profiler = cProfile.Profile()
-                self.profiler.enable()
-            return {"ok": True}
-        profiler, self.profiler = self.profiler, None
-        if profiler is None:
-            return {"error": "the profiler is not running"}
-        profiler.disable()
-        try:
-            profiler.dump_stats(str(path))
-        except OSError as exc:
-            return {"error": f"cannot write {path}: {exc}"}
-        return {"ok": True}
-
     def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: C901, PLR0911
         command = request["command"]
         now = time.monotonic()
@@ -1053,10 +882,6 @@ class _Server:
             return {"ok": True}
         if command == "counts":
             return dict(self.bus.counts)
-        if command == "timing":
-            return {"busy_s": self.busy, "wakeups": self.wakeups}
-        if command == "profile":
-            return self._profile(request.get("path"))
         if command == "vanish":
             self.vanish(float(request["seconds"]))
             return {"ok": True}
@@ -1074,8 +899,8 @@ class _Server:
         if command == "torque_writes":
             return {"writes": servo.torque_writes}
         if command == "watchdog":
-            return {"value": servo.table[_WATCHDOG_AT], "expired_at": servo.watchdog_expired_at,
-                    "now": now}
+            return {"value": servo.table[ct.BUS_WATCHDOG.address],
+                    "expired_at": servo.watchdog_expired_at, "now": now}
         if command == "set_position":
             servo.set_position(float(request["position"]), now)
             return {"ok": True}
@@ -1122,12 +947,12 @@ class DynamixelEmulator:
 
     def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT) -> None:
         self.config = config
-        root = str(Path(__file__).resolve().parents[3])
+        root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         try:
             self._process: subprocess.Popen[str] | None = subprocess.Popen(  # noqa: S603
-                [sys.executable, "-m", "skel_ros.hardware.dynamixel.emulator", "--control",
+                [sys.executable, "-m", "skel_ros.emulation.dynamixel", "--control",
                  "--config", config.to_json()],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                 start_new_session=True)
@@ -1222,23 +1047,6 @@ class DynamixelEmulator:
         """Packets handled, CRC errors, garbage bytes seen."""
         return {k: int(v) for k, v in self._call(command="counts").items()}
 
-    def timing(self) -> tuple[float, int]:
-        """``(seconds, wakeups)`` so far: time spent on the port's bytes, and arrivals.
-
-        The seconds count reading, answering and writing, not waiting.
-        """
-        answer = self._call(command="timing")
-        return float(answer["busy_s"]), int(answer["wakeups"])
-
-    def profile(self, path: str | None = None) -> None:
-        """Start profiling the emulator process, or stop it and write the stats.
-
-        Args:
-            path: None: start cProfile; a path: stop and write a ``pstats`` file there
-                (read it with ``python -m pstats``).
-        """
-        self._call(command="profile", path=path)
-
     def stop(self) -> None:
         """Stop the process (idempotent, never raises)."""
         process, self._process = self._process, None
@@ -1286,9 +1094,65 @@ def start(config: EmulatorConfig) -> DynamixelEmulator:
     return DynamixelEmulator(config)
 
 
+_EMULATOR_OPTIONS = frozenset({"initial_positions", "firmware", "return_delay_us", "wire_time",
+                               "model"})
+
+
+def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                   options: Mapping[str, Any]) -> DynamixelEmulator:
+    """Start emulated servos for ``actuators`` in their own process, on a pty.
+
+    Args:
+        transport: only ``baudrate`` is used (the port is the new pty).
+        actuators: one servo per actuator (id; model, default XM430-W350; the
+            ``torque_constant`` option).
+        options: ``initial_positions`` ({id: rad}), ``firmware`` (every servo's, 0..255;
+            default 48; < 45: no Fast Sync Read; < 38: no Bus Watchdog),
+            ``return_delay_us`` (factory value 500; even, 0..508), ``wire_time`` (sleep
+            as long as the bytes take at ``baudrate``; default false), ``model`` (for
+            actuators without one).
+
+    Returns:
+        The running emulator; ``.transport`` reaches it, ``.stop()`` ends it (also at
+        interpreter exit).
+
+    Raises:
+        ConfigError: unknown options, models or ids.
+        TransportError: the process did not start.
+    """
+    unknown = set(options) - _EMULATOR_OPTIONS
+    if unknown:
+        raise ConfigError(f"Dynamixel emulator: unknown option(s) {sorted(unknown)}; known:"
+                          f" {sorted(_EMULATOR_OPTIONS)}")
+    default_model = str(options.get("model", ct.DEFAULT_MODEL))
+    initial = {int(k): float(v) for k, v in dict(options.get("initial_positions", {})).items()}
+    servos = []
+    for act in actuators:
+        name = act.model or default_model
+        if ct.model_by_name(name) is None:
+            raise ConfigError(f"Dynamixel emulator: id {act.id}: unknown model {name!r}")
+        if not 0 <= act.id <= proto.MAX_ID:
+            raise ConfigError(f"Dynamixel emulator: id {act.id} outside 0..{proto.MAX_ID}")
+        position = initial.get(act.id, 0.0)
+        if not math.isfinite(position):
+            raise ConfigError(f"Dynamixel emulator: id {act.id}: initial position {position}")
+        kt = act.options.get("torque_constant")
+        servos.append((act.id, name, position, None if kt is None else float(kt)))
+    baudrate = int(transport.get("baudrate", 1_000_000))
+    delay = return_delay_units(options.get("return_delay_us", 500), "Dynamixel emulator")
+    firmware = options.get("firmware", DEFAULT_FIRMWARE)
+    if isinstance(firmware, bool) or not isinstance(firmware, int) or not (
+            0 <= firmware <= 255):  # noqa: PLR2004 - one byte
+        raise ConfigError(f"Dynamixel emulator: firmware must be an integer in 0..255 (the"
+                          f" Firmware Version byte), got {firmware!r}")
+    config = EmulatorConfig(tuple(servos), baudrate, firmware, delay,
+                            bool(options.get("wire_time", False)))
+    return start(config)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an emulator in this process (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="skel_ros.hardware.dynamixel.emulator",
+    parser = argparse.ArgumentParser(prog="skel_ros.emulation.dynamixel",
                                      description="Emulated Dynamixel servos on a pty.")
     parser.add_argument("--ids", default="1", help="ids, e.g. 1-12 or 1,3,5")
     parser.add_argument("--model", default=ct.DEFAULT_MODEL)
@@ -1301,8 +1165,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.config:
         config = EmulatorConfig.from_json(args.config)
     else:
-        from skel_ros.cli.hardware_cmd import parse_ids
-
         try:
             ids = parse_ids(args.ids, 0, proto.MAX_ID, "Dynamixel ids")
         except ValueError as exc:

@@ -1,4 +1,5 @@
-"""Waiting for a condition in CAN tests (the emulators run in their own threads)."""
+"""Waiting for a condition in hardware tests (emulators run in their own threads or
+processes, on their own clocks)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ a drive's firmware does:
 * PDOs: at NMT *start* the drive loads its PDO configuration (as written by SDO);
   synchronous RPDOs are applied at the next SYNC, TPDOs are sent on SYNC (every n-th for
   transmission type n in 1..240; every SYNC for types 0, 254, 255);
-* the shaft: :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every
+* the shaft: :class:`~skel_ros.emulation.motor.MotorModel` (the dynamics every
   emulator shares), advanced on each SYNC; actual position 0x6064 (counts), velocity
   0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F, error register 0x1001;
 * the heartbeat consumer 0x1016 (CiA 301): an entry ``node << 16 | ms`` watches that
@@ -42,7 +42,7 @@ holds), :meth:`~Cia402Emulator.transitions` (every CiA 402 state change),
 :meth:`~Cia402Emulator.supervisor_passes`.
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
-(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields), ``clock``, ``eds``,
+(:class:`~skel_ros.emulation.motor.MotorParams` fields), ``clock``, ``eds``,
 ``supervisor_period`` (s of real time between the consumer checks, default 0.002),
 ``quick_stop_option`` (0x605A of every drive, 0..8; default the EDS's, 2),
 ``mode_display_lag`` (how many reads of 0x6061 after a write of 0x6060 still show the
@@ -56,19 +56,18 @@ them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
+from skel_ros.emulation.virtual_can import can_arguments
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.canopen402.bus import DEFAULT_EDS, MODE_CODES, Units, units_for
-from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
 from skel_ros.hardware.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -76,10 +75,9 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["Cia402Emulator"]
+__all__ = ["Cia402Emulator", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
-_COUNTER = itertools.count()
 
 SOD, READY, SWITCHED_ON, ENABLED = ("SWITCH ON DISABLED", "READY TO SWITCH ON", "SWITCHED ON",
                                     "OPERATION ENABLED")
@@ -129,10 +127,6 @@ class _Drive:
     display_lag_left: int = 0           # reads of 0x6061 still showing mode_shown
 
 
-def _virtual_channel() -> str:
-    return f"skel_ros-canopen-{os.getpid()}-{next(_COUNTER)}"
-
-
 class Cia402Emulator:
     """CiA 402 drives answering on a python-can bus (see the module docstring).
 
@@ -154,11 +148,7 @@ class Cia402Emulator:
         import canopen
 
         opts = dict(options or {})
-        tr = dict(transport)
-        tr.setdefault("interface", "virtual")
-        if tr["interface"] == "virtual":
-            tr.setdefault("channel", _virtual_channel())
-            tr.setdefault("receive_own_messages", False)
+        tr = can_arguments(transport, "canopen")
         self.transport: Mapping[str, Any] = dict(tr)
         self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
         initial = dict(opts.get("initial_positions") or {})
@@ -771,3 +761,13 @@ def _error_register(code: int) -> int:
 def _clamp32(x: int) -> int:
     return max(-(2**31), min(2**31 - 1, x))
 
+
+def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                   options: Mapping[str, Any]) -> Cia402Emulator:
+    """Start emulated CiA 402 drives (canopen ``LocalNode``s served by a thread here).
+
+    The protocol ``canopen``'s emulator (:mod:`skel_ros.emulation`). ``transport`` may be
+    ``{}``: a fresh python-can ``virtual`` channel is used; the emulator's ``transport``
+    attribute says how to reach it.
+    """
+    return Cia402Emulator(transport, actuators, options)

@@ -4,7 +4,7 @@ Each motor answers every frame addressed to its CAN id the way Ben Katz's mbed f
 (the one CubeMars AK MIT mode derives from) does:
 
 * a command sets ``u = kp (p - q) + kd (v - q') + t_ff`` on a
-  :class:`~skel_ros.hardware.emulators.motor.MotorModel` (the dynamics every emulator
+  :class:`~skel_ros.emulation.motor.MotorModel` (the dynamics every emulator
   shares), but only in motor mode: in rest mode it is answered and ignored;
 * the firmware keeps the last command it unpacked across *exit* and *enter*: *enter*
   (``..fc``) switches torque on and applies that retained command at once (zero gains
@@ -44,7 +44,7 @@ mode), :meth:`MitEmulator.entered` (the command applied at each *enter*),
 :meth:`MitEmulator.move_to` (the joint moved by hand).
 
 Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor``
-(:class:`~skel_ros.hardware.emulators.motor.MotorParams` fields for every motor; by
+(:class:`~skel_ros.emulation.motor.MotorParams` fields for every motor; by
 default each motor's speed and stall torque are its model's V and T ranges),
 ``clock`` (callable, default ``time.monotonic``), ``master_id`` (default 0),
 ``temperature`` (deg C, default 30), ``can_timeout`` ``{id: s}`` (Cheetah / CubeMars
@@ -54,19 +54,18 @@ without model or ranges is emulated as a Mini Cheetah motor.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
-import os
 import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
+from skel_ros.emulation.virtual_can import can_arguments
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import ControlMode
-from skel_ros.hardware.emulators.motor import MotorModel, MotorParams, MotorState
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.hardware.mit.codec import (
     CLEAR_ERROR,
@@ -87,7 +86,7 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["DAMIAO_REGISTER_ID", "MitEmulator"]
+__all__ = ["DAMIAO_REGISTER_ID", "MitEmulator", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
 DAMIAO_REGISTER_ID = 0x7FF
@@ -95,7 +94,6 @@ _REG_READ, _REG_WRITE, _REG_STORE, _REG_FEEDBACK = 0x33, 0x55, 0xAA, 0xCC
 _TIMEOUT_RID = 9
 _TIMEOUT_UNIT = 50e-6
 _LOST_COMMUNICATION = 0xD
-_COUNTER = itertools.count()
 
 
 @dataclass
@@ -138,10 +136,6 @@ def _motor_params(ranges: MitRanges, given: Mapping[str, Any], motor_id: int) ->
                           ) from None
 
 
-def _virtual_channel() -> str:
-    return f"skel_ros-mit-{os.getpid()}-{next(_COUNTER)}"
-
-
 class MitEmulator:
     """MIT-mode motors answering on a python-can bus from a background thread.
 
@@ -157,11 +151,7 @@ class MitEmulator:
     def __init__(self, transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
                  options: Mapping[str, Any] | None = None) -> None:
         opts = dict(options or {})
-        tr = dict(transport)
-        tr.setdefault("interface", "virtual")
-        if tr["interface"] == "virtual":
-            tr.setdefault("channel", _virtual_channel())
-            tr.setdefault("receive_own_messages", False)
+        tr = can_arguments(transport, "mit")
         self.transport: Mapping[str, Any] = dict(tr)
         self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
         self.master_id = int(opts.get("master_id", 0))
@@ -178,7 +168,7 @@ class MitEmulator:
                                       f"emulated MIT id {act.id}")
             model = MotorModel(_motor_params(ranges, given, act.id),
                                float(initial.get(act.id, 0.0)), now)
-            model.mode = ControlMode.MIT
+            model.mode = ControlMode.IMPEDANCE
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
             if act.id in can_timeout:
                 if variant is Variant.DAMIAO:
@@ -316,7 +306,7 @@ class MitEmulator:
                     m.error = _LOST_COMMUNICATION
                     m.model.set_torque(False, now)  # noqa: FBT003
                 else:   # Ben Katz's firmware: kp = kd = t_ff = 0, still in motor mode
-                    m.model.set_mit(m.model.state.position, 0.0, 0.0, 0.0, 0.0)
+                    m.model.set_impedance(m.model.state.position, 0.0, 0.0, 0.0, 0.0)
                     if m.command is not None:
                         p, v = m.command[:2]
                         m.command = (p, v, 0.0, 0.0, 0.0)
@@ -356,7 +346,7 @@ class MitEmulator:
         if data == ENTER_MODE:
             if not m.error:
                 if m.command is None:   # nothing retained since power-up: zero gains
-                    model.set_mit(model.state.position, 0.0, 0.0, 0.0, 0.0)
+                    model.set_impedance(model.state.position, 0.0, 0.0, 0.0, 0.0)
                 else:                   # the retained command, at once
                     self._apply(m)
                 m.entered.append(m.command)
@@ -377,7 +367,7 @@ class MitEmulator:
         """The retained command on the motor model (``p_des`` in the motor's own zero)."""
         assert m.command is not None  # noqa: S101 - callers check
         p, v, kp, kd, t = m.command
-        m.model.set_mit(p + m.offset, v, kp, kd, t)
+        m.model.set_impedance(p + m.offset, v, kp, kd, t)
 
     def _reply(self, m: _Motor) -> bytes:
         s = m.model.state
@@ -427,3 +417,13 @@ class MitEmulator:
             return struct.pack("<f", floats[rid])
         return None
 
+
+def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                   options: Mapping[str, Any]) -> MitEmulator:
+    """Start emulated MIT motors (a thread of this process).
+
+    The protocol ``mit``'s emulator (:mod:`skel_ros.emulation`). ``transport`` may be
+    ``{}``: a fresh python-can ``virtual`` channel is used; the emulator's ``transport``
+    attribute says how to reach it.
+    """
+    return MitEmulator(transport, actuators, options)
