@@ -769,15 +769,17 @@ class DynamixelBus(ActuatorBus):
         servo's own (the next one inward when the nearest lies outside).
         """
         self._require_open()
-        goals: dict[ct.Field, list[int]] = {}  # id, value, id, value ... per goal field
+        # id, value, id, value ... per goal field, by its address (a plain int key: the
+        # Field itself hashes all its attributes)
+        goals: dict[int, list[int]] = {}
         for dxl_id, command in commands.items():
             servo = self._known(dxl_id)
             field, raw = self._goal(servo, command)
             if raw is not None:
-                goals.setdefault(field, []).extend((dxl_id, raw))
+                goals.setdefault(field.address, []).extend((dxl_id, raw))
         for field, code in _GOAL_CODES.items():
-            if field in goals:
-                self._send(proto.sync_write_values(field.address, code, goals[field]))
+            if field.address in goals:
+                self._send(proto.sync_write_values(field.address, code, goals[field.address]))
 
     def _goal(self, servo: _Servo, command: ActuatorCommand) -> tuple[ct.Field, int | None]:
         """The goal field ``servo``'s mode takes and ``command``'s value in it (None: NaN)."""
