@@ -10,6 +10,7 @@ nodes are thin shells over a runner. docs/architecture.md shows where it sits.
 """
 
 from skel_ros.core.backend import ALL_KINDS, Capabilities, CoreLink, RobotBackend, RobotState
+from skel_ros.core.commanders import Commanders, Conflict, Source
 from skel_ros.core.errors import CommandRefused, CoreError
 from skel_ros.core.follower import FollowOutcome, Trajectory, TrajectoryObserver
 from skel_ros.core.lock import ContendedLock
@@ -30,6 +31,8 @@ __all__ = [
     "CommandRefused",
     "CommandResult",
     "CommandTimeout",
+    "Commanders",
+    "Conflict",
     "ContendedLock",
     "CoreError",
     "CoreLink",
@@ -44,6 +47,7 @@ __all__ = [
     "RobotCore",
     "RobotState",
     "Runner",
+    "Source",
     "Trajectory",
     "TrajectoryObserver",
 ]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ContendedLock"]
 
@@ -13,16 +17,31 @@ class ContendedLock:
     The loop lets go of it between batches and yields the processor to a waiting thread
     only when there is one: a yield (``time.sleep(0)``) can cost a scheduler time
     slice, milliseconds, on a loaded machine.
+
+    A callback bound with :meth:`bind_on_take` runs whenever a thread takes the lock
+    (not when the holder takes it again inside): the runner of an engine uses it to
+    bring the world up to the present before another thread's work (a command, a
+    service, a parameter) touches it, so that its loop may sleep between publications.
     """
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._waiting: list[None] = []  # one entry per waiting thread (append, pop: atomic)
+        self._depth = 0  # how many times the holder has taken it (0: free)
+        self._on_take: Callable[[], None] | None = None
 
     @property
     def contended(self) -> bool:
         """Whether another thread waits for the lock."""
         return bool(self._waiting)
+
+    def bind_on_take(self, callback: Callable[[], None] | None) -> None:
+        """Run ``callback`` each time a thread takes the lock (None: nothing).
+
+        It runs in the taking thread, holding the lock, before the taker's own work; an
+        exception from it lets go of the lock and reaches the taker.
+        """
+        self._on_take = callback
 
     def acquire(self) -> None:
         """Take the lock (waiting as long as needed)."""
@@ -32,9 +51,17 @@ class ContendedLock:
                 self._lock.acquire()
             finally:
                 self._waiting.pop()
+        self._depth += 1
+        if self._depth == 1 and self._on_take is not None:
+            try:
+                self._on_take()
+            except BaseException:
+                self.release()
+                raise
 
     def release(self) -> None:
         """Let go of the lock."""
+        self._depth -= 1
         self._lock.release()
 
     def __enter__(self) -> None:

@@ -9,6 +9,11 @@ and on hardware:
   trajectory replaces the trajectory before it (``PREEMPTED``); a command for one of
   the joints of a trajectory being followed ends it (``TAKEN_OVER``); an empty
   trajectory cancels it, and the joints hold where they are (``CANCELED``).
+* **One commander at a time** (:class:`~skel_ros.core.commanders.Commanders`): every
+  command and trajectory names its :class:`~skel_ros.core.commanders.Source`; a second
+  source commanding a joint while another is active on it is said once per pair, and
+  refused with :attr:`RobotCore.exclusive_commands`. :meth:`RobotCore.activity` says
+  what the robot is doing and for whom.
 * **The limits gate** (:meth:`RobotCore.gate`, the only one). Every command and every
   trajectory sample is checked once against what the backend declares (its
   :attr:`~skel_ros.core.backend.RobotBackend.limits`: the model's limit set, tightened
@@ -44,6 +49,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from skel_ros.core.commanders import DEFAULT_WINDOW, DIRECT, Commanders
 from skel_ros.core.errors import CommandRefused
 from skel_ros.core.follower import FollowOutcome
 from skel_ros.core.lock import ContendedLock
@@ -56,6 +62,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from skel_ros.core.backend import Capabilities, RobotBackend, RobotState
+    from skel_ros.core.commanders import Conflict, Source
     from skel_ros.core.follower import Trajectory, TrajectoryObserver
     from skel_ros.model.limits import CheckResult
     from skel_ros.model.types import Array
@@ -127,12 +134,14 @@ class ActiveTrajectory:
         start: When its time 0 is (:meth:`RobotCore.now`'s time base); the core holds
             its first sample until then.
         received: When it was handed in (same time base): it was not in effect before.
+        source: Who handed it in.
     """
 
     trajectory: Trajectory
     names: tuple[str, ...]
     start: float
     received: float
+    source: Source = DIRECT
 
 
 @dataclass(eq=False)
@@ -145,6 +154,7 @@ class _Active:
     start: float
     observer: TrajectoryObserver | None
     received: float
+    source: Source = DIRECT
     clamped: set[str] = field(default_factory=set)  # DOFs whose clamping was reported
     # Per DOF, its points' highest position above its upper limit and lowest below its
     # lower limit (DOFs whose points stay within are absent): what the clamp report says.
@@ -163,13 +173,16 @@ class RobotCore:
         max_start_delay: How far ahead of :meth:`now` a trajectory may start; a later
             start is refused (a wrong stamp would keep the joints waiting for hours).
         log: Where log lines go (default: the ``skel_ros.core`` logger).
+        exclusive_commands: Refuse a second source while another is active on the same
+            joints (:attr:`exclusive_commands`).
 
     Raises:
         ValueError: ``command_timeout`` is NaN, ``max_start_delay`` negative or NaN.
     """
 
     def __init__(self, backend: RobotBackend, *, command_timeout: float = 0.0,
-                 max_start_delay: float = math.inf, log: CoreLog | None = None) -> None:
+                 max_start_delay: float = math.inf, log: CoreLog | None = None,
+                 exclusive_commands: bool = False) -> None:
         if not max_start_delay >= 0.0:
             raise ValueError(f"max_start_delay must be >= 0, got {max_start_delay!r}")
         self.backend = backend
@@ -192,6 +205,8 @@ class RobotCore:
             raise ValueError("the backend's limits do not cover its DOF(s) "
                              + ", ".join(map(repr, missing)))
         self._undriven_said: set[str] = set()  # DOFs without an actuator, said once each
+        self._commanders = Commanders(self.names, exclusive=exclusive_commands, log=self._log)
+        self._commanders.window = self._window()
         backend.bind_core(self)
 
     # ---------------------------------------------------------------- facts
@@ -236,7 +251,73 @@ class RobotCore:
         active = self._active
         if active is None:
             return None
-        return ActiveTrajectory(active.trajectory, active.names, active.start, active.received)
+        return ActiveTrajectory(active.trajectory, active.names, active.start, active.received,
+                                active.source)
+
+    # ---------------------------------------------------------------- commanders
+
+    @property
+    def exclusive_commands(self) -> bool:
+        """Whether a second source is refused while another is active on the same joints.
+
+        A source is active on a joint while its trajectory runs there, and for
+        :attr:`commander_window` seconds after its last command or the end of its
+        trajectory. False (the default): the second source's command is taken (the
+        latest command wins) and the two are said once in the log.
+        """
+        return self._commanders.exclusive
+
+    @exclusive_commands.setter
+    def exclusive_commands(self, exclusive: bool) -> None:
+        with self._lock:
+            self._commanders.exclusive = bool(exclusive)
+
+    @property
+    def commander_window(self) -> float:
+        """Seconds a source stays active after its last command.
+
+        The command timeout, or :data:`~skel_ros.core.commanders.DEFAULT_WINDOW` when
+        there is none.
+        """
+        return self._commanders.window
+
+    def _window(self) -> float:
+        timeout = self._timeout.timeout
+        return timeout if timeout > 0 else DEFAULT_WINDOW
+
+    def conflict(self, now: float | None = None) -> Conflict | None:
+        """Two sources commanding the same joints, while it is recent (None otherwise).
+
+        Without the core's lock (as :meth:`activity`): a diagnostics thread never waits
+        for the loop.
+        """
+        return self._commanders.conflict(self.backend.now() if now is None else now)
+
+    @property
+    def refused_commands(self) -> int:
+        """Commands and trajectories refused as a second source's (exclusive_commands)."""
+        return self._commanders.refused
+
+    def activity(self, now: float | None = None) -> str:
+        """What the robot is doing now, for whom: the diagnostics' words.
+
+        ``following a trajectory from <source>``, ``tracking a <channel> stream from
+        <who>`` (commands within :attr:`commander_window`), ``holding: no command for
+        <t> s`` (the command timeout fired) or ``holding``. Whether motion is on at all is
+        the backend's to say (:meth:`~skel_ros.core.RobotBackend.refusal`).
+
+        It reads without the core's lock (each fact is one reference, read once), so a
+        diagnostics callback never waits for the loop; the facts may be a cycle apart.
+        """
+        now = self.backend.now() if now is None else now
+        active = self._active
+        if active is not None:
+            waiting = " (waiting for its start time)" if now < active.start else ""
+            return f"following a trajectory from {active.source}{waiting}"
+        if self._timeout.tripped:
+            return f"holding: no command for {self._timeout.timeout:g} s"
+        source = self._commanders.streaming(now)
+        return f"tracking {source.stream}" if source is not None else "holding"
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -304,13 +385,14 @@ class RobotCore:
     # ---------------------------------------------------------------- commands
 
     def command(self, kind: CommandKind, names: Sequence[str],
-                values: npt.ArrayLike) -> CommandResult:
-        """Hand in a command: positions, velocities or efforts of some DOFs.
+                values: npt.ArrayLike, source: Source = DIRECT) -> CommandResult:
+        """Hand in a command from ``source``: positions, velocities or efforts of some DOFs.
 
         The whole command is refused when the limits gate rejects it (NaN, unknown or
-        repeated names, a count mismatch, a kind a DOF does not take) or the backend
-        refuses motion now; values outside the limits are clamped. A command for a
-        joint of the trajectory being followed ends it (``TAKEN_OVER``).
+        repeated names, a count mismatch, a kind a DOF does not take), the backend
+        refuses motion now, or another source is active on its joints and
+        :attr:`exclusive_commands` is set; values outside the limits are clamped. A
+        command for a joint of the trajectory being followed ends it (``TAKEN_OVER``).
         """
         check = self.gate(kind, names, values)
         if not check.ok:
@@ -327,27 +409,36 @@ class RobotCore:
         index = np.fromiter((self.index[n] for n in check.names), np.intp, len(check.names))
         with self._lock:
             now = self.backend.now()
+            refused = self._commanders.check(source, index, now)
+            if refused:
+                return CommandResult(ok=False, reason="second commander",
+                                     message=f"{kind.value} command refused: {refused}")
             active = self._active
             if active is not None and np.isin(index, active.index).any():
                 self._end(now, FollowOutcome.TAKEN_OVER,
-                          f"a {kind.value} command for its joints took over")
-                self._log.info("joint_commands took over: trajectory stopped")
+                          f"taken over by a {kind.value} command for its joints from"
+                          f" {source}")
+                self._log.info(f"{source} took over: trajectory stopped")
+            self._commanders.take(source, index, now)
             self.backend.write(now, kind, index, np.asarray(check.values, dtype=float))
             self._timeout.feed(now)
         return CommandResult(ok=True, message=check.message, clamped=check.clamped,
                              reason="clamped" if check.clamped else "")
 
     def follow(self, trajectory: Trajectory, start: float | None = None,
-               observer: TrajectoryObserver | None = None) -> None:
+               observer: TrajectoryObserver | None = None,
+               source: Source = DIRECT) -> None:
         """Follow ``trajectory`` from ``start`` (:meth:`now`'s time base; None: now).
 
         Its samples are position targets and pass the same gate as commands. It
-        replaces an active trajectory (whose observer gets ``PREEMPTED``).
+        replaces an active trajectory (whose observer gets ``PREEMPTED``). ``source``
+        commands its joints until it ends.
 
         Raises:
             CommandRefused: It cannot be followed (unknown joints, joints this robot
                 does not drive or not in position mode, motion refused now, a start
-                beyond ``max_start_delay``); nothing changed.
+                beyond ``max_start_delay``, another source active on its joints with
+                :attr:`exclusive_commands`); nothing changed.
         """
         names = tuple(trajectory.joint_names)
         if not names:
@@ -378,9 +469,14 @@ class RobotCore:
                 self._log.warning(f"trajectory: it ended {now - begin - trajectory.duration:.3f}"
                                   " s ago (start stamp in the past); going to its last point",
                                   "trajectory past")
+            refused = self._commanders.check(source, index, now)
+            if refused:
+                raise CommandRefused(f"trajectory refused: {refused}", "second commander")
             if self._active is not None:
-                self._end(now, FollowOutcome.PREEMPTED, "replaced by a newer trajectory")
-            self._active = _Active(trajectory, names, index, begin, observer, now,
+                self._end(now, FollowOutcome.PREEMPTED,
+                          f"preempted by a newer trajectory from {source}")
+            self._commanders.take(source, index, now, running=True)
+            self._active = _Active(trajectory, names, index, begin, observer, now, source,
                                    above=above, below=below)
             self._timeout.feed(now)
         points = getattr(trajectory, "points", None)
@@ -424,18 +520,30 @@ class RobotCore:
         if refusal:
             raise CommandRefused(f"trajectory ignored: {refusal}", "refused")
 
-    def cancel_trajectory(self) -> bool:
+    def cancel_trajectory(self, source: Source | None = None) -> bool:
         """Stop following (``CANCELED``); its joints hold where they are.
+
+        Args:
+            source: Who cancels (None: the trajectory's own source). Another source is
+                refused while the trajectory runs when :attr:`exclusive_commands` is set.
 
         Returns:
             Whether a trajectory was active.
+
+        Raises:
+            CommandRefused: Another source, with :attr:`exclusive_commands`.
         """
         with self._lock:
             active = self._active
             if active is None:
                 return False
             now = self.backend.now()
-            self._end(now, FollowOutcome.CANCELED, "canceled: holding position")
+            if source is not None:
+                refused = self._commanders.check(source, active.index, now)
+                if refused:
+                    raise CommandRefused(f"cancel refused: {refused}", "second commander")
+            by = "" if source is None or source.key == active.source.key else f" by {source}"
+            self._end(now, FollowOutcome.CANCELED, f"canceled{by}: holding position")
             self.backend.hold(now, active.index)
             return True
 
@@ -478,6 +586,7 @@ class RobotCore:
         with self._lock:
             self._timeout.timeout = float(timeout)
             self._timeout.feed(self.backend.now() if now is None else now)
+            self._commanders.window = self._window()
 
     def restart_timeout(self, now: float) -> None:
         """Count the timeout from ``now`` (motion starts: start, reset, enable)."""
@@ -601,7 +710,10 @@ class RobotCore:
     def _end(self, now: float, outcome: FollowOutcome, message: str) -> None:
         """Forget the active trajectory and tell its observer (exactly once)."""
         active, self._active = self._active, None
-        if active is None or active.observer is None:
+        if active is None:
+            return
+        self._commanders.release(active.source, active.index, now)
+        if active.observer is None:
             return
         try:
             active.observer.on_end(now, outcome, message)

@@ -33,6 +33,14 @@ to hand in commands. A backend wakes the loop (:meth:`Runner.wake`, given to it 
 :meth:`~skel_ros.core.RobotBackend.bind_wake`) when it has work between cycles (an
 e-stop, an enable request, a command to write at once): the loop then calls
 :meth:`~skel_ros.core.RobotBackend.serve`.
+
+Wake-ups of an engine's loop: ahead of its real-time schedule, the loop sleeps until the
+cycle on which the listener's next event falls is due (a publication: 100 a second at the
+simulation node's defaults), not until the next cycle; at that wake-up it takes every
+cycle due, each at its own time. The cycles in between are quiet: nothing reads them.
+A thread that takes the lock meanwhile (a command, a service, a parameter) first runs
+the cycles due at that moment (:meth:`Runner._catch_up`, bound to the lock), so what it
+does acts from the cycle due when it came, as if the loop had woken for every cycle.
 """
 
 from __future__ import annotations
@@ -55,10 +63,10 @@ if TYPE_CHECKING:
 __all__ = ["GridPacer", "LoopListener", "Pacer", "RealTimePacer", "Runner"]
 
 _MAX_LAG = 0.25  # s of wall time behind schedule before a RealTimePacer re-anchors
-# s: ahead of the schedule, the loop sleeps at least this long and then takes the cycles
-# that fell due meanwhile in one batch (their times are still the times they were due),
-# rather than waking once per cycle: at a 1 ms step on a loaded 2-core machine the arm's
-# simulation went from ~51 % to ~43 % of a core under a 100 Hz command stream.
+# s: ahead of the schedule, an engine's loop sleeps until its listener's next event, and
+# at least this long (events closer together than this go out in pairs); then it takes
+# the cycles that fell due meanwhile in one batch (their times are still the times they
+# were due).
 _MIN_SLEEP = 0.002
 _BATCH_WALL = 0.005  # s: the loop lets go of the lock at least this often
 
@@ -261,7 +269,12 @@ class Runner:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._asleep = False  # the loop thread waits ahead of its schedule (or paused)
         self.backend.bind_wake(self.wake)
+        # An engine paced in real time: whoever takes the lock finds the world at the present.
+        self._realtime = pacer if isinstance(pacer, RealTimePacer) else None
+        if self._realtime is not None and self.backend.capabilities.has_clock:
+            self.lock.bind_on_take(self._catch_up)
 
     @classmethod
     def over(cls, backend: RobotBackend, *, command_timeout: float = 0.0,
@@ -343,7 +356,12 @@ class Runner:
                 self.paused = True
                 continue
             if wait > 0.0:
-                if self._wake.wait(wait):
+                self._asleep = True
+                try:
+                    woken = self._wake.wait(wait)
+                finally:
+                    self._asleep = False
+                if woken:
                     self._wake.clear()
                     if not self._stop.is_set():
                         self._serve()
@@ -351,19 +369,58 @@ class Runner:
                 time.sleep(0)  # let the waiting thread take the GIL and the lock
 
     def _run_due(self) -> float:
-        """Run the cycles due now; the wall seconds until the next is due."""
-        backend = self.backend
+        """Run the cycles due now; the wall seconds until the loop has work again."""
         with self.lock:
             if self.paused:
                 return 0.05
-            period = backend.period
-            self.run_cycles(self.pacer.due(backend.now(), period), budget=_BATCH_WALL)
-            if self.pacer.lagging:
-                self.listener.on_lagging()
-            wait = self.pacer.wait(backend.now(), period)
-        if 0.0 < wait < _MIN_SLEEP and backend.capabilities.has_clock:
-            wait = _MIN_SLEEP  # ahead of the schedule: come back for a batch
-        return wait
+            self._take_due()
+            return self._until_work()
+
+    def _take_due(self) -> None:
+        """Run the cycles due now (at most one batch's wall time of them)."""
+        self.run_cycles(self.pacer.due(self.backend.now(), self.backend.period),
+                        budget=_BATCH_WALL)
+        if self.pacer.lagging:
+            self.listener.on_lagging()
+
+    def _until_work(self) -> float:
+        """Wall seconds until the next cycle is due; for an engine, until its next event.
+
+        An engine's cycles before the cycle on which the listener's next event falls
+        are quiet (nothing reads them; a thread that takes the lock runs them first:
+        :meth:`_catch_up`), so the loop sleeps until that cycle is due, even when some
+        of them are due already, and at least :data:`_MIN_SLEEP`. The hardware's cycles
+        each have their deadline.
+        """
+        backend = self.backend
+        now, period = backend.now(), backend.period
+        if not backend.capabilities.has_clock:
+            return self.pacer.wait(now, period)
+        event = self.listener.next_event()
+        cycles = (1 if event == math.inf  # the cycle it falls on, as _batch_size counts them
+                  else max(1, math.ceil((event - now) / period - 0.5 - 1e-3)))
+        wait = self.pacer.wait(now + (cycles - 1) * period, period)
+        return wait if wait <= 0.0 else max(wait, _MIN_SLEEP)
+
+    def _catch_up(self) -> None:
+        """Run the cycles due now, in a thread that takes the lock between the loop's batches.
+
+        Bound to the lock (:meth:`ContendedLock.bind_on_take`) for an engine paced in real
+        time: the loop sleeps until its next event (:meth:`_until_work`), and a command,
+        a trajectory, a service or a parameter handed in meanwhile acts from the cycle
+        due when it came, not from the last one the loop ran. Only while the loop sleeps
+        ahead of its schedule: not when it is paused, and not while it works through the
+        cycles due (behind its schedule, or as fast as it can): it takes them itself. A
+        failing cycle pauses the loop, as there.
+        """
+        if (not self._asleep or self.paused or self._stop.is_set() or self._realtime is None
+                or self._realtime.factor == 0.0):
+            return
+        try:
+            self._take_due()
+        except Exception as exc:  # noqa: BLE001 - as in _run: the owner says what happened
+            if self.listener.on_error(exc):
+                self.paused = True
 
     def _serve(self) -> None:
         try:

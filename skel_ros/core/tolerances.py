@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     Array = npt.NDArray[np.float64]
 
 __all__ = [
+    "ENDED_BY_OTHERS",
     "ERASE",
     "ErrorCode",
     "FollowSample",
@@ -94,6 +95,26 @@ class ErrorCode(enum.IntEnum):
     OLD_HEADER_TIMESTAMP = -3
     PATH_TOLERANCE_VIOLATED = -4
     GOAL_TOLERANCE_VIOLATED = -5
+
+
+ENDED_BY_OTHERS = ErrorCode.INVALID_GOAL
+"""The code of a goal ended by something else than its own checks: preempted by a newer
+trajectory, taken over by a command, canceled by another source, stopped (e-stop,
+disable, deactivate, a fault, the command timeout). control_msgs has no code for these;
+joint_trajectory_controller answers a goal it preempts ("Current goal preempted by new
+incoming action.") and one it drops on deactivate ("Current goal cancelled during
+deactivate transition.") ABORTED with ``INVALID_GOAL``, and so does this package, the
+result's ``error_string`` saying which it was (MoveIt reads the goal's status, ABORTED,
+and logs the code's name with the string)."""
+
+_ENDINGS = {
+    FollowOutcome.SUCCEEDED: ErrorCode.SUCCESSFUL,
+    FollowOutcome.CANCELED: ErrorCode.SUCCESSFUL,  # the client's own cancel: CANCELED
+    FollowOutcome.PREEMPTED: ENDED_BY_OTHERS,
+    FollowOutcome.TAKEN_OVER: ENDED_BY_OTHERS,
+    FollowOutcome.STOPPED: ENDED_BY_OTHERS,
+    FollowOutcome.ABORTED: ENDED_BY_OTHERS,
+}
 
 
 class GoalError(ValueError):
@@ -594,10 +615,9 @@ class GoalMonitor:
         if decided is not None and decided.outcome is outcome:
             self.result = decided
         else:
-            code = ErrorCode.SUCCESSFUL if outcome in (FollowOutcome.SUCCEEDED,
-                                                       FollowOutcome.CANCELED) else \
-                ErrorCode.INVALID_GOAL
-            self.result = GoalResult(outcome, code, message)
+            if outcome is FollowOutcome.STOPPED:  # the backend's reason: "emergency stop"...
+                message = f"stopped: {message}"
+            self.result = GoalResult(outcome, _ENDINGS[outcome], message)
         if self._on_done is not None:
             self._on_done()
 

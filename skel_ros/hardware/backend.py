@@ -23,6 +23,10 @@ Safety, in order of precedence:
   only a new enable moves again. Its answer is a success only when every bus confirmed
   the torque off; a bus that cannot be reached is named (its torque is unknown until a
   read after it reconnects, with torque off, says so).
+* After an enable (or a resume, or a bus reopened holding), a command far from where a
+  joint stands is approached at ``reenable_velocity`` times its velocity limits until the
+  joint has reached a commanded goal (the motion limiter's re-enable bound): a stream that
+  never stopped across a disable and an enable does not slew the robot at full speed.
 * An enable while already enabled changes nothing (the motion goes on).
 * Every command passed the core's limits gate (the model's limits tightened by the YAML,
   :attr:`~HardwareBackend.limits`, and each actuator's control mode); every cycle's
@@ -156,6 +160,8 @@ class HardwareStatus:
         watchdog_tripped: commands stopped and the safe state holds.
         cycles: control cycles run.
         guard_corrections: targets the last gate had to change (should stay 0).
+        reenable_bounded: the DOFs the re-enable bound slows now (commanded since the
+            enable, their goal not reached yet).
         buses, actuators: diagnostics (refreshed every 50 ms).
     """
 
@@ -173,6 +179,7 @@ class HardwareStatus:
     watchdog_tripped: bool = False
     cycles: int = 0
     guard_corrections: int = 0
+    reenable_bounded: tuple[str, ...] = ()
     buses: tuple[BusDiagnostics, ...] = ()
     actuators: tuple[ActuatorDiagnostics, ...] = ()
 
@@ -224,8 +231,9 @@ class HardwareBackend(RobotBackend):
             so give it a real clock when a :class:`~skel_ros.core.Runner` runs it).
         bus_factory: builds the driver of a bus (default: the driver class of the bus's
             protocol plugin, :func:`~skel_ros.hardware.plugins.bus_class`).
-        control_rate, command_timeout, safe_state, auto_resume: override the YAML's values
-            (``command_timeout`` is the core's: :attr:`command_timeout` hands it over).
+        control_rate, command_timeout, safe_state, auto_resume, reenable_velocity: override
+            the YAML's values (``command_timeout`` is the core's: :attr:`command_timeout`
+            hands it over).
         write_on_command: when a command arrives between cycles, compute and write its
             targets at once (no read) instead of at the next deadline; the rate limiter
             uses the real time elapsed, so the limits hold either way.
@@ -233,6 +241,7 @@ class HardwareBackend(RobotBackend):
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
         LimitError: limits the rate limiter cannot work with.
+        ValueError: ``control_rate`` or ``reenable_velocity`` out of range.
     """
 
     def __init__(
@@ -246,6 +255,7 @@ class HardwareBackend(RobotBackend):
         command_timeout: float | None = None,
         safe_state: SafeState | None = None,
         auto_resume: bool | None = None,
+        reenable_velocity: float | None = None,
         write_on_command: bool = True,
     ) -> None:
         cfg = bound.config
@@ -272,7 +282,16 @@ class HardwareBackend(RobotBackend):
             command_modes=tuple(frozenset({MODE_COMMANDS[m]}) for m in self._modes))
         self._index = {n: i for i, n in enumerate(self.names)}
         self._direction, self._gear, self._zero = bound.conversion_arrays()
-        self._limiter = MotionLimiter(bound.limits, self.names, self._modes)
+        self.reenable_velocity = float(cfg.reenable_velocity if reenable_velocity is None
+                                       else reenable_velocity)
+        """Fraction of each joint's velocity limits it may use after an enable until it
+        reached a commanded goal (the YAML's ``reenable_velocity``)."""
+        self._limiter = MotionLimiter(bound.limits, self.names, self._modes,
+                                      reenable_velocity=self.reenable_velocity)
+        if self._limiter.unbounded and self.reenable_velocity < 1.0:
+            _LOG.warning("%s: DOF(s) %s have no velocity limit: after an enable they are not"
+                         " slowed to reenable_velocity (give them limits: velocity)",
+                         cfg.source, ", ".join(self._limiter.unbounded))
         self._slots = self._build_slots(bus_factory or _default_factory)
         self._init_state()
         if bound.unmapped:
@@ -640,7 +659,7 @@ class HardwareBackend(RobotBackend):
         self._resume_wanted = False
         if any(s.torque for s in self._slots):
             self._state = MotionState.HOLDING
-            self._message = "reconnected; holding: enable to move again"
+            self._message = "reconnected, torque on where the devices kept it: enable to move"
         else:
             was_fault = self._state is MotionState.FAULT
             self._state = MotionState.DISABLED
@@ -755,7 +774,7 @@ class HardwareBackend(RobotBackend):
                 self._resume_wanted = False
                 if self._state is not MotionState.FAULT:
                     self._state = MotionState.DISABLED
-                    self._message = "disabled: torque off"
+                    self._message = "torque off"  # the state says "disabled"
                 unconfirmed = self._torque_off_unconfirmed()
                 answers.append((req, not unconfirmed,
                                 (f"torque off NOT confirmed: {unconfirmed}" if unconfirmed
@@ -881,12 +900,12 @@ class HardwareBackend(RobotBackend):
                 self._torque_off_all(now)
                 return False, f"cannot enable: bus {slot.spec.name!r}: {exc}"
         self._state = MotionState.ENABLED
-        self._message = "enabled: holding the measured positions"
+        self._message = "holding the measured positions"  # the state says "enabled"
         self._resume_wanted = False
         self._last_compute = now
         self._core.restart_timeout(now)
         _LOG.info("enabled; holding the measured positions")
-        return True, self._message
+        return True, f"enabled: {self._message}"
 
     def _torque_off_all(self, now: float) -> None:
         """Torque off on every bus; :meth:`_torque_off_unconfirmed` says where it was not."""
@@ -1060,6 +1079,7 @@ class HardwareBackend(RobotBackend):
                 self._goal_q[held] = self._limiter.hold()[held]
                 held[:] = False
             if self._state is MotionState.ENABLED and new:
+                self._limiter.commanded(np.isfinite(self._pending_q))
                 for pending, goal in ((self._pending_q, self._goal_q),
                                       (self._pending_v, self._goal_v),
                                       (self._pending_e, self._goal_e)):
@@ -1105,6 +1125,8 @@ class HardwareBackend(RobotBackend):
             fresh=all(s.fresh for s in self._slots), watchdog_tripped=self._timeout_tripped,
             cycles=self._cycles,
             guard_corrections=self._limiter.corrections,
+            reenable_bounded=(self._limiter.bounded if self._state is MotionState.ENABLED
+                              else ()),
             buses=self._diag[0], actuators=self._diag[1],
         )
 

@@ -6,6 +6,8 @@ A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one
     command_timeout: 0.5          # s without a command -> safe_state
     safe_state: hold              # hold | torque_off
     auto_resume: false            # after a fault and reconnect: enable again by itself?
+    reenable_velocity: 0.2        # after an enable: fraction of the velocity limits until
+                                  #   a commanded goal is reached
     buses:
       arm_bus:
         protocol: dynamixel       # dynamixel | canopen | mit | a plugin's name
@@ -53,6 +55,7 @@ from skel_ros.hardware.base import (
 )
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind, protocol, protocol_names
+from skel_ros.hardware.safety import DEFAULT_REENABLE_VELOCITY
 from skel_ros.model.limits import (
     BoundOverride,
     JointOverride,
@@ -153,6 +156,7 @@ class RawConfig(TypedDict, total=False):
     command_timeout: float
     safe_state: str
     auto_resume: bool
+    reenable_velocity: float
     fault_threshold: int
     device_watchdog: float
     timeout_margin: float
@@ -230,6 +234,8 @@ class HardwareConfig:
         safe_state: what to do on a command timeout or a fault.
         auto_resume: after a fault and a successful reconnect, enable again by itself
             (only if motion was enabled when the fault happened).
+        reenable_velocity: after an enable, each position DOF moves at most this fraction
+            of its velocity limits until it has reached a commanded goal, in (0, 1].
         fault_threshold: consecutive failed cycles of a bus (timeouts, bad frames)
             tolerated before it counts as failed; a vanished port or a drive in fault
             fails it at once.
@@ -250,6 +256,7 @@ class HardwareConfig:
     command_timeout: float = 0.5
     safe_state: SafeState = SafeState.HOLD
     auto_resume: bool = False
+    reenable_velocity: float = DEFAULT_REENABLE_VELOCITY
     fault_threshold: int = 3
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     device_watchdog: float = 0.0
@@ -599,6 +606,12 @@ class _Parser:
         command_timeout = self.number(top, "command_timeout", what, 0.5, minimum=0.0)
         safe_state = self.choice(top, "safe_state", what, SafeState, SafeState.HOLD)
         auto_resume = self.boolean(top, "auto_resume", what, default=False)
+        reenable_velocity = self.number(top, "reenable_velocity", what,
+                                        DEFAULT_REENABLE_VELOCITY, positive=True)
+        if reenable_velocity > 1.0:
+            raise self.fail(_line(top, "reenable_velocity"),
+                            f"{what} reenable_velocity must be in (0, 1] (a fraction of the"
+                            f" velocity limits), got {reenable_velocity:g}")
         fault_threshold = self.integer(top, "fault_threshold", what, 3, minimum=1)
         device_watchdog = self.number(
             top, "device_watchdog", what,
@@ -623,7 +636,8 @@ class _Parser:
         return HardwareConfig(
             source=self.source, buses=buses, joints=joints, control_rate=control_rate,
             command_timeout=command_timeout, safe_state=safe_state, auto_resume=auto_resume,
-            fault_threshold=fault_threshold, reconnect=reconnect,
+            reenable_velocity=reenable_velocity, fault_threshold=fault_threshold,
+            reconnect=reconnect,
             device_watchdog=device_watchdog, timeout_margin=timeout_margin, skeleton=skeleton,
             limit_overrides=tuple(overrides),
         )

@@ -12,6 +12,14 @@ were handed in; each cycle the limiter turns the goals into this cycle's targets
 * effort DOFs: clamped into the effort limits; no effort pushing further past a
   position limit.
 
+After every :meth:`MotionLimiter.reset` (an enable, a resume, a bus reopened holding) each
+position DOF moves at most ``reenable_velocity`` times its velocity limits until it has
+reached a goal commanded since (the **re-enable bound**): a command far from where the
+joint stands, from a stream that never stopped across a disable and an enable or from
+anything else, is approached at that bounded speed, never at full speed. Reached means
+within what the bounded motion covers in one step plus its braking distance; a new reset
+bounds it again.
+
 :meth:`MotionLimiter.guard` is the last gate before encoding: a target that is not
 finite or outside its limits (which the steps above cannot produce) is replaced by the
 nearest safe value and counted.
@@ -35,7 +43,10 @@ if TYPE_CHECKING:
     from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Array
 
-__all__ = ["MODE_COMMANDS", "MotionLimiter", "MotionState"]
+__all__ = ["DEFAULT_REENABLE_VELOCITY", "MODE_COMMANDS", "MotionLimiter", "MotionState"]
+
+DEFAULT_REENABLE_VELOCITY = 0.2
+"""The re-enable bound's default: a fifth of each joint's velocity limits."""
 
 
 class MotionState(enum.Enum):
@@ -65,14 +76,21 @@ class MotionLimiter:
         limits: the limit set (all DOFs of the model; only ``names`` are used).
         names: the mapped DOFs, in array order.
         modes: each DOF's control mode.
+        reenable_velocity: the re-enable bound, a fraction in (0, 1] of each position
+            DOF's velocity limits (1: none); see the module docstring.
 
     Raises:
         LimitError: limits the rate limiter cannot work with (e.g. velocity limits that
             exclude 0).
+        ValueError: ``reenable_velocity`` outside (0, 1].
     """
 
     def __init__(self, limits: LimitSet, names: Sequence[str],
-                 modes: Sequence[ControlMode]) -> None:
+                 modes: Sequence[ControlMode], *,
+                 reenable_velocity: float = DEFAULT_REENABLE_VELOCITY) -> None:
+        if not 0.0 < reenable_velocity <= 1.0:
+            raise ValueError(f"reenable_velocity must be in (0, 1], got {reenable_velocity!r}")
+        self.reenable_velocity = float(reenable_velocity)
         self.names = tuple(names)
         self.modes = tuple(modes)
         idx = np.array([limits.index(n) for n in self.names], dtype=np.intp)
@@ -95,6 +113,19 @@ class MotionLimiter:
         self._velocity = np.zeros(n)  # last velocity target of velocity DOFs
         self._position = np.full(n, np.nan)  # last position target of position DOFs
         self.corrections = 0  # targets the guard had to change (should stay 0)
+        # The re-enable bound, per position DOF (in _pos_idx order): bounded, and whether
+        # a goal was commanded since the reset; reached within `_reach` of the goal.
+        self._bounded = np.zeros(self._pos_idx.size, dtype=bool)
+        self._commanded = np.zeros(self._pos_idx.size, dtype=bool)
+        i = self._pos_idx
+        speed = reenable_velocity * np.minimum(-self.v_lo[i], self.v_hi[i])
+        brake = np.minimum(-self.a_lo[i], self.a_hi[i])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self._reach_speed = speed
+            self._reach_brake = np.where(np.isinf(brake), 0.0, speed * speed / (2.0 * brake))
+        self.unbounded = tuple(self.names[k] for k in i[~np.isfinite(speed)])
+        """Position DOFs without a finite velocity limit: the re-enable bound cannot slow
+        them (give them ``limits: velocity`` in the hardware YAML)."""
 
     @property
     def position_targets(self) -> Array:
@@ -114,6 +145,20 @@ class MotionLimiter:
         self._position = np.full(len(self.names), np.nan)
         self._position[self._pos_idx] = q[self._pos_idx]
         self._velocity = np.zeros(len(self.names))
+        self._bounded[:] = self.reenable_velocity < 1.0
+        self._commanded[:] = False
+
+    def commanded(self, given: npt.NDArray[np.bool_]) -> None:
+        """Goals were commanded for the DOFs where ``given`` (all DOFs) is True."""
+        self._commanded |= given[self._pos_idx]
+
+    @property
+    def bounded(self) -> tuple[str, ...]:
+        """The position DOFs the re-enable bound slows now: commanded, not reached yet."""
+        slowed = self._bounded & self._commanded
+        if not slowed.any():
+            return ()
+        return tuple(self.names[k] for k in self._pos_idx[slowed])
 
     def step(self, goal_position: Array, goal_velocity: Array, goal_effort: Array,
              measured: Array, dt: float) -> tuple[Array, Array, Array]:
@@ -131,7 +176,18 @@ class MotionLimiter:
         velocity = np.full(n, np.nan)
         effort = np.full(n, np.nan)
         if self._pos_idx.size:
-            position[self._pos_idx] = self._rate.step(goal_position[self._pos_idx], dt)
+            goal = goal_position[self._pos_idx]
+            bounded = self._bounded
+            if bounded.any():
+                scale = np.where(bounded, self.reenable_velocity, 1.0)
+                q = self._rate.step(goal, dt, scale)
+                # Reached: within one bounded step and its braking distance of a goal
+                # commanded since the reset (the bound would barely matter from there).
+                near = np.abs(goal - q) <= self._reach_speed * dt + self._reach_brake
+                bounded &= ~(self._commanded & near)
+            else:
+                q = self._rate.step(goal, dt)
+            position[self._pos_idx] = q
             velocity[self._pos_idx] = self._rate.velocity
         if self._vel_idx.size:
             velocity[self._vel_idx] = self._velocity_step(goal_velocity, measured, dt)

@@ -238,12 +238,16 @@ class Kinematics:
         """(joint local (m, njoint, 4, 4), motions (m, nlink + 1, 4, 4), positions (m, nlink))."""
         positions = self._positions.positions(q)
         motions = self._motions.transforms(positions)
+        return self._joint_frames(motions, q.shape[0]), motions, positions
+
+    def _joint_frames(self, motions: Array, m: int) -> Array:
+        """Every joint's local transform (m, njoint, 4, 4): its motions', then closing."""
         local = self._closing
         for k in reversed(range(self._chains.shape[1])):
             local = motions[:, self._chains[:, k]] @ local
         if local.ndim < motions.ndim:  # no joint has a motion: the fixed transforms alone
-            local = np.repeat(local[None], q.shape[0], axis=0)
-        return local, motions, positions
+            local = np.repeat(local[None], m, axis=0)
+        return local
 
     def body_transforms(self, q: Array | None = None) -> Array:
         """World transforms (nbody, 4, 4) of every body at positions ``q`` (default: initial)."""
@@ -264,6 +268,16 @@ class Kinematics:
         """Every joint's and every chain motion's transform at positions ``q`` (one vector)."""
         local, motions, positions = self._evaluate(self._check(np.asarray(q, dtype=float)[None]))
         return LocalFrames(local[0], motions[0, :-1], positions[0])
+
+    def link_frames(self, q: Array) -> tuple[Array, Array]:
+        """:attr:`LocalFrames.links` and :attr:`LocalFrames.positions` alone, at ``q``.
+
+        What ``/tf`` needs (the URDF joints' transforms and positions), without the
+        joints' own transforms.
+        """
+        q = self._check(np.asarray(q, dtype=float)[None])
+        positions = self._positions.positions(q)
+        return self._motions.transforms(positions)[0, :-1], positions[0]
 
 
 def body_transforms(skeleton: Skeleton, q: Array | None = None) -> Array:

@@ -794,6 +794,14 @@ def _max_step(d: Array, h: Array) -> Array:
     return result
 
 
+def _step(dt: object) -> float:
+    """A time step: a finite number > 0 (ValueError otherwise)."""
+    if not (isinstance(dt, (int, float, np.floating)) and not isinstance(dt, bool)
+            and math.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
+    return float(dt)
+
+
 class RateLimiter:
     """Bounds velocity and acceleration of a stream of position targets.
 
@@ -921,12 +929,15 @@ class RateLimiter:
         self._q = q
         self._v = np.zeros(self._n)
 
-    def step(self, target: npt.ArrayLike, dt: float) -> Array:
+    def step(self, target: npt.ArrayLike, dt: float,
+             velocity_scale: Array | None = None) -> Array:
         """Advance one step toward ``target`` and remember the result.
 
         Args:
             target: Desired positions, one per DOF.
             dt: Time since the previous step, in seconds (> 0).
+            velocity_scale: Per DOF, the fraction of its velocity limits allowed in this
+                step (in (0, 1]; None: all of them), as :meth:`advance`.
 
         Returns:
             The next position target (a new array).
@@ -937,7 +948,8 @@ class RateLimiter:
         """
         if self._q is None:
             raise RuntimeError("RateLimiter.step() before reset(): give the measured positions")
-        q, v = self.limit(self._q, self._v, target, dt)
+        q, v = self.advance(self._q, self._v, self._vector(target, "target"), _step(dt),
+                            velocity_scale=velocity_scale)
         self._q, self._v = q, v
         copy: Array = q.copy()
         return copy
@@ -963,32 +975,31 @@ class RateLimiter:
         Raises:
             ValueError: Bad ``dt``, wrong shapes or non-finite values.
         """
-        given: object = dt
-        if not (
-            isinstance(given, (int, float, np.floating))
-            and not isinstance(given, bool)
-            and math.isfinite(given)
-            and given > 0
-        ):
-            raise ValueError(f"dt must be a finite number > 0, got {dt!r}")
         return self.advance(self._vector(previous_position, "previous_position"),
                             self._vector(previous_velocity, "previous_velocity"),
-                            self._vector(target, "target"), float(given))
+                            self._vector(target, "target"), _step(dt))
 
-    def advance(self, q: Array, v: Array, target: Array, dt: float) -> tuple[Array, Array]:
+    def advance(self, q: Array, v: Array, target: Array, dt: float, *,
+                velocity_scale: Array | None = None) -> tuple[Array, Array]:
         """:meth:`limit` for arguments already known to be right.
 
         For a caller that owns its arrays and checked them once (the simulation's
         position controllers, every step): float arrays of the limiter's length, finite,
         ``dt`` finite and > 0. Nothing is checked here; the arrays are not changed.
+        ``velocity_scale`` (per DOF, in (0, 1]) narrows the velocity limits for this step
+        (the hardware's bounded speed after an enable); a target moving faster than
+        that is then approached at the narrowed speed.
         """
         goal = np.minimum(np.maximum(target, self._q_lo), self._q_hi)
         err = goal - q
         # Braking toward the goal: moving up brakes with a_lower, moving down with a_upper.
         brake = np.where(err >= 0.0, self._brake_up, self._brake_down)
         v_goal = np.copysign(_max_step(np.abs(err), brake * (dt * dt)), err) / dt
-        lo = np.maximum(self._v_lo, v + self._a_lo * dt)
-        hi = np.minimum(self._v_hi, v + self._a_hi * dt)
+        v_lo, v_hi = self._v_lo, self._v_hi
+        if velocity_scale is not None:
+            v_lo, v_hi = v_lo * velocity_scale, v_hi * velocity_scale
+        lo = np.maximum(v_lo, v + self._a_lo * dt)
+        hi = np.minimum(v_hi, v + self._a_hi * dt)
         v_next = np.minimum(np.maximum(v_goal, lo), hi)
         q_next = q + v_next * dt
         q_next = np.minimum(

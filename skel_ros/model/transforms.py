@@ -208,36 +208,48 @@ def log_rot(rot: Array) -> Array:
     return w * (theta / (2.0 * math.sin(theta)))
 
 
+def _shepperd_map() -> tuple[Array, Array]:
+    """``4 q q^T`` (``q = (x, y, z, w)``) as a linear map of a rotation's nine entries.
+
+    Returns:
+        ``(a, b)``: ``4 q q^T`` flattened (16) is ``r.reshape(9) @ a + b``.
+    """
+    a = np.zeros((3, 3, 4, 4))
+    # The diagonal: 1 +- r00 +- r11 +- r22.
+    for i, signs in enumerate(((1, -1, -1), (-1, 1, -1), (-1, -1, 1), (1, 1, 1))):
+        for d, sign in enumerate(signs):
+            a[d, d, i, i] = sign
+    # The rest (symmetric): x y, x z, y z from the symmetric part, w x, w y, w z from the
+    # antisymmetric one.
+    for (i, j), terms in {(0, 1): ((0, 1, 1), (1, 0, 1)), (0, 2): ((0, 2, 1), (2, 0, 1)),
+                          (1, 2): ((1, 2, 1), (2, 1, 1)), (0, 3): ((2, 1, 1), (1, 2, -1)),
+                          (1, 3): ((0, 2, 1), (2, 0, -1)), (2, 3): ((1, 0, 1), (0, 1, -1))
+                          }.items():
+        for row, col, sign in terms:
+            a[row, col, i, j] = a[row, col, j, i] = sign
+    return a.reshape(9, 16), np.eye(4).reshape(16)
+
+
+_SHEPPERD, _SHEPPERD_ONE = _shepperd_map()
+_DIAGONAL = [0, 5, 10, 15]  # the diagonal of a flattened 4x4
+
+
 def matrix_to_quaternions(rot: Array) -> Array:
     """Unit quaternions ``(x, y, z, w)`` with ``w >= 0`` of rotation matrices (..., 3, 3).
 
     Shepperd's method: the entries of ``4 q q^T`` are sums and differences of the
-    matrix entries (its diagonal ``1 +- r00 +- r11 +- r22``); the quaternion is the
-    row of the largest diagonal entry divided by twice its square root, so nothing
-    small is ever divided by and every rotation, half-turns included, is exact to
-    rounding. The last axis of a 4x4 transform's rotation block works too.
+    matrix entries (its diagonal ``1 +- r00 +- r11 +- r22``; one linear map of the
+    nine entries for every matrix at once, :func:`_shepperd_map`); the quaternion is
+    the row of the largest diagonal entry (``4 q_i q``) normalised, so nothing small is
+    ever divided by and every rotation, half-turns included, is exact to rounding. The
+    last axis of a 4x4 transform's rotation block works too.
     """
     r = np.asarray(rot, dtype=float)[..., :3, :3]
     shape = r.shape[:-2]
-    r = r.reshape(-1, 3, 3)
-    r00, r01, r02 = r[:, 0, 0], r[:, 0, 1], r[:, 0, 2]
-    r10, r11, r12 = r[:, 1, 0], r[:, 1, 1], r[:, 1, 2]
-    r20, r21, r22 = r[:, 2, 0], r[:, 2, 1], r[:, 2, 2]
-    k = np.empty((r.shape[0], 4, 4))  # 4 q q^T, q = (x, y, z, w)
-    k[:, 0, 0] = 1.0 + r00 - r11 - r22
-    k[:, 1, 1] = 1.0 - r00 + r11 - r22
-    k[:, 2, 2] = 1.0 - r00 - r11 + r22
-    k[:, 3, 3] = 1.0 + r00 + r11 + r22
-    k[:, 0, 1] = k[:, 1, 0] = r01 + r10
-    k[:, 0, 2] = k[:, 2, 0] = r02 + r20
-    k[:, 1, 2] = k[:, 2, 1] = r12 + r21
-    k[:, 0, 3] = k[:, 3, 0] = r21 - r12
-    k[:, 1, 3] = k[:, 3, 1] = r02 - r20
-    k[:, 2, 3] = k[:, 3, 2] = r10 - r01
-    rows = np.arange(r.shape[0])
-    best = np.argmax(k[:, [0, 1, 2, 3], [0, 1, 2, 3]], axis=1)
-    q = k[rows, best] / (2.0 * np.sqrt(k[rows, best, best]))[:, None]
+    k = r.reshape(-1, 9) @ _SHEPPERD + _SHEPPERD_ONE  # (n, 16): 4 q q^T, flattened
+    best = np.argmax(k[:, _DIAGONAL], axis=1)
+    q = k.reshape(-1, 4, 4)[np.arange(k.shape[0]), best]  # 4 q_best q
     q *= np.where(q[:, 3:] < 0.0, -1.0, 1.0)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    q /= np.sqrt((q * q).sum(axis=1, keepdims=True))
     out: Array = q.reshape(*shape, 4)
     return out

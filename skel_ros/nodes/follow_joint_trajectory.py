@@ -60,7 +60,9 @@ from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from skel_ros.core import CommandRefused, FollowOutcome
+from skel_ros.core.commanders import Source
 from skel_ros.core.tolerances import (
+    ENDED_BY_OTHERS,
     ErrorCode,
     GoalError,
     GoalMonitor,
@@ -78,6 +80,7 @@ from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.parameters import Param, declare, read, within
 from skel_ros.nodes.qos import COMMAND_QOS
 from skel_ros.nodes.robot_publisher import float64_array
+from skel_ros.nodes.sources import subscribe_with_source
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.nodes.time_base import TimeBase
 from skel_ros.trajectory.errors import TrajectoryError
@@ -316,7 +319,13 @@ class FollowJointTrajectoryServer:
             execute_callback=self._execute, goal_callback=self._on_goal,
             cancel_callback=self._on_cancel)
         self._topic = f"{name}/joint_trajectory"
-        node.create_subscription(JointTrajectory, self._topic, self._on_trajectory, COMMAND_QOS)
+        subscribe_with_source(node, JointTrajectory, self._topic, self._on_trajectory,
+                              COMMAND_QOS)
+        # Every goal of the action is one commander, as joint_trajectory_controller is one
+        # controller: a newer goal preempts the running one, as JTC's does. rclpy tells a
+        # server no client's identity (common to Humble, Jazzy and Kilted): a goal is
+        # named by its id.
+        self._action = f"{name}/follow_joint_trajectory"
         self._state = node.create_publisher(JointTrajectoryControllerState,
                                             f"{name}/controller_state", 10)
         # Feedback runs only while a goal does (no executor wake-ups for nothing).
@@ -411,6 +420,11 @@ class FollowJointTrajectoryServer:
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
+    def goal_source(self, handle: _Handle) -> Source:
+        """The :class:`~skel_ros.core.commanders.Source` of a goal: the action, the goal's id."""
+        uuid = bytes(handle.goal_id.uuid).hex()
+        return Source(self._action, f"goal {uuid[:8]}", key=("action", self._action))
+
     async def _execute(self, handle: _Handle) -> FollowJointTrajectory.Result:
         request = handle.request
         try:
@@ -419,7 +433,7 @@ class FollowJointTrajectoryServer:
                 trajectory, start, monitor = self._prepare(
                     request.trajectory, request.path_tolerance, request.goal_tolerance,
                     stamp_to_seconds(request.goal_time_tolerance))
-                self.core.follow(trajectory, start, monitor)
+                self.core.follow(trajectory, start, monitor, self.goal_source(handle))
         except GoalError as exc:
             return self._end(handle, GoalResult(FollowOutcome.ABORTED, exc.code, exc.reason))
         except CommandRefused as exc:
@@ -452,10 +466,10 @@ class FollowJointTrajectoryServer:
         elif outcome is FollowOutcome.CANCELED and handle.is_cancel_requested:
             handle.canceled()
         else:
-            if outcome is FollowOutcome.PREEMPTED:
-                message = f"preempted: {message}"
-            elif outcome is FollowOutcome.CANCELED:  # canceled by someone else
-                message = f"canceled by another command: {message}"
+            # The monitor's string says how it ended ("preempted by ...", "taken over by
+            # ...", "stopped: emergency stop", "canceled by ...: holding position").
+            if outcome is FollowOutcome.CANCELED:  # canceled by another source
+                code = ENDED_BY_OTHERS
             handle.abort()
             self._warn(f"{self.settings.name}: goal aborted ({code.name}): {message}",
                        key=f"aborted {code.name}")
@@ -488,11 +502,12 @@ class FollowJointTrajectoryServer:
                 self.core.cancel_trajectory()
         return CancelResponse.ACCEPT
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
+    def _on_trajectory(self, msg: JointTrajectory, source: Source | None = None) -> None:
         try:
             with self._core_lock:
                 trajectory, start, monitor = self._prepare(msg, done=False)
-                self.core.follow(trajectory, start, monitor)
+                self.core.follow(trajectory, start, monitor,
+                                 source or Source(self._topic, key=("topic", self._topic)))
         except GoalError as exc:
             self._warn(f"{self._topic}: {exc.reason} (message ignored)",
                        key=f"{self._topic} {exc.code.name}")

@@ -55,6 +55,12 @@ Parameters:
         -1 = the YAML's ``command_timeout``; 0 = never.
     auto_resume (bool or string): "" = the YAML's; true / false (``-p auto_resume:=true``
         passes a bool; the strings "true" / "false" are taken too) override it.
+    reenable_velocity (double): after an enable, the fraction of each joint's velocity
+        limits it may use until it reached a commanded goal, in (0, 1]; -1 = the YAML's
+        ``reenable_velocity`` (default 0.2).
+    exclusive_commands (bool): refuse a second command source on joints another source
+        commands, until it has been quiet for ``command_timeout`` (the shell's parameter,
+        :mod:`skel_ros.nodes.intake`).
     frame_prefix (string): prefix of every TF frame (``real/`` next to a simulation);
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     emulate (bool): start each bus's emulator and drive it instead of the hardware.
@@ -139,6 +145,7 @@ if TYPE_CHECKING:
     from rclpy.parameter import Parameter
 
     from skel_ros.core import RobotCore, Runner
+    from skel_ros.core.commanders import Conflict
     from skel_ros.hardware import ActuatorDiagnostics, BusDiagnostics, HardwareStatus
     from skel_ros.hardware.backend import Request
 
@@ -168,6 +175,13 @@ def _auto_resume(value: Any) -> bool | None:  # noqa: ANN401 - a bool or a strin
     raise ValueError(f"must be true, false or '' (the YAML's), got {value!r}")
 
 
+def _reenable_velocity(value: float) -> float:
+    if not (value == -1.0 or 0.0 < value <= 1.0):
+        raise ValueError(f"must be in (0, 1] (a fraction of the velocity limits) or -1 (the"
+                         f" YAML's), got {value}")
+    return value
+
+
 def _command_timeout(value: float) -> float:
     if not (math.isfinite(value) and (value >= 0.0 or value == -1.0)):
         raise ValueError(f"must be >= 0 or -1, got {value}")
@@ -189,6 +203,10 @@ PARAMETERS: dict[str, Param] = {
     "auto_resume": Param("", "resume by itself after a bus failure and reconnection: '' ="
                          " as in the YAML, true, false", read_only=True, dynamic=True,
                          convert=_auto_resume),
+    "reenable_velocity": Param(-1.0, "after an enable: the fraction of each joint's velocity"
+                               " limits it may use until it reached a commanded goal, in (0,"
+                               " 1]; -1 = the YAML's reenable_velocity", read_only=True,
+                               number=True, convert=_reenable_velocity),
     "emulate": Param(default=False, description="start emulated actuators (each protocol's"
                      " emulator) instead of hardware", read_only=True),
     "publish_rate": Param(50.0, "rate of joint_states and /tf in Hz", read_only=True,
@@ -511,7 +529,8 @@ class HardwareNode(LifecycleNode):
             self._backend = HardwareBackend(
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
-                auto_resume=p["auto_resume"])
+                auto_resume=p["auto_resume"],
+                reenable_velocity=None if p["reenable_velocity"] < 0 else p["reenable_velocity"])
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
         self._runner = hardware_runner(self._backend, log=NodeLog(self.get_logger()),
@@ -744,17 +763,30 @@ class HardwareNode(LifecycleNode):
         # e-stop is ERROR.
         levels = [b.level for b in status.buses] + [a.level for a in status.actuators]
         level = max((Level.WARN if x is Level.STALE else x for x in levels), default=Level.OK)
+        core = self.core
+        conflict = core.conflict()
+        activity = core.activity()
+        if conflict is not None:  # two sources on the same joints, recently
+            level = max(level, Level.WARN)
         if status.state in (MotionState.FAULT, MotionState.ESTOP):
             level = Level.ERROR
+        values = [KeyValue(key="state", value=status.state.value),
+                  KeyValue(key="activity", value=activity),
+                  KeyValue(key="control_rate", value=f"{self.backend.control_rate:g}"),
+                  KeyValue(key="cycles", value=str(status.cycles)),
+                  KeyValue(key="overruns", value=str(self._overruns())),
+                  KeyValue(key="guard_corrections", value=str(status.guard_corrections)),
+                  KeyValue(key="watchdog_tripped", value=str(status.watchdog_tripped)),
+                  KeyValue(key="exclusive_commands", value=str(core.exclusive_commands)),
+                  KeyValue(key="refused_commands", value=str(core.refused_commands)),
+                  KeyValue(key="reenable_bounded", value=", ".join(status.reenable_bounded))]
+        if conflict is not None:
+            values.append(KeyValue(key="second_source", value=str(conflict)))
         return DiagnosticStatus(
             level=bytes([int(level)]), name=f"{self.get_name()}: hardware",
-            message=f"{status.state.value}: {status.message}", hardware_id=self.skeleton.name,
-            values=[KeyValue(key="state", value=status.state.value),
-                    KeyValue(key="control_rate", value=f"{self.backend.control_rate:g}"),
-                    KeyValue(key="cycles", value=str(status.cycles)),
-                    KeyValue(key="overruns", value=str(self._overruns())),
-                    KeyValue(key="guard_corrections", value=str(status.guard_corrections)),
-                    KeyValue(key="watchdog_tripped", value=str(status.watchdog_tripped))])
+            message=summary_message(status.state, status.message, activity,
+                                    conflict=conflict, bounded=status.reenable_bounded),
+            hardware_id=self.skeleton.name, values=values)
 
     def _overruns(self) -> int:
         """Cycles that ended after the next deadline (the runner's grid pacer counts them)."""
@@ -772,6 +804,32 @@ class HardwareNode(LifecycleNode):
         """Shut the hardware down, then destroy the node."""
         self.shutdown()
         super().destroy_node()
+
+
+def summary_message(state: MotionState, message: str, activity: str, *,
+                    conflict: Conflict | None = None, bounded: Sequence[str] = ()) -> str:
+    """The diagnostics summary: ``<state>: <what the node is doing now>``, no word twice.
+
+    Enabled, it is the core's activity (``enabled: tracking a joint_commands stream from
+    /teleop``, ``enabled: following a trajectory from ...``, ``enabled: holding``), with
+    the joints the re-enable bound still slows and a second source, when there is one;
+    otherwise the backend's message (``estop: torque off; enable to move again``,
+    ``disabled: torque off``, ``fault: bus 'arm_bus' failed: ...``), its first words
+    dropped when they repeat the state.
+    """
+    word = state.value
+    if state is MotionState.ENABLED:
+        detail = activity
+        if bounded:
+            detail += f" (re-enable: {', '.join(bounded)} at reenable_velocity)"
+        if conflict is not None:
+            detail += f"; second source: {conflict}"
+    else:
+        detail = message
+        for prefix in (f"{word}: ", f"{word}; ", "emergency stop: "):
+            if detail.startswith(prefix):
+                detail = detail[len(prefix):]
+    return f"{word}: {detail}" if detail else word
 
 
 class _Response(Protocol):

@@ -17,6 +17,12 @@
   publish from its loop (:meth:`~skel_ros.nodes.follow_joint_trajectory.
   FollowJointTrajectoryServer.publish_state`).
 
+Each message names its source (:mod:`skel_ros.nodes.sources`: the publisher's node where
+rclpy says which publisher sent it, else the topic), so the core tells commanders apart
+(:mod:`skel_ros.core.commanders`): a second source on the same joints while the first is
+active is said once per pair, and refused with the ``exclusive_commands`` parameter
+(:data:`PARAMETERS`, declared here for both nodes).
+
 Refusals and clamps are logged in one wording, throttled per problem (1 s)::
 
     joint_commands: unknown joint 'hinj'; did you mean 'hinge'? (message ignored)
@@ -44,7 +50,9 @@ from skel_ros.core import CommandRefused
 from skel_ros.nodes.commands import parse_joint_command, parse_joint_trajectory
 from skel_ros.nodes.errors import CommandMessageError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
+from skel_ros.nodes.parameters import Param, declare, read
 from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.sources import subscribe_with_source
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.trajectory.points import PointTrajectory
 
@@ -54,9 +62,20 @@ if TYPE_CHECKING:
     from rclpy.node import Node
 
     from skel_ros.core import RobotCore
+    from skel_ros.core.commanders import Source
     from skel_ros.nodes.time_base import TimeBase
 
-__all__ = ["CommandIntake"]
+__all__ = ["PARAMETERS", "CommandIntake"]
+
+PARAMETERS: dict[str, Param] = {
+    "exclusive_commands": Param(
+        default=False, read_only=True,
+        description="refuse a second command source (another publisher or the"
+                    " FollowJointTrajectory action) on joints another source is commanding,"
+                    " until that one has been quiet for command_timeout (1 s when 0);"
+                    " false: the latest command wins, the two are logged once"),
+}
+"""The intake's parameters, declared on the node (both nodes)."""
 
 
 class CommandIntake:
@@ -71,11 +90,14 @@ class CommandIntake:
         joint_prefix: Public joint name = ``joint_prefix`` + the core's DOF name.
 
     Raises:
-        NodeSetupError: A ``trajectory_controller.*`` parameter is unusable.
+        NodeSetupError: A ``trajectory_controller.*`` parameter or ``exclusive_commands``
+            is unusable.
     """
 
     def __init__(self, node: Node, core: RobotCore, known: Mapping[str, int],
                  time_base: TimeBase, *, joint_prefix: str = "") -> None:
+        declare(node, PARAMETERS)
+        core.exclusive_commands = read(node, PARAMETERS)["exclusive_commands"]
         self.core = core
         self.time_base = time_base
         self.warn = Throttle(node.get_logger().warning)
@@ -83,10 +105,10 @@ class CommandIntake:
         self._info = node.get_logger().info
         self._known = known
         self._prefix = joint_prefix
-        node.create_subscription(JointState, "joint_commands", self.on_joint_command,
-                                 COMMAND_QOS)
-        node.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory,
-                                 COMMAND_QOS)
+        self._commands = subscribe_with_source(node, JointState, "joint_commands",
+                                               self.on_joint_command, COMMAND_QOS)
+        self._trajectories = subscribe_with_source(node, JointTrajectory, "joint_trajectory",
+                                                   self.on_trajectory, COMMAND_QOS)
         self.trajectory_controller = FollowJointTrajectoryServer(
             node, core, time_base=time_base, joint_prefix=joint_prefix, state_timer=False)
         """FollowJointTrajectory, as joint_trajectory_controller offers it."""
@@ -97,8 +119,11 @@ class CommandIntake:
 
     # ---------------------------------------------------------------- joint_commands
 
-    def on_joint_command(self, msg: JointState) -> None:
-        """A ``joint_commands`` message: the driven skeleton's joints go to the core."""
+    def on_joint_command(self, msg: JointState, source: Source | None = None) -> None:
+        """A ``joint_commands`` message: the driven skeleton's joints go to the core.
+
+        ``source``: who sent it (None: the topic's, publisher unknown).
+        """
         try:
             command = parse_joint_command(msg, self._known)
         except CommandMessageError as exc:
@@ -113,7 +138,8 @@ class CommandIntake:
             if not own:
                 return
             names, values = tuple(self._dof(names[i]) for i in own), values[own]
-        result = self.core.command(kind, names, values)
+        result = self.core.command(kind, names, values,
+                                   source or self._commands.anonymous)
         if not result.ok:
             self.warn(f"joint_commands: {result.message} (message ignored)",
                       key=f"joint_commands {result.message}")
@@ -124,17 +150,22 @@ class CommandIntake:
 
     # ---------------------------------------------------------------- joint_trajectory
 
-    def on_trajectory(self, msg: JointTrajectory) -> None:
-        """A ``joint_trajectory`` message: followed from the targets held now, or a cancel."""
+    def on_trajectory(self, msg: JointTrajectory, source: Source | None = None) -> None:
+        """A ``joint_trajectory`` message: followed from the targets held now, or a cancel.
+
+        ``source``: who sent it (None: the topic's, publisher unknown).
+        """
+        source = source or self._trajectories.anonymous
         with self.core.lock:  # its start positions are the targets the loop holds now
             try:
                 command = parse_joint_trajectory(msg, self._known, self._start_positions)
                 if command.trajectory is None:
-                    if self.core.cancel_trajectory():
-                        self._info("empty joint_trajectory: stopped, holding position")
+                    if self.core.cancel_trajectory(source):
+                        self._info(f"empty joint_trajectory from {source}: stopped, holding"
+                                   " position")
                     return
                 start = None if command.start is None else self.time_base.to_core(command.start)
-                self.core.follow(self._for_core(command.trajectory), start)
+                self.core.follow(self._for_core(command.trajectory), start, source=source)
             except CommandMessageError as exc:
                 self.warn(f"{exc} (message ignored)", key=f"joint_trajectory {exc.reason}")
             except CommandRefused as exc:

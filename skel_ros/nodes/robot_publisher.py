@@ -30,7 +30,7 @@ multi-DOF joint: :func:`skel_ros.model.urdf.urdf_chain_links`), and a
 robot_state_publisher run on the same description (a ros2_control stack) sends the
 same transforms, not a second parent for a frame.
 The moving ones come from one evaluation of the model's forward kinematics
-(:meth:`skel_ros.model.kinematics.Kinematics.local_frames`), whose joint chains are the
+(:meth:`skel_ros.model.kinematics.Kinematics.link_frames`), whose joint chains are the
 ones the URDF export writes: each is one chain motion's transform, so it depends on the
 DOFs of one joint only (:meth:`RobotPublisher.publish_measured` uses that).
 """
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from rclpy.node import Node
     from rclpy.publisher import Publisher
 
-    from skel_ros.model.kinematics import LocalFrames
     from skel_ros.model.types import Skeleton, World
 
 __all__ = ["ClockPublisher", "RobotPublisher", "float64_array", "robot_description"]
@@ -150,8 +149,9 @@ class RobotPublisher:
         starts = np.cumsum([0] + [s.num_dofs for s in world.skeletons])
         self._skeletons = [self._plan_skeleton(skel, int(start))
                            for skel, start in zip(world.skeletons, starts, strict=False)]
-        # Per skeleton: the positions of the last forward kinematics and its frames.
-        self._last_frames: list[tuple[bytes, LocalFrames] | None] = [None] * len(
+        # Per skeleton: the positions of the last forward kinematics and its link frames
+        # and motion positions.
+        self._last_frames: list[tuple[bytes, tuple[Vector, Vector]] | None] = [None] * len(
             self._skeletons)
         # (TF parent, frame) and the DOFs each /tf transform depends on: every chain
         # motion (moving URDF joint).
@@ -243,15 +243,16 @@ class RobotPublisher:
             (nframes, 7) rows x, y, z, qx, qy, qz, qw of the ``/tf`` transforms, and the
             positions of the chain motions of all skeletons.
         """
-        frames = [self._local_frames(k, q[s.dofs]) for k, s in enumerate(self._skeletons)]
-        mats = [f.links for f in frames]
+        frames = [self._link_frames(k, q[s.dofs]) for k, s in enumerate(self._skeletons)]
+        mats = [links for links, _ in frames]
         rows = _rows(np.concatenate(mats)) if mats else np.zeros((0, 7))
-        values = np.concatenate([f.positions for f in frames]) if frames else np.zeros(0)
+        values = np.concatenate([v for _, v in frames]) if frames else np.zeros(0)
         return rows, values
 
-    def _local_frames(self, k: int, q: Vector) -> LocalFrames:
-        """Skeleton ``k``'s local frames at its positions ``q``, kept for the next call.
+    def _link_frames(self, k: int, q: Vector) -> tuple[Vector, Vector]:
+        """Skeleton ``k``'s link frames and motion positions at ``q``, kept for the next call.
 
+        (:meth:`Kinematics.link_frames <skel_ros.model.kinematics.Kinematics.link_frames>`.)
         A skeleton whose positions are bit for bit those of the last call (an immobile
         ground, a robot at rest) is not evaluated again: the frames are a function of
         the positions alone, so the kept ones are the same numbers.
@@ -260,7 +261,7 @@ class RobotPublisher:
         last = self._last_frames[k]
         if last is not None and last[0] == key:
             return last[1]
-        frames = self._skeletons[k].kinematics.local_frames(q)
+        frames = self._skeletons[k].kinematics.link_frames(q)
         self._last_frames[k] = (key, frames)
         return frames
 

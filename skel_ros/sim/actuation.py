@@ -150,6 +150,7 @@ class _StepPlan:
     integrating: bool  # some FORCE DOF has an integral term
     gravity: npt.NDArray[np.bool_] | None  # per FORCE DOF: gravity compensated; None: none
     feed_forward: bool  # some FORCE DOF's setpoint is rate-limited (kd v* fed forward)
+    plain_error: bool  # no DOF of a ball or free joint: the position error is setpoint - q
 
     @classmethod
     def empty(cls) -> _StepPlan:
@@ -157,8 +158,7 @@ class _StepPlan:
         none = np.zeros(0)
         return cls(_NO_INDEX, _NO_INDEX, _NO_INDEX, _NO_INDEX, none, none, none, none, none,
                    none, none, none, none, none, np.zeros(0, dtype=bool), integrating=False,
-                   gravity=None,
-                   feed_forward=False)
+                   gravity=None, feed_forward=False, plain_error=True)
 
 
 def effective_inertia(dart_skeleton: Dart) -> Vector:
@@ -251,6 +251,10 @@ class SkeletonActuation:
         self._model_rest = np.array([d.rest_position for d in skeleton.dofs], dtype=float)
         self._model_d = np.array([d.damping for d in skeleton.dofs], dtype=float)
         self._ancestors = _ancestor_dofs(skeleton)
+        # DOFs whose position difference is the plain one (DART's for every joint but the
+        # rotation-vector coordinates of ball and free joints).
+        self._plain = np.array([not skeleton.joint(d.joint).type.spec.rotation_vector
+                                for d in skeleton.dofs], dtype=bool)
         self._kinematic = (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY]
                            | self._is[ActuatorType.ACCELERATION] | self._is[ActuatorType.LOCKED])
         self._gravity_ok = np.zeros(n, dtype=bool)
@@ -258,7 +262,9 @@ class SkeletonActuation:
         self._spring_idx = _NO_INDEX  # the same, as indices
         self._spring_mask: npt.NDArray[np.bool_] | None = None  # the mask last given
         self._spring_rest = np.zeros(n)
-        self._implicit_cmd = np.zeros(n)
+        # The FORCE DOFs in position mode and the command the last step gave them beside
+        # their spring (gravity, integral, kd v*): record_efforts adds it to the spring's.
+        self._implicit_cmd: tuple[npt.NDArray[np.intp], Vector] = (_NO_INDEX, np.zeros(0))
         self._mode = [ActuationMode.NONE] * n
         self._value = np.zeros(n)  # effort / velocity / acceleration / position target
         self._setpoint = np.zeros(n)  # what the position controller aims at this step
@@ -313,6 +319,10 @@ class SkeletonActuation:
         """The held command value of every DOF (0 where there is none), a copy."""
         copy: Vector = self._value.copy()
         return copy
+
+    def position_targets(self) -> Vector:
+        """The held target of every DOF in position mode (NaN elsewhere), a copy."""
+        return np.where(self._position, self._value, np.nan)
 
     def setpoints(self) -> Vector:
         """The position setpoint of every DOF in position mode (NaN elsewhere), a copy.
@@ -455,6 +465,7 @@ class SkeletonActuation:
             force_mask=force_mask, integrating=bool((ki > 0).any()),
             gravity=gravity if gravity.any() else None,
             feed_forward=self._ramp is not None and bool(self._ramped[force].any()),
+            plain_error=bool(self._plain[sel].all()),
         )
 
     def _check(self, mode: ActuationMode, names: Sequence[str], values: npt.ArrayLike
@@ -568,10 +579,12 @@ class SkeletonActuation:
         self._advance_setpoints()
         q = self._dart.getPositions()
         v = self._dart.getVelocities()
-        target = np.array(q, dtype=float)
-        target[plan.position] = self._setpoint[plan.position]
-        # DART's own difference: right for rotation-vector coordinates (ball, free).
-        error = self._dart.getPositionDifferences(target, q)
+        if plan.plain_error:  # DART's difference there is setpoint - q (used where held)
+            error = self._setpoint - q
+        else:  # DART's own difference: right for rotation-vector coordinates (ball, free)
+            target = np.array(q, dtype=float)
+            target[plan.position] = self._setpoint[plan.position]
+            error = self._dart.getPositionDifferences(target, q)
         lim = self.limits
 
         if plan.force.size:
@@ -621,7 +634,7 @@ class SkeletonActuation:
         e = error[f]
         vf = v[f]
         feed = self._integral[f] if plan.integrating else np.zeros(f.size)
-        if plan.feed_forward:
+        if plan.feed_forward and not self._settled:  # settled: every v* is 0
             feed += plan.kd * np.where(self._ramped[f], self._setpoint_v[f], 0.0)
         if plan.gravity is not None:
             feed += np.where(plan.gravity, np.asarray(self._dart.getGravityForces())[f], 0.0)
@@ -640,7 +653,6 @@ class SkeletonActuation:
                 grow &= ~saturated
             self._integral[f] = np.minimum(np.maximum(
                 self._integral[f] + plan.ki_dt * e * grow, plan.integral_lo), plan.integral_hi)
-        self._implicit_cmd.fill(0.0)
         if any_saturated:
             implicit = np.zeros_like(self._spring_on)
             implicit[f[~saturated]] = True
@@ -649,7 +661,7 @@ class SkeletonActuation:
         else:  # the usual case: every FORCE DOF's PD goes to DART's spring and damper
             implicit = plan.force_mask
             cmd[f] = feed
-        self._implicit_cmd[f] = feed
+        self._implicit_cmd = (f, feed)  # read back by record_efforts (once per read)
         self._sync_springs(implicit)
 
     def _sync_springs(self, implicit: npt.NDArray[np.bool_]) -> None:
@@ -705,7 +717,9 @@ class SkeletonActuation:
             target[on] = self._setpoint[on]
             error = self._dart.getPositionDifferences(target, q)[on]
             v = self._dart.getVelocities()[on]
-            forces[on] = self._implicit_cmd[on] + (self._kp[on] * error - self._kd[on] * v)
+            implicit = np.zeros(len(self._mode))
+            implicit[self._implicit_cmd[0]] = self._implicit_cmd[1]
+            forces[on] = implicit[on] + (self._kp[on] * error - self._kd[on] * v)
         if self._any_servo:
             forces[self._servo] = self._dart.getConstraintForces()[self._servo]
         if self._any_passive:

@@ -29,7 +29,6 @@ import numpy as np
 
 from skel_ros.core import Capabilities, RobotBackend, RobotState
 from skel_ros.model.limits import CommandKind
-from skel_ros.sim.actuation import ActuationMode
 from skel_ros.sim.errors import CommandError
 
 if TYPE_CHECKING:
@@ -61,7 +60,6 @@ class EngineBackend(RobotBackend):
         self.hold_initial = hold_initial
         self.held: tuple[str, ...] = ()
         """The DOFs the last :meth:`activate` held at their initial positions."""
-        self._index = {n: i for i, n in enumerate(self.names)}
         self._fresh = np.ones(len(self.names), dtype=bool)
         self._fresh.setflags(write=False)
         self.capabilities = Capabilities(has_clock=True, can_pause=True, can_reset=True,
@@ -122,21 +120,17 @@ class EngineBackend(RobotBackend):
 
     def hold(self, now: float, index: npt.NDArray[np.intp]) -> None:  # noqa: ARG002
         """Hold the position-commanded DOFs among ``index`` where they are now."""
-        held = self.engine.commands()
-        names = [self.names[i] for i in index
-                 if held.get(self.names[i], (ActuationMode.NONE,))[0] is ActuationMode.POSITION]
-        if names:
-            q = self.engine.positions()
-            self.engine.set_commands("position", names, [q[self._index[n]] for n in names])
+        index = np.asarray(index, dtype=np.intp)
+        held = index[~np.isnan(self.engine.position_targets()[index])]
+        if held.size:
+            self.engine.set_commands("position", [self.names[i] for i in held],
+                                     self.engine.positions()[held])
 
     def start_positions(self, index: npt.NDArray[np.intp]) -> Array:
         """The held position target, else the position."""
-        held = self.engine.commands()
-        q = self.engine.positions()
-        out = np.empty(len(index))
-        for k, i in enumerate(index):
-            mode, value = held.get(self.names[i], (ActuationMode.NONE, 0.0))
-            out[k] = value if mode is ActuationMode.POSITION else q[i]
+        index = np.asarray(index, dtype=np.intp)
+        targets = self.engine.position_targets()[index]
+        out: Array = np.where(np.isnan(targets), self.engine.positions()[index], targets)
         return out
 
     def on_timeout(self, now: float, timeout: float) -> str:  # noqa: ARG002

@@ -274,25 +274,22 @@ class SimEngine:
     def step(self, n: int = 1) -> None:
         """Advance ``n`` steps, applying the held commands before each.
 
-        Equivalent to ``world.step()`` (which clears forces and commands after
-        each step) with the commands set before every step; the forces are read
-        for :meth:`efforts` before they are cleared.
-
-        With no command held (nothing to apply before a step), all but the last of
-        the ``n`` steps are ``world.step()`` itself, which clears the same forces and
-        commands in DART; :meth:`efforts` are read once, after the last step (they are
-        that step's, as with ``n`` single steps).
+        Each step is ``world.step()`` (which clears the forces and commands of the mobile
+        skeletons after the step) with the commands set before it. :meth:`efforts` are
+        the last step's: its forces are read once, after it and before they are cleared
+        (no one can read the others'), so ``step(n)`` leaves what ``n`` single steps do.
+        With no command held there is nothing to set before a step.
         """
         world = self._world
-        n = int(n)
-        if n > 1 and not any(act.active for act in self._actuation):
-            for _ in range(n - 1):
+        quiet = not any(act.active for act in self._actuation)
+        for left in range(int(n) - 1, -1, -1):  # steps left after this one
+            if not quiet:
+                for act in self._actuation:
+                    act.apply()
+            if left:
                 world.step()
-            n = 1
-        for _ in range(n):
-            for act in self._actuation:
-                act.apply()
-            world.step(resetCommand=False)
+                continue
+            world.step(resetCommand=False)  # the last: read its forces, then clear as DART does
             for skel, act in self._mobile_actuation:
                 act.record_efforts()
                 skel.clearInternalForces()
@@ -547,6 +544,12 @@ class SimEngine:
                     name = self._public_of[act.skeleton.name, act.skeleton.dofs[i].name]
                     out[name] = (mode, float(values[i]))
         return out
+
+    def position_targets(self) -> Vector:
+        """The held position target of every DOF (flat, our order; NaN where none is held)."""
+        if not self.num_dofs:
+            return np.zeros(0)
+        return np.concatenate([a.position_targets() for a in self._actuation])
 
     def setpoints(self) -> Vector:
         """Position setpoint of every DOF this step (flat, our order; NaN out of position mode).

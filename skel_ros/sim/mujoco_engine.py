@@ -453,8 +453,8 @@ class MujocoEngine(SimEngine):
         no acceleration drive (nothing to compute before a step: every step would hand
         the actuators the same controls), the ``n`` steps are one ``mj_step(model, data,
         nstep=n)``, which repeats MuJoCo's step ``n`` times (bit for bit ``n`` single
-        calls) without the GIL, and the efforts are read once, after the last step (they
-        are that step's, as with ``n`` single steps).
+        calls) without the GIL. Either way the efforts are read once, after the last step
+        (they are that step's, as with ``n`` single steps: no one can read the others').
         """
         n = int(n)
         if n <= 0:
@@ -485,9 +485,9 @@ class MujocoEngine(SimEngine):
                 mujoco.mj_step2(model, data)
             else:
                 self._mj_step(model, data, nstep)
-            self._read_forces()
-            for act in self._recording:
-                act.record_efforts()
+        self._read_forces()
+        for act in self._recording:
+            act.record_efforts()
 
     def _servo_forces(self, velocity: Vector) -> Vector:
         """The SERVO motors' forces of the step ``mj_step2`` is about to take.

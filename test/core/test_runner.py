@@ -240,3 +240,55 @@ def test_loop_lock_is_reentrant_and_says_when_another_thread_waits() -> None:
     waiter.join(timeout=30.0)
     assert entered.is_set()
     assert not lock.contended
+
+
+# ----------------------------------------------------------------------------- wake-ups
+
+
+def test_an_engine_loop_sleeps_until_its_next_event_then_takes_every_cycle_due() -> None:
+    """Ahead of its schedule an engine's loop sleeps until the cycle of its next event."""
+    from skel_ros.core.runner import _MIN_SLEEP
+
+    clock = FakeClock()
+    backend = NumpyBackend()
+    backend.period = 0.001
+    listener = Listener(next_event=0.010)
+    runner = Runner.over(backend, clock=clock, listener=listener)
+    runner.pacer.anchor(0.0)
+    assert runner._until_work() == pytest.approx(0.010)  # the 10th cycle's, not the next's
+    listener.event = 0.001  # an event on the next cycle: at least _MIN_SLEEP (two a wake)
+    assert runner._until_work() == pytest.approx(_MIN_SLEEP)
+    listener.event = 0.010
+    clock.now += 0.0104  # woken late: the ten cycles due, up to the event
+    runner._take_due()
+    assert sum(count for _, count in listener.cycles) == 10
+    assert listener.cycles[-1][0] == pytest.approx(0.010)
+    listener.event = 0.020
+    assert runner._until_work() == pytest.approx(0.0096)  # until the 20th cycle is due
+
+
+def test_a_thread_taking_the_lock_while_the_loop_sleeps_first_runs_the_cycles_due() -> None:
+    """A command handed in between two events acts from the cycle due when it came."""
+    clock = FakeClock()
+    backend = NumpyBackend()
+    backend.period = 0.001
+    listener = Listener(next_event=1000.0)  # the loop sleeps (almost) for ever
+    runner = Runner.over(backend, clock=clock, listener=listener)
+    runner.start()
+    try:
+        for _ in range(3000):  # until the loop sleeps (no wall-clock assertion)
+            if runner._asleep:
+                break
+            time.sleep(0.01)
+        assert runner._asleep
+        assert backend.now() == 0.0
+        clock.now += 0.0052  # five cycles are due
+        assert runner.core.command(CommandKind.POSITION, ["a"], [0.5]).ok
+        assert backend.writes[-1][0] == pytest.approx(0.005)  # after them, not at 0
+        assert sum(count for _, count in listener.cycles) == 5
+        runner.paused = True  # paused: a taker runs nothing
+        clock.now += 0.01
+        with runner.lock:
+            assert backend.now() == pytest.approx(0.005)
+    finally:
+        runner.stop()

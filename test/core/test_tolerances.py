@@ -285,7 +285,8 @@ def test_monitor_results_of_outcomes_it_did_not_decide() -> None:
                           (FollowOutcome.CANCELED, ErrorCode.SUCCESSFUL)):
         monitor = GoalMonitor(JOINTS, Tolerances.defaults(JOINTS), 1.0)
         monitor.on_end(3.0, outcome, "why")
-        assert monitor.result == (outcome, code, "why")
+        said = "stopped: why" if outcome is FollowOutcome.STOPPED else "why"
+        assert monitor.result == (outcome, code, said)
 
 
 # ------------------------------------------------------------------ over the real core

@@ -64,6 +64,8 @@ def test_defaults_and_fields() -> None:
     assert cfg.command_timeout == 0.5
     assert cfg.safe_state is SafeState.HOLD
     assert cfg.auto_resume is False
+    assert cfg.reenable_velocity == 0.2
+    assert parse_hardware_config("reenable_velocity: 1\n" + BASE).reenable_velocity == 1.0
     assert cfg.reconnect == ReconnectPolicy()
     j = cfg.joints[0]
     assert (j.name, j.bus, j.actuator.id, j.actuator.mode) == (
@@ -112,6 +114,11 @@ def test_mapping_math_round_trips() -> None:
                                       " hold | torque_off")),
         ("auto_resume: 1\n" + BASE, ("hw.yaml:1: configuration auto_resume must be true or"
                                     " false")),
+        ("reenable_velocity: 0\n" + BASE, ("hw.yaml:1: configuration reenable_velocity must"
+                                          " be > 0")),
+        ("reenable_velocity: 1.5\n" + BASE, ("hw.yaml:1: configuration reenable_velocity must"
+                                            " be in (0, 1] (a fraction of the velocity"
+                                            " limits), got 1.5")),
         ("reconnect: {initial_delay: 1, max_delay: 0.5}\n" + BASE,
          "hw.yaml:1: reconnect max_delay 0.5 is below initial_delay 1"),
         ("control_rat: 100\n" + BASE, ("hw.yaml:1: unknown key 'control_rat' in the top level;"

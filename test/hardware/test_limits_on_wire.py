@@ -17,16 +17,12 @@ times on average, well beyond what a clamping or mapping defect needs to show.)
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import select
-import threading
-import tty
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sync_write_tap import SyncWriteTap
 
 from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
 from skel_ros.model import load_skel
@@ -37,7 +33,6 @@ dynamixel = pytest.importorskip("skel_ros.emulation.dynamixel")
 REPO = Path(__file__).resolve().parents[2]
 QUADRUPED = REPO / "examples" / "quadruped.skel"
 BAUD = 4_000_000
-GOAL_POSITION = 116  # X-series control table: Goal Position, 4 bytes
 TICKS_PER_REV = 4096
 CENTER = 2048
 TICK = 2 * math.pi / TICKS_PER_REV
@@ -62,83 +57,6 @@ def _config(port: Path) -> str:
         lines.append(f"  {name}: {{bus: legs, id: {i + 1}, model: XM430-W350"
                      f"{', ' + extra if extra else ''}{lim}}}")
     return "\n".join(lines) + "\n"
-
-
-class SyncWriteTap:
-    """A pty pair between driver and emulator that decodes every Sync Write it forwards."""
-
-    def __init__(self, target: str, path: Path) -> None:
-        self._target = os.open(target, os.O_RDWR | os.O_NOCTTY)
-        tty.setraw(self._target)
-        self._master, slave = os.openpty()
-        tty.setraw(slave)
-        self._slave = slave
-        path.symlink_to(os.ttyname(slave))
-        self.goals: list[dict[int, int]] = []  # one dict id -> ticks per Sync Write
-        self.other_writes: list[int] = []  # instructions writing Goal Position otherwise
-        self._buffer = bytearray()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._pump, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2.0)
-        for fd in (self._master, self._slave, self._target):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def _pump(self) -> None:
-        while not self._stop.is_set():
-            ready, _, _ = select.select([self._master, self._target], [], [], 0.01)
-            for fd in ready:
-                try:
-                    data = os.read(fd, 65536)
-                except OSError:
-                    continue
-                if fd == self._master:
-                    self._buffer += data
-                    self._decode()
-                    os.write(self._target, data)
-                else:
-                    os.write(self._master, data)
-
-    def _decode(self) -> None:
-        buf = self._buffer
-        while True:
-            start = buf.find(b"\xff\xff\xfd\x00")
-            if start < 0:
-                del buf[:max(0, len(buf) - 3)]
-                return
-            if len(buf) < start + 7:
-                del buf[:start]
-                return
-            length = buf[start + 5] | buf[start + 6] << 8
-            end = start + 7 + length
-            if len(buf) < end:
-                del buf[:start]
-                return
-            body = bytes(buf[start + 7:end - 2]).replace(b"\xff\xff\xfd\xfd", b"\xff\xff\xfd")
-            self._packet(buf[start + 4], body)
-            del buf[:end]
-
-    def _packet(self, dxl_id: int, body: bytes) -> None:
-        instruction, params = body[0], body[1:]
-        if instruction == 0x83 and dxl_id == 0xFE and len(params) >= 4:  # Sync Write
-            addr = params[0] | params[1] << 8
-            size = params[2] | params[3] << 8
-            if not addr <= GOAL_POSITION <= addr + size - 4:
-                return
-            offset = GOAL_POSITION - addr
-            goals = {}
-            for k in range(4, len(params) - size + 1, size + 1):
-                raw = params[k + 1 + offset:k + 1 + offset + 4]
-                goals[params[k]] = int.from_bytes(raw, "little", signed=True)
-            self.goals.append(goals)
-        elif instruction in (0x03, 0x04, 0x93) and len(params) >= 2:  # Write, Reg Write, Bulk
-            addr = params[0] | params[1] << 8
-            if instruction != 0x93 and addr <= GOAL_POSITION < addr + len(params) - 2:
-                self.other_writes.append(instruction)
 
 
 def _random_values(rng: np.random.Generator, n: int) -> np.ndarray:

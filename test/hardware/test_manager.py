@@ -750,6 +750,9 @@ def test_trajectory_leaving_the_limits_is_reported_once(rig: Rig,
                                                         ) -> None:
     from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
 
+    # At full speed at once: the bound after an enable (test_reenable.py) would slow this
+    # 8 rad/s trajectory, and the command timeout hold it half-way.
+    rig.attach(HardwareBackend(rig.bound, clock=lambda: rig.t, reenable_velocity=1.0))
     rig.step()
     rig.enable()
     traj = PointTrajectory(["wrist"], [TrajectoryPoint(0.3, (2.5,))], start_positions=[0.1])

@@ -447,7 +447,7 @@ def test_the_real_hardware_node_answers_as_the_rules_expect(
     import sys
 
     from service_call import spin_call
-    from std_srvs.srv import Trigger
+    from std_srvs.srv import SetBool, Trigger
 
     from skel_ros.nodes.enable_call import start_enable
     from skel_ros.resources import example, resolve
@@ -461,8 +461,16 @@ def test_the_real_hardware_node_answers_as_the_rules_expect(
         env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     enable_service = "/real/hardware_node/enable"
     try:
+        # One enable client for both calls, matched with the node both ways before the
+        # calls are timed: ~/enable false (torque off; the node starts with torque off)
+        # answered. A new client's first request can take the node more than the calls'
+        # 1 s to serve on a loaded host while discovery completes: get_state then says
+        # inactive, and the call rightly sends it again (2 attempts, not 1).
+        enable_client = node.create_client(SetBool, enable_service)
+        assert spin_call(executor, enable_client, SetBool.Request(data=False),
+                         idempotent=True).success
         plain = start_enable(node, enable_service, timeout=60.0, attempt_timeout=1.0)
-        plain.enable_client = _AnswerLost(plain.enable_client)
+        plain.enable_client = _AnswerLost(enable_client)
         result = plain.run(lambda seconds: executor.spin_once(timeout_sec=seconds))
         assert (result.success, result.answered, plain.attempts) == (True, False, 1)
         assert "get_state says active: the enable was served" in result.message
@@ -470,7 +478,7 @@ def test_the_real_hardware_node_answers_as_the_rules_expect(
 
         estop = node.create_client(Trigger, "/real/hardware_node/estop")
         call = start_enable(node, enable_service, timeout=60.0, attempt_timeout=1.0)
-        call.enable_client = _AnswerLost(call.enable_client)
+        call.enable_client = _AnswerLost(enable_client)
         pressed: list[Any] = []
 
         def wait(seconds: float) -> None:
@@ -481,7 +489,7 @@ def test_the_real_hardware_node_answers_as_the_rules_expect(
         result = call.run(wait)
         assert pressed[0].success, pressed[0].message
         assert (result.success, result.answered, call.attempts) == (False, False, 1)
-        assert "but /diagnostics says estop (estop: emergency stop" in result.message
+        assert "but /diagnostics says estop (estop: torque off" in result.message
         assert call.watch is not None
         later = call.watch.count
         for _ in range(40):  # 2 s: the node still says estop (nothing enabled it again)

@@ -165,6 +165,62 @@ def test_a_new_goal_preempts_the_active_one(rig: tuple[LaggingRobot, ActionProbe
     assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL)
 
 
+def _end_by(robot: LaggingRobot, probe: ActionProbe, how: str) -> None:
+    """End the running goal the way ``how`` says, from outside the action."""
+    from skel_ros.core.commanders import Source
+    from skel_ros.model.limits import CommandKind
+
+    teleop = Source("joint_commands", "/teleop", key=("node", "/teleop"))
+    if how == "taken over":
+        assert robot.core.command(CommandKind.POSITION, ["a"], [0.0], teleop).ok
+    elif how == "estop":  # what the hardware backend's e-stop does to the core
+        robot.core.stop_trajectory("emergency stop")
+    elif how == "disabled":
+        robot.core.stop_trajectory("disabled")
+    elif how == "canceled by another":  # an empty joint_trajectory from another node
+        robot.core.cancel_trajectory(Source("joint_trajectory", "/player",
+                                            key=("node", "/player")))
+    elif how == "preempted by the topic":
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        point = JointTrajectoryPoint(positions=robot.backend.q[:2].tolist())
+        point.time_from_start.sec = 1
+        probe.topic.publish(JointTrajectory(joint_names=["a", "b"], points=[point]))
+
+
+@pytest.mark.parametrize(("how", "error_string"), [
+    ("taken over", ("taken over by a position command for its joints from joint_commands"
+                   " (/teleop)")),
+    ("estop", "stopped: emergency stop"),
+    ("disabled", "stopped: disabled"),
+    ("canceled by another", "canceled by joint_trajectory (/player): holding position"),
+    ("preempted by the topic", ("preempted by a newer trajectory from"
+                               " joint_trajectory_controller/joint_trajectory")),
+])
+def test_a_goal_ended_by_another_source_is_aborted_saying_which(
+        rig: tuple[LaggingRobot, ActionProbe], how: str, error_string: str) -> None:
+    """ABORTED with joint_trajectory_controller's code for a goal it did not end itself
+    (INVALID_GOAL: it preempts and drops goals on deactivate with it; control_msgs has
+    no other), the string saying what ended it. While it ran, the core said whose it was."""
+    robot, probe = rig
+    goal = probe.send(make_goal(["a", "b"], [(20.0, [0.9, 0.9])]))
+    probe.spin_until(lambda: bool(goal.feedback), "feedback while moving")
+    uuid = bytes(goal.handle.goal_id.uuid).hex()[:8]
+    assert robot.core.activity() == ("following a trajectory from joint_trajectory_controller/"
+                                     f"follow_joint_trajectory (goal {uuid})")
+    _end_by(robot, probe, how)
+    status_, result = probe.wait(goal)
+    assert (status_, result.error_code) == (status().STATUS_ABORTED, codes().INVALID_GOAL)
+    assert result.error_string.startswith(error_string), result.error_string
+    if how == "preempted by the topic":
+        from skel_ros.nodes.sources import PUBLISHER_IDENTITY
+
+        # Where rclpy names the publisher (Kilted on), the string names its node too.
+        said = " (/fjt_probe)" if PUBLISHER_IDENTITY else ""
+        assert result.error_string == error_string + said
+        robot.core.cancel_trajectory()
+
+
 def _goal_with(**change: Any) -> Any:
     """A valid goal for both joints with one thing changed (issue 26: JTC rejects these)."""
     goal = make_goal(["a", "b"], [(0.5, [0.0, 0.0]), (1.0, [0.1, 0.1])])

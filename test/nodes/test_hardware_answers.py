@@ -191,7 +191,7 @@ def test_an_outage_is_an_error_and_the_estop_says_what_it_did_not_reach(
                           30.0, "torque off once the bus is back")
         client.diagnostics.clear()
         client.spin_until(lambda: bool(client.diagnostics), 10.0, "/diagnostics")
-        assert client.summary().message.startswith("estop: emergency stop: torque off;")
+        assert client.summary().message.startswith("estop: torque off;")
         assert client.summary().level[0] == ERROR
     finally:
         client.close()

@@ -193,6 +193,50 @@ def test_intake_hands_the_driven_skeletons_joints_to_the_core(context: Any) -> N
         robot.close()
 
 
+def test_a_message_names_its_publisher_s_node_where_rclpy_says_which_sent_it(
+        context: Any) -> None:
+    """Kilted on: the publisher's node, looked up in the graph by the message's GID; a GID
+    the graph does not show, by itself; with no identity (Humble, Jazzy), the topic."""
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes.sources import PUBLISHER_IDENTITY, PublisherSources
+    from skel_ros.nodes.sources import subscribe_with_source as subscribe
+
+    node = _node(context, "robot")
+    teleop = _node(context, "teleop")
+    executor = SingleThreadedExecutor(context=context)
+    for n in (node, teleop):
+        executor.add_node(n)
+    got: list[Any] = []
+    try:
+        sources = subscribe(node, JointState, "joint_commands",
+                            lambda _msg, source: got.append(source), 10)
+        blind = subscribe(node, JointState, "joint_commands",
+                          lambda _msg, source: got.append(source), 10,
+                          sources=PublisherSources(node, "joint_commands", identify=False))
+        assert sources.identify is PUBLISHER_IDENTITY
+        publisher = teleop.create_publisher(JointState, "joint_commands", 10)
+        for _ in range(500):
+            if len(got) >= 2:
+                break
+            publisher.publish(JointState(name=["a"], position=[0.1]))
+            executor.spin_once(timeout_sec=0.01)
+        assert blind.anonymous in got
+        assert str(blind.anonymous) == "joint_commands"
+        named = [source for source in got if source != blind.anonymous]
+        if PUBLISHER_IDENTITY:
+            assert named
+            assert (str(named[0]), named[0].key) == ("joint_commands (/teleop)",
+                                                     ("node", "/teleop"))
+            unknown = sources.source({"publisher_gid": {"data": bytes(range(1, 17))}})
+            assert str(unknown) == "joint_commands (publisher 010203040506)"
+        assert sources.source(None) == sources.anonymous
+    finally:
+        for n in (node, teleop):
+            n.destroy_node()
+
+
 # ---------------------------------------------------------------- state publishing
 
 
