@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from ros_domain import this_session_domain_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,15 +47,6 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def session_domain_id(pid: int) -> int:
-    """Return the ROS domain id for a test session run by process ``pid``.
-
-    Domains 1..101 are valid on Linux with the default port mapping. 0 is left out: it is
-    every ROS installation's default, where stray nodes live.
-    """
-    return 1 + pid % 101
-
-
 @pytest.fixture(scope="session")
 def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """Apply an isolated ROS 2 environment to this process and return it for children.
@@ -62,7 +54,8 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     Sets, in ``os.environ`` for the whole session (restored afterwards):
 
     * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``: no discovery traffic off this machine;
-    * ``ROS_DOMAIN_ID``: 1..101 from this process id, so parallel sessions do not meet;
+    * ``ROS_DOMAIN_ID``: 1..101 from this process id, so parallel sessions do not meet
+      (under pytest-xdist, one per worker: :func:`ros_domain.session_domain_id`);
     * ``ROS_HOME`` and ``ROS_LOG_DIR`` in a temporary directory (not ``~/.ros``);
     * ``FASTDDS_DEFAULT_PROFILES_FILE``: ``config/fastdds_localhost.xml`` (loopback UDP and
       shared memory only; 250 ms discovery announcements, so late joiners connect fast);
@@ -76,7 +69,7 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     ros_home = tmp_path_factory.mktemp("ros_home")
     settings = {
         "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-        "ROS_DOMAIN_ID": str(session_domain_id(os.getpid())),
+        "ROS_DOMAIN_ID": str(this_session_domain_id()),
         "ROS_HOME": str(ros_home),
         "ROS_LOG_DIR": str(ros_home / "log"),
         "FASTDDS_DEFAULT_PROFILES_FILE": str(FASTDDS_PROFILE),

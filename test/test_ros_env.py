@@ -190,6 +190,18 @@ def test_domain_id_is_valid_and_not_default(ros_env: dict[str, str]) -> None:
     assert Path(ros_env["ROS_HOME"]).is_dir()
 
 
+def test_the_workers_of_one_session_never_share_a_domain() -> None:
+    """pytest-xdist (scripts/test.sh): each worker of a session gets a domain of its own,
+    valid and never 0, whatever the controller's pid."""
+    from ros_domain import session_domain_id
+
+    for pid in (1, 100, 101, 4_194_303, 123_456):
+        domains = [session_domain_id(pid, worker) for worker in range(8)]
+        assert len(set(domains)) == len(domains), (pid, domains)
+        assert all(1 <= d <= 101 for d in domains), (pid, domains)
+    assert session_domain_id(4242) == session_domain_id(4242, 0) == 1 + 4242 % 101
+
+
 def test_string_crosses_processes_over_loopback_only(ros_env: dict[str, str]) -> None:
     with talker_and_listener(ros_env) as (talker, listener, first):
         assert first.startswith("RECEIVED hello "), first

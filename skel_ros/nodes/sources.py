@@ -7,10 +7,11 @@ it for each message:
 * **rclpy that says which publisher sent a message** (Kilted on: the subscription
   callback may take the message's ``MessageInfo``, whose ``publisher_gid`` names the
   publisher): the publisher is looked up in the ROS graph
-  (``Node.get_publishers_info_by_topic``, once per publisher, cached) and the source is
-  its node, ``joint_commands (/teleop)``; two publishers of one node are one commander.
-  A publisher the graph does not show yet is named by its GID
-  (``joint_commands (publisher 010f78fd6039)``) and looked up again a second later.
+  (``Node.get_publishers_info_by_topic``, once per publisher, cached) to name it by its
+  node, ``joint_commands (/teleop)``. The commander is the publisher (its GID): a
+  publisher the graph does not show yet is named by its GID
+  (``joint_commands (publisher 010f78fd6039)``) and looked up again a second later, and
+  stays the same commander when its node's name is found.
 * **Humble and Jazzy**: their rclpy gives a subscription callback no publisher identity
   at all (Humble passes no ``MessageInfo``; Jazzy's has no ``publisher_gid``), and the
   ROS graph lists the publishers of a topic without saying which one sent a message. The
@@ -98,7 +99,9 @@ class PublisherSources:
             if _gid(endpoint.endpoint_gid) == gid:
                 namespace = endpoint.node_namespace.rstrip("/")
                 name = f"{namespace}/{endpoint.node_name}"
-                return Source(self.channel, name, key=("node", name)), float("inf")
+                # One key per publisher, whatever its name: the name found later must not
+                # make a publisher a second commander (it refused its own stream).
+                return Source(self.channel, name, key=("gid", gid)), float("inf")
         return (Source(self.channel, f"publisher {gid.hex()[:12]}", key=("gid", gid)),
                 time.monotonic() + _RETRY)
 

@@ -274,3 +274,26 @@ def test_the_summary_names_the_joints_slowed_and_a_second_source() -> None:
         "enabled: tracking a joint_commands stream from /script (re-enable: elbow at"
         " reenable_velocity); second source: joint_commands (/script) while joint_commands"
         " (/teleop) commands elbow: the latest command wins")
+
+
+def test_a_publisher_stays_one_commander_when_its_node_name_is_found() -> None:
+    """A publisher the ROS graph does not show yet is named by its GID, later by its node:
+    it is the same commander throughout. It was keyed by its GID, then by its node name,
+    so its own stream became a second source (under load, where discovery lags: with
+    exclusive_commands the node refused the publisher that commanded it first)."""
+    from types import SimpleNamespace
+
+    from skel_ros.nodes import sources
+
+    gid = bytes(range(1, 17))
+    graph: list[Any] = []  # what get_publishers_info_by_topic answers: nothing yet
+    node = SimpleNamespace(get_publishers_info_by_topic=lambda _topic: list(graph))
+    look = sources.PublisherSources(node, "joint_commands", identify=True)  # type: ignore[arg-type]
+    info = {"publisher_gid": {"data": gid + b"\0" * 8}}
+    early = look.source(info)
+    assert "publisher" in early.who
+    graph.append(SimpleNamespace(endpoint_gid=gid, node_namespace="/", node_name="teleop"))
+    look._known[gid] = (early, 0.0)  # its retry is due: the graph is asked again
+    late = look.source(info)
+    assert late.who == "/teleop"
+    assert late.key == early.key

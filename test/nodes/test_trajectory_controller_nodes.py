@@ -190,35 +190,54 @@ def test_sim_goal_beyond_the_limits_is_invalid(sim: ActionProbe) -> None:
 
 def test_sim_query_state(sim: ActionProbe) -> None:
     """joint_trajectory_controller/query_state in simulated time: a goal starting 2 s after
-    it is sent (room for a loaded host to ask while it waits), 0.5 s long; asked before it
-    was sent, while it waits, half-way and after its last point, then once it succeeded."""
+    it is sent, 0.5 s long; asked before it was sent, while it waits, half-way and after its
+    last point, then once it succeeded.
+
+    The simulation is paused (``~/pause``) once the goal is followed, and resumed after the
+    questions: the answers are for the times asked, but only while the goal is active, and a
+    loaded host once took longer than the goal's 2.5 s to answer them (the goal had ended:
+    "no trajectory is being followed")."""
+    from std_srvs.srv import SetBool
+
     q = _feedback_positions(sim)
     assert list(sim.query_state(0.0).name) == NAMES  # the client, discovered before timing
+    pause = sim.node.create_client(SetBool, "/fjt_sim/sim_node/pause")
+    spin_call(sim.executor, pause, SetBool.Request(data=False), idempotent=True)  # discovered
     now = _sim_time(sim)
     start = now + 2.0
     target = [q[0] + (0.4 if q[0] < 0.0 else -0.4), *q[1:]]
     goal = sim.send(make_goal(NAMES, [(0.5, target)], stamp=start, velocities=True))
     sim.spin_until(lambda: bool(goal.feedback), "feedback: the goal is followed")
-    before = sim.query_state(now - 0.5)
-    assert not before.success
-    assert "before the trajectory was received" in before.message
-    assert list(before.name) == NAMES
-    assert list(before.position) == pytest.approx(q, abs=0.05)  # measured
-    waiting = sim.query_state(_sim_time(sim))  # received, not started: its start positions
-    assert waiting.success, waiting.message
-    assert list(waiting.velocity) == [0.0] * 4
-    half = sim.query_state(start + 0.25)
-    assert half.success, half.message
-    # The other joints go from their held targets to where they were measured: the same
-    # but for the position controller's residual (its integral's tail, well under 1e-3).
-    assert list(half.position[1:]) == pytest.approx(list(waiting.position[1:]), abs=1e-3)
-    assert abs(half.velocity[0]) > 0.05
-    assert (half.position[0] - waiting.position[0]) * (target[0] - waiting.position[0]) > 0
-    assert abs(half.position[0] - waiting.position[0]) < abs(target[0] - waiting.position[0])
-    after = sim.query_state(start + 1.0)
-    assert not after.success
-    assert "not before the trajectory's last point" in after.message
-    assert list(after.position) == pytest.approx(target, abs=1e-9)
+    reply = spin_call(sim.executor, pause, SetBool.Request(data=True), idempotent=True)
+    assert reply.success, reply.message
+    try:
+        stamp = goal.feedback[-1].feedback.header.stamp  # followed then; paused since
+        followed = stamp.sec + 1e-9 * stamp.nanosec
+        assert followed < start, (f"paused at {reply.message}, after the goal's start"
+                                  f" ({start:.6f} s): the host took over 2 s to pause")
+        before = sim.query_state(now - 0.5)
+        assert not before.success
+        assert "before the trajectory was received" in before.message
+        assert list(before.name) == NAMES
+        assert list(before.position) == pytest.approx(q, abs=0.05)  # measured
+        waiting = sim.query_state(followed)  # received, not started: its start positions
+        assert waiting.success, waiting.message
+        assert list(waiting.velocity) == [0.0] * 4
+        half = sim.query_state(start + 0.25)
+        assert half.success, half.message
+        # The other joints go from their held targets to where they were measured: the same
+        # but for the position controller's residual (its integral's tail, well under 1e-3).
+        assert list(half.position[1:]) == pytest.approx(list(waiting.position[1:]), abs=1e-3)
+        assert abs(half.velocity[0]) > 0.05
+        assert (half.position[0] - waiting.position[0]) * (target[0] - waiting.position[0]) > 0
+        assert abs(half.position[0] - waiting.position[0]) < abs(target[0] - waiting.position[0])
+        after = sim.query_state(start + 1.0)
+        assert not after.success
+        assert "not before the trajectory's last point" in after.message
+        assert list(after.position) == pytest.approx(target, abs=1e-9)
+    finally:
+        spin_call(sim.executor, pause, SetBool.Request(data=False), idempotent=True)
+    sim.node.destroy_client(pause)
     status_, result = sim.wait(goal)
     assert (status_, result.error_code) == (status().STATUS_SUCCEEDED, codes().SUCCESSFUL), \
         result.error_string
