@@ -54,9 +54,16 @@ class Rig:
 
         # A name per test: rcl keeps one /rosout publisher per logger name, process-wide.
         self.name = name
+        # The node's loop shares this process with the test's executor: on a loaded
+        # machine it can stall past the servos' default 0.25 s Bus Watchdog, which then
+        # (rightly) faults them. 1 s here, as the other in-process hardware node tests.
+        import tempfile
+
+        config = Path(tempfile.mkdtemp(prefix="sources_")) / "arm.yaml"
+        config.write_text(ARM_YAML.read_text() + "\ndevice_watchdog: 1.0\n")
         self.node = HardwareNode(context=context, node_name=name, parameter_overrides=[
             Parameter("skel_file", value=str(ARM)),
-            Parameter("hardware_config", value=str(ARM_YAML)),
+            Parameter("hardware_config", value=str(config)),
             Parameter("emulate", value=True),
             Parameter("autostart", value="active"),
             Parameter("reenable_velocity", value=1.0),
