@@ -251,3 +251,50 @@ class HardwareLikeServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ---------------------------------------------------------------- doubles without ROS
+
+
+class ScriptedFuture:
+    """A request's future that the test answers by hand (``_result``)."""
+
+    def __init__(self) -> None:
+        self._result: Any = None
+
+    def done(self) -> bool:
+        return self._result is not None
+
+    def result(self) -> Any:
+        return self._result
+
+
+class ScriptedClient:
+    """A service client that records the requests; the test answers them by hand."""
+
+    def __init__(self, srv_name: str = "/robot/sim_node/pause", *, ready: bool = True) -> None:
+        self.srv_name = srv_name
+        self.ready = ready
+        self.sent: list[ScriptedFuture] = []
+        self.removed: list[ScriptedFuture] = []
+
+    def service_is_ready(self) -> bool:
+        return self.ready
+
+    def call_async(self, _request: Any) -> ScriptedFuture:
+        self.sent.append(ScriptedFuture())
+        return self.sent[-1]
+
+    def remove_pending_request(self, future: ScriptedFuture) -> None:
+        self.removed.append(future)
+
+
+class ManualClock:
+    """A clock the test moves (``now``)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+

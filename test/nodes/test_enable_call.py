@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from service_call import ManualClock, ScriptedClient
 
 from skel_ros.nodes.enable_call import (
     EnableCall,
@@ -48,45 +49,6 @@ def test_the_get_state_service_is_the_enable_services_node_s(
     assert get_state_service(enable) == get_state
 
 
-class _Future:
-    def __init__(self) -> None:
-        self._result: Any = None
-
-    def done(self) -> bool:
-        return self._result is not None
-
-    def result(self) -> Any:
-        return self._result
-
-
-class _Client:
-    """Records the requests; the test answers them by hand."""
-
-    def __init__(self, srv_name: str) -> None:
-        self.srv_name = srv_name
-        self.ready = True
-        self.sent: list[_Future] = []
-        self.removed: list[_Future] = []
-
-    def service_is_ready(self) -> bool:
-        return self.ready
-
-    def call_async(self, _request: Any) -> _Future:
-        self.sent.append(_Future())
-        return self.sent[-1]
-
-    def remove_pending_request(self, future: _Future) -> None:
-        self.removed.append(future)
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class _Node:
     def create_subscription(self, *_args: Any) -> None:
         return None
@@ -120,10 +82,10 @@ class _Rig:
     """An EnableCall on stand-ins: enable and get_state clients, a watch, a clock."""
 
     def __init__(self, *, get_state: bool = True, watch: bool = True) -> None:
-        self.clock = _Clock()
+        self.clock = ManualClock()
         self.told: list[str] = []
-        self.enable = _Client(ENABLE)
-        self.get_state = _Client(GET_STATE) if get_state else None
+        self.enable = ScriptedClient(ENABLE)
+        self.get_state = ScriptedClient(GET_STATE) if get_state else None
         self.watch = HardwareStateWatch(_Node(), "/robot/hardware_node") if watch else None
         self.call = EnableCall(self.enable, self.get_state, watch=self.watch, timeout=10.0,
                                attempt_timeout=1.0, diagnostics_wait=2.0, clock=self.clock,
@@ -312,9 +274,9 @@ def test_the_watch_reads_its_node_s_summary_and_remembers_a_stop() -> None:
 
 def test_the_waits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
-        EnableCall(_Client(ENABLE), None, timeout=0.0)
+        EnableCall(ScriptedClient(ENABLE), None, timeout=0.0)
     with pytest.raises(ValueError, match="must be > 0"):
-        EnableCall(_Client(ENABLE), None, timeout=1.0, diagnostics_wait=float("nan"))
+        EnableCall(ScriptedClient(ENABLE), None, timeout=1.0, diagnostics_wait=float("nan"))
 
 
 # ----------------------------------------------------------------------------- over DDS

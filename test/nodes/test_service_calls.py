@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from service_call import DroppingServer, spin_call
+from service_call import (
+    DroppingServer,
+    ManualClock,
+    ScriptedClient,
+    spin_call,
+)
 
 from skel_ros.nodes.service_calls import ServiceCall, ServiceTimeoutError, call_service
 
@@ -19,53 +24,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 
-class _Future:
-    def __init__(self) -> None:
-        self._result: Any = None
-
-    def done(self) -> bool:
-        return self._result is not None
-
-    def result(self) -> Any:
-        return self._result
-
-
-class _Client:
-    """Records the requests; the test answers them by hand."""
-
-    srv_name = "/robot/sim_node/pause"
-
-    def __init__(self, *, ready: bool = True) -> None:
-        self.ready = ready
-        self.sent: list[_Future] = []
-        self.removed: list[_Future] = []
-
-    def service_is_ready(self) -> bool:
-        return self.ready
-
-    def call_async(self, _request: Any) -> _Future:
-        self.sent.append(_Future())
-        return self.sent[-1]
-
-    def remove_pending_request(self, future: _Future) -> None:
-        self.removed.append(future)
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _call(client: _Client, clock: _Clock, *, idempotent: bool, **log: Any) -> ServiceCall:
+def _call(client: ScriptedClient, clock: ManualClock, *, idempotent: bool,
+          **log: Any) -> ServiceCall:
     return ServiceCall(client, "request", idempotent=idempotent, timeout=10.0,
                        attempt_timeout=1.0, clock=clock, **log)
 
 
 def test_an_idempotent_request_is_sent_again_when_its_answer_does_not_come() -> None:
-    client, clock, told = _Client(), _Clock(), []
+    client, clock, told = ScriptedClient(), ManualClock(), []
     call = _call(client, clock, idempotent=True, log=told.append)
     assert call.poll() is None
     assert len(client.sent) == 1
@@ -86,7 +52,7 @@ def test_an_idempotent_request_is_sent_again_when_its_answer_does_not_come() -> 
 
 
 def test_a_late_answer_to_an_earlier_request_counts() -> None:
-    client, clock = _Client(), _Clock()
+    client, clock = ScriptedClient(), ManualClock()
     call = _call(client, clock, idempotent=True)
     call.poll()
     clock.now = 1.5
@@ -97,7 +63,7 @@ def test_a_late_answer_to_an_earlier_request_counts() -> None:
 
 
 def test_a_request_that_is_not_idempotent_is_sent_once() -> None:
-    client, clock = _Client(), _Clock()
+    client, clock = ScriptedClient(), ManualClock()
     call = _call(client, clock, idempotent=False)
     for clock.now in (0.0, 1.0, 5.0, 10.0):
         assert call.poll() is None
@@ -115,7 +81,7 @@ def test_a_request_that_is_not_idempotent_is_sent_once() -> None:
 
 
 def test_the_timeout_names_the_service_the_waits_and_the_requests() -> None:
-    client, clock = _Client(), _Clock()
+    client, clock = ScriptedClient(), ManualClock()
     call = _call(client, clock, idempotent=True)
     while clock.now <= 10.0:
         assert call.poll() is None
@@ -127,7 +93,7 @@ def test_the_timeout_names_the_service_the_waits_and_the_requests() -> None:
 
 
 def test_nothing_is_sent_before_the_service_is_ready_and_the_wait_includes_it() -> None:
-    client, clock = _Client(ready=False), _Clock()
+    client, clock = ScriptedClient(ready=False), ManualClock()
     call = _call(client, clock, idempotent=True)
     clock.now = 9.0
     assert call.poll() is None
@@ -140,7 +106,7 @@ def test_nothing_is_sent_before_the_service_is_ready_and_the_wait_includes_it() 
     assert call.poll() is None
     assert len(client.sent) == 1
 
-    never = _call(_Client(ready=False), clock, idempotent=True)
+    never = _call(ScriptedClient(ready=False), clock, idempotent=True)
     clock.now = 20.01
     with pytest.raises(ServiceTimeoutError, match=r"^service /robot/sim_node/pause did not"
                        r" appear within 10 s$") as caught:
@@ -149,7 +115,7 @@ def test_nothing_is_sent_before_the_service_is_ready_and_the_wait_includes_it() 
 
 
 def test_call_service_waits_between_polls_and_an_abandoned_call_drops_its_requests() -> None:
-    client, clock = _Client(), _Clock()
+    client, clock = ScriptedClient(), ManualClock()
     waits: list[float] = []
 
     def wait(seconds: float) -> None:
@@ -166,7 +132,7 @@ def test_call_service_waits_between_polls_and_an_abandoned_call_drops_its_reques
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    client = _Client()
+    client = ScriptedClient()
     with pytest.raises(KeyboardInterrupt):
         call_service(client, "request", idempotent=True, timeout=10.0, wait=interrupted)
     assert client.removed == client.sent != []
@@ -174,9 +140,9 @@ def test_call_service_waits_between_polls_and_an_abandoned_call_drops_its_reques
 
 def test_the_waits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
-        ServiceCall(_Client(), "request", idempotent=True, timeout=0.0)
+        ServiceCall(ScriptedClient(), "request", idempotent=True, timeout=0.0)
     with pytest.raises(ValueError, match="must be > 0"):
-        ServiceCall(_Client(), "request", idempotent=True, timeout=1.0,
+        ServiceCall(ScriptedClient(), "request", idempotent=True, timeout=1.0,
                     attempt_timeout=float("nan"))
 
 
