@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from skel_ros.core.robot import CoreLog
+    from skel_ros.core.log import CoreLog
 
 __all__ = ["DEFAULT_WINDOW", "DIRECT", "Commanders", "Conflict", "Source"]
 

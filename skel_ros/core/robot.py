@@ -45,7 +45,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from skel_ros.core.commanders import DEFAULT_WINDOW, DIRECT, Commanders
 from skel_ros.core.errors import CommandRefused
 from skel_ros.core.follower import FollowOutcome
 from skel_ros.core.lock import ContendedLock
+from skel_ros.core.log import CoreLog, LoggingLog
 from skel_ros.core.timeout import CommandTimeout
 from skel_ros.model.limits import Clamp, CommandKind
 
@@ -69,42 +70,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ActiveTrajectory", "CommandResult", "CoreLog", "LoggingLog", "RobotCore"]
 
+
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
-
-
-class CoreLog(Protocol):
-    """Where the core's log lines go (a node's logger, throttled per key)."""
-
-    def info(self, message: str) -> None:
-        """Something worth saying once (a trajectory starts, a command took over)."""
-        ...
-
-    def warning(self, message: str, key: str) -> None:
-        """Something wrong; ``key`` is stable across repeats (for throttling)."""
-        ...
-
-    def error(self, message: str, key: str) -> None:
-        """Something that stopped motion; ``key`` as for :meth:`warning`."""
-        ...
-
-
-class LoggingLog:
-    """A :class:`CoreLog` over a :mod:`logging` logger (keys ignored)."""
-
-    def __init__(self, logger: logging.Logger) -> None:
-        self.logger = logger
-
-    def info(self, message: str) -> None:
-        """Log at INFO."""
-        self.logger.info("%s", message)
-
-    def warning(self, message: str, key: str) -> None:  # noqa: ARG002 - protocol
-        """Log at WARNING."""
-        self.logger.warning("%s", message)
-
-    def error(self, message: str, key: str) -> None:  # noqa: ARG002 - protocol
-        """Log at ERROR."""
-        self.logger.error("%s", message)
 
 
 @dataclass(frozen=True)

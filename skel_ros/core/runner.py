@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
     from skel_ros.core.backend import RobotBackend
     from skel_ros.core.lock import ContendedLock
-    from skel_ros.core.robot import CoreLog
+    from skel_ros.core.log import CoreLog
 
 __all__ = ["GridPacer", "LoopListener", "Pacer", "RealTimePacer", "Runner"]
 
