@@ -56,44 +56,27 @@ class _Dropped(Exception):  # noqa: N818 - not an error: the server's way to dro
     """Raised by the service callback so that rclpy sends no answer."""
 
 
-class DroppingServer:
-    """A service whose first ``drop`` answers are never sent; the later ones are.
+class _ServerThread:
+    """A node in a context of its own, spun by a thread of its own (a test's peer)."""
 
-    To its clients this is the answer rmw_fastrtps drops when the client's response
-    reader is not matched yet: the request was served (``requests`` holds it), no answer
-    comes. It runs in its own context, node and thread (use it as a context manager).
-
-    Args:
-        srv_type: The service type.
-        name: The service's name.
-        answer: Fills the response: ``answer(request, response, count)``, ``count`` the
-            number of requests so far (this one included); returns the response.
-        drop: How many of the first requests go unanswered.
-    """
-
-    def __init__(self, srv_type: Any, name: str,
-                 answer: Callable[[Any, Any, int], Any], *, drop: int = 1) -> None:
+    def _open(self, name: str, namespace: str = "/") -> Any:
+        """Make the context and the node (the caller adds its services, then :meth:`_run`)."""
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
 
-        self.requests: list[Any] = []
-        self._answer = answer
-        self._drop = drop
         self._context = rclpy.Context()
         rclpy.init(context=self._context)
-        self._node = rclpy.create_node("dropping_server", context=self._context)
-        self._node.create_service(srv_type, name, self._serve)
+        self._node = rclpy.create_node(name, namespace=namespace, context=self._context)
+        return self._node
+
+    def _run(self) -> None:
+        """Spin the node in the thread until :meth:`close`."""
+        from rclpy.executors import SingleThreadedExecutor
+
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self._node)
         self._running = True
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
-
-    def _serve(self, request: Any, response: Any) -> Any:
-        self.requests.append(request)
-        if len(self.requests) <= self._drop:
-            raise _Dropped
-        return self._answer(request, response, len(self.requests))
 
     def _spin(self) -> None:
         while self._running:
@@ -110,14 +93,43 @@ class DroppingServer:
         self._node.destroy_node()
         rclpy.try_shutdown(context=self._context)
 
-    def __enter__(self) -> DroppingServer:
+    def __enter__(self) -> Any:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-class HardwareLikeServer:
+class DroppingServer(_ServerThread):
+    """A service whose first ``drop`` answers are never sent; the later ones are.
+
+    To its clients this is the answer rmw_fastrtps drops when the client's response
+    reader is not matched yet: the request was served (``requests`` holds it), no answer
+    comes. It runs in its own context, node and thread (use it as a context manager).
+
+    Args:
+        srv_type: The service type.
+        name: The service's name.
+        answer: Fills the response: ``answer(request, response, count)``, ``count`` the
+            number of requests so far (this one included); returns the response.
+        drop: How many of the first requests go unanswered.
+    """
+
+    def __init__(self, srv_type: Any, name: str,
+                 answer: Callable[[Any, Any, int], Any], *, drop: int = 1) -> None:
+        self.requests: list[Any] = []
+        self._answer = answer
+        self._drop = drop
+        self._open("dropping_server").create_service(srv_type, name, self._serve)
+        self._run()
+
+    def _serve(self, request: Any, response: Any) -> Any:
+        self.requests.append(request)
+        if len(self.requests) <= self._drop:
+            raise _Dropped
+        return self._answer(request, response, len(self.requests))
+
+class HardwareLikeServer(_ServerThread):
     """A hardware node as far as enabling goes, losing the answers to its first enables.
 
     It keeps the hardware node's rules (docs/hardware.md, Safety and Lifecycle): the
@@ -144,10 +156,8 @@ class HardwareLikeServer:
 
     def __init__(self, node: str, *, drop: int = 1, served: bool = True,
                  get_state: bool = True, diagnostics_period: float = 0.2) -> None:
-        import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from lifecycle_msgs.srv import GetState
-        from rclpy.executors import SingleThreadedExecutor
         from std_msgs.msg import Bool
         from std_srvs.srv import SetBool, Trigger
 
@@ -159,10 +169,8 @@ class HardwareLikeServer:
         self._name = node.rpartition("/")[2]
         self._drop = drop
         self._served = served
-        self._context = rclpy.Context()
-        rclpy.init(context=self._context)
         namespace, _, name = node.rpartition("/")
-        self._node = rclpy.create_node(name, namespace=namespace or "/", context=self._context)
+        self._open(name, namespace or "/")
         self._node.create_service(SetBool, f"{node}/enable", self._on_enable)
         self._node.create_service(Trigger, f"{node}/estop", self._on_estop)
         self._node.create_subscription(Bool, f"{node}/estop", self._on_estop_topic, 10)
@@ -170,11 +178,7 @@ class HardwareLikeServer:
             self._node.create_service(GetState, f"{node}/get_state", self._on_get_state)
         self._diagnostics = self._node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._node.create_timer(diagnostics_period, self._publish_diagnostics)
-        self._executor = SingleThreadedExecutor(context=self._context)
-        self._executor.add_node(self._node)
-        self._running = True
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
+        self._run()
 
     def _on_enable(self, request: Any, response: Any) -> Any:
         self.enable_requests.append(bool(request.data))
@@ -230,28 +234,6 @@ class HardwareLikeServer:
             level=level, name=f"{self._name}: hardware", message=f"{self.motion}: test",
             values=[KeyValue(key="state", value=self.motion)])]
         self._diagnostics.publish(msg)
-
-    def _spin(self) -> None:
-        while self._running:
-            with contextlib.suppress(_Dropped):
-                self._executor.spin_once(timeout_sec=0.05)
-
-    def close(self) -> None:
-        """Stop the server's thread and shut its context down."""
-        import rclpy
-
-        self._running = False
-        self._thread.join(timeout=10.0)
-        self._executor.shutdown()
-        self._node.destroy_node()
-        rclpy.try_shutdown(context=self._context)
-
-    def __enter__(self) -> HardwareLikeServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 # ---------------------------------------------------------------- doubles without ROS
 

@@ -448,12 +448,7 @@ class HardwareBackend(RobotBackend):
         Raises:
             HardwareError: The enable was refused or not answered; torque stays off.
         """
-        req = self.enable(wait=LIFECYCLE_WAIT)
-        if not req.done:
-            raise LoopNotAnsweringError(f"the control loop did not answer the enable within"
-                                   f" {LIFECYCLE_WAIT:g} s")
-        if not req.ok:
-            raise HardwareError(req.message)
+        self._answered(self.enable(wait=LIFECYCLE_WAIT))
 
     def deactivate(self) -> None:
         """Disable: torque off (waits for the loop).
@@ -461,10 +456,14 @@ class HardwareBackend(RobotBackend):
         Raises:
             HardwareError: A bus did not confirm the torque off (named), or no answer.
         """
-        req = self.disable(wait=LIFECYCLE_WAIT)
+        self._answered(self.disable(wait=LIFECYCLE_WAIT))
+
+    @staticmethod
+    def _answered(req: Request) -> None:
+        """Raise unless the loop answered ``req`` with success."""
         if not req.done:
-            raise LoopNotAnsweringError(f"the control loop did not answer the disable within"
-                                   f" {LIFECYCLE_WAIT:g} s")
+            raise LoopNotAnsweringError(f"the control loop did not answer the {req.kind}"
+                                        f" within {LIFECYCLE_WAIT:g} s")
         if not req.ok:
             raise HardwareError(req.message)
 
