@@ -139,3 +139,28 @@ def test_a_joint_missing_from_a_measured_stream_is_left_out_with_the_reason() ->
     assert left["d"].expected  # the command names it
     assert "real" in left["d"].reason
     assert not left["x"].expected  # only the simulation has it
+
+
+def test_rms_of_an_oscillating_error_is_its_amplitude_over_root_two() -> None:
+    """An error oscillating +-0.1 rad around zero: RMS 0.1 / sqrt(2) = 0.0707 (its mean is 0
+    and its mean absolute value 0.0637, which a wrong RMS would give), max 0.1."""
+    t = np.arange(0, 4, 0.01)
+    sim = _series("sim", t, j=_sine(t))
+    real = _series("real", t, j=_sine(t) + 0.1 * np.sin(2 * np.pi * 1.0 * t))
+    error = compare([sim, real], rate=RATE).joints[0].error("sim", "real")
+    assert error.rms == pytest.approx(0.1 / math.sqrt(2), rel=2e-3)  # 4 periods, +-1 sample
+    assert error.max_abs == pytest.approx(0.1, abs=1e-9)
+
+
+def test_rms_of_a_single_spike_weighs_it_by_the_root_of_the_sample_count() -> None:
+    """Equal streams but for one sample 0.5 rad off: over n compared samples the RMS is
+    0.5 / sqrt(n) (0.025 for 400), not 0.5 / n (the mean, or mean absolute, error)."""
+    t = np.arange(0, 4, 0.01)
+    real = _sine(t)
+    real[200] += 0.5  # t = 2 s, a grid point: not smeared by the resampling
+    result = compare([_series("sim", t, j=_sine(t)), _series("real", t, j=real)], rate=RATE)
+    n = result.grid.size
+    assert n in (399, 400)
+    error = result.joints[0].error("sim", "real")
+    assert error.rms == pytest.approx(0.5 / math.sqrt(n), rel=1e-9)
+    assert error.max_abs == pytest.approx(0.5, abs=1e-9)

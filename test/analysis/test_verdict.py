@@ -158,3 +158,49 @@ def test_a_joint_sampled_before_the_span_has_no_gap_at_its_start() -> None:
     assert comparison.gaps("sim", 0.5, "b") == ()
     verdict = judge(comparison, parse_criteria("max_gap: 0.5\n", "c.yaml"))
     assert verdict.outcome is not Outcome.NOT_JUDGED, verdict.with_outcome(Outcome.NOT_JUDGED)
+
+
+def _shifted_run(shift: float, error: float = 0.0):
+    """Command and sim the same smooth motion; real the same ``shift`` s later (negative:
+    earlier), plus ``error`` rad x a 1 Hz sinusoid."""
+    t = np.arange(0, 6, 0.01)
+
+    def motion(s: np.ndarray) -> np.ndarray:
+        return 0.5 * np.sin(2 * np.pi * 0.5 * s)
+
+    command = motion(t)[:, None]
+    real = (motion(t - shift) + error * np.sin(2 * np.pi * t))[:, None]
+    return compare([JointSeries.from_samples("command", t, ["elbow"], command),
+                    JointSeries.from_samples("sim", t, ["elbow"], command),
+                    JointSeries.from_samples("real", t, ["elbow"], real)], rate=RATE)
+
+
+@pytest.mark.parametrize("shift", [0.2, -0.2], ids=["real behind", "real ahead"])
+def test_a_lag_beyond_the_bound_fails_whichever_side_is_late(shift: float) -> None:
+    """The real side 0.2 s behind (or ahead of) the simulation and the command fails a
+    0.05 s lag bound either way: the lag is signed (which stream follows), the bound is on
+    its size. Each sign makes one of the two pairs' lags negative."""
+    criteria = parse_criteria("all:\n  sim_real: {lag: 0.05}\n  real_command: {lag: 0.05}\n",
+                              "c.yaml")
+    comparison = _shifted_run(shift)
+    elbow = comparison.joints[0]
+    assert elbow.error("real", "command").lag == pytest.approx(shift, abs=1e-9)
+    assert elbow.error("sim", "real").lag == pytest.approx(-shift, abs=1e-9)
+    verdict = judge(comparison, criteria)
+    assert verdict.outcome is Outcome.FAILED
+    failed = {c.name: c for c in verdict.with_outcome(Outcome.FAILED)}
+    assert set(failed) == {"lag sim-real", "lag real-command"}
+    for check in failed.values():
+        assert check.value == pytest.approx(0.2, abs=1e-9)
+        assert check.excess == pytest.approx(0.15, abs=1e-9)
+
+
+def test_an_oscillation_around_the_reference_fails_an_rms_bound() -> None:
+    """Real oscillating +-0.1 rad around the command (RMS 0.0707, mean error 0) fails a
+    0.02 rad RMS bound: the RMS is not the mean error, which such an oscillation cancels."""
+    verdict = judge(_shifted_run(0.0, error=0.1),
+                    parse_criteria("all:\n  real_command: {rms: 0.02}\n", "c.yaml"))
+    assert verdict.outcome is Outcome.FAILED
+    (check,) = verdict.with_outcome(Outcome.FAILED)
+    assert check.name == "RMS error real-command"
+    assert check.value == pytest.approx(0.1 / math.sqrt(2), rel=2e-3)
