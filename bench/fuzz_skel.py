@@ -10,7 +10,11 @@ or a load slower than the time bound (a hang, or runaway work).
 
 Inputs are corpus files (plus one synthetic file that uses the elements the
 corpus lacks: planar/screw/translational2d joints, ``<dof>``, markers, every
-shape kind) with a few random mutations applied, at the XML level (drop /
+shape kind) with a few random mutations applied; DART's SKEL corpus is optional
+(``--corpus DIR`` or ``SKEL_CORPUS``): without it the seeds are what the repository has,
+the bundled ``examples/*.skel``, a generated humanoid and serial chains
+(``bench/generated_models.py``) and the synthetic file (its mesh one of the bundled
+meshes), and the script says so. Mutations are at the XML level (drop /
 duplicate / reorder / move elements, garbage / NaN / inf / 1e308 numbers,
 wrong token counts, tag renames, attribute changes, inserted snippets) and at
 the byte level (truncation, byte flips, inserted / deleted / duplicated
@@ -29,6 +33,7 @@ or hypothesis, while a test module is not something a script should import.
 Usage::
 
     .venv/bin/python bench/fuzz_skel.py --seconds 180 --jobs 2 --seed 1
+    .venv/bin/python bench/fuzz_skel.py --seconds 1 --jobs 1      # a smoke run
     .venv/bin/python bench/fuzz_skel.py --max-inputs 5000 --out /tmp/skel-fuzz --sample
     .venv/bin/python bench/fuzz_skel.py --seed 1 --replay 1234
 """
@@ -60,12 +65,14 @@ from pathlib import Path
 from lxml import etree
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+BENCH = Path(__file__).resolve().parent
+for _path in (REPO, BENCH):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import generated_models  # noqa: E402 - bench/, after the path setup
 
 from skel_ros.model import SkelError, World, load_skel  # noqa: E402 - after the path setup
-
-CORPUS = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus"))
 
 # One file of each kind; the test samples from these, the script from these plus the
 # whole corpus.
@@ -380,25 +387,69 @@ class Seed:
     text: str
 
 
-def corpus_available() -> bool:
-    """Whether the SKEL corpus is where ``SKEL_CORPUS`` (or the default) says."""
-    return (CORPUS / "data" / "skel").is_dir()
+def corpus_folder(option: str | os.PathLike[str] | None = None) -> Path | None:
+    """The SKEL corpus: ``option`` (``--corpus``), else ``SKEL_CORPUS``, else None."""
+    text = os.fspath(option) if option else os.environ.get("SKEL_CORPUS", "")
+    return Path(text) if text else None
 
 
-def load_seed(rel: str) -> Seed:
+def corpus_available(corpus: Path | None = None) -> bool:
+    """Whether ``corpus`` (default: :func:`corpus_folder`) holds the SKEL corpus."""
+    corpus = corpus if corpus is not None else corpus_folder()
+    return corpus is not None and (corpus / "data" / "skel").is_dir()
+
+
+def _corpus(corpus: Path | None) -> Path:
+    found = corpus if corpus is not None else corpus_folder()
+    if found is None:
+        raise FileNotFoundError("no SKEL corpus: --corpus DIR or SKEL_CORPUS")
+    return found
+
+
+def load_seed(rel: str, corpus: Path | None = None) -> Seed:
     """The corpus file at ``rel`` (relative to the corpus root) as a seed."""
-    path = CORPUS / rel
+    path = _corpus(corpus) / rel
     return Seed(str(path), path.read_bytes().decode("utf-8", "surrogateescape"))
 
 
-def synthetic_seed() -> Seed:
-    """The synthetic all-features document, named inside the corpus for its mesh."""
-    return Seed(str(CORPUS / SYNTHETIC_NAME), SYNTHETIC)
+# Without the corpus the synthetic file is named inside examples/, and its mesh is one of
+# the bundled ones (an STL there) instead of the corpus's ../obj/foot.obj.
+BUNDLED_MESH = next(iter(sorted((REPO / "examples" / "meshes").glob("*.stl"))), None)
 
 
-def sample_seeds() -> list[Seed]:
+def synthetic_seed(corpus: Path | None = None) -> Seed:
+    """The synthetic all-features document, named inside the corpus for its mesh.
+
+    Without a corpus (none given, none in ``SKEL_CORPUS``) it is named inside
+    ``examples/`` and draws a bundled mesh.
+    """
+    found = corpus if corpus is not None else corpus_folder()
+    if found is not None:
+        return Seed(str(found / SYNTHETIC_NAME), SYNTHETIC)
+    return _bundled_synthetic()
+
+
+def _bundled_synthetic() -> Seed:
+    """The synthetic document named inside ``examples/``, drawing a bundled mesh."""
+    mesh = f"meshes/{BUNDLED_MESH.name}" if BUNDLED_MESH is not None else "missing.stl"
+    return Seed(str(REPO / "examples" / "_fuzz_synthetic.skel"),
+                SYNTHETIC.replace("../obj/foot.obj", mesh))
+
+
+def sample_seeds(corpus: Path | None = None) -> list[Seed]:
     """The representative sample (test) : ``SAMPLE_FILES`` plus the synthetic document."""
-    return [load_seed(rel) for rel in SAMPLE_FILES] + [synthetic_seed()]
+    return [load_seed(rel, corpus) for rel in SAMPLE_FILES] + [synthetic_seed(corpus)]
+
+
+def bundled_seeds() -> list[Seed]:
+    """What the repository has: the bundled robots, generated ones, the synthetic file."""
+    files = sorted((REPO / "examples").glob("*.skel"))
+    seeds = [Seed(str(p), p.read_bytes().decode("utf-8", "surrogateescape")) for p in files]
+    generated = {generated_models.HUMANOID_NAME: generated_models.humanoid(),
+                 "chain_ball_40_generated.skel": generated_models.serial_chain(40, "ball"),
+                 "chain_revolute_12_generated.skel": generated_models.serial_chain(12)}
+    seeds += [Seed(str(BENCH / name), text) for name, text in generated.items()]
+    return [*seeds, _bundled_synthetic()]
 
 
 # A few legacy files are enough: they all take the same path through the parser.
@@ -406,11 +457,12 @@ LEGACY_SEEDS = ("data/skel_old/cube.skel", "data/skel_old/Chain.skel",
                 "data/skel_old/fullbody.skel")
 
 
-def all_seeds() -> list[Seed]:
+def all_seeds(corpus: Path | None = None) -> list[Seed]:
     """Every corpus SKEL-XML file, three legacy files and the synthetic document."""
-    files = sorted((CORPUS / "data" / "skel").rglob("*.skel"))
-    rels = [str(p.relative_to(CORPUS)) for p in files] + list(LEGACY_SEEDS)
-    return [load_seed(rel) for rel in rels] + [synthetic_seed()]
+    root = _corpus(corpus)
+    files = sorted((root / "data" / "skel").rglob("*.skel"))
+    rels = [str(p.relative_to(root)) for p in files] + list(LEGACY_SEEDS)
+    return [load_seed(rel, root) for rel in rels] + [synthetic_seed(root)]
 
 
 # --------------------------------------------------------------------------- mutators
@@ -970,6 +1022,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help=f"directory for failing inputs (default {default_out})")
     ap.add_argument("--sample", action="store_true",
                     help="mutate only the test's sample, not the whole corpus")
+    ap.add_argument("--corpus", type=Path, default=None, metavar="DIR",
+                    help="DART's SKEL corpus (default: SKEL_CORPUS; none: the bundled and"
+                         " generated robots and the synthetic file)")
     ap.add_argument("--replay", type=int, default=None, metavar="INDEX",
                     help="re-run input INDEX of --seed in this process and print the result")
     return ap.parse_args(argv)
@@ -978,10 +1033,18 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the fuzzer; return 1 if any input failed."""
     args = _parse_args(argv)
-    if not corpus_available():
-        print(f"SKEL corpus not found at {CORPUS} (set SKEL_CORPUS)", file=sys.stderr)
+    corpus = corpus_folder(args.corpus)
+    if corpus is None:
+        seeds = bundled_seeds()
+        print(f"no SKEL corpus (--corpus or SKEL_CORPUS): fuzzing {len(seeds)} seeds, the"
+              " bundled and generated robots and the synthetic file"
+              + (" (--sample needs the corpus)" if args.sample else ""))
+    elif not corpus_available(corpus):
+        print(f"bench/fuzz_skel.py: {corpus}: not a SKEL corpus (no data/skel in it)",
+              file=sys.stderr)
         return 2
-    seeds = sample_seeds() if args.sample else all_seeds()
+    else:
+        seeds = sample_seeds(corpus) if args.sample else all_seeds(corpus)
     if args.replay is not None:
         case = make_case(seeds, args.seed, args.replay)
         outcome = check_input(case.text, case.seed_name, via_file=has_byte_steps(case.steps),

@@ -1,8 +1,9 @@
 """Simulation node speed: the node against the raw engine loop, and the bundled arm in real time.
 
-    .venv/bin/python bench/sim.py [--steps N] [--rounds R] [--seconds S]
-                                  [--engines dart,mujoco] [--worlds fullbody1,quadruped,FILE]
-                                  [--no-ratio] [--no-arm] [--held]
+    .venv/bin/python bench/sim.py [--steps N] [--rounds R] [--seconds S] [--corpus DIR]
+                                  [--engines dart,mujoco]
+                                  [--worlds fullbody1,humanoid,quadruped,FILE]
+                                  [--no-ratio] [--no-arm] [--held] [--quick]
                                   [--joint-states-rate HZ] [--tf-rate HZ]
     .venv/bin/python bench/sim.py --compare-engines [--steps N] [--rounds R]
 
@@ -12,7 +13,11 @@ of issue 26, each against a reference measured in the same run, with PASS or MIS
 
 1. **node >= 0.9x the raw engine loop** at the shipped default rates (``config/sim.yaml``:
    joint_states 100 Hz, /tf 50 Hz, /clock 100 Hz, controller_state 25 Hz), for DART and for
-   MuJoCo, on DART's fullbody1 (the SKEL corpus) and ``examples/quadruped.skel``. Per
+   MuJoCo, on DART's fullbody1 (from the SKEL corpus: ``--corpus DIR`` or ``SKEL_CORPUS``)
+   and ``examples/quadruped.skel``. The corpus is optional: without it fullbody1's goal is
+   not measured (the script says so) and a generated humanoid of its kind
+   (``bench/generated_models.py``, world ``humanoid``) runs in its place, its ratios
+   printed as context, not as fullbody1's. Per
    engine and world, every round runs three loops over the same steps from the same
    initial state (a step's cost changes as bodies touch the ground, so they simulate the
    same motion):
@@ -47,6 +52,8 @@ of issue 26, each against a reference measured in the same run, with PASS or MIS
    node is started with ``-m`` from the current directory: run the bench from the
    checkout it measures (or from elsewhere for the installed package).
 
+``--quick`` is a smoke run (one round of 100 steps, the arm for 1 s; nothing judged).
+
 Reported without a goal: the period of ``joint_states`` at 100 Hz and real-time factor 1 as
 the subscriber in this process receives it (the arm's node above): p50 / p99 / max of the
 intervals between arrivals, and the messages per second. ``--compare-engines`` prints raw
@@ -63,6 +70,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,10 +85,14 @@ if TYPE_CHECKING:
     from skel_ros.nodes.sim_node import SimNode
 
 REPO = Path(__file__).resolve().parents[1]
-# DART's fullbody1 from the SKEL corpus (SKEL_CORPUS: the corpus folder, as for the tests).
-FULLBODY = Path(os.environ.get("SKEL_CORPUS", REPO.parent / "shared" / "skel-corpus")
-                ) / "data" / "skel" / "fullbody1.skel"
-WORLDS = {"fullbody1": FULLBODY, "quadruped": REPO / "examples" / "quadruped.skel"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import generated_models  # noqa: E402 - bench/, after the path setup
+
+FULLBODY = Path("data") / "skel" / "fullbody1.skel"  # in DART's SKEL corpus
+QUADRUPED = REPO / "examples" / "quadruped.skel"
+WORLDS = ("fullbody1", "humanoid", "quadruped")  # fullbody1: the corpus's; humanoid: generated
+GOAL_WORLDS = ("fullbody1", "quadruped")
 ARM = REPO / "examples" / "arm.skel"
 GOAL_RATIO = 0.9  # node steps/s over the raw loop's, at the default publish rates
 GOAL_ARM_CPU = 0.10  # of one core: the arm's node at real-time factor 1
@@ -304,12 +316,33 @@ class RatioResult:
     bound: float  # raw / (raw + publish): a node doing only the publish calls
 
 
+def world_path(world: str, corpus: Path | None, tmp: Path) -> Path:
+    """The model file of a world name (:data:`WORLDS`) or a file given.
+
+    Raises:
+        FileNotFoundError: fullbody1 without the corpus.
+    """
+    if world == "fullbody1":
+        if corpus is None:
+            raise FileNotFoundError("fullbody1 is in DART's SKEL corpus: --corpus DIR or"
+                                    " SKEL_CORPUS (without it: the generated 'humanoid')")
+        return corpus / FULLBODY
+    if world == "humanoid":
+        path = tmp / generated_models.HUMANOID_NAME
+        if not path.is_file():
+            generated_models.write(tmp, path.name, generated_models.humanoid())
+        return path
+    if world == "quadruped":
+        return QUADRUPED
+    return Path(world).resolve()
+
+
 def ratio(engine_name: str, world: str, args: argparse.Namespace,
           rates: list[Parameter[Any]]) -> RatioResult:
     """Run the rounds of one engine and world; print them; the medians."""
     from skel_ros.model import load_model
 
-    path = WORLDS.get(world) or Path(world).resolve()
+    path = world_path(world, args.corpus, args.tmp)
     dt = load_model(path).time_step
     rounds = [_round(path, args.steps, held=args.held, rates=rates, engine_name=engine_name)
               for _ in range(max(1, args.rounds))]
@@ -442,12 +475,12 @@ def arm(seconds: float) -> ArmResult:
 # ---------------------------------------------------------------- context
 
 
-def compare_engines(steps: int, rounds: int) -> None:
+def compare_engines(steps: int, rounds: int, corpus: Path | None, tmp: Path) -> None:
     """Context: raw and engine steps/s of DART and MuJoCo on three worlds (medians)."""
-    worlds = [FULLBODY, ARM, WORLDS["quadruped"]]
+    worlds = [world_path("fullbody1" if corpus else "humanoid", corpus, tmp), ARM, QUADRUPED]
     print(f"DART vs MuJoCo, {max(1, rounds)} interleaved round(s) of {steps} steps, median "
           f"steps/s; load average {os.getloadavg()[0]:.2f} (context, no goal)")
-    print(f"  {'world':<16} {'raw DART':>9} {'raw MuJoCo':>11} {'SimEngine':>10} "
+    print(f"  {'world':<24} {'raw DART':>9} {'raw MuJoCo':>11} {'SimEngine':>10} "
           f"{'MujocoEngine':>13} {'held: Sim':>10} {'held: Mujoco':>13}")
     for path in worlds:
         runs: dict[str, list[float]] = {}
@@ -461,7 +494,7 @@ def compare_engines(steps: int, rounds: int) -> None:
                     ("held: Mujoco", _engine(path, steps, hold=True, engine_name="mujoco"))):
                 runs.setdefault(key, []).append(rate)
         m = {k: statistics.median(v) for k, v in runs.items()}
-        print(f"  {path.name:<16} {m['raw DART']:9.0f} {m['raw MuJoCo']:11.0f} "
+        print(f"  {path.name:<24} {m['raw DART']:9.0f} {m['raw MuJoCo']:11.0f} "
               f"{m['SimEngine']:10.0f} {m['MujocoEngine']:13.0f} {m['held: Sim']:10.0f} "
               f"{m['held: Mujoco']:13.0f}")
     print(f"  (load average now {os.getloadavg()[0]:.2f})")
@@ -478,6 +511,12 @@ def _names(text: str, known: tuple[str, ...]) -> list[str]:
     return names
 
 
+def corpus_folder(option: str | None) -> Path | None:
+    """DART's SKEL corpus: ``--corpus``, else ``SKEL_CORPUS``, else none."""
+    text = option or os.environ.get("SKEL_CORPUS", "")
+    return Path(text) if text else None
+
+
 def _worlds(text: str) -> list[str]:
     """World names (:data:`WORLDS`) or model files."""
     names = [n.strip() for n in text.split(",") if n.strip()]
@@ -487,7 +526,7 @@ def _worlds(text: str) -> list[str]:
     return names
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="steps of each loop")
     parser.add_argument("--rounds", type=int, default=5,
@@ -496,8 +535,14 @@ def main() -> None:
                         help="wall seconds the arm's node is measured at real-time factor 1")
     parser.add_argument("--engines", type=lambda s: _names(s, ("dart", "mujoco")),
                         default=["dart", "mujoco"], help="dart,mujoco (default: both)")
-    parser.add_argument("--worlds", type=_worlds, default=list(WORLDS),
-                        help="fullbody1,quadruped (default: both), or model files (context)")
+    parser.add_argument("--worlds", type=_worlds, default=None,
+                        help="fullbody1,humanoid,quadruped or model files (context); default:"
+                             " fullbody1,quadruped with the corpus, else humanoid,quadruped")
+    parser.add_argument("--corpus", metavar="DIR",
+                        help="DART's SKEL corpus, for fullbody1 (default: SKEL_CORPUS)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: one round of 100 steps, the arm for 1 s; no goal"
+                             " judged")
     parser.add_argument("--no-ratio", action="store_true", help="skip the node/raw loops")
     parser.add_argument("--no-arm", action="store_true", help="skip the arm at real time")
     parser.add_argument("--held", action="store_true",
@@ -510,8 +555,28 @@ def main() -> None:
                         help="only the context table: DART vs MuJoCo on fullbody1, the arm "
                              "and the quadruped")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.steps, args.seconds = 1, 100, 1.0
+    args.corpus = corpus_folder(args.corpus)
+    if args.corpus is not None and not (args.corpus / FULLBODY).is_file():
+        print(f"bench/sim.py: {args.corpus}: no {FULLBODY} in it (not DART's SKEL corpus)",
+              file=sys.stderr)
+        return 2
+    if args.corpus is None and "fullbody1" in (args.worlds or ()):
+        print("bench/sim.py: fullbody1 is in DART's SKEL corpus: --corpus DIR or SKEL_CORPUS"
+              " (without it: --worlds humanoid)", file=sys.stderr)
+        return 2
+    if args.worlds is None:
+        args.worlds = ["fullbody1" if args.corpus else "humanoid", "quadruped"]
+    with tempfile.TemporaryDirectory() as tmp:
+        args.tmp = Path(tmp)
+        _run(args)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> None:
     if args.compare_engines:
-        compare_engines(args.steps, args.rounds)
+        compare_engines(args.steps, args.rounds, args.corpus, args.tmp)
         return
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
@@ -525,14 +590,19 @@ def main() -> None:
     print(f"bench/sim.py: {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{time.strftime('%Y-%m-%d %H:%M')}")
+    if args.corpus is None:
+        print("no SKEL corpus (--corpus or SKEL_CORPUS): fullbody1's goal not measured; the"
+              " generated humanoid runs in its place, as context")
+    if args.quick:
+        print("--quick: one round of 100 steps, the arm for 1 s: a smoke run, nothing judged")
     ratios = [] if args.no_ratio else [ratio(engine, world, args, rates)
                                        for engine in args.engines for world in args.worlds]
     arm_result = None if args.no_arm else arm(args.seconds)
     print(f"goals (load average now {os.getloadavg()[0]:.2f}):")
     for r in ratios:
-        if rates or r.world not in WORLDS:
+        if rates or r.world not in GOAL_WORLDS or args.quick:
             print(f"  node / raw {r.engine} {r.world}: {r.ratio:.2f}x (context: not the "
-                  "goal's rates or worlds)")
+                  "goal's rates or worlds, or --quick)")
             continue
         verdict = "PASS" if r.ratio >= GOAL_RATIO else "MISS"
         print(f"  node >= {GOAL_RATIO}x raw, {r.engine:<6} {r.world:<9}  {r.ratio:5.2f}x  "
@@ -540,6 +610,8 @@ def main() -> None:
     if arm_result is not None:
         a = arm_result
         verdict = "PASS" if a.cpu <= GOAL_ARM_CPU else "MISS"
+        if args.quick:
+            verdict = "(--quick: not judged)"
         print(f"  arm node at real-time factor 1 <= {GOAL_ARM_CPU:.0%} of one core  "
               f"{a.cpu:6.1%}  {verdict}  (its stepping thread wakes {a.wakeups:.0f} times/s)")
         ms = [x * 1e3 for x in a.intervals]
@@ -550,4 +622,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,11 +13,16 @@ stand side by side in RViz. The session has one time base, the wall clock: the
 simulation runs locked to it (``time_base: wall``, real-time factor 1) and stamps its
 messages in ROS time, as the hardware node does; nothing publishes ``/clock``, so ``sim/``
 and ``real/`` frames line up in RViz, in tf2 lookups and in recordings. With
-``trajectory:=``, the trajectory player enables the hardware
+``trajectory:=``, the trajectory player waits until every robot this file starts
+subscribes to the commands (its ``subscribers``: 2, 3 with ``second_engine``; up to 60 s,
+else it plays nothing and exits with status 2), enables the hardware
 (``/real/hardware_node/enable``; it starts with torque off) and then streams the
-trajectory to both; without it, enable by hand::
+trajectory to all; without it, enable by hand and tell a player how many robots to wait
+for::
 
     ros2 service call /real/hardware_node/enable std_srvs/srv/SetBool "{data: true}"
+    ros2 run skel_ros trajectory_player --ros-args -p skel_file:=... \\
+        -p trajectory_file:=... -p subscribers:=2
 
 ``skel-ros compare run.mcap --record`` records the run (until Ctrl-C) and compares it.
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from skel_ros.cli import exit_codes, gate
 from skel_ros.cli.model_args import add_model_arguments
+from skel_ros.cli.paths import input_file
 
 if TYPE_CHECKING:
     import argparse
@@ -209,14 +210,15 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     """Add ``compare`` and ``sim-to-real`` to the ``skel-ros`` parser."""
     p: argparse.ArgumentParser = sub.add_parser(
         "compare", help="compare command, simulation and hardware in recorded runs (MCAP)")
-    p.add_argument("recording", nargs="+",
+    p.add_argument("recording", nargs="+", type=input_file,
                    help="MCAP file(s) (skel-ros sim-to-real or ros2 bag -s mcap), one verdict"
                         " for all; with --record, the one file to write")
     p.add_argument("--record", action="store_true",
                    help="first record the running graph's commands and joint states into"
                         " RECORDING (until Ctrl-C or --duration), then compare")
     p.add_argument("--duration", type=float, help="with --record: seconds to record")
-    p.add_argument("--skel", help="model file, for the joint limits (limit hits)")
+    p.add_argument("--skel", type=input_file,
+                   help="model file (path or package://), for the joint limits (limit hits)")
     add_model_arguments(p, positional=False)
     p.add_argument("--out", help="report directory (default: next to the recording)")
     p.add_argument("--format", choices=("html", "md"), default="html")
@@ -232,18 +234,19 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p = sub.add_parser(
         "sim-to-real",
         help="run sim and hardware (emulated by default) on trajectories, record, compare")
-    p.add_argument("--skel", default="package://skel_ros/examples/arm.skel",
+    p.add_argument("--skel", default="package://skel_ros/examples/arm.skel", type=input_file,
                    help="the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR bodies,"
                         " Phobos; default: %(default)s)")
     add_model_arguments(p, positional=False)
     p.add_argument("--hardware-config",
                    default="package://skel_ros/config/hardware/arm_dynamixel.yaml",
-                   help="joint -> actuator YAML (default: %(default)s)")
-    p.add_argument("--trajectory", action="append",
+                   type=input_file, help="joint -> actuator YAML (default: %(default)s)")
+    p.add_argument("--trajectory", action="append", type=input_file,
                    help="CASPR trajectories.xml or trajectory YAML played to both robots, or a"
                         " folder of them; repeat for several, each run and judged in turn"
                         f" (default: {DEFAULT_TRAJECTORY})")
-    p.add_argument("--mapping", help="CASPR q -> DOF name mapping file (default: the"
+    p.add_argument("--mapping", type=input_file,
+                   help="CASPR q -> DOF name mapping file (default: the"
                    " MODEL.q_mapping.yaml beside the model when it exists, as convert"
                    " writes it)")
     p.add_argument("--out", default="out/sim_to_real",

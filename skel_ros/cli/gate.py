@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skel_ros.cli import exit_codes
+from skel_ros.cli.paths import input_file
 
 if TYPE_CHECKING:
     import argparse
@@ -23,7 +24,7 @@ MAX_LISTED = 20  # failed checks printed; the reports hold them all
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``--criteria``, ``--junit``, ``--json``."""
-    p.add_argument("--criteria", metavar="YAML",
+    p.add_argument("--criteria", metavar="YAML", type=input_file,
                    help="pass/fail criteria (see docs/sim_to_real.md): exit 0 when all hold,"
                         f" {exit_codes.FAILED} when one fails, {exit_codes.NOT_JUDGED} when the"
                         " run cannot be judged")

@@ -28,6 +28,28 @@ def _rate(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    """``--subscribers``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """``--wait``: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
 def _load(args: argparse.Namespace) -> PointTrajectory | None:
     """The trajectory mapped onto the model and checked against its limits.
 
@@ -107,6 +129,10 @@ def _play_to_ros(args: argparse.Namespace) -> int:
                  f"loop:={'true' if args.loop else 'false'}"]
     if args.fixed_base:
         ros_args += ["-p", "fixed_base:=true"]
+    if args.subscribers is not None:
+        ros_args += ["-p", f"subscribers:={args.subscribers}"]
+    if args.wait is not None:
+        ros_args += ["-p", f"wait_for_subscribers:={args.wait}"]
     try:
         main([sys.argv[0], *ros_args])
     except SystemExit as exc:
@@ -148,6 +174,12 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
                    " JointState commands at --rate Hz")
     p.add_argument("--loop", action="store_true",
                    help="ROS only (not with --print): play again until stopped")
+    p.add_argument("--subscribers", type=_count, metavar="N",
+                   help="ROS only: play once N subscribers are matched, every robot (and"
+                   " recorder) the commands are for (default 1)")
+    p.add_argument("--wait", type=_seconds, metavar="S",
+                   help="ROS only: seconds to wait for them (default 5); not all there by"
+                   " then: nothing is played, status 2")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also say what the trajectory file holds that is ignored"
                    " (a CASPR <description>)")
@@ -155,8 +187,10 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
 
 
 def _cmd_play_defaults(args: argparse.Namespace) -> int:
-    if args.print and (args.mode is not None or args.loop):
-        given = "--mode" if args.mode is not None else "--loop"
+    ros_only = {"--mode": args.mode is not None, "--loop": args.loop,
+                "--subscribers": args.subscribers is not None, "--wait": args.wait is not None}
+    if args.print and any(ros_only.values()):
+        given = next(name for name, set_ in ros_only.items() if set_)
         print(f"{args.usage().rstrip()}\nskel-ros play: error: argument {given}: not allowed"
               " with --print (it applies to playing to ROS)", file=sys.stderr)
         return USAGE

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Param", "at_least", "check", "declare", "read", "required", "within"]
 
-_TYPE_NAMES = {bool: "bool (true or false)", str: "string", float: "number",
+_TYPE_NAMES = {bool: "bool (true or false)", str: "string", float: "number", int: "whole number",
                list: "list"}
 
 

@@ -31,7 +31,6 @@ escalates to them after its own timeouts).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import sys
@@ -42,9 +41,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
     from types import FrameType
 
+    from rclpy.context import Context
+    from rclpy.executors import Executor
     from rclpy.node import Node
 
-__all__ = ["EXIT_SETUP", "NodeStopSignal", "run_node", "sigint_flag"]
+__all__ = ["EXIT_SETUP", "NodeStopSignal", "make_executor", "run_node", "sigint_flag"]
 
 EXIT_SETUP = 2
 """The exit status of a node that cannot start (a bad parameter, model or configuration)."""
@@ -154,6 +155,16 @@ def sigint_flag() -> Iterator[threading.Event]:
                           signal.default_int_handler if previous is None else previous)
 
 
+def make_executor(context: Context | None = None) -> Executor:
+    """The executor a node process spins: one thread, the cheapest rclpy has.
+
+    A ``SingleThreadedExecutor`` everywhere for now (see docs/hardware.md, "CPU").
+    """
+    from rclpy.executors import SingleThreadedExecutor
+
+    return SingleThreadedExecutor(context=context)
+
+
 def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | None = None, *,
              exit_codes: Mapping[type[Exception], int] | None = None) -> None:
     """A node process's ``main()``: start, spin until stopped, clean up, exit.
@@ -173,7 +184,7 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
             :class:`~skel_ros.nodes.errors.NodeSetupError` (:data:`EXIT_SETUP`).
     """
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import ExternalShutdownException
 
     from skel_ros.nodes.errors import NodeSetupError
 
@@ -186,11 +197,10 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
     node: Node | None = None
     try:
         node = make_node()
-        executor = SingleThreadedExecutor()
+        executor = make_executor()
         executor.add_node(node)
         executor.spin()
     except tuple(codes) as exc:
-        logging.getLogger(f"skel_ros.{name}").critical("%s", exc)
         _exit(name, exc, next(c for kind, c in codes.items() if isinstance(exc, kind)))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -203,5 +213,7 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
 
 
 def _exit(name: str, exc: Exception, status: int) -> NoReturn:
-    print(f"{name}: {exc}", file=sys.stderr)  # noqa: T201 - the reason, plainly (ROS logging may not be up)
+    # One line, printed: ROS logging may not be up, and a logger would say it twice (with
+    # no handler configured, Python's last-resort handler writes it to stderr too).
+    print(f"{name}: {exc}", file=sys.stderr)  # noqa: T201
     sys.exit(status)

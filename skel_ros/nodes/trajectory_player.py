@@ -14,9 +14,12 @@ velocity limits (naming the DOF and the time), then
   (``use_sim_time`` works).
 
 Before playing it waits up to ``wait_for_subscribers`` seconds until ``subscribers``
-subscribers are matched (default 1; a session that feeds several robots and a recorder
-names them all, or the first robot matched would get a stream the others miss the start
-of); then,
+subscribers are matched (default 1): every robot the commands are for, and a recorder if
+one runs (``sim_to_real.launch.py`` and ``skel-ros sim-to-real`` count theirs). A robot
+matched after the start would miss the one JointTrajectory, or the start of the stream,
+so when they are not all there in time the player does not play: it names the
+subscribers it reached and says how many it did not, and exits with status 2. One that
+matches after the start is warned about (it missed what was sent before). Then,
 if ``enable_service`` names std_srvs/SetBool services (comma-separated, e.g. the
 hardware node's ``/real/hardware_node/enable``), it calls each with ``true`` and plays
 only once all have answered success (a hardware node starts with torque off), 60 s at
@@ -28,8 +31,8 @@ whether it is still enabled; only ``inactive`` sends it again); then it waits
 summaries: a node reporting ``estop`` or ``fault`` refuses the commands, and the player
 stops and says so (status 3) rather than play on and end "done". It logs progress every
 10 % and exits when done (status 0), unless ``loop`` is set. Bad parameters, unreadable
-files, out-of-limit trajectories and a refused or failed enable end it with status 2 and
-one clear message.
+files, out-of-limit trajectories, subscribers not reached and a refused or failed enable
+end it with status 2 and one line on stderr saying why.
 
 Parameters (all read-only): ``trajectory_file``, ``skel_file`` (paths or
 ``package://skel_ros/...``), ``model_args`` and ``fixed_base`` (as the simulation
@@ -39,17 +42,13 @@ node's), ``mapping_file``, ``trajectory_id``, ``mode``, ``rate``,
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import TYPE_CHECKING, Any
 
 import rclpy
 from builtin_interfaces.msg import Duration
-from rcl_interfaces.msg import ParameterDescriptor  # type: ignore[import-untyped]
 from rclpy.duration import Duration as RclpyDuration
-from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.executors import ExternalShutdownException
-from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -58,6 +57,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from skel_ros.model import SkelError
 from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.enable_call import EnableCall, HardwareStateWatch, start_enable
+from skel_ros.nodes.errors import NodeSetupError
+from skel_ros.nodes.parameters import Param, at_least, declare, read, within
 from skel_ros.nodes.service_calls import ServiceTimeoutError
 from skel_ros.resources import resolve
 from skel_ros.trajectory import (
@@ -82,86 +83,80 @@ COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 _TRAJECTORY_TICK = 0.05  # s between progress checks in trajectory mode
 
 
-class PlayerSetupError(RuntimeError):
-    """The player cannot play: bad parameter, file, out-of-limit trajectory, no enable."""
+class PlayerSetupError(NodeSetupError):
+    """The player cannot play: a bad parameter or file, subscribers not reached, no enable."""
 
 
 class PlayerStoppedError(RuntimeError):
     """A robot the player enabled stopped (e-stop, fault) while it waited or played."""
 
 
-PARAMETERS: dict[str, tuple[Any, str]] = {
-    "trajectory_file": ("", "CASPR trajectories.xml or trajectory YAML (path or package://)"),
-    "skel_file": ("", ("the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR"
-                       " bodies.xml, Phobos; path or package://)")),
-    "model_args": ("", "xacro arguments of a .xacro skel_file: 'name:=value ...'"),
-    "fixed_base": (False, "URDF/SMURF skel_file: weld the root link to the world"),
-    "mapping_file": ("", ("YAML mapping CASPR q columns to DOF names ('' = CASPR's q order for"
-                          " a bodies.xml, else <skel_file>.q_mapping.yaml if found, else model"
-                          " order; refused on a model whose order is unknown)")),
-    "trajectory_id": ("", "which CASPR joint trajectory of the file ('' = the first)"),
-    "mode": ("trajectory", ("'trajectory': one JointTrajectory on joint_trajectory; 'stream':"
-                            " JointState position commands on joint_commands at rate Hz")),
-    "rate": (50.0, f"stream mode: command rate in Hz (0, {MAX_RATE:g}]"),
-    "start_delay": (0.0, "seconds to wait before playing (>= 0)"),
-    "loop": (False, "play again and again until stopped"),
-    "wait_for_subscribers": (5.0, "seconds to wait for the subscribers before playing (>= 0)"),
-    "subscribers": (1, "how many subscribers to wait for (>= 1): every robot and recorder"),
-    "enable_service": ("", ("std_srvs/SetBool service(s) to call with true before playing,"
-                            " comma-separated (e.g. /real/hardware_node/enable); '' = none")),
+def _given(value: str) -> str:
+    if not value:
+        raise ValueError("is required (the player checks the trajectory against the model's"
+                         " DOFs and limits before playing)")
+    return value
+
+
+def _count(value: int) -> int:
+    if value < 1:
+        raise ValueError(f"must be an integer >= 1 (every robot, and a recorder), got {value}")
+    return value
+
+
+PARAMETERS: dict[str, Param] = {
+    "trajectory_file": Param("", "CASPR trajectories.xml or trajectory YAML (path or"
+                             " package://)", read_only=True, convert=_given),
+    "skel_file": Param("", "the robot's model, any format (SKEL, URDF/xacro, SMURF, CASPR"
+                       " bodies.xml, Phobos; path or package://)", read_only=True,
+                       convert=_given),
+    "model_args": Param("", "xacro arguments of a .xacro skel_file: 'name:=value ...'",
+                        read_only=True),
+    "fixed_base": Param(default=False, read_only=True,
+                        description="URDF/SMURF skel_file: weld the root link to the world"),
+    "mapping_file": Param("", "YAML mapping CASPR q columns to DOF names ('' = CASPR's q order"
+                          " for a bodies.xml, else <skel_file>.q_mapping.yaml if found, else"
+                          " model order; refused on a model whose order is unknown)",
+                          read_only=True),
+    "trajectory_id": Param("", "which CASPR joint trajectory of the file ('' = the first)",
+                           read_only=True),
+    "mode": Param("trajectory", "'trajectory': one JointTrajectory on joint_trajectory;"
+                  " 'stream': JointState position commands on joint_commands at rate Hz",
+                  read_only=True, choices=MODES),
+    "rate": Param(50.0, f"stream mode: command rate in Hz (0, {MAX_RATE:g}]", read_only=True,
+                  number=True, convert=within(0.0, MAX_RATE, open_low=True, unit="Hz")),
+    "start_delay": Param(0.0, "seconds to wait before playing (>= 0)", read_only=True,
+                         number=True, convert=at_least(0.0)),
+    "loop": Param(default=False, read_only=True,
+                  description="play again and again until stopped"),
+    "wait_for_subscribers": Param(5.0, "seconds to wait for the subscribers before playing"
+                                  " (>= 0); not all there by then: not playing, status 2",
+                                  read_only=True, number=True, convert=at_least(0.0)),
+    "subscribers": Param(1, "how many subscribers to wait for (>= 1): every robot the commands"
+                         " are for, and a recorder", read_only=True, convert=_count),
+    "enable_service": Param("", "std_srvs/SetBool service(s) to call with true before playing,"
+                            " comma-separated (e.g. /real/hardware_node/enable); '' = none",
+                            read_only=True),
 }
 ACK_WAIT = 2.0  # s the player waits, at the end, for its last message to be acknowledged
 ENABLE_TIMEOUT = 60.0  # s for an enable to be known done (skel_ros.nodes.enable_call)
-_NUMERIC = ("rate", "start_delay", "wait_for_subscribers")
-
-
-def _descriptor(name: str, text: str) -> ParameterDescriptor:
-    if name in _NUMERIC:  # dynamic: "-p rate:=50" is an integer, "rate:=50.0" a double
-        return ParameterDescriptor(description=text, read_only=True, dynamic_typing=True)
-    return ParameterDescriptor(description=text, read_only=True)
-
-
-def _check_types(p: dict[str, Any]) -> None:
-    """Check parameter types; numbers may be given as integers and become floats."""
-    for name in _NUMERIC:
-        value = p[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise PlayerSetupError(f"parameter {name} must be a number, got {value!r}")
-        p[name] = float(value)
-        if name == "rate":  # its range, (0, MAX_RATE], is checked with the others
-            continue
-        if not math.isfinite(p[name]) or p[name] < 0.0:
-            raise PlayerSetupError(f"parameter {name} must be finite and >= 0, got {value}")
-    for name in ("trajectory_file", "skel_file", "model_args", "mapping_file", "trajectory_id",
-                 "mode", "enable_service"):
-        if not isinstance(p[name], str):
-            raise PlayerSetupError(f"parameter {name} must be a string, got {p[name]!r}")
-    if isinstance(p["subscribers"], bool) or not isinstance(p["subscribers"], int) \
-            or p["subscribers"] < 1:
-        raise PlayerSetupError(
-            f"parameter subscribers must be an integer >= 1, got {p['subscribers']!r}")
-    for name in ("loop", "fixed_base"):
-        if not isinstance(p[name], bool):
-            raise PlayerSetupError(f"parameter {name} must be true or false, got {p[name]!r}")
 
 
 class TrajectoryPlayer(Node):
     """The player node; see the module docstring.
 
     Raises:
-        PlayerSetupError: A parameter, the model or the trajectory is invalid.
+        NodeSetupError: A parameter is invalid (each named, the shared
+            :mod:`skel_ros.nodes.parameters` check), or (:class:`PlayerSetupError`) the
+            model or the trajectory is.
     """
 
     def __init__(self, *, parameter_overrides: Sequence[Parameter[Any]] | None = None,
                  node_name: str = "trajectory_player", context: Context | None = None) -> None:
         super().__init__(node_name, parameter_overrides=list(parameter_overrides or []),
                          context=context)
-        try:
-            self.declare_parameters("", [(name, default, _descriptor(name, text))
-                                         for name, (default, text) in PARAMETERS.items()])
-        except InvalidParameterTypeException as exc:
-            raise PlayerSetupError(f"bad parameter type: {exc}") from None
-        p = self._read_parameters()
+        declare(self, PARAMETERS)
+        p = read(self, PARAMETERS)
         self.mode: str = p["mode"]
         self.rate: float = p["rate"]
         self.loop: bool = p["loop"]
@@ -176,6 +171,8 @@ class TrajectoryPlayer(Node):
         self._decile = -1
         self._phase = "waiting"
         self._phase_start = self._now()
+        self._matched = 0  # subscribers matched, last seen
+        self._started_with = 0  # subscribers matched when playing started
         self._t0 = 0.0
         if self.mode == "stream":
             self._publisher = self.create_publisher(JointState, "joint_commands", COMMAND_QOS)
@@ -191,22 +188,6 @@ class TrajectoryPlayer(Node):
             f" within the limits of {p['skel_file']}; mode {self.mode}")
 
     # ---------------------------------------------------------------- setup
-
-    def _read_parameters(self) -> dict[str, Any]:
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        _check_types(p)
-        if p["mode"] not in MODES:
-            raise PlayerSetupError(f"parameter mode must be one of {', '.join(MODES)}, got"
-                                   f" {p['mode']!r}")
-        if not 0.0 < p["rate"] <= MAX_RATE:
-            raise PlayerSetupError(f"parameter rate must be in (0, {MAX_RATE:g}] Hz, got"
-                                   f" {p['rate']:g}")
-        for name in ("trajectory_file", "skel_file"):
-            if not p[name]:
-                raise PlayerSetupError(
-                    f"parameter {name} is required (the player checks the trajectory against"
-                    f" the model's DOFs and limits before playing)")
-        return p
 
     def _load(self, p: dict[str, Any]) -> PointTrajectory:
         try:
@@ -234,14 +215,8 @@ class TrajectoryPlayer(Node):
             return
         now = self._now()
         if self._phase == "waiting":
-            waited = now - self._phase_start
-            matched = self._publisher.get_subscription_count()
-            if matched < self.subscribers:
-                if waited < self.wait_for_subscribers:
-                    return
-                self.get_logger().warning(
-                    f"{matched} of {self.subscribers} subscriber(s) after {waited:.1f} s;"
-                    " playing anyway (the others miss the start)")
+            if not self._subscribers_matched(now - self._phase_start):
+                return
             self._phase, self._phase_start = "enabling", now
             self._enable = [self._call_enable(name) for name in self._enable_names]
         if self._phase == "enabling":
@@ -254,6 +229,51 @@ class TrajectoryPlayer(Node):
                 return
             self._start(now)
         self._play(now - self._t0)
+
+    def _subscriber_names(self) -> str:
+        """The nodes subscribed to the command topic, as the graph knows them."""
+        infos = self.get_subscriptions_info_by_topic(self._publisher.topic_name)
+        names = sorted(f"{info.node_namespace.rstrip('/')}/{info.node_name}" for info in infos)
+        return ", ".join(names) or "none"
+
+    def _subscribers_matched(self, waited: float) -> bool:
+        """True once ``subscribers`` are matched; logs each change of the count.
+
+        Raises:
+            PlayerSetupError: Not all of them within ``wait_for_subscribers``: which were
+                reached, how many were not (nothing is played).
+        """
+        matched = self._publisher.get_subscription_count()
+        topic = self._publisher.topic_name
+        if matched != self._matched:
+            self._matched = matched
+            self.get_logger().info(f"{matched} of {self.subscribers} subscriber(s) of {topic}"
+                                   f" matched ({self._subscriber_names()})")
+        if matched >= self.subscribers:
+            return True
+        if waited < self.wait_for_subscribers:
+            return False
+        missing = self.subscribers - matched
+        what = "the trajectory" if self.mode == "trajectory" else "the start of the stream"
+        raise PlayerSetupError(
+            f"{missing} of {self.subscribers} subscriber(s) of {topic} not reached within"
+            f" {self.wait_for_subscribers:g} s (wait_for_subscribers); reached {matched}:"
+            f" {self._subscriber_names()}. Not playing: a robot matched late would miss"
+            f" {what}. Start every robot (and recorder) first, on this ROS_DOMAIN_ID, or"
+            " set subscribers to how many there are")
+
+    def _check_late_subscribers(self) -> None:
+        """Warn (once per count) about subscribers matched after playing started."""
+        matched = self._publisher.get_subscription_count()
+        if matched > self._matched and matched > self._started_with:
+            what = ("the trajectory was sent" if self.mode == "trajectory"
+                    else f"{self._now() - self._t0:.2f} s into the stream")
+            self.get_logger().warning(
+                f"{matched - self._started_with} subscriber(s) of {self._publisher.topic_name}"
+                f" matched after {what} (now {matched}: {self._subscriber_names()}): they"
+                f" missed what was sent before; subscribers ({self.subscribers}) should count"
+                " every robot and recorder")
+        self._matched = matched
 
     def _call_enable(self, name: str) -> EnableCall:
         """Start enabling ``name``; a lost answer is asked for, not re-sent blindly."""
@@ -308,11 +328,13 @@ class TrajectoryPlayer(Node):
 
     def _start(self, now: float) -> None:
         self._phase, self._t0, self._decile = "playing", now, -1
+        self._matched = self._started_with = self._publisher.get_subscription_count()
         self.get_logger().info(f"playing {self.trajectory.duration:.3f} s")
         if self.mode == "trajectory":
             self._publisher.publish(trajectory_message(self.trajectory))
 
     def _play(self, t: float) -> None:
+        self._check_late_subscribers()
         duration = self.trajectory.duration
         finished = t >= duration
         if self.mode == "stream":
@@ -383,10 +405,10 @@ def main(args: Sequence[str] | None = None) -> None:
         node = TrajectoryPlayer()
         while rclpy.ok() and not node.done:
             rclpy.spin_once(node, timeout_sec=0.1)
-    except (PlayerSetupError, PlayerStoppedError) as exc:
-        get_logger("trajectory_player").error(str(exc))
-        print(f"trajectory_player: {exc}", file=sys.stderr)  # noqa: T201 - also without ROS logs
-        status = 2 if isinstance(exc, PlayerSetupError) else 3
+    except (NodeSetupError, PlayerStoppedError) as exc:
+        # One line, printed: the ROS logger would say it a second time on the console.
+        print(f"trajectory_player: {exc}", file=sys.stderr)  # noqa: T201
+        status = 2 if isinstance(exc, NodeSetupError) else 3
     except (KeyboardInterrupt, ExternalShutdownException):
         status = 130 if node is None or not node.done else 0
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -173,3 +174,64 @@ def test_validate_takes_model_args_as_well_as_words(tmp_path: Path,
     for args in (["--model-args", "extra:=true"], ["extra:=true"]):
         assert main(["validate", str(xacro), *args, "--fixed-base"]) == 0
         assert "OK (1 skeleton(s), 1 DOFs" in capsys.readouterr().out, args
+
+
+# Every argument that names a file to read, by its dest, and where it is: each must be
+# read through skel_ros.cli.paths.input_file (package:// and file:// URIs resolved). A new
+# file argument with one of these names is checked too; one named otherwise goes here.
+INPUT_FILE_DESTS = {"file", "files", "input", "model", "config", "recording", "skel",
+                    "mapping", "hardware", "hardware_config", "criteria", "trajectory"}
+NOT_INPUT_FILES = {("sim-to-real", "hardware"),  # a flag: the real actuators
+                   ("emulate", "model")}  # an actuator model name (XM430-W350)
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    from skel_ros.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_file_argument_of_every_command_takes_package_uris() -> None:
+    """Issue 34: ``skel-ros compare run.mcap --skel package://skel_ros/examples/arm.skel``
+    (docs/sim_to_real.md) said "cannot read file": ``compare`` read ``--skel`` as a path."""
+    from skel_ros.cli.paths import input_file
+
+    checked, wrong = [], []
+    for name, sub in _subcommands().items():
+        for action in sub._actions:
+            if action.dest not in INPUT_FILE_DESTS or (name, action.dest) in NOT_INPUT_FILES:
+                continue
+            checked.append((name, action.dest))
+            if action.type is not input_file:
+                wrong.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert not wrong, f"file arguments read as plain paths: {wrong}"
+    assert ("compare", "skel") in checked  # the table still finds them
+    assert ("sim-to-real", "trajectory") in checked
+
+
+def test_compare_reads_a_model_given_as_a_package_uri(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from joint_state_mcap import joint_state, write_joint_states
+
+    def messages():
+        for k in range(150):
+            stamp = (0, 0)
+            for stream in ("command", "sim", "real"):
+                yield int(1e9 * (1000 + k / 50)) + len(stream), stream, joint_state(
+                    stamp, ["elbow", "wrist"], [0.01 * k, 1.9])  # the wrist at its limit
+
+    recording = tmp_path / "run.mcap"
+    write_joint_states(recording, messages())
+    status = main(["compare", f"file://{recording}", "--skel",
+                   "package://skel_ros/examples/arm.skel", "--format", "md",
+                   "--out", str(tmp_path / "report")])
+    output = capsys.readouterr()
+    assert status == 0, output
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    # The model's limits were read: the wrist sits at its upper limit (1.9), the elbow not.
+    hits = {line.split("|")[1].strip(): line.split("|")[-2].strip()
+            for line in report.splitlines() if line.startswith(("| elbow", "| wrist"))}
+    assert hits["elbow"] == "0 / 0 / 0", report
+    assert hits["wrist"] != "0 / 0 / 0", report

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from corpus_data import requires_corpus
+from corpus_data import CORPUS, requires_corpus
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +53,7 @@ def _import_fuzz_script() -> ModuleType:
 
 
 fuzz = _import_fuzz_script()
-SEEDS = fuzz.sample_seeds() if fuzz.corpus_available() else []
+SEEDS = fuzz.sample_seeds(CORPUS) if fuzz.corpus_available(CORPUS) else []
 MUTATOR_NAMES = sorted(fuzz.MUTATORS)
 
 COMMON = settings(
@@ -119,7 +119,7 @@ def test_unmutated_sample_loads_from_string_as_from_file(seed_index: int) -> Non
 @requires_corpus
 def test_synthetic_seed_loads() -> None:
     # It exists to reach the parser's less used branches, so it must get past them.
-    seed = fuzz.synthetic_seed()
+    seed = fuzz.synthetic_seed(CORPUS)
     world = load_skel(seed.text, name=seed.name)
     assert [len(s.joints) for s in world.skeletons] == [8, 2]
 

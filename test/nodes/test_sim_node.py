@@ -564,6 +564,8 @@ def test_bad_parameters_at_start_end_with_a_message(ros_env: dict[str, str], tmp
         proc = _start(ros_env, log, **params)
         proc.wait(timeout=120)
         returncode, output = proc.returncode, log.read_text(encoding="utf-8", errors="replace")
+        # One line, as docs/sim_node.md says (a logger printed the reason a second time)
+        assert output.splitlines() == [f"sim_node: invalid parameters: {message}"], output
     else:
         returncode, output = sim_node_main(capsys, **params)
     assert returncode == 2, output

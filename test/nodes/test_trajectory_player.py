@@ -24,6 +24,7 @@ points:
   - {positions: [0.3, 0.0], time_from_start: 0.0}
   - {positions: [0.8, -0.5], time_from_start: 1.0}
 """
+LONG_YAML = SHORT_YAML.replace("time_from_start: 1.0", "time_from_start: 8.0")
 SHORT_CASPR = """<trajectories><joint_trajectories>
 <cubic_spline_trajectory id="c" time_definition="absolute" time_step="0.25">
 <points>
@@ -163,6 +164,103 @@ def test_stream_waits_for_every_subscriber(ros_env: dict[str, str], tmp_path: Pa
     assert late, output
     assert late[0].position[0] == pytest.approx(0.3, abs=1e-12)  # the first sample
     assert len(late) == len(received), output
+
+
+def _late_subscriber(msg_type: Any, topic: str, late: list[Any], after: float,
+                     ) -> Callable[[Any, list[Any]], None]:
+    """A ``setup`` for :func:`_collect`: a second subscriber joins ``after`` s later."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    def setup(node: Any, _received: list[Any]) -> None:
+        def join() -> None:
+            timer.cancel()
+            node.create_subscription(msg_type, topic, late.append,
+                                     QoSProfile(depth=1000,
+                                                reliability=ReliabilityPolicy.RELIABLE))
+        timer = node.create_timer(after, join)
+
+    return setup
+
+
+def test_the_one_trajectory_reaches_every_robot_the_player_waits_for(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 34: the simulation moved and the hardware did not: the player sent its one
+    JointTrajectory as soon as the first robot matched. With ``subscribers:=2`` it waits
+    for both, so the one that comes 2 s late gets the trajectory too."""
+    from trajectory_msgs.msg import JointTrajectory
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="trajectory",
+                   wait_for_subscribers="60.0", subscribers="2")
+    late: list[Any] = []
+    received, output = _collect(JointTrajectory, "/joint_trajectory", proc,
+                                _late_subscriber(JointTrajectory, "/joint_trajectory", late, 2.0),
+                                lambda received: bool(received) and bool(late))
+    assert proc.returncode == 0, output
+    assert len(received) == 1, output
+    assert len(late) == 1, output
+    assert list(late[0].joint_names) == ["elbow", "wrist"]
+    assert "2 of 2 subscriber(s) of /joint_trajectory matched (" in output
+
+
+def test_robots_not_reached_in_time_mean_no_play_and_status_2(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """Two robots expected, one there: after ``wait_for_subscribers`` the player says how
+    many it did not reach and which it did, sends nothing and exits with status 2 (it
+    played anyway, to the one robot, with status 0)."""
+    from trajectory_msgs.msg import JointTrajectory
+
+    path = tmp_path / "short.yaml"
+    path.write_text(SHORT_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="trajectory",
+                   wait_for_subscribers="3.0", subscribers="2")
+    received, output = _collect(JointTrajectory, "/joint_trajectory", proc)
+    assert proc.returncode == 2, output
+    assert received == [], output
+    # 1 of 2 reached, or none when this machine was too busy to match even one in 3 s
+    line = next(x for x in output.splitlines() if x.startswith("trajectory_player: "))
+    assert " of 2 subscriber(s) of /joint_trajectory not reached within 3 s" in line, output
+    assert "Not playing: a robot matched late would miss the trajectory" in line
+    if "reached 1:" in line:
+        assert line.startswith("trajectory_player: 1 of 2 subscriber(s)"), output
+        assert "reached 1: /player_test." in line, output
+    assert "progress" not in output
+
+
+def test_a_subscriber_matched_after_the_trajectory_was_sent_is_warned_about(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """``subscribers`` left at 1 with two robots: the one matched after the trajectory was
+    sent missed it, and the player says so instead of ending "done" in silence."""
+    from trajectory_msgs.msg import JointTrajectory
+
+    path = tmp_path / "long.yaml"
+    path.write_text(LONG_YAML, encoding="utf-8")
+    proc = _player(ros_env, trajectory_file=str(path), mode="trajectory",
+                   wait_for_subscribers="60.0")
+    late: list[Any] = []
+
+    def join_once_received(node: Any, received: list[Any]) -> None:
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        def join() -> None:
+            if received and not joined:
+                joined.append(node.create_subscription(
+                    JointTrajectory, "/joint_trajectory", late.append,
+                    QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)))
+
+        joined: list[Any] = []
+        node.create_timer(0.1, join)
+
+    received, output = _collect(JointTrajectory, "/joint_trajectory", proc, join_once_received)
+    assert proc.returncode == 0, output
+    assert len(received) == 1, output
+    assert late == []
+    warning = next(line for line in output.splitlines() if "matched after" in line)
+    assert ("1 subscriber(s) of /joint_trajectory matched after the trajectory was sent (now 2:"
+            in warning), output
+    assert "/player_test" in warning  # who, as the ROS graph names them
+    assert "they missed what was sent before" in warning
 
 
 def test_trajectory_mode_publishes_one_joint_trajectory(ros_env: dict[str, str],
@@ -313,8 +411,6 @@ def test_an_enable_lost_before_it_was_served_is_sent_again(ros_env: dict[str, st
     assert len(received) > 10
 
 
-LONG_YAML = SHORT_YAML.replace("time_from_start: 1.0", "time_from_start: 8.0")
-
 
 def test_an_estop_while_playing_stops_the_player(ros_env: dict[str, str],
                                                 tmp_path: Path) -> None:
@@ -379,15 +475,22 @@ def test_out_of_limit_trajectory_is_refused(ros_env: dict[str, str], tmp_path: P
     [
         # The first case runs the real process (the console script's exit status and
         # output); the others run the same main(argv) in this process.
-        ({"mode": "fast"}, "parameter mode must be one of trajectory, stream"),
-        ({"rate": "0"}, "parameter rate must be in (0, 1000] Hz"),
-        ({"rate": ".nan"}, "parameter rate must be in (0, 1000] Hz, got nan"),
-        ({"rate": ".inf"}, "parameter rate must be in (0, 1000] Hz, got inf"),
-        ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0"),
-        ({"trajectory_file": "''"}, "parameter trajectory_file is required"),
-        ({"rate": "fast"}, "parameter rate must be a number"),
-        ({"subscribers": "0"}, "parameter subscribers must be an integer >= 1, got 0"),
-        ({"loop": "3"}, "bad parameter type: Trying to set parameter 'loop' to '3'"),
+        ({"mode": "fast"},
+         "invalid parameters: mode must be one of trajectory, stream, got 'fast'"),
+        ({"rate": "0"}, "invalid parameters: rate must be in (0, 1000] Hz, got 0.0"),
+        ({"rate": ".nan"}, "rate must be in (0, 1000] Hz, got nan"),
+        ({"rate": ".inf"}, "rate must be in (0, 1000] Hz, got inf"),
+        ({"start_delay": "-1.0"}, "start_delay must be finite and >= 0, got -1.0"),
+        ({"trajectory_file": "''"}, "trajectory_file is required"),
+        ({"rate": "fast"}, "rate must be a number, got 'fast'"),
+        ({"subscribers": "0"}, ("subscribers must be an integer >= 1 (every robot, and a"
+                               " recorder), got 0")),
+        ({"loop": "3"}, "loop must be a bool (true or false): "),
+        ({"subscribers": "2.5"}, "subscribers must be a whole number: "),
+        # Every problem at once, each named (the shared skel_ros.nodes.parameters check).
+        ({"rate": "0", "wait_for_subscribers": "-2"},
+         ("rate must be in (0, 1000] Hz, got 0.0; wait_for_subscribers must be finite and"
+         " >= 0, got -2.0")),
         ({"trajectory_file": "/nonexistent/t.yaml"}, "cannot read trajectory file"),
         ({"mapping_file": "/nonexistent/m.yaml"}, "a mapping file applies to CASPR"),
     ],
@@ -404,6 +507,9 @@ def test_bad_parameters_end_with_a_message(ros_env: dict[str, str], params: dict
         returncode, output = _player_main(capsys, **params)
     assert returncode == 2, output
     assert message in output
+    if params.get("mode") == "fast":  # one line, not the ROS log's copy as well
+        assert output.strip().splitlines() == [f"trajectory_player: {output.split(': ', 1)[1]}"
+                                               .strip()], output
 
 
 def test_play_passes_strings_that_look_like_yaml_values(

@@ -104,7 +104,8 @@ def test_play_rate_is_capped_as_the_node_caps_it(capsys: pytest.CaptureFixture[s
     assert len(capsys.readouterr().out.splitlines()) == 10 * 1000 + 2  # header, 0 .. 10 s
 
 
-@pytest.mark.parametrize("option", [["--loop"], ["--mode", "stream"], ["--mode", "trajectory"]])
+@pytest.mark.parametrize("option", [["--loop"], ["--mode", "stream"], ["--mode", "trajectory"],
+                                    ["--subscribers", "2"], ["--wait", "10"]])
 def test_play_print_refuses_the_ros_options(option: list[str],
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """--mode and --loop apply to ROS; with --print they were silently ignored."""
@@ -116,3 +117,22 @@ def test_play_print_refuses_the_ros_options(option: list[str],
     assert (f"skel-ros play: error: argument {option[0]}: not allowed with --print"
             in captured.err)
     assert captured.err.startswith("usage: skel-ros play")
+
+
+def test_play_tells_the_node_how_many_robots_to_wait_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--subscribers`` / ``--wait`` reach the node's ``subscribers`` and
+    ``wait_for_subscribers`` (issue 34: a robot matched after the one JointTrajectory was
+    sent never moved)."""
+    from skel_ros.nodes import trajectory_player
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(trajectory_player, "main", lambda argv: seen.append(list(argv)))
+    args = ["play", str(example("arm_trajectory.yaml")), "--skel", str(example("arm.skel"))]
+    assert main([*args, "--subscribers", "2", "--wait", "30"]) == 0
+    assert seen[-1][-4:] == ["-p", "subscribers:=2", "-p", "wait_for_subscribers:=30.0"]
+    assert main(args) == 0
+    assert not any("subscribers" in word for word in seen[-1])  # the node's defaults
+    for bad in (["--subscribers", "0"], ["--wait", "-1"], ["--wait", "nan"]):
+        with pytest.raises(SystemExit) as exited:
+            main([*args, *bad])
+        assert exited.value.code == 2
