@@ -1,40 +1,34 @@
-"""Benchmark: what the hardware node costs, per thread, and how timely its loop is.
+"""Benchmark: what the hardware node costs on a robot computer, as ratios and CPU-s/s.
 
-The hardware node runs in this process as ``hardware_node`` runs it (one
-``SingleThreadedExecutor`` thread; the control loop in its own thread), driving the bundled
-arm (``examples/arm.skel``, ``config/hardware/arm_dynamixel.yaml``: 4 Dynamixel servos,
-200 Hz) on the emulated bus (the emulator in its own process on a pty), torque on. A probe
-in another process plays the sim-to-real recorder and player: it publishes
-``joint_commands`` at 50 Hz (the trajectory player's stream rate) and receives
-``joint_states``.
+Three processes, as on a robot: the hardware node exactly as ``ros2 run skel_ros
+hardware_node`` starts it (the bundled arm, ``examples/arm.skel`` on
+``config/hardware/arm_dynamixel.yaml``: 4 Dynamixel servos, control at 200 Hz, on the
+emulated bus, whose emulator is a process of its own; ``autostart:=active``: torque on,
+holding); a **reference**, a bare rclpy node that subscribes to the same ``joint_commands``
+and does nothing with them, spun by the same executor as the node; and this script, which
+publishes the commands and reads the node's ``/diagnostics`` (its loop's cycle count).
 
-For each phase (idle machine; then with two busy loops ``python3 -c 'while 1: pass'``,
-one per core of the 2-core development machine, stopped afterwards) it prints:
+CPU is each process's own (``/proc/<pid>/stat``: user + system time of every thread),
+so the emulator's and this script's are not counted. Phases, each ``--seconds`` long:
 
-* CPU seconds per second of the executor thread, the control loop thread and the whole
-  process (``time.pthread_getcpuclockid``: the threads' own clocks);
-* the loop's achieved rate (cycles per second) against its configured rate, and its
-  overruns;
-* goal handed in -> bytes written (p50 / p99 / max; measured by wrapping the backend's
-  and the driver's ``write`` from this script: ``hw_latency.LatencyProbe``);
-* ``joint_states`` at the probe: messages per second, age (arrival - header stamp: the
-  read's time) p50 / p99 / max, and the longest gap between two messages;
-* the load average.
+1. **holding**: no commands. The node's CPU-s/s (goal <= 0.10), the reference's idle CPU.
+2. **stream**: ``joint_commands`` for the 4 joints at 200 Hz. The node's CPU-s/s (goal
+   <= 0.25); **per command**: each process's added CPU over phase 1 divided by the
+   commands sent; the ratio node / reference (goal <= 1.5: a command costs the node at
+   most half again what merely receiving it costs any rclpy node).
+3. **beside one busy process** (``python3 -c 'while 1: pass'``) with the stream on: the
+   share of its 200 cycles a second the loop ran (goal >= 99 %).
 
-Asserts nothing; one run. Usage: .venv/bin/python bench/hardware_node.py [--seconds S]
-[--no-load] [--busy N]
+Asserts nothing. Usage: .venv/bin/python bench/hardware_node.py [--seconds S]
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
 import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -42,191 +36,208 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from hw_latency import LatencyProbe, enable_emulated, percentile  # noqa: E402 - bench/, beside this file
-
-COMMAND_RATE = 50.0  # Hz, the trajectory player's default stream rate
-SETTLE = 1.0  # s after the load starts, before measuring
-
-
-def _ms(values: list[float]) -> str:
-    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-    return (f"p50 {p50 * 1e3:6.1f} ms, p99 {p99 * 1e3:6.1f} ms,"
-            f" max {max(values, default=math.nan) * 1e3:6.1f} ms")
+COMMAND_RATE = 200.0  # Hz
+GOALS = {"holding": 0.10, "stream": 0.25, "per_command": 1.5, "cycles": 0.99}
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
-# ---------------------------------------------------------------- the probe (another process)
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14, 15)
 
-def probe(seconds: float) -> None:
-    """Publish joint_commands at COMMAND_RATE, receive joint_states; print one JSON line."""
+
+# ---------------------------------------------------------------- the reference process
+
+def reference() -> None:
+    """A bare subscriber of ``joint_commands``, spun as the hardware node is spun."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
+    from skel_ros.nodes.shutdown import make_executor
+
     rclpy.init()
-    node = rclpy.create_node("bench_probe")
-    names = [n.strip() for n in sys.stdin.readline().split(",")]
-    arrivals: list[tuple[float, float]] = []  # (arrival, stamp) in ROS (wall) time
-
-    def on_state(msg: JointState) -> None:
-        now = node.get_clock().now().nanoseconds * 1e-9
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        arrivals.append((now, stamp))
-
-    node.create_subscription(JointState, "joint_states", on_state, 10)
-    pub = node.create_publisher(JointState, "joint_commands", 10)
-    start = time.monotonic()
-
-    def tick() -> None:
-        t = time.monotonic() - start
-        pub.publish(JointState(name=names, position=[
-            0.3 * math.sin(2 * math.pi * 0.5 * t + i) for i in range(len(names))]))
-
-    node.create_timer(1.0 / COMMAND_RATE, tick)
-    executor = SingleThreadedExecutor()
+    node = rclpy.create_node("bench_reference")
+    node.create_subscription(JointState, "joint_commands", lambda _msg: None, 10)
+    executor = make_executor()
     executor.add_node(node)
-    print("ready", flush=True)
-    window: list[tuple[float, float]] = []
-    for line in sys.stdin:  # "start" / "stop" / "quit"
-        command = line.strip()
-        if command == "start":
-            drain = time.monotonic() + 0.3  # messages queued while not spinning: dropped
-            while time.monotonic() < drain:
-                executor.spin_once(timeout_sec=0.01)
-            arrivals.clear()
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                executor.spin_once(timeout_sec=0.01)
-            window = list(arrivals)
-            ages = [a - s for a, s in window]
-            gaps = [b[0] - a[0] for a, b in itertools.pairwise(window)]
-            print(json.dumps({"count": len(window), "ages": ages,
-                              "max_gap": max(gaps, default=math.nan)}), flush=True)
-        else:
-            break
-    node.destroy_node()
-    rclpy.try_shutdown()
+    try:
+        executor.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
 
 
-# ---------------------------------------------------------------- the node (this process)
+# ---------------------------------------------------------------- the driver (this process)
 
-class _Cpu:
-    """CPU seconds of one thread (its own clock) or of the process."""
+class Driver:
+    """Publishes ``joint_commands`` when asked; keeps the node's newest cycle count."""
 
-    def __init__(self, thread: threading.Thread | None) -> None:
-        self.clock = (time.CLOCK_PROCESS_CPUTIME_ID if thread is None
-                      else time.pthread_getcpuclockid(thread.ident))  # type: ignore[arg-type]
+    def __init__(self, names: list[str]) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
 
-    def __call__(self) -> float:
-        return time.clock_gettime(self.clock)
+        self.node = rclpy.create_node("bench_driver")
+        self.names = names
+        self.sent = 0
+        self.streaming = False
+        self.cycles: tuple[float, int] | None = None  # (arrival, cycles)
+        self.state = ""
+        self._message = JointState
+        self._pub = self.node.create_publisher(JointState, "joint_commands", 10)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, 10)
+        self._start = time.monotonic()
+        self.node.create_timer(1.0 / COMMAND_RATE, self._tick)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+
+    def _tick(self) -> None:
+        if not self.streaming:
+            return
+        t = time.monotonic() - self._start
+        self._pub.publish(self._message(name=self.names, position=[
+            0.3 * math.sin(2 * math.pi * 0.5 * t + i) for i in range(len(self.names))]))
+        self.sent += 1
+
+    def _diagnostics(self, msg: Any) -> None:  # noqa: ANN401 - DiagnosticArray
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if "cycles" in values:
+                self.cycles = (time.monotonic(), int(values["cycles"]))
+                self.state = values.get("state", "")
+
+    def spin(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def fresh_cycles(self) -> tuple[float, int]:
+        """The next diagnostics' (arrival, cycles), waiting for it (at most 5 s)."""
+        self.cycles = None
+        end = time.monotonic() + 5.0
+        while self.cycles is None and time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+        if self.cycles is None:
+            raise RuntimeError("the hardware node publishes no /diagnostics")
+        return self.cycles
 
 
-def measure(node: Any, spinner: threading.Thread, probe_proc: subprocess.Popen[str],  # noqa: ANN401
-            latency: LatencyProbe, label: str) -> list[str]:
-    backend, runner = node.backend, node.runner
-    loop = runner._thread  # noqa: SLF001 - the loop thread's CPU clock
-    clocks = {"executor": _Cpu(spinner), "loop": _Cpu(loop), "process": _Cpu(None)}
-    before = {k: c() for k, c in clocks.items()}
-    status0 = backend.status()
-    overruns0 = runner.pacer.overruns
-    latency.clear()
-    wall0 = time.monotonic()
-    probe_proc.stdin.write("start\n")  # type: ignore[union-attr]
-    probe_proc.stdin.flush()  # type: ignore[union-attr]
-    result = json.loads(probe_proc.stdout.readline())  # type: ignore[union-attr]
-    wall = time.monotonic() - wall0
-    after = {k: c() for k, c in clocks.items()}
-    status = backend.status()
-    latencies = list(latency.samples)
-    load = os.getloadavg()
-    rate = (status.cycles - status0.cycles) / wall
-    cpu = {k: (after[k] - before[k]) / wall for k in clocks}
-    return [
-        (f"{label} (load average {load[0]:.2f} {load[1]:.2f}, {wall:.1f} s, state"
-         f" {status.state.value}{'' if status.state.value == 'enabled' else ': '}"
-         f"{'' if status.state.value == 'enabled' else status.message})"),
-        (f"  CPU s/s: executor thread {cpu['executor']:.3f}, loop thread {cpu['loop']:.3f},"
-         f" whole process {cpu['process']:.3f}"),
-        (f"  loop: {rate:6.1f} cycles/s of {backend.control_rate:g} Hz configured;"
-         f" overruns {runner.pacer.overruns - overruns0}"),
-        f"  command -> bytes written ({len(latencies)}): {_ms(latencies)}",
-        (f"  joint_states at the probe: {result['count'] / wall:5.1f} msg/s; age"
-         f" {_ms(result['ages'])}; longest gap {result['max_gap'] * 1e3:.1f} ms"),
-    ]
+def phase(driver: Driver, pids: dict[str, int], seconds: float) -> dict[str, float]:
+    """CPU-s/s of each process, commands sent a second and the loop's cycles a second."""
+    t0, c0 = driver.fresh_cycles()
+    cpu0 = {k: process_cpu(p) for k, p in pids.items()}
+    sent0, w0 = driver.sent, time.monotonic()
+    driver.spin(seconds)
+    wall = time.monotonic() - w0
+    cpu = {k: (process_cpu(p) - cpu0[k]) / wall for k, p in pids.items()}
+    sent = driver.sent - sent0
+    t1, c1 = driver.fresh_cycles()
+    return {**cpu, "sent": sent, "rate": sent / wall, "cycles": (c1 - c0) / (t1 - t0)}
 
 
-def run(seconds: float, busy: int, *, no_load: bool) -> list[str]:
+def _wait_or_kill(proc: subprocess.Popen[Any], timeout: float = 15.0) -> None:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run(seconds: float) -> list[str]:
+    import yaml
+
     from skel_ros.nodes.sim_to_real import ros_environment
 
     env = ros_environment()
     os.environ.update(env)
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
 
-    from skel_ros.nodes.hardware_node import HardwareNode
-
+    arm = REPO / "examples" / "arm.skel"
+    config = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
+    names = list(yaml.safe_load(config.read_text())["joints"])
+    node = subprocess.Popen([  # noqa: S603 - the node as `ros2 run` starts it
+        sys.executable, "-m", "skel_ros.nodes.hardware_node", "--ros-args",
+        "-p", f"skel_file:={arm}",
+        "-p", f"hardware_config:={config}",
+        "-p", "emulate:=true", "-p", "autostart:=active", "-p", "command_timeout:=0.0",
+        "--log-level", "warn"], env=env)
+    ref = subprocess.Popen([sys.executable, __file__, "--reference"], env=env)  # noqa: S603
+    busy: subprocess.Popen[bytes] | None = None
     rclpy.init()
-    node = None
-    executor = SingleThreadedExecutor()
-    probe_proc = subprocess.Popen(  # noqa: S603 - this script, another role
-        [sys.executable, __file__, "--probe", "--seconds", str(seconds)], env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    busy_procs: list[subprocess.Popen[bytes]] = []
-    lines: list[str] = []
+    from skel_ros.nodes.shutdown import make_executor
+
+    executor = type(make_executor()).__name__
     try:
-        node = HardwareNode(parameter_overrides=[
-            Parameter("skel_file", value=str(REPO / "examples" / "arm.skel")),
-            Parameter("hardware_config",
-                      value=str(REPO / "config" / "hardware" / "arm_dynamixel.yaml")),
-            Parameter("emulate", value=True),
-            Parameter("command_timeout", value=0.0),
-        ])
-        executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, name="executor", daemon=True)
-        spinner.start()
-        latency = LatencyProbe(node.backend)
-        problem = enable_emulated(node)
-        if problem:
-            return [f"could not enable the emulated servos: {problem}"]
-        probe_proc.stdin.write(",".join(node.shell.robot.joint_names) + "\n")  # type: ignore[union-attr]
-        probe_proc.stdin.flush()  # type: ignore[union-attr]
-        probe_proc.stdout.readline()  # type: ignore[union-attr]  # "ready"
-        time.sleep(SETTLE)
-        lines += [(f"hardware node, arm on the emulated Dynamixel bus, commands at"
-                   f" {COMMAND_RATE:g} Hz from another process; {os.cpu_count()} CPU(s)")]
-        lines += measure(node, spinner, probe_proc, latency, "no load")
-        if not no_load:
-            busy_procs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"])
-                          for _ in range(busy)]
-            time.sleep(SETTLE)
-            lines += measure(node, spinner, probe_proc, latency, f"{busy} busy loop(s)")
+        driver = Driver(names)
+        end = time.monotonic() + 30.0
+        while driver.state != "enabled" and time.monotonic() < end:
+            driver.spin(0.1)
+        if driver.state != "enabled":
+            return [f"the hardware node did not come up enabled (state {driver.state!r})"]
+        driver.spin(1.0)  # settle
+        pids = {"node": node.pid, "reference": ref.pid}
+        load = os.getloadavg()[0]
+        hold = phase(driver, pids, seconds)
+        driver.streaming = True
+        driver.spin(1.0)
+        stream = phase(driver, pids, seconds)
+        busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+        driver.spin(1.0)
+        loaded = phase(driver, pids, seconds)
+        driver.streaming = False
     finally:
-        for proc in busy_procs:
-            proc.kill()
-            proc.wait()
-        if probe_proc.stdin is not None:
-            probe_proc.stdin.write("quit\n")
-            probe_proc.stdin.close()
-        probe_proc.wait(timeout=10)
-        executor.shutdown()
-        if node is not None:
-            node.destroy_node()
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+        for proc in (node, ref):
+            proc.send_signal(2)
+        for proc in (node, ref):
+            _wait_or_kill(proc)
         rclpy.try_shutdown()
+
+    def per_command(who: str) -> float:
+        return (stream[who] - hold[who]) / stream["rate"]
+
+    ratio = per_command("node") / per_command("reference")
+    rows = [
+        ("holding, node CPU-s/s", hold["node"], GOALS["holding"], "<="),
+        (f"{COMMAND_RATE:g} Hz stream, node CPU-s/s", stream["node"], GOALS["stream"], "<="),
+        ("per command, node / bare subscriber", ratio, GOALS["per_command"], "<="),
+        ("loop cycles kept beside 1 busy process", loaded["cycles"] / 200.0,
+         GOALS["cycles"], ">="),
+    ]
+    lines = [(f"hardware node, arm (4 emulated Dynamixel servos, 200 Hz), executor {executor};"
+              f" {os.cpu_count()} CPU(s), load average {load:.2f} at the start,"
+              f" {seconds:g} s a phase")]
+    for label, value, goal, sense in rows:
+        met = value <= goal if sense == "<=" else value >= goal
+        lines.append(f"  {label:42s} {value:7.3f}  (goal {sense} {goal:g}:"
+                     f" {'met' if met else 'MISSED'})")
+    lines += [
+        (f"  per command: node {per_command('node') * 1e3:.3f} ms of CPU, bare subscriber"
+         f" {per_command('reference') * 1e3:.3f} ms; {stream['rate']:.1f} commands/s sent"),
+        (f"  reference CPU-s/s: idle {hold['reference']:.3f}, stream {stream['reference']:.3f};"
+         f" node loop cycles/s: holding {hold['cycles']:.1f}, stream {stream['cycles']:.1f},"
+         f" beside a busy process {loaded['cycles']:.1f} (node CPU-s/s there"
+         f" {loaded['node']:.3f})"),
+    ]
     return lines
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--busy", type=int, default=2, help="busy loops in the loaded phase")
-    parser.add_argument("--no-load", action="store_true", help="only the idle phase")
-    parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.probe:
-        probe(args.seconds)
+    if args.reference:
+        reference()
         return 0
-    for line in run(args.seconds, args.busy, no_load=args.no_load):
-        print(line)
+    for line in run(args.seconds):
+        print(line, flush=True)
     return 0
 
 

@@ -113,3 +113,18 @@ def test_sim_without_the_corpus_refuses_fullbody1_clearly(clone: Path, tmp_path:
     assert done.returncode == 2
     assert done.stderr.startswith("bench/sim.py: fullbody1 is in DART's SKEL corpus:")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.ros
+def test_hardware_node_bench_prints_its_four_goals(clone: Path, tmp_path: Path,
+                                                   ros_env: dict[str, str]) -> None:
+    """``bench/hardware_node.py`` (docs/hardware.md, "CPU"): three processes on this
+    machine's DDS, each goal judged on its line (met or missed is the run's, not checked)."""
+    run = _bench(clone, "hardware_node.py", "--seconds", "1", cwd=tmp_path,
+                 env=_fresh_clone_env(ros_env))
+    assert run.returncode == 0, run.stderr[-2000:]
+    for goal in ("holding, node CPU-s/s", "200 Hz stream, node CPU-s/s",
+                 "per command, node / bare subscriber",
+                 "loop cycles kept beside 1 busy process"):
+        assert goal in run.stdout, run.stdout
+    assert "did not come up" not in run.stdout

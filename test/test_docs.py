@@ -193,6 +193,7 @@ SKIPPED: dict[str, str] = {
     "skel-ros compare run.mcap --record --skel package://skel_ros/examples/arm.skel": RECORD,
     ".venv/bin/python bench/fuzz_skel.py --max-inputs 20000 --jobs 2": BENCH,
     ".venv/bin/python bench/parse.py --corpus ~/skel-corpus": CORPUS,
+    ".venv/bin/python bench/hardware_node.py": BENCH + " (test_bench.py runs it with --seconds 1)",
     ".venv/bin/python bench/parse.py": BENCH + " (DART reads the 1,000-body chain ~10 s a time)",
     ".venv/bin/python bench/sim.py --corpus ~/skel-corpus": CORPUS,
     ".venv/bin/python bench/sim.py": BENCH,

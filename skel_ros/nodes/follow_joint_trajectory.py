@@ -78,7 +78,7 @@ from skel_ros.core.tolerances import (
 from skel_ros.model.limits import CommandKind
 from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.parameters import Param, declare, read, within
-from skel_ros.nodes.qos import COMMAND_QOS
+from skel_ros.nodes.qos import COMMAND_QOS, quiet_publisher_events
 from skel_ros.nodes.robot_publisher import float64_array
 from skel_ros.nodes.sources import subscribe_with_source
 from skel_ros.nodes.throttle import Throttle
@@ -313,7 +313,6 @@ class FollowJointTrajectoryServer:
         name = self.settings.name
         if not name:
             return
-        self._wake = node.create_guard_condition(self._on_wake)
         self._server = ActionServer(
             node, FollowJointTrajectory, f"{name}/follow_joint_trajectory",
             execute_callback=self._execute, goal_callback=self._on_goal,
@@ -327,7 +326,8 @@ class FollowJointTrajectoryServer:
         # named by its id.
         self._action = f"{name}/follow_joint_trajectory"
         self._state = node.create_publisher(JointTrajectoryControllerState,
-                                            f"{name}/controller_state", 10)
+                                            f"{name}/controller_state", 10,
+                                            event_callbacks=quiet_publisher_events())
         # Feedback runs only while a goal does (no executor wake-ups for nothing).
         self._feedback_timer = node.create_timer(1.0 / self.settings.feedback_rate,
                                                  self._publish_feedback)
@@ -476,11 +476,18 @@ class FollowJointTrajectoryServer:
         return FollowJointTrajectory.Result(error_code=int(code), error_string=message)
 
     def _trigger(self) -> None:
-        """A goal ended (called in the core's thread): wake the executor."""
-        # The node destroyed under us (its handle's error type differs between distros):
-        # nobody waits any more.
+        """A goal ended (called in the core's thread): wake the executor.
+
+        A task handed to the node's executor wakes it (every rclpy executor takes tasks
+        from any thread; the events executor takes no guard conditions).
+        """
+        executor = self.node.executor
+        if executor is None:  # the node left its executor: nobody waits any more
+            return
+        # The executor shut down under us (its error type differs between distros):
+        # nobody waits any more either.
         with contextlib.suppress(Exception):
-            self._wake.trigger()
+            executor.create_task(self._on_wake)
 
     def _on_wake(self) -> None:
         """In the executor: complete the futures of the goals that ended."""

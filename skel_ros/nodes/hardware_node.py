@@ -132,6 +132,7 @@ from skel_ros.model.limits import LimitError
 from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.parameters import Param, at_least, declare, read, required, within
+from skel_ros.nodes.qos import quiet_publisher_events
 from skel_ros.nodes.shell import MODEL_PARAMETERS, RobotShell, load_world
 from skel_ros.nodes.shutdown import run_node
 from skel_ros.nodes.throttle import NodeLog
@@ -605,7 +606,8 @@ class HardwareNode(LifecycleNode):
 
     def _create_interfaces(self, p: dict[str, Any], state_rate: float) -> None:
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics",
-                                                      DIAGNOSTICS_QOS)
+                                                      DIAGNOSTICS_QOS,
+                                                      event_callbacks=quiet_publisher_events())
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
         # The loop's reads pick the moments to publish (_after_cycle): one read per period of
         # publish_rate, on a fixed grid; a read may come up to half a loop period early.

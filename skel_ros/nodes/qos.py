@@ -8,9 +8,12 @@ reliable and transient local too); volatile streams otherwise (:data:`TF_QOS`,
 
 from __future__ import annotations
 
+from typing import Any
+
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-__all__ = ["CLOCK_QOS", "COMMAND_QOS", "LATCHED_QOS", "STATE_QOS", "TF_QOS"]
+__all__ = ["CLOCK_QOS", "COMMAND_QOS", "LATCHED_QOS", "STATE_QOS", "TF_QOS",
+           "quiet_publisher_events"]
 
 LATCHED_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -35,3 +38,21 @@ CLOCK_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
                        durability=DurabilityPolicy.VOLATILE,
                        reliability=ReliabilityPolicy.RELIABLE)
 """``/clock`` (rclpy's time source subscribes best effort, which a reliable writer serves)."""
+
+
+def quiet_publisher_events() -> Any:  # noqa: ANN401 - rclpy's PublisherEventCallbacks
+    """Event callbacks for a robot node's publishers: none, not rclpy's defaults.
+
+    rclpy gives every publisher default handlers (incompatible QoS; on Kilted also
+    incompatible type), and each is one more entity the executor goes through at every
+    wake-up: on the hardware node, 14 of its 24. These publishers offer the strongest
+    policies of their stream (reliable; transient local where late subscribers need the
+    last message), so a subscriber is incompatible with them only by asking for a
+    deadline or liveliness, or a different type: its own side says so (every
+    subscription keeps rclpy's default handlers, ours included).
+    """
+    try:
+        from rclpy.event_handler import PublisherEventCallbacks
+    except ImportError:  # Humble
+        from rclpy.qos_event import PublisherEventCallbacks
+    return PublisherEventCallbacks(use_default_callbacks=False)

@@ -56,7 +56,7 @@ from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.urdf import skeleton_namespace, urdf_chain_links, urdf_value_plan, world_to_urdf
 from skel_ros.nodes.markers import shape_markers
 from skel_ros.nodes.names import public_dof_names, public_frame_names
-from skel_ros.nodes.qos import CLOCK_QOS, LATCHED_QOS, STATE_QOS, TF_QOS
+from skel_ros.nodes.qos import CLOCK_QOS, LATCHED_QOS, STATE_QOS, TF_QOS, quiet_publisher_events
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,7 +80,8 @@ class ClockPublisher:
     """
 
     def __init__(self, node: Node) -> None:
-        self._pub = node.create_publisher(Clock, "/clock", CLOCK_QOS)
+        self._pub = node.create_publisher(Clock, "/clock", CLOCK_QOS,
+                                          event_callbacks=quiet_publisher_events())
         self._msg = Clock()
 
     def publish(self, stamp: Time) -> None:
@@ -139,11 +140,16 @@ class RobotPublisher:
         """The ``robot_description`` document."""
         self.initial_positions = np.array(
             [d.initial_position for s in world.skeletons for d in s.dofs], dtype=float)
-        self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS)
-        self._tf_pub = node.create_publisher(TFMessage, "/tf", TF_QOS)
-        self._tf_static_pub = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
-        self._description_pub = node.create_publisher(String, "robot_description", LATCHED_QOS)
-        self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS)
+        self._joint_states_pub = node.create_publisher(JointState, "joint_states", STATE_QOS,
+                                                       event_callbacks=quiet_publisher_events())
+        self._tf_pub = node.create_publisher(TFMessage, "/tf", TF_QOS,
+                                             event_callbacks=quiet_publisher_events())
+        self._tf_static_pub = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS,
+                                                    event_callbacks=quiet_publisher_events())
+        self._description_pub = node.create_publisher(String, "robot_description", LATCHED_QOS,
+                                                      event_callbacks=quiet_publisher_events())
+        self._markers_pub = node.create_publisher(MarkerArray, "~/markers", LATCHED_QOS,
+                                                  event_callbacks=quiet_publisher_events())
         self._joint_states = JointState()
         self._joint_states.name = list(self.joint_names)
         starts = np.cumsum([0] + [s.num_dofs for s in world.skeletons])
@@ -178,7 +184,8 @@ class RobotPublisher:
         self._urdf_pub: Publisher[JointState] | None = None
         self._urdf_states = JointState()
         if any(lk.motion.euler for s in self._skeletons for lk in s.kinematics.links):
-            self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS)
+            self._urdf_pub = node.create_publisher(JointState, "~/urdf_joint_states", STATE_QOS,
+                                                   event_callbacks=quiet_publisher_events())
             self._urdf_states.name = plan_names
         self._urdf_names = tuple(plan_names)
         # publish_measured with some joints unknown: (mask, known joints, their templates).

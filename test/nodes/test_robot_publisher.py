@@ -553,3 +553,20 @@ def test_measured_with_nothing_known_publishes_nothing(node: Any) -> None:
     pub.publish_measured(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool))
     assert js.sent == tf.sent == []
 
+
+
+def test_publishers_add_no_entity_to_the_executor(node: Any) -> None:
+    """Every executor wake-up goes through the node's waitables: rclpy's default QoS event
+    handlers of a publisher are two of them (Kilted). The robot publisher's streams carry
+    none (docs/hardware.md, "CPU"); a plain publisher shows what the check would see."""
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+
+    before = len(list(node.waitables))
+    node.create_publisher(JointState, "plain_publisher_for_the_check", 10)
+    plain = len(list(node.waitables)) - before
+    assert plain >= 1  # rclpy's defaults: the check can see them
+    before = len(list(node.waitables))
+    RobotPublisher(node, load_skel(example("arm.skel")))
+    assert len(list(node.waitables)) == before
