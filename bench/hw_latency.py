@@ -9,6 +9,7 @@ the port), by wrapping the backend's and the driver's ``write`` (:class:`Latency
 nothing in the product records it). Prints p50 / p99 and the ratio p99 / 1 ms (goal: < 1).
 
 Usage: .venv/bin/python bench/hw_latency.py [--seconds S]
+(prints the machine's load average and the date first: the latencies move with the load)
 (``bench/hardware.py`` imports :func:`run`.)
 """
 
@@ -193,8 +194,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
+    print(f"bench/hw_latency.py: {os.cpu_count()} CPUs, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}")
     for line in run(seconds=args.seconds):
         print(line)
+    print(f"(load average now {os.getloadavg()[0]:.2f})")
     return 0
 
 

@@ -7,13 +7,15 @@ one command encode + one reply decode per frame, per motor. Also measured: the n
 batch path, damiao-motor's encoder (if installed) for comparison, and one MitBus cycle
 (12 motors, write + read) over python-can's virtual bus against the emulator.
 
-Usage: .venv/bin/python bench/hw_mit.py [--frames N]
+Usage: .venv/bin/python bench/hw_mit.py [--frames N] [--cycles N]
+(prints the machine's load average and the date first: the rates move with the load)
 (``bench/hardware.py`` imports :func:`run`.)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -126,8 +128,12 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=50_000)
     parser.add_argument("--cycles", type=int, default=200)
     args = parser.parse_args()
+    print(f"bench/hw_mit.py: {os.cpu_count()} CPUs, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}")
     for line in run(args.frames, args.cycles):
         print(line)
+    print(f"(load average now {os.getloadavg()[0]:.2f})")
     return 0
 
 
