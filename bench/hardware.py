@@ -23,8 +23,11 @@
    4 Mbaud. Goal: < 10 %.
 5. ``bench/hw_mit.py`` (MIT codec vs the CAN wire) and ``bench/hw_latency.py`` (command
    -> bytes written in the hardware node), when those files exist.
+6. ``bench/hw_feetech.py``: the Feetech section (6 x STS3215 at 1 Mbaud on the emulator,
+   ours against ``ftservo-python-sdk``; ``--feetech-only`` runs only it).
 
 Usage: .venv/bin/python bench/hardware.py [--cycles N] [--rounds R] [--dynamixel-only]
+[--feetech-only]
 [--profile-emulator FILE]  (the emulator process then runs under ``python -m cProfile``)
 """
 
@@ -458,7 +461,7 @@ def _end_to_end(cycles: int, rounds: int, profile: str | None,
 
 
 def run(cycles: int = 2000, rounds: int = 4, profile: str | None = None, *,
-        others: bool = True) -> list[str]:
+        others: bool = True, feetech: bool = True) -> list[str]:
     """Run every section; the report lines."""
     load = os.getloadavg()
     lines, reply, results = _end_to_end(cycles, rounds, profile)
@@ -510,6 +513,8 @@ def run(cycles: int = 2000, rounds: int = 4, profile: str | None = None, *,
     if others:
         lines.extend(_other("hw_mit"))
         lines.extend(_other("hw_latency"))
+    if feetech:
+        lines.extend(_other("hw_feetech"))
     return lines
 
 
@@ -523,9 +528,15 @@ def main() -> int:
     parser.add_argument("--profile-emulator", metavar="FILE",
                         help="run the emulator process under cProfile; pstats written to"
                              " FILE when it exits")
+    parser.add_argument("--feetech-only", action="store_true",
+                        help="only the Feetech section (bench/hw_feetech.py)")
     args = parser.parse_args()
+    if args.feetech_only:
+        for line in _other("hw_feetech"):
+            print(line)
+        return 0
     for line in run(args.cycles, args.rounds, args.profile_emulator,
-                    others=not args.dynamixel_only):
+                    others=not args.dynamixel_only, feetech=not args.dynamixel_only):
         print(line)
     return 0
 

@@ -16,6 +16,14 @@ message, and the nodes take a message whole or not at all), one command interfac
 chosen kind, the ``position``, ``velocity`` and ``effort`` state interfaces, and the DOF's
 initial position as the ``initial_value`` of its position (the plugin's command starts
 there).
+
+A follower (a mimic joint's DOF, docs/model.md "Mimic joints") is in the tag with its
+state interfaces and no command interface: the nodes refuse a command naming it (and
+the plugin sends every commanded joint of its tag in each message), joint_states carries
+it, so joint_state_broadcaster publishes it as it publishes a mimic joint of ros2_control's
+own mock hardware. Its coupling is written as ``<param name="mimic">`` (the leader),
+``multiplier`` and ``offset``, as Humble's hardware components read it; from Iron on
+ros2_control reads ``<mimic>`` from the URDF itself, which the description holds too.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from skel_ros.model.mimic import coupled_start
 from skel_ros.model.types import ActuatorType
 from skel_ros.model.urdf import skeleton_namespace
 
@@ -71,9 +80,14 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
     for key, value in (("joint_commands_topic", commands_topic),
                        ("joint_states_topic", states_topic)):
         etree.SubElement(hardware, "param", name=key).text = value
-    for dof, start in _commandable_dofs(world):
+    for dof, start, mimic in _commandable_dofs(world):
         joint = etree.SubElement(tag, "joint", name=dof)
-        etree.SubElement(joint, "command_interface", name=command_interface)
+        if mimic is None:
+            etree.SubElement(joint, "command_interface", name=command_interface)
+        else:
+            for key, value in (("mimic", mimic[0]), ("multiplier", repr(mimic[1])),
+                               ("offset", repr(mimic[2]))):
+                etree.SubElement(joint, "param", name=key).text = value
         position = etree.SubElement(joint, "state_interface", name="position")
         etree.SubElement(position, "param", name="initial_value").text = repr(float(start))
         etree.SubElement(joint, "state_interface", name="velocity")
@@ -83,12 +97,15 @@ def ros2_control_urdf(urdf: str, world: World, *, commands_topic: str, states_to
     return '<?xml version="1.0"?>\n' + body + "\n"
 
 
-def _commandable_dofs(world: World) -> list[tuple[str, float]]:
-    """(public name, initial position) of every DOF whose joint takes commands, model order.
+def _commandable_dofs(world: World) -> list[tuple[str, float, tuple[str, float, float] | None]]:
+    """Every DOF whose joint takes commands, model order, and the followers.
 
-    Public names as ``joint_states`` has them (:mod:`skel_ros.nodes.names`).
+    Each as (public name, initial position, None or a follower's (leader's public name,
+    multiplier, offset)). Public names as ``joint_states`` has them
+    (:mod:`skel_ros.nodes.names`).
     """
     out = []
+    world = coupled_start(world)  # a follower's initial value is the rule's
     for skeleton in world.skeletons:
         prefix = skeleton_namespace(world, skeleton)
         for joint in skeleton.joints:
@@ -96,5 +113,8 @@ def _commandable_dofs(world: World) -> list[tuple[str, float]]:
                 continue
             for k in range(joint.num_dofs):
                 dof = skeleton.dofs[joint.first_dof + k]
-                out.append((prefix + dof.name, float(dof.initial_position)))
+                mimic = None if dof.mimic is None else (
+                    prefix + dof.mimic.leader, float(dof.mimic.multiplier),
+                    float(dof.mimic.offset))
+                out.append((prefix + dof.name, float(dof.initial_position), mimic))
     return out

@@ -17,7 +17,7 @@ from skel_ros.analysis.metrics import (
     compare,
     estimate_lag,
 )
-from skel_ros.analysis.recording import StreamTopics, read_recording
+from skel_ros.analysis.recording import StreamTopics, model_followers, read_recording
 from skel_ros.analysis.report import Report, RunSection, write_report, write_runs_report
 from skel_ros.analysis.series import JointSeries
 from skel_ros.analysis.verdict import Check, Outcome, Verdict, judge
@@ -42,6 +42,7 @@ __all__ = [
     "estimate_lag",
     "judge",
     "load_criteria",
+    "model_followers",
     "parse_criteria",
     "read_recording",
     "write_json",

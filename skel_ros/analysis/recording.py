@@ -42,6 +42,11 @@ from skel_ros.trajectory.messages import parse_joint_trajectory
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from skel_ros.model.types import World
+
+    Followers = Mapping[str, tuple[str, float, float]]
+    """Mimic joints by public name: follower -> (leader, multiplier, offset)."""
+
 JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 COMMAND_SAMPLE_RATE = 100.0  # Hz, for commands recorded as whole trajectories
@@ -139,8 +144,39 @@ class _Names(dict):  # type: ignore[type-arg]
         return isinstance(key, str)
 
 
+class _CommandCollector(_Collector):
+    """The command stream, where a leader's command also commands its followers.
+
+    A command names leaders only (followers take none: docs/model.md, "Mimic joints"),
+    yet the robot moves its followers by ``multiplier * leader + offset``: that is what a
+    follower's measured stream is compared with.
+    """
+
+    def __init__(self, followers: Followers) -> None:
+        super().__init__("command")
+        self.followers = followers
+
+    def add(self, t: float, names: Iterable[str], pos: Any, vel: Any, eff: Any,  # noqa: ANN401, PLR0917 - decoded ROS messages are dynamic
+            stamp: float = math.nan) -> None:
+        names = list(names)
+        given = {n: i for i, n in enumerate(names)}
+        derived = [(f, given[lead], m, o) for f, (lead, m, o) in self.followers.items()
+                   if lead in given and f not in given]
+        if derived:
+            n = len(names)
+            pos = list(pos) if len(pos) == n else [math.nan] * n
+            vel = list(vel) if len(vel) == n else [math.nan] * n
+            eff = list(eff) if len(eff) == n else [math.nan] * n
+            for follower, i, m, o in derived:
+                names.append(follower)
+                pos.append(m * float(pos[i]) + o)
+                vel.append(m * float(vel[i]))
+                eff.append(math.nan)
+        super().add(t, names, pos, vel, eff, stamp)
+
+
 def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, JointSeries],
-              origin: float, end: float) -> _Collector:
+              origin: float, end: float, followers: Followers) -> _Collector:
     """The command stream: JointState targets as they are, trajectories as followed.
 
     Args:
@@ -149,11 +185,12 @@ def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, Joint
             trajectory on joints no command has set yet.
         origin: log time of the recording's first message (s).
         end: log time of its last message (s): the last trajectory holds until then.
+        followers: mimic joints, commanded through their leaders.
 
     Raises:
         ValueError: a trajectory the nodes reject.
     """
-    collector = _Collector("command")
+    collector = _CommandCollector(followers)
     target: dict[str, float] = {}  # the present target of each joint commanded so far
 
     def measured_at(joint: str, t: float) -> float:
@@ -194,7 +231,8 @@ def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, Joint
 
 
 def read_recording(
-    path: str | Path, topics: StreamTopics | None = None) -> dict[str, JointSeries]:
+    path: str | Path, topics: StreamTopics | None = None, *,
+    followers: Followers | None = None) -> dict[str, JointSeries]:
     """Read the command, simulation and hardware streams of a recorded run.
 
     Commands may be JointState messages (streamed targets: their positions are the
@@ -202,6 +240,8 @@ def read_recording(
     module's doc). Times are seconds from the first message of the file (log time):
     a measured stream's header stamps when they are on the recorder's clock, else its
     log times (see the module's doc; :attr:`JointSeries.time_base` says which).
+    ``followers`` (mimic joints by public name, :func:`model_followers`) are added to the
+    command stream from their leaders' commands.
 
     Returns:
         ``{"command": ..., "sim": ..., "real": ...}`` (and ``"dart"``, ``"mujoco"``
@@ -254,10 +294,18 @@ def read_recording(
     streams = {name: c.series(origin) for name, c in collectors.items()}
     if commands:
         try:
-            streams["command"] = _commands(commands, streams, origin, t_last).series(origin)
+            streams["command"] = _commands(commands, streams, origin, t_last,
+                                           followers or {}).series(origin)
         except ValueError as exc:
             raise RecordingError(f"{path}: a command the nodes reject: {exc}") from None
     return streams
+
+
+def model_followers(world: World, *, joint_prefix: str = "") -> dict[str, tuple[str, float, float]]:
+    """The mimic joints of ``world`` for :func:`read_recording`, by public joint name."""
+    return {joint_prefix + d.name: (joint_prefix + d.mimic.leader, d.mimic.multiplier,
+                                    d.mimic.offset)
+            for s in world.skeletons for d in s.dofs if d.mimic is not None}
 
 
 def _why(exc: Exception, path: Path) -> str:

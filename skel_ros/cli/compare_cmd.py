@@ -17,18 +17,24 @@ if TYPE_CHECKING:
     import argparse
 
     from skel_ros.analysis.report import RunSection
+    from skel_ros.model.types import World
 
 MAX_DURATION = 1e6  # s: a --duration beyond this (or inf, nan) is a mistake
 TRAJECTORY_SUFFIXES = (".xml", ".yaml", ".yml")
 DEFAULT_TRAJECTORY = "package://skel_ros/examples/arm_trajectory.xml"
 
 
-def _limits(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
+def _model(args: argparse.Namespace) -> World | None:
     if not args.skel:
         return None
     from skel_ros.cli.model_args import load_model_from_args
 
-    world = load_model_from_args(args.skel, args)
+    return load_model_from_args(args.skel, args)
+
+
+def _limits(world: World | None) -> dict[str, tuple[float, float]] | None:
+    if world is None:
+        return None
     return {d.name: (d.position_lower, d.position_upper) for s in world.skeletons for d in s.dofs}
 
 
@@ -42,7 +48,13 @@ def _report_dir(out: str | None, recordings: list[Path]) -> Path:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from skel_ros.analysis import AnalysisError, StreamTopics, compare, read_recording
+    from skel_ros.analysis import (
+        AnalysisError,
+        StreamTopics,
+        compare,
+        model_followers,
+        read_recording,
+    )
     from skel_ros.analysis.errors import CriteriaError, RecordingError
     from skel_ros.analysis.report import RunSection
     from skel_ros.analysis.verdict import Verdict, judge
@@ -54,7 +66,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if not gate.arguments_agree(args) or (args.record and len(recordings) != 1):
         return exit_codes.USAGE
     try:
-        limits = _limits(args)
+        world = _model(args)
+        limits = _limits(world)
+        followers = model_followers(world) if world is not None else {}
         criteria = gate.load(args)
     except (SkelError, CriteriaError, ValueError) as exc:
         gate.error(exc)
@@ -79,8 +93,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for name, recording in zip(gate.run_names(recordings), recordings, strict=True):
         notes = (f"recording: {recording}",)
         try:
-            comparison = compare(list(read_recording(recording, topics).values()), limits,
-                                 rate=args.rate)
+            streams = read_recording(recording, topics, followers=followers)
+            comparison = compare(list(streams.values()), limits, rate=args.rate)
         except RecordingError as exc:  # bad input: no report, whatever the other runs
             gate.error(exc)
             return exit_codes.ERROR

@@ -12,7 +12,9 @@ models before running it on a real robot.
 
 A motor drives one DOF, so only the DOFs of one-DOF joints (revolute, prismatic,
 screw) are mapped; the DOFs of multi-DOF joints (a URDF's floating base, a planar
-joint, a ball joint) are listed in the header comment as not mapped.
+joint, a ball joint) are listed in the header comment as not mapped. So are followers
+(mimic joints: docs/model.md), which a gear or a linkage moves with their leader;
+``--include-followers`` maps them too, for a follower with an actuator of its own.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
                    help="actuator model for every joint (default: the protocol's usual one)")
     p.add_argument("--first-id", type=int, help="id of the first actuator (default: the"
                                                 " protocol's lowest usable id)")
+    p.add_argument("--include-followers", action="store_true",
+                   help="also map followers (mimic joints), for a follower with an actuator"
+                        " of its own (default: only independent joints; a gear or linkage"
+                        " moves a follower with its leader)")
     p.set_defaults(func=_cmd_init_hardware)
 
 
@@ -76,8 +82,12 @@ def _limits(dof: Dof) -> dict[str, Any]:
 
 def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str | None = None,
                       first_id: int | None = None, skeleton_name: str = "",
+                      include_followers: bool = False,
                       ) -> tuple[dict[str, Any], list[str]]:
     """The hardware YAML's content for ``skel`` and the names of the DOFs left unmapped.
+
+    Followers (mimic joints) are left out, and not listed as unmapped (the header says
+    why), unless ``include_followers``.
 
     Raises:
         SystemExit: An unknown protocol, or more DOFs than the protocol has ids.
@@ -98,16 +108,9 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
             raise SystemExit(f"error: id {next_id} is outside {plugin.name}'s ids"
                              f" {lowest}..{highest} ({len(joints)} DOFs mapped so far)")
         dof = skel.dofs[joint.first_dof]
-        entry: dict[str, Any] = {"bus": bus, "id": next_id}
-        if model:
-            entry["model"] = model
-        entry.update(mode=plugin.modes[0].value, direction=1, zero_offset=0.0, gear_ratio=1.0)
-        if plugin.default_options:
-            entry["options"] = dict(plugin.default_options)
-        limits = _limits(dof)
-        if limits:
-            entry["limits"] = limits
-        joints[dof.name] = entry
+        if dof.mimic is not None and not include_followers:
+            continue
+        joints[dof.name] = _entry(plugin, bus, next_id, model, dof)
         next_id += 1
     if not joints:
         raise SystemExit(f"error: skeleton {skel.name!r} has no one-DOF joint to map")
@@ -120,10 +123,29 @@ def hardware_document(skel: Skeleton, protocol_name: str, *, actuator_model: str
         "command_timeout": 0.5,
         "safe_state": "hold",
         "auto_resume": False,
+    })
+    if not plugin.device_watchdog:  # its devices have none; its driver refuses another value
+        doc["device_watchdog"] = 0.0
+    doc.update({
         "buses": {bus: {"protocol": plugin.name, "transport": transport}},
         "joints": joints,
     })
     return doc, unmapped
+
+
+def _entry(plugin: ProtocolPlugin, bus: str, actuator_id: int, model: str | None,
+           dof: Dof) -> dict[str, Any]:
+    """One joint's actuator: the protocol's usual mode, model and options; the model's limits."""
+    entry: dict[str, Any] = {"bus": bus, "id": actuator_id}
+    if model:
+        entry["model"] = model
+    entry.update(mode=plugin.modes[0].value, direction=1, zero_offset=0.0, gear_ratio=1.0)
+    if plugin.default_options:
+        entry["options"] = dict(plugin.default_options)
+    limits = _limits(dof)
+    if limits:
+        entry["limits"] = limits
+    return entry
 
 
 def _plugin(protocol_name: str) -> ProtocolPlugin:
@@ -166,7 +188,8 @@ def check_actuator_model(protocol_name: str, model: str) -> None:
         raise SystemExit(f"error: --model {model}: {exc}") from None
 
 
-def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str]) -> str:
+def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str], *,
+            followers_mapped: bool = False) -> str:
     lines = [
         f"# Hardware of skeleton {skel.name!r} of {model}, written by skel-ros init-hardware.",
         f"# Every one-DOF joint is mapped to a {protocol_name} actuator on one bus. Before",
@@ -182,6 +205,11 @@ def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str])
     if unmapped:
         lines.append("# Not mapped (DOFs of multi-DOF joints; a motor drives one DOF): "
                      + ", ".join(unmapped))
+    coupled = [f"{d.name} (follows {d.mimic.leader})" for d in skel.dofs if d.mimic is not None]
+    if coupled and not followers_mapped:
+        lines.append("# Not mapped, followers (mimic joints) a gear or linkage moves with"
+                     " their leader: " + ", ".join(coupled))
+        lines.append("# (--include-followers maps them, for a follower with its own actuator)")
     return "\n".join(lines) + "\n"
 
 
@@ -203,8 +231,10 @@ def _cmd_init_hardware(args: argparse.Namespace) -> int:
     several = sum(1 for s in world.skeletons if s.num_dofs) > 1
     doc, unmapped = hardware_document(
         skel, args.protocol, actuator_model=args.actuator_model, first_id=args.first_id,
-        skeleton_name=skel.name if several or args.skeleton else "")
-    text = _header(args.model, skel, args.protocol, unmapped) + "\n" + dump_yaml(
+        skeleton_name=skel.name if several or args.skeleton else "",
+        include_followers=args.include_followers)
+    text = _header(args.model, skel, args.protocol, unmapped,
+                   followers_mapped=args.include_followers) + "\n" + dump_yaml(
         doc, sort_keys=False, default_flow_style=False)
     if args.output == "-":
         sys.stdout.write(text)

@@ -66,6 +66,7 @@ BUILTIN: Mapping[str, str] = MappingProxyType({
     "dynamixel": "skel_ros.emulation.dynamixel:start_emulator",
     "canopen": "skel_ros.emulation.canopen402:start_emulator",
     "mit": "skel_ros.emulation.mit:start_emulator",
+    "feetech": "skel_ros.emulation.feetech:start_emulator",
 })
 
 _EMULATORS = Registry("emulator", GROUP, BUILTIN)

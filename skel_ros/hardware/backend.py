@@ -162,6 +162,9 @@ class HardwareStatus:
         guard_corrections: targets the last gate had to change (should stay 0).
         reenable_bounded: the DOFs the re-enable bound slows now (commanded since the
             enable, their goal not reached yet).
+        derived: the followers (mimic joints) without an actuator: their position and
+            velocity are their leader's measurement through the mimic rule, measured when
+            the leader's is; no effort (NaN).
         buses, actuators: diagnostics (refreshed every 50 ms).
     """
 
@@ -180,6 +183,7 @@ class HardwareStatus:
     cycles: int = 0
     guard_corrections: int = 0
     reenable_bounded: tuple[str, ...] = ()
+    derived: tuple[str, ...] = ()
     buses: tuple[BusDiagnostics, ...] = ()
     actuators: tuple[ActuatorDiagnostics, ...] = ()
 
@@ -260,7 +264,7 @@ class HardwareBackend(RobotBackend):
     ) -> None:
         cfg = bound.config
         self.bound = bound
-        self.names = bound.names
+        self.names = bound.reported  # the mapped DOFs and the followers derived from them
         self.control_rate = float(control_rate or cfg.control_rate)
         if not (math.isfinite(self.control_rate) and self.control_rate > 0):
             raise ValueError(f"control_rate must be > 0, got {control_rate!r}")
@@ -275,13 +279,34 @@ class HardwareBackend(RobotBackend):
         """Seconds without a command before the safe state (the YAML's; the core counts)."""
         self._clock = clock
         self.limits = bound.limits  # the model's DOFs, tightened by the YAML
-        maps = bound.mappings()
-        self._modes = tuple(m.actuator.mode for m in maps)
+        self._index = {n: i for i, n in enumerate(self.names)}
+        by_name = {m.name: m for m in bound.mappings()}
+        couplings = dict(bound.couplings)
+        # A derived follower (no actuator) is limited as its leader's mode would be.
+        self._modes = tuple(by_name[couplings[n].leader if n in bound.derived else n]
+                            .actuator.mode for n in self.names)
         self.capabilities = Capabilities(
             has_faults=True,
-            command_modes=tuple(frozenset({MODE_COMMANDS[m]}) for m in self._modes))
-        self._index = {n: i for i, n in enumerate(self.names)}
-        self._direction, self._gear, self._zero = bound.conversion_arrays()
+            command_modes=tuple(frozenset() if n in couplings else frozenset({MODE_COMMANDS[m]})
+                                for n, m in zip(self.names, self._modes, strict=True)))
+        self._direction = np.array([float(by_name[n].direction) if n in by_name else 1.0
+                                    for n in self.names])
+        self._gear = np.array([by_name[n].gear_ratio if n in by_name else 1.0
+                               for n in self.names])
+        self._zero = np.array([by_name[n].zero_offset if n in by_name else 0.0
+                               for n in self.names])
+        # Followers, as arrays over names: index, leader's index, multiplier, offset.
+        self._f = np.array([self._index[n] for n in couplings], dtype=np.intp)
+        self._f_lead = np.array([self._index[m.leader] for m in couplings.values()],
+                                dtype=np.intp)
+        self._f_mult = np.array([m.multiplier for m in couplings.values()])
+        self._f_off = np.array([m.offset for m in couplings.values()])
+        self._derived = np.array([self._index[n] for n in bound.derived], dtype=np.intp)
+        self._derived_lead = np.array([self._index[couplings[n].leader] for n in bound.derived],
+                                      dtype=np.intp)
+        self._derived_mult = np.array([couplings[n].multiplier for n in bound.derived])
+        self._derived_off = np.array([couplings[n].offset for n in bound.derived])
+        self._followers = frozenset(couplings)
         self.reenable_velocity = float(cfg.reenable_velocity if reenable_velocity is None
                                        else reenable_velocity)
         """Fraction of each joint's velocity limits it may use after an enable until it
@@ -954,6 +979,7 @@ class HardwareBackend(RobotBackend):
                 self._fail_bus(slot, exc, classify(exc), str(exc), now)
                 continue
             self._take_states(slot, states, now)
+        self._derive_followers()
         # What read() gives the core and its observers (copies: the loop refills the arrays).
         self._reading = RobotState(now, self._q.copy(), self._v.copy(), self._e.copy(),
                                    self._measured.copy())
@@ -978,10 +1004,24 @@ class HardwareBackend(RobotBackend):
                 self._v[dof] = d * st.velocity / g
             if math.isfinite(st.effort):
                 self._e[dof] = d * st.effort * g
+        self._derive_followers()
         if slot.just_opened:
             slot.just_opened = False
             self._after_open(slot)
         self._note_faults(slot, states, now)
+
+    def _derive_followers(self) -> None:
+        """The state of each follower without an actuator: its leader's, through the rule.
+
+        Measured when its leader is; no effort (what the mechanism carries is unknown).
+        """
+        if not self._derived.size:
+            return
+        lead, f = self._derived_lead, self._derived
+        self._q[f] = self._derived_mult * self._q[lead] + self._derived_off
+        self._v[f] = self._derived_mult * self._v[lead]
+        self._e[f] = np.nan
+        self._measured[f] = self._measured[lead]
 
     def _note_faults(self, slot: _Slot, states: Mapping[int, ActuatorState], now: float) -> None:
         """Take the devices' fault reports of one healthy read.
@@ -1075,9 +1115,12 @@ class HardwareBackend(RobotBackend):
             new = self._pending_new
             if self._pending_hold.any():
                 held = self._pending_hold
+                if self._f.size:  # a follower stops with its leader
+                    held[self._f] |= held[self._f_lead]
                 self._goal_q[held] = self._limiter.hold()[held]
                 held[:] = False
             if self._state is MotionState.ENABLED and new:
+                self._follow_leaders(self._pending_q, self._pending_v)
                 self._limiter.commanded(np.isfinite(self._pending_q))
                 for pending, goal in ((self._pending_q, self._goal_q),
                                       (self._pending_v, self._goal_v),
@@ -1086,6 +1129,20 @@ class HardwareBackend(RobotBackend):
                     goal[given] = pending[given]
                     pending.fill(np.nan)
             self._pending_new = False
+
+    def _follow_leaders(self, q: Array, v: Array) -> None:
+        """Each follower's goal from its leader's goal handed in (in place).
+
+        ``multiplier * leader + offset`` (velocity: ``multiplier * leader``), where the
+        leader has a goal; the follower then passes the motion limiter as any DOF, its
+        leader's limits narrowed to its own (``BoundConfig.limits``), so both move alike.
+        """
+        if not self._f.size:
+            return
+        lead, f = self._f_lead, self._f
+        q_lead, v_lead = q[lead], v[lead]
+        q[f] = np.where(np.isfinite(q_lead), self._f_mult * q_lead + self._f_off, q[f])
+        v[f] = np.where(np.isfinite(v_lead), self._f_mult * v_lead, v[f])
 
     def _commands_for(self, q: Array, v: Array, e: Array,
                       ) -> dict[int, dict[int, ActuatorCommand]]:
@@ -1124,8 +1181,10 @@ class HardwareBackend(RobotBackend):
             fresh=all(s.fresh for s in self._slots), watchdog_tripped=self._timeout_tripped,
             cycles=self._cycles,
             guard_corrections=self._limiter.corrections,
-            reenable_bounded=(self._limiter.bounded if self._state is MotionState.ENABLED
-                              else ()),
+            reenable_bounded=(tuple(n for n in self._limiter.bounded
+                                    if n not in self._followers)  # the leader is named
+                              if self._state is MotionState.ENABLED else ()),
+            derived=self.bound.derived,
             buses=self._diag[0], actuators=self._diag[1],
         )
 

@@ -55,9 +55,11 @@ from skel_ros.hardware.base import (
 )
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.hardware.plugins import ProtocolPlugin, TransportKind, protocol, protocol_names
-from skel_ros.hardware.safety import DEFAULT_REENABLE_VELOCITY
+from skel_ros.hardware.safety import DEFAULT_REENABLE_VELOCITY, MODE_COMMANDS
 from skel_ros.model.limits import (
+    Bound,
     BoundOverride,
+    CommandKind,
     JointOverride,
     LimitError,
     LimitKind,
@@ -65,12 +67,15 @@ from skel_ros.model.limits import (
     LimitSet,
     load_limit_overrides,
 )
+from skel_ros.model.mimic import couplings as model_couplings
+from skel_ros.model.mimic import leader_interval
+from skel_ros.model.types import FollowerDrive
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines, node_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from skel_ros.model.types import Array, Skeleton, World
+    from skel_ros.model.types import Array, Mimic, Skeleton, World
 
 __all__ = [
     "BoundConfig",
@@ -201,6 +206,7 @@ class JointMapping:
         gear_ratio: actuator turns per DOF turn (> 0).
         limits: tighter limits for this DOF, or None.
         line: the line of the DOF's entry in the file.
+        actuator_line: the line of its ``mode:`` (0 when not given).
     """
 
     name: str
@@ -211,6 +217,7 @@ class JointMapping:
     gear_ratio: float = 1.0
     limits: JointOverride | None = None
     line: int = 0
+    actuator_line: int = 0
 
     def to_actuator(self, position: float) -> float:
         """The actuator position for a DOF position."""
@@ -349,8 +356,95 @@ class HardwareConfig:
         except LimitError as exc:
             raise ConfigError(str(exc)) from None
         mapped = {jm.name for jm in self.joints}
-        unmapped = tuple(n for n in dof_names if n not in mapped)
-        return BoundConfig(self, skeleton, limits, unmapped)
+        couplings = self._couplings(skeleton)
+        limits = self._narrow_leaders(limits, couplings, skeleton)
+        derived = tuple(n for n, m in couplings if m.drive is FollowerDrive.COUPLED)
+        unmapped = tuple(n for n in dof_names if n not in mapped and n not in derived)
+        return BoundConfig(self, skeleton, limits, unmapped, couplings, derived)
+
+    def _couplings(self, skeleton: Skeleton) -> tuple[tuple[str, Mimic], ...]:
+        """The followers this configuration moves, each with what drives it.
+
+        The file says it, and nothing else does: a follower mapped to an actuator is
+        ``FROM_LEADER`` (its actuator commanded from the leader's), one left out of
+        ``joints:`` is ``COUPLED`` (the leader's mechanism moves it; its state is
+        derived). A follower whose leader has no actuator is not moved at all.
+
+        Raises:
+            ConfigError: a follower mapped while its leader is not, or mapped to a
+                control mode that does not take its leader's kind of command.
+        """
+        by_name = {jm.name: jm for jm in self.joints}
+        out = []
+        for dof, mimic in model_couplings(skeleton):
+            follower, leader = by_name.get(dof.name), by_name.get(mimic.leader)
+            if follower is not None and leader is None:
+                raise ConfigError(_at(
+                    self.source, follower.line,
+                    f"joint {dof.name!r} is a mimic joint of {mimic.leader!r}, which has no"
+                    f" actuator here: its actuator is commanded from the leader's command,"
+                    f" so map {mimic.leader!r} too (or leave {dof.name!r} out)"))
+            if leader is None:
+                continue
+            if follower is None:
+                out.append((dof.name, replace(mimic, drive=FollowerDrive.COUPLED)))
+                continue
+            kind, lead_kind = (MODE_COMMANDS[follower.actuator.mode],
+                               MODE_COMMANDS[leader.actuator.mode])
+            if kind is not lead_kind or kind is CommandKind.EFFORT:
+                line = follower.actuator_line or follower.line
+                why = ("an effort is not its leader's scaled" if kind is CommandKind.EFFORT
+                       and kind is lead_kind else
+                       f"its leader {mimic.leader!r} (line {leader.line}) takes"
+                       f" {lead_kind.value} commands")
+                raise ConfigError(_at(
+                    self.source, line,
+                    f"joint {dof.name!r} is a mimic joint of {mimic.leader!r}: its actuator"
+                    f" is commanded from the leader's command, and mode"
+                    f" {follower.actuator.mode.value!r} takes {kind.value} commands but"
+                    f" {why}; give it the leader's kind of mode (position or velocity)"))
+            out.append((dof.name, replace(mimic, drive=FollowerDrive.FROM_LEADER)))
+        return tuple(out)
+
+    def _narrow_leaders(self, limits: LimitSet, couplings: tuple[tuple[str, Mimic], ...],
+                        skeleton: Skeleton) -> LimitSet:
+        """``limits`` with each leader narrowed to what its followers' limits allow.
+
+        The model's limits already are (``LimitSet.from_skeleton``); overrides of a
+        follower (``limits_file:``, its ``limits:``) narrow its leader here too, in
+        position, velocity and acceleration, so no leader command moves a follower past
+        its limits and a follower's actuator keeps pace with its leader.
+
+        Raises:
+            ConfigError: a follower's limits that leave its leader no position.
+        """
+        by_name = {jm.name: jm for jm in self.joints}
+        for name, mimic in couplings:
+            own, lead = limits[name], limits[mimic.leader]
+            bounds = []
+            for kind in (LimitKind.POSITION, LimitKind.VELOCITY, LimitKind.ACCELERATION):
+                lo, hi = leader_interval(mimic, *own.bounds(kind),
+                                         offset=kind is LimitKind.POSITION)
+                cur_lo, cur_hi = lead.bounds(kind)
+                if lo > cur_lo:
+                    bounds.append(BoundOverride(kind, Bound.LOWER, lo, 0))
+                if hi < cur_hi:
+                    bounds.append(BoundOverride(kind, Bound.UPPER, hi, 0))
+            if not bounds:
+                continue
+            try:
+                limits = limits.tightened(LimitOverrides(
+                    self.source, (JointOverride(mimic.leader, 0, tuple(bounds)),)))
+            except LimitError as exc:
+                jm = by_name.get(name)
+                line = jm.line if jm is not None else 0
+                where = (f"joint {name!r} of skeleton {skeleton.name!r}" if jm is None
+                         else f"joint {name!r}")
+                raise ConfigError(_at(
+                    self.source, line,
+                    f"{where} is a mimic joint of {mimic.leader!r}, and its limits leave"
+                    f" {mimic.leader!r} no value: {exc.message}")) from None
+        return limits
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,14 +454,29 @@ class BoundConfig:
     Attributes:
         config: the configuration.
         skeleton: the skeleton it drives.
-        limits: the model's limits, tightened by the configuration's overrides (all DOFs).
-        unmapped: DOFs of the skeleton no actuator drives, in DOF order.
+        limits: the model's limits, tightened by the configuration's overrides (all DOFs),
+            each leader's narrowed to what its followers' limits allow.
+        unmapped: DOFs of the skeleton no actuator drives and none derived, in DOF order.
+        couplings: the followers (mimic joints) whose leader has an actuator, in DOF
+            order, each with its :class:`~skel_ros.model.types.Mimic`, whose ``drive``
+            is the file's word: ``FROM_LEADER`` when the follower is mapped to an
+            actuator of its own, ``COUPLED`` when it is left out of ``joints:``.
+        derived: the ``COUPLED`` followers: no actuator, their state is their leader's
+            measurement through the mimic rule.
     """
 
     config: HardwareConfig
     skeleton: Skeleton
     limits: LimitSet
     unmapped: tuple[str, ...]
+    couplings: tuple[tuple[str, Mimic], ...] = ()
+    derived: tuple[str, ...] = ()
+
+    @property
+    def reported(self) -> tuple[str, ...]:
+        """The DOFs the backend reports, in DOF order: :attr:`names` and :attr:`derived`."""
+        shown = set(self.names) | set(self.derived)
+        return tuple(d.name for d in self.skeleton.dofs if d.name in shown)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -821,7 +930,7 @@ class _Parser:
         limits = self.limits(name, raw) if "limits" in raw else None
         return JointMapping(name=name, bus=bus_name, actuator=actuator, direction=direction,
                             zero_offset=zero_offset, gear_ratio=gear_ratio, limits=limits,
-                            line=line)
+                            line=line, actuator_line=_line(raw, "mode") if "mode" in raw else 0)
 
     def actuator_id(self, raw: Mapping[Any, Any], what: str, plugin: ProtocolPlugin) -> int:
         """``id:``, an integer in the protocol's :attr:`~ProtocolPlugin.id_range`."""

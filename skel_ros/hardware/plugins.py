@@ -57,6 +57,7 @@ BUILTIN: Mapping[str, str] = MappingProxyType({
     "dynamixel": "skel_ros.hardware.dynamixel:PLUGIN",
     "canopen": "skel_ros.hardware.canopen402:PLUGIN",
     "mit": "skel_ros.hardware.mit:PLUGIN",
+    "feetech": "skel_ros.hardware.feetech:PLUGIN",
 })
 
 
@@ -132,6 +133,9 @@ class ProtocolPlugin:
         default_model: the actuator ``model:`` a new hardware YAML writes ("": none).
         default_options: the actuator ``options:`` a new hardware YAML writes, what the
             usual mode needs to run (an MIT motor's PD gains: a moderate start to tune).
+        device_watchdog: whether its devices have a watchdog the driver arms from
+            ``device_watchdog`` (Feetech servos have none: a new hardware YAML for them
+            writes ``device_watchdog: 0``, and their driver refuses another value).
     """
 
     name: str
@@ -147,6 +151,7 @@ class ProtocolPlugin:
     rates: tuple[int, ...] = ()
     default_model: str = ""
     default_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    device_watchdog: bool = True
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from typing import Any, Final, NoReturn
 import numpy as np
 import numpy.typing as npt
 
+from skel_ros.model.mimic import leader_bounds
 from skel_ros.model.types import Array, Skeleton, frozen_array
 from skel_ros.model.yamlread import YamlLineError, load_yaml_lines
 from skel_ros.model.yamlread import key_line as _key_line
@@ -133,6 +134,8 @@ class JointLimits:
         acceleration_upper: Highest acceleration.
         effort_lower: Lowest force / torque (the model's ``<force lower>``).
         effort_upper: Highest force / torque.
+        leader: A follower's (mimic joint's) leader DOF: commands naming the follower
+            are refused (the gate says to command the leader); None for other DOFs.
     """
 
     name: str
@@ -144,6 +147,7 @@ class JointLimits:
     acceleration_upper: float = _INF
     effort_lower: float = -_INF
     effort_upper: float = _INF
+    leader: str | None = None
 
     def bounds(self, kind: LimitKind | CommandKind) -> tuple[float, float]:
         """Return ``(lower, upper)`` for ``kind``."""
@@ -186,6 +190,7 @@ def _with_bounds(
         acceleration_upper=get(LimitKind.ACCELERATION, Bound.UPPER),
         effort_lower=get(LimitKind.EFFORT, Bound.LOWER),
         effort_upper=get(LimitKind.EFFORT, Bound.UPPER),
+        leader=jl.leader,
     )
 
 
@@ -336,10 +341,13 @@ class LimitSet(Mapping[str, JointLimits]):
         """
         joints = []
         for dof in skeleton.dofs:
+            # A leader's positions are bounded by its followers' limits too.
+            lower, upper = leader_bounds(skeleton, dof.name)
             jl = JointLimits(
                 name=dof.name,
-                position_lower=float(dof.position_lower),
-                position_upper=float(dof.position_upper),
+                leader=None if dof.mimic is None else dof.mimic.leader,
+                position_lower=float(lower),
+                position_upper=float(upper),
                 velocity_lower=float(dof.velocity_lower),
                 velocity_upper=float(dof.velocity_upper),
                 acceleration_lower=float(dof.acceleration_lower),
@@ -544,6 +552,11 @@ class LimitSet(Mapping[str, JointLimits]):
         unknown = [str(n) for n in raw_names if n not in self._index]
         if unknown:
             return f"unknown joint {_quoted(unknown)}{self._suggest(unknown[0])}"
+        for n in raw_names:
+            leader = self._joints[self._index[str(n)]].leader
+            if leader is not None:
+                return (f"joint {n!r} is a mimic joint: it follows {leader!r} and takes no"
+                        f" command of its own; command {leader!r} instead")
         return None
 
 

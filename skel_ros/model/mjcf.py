@@ -22,6 +22,11 @@ motions :func:`~skel_ros.model.kinematics.joint_chain` gives:
   itself (no offset): MuJoCo integrates a free body's origin along its velocity, as
   DART does with the child body's, so the two integrate the same point.
 
+Masses. MuJoCo moves no body that neither has nor has welded to it a mass and an
+inertia; :mod:`skel_ros.model.mjcf_masses` decides what happens to such a body: folded
+(no MuJoCo body; its joints go, placed where they act, into its child's MuJoCo body
+before the child's own), bounded (a small mass and inertia, with a warning) or refused.
+
 :class:`MjcfExport` keeps that correspondence: which MuJoCo joint each DOF drives, and
 :meth:`MjcfExport.qpos` / :meth:`MjcfExport.qvel` turn SKEL positions and velocities
 into MuJoCo's ``qpos`` / ``qvel``.
@@ -29,6 +34,7 @@ into MuJoCo's ``qpos`` / ``qvel``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -40,7 +46,9 @@ from lxml import etree
 
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import ExportError
-from skel_ros.model.kinematics import Kinematics, joint_chain
+from skel_ros.model.kinematics import Kinematics, joint_chain, joint_motion
+from skel_ros.model.mimic import couplings, leader_bounds
+from skel_ros.model.mjcf_masses import mass_plan
 from skel_ros.model.transforms import adjoint, exp_rot, inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
@@ -62,6 +70,7 @@ from skel_ros.model.urdf import skeleton_namespace
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from skel_ros.model.mjcf_masses import Bound, Fold
     from skel_ros.model.types import Array, Body, Dof, Geometry, Joint, Shape, Skeleton, World
 
 __all__ = ["FreeFrames", "MjcfBody", "MjcfExport", "MjcfJoint", "world_to_mjcf", "write_mjcf"]
@@ -73,13 +82,14 @@ CONE_SIDES = 64
 # Geom groups, as MuJoCo Menagerie uses them: visual 2 (shown), collision 3 (hidden).
 VISUAL_GROUP = "2"
 COLLISION_GROUP = "3"
+# A mimic equality's solref time constant, in time steps (MuJoCo's stable minimum is 2)
+# and its solimp (dmin, dmax, width): nearly hard (docs/mujoco.md, "Mimic joints").
+MIMIC_TIMECONST_STEPS = 2.0
+MIMIC_SOLIMP = (0.9999, 0.9999, 0.001)
 # Names a warning lists before "and N more".
 _NAMES_SHOWN = 5
 # contype/conaffinity bits: one per colliding skeleton (MuJoCo's masks are 32-bit ints).
 _MAX_SKELETON_BITS = 31
-# MuJoCo's mjMINVAL: the least mass and principal moment of inertia its compiler takes
-# for the body that carries a moving body (see _Writer._check_moving_masses).
-MJ_MINVAL = 1e-15
 # MuJoCo reads MJCF with tinyxml2, which refuses elements nested 500 deep
 # (XML_ELEMENT_DEPTH_EXCEEDED). Below <mujoco> and <worldbody>, and with the deepest
 # body's own <inertial> inside it, that leaves 496 nested bodies (measured with MuJoCo
@@ -176,7 +186,7 @@ class MjcfJoint:
 
 @dataclass(frozen=True)
 class MjcfBody:
-    """One MuJoCo body of the export.
+    """One SKEL body of the export and the MuJoCo body that holds it.
 
     Attributes:
         name: The MuJoCo body name.
@@ -184,12 +194,37 @@ class MjcfBody:
         body: The SKEL body.
         frame: The MuJoCo body frame in the SKEL body frame (``T_child_to_joint``):
             the SKEL body's world pose is MuJoCo's ``xpos``/``xmat`` times its inverse.
+            For a folded body (massless, its joints carried by the MuJoCo body of a
+            descendant: :mod:`skel_ros.model.mjcf_masses`), the MuJoCo body frame in the
+            frame of the last body of :attr:`through`.
+        through: For a folded body, the joints between it and the body whose MuJoCo body
+            holds it, parent side first (:meth:`pose` undoes their motion); empty otherwise.
     """
 
     name: str
     skeleton: str
     body: str
     frame: Array
+    through: tuple[Joint, ...] = ()
+
+    def pose(self, mujoco_pose: Array, positions: Sequence[float] | Array = ()) -> Array:
+        """The SKEL body's world pose from MuJoCo's pose of body :attr:`name`.
+
+        Args:
+            mujoco_pose: MuJoCo's ``xpos``/``xmat`` of :attr:`name` as a 4x4 transform.
+            positions: The skeleton's DOF positions; read for a folded body only.
+        """
+        out: Array = np.asarray(mujoco_pose, dtype=float) @ inverse(np.asarray(self.frame))
+        if not self.through:
+            return out
+        q = np.asarray(positions, dtype=float)
+        below = np.eye(4)  # the folded body -> the last body of `through`
+        for joint in self.through:
+            motion = joint_motion(joint, q[joint.first_dof:joint.first_dof + joint.num_dofs])
+            below = (below @ np.asarray(joint.T_parent_to_joint) @ motion[0]
+                     @ inverse(np.asarray(joint.T_child_to_joint)))
+        folded: Array = out @ inverse(below)
+        return folded
 
 
 @dataclass(frozen=True)
@@ -199,7 +234,8 @@ class MjcfExport:
     Attributes:
         xml: The MJCF document.
         joints: Every MuJoCo joint, in ``qpos`` order.
-        bodies: Every MuJoCo body but the world, in document order.
+        bodies: Every SKEL body (of a skeleton with bodies), in the document order of
+            the MuJoCo bodies that hold them (a folded body before the one holding it).
         warnings: What was dropped or approximated, with the element's location.
     """
 
@@ -370,7 +406,8 @@ class _Writer:
         world = self.world
         self.root.append(etree.Comment(
             f" Written by skel-ros from {Path(world.source).name}: one MuJoCo body per SKEL"
-            " body, its frame at the body's joint (docs/interchange.md, MJCF). "))
+            " body (a massless one's joints may be folded into its child's), its frame at"
+            " the body's joint (docs/interchange.md, MJCF). "))
         etree.SubElement(self.root, "compiler", angle="radian", inertiafromgeom="false",
                          autolimits="true")
         # DART integrates with semi-implicit Euler, as MuJoCo's "Euler".
@@ -384,8 +421,8 @@ class _Writer:
         # MuJoCo numbers bodies depth first through the document, and qpos follows.
         order = [str(el.get("name")) for el in worldbody.iter("body")]
         self.joints = [j for name in order for j in self.by_body[name]]
-        by_name = {b.name: b for b in self.bodies}
-        self.bodies = [by_name[name] for name in order]
+        position = {name: k for k, name in enumerate(order)}
+        self.bodies.sort(key=lambda b: position[b.name])  # stable: folded ones stay first
         if len(self.asset) == 0:
             self.root.remove(self.asset)
         for element in (self.contact, self.equality):
@@ -461,14 +498,19 @@ class _Writer:
         elements: dict[str, etree._Element] = {}
         frames: dict[str, Array] = {}
         moves: dict[str, bool] = {}  # the body or one of its ancestors has a MuJoCo joint
-        jointed: dict[str, bool] = {}  # the body has MuJoCo joints of its own
         depth: dict[str, int] = {}  # bodies from the world down to this one, itself included
+        # Moving bodies MuJoCo would refuse for want of mass: folded, bounded or refused.
+        plan = None if static else mass_plan(skeleton)
         for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
             # A root's free joint moves the body frame itself (MuJoCo's and DART's free
             # joints both integrate the body origin's position linearly): no offset.
             root_free = joint.type is JointType.FREE and joint.parent is None and not static
             frame = np.eye(4) if root_free else np.asarray(joint.T_child_to_joint, dtype=float)
             frames[body.name] = frame
+            if plan is not None and plan.folded(body.name) is not None:
+                # No MuJoCo body: its joints go into the one of the body it is folded into.
+                depth[body.name] = 0 if joint.parent is None else depth[joint.parent]
+                continue
             depth[body.name] = 1 if joint.parent is None else depth[joint.parent] + 1
             if depth[body.name] > MAX_BODY_DEPTH:
                 raise ExportError(
@@ -476,7 +518,11 @@ class _Writer:
                     f" at most {MAX_BODY_DEPTH} nested bodies (its XML parser stops at 500"
                     " nested elements)", body.location,
                     hint="MJCF cannot hold a chain this long; simulate it with DART")
-            parent_el = worldbody if joint.parent is None else elements[joint.parent]
+            fold = None if plan is None else plan.carrier(body.name)
+            # The joint from the MuJoCo parent: the first folded body's, if any.
+            top = joint if fold is None else skeleton.joint(
+                skeleton.body(fold.bodies[0]).parent_joint)
+            parent_el = worldbody if top.parent is None else elements[top.parent]
             if world_poses is not None:
                 own = world_poses[i] @ frame
                 parent = (np.eye(4) if joint.parent is None else
@@ -484,65 +530,61 @@ class _Writer:
                           @ frames[joint.parent])
                 relative = inverse(parent) @ own
             else:
-                # F_parent^-1 F_child at q = 0, F = W(body) frame, W(c) = W(p) Tpj Tcj^-1.
-                parent_frame = np.eye(4) if joint.parent is None else frames[joint.parent]
-                relative = (inverse(parent_frame) @ np.asarray(joint.T_parent_to_joint)
-                            @ inverse(np.asarray(joint.T_child_to_joint)) @ frame)
+                # F_parent^-1 F_child at q = 0, F = W(body) frame, W(c) = W(p) Tpj Tcj^-1
+                # (a fold's first joint, then E: Fold.placement).
+                parent_frame = np.eye(4) if top.parent is None else frames[top.parent]
+                relative = inverse(parent_frame) @ (
+                    np.asarray(joint.T_parent_to_joint)
+                    @ inverse(np.asarray(joint.T_child_to_joint)) @ frame
+                    if fold is None else fold.placement(skeleton))
             name = self._claim("body", f"{ns}{body.name}", body.location)
             el = etree.SubElement(parent_el, "body", name=name)
             _pose(el, relative)
             if not body.gravity_mode and not static:
                 el.set("gravcomp", "1")  # weight cancelled: DART's gravity off for the body
             elements[body.name] = el
-            self.bodies.append(MjcfBody(name, skeleton.name, body.name, frame))
             self.joints_here = self.by_body[name] = []
+            if fold is not None:
+                self._folded(el, skeleton, fold, frame, ns)
+            self.bodies.append(MjcfBody(name, skeleton.name, body.name, frame))
             if not static:
                 self._joint(el, skeleton, joint, ns)
-            jointed[body.name] = bool(self.joints_here)
-            moves[body.name] = jointed[body.name] or (
-                joint.parent is not None and moves[joint.parent])
+            moves[body.name] = bool(self.joints_here) or (
+                top.parent is not None and moves[top.parent])
             self.body_moves = moves[body.name]
-            self._inertial(el, body, frame)
+            bound = None if plan is None else plan.bounds.get(body.name)
+            self._inertial(el, body if bound is None else self._bounded(body, bound), frame)
             self._shapes(el, skeleton, body, frame, ns)
-        self._check_moving_masses(skeleton, jointed)
+        if not static:
+            self._mimics(skeleton, ns)
 
-    def _check_moving_masses(self, skeleton: Skeleton, jointed: Mapping[str, bool]) -> None:
-        """Refuse a moving body that nothing welded to it gives mass and inertia.
+    def _folded(self, el: etree._Element, skeleton: Skeleton, fold: Fold, frame: Array,
+                ns: str) -> None:
+        """The bodies folded into MuJoCo body ``el``: their joints, then their entries.
 
-        MuJoCo's compiler (``mjCModel::CheckBodyMassInertia``) takes a body with joints
-        when it, or one body welded to it (a descendant reached through bodies without
-        joints), has a mass and three principal moments of inertia of at least
-        ``mjMINVAL``: a massless root link welded to a heavy trunk moves, a massless link
-        between two joints does not.
+        The joints go before the body's own, each placed as ``E^-1 M E``
+        (:mod:`~skel_ros.model.mjcf_masses`); each folded body gets its :class:`MjcfBody`.
         """
-        children: dict[str, list[str]] = {}
-        for joint in skeleton.joints:
-            if joint.parent is not None:
-                children.setdefault(joint.parent, []).append(joint.child)
-        for body in skeleton.bodies:
-            if not jointed[body.name]:
-                continue
-            group = [body.name]  # the body, then what is welded to it (no recursion)
-            while group:
-                name = group.pop()
-                if _carries_mass(skeleton.body(name)):
-                    break
-                group.extend(c for c in children.get(name, ()) if not jointed[c])
-            else:
-                raise ExportError(
-                    f"body {body.name!r} has {_what_it_lacks(skeleton.body(body.name))},"
-                    f" nor does any body welded to it have both: MuJoCo moves no body with"
-                    f" joints unless it or a body welded to it has a mass and principal"
-                    f" moments of inertia of at least {MJ_MINVAL:g}",
-                    body.location, hint="give it a small mass and inertia (CASPR's virtual"
-                    " bodies have 1e-9 kg)")
+        name = str(el.get("name"))
+        for folded, offset in zip(fold.bodies, fold.offsets, strict=True):
+            self.bodies.append(MjcfBody(name, skeleton.name, folded, frame,
+                                        fold.below(skeleton, folded)))
+            start = len(el)
+            self._joint(el, skeleton, skeleton.joint(skeleton.body(folded).parent_joint), ns)
+            for j in el[start:]:
+                _place_joint(j, offset)
+
+    def _bounded(self, body: Body, bound: Bound) -> Body:
+        """``body`` with the mass and inertia a bound adds (:mod:`~skel_ros.model.mjcf_masses`)."""
+        self._warn(bound.message, body.location)
+        return dataclasses.replace(body, inertia=bound.inertia)
 
     def _inertial(self, el: etree._Element, body: Body, frame: Array) -> None:
         to_mj = inverse(frame)
         com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
         if not np.any(body.inertia.moment):
             # A point mass, or nothing: MuJoCo takes it (a moving body needs a body welded
-            # to it with inertia, _check_moving_masses).
+            # to it with inertia: mjcf_masses folds or bounds the others).
             etree.SubElement(el, "inertial", pos=_vec(com), mass=_num(body.inertia.mass),
                              diaginertia="0 0 0")
             return
@@ -621,6 +663,34 @@ class _Writer:
             eq = self._section("equality")
             etree.SubElement(eq, "joint", joint1=name, joint2=f"{ns}{dof.name}",
                              polycoef=_vec((0.0, scale, 0.0, 0.0, 0.0)))
+
+    def _mimics(self, skeleton: Skeleton, ns: str) -> None:
+        """Each follower as a joint equality ``follower = offset + multiplier * leader``.
+
+        ``solref`` is the stiffest MuJoCo integrates stably at the world's time step
+        (time constant 2 dt, critically damped) and ``solimp`` leaves almost none of the
+        constraint soft, so the follower tracks its leader instead of lagging on a spring
+        of MuJoCo's default 0.02 s (docs/mujoco.md, "Mimic joints"). It is a constraint,
+        not a controller: the follower takes no command and adds no stiffness to the
+        leader's own drive. The follower's position range moves to its leader
+        (:func:`~skel_ros.model.mimic.leader_bounds`), so no limit fights the equality.
+        """
+        pairs = couplings(skeleton)
+        if pairs:
+            # A follower's own range would fight the equality: its limits bound the leader.
+            joints = {str(j.get("name")): j for j in self.root.iter("joint")}
+            for dof, mimic in pairs:
+                joints[f"{ns}{dof.name}"].attrib.pop("range", None)
+                lower, upper = leader_bounds(skeleton, mimic.leader)
+                if math.isfinite(lower) and math.isfinite(upper):
+                    joints[f"{ns}{mimic.leader}"].set("range", _vec((lower, upper)))
+        for dof, mimic in pairs:
+            etree.SubElement(
+                self._section("equality"), "joint", name=f"{ns}{dof.name}/mimic",
+                joint1=f"{ns}{dof.name}", joint2=f"{ns}{mimic.leader}",
+                polycoef=_vec((mimic.offset, mimic.multiplier, 0.0, 0.0, 0.0)),
+                solref=_vec((MIMIC_TIMECONST_STEPS * self.world.time_step, 1.0)),
+                solimp=_vec(MIMIC_SOLIMP))
 
     def _section(self, tag: str) -> etree._Element:
         if tag == "equality":
@@ -826,25 +896,20 @@ def _primitive(g: Geometry) -> dict[str, str] | None:
     return None
 
 
-def _what_it_lacks(body: Body) -> str:
-    """What keeps ``body`` from carrying a moving body (:func:`_carries_mass`), in words."""
-    light = body.inertia.mass < MJ_MINVAL
-    principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
-    flat = bool(principal[0] < MJ_MINVAL)
-    if light and flat:
-        return "no mass and no inertia"
-    if light:
-        return f"no mass (mass {body.inertia.mass:g} kg)"
-    return (f"a mass of {body.inertia.mass:g} kg but no inertia about every axis (principal"
-            f" moments {_vec(principal)})")
+def _place_joint(j: etree._Element, offset: Array) -> None:
+    """Move a hinge or slide written in its joint frame to a frame ``offset`` (``E``) away.
 
-
-def _carries_mass(body: Body) -> bool:
-    """Whether MuJoCo lets ``body`` carry a moving body: mass and principal moments >= mjMINVAL."""
-    if body.inertia.mass < MJ_MINVAL:
-        return False
-    principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
-    return bool(principal[0] >= MJ_MINVAL)
+    In the body frame, ``E^-1 M E`` is a hinge about ``E^-1`` of the origin along
+    ``R_E^T axis``, or a slide along ``R_E^T axis``. (Ball joints are never folded: their
+    quaternion would turn in another frame.)
+    """
+    rot = np.asarray(offset, dtype=float)[:3, :3]
+    axis = np.array(str(j.get("axis")).split(), dtype=float)
+    j.set("axis", _vec(rot.T @ axis))
+    if j.get("type") == "hinge":
+        pos = -(rot.T @ np.asarray(offset, dtype=float)[:3, 3])
+        if np.any(pos != 0.0):
+            j.set("pos", _vec(pos))
 
 
 def _free_frames(joint: Joint, dofs: tuple[int, ...]) -> FreeFrames:

@@ -10,6 +10,7 @@ file:line is recorded.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -34,6 +35,7 @@ from skel_ros.model.errors import (
 from skel_ros.model.joint_types import JOINT_TYPES, PLANE_AXES, JointTypeSpec
 from skel_ros.model.lenient_xml import parse_document
 from skel_ros.model.meshes import MeshReadError, mesh_bounds
+from skel_ros.model.mimic import mimic_problem
 from skel_ros.model.transforms import (
     RIGID_IDENTITY,
     Rigid,
@@ -61,6 +63,7 @@ from skel_ros.model.types import (
     JointType,
     Marker,
     Mesh,
+    Mimic,
     MultiSphere,
     Plane,
     PlaneType,
@@ -73,7 +76,7 @@ from skel_ros.model.types import (
     World,
     frozen_array,
 )
-from skel_ros.model.xmlread import Element, XmlReader
+from skel_ros.model.xmlread import Element, XmlReader, parse_stod
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -106,7 +109,9 @@ _MOMENT_TAGS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 _MOMENT_KNOWN = frozenset(_MOMENT_TAGS)
 _VISUAL_KNOWN = frozenset({"transformation", "geometry", "color"})
 _COLLISION_KNOWN = frozenset({"transformation", "geometry", "collidable"})
-_JOINT_COMMON = frozenset({"parent", "child", "transformation", "init_pos", "init_vel", "dof"})
+# <mimic> is this package's (DART 6.20's SkelParser ignores it): docs/model.md, "Mimic joints".
+_JOINT_COMMON = frozenset({"parent", "child", "transformation", "init_pos", "init_vel", "dof",
+                           "mimic"})
 _AXIS_TAGS = frozenset({"xyz", "pitch", "limit", "dynamics", "damping"})
 _DYNAMICS_TAGS = frozenset({"damping", "friction", "spring_rest_position", "spring_stiffness"})
 _DOF_TAGS = frozenset({"position", "velocity", "acceleration", "force"}) | _DYNAMICS_TAGS
@@ -563,6 +568,7 @@ class _JointDraft:
     dofs: list[_DofDraft]
     suffixes: tuple[str | None, ...]  # DOF name suffixes, None for "default"
     implicit: bool = False
+    mimic: Element | None = None  # its <mimic>, resolved when every joint is built
 
 
 def _parse_skeleton(
@@ -1104,6 +1110,7 @@ def _parse_joint(
         plane_axes=plane_axes,
         dofs=dofs,
         suffixes=suffixes,
+        mimic=kids.get("mimic"),
     )
 
 
@@ -1576,6 +1583,9 @@ def _build_skeleton(
                 base_dir=base_dir, shape_names=shape_names, marker_names=marker_names,
             )
         )
+    mimics = [(joints[i], jd.mimic) for i, jd in enumerate(order) if jd.mimic is not None]
+    if mimics:
+        dofs = _with_mimics(dofs, joints, mimics, r)
     return Skeleton(
         name=name,
         mobile=mobile,
@@ -1585,6 +1595,39 @@ def _build_skeleton(
         dofs=tuple(dofs),
         location=r.loc(el, path),
     )
+
+
+def _with_mimics(dofs: list[Dof], joints: list[Joint], mimics: list[tuple[Joint, Element]],
+                 r: _SkelReader) -> list[Dof]:
+    """``dofs`` with each follower's :class:`Mimic` (``<mimic joint= multiplier= offset=>``)."""
+    by_name = {j.name: j for j in joints}
+    followers = {joint.name for joint, _ in mimics}
+    for joint, el in mimics:
+        leader = r.attribute(el, "joint")
+        mimic = Mimic(leader=leader,
+                      multiplier=_mimic_number(el, "multiplier", 1.0, r),
+                      offset=_mimic_number(el, "offset", 0.0, r))
+        problem = mimic_problem(joint, leader, by_name, mimic)
+        if problem is None and leader in followers:
+            problem = (f"joint {joint.name!r} mimics joint {leader!r}, which mimics another;"
+                       " make both mimic the same leader")
+        if problem is not None:
+            raise SkelValueError(problem, r.loc(el))
+        lead_dof = by_name[leader].first_dof
+        index = joint.first_dof
+        dofs[index] = dataclasses.replace(
+            dofs[index], mimic=dataclasses.replace(mimic, leader=dofs[lead_dof].name))
+    return dofs
+
+
+def _mimic_number(el: Element, name: str, default: float, r: _SkelReader) -> float:
+    raw = el.get(name)
+    if raw is None:
+        return default
+    value = parse_stod(raw.strip())
+    if value is None or not math.isfinite(value):
+        raise SkelValueError(f'<mimic> {name}="{raw[:40]}" is not a finite number', r.loc(el))
+    return value
 
 
 def _check_dof(dof: Dof, r: _SkelReader, el: Element) -> None:

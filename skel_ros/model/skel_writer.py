@@ -10,6 +10,9 @@ The file is written so that both readers build the same model again:
 * each joint gets ``T_child_to_joint`` as ``<transformation>``, its axes, pitch,
   euler order or plane, and one ``<dof local_index=..>`` per DOF with every limit,
   initial value and dynamics parameter that differs from DART's default;
+* a follower's coupling is a ``<mimic joint= multiplier= offset=>`` child of its joint,
+  which ``load_skel`` reads and DART 6.20's ``SkelParser`` ignores (DART alone builds
+  the follower as an independent joint: docs/model.md, "Mimic joints");
 * a DOF name is written only when the model marks it preserved (``<dof name>``),
   so the reader derives the other names (``J_x``, ``default(1)``, ...) as DART does;
 * a moment of inertia computed from the shapes is left out (the reader computes it
@@ -369,6 +372,16 @@ def _write_joint(parent: etree._Element, joint: Joint, skel: Skeleton) -> None:
                 _text(etree.SubElement(plane, f"translation_axis{k}"), "xyz", _vec(axis))
     for k, dof_name in enumerate(joint.dofs):
         _write_dof(el, skel.dof(dof_name), k, joint)
+    _write_mimic(el, joint, skel)
+
+
+def _write_mimic(el: etree._Element, joint: Joint, skel: Skeleton) -> None:
+    """A follower's ``<mimic>`` (load_skel reads it; DART 6.20's SkelParser ignores it)."""
+    mimic = skel.dof(joint.dofs[0]).mimic if joint.num_dofs == 1 else None
+    if mimic is None:
+        return
+    etree.SubElement(el, "mimic", joint=skel.dof(mimic.leader).joint,
+                     multiplier=_num(mimic.multiplier), offset=_num(mimic.offset))
 
 
 def _write_dof(parent: etree._Element, dof: Dof, k: int, joint: Joint) -> None:

@@ -39,12 +39,14 @@ __all__ = [
     "Dof",
     "Ellipsoid",
     "EulerOrder",
+    "FollowerDrive",
     "Geometry",
     "Inertia",
     "Joint",
     "JointType",
     "Marker",
     "Mesh",
+    "Mimic",
     "MultiSphere",
     "Plane",
     "PlaneType",
@@ -349,11 +351,46 @@ class Body:
         return self.soft is not None
 
 
+class FollowerDrive(enum.Enum):
+    """What moves a follower (a mimic joint's DOF) on the robot.
+
+    The model's readers say ``COUPLED`` (URDF and SKEL cannot say more); a hardware
+    description may say that the follower has its own actuator.
+    """
+
+    COUPLED = "coupled"
+    """No actuator of its own: a gear, a linkage or the engine's constraint moves it."""
+    FROM_LEADER = "from_leader"
+    """Its own actuator, commanded ``multiplier * leader command + offset``."""
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A follower DOF's coupling to its leader: ``follower = multiplier * leader + offset``.
+
+    The one statement of that rule is :func:`skel_ros.model.mimic.with_followers`
+    (positions) and :func:`~skel_ros.model.mimic.follower_velocities`.
+
+    Attributes:
+        leader: The leader DOF's name (a DOF that is no follower itself).
+        multiplier: Follower motion per unit of leader motion (may be negative).
+        offset: Follower position when the leader is at 0.
+        drive: What moves the follower on the robot.
+    """
+
+    leader: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+    drive: FollowerDrive = FollowerDrive.COUPLED
+
+
 @dataclass(frozen=True, eq=False)
 class Dof:
     """One degree of freedom, in DART's order.
 
-    Limits default to +-inf, everything else to 0 (DART's defaults).
+    Limits default to +-inf, everything else to 0 (DART's defaults). ``mimic`` is
+    set on a follower (a mimic joint's DOF): its position is its leader's, scaled and
+    offset (docs/model.md, "Mimic joints").
     """
 
     name: str
@@ -375,6 +412,7 @@ class Dof:
     spring_stiffness: float = 0.0
     rest_position: float = 0.0
     name_preserved: bool = False
+    mimic: Mimic | None = None
 
 
 @dataclass(frozen=True, eq=False)

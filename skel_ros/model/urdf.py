@@ -757,6 +757,10 @@ class _Writer:
         if uj.mimic_of is not None and motion.screw_pitch is not None:
             scale = motion.screw_pitch / (2.0 * math.pi)
             etree.SubElement(el, "mimic", joint=uj.mimic_of, multiplier=_num(scale), offset="0.0")
+        elif dof.mimic is not None:  # a follower of the model: URDF's own notion
+            leader = uj.name[: len(uj.name) - len(dof.name)] + dof.mimic.leader
+            etree.SubElement(el, "mimic", joint=leader, multiplier=_num(dof.mimic.multiplier),
+                             offset=_num(dof.mimic.offset))
         self._limit(
             el,
             el.get("type", ""),

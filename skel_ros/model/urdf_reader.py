@@ -19,9 +19,10 @@ it. ``docs/interchange.md`` has the full mapping table; in short:
   :data:`~skel_ros.model.urdf.UNBOUNDED` or more (what the URDF writer puts where
   the model has no limit) is no limit; a velocity or effort of 0 is read as no
   limit, with a warning.
-* ``<mimic>`` is refused (:class:`~skel_ros.model.interchange_errors.UrdfError`
-  naming the joint): the nodes would drive a mimic joint as an independent
-  motor, which is not what the file says.
+* ``<mimic joint multiplier offset>`` makes the joint's DOF a follower of the
+  named joint's (:class:`~skel_ros.model.types.Mimic`, docs/model.md "Mimic
+  joints"); a coupling :func:`~skel_ros.model.mimic.mimic_problem` refuses, or a
+  chain of mimics, is an error at the ``<mimic>`` element.
 * The root link: a link named ``world`` is the world frame itself (joints from
   it are attached to the world, as in Gazebo and DART's URDF loader). Any other
   root link gets a floating (free) joint named ``floating_base``, or a weld when
@@ -41,6 +42,7 @@ you would run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from pathlib import Path
@@ -53,6 +55,7 @@ from skel_ros.model import draft
 from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import UrdfError
 from skel_ros.model.joint_types import JOINT_TYPES, plane_from_normal
+from skel_ros.model.mimic import mimic_problem
 from skel_ros.model.transforms import rot_x, rot_y, rot_z
 from skel_ros.model.types import (
     Array,
@@ -66,6 +69,7 @@ from skel_ros.model.types import (
     Joint,
     JointType,
     Mesh,
+    Mimic,
     Shape,
     ShapeRole,
     Sphere,
@@ -299,6 +303,7 @@ class _Reader:
         self.warnings: list[SkelWarning] = []
         self._grouped: dict[tuple[str, ...], tuple[str, Element, int]] = {}
         self.materials: dict[str, Array | None] = {}
+        self.mimics: list[tuple[Joint, Element]] = []  # (follower, its <mimic>)
 
     # ------------------------------------------------------------ helpers
 
@@ -439,6 +444,7 @@ class _Reader:
                 joint, jdofs = self.joint(by_child[link], world_root)
                 model_joints.append(joint)
                 dofs.extend(jdofs)
+        dofs = self.with_mimics(model_joints, dofs)
         self.warn_massless(bodies, model_joints, links)
         self.flush_grouped()
         skel = draft.skeleton(robot_name, model_joints, bodies, dofs, location=self.loc(root))
@@ -764,13 +770,6 @@ class _Reader:
             if isinstance(sub.tag, str) and sub.tag in _IGNORED_JOINT:
                 self.ignore(sub, _IGNORED_JOINT[sub.tag])
         self.check_children(el, known)
-        mimic = el.find("mimic")
-        if mimic is not None:
-            raise self.fail(
-                f"joint {name!r} mimics joint {mimic.get('joint')!r}; mimic joints are not"
-                " supported (the nodes would drive it as an independent joint)", mimic,
-                "remove the <mimic> element to read it as an independent joint, or fix the"
-                " joint (type fixed)")
         if raw_type not in _URDF_TYPES:
             raise self.fail(f"joint type {raw_type!r} is not one of "
                             + ", ".join(_URDF_TYPES), el)
@@ -808,7 +807,34 @@ class _Reader:
             name, jtype, None if (world_root and parent == WORLD_LINK) else parent, child,
             t_parent=self.origin(el), axes=axes, plane=plane, plane_axes=plane_axes,
             dofs=[d.name for d in dofs], location=self.loc(el))
+        mimic_el = el.find("mimic")
+        if mimic_el is not None:
+            self.mimics.append((joint, mimic_el))
         return joint, dofs
+
+    def with_mimics(self, joints: Sequence[Joint], dofs: list[Dof]) -> list[Dof]:
+        """``dofs`` with each follower's coupling (``<mimic>``), checked against ``joints``."""
+        by_name = {j.name: j for j in joints}
+        followers = {joint.name for joint, _ in self.mimics if joint.num_dofs}
+        index = {d.name: i for i, d in enumerate(dofs)}
+        for joint, el in self.mimics:
+            leader = self.attr(el, "joint")
+            if joint.num_dofs == 0:  # urdfdom keeps it; nothing moves it
+                self.group(("mimic-fixed",), "<mimic> of a fixed joint ignored (a fixed"
+                           " joint does not move)", el)
+                continue
+            mimic = Mimic(leader=f"{leader}#0",  # the draft's DOF name (draft.canonical renames)
+                          multiplier=self.number(el, "multiplier", 1.0),
+                          offset=self.number(el, "offset", 0.0))
+            problem = mimic_problem(joint, leader, by_name, mimic)
+            if problem is None and leader in followers:
+                problem = (f"joint {joint.name!r} mimics joint {leader!r}, which mimics"
+                           " another; make both mimic the same leader")
+            if problem is not None:
+                raise self.fail(problem, el)
+            k = index[joint.dofs[0]]
+            dofs[k] = dataclasses.replace(dofs[k], mimic=mimic)
+        return dofs
 
     def dof_limits(self, el: Element, name: str, raw_type: str) -> dict[str, tuple[float, float]]:
         limit = el.find("limit")

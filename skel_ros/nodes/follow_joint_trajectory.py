@@ -361,6 +361,7 @@ class FollowJointTrajectoryServer:
         s = self.settings
         fields = read_joint_trajectory(msg)
         names = list(fields.joint_names)
+        self._check_followers(names)
         points = [GoalPoint(*p) for p in fields.points]
         check_goal(names, points, s.joints, allow_partial=s.allow_partial,
                    allow_nonzero_end_velocity=s.allow_nonzero_end_velocity,
@@ -381,6 +382,23 @@ class FollowJointTrajectoryServer:
         monitor = GoalMonitor(names, tolerances, duration, [p.time_from_start for p in points],
                               on_done=self._trigger if done else None)
         return trajectory, start, monitor
+
+    def _check_followers(self, names: Sequence[str]) -> None:
+        """Refuse a trajectory naming a follower (a mimic joint), saying to name its leader.
+
+        A follower is no joint of the controller (JTC's ``joints`` list the independent
+        joints, as a MoveIt controller configuration does); the gate's reason says which
+        joint it follows, where "not a joint of the controller" would not.
+
+        Raises:
+            GoalError: INVALID_JOINTS, with the gate's reason.
+        """
+        limits = self.core.backend.limits
+        for name in names:
+            dof = self._to_core.get(name)
+            if dof is not None and dof in limits and limits[dof].leader is not None:
+                check = limits.check(CommandKind.POSITION, [dof], [0.0])
+                raise GoalError(ErrorCode.INVALID_JOINTS, check.reason)
 
     def _check_positions(self, names: Sequence[str], positions: npt.NDArray[np.float64]) -> str:
         """The limits gate: "" when every position is within its joint's limits."""
@@ -406,6 +424,7 @@ class FollowJointTrajectoryServer:
         s = self.settings
         fields = read_joint_trajectory(goal.trajectory)
         try:
+            self._check_followers(fields.joint_names)
             with self._core_lock:
                 now = self.core.now()
             check_arrival(fields.joint_names, [GoalPoint(*p) for p in fields.points], s.joints,

@@ -781,7 +781,9 @@ class HardwareNode(LifecycleNode):
                   KeyValue(key="watchdog_tripped", value=str(status.watchdog_tripped)),
                   KeyValue(key="exclusive_commands", value=str(core.exclusive_commands)),
                   KeyValue(key="refused_commands", value=str(core.refused_commands)),
-                  KeyValue(key="reenable_bounded", value=", ".join(status.reenable_bounded))]
+                  KeyValue(key="reenable_bounded", value=", ".join(status.reenable_bounded)),
+                  # Followers without an actuator: published, but derived from their leader.
+                  KeyValue(key="derived_joints", value=", ".join(status.derived))]
         if conflict is not None:
             values.append(KeyValue(key="second_source", value=str(conflict)))
         return DiagnosticStatus(

@@ -10,7 +10,13 @@ and the numbers).
 What ``joint_states`` carries
 -----------------------------
 One entry per DOF, in model order, with the DOF's position, velocity and effort in
-the model's coordinates: what ``joint_commands`` takes. For every DOF but those of
+the model's coordinates: what ``joint_commands`` takes. A follower (a mimic joint's
+DOF) is there too, as joint_state_broadcaster publishes it: its position and velocity
+are its leader's through the rule (:func:`skel_ros.model.mimic.with_followers`), known
+when its leader is, and its effort is the backend's (NaN when unknown). That is also
+what robot_state_publisher computes for a follower missing from ``joint_states`` (it
+takes a follower's published value when there is one), so its ``/tf`` and this node's
+agree either way. For every DOF but those of
 *ball* and *free* joints this is also the position of the URDF joint of that name.
 Ball and free joints are rotation vectors in the model, but three revolute URDF
 joints (XYZ Euler angles) in the URDF; a robot_state_publisher fed ``joint_states``
@@ -52,6 +58,7 @@ from visualization_msgs.msg import MarkerArray
 
 from skel_ros.mesh_uris import generated_mesh_dirs, portable_mesh_uris
 from skel_ros.model.kinematics import Kinematics
+from skel_ros.model.mimic import follower_velocities, followers, with_followers
 from skel_ros.model.transforms import inverse, matrix_to_quaternions
 from skel_ros.model.urdf import skeleton_namespace, urdf_chain_links, urdf_value_plan, world_to_urdf
 from skel_ros.nodes.markers import shape_markers
@@ -188,6 +195,14 @@ class RobotPublisher:
                                                    event_callbacks=quiet_publisher_events())
             self._urdf_states.name = plan_names
         self._urdf_names = tuple(plan_names)
+        # Per skeleton with followers: its DOFs, its follower DOFs and their leaders (flat).
+        self._coupled = [(s.skeleton, s.dofs,
+                          np.array([s.dofs.start + d.index for d in followers(s.skeleton)],
+                                   dtype=np.intp),
+                          np.array([s.dofs.start + s.skeleton.dof_index(d.mimic.leader)
+                                    for d in followers(s.skeleton) if d.mimic is not None],
+                                   dtype=np.intp))
+                         for s in self._skeletons if followers(s.skeleton)]
         # publish_measured with some joints unknown: (mask, known joints, their templates).
         self._partial: tuple[bytes, npt.NDArray[np.intp], JointState, npt.NDArray[np.intp],
                              TFMessage] | None = None
@@ -350,6 +365,8 @@ class RobotPublisher:
         stamp = stamp or self.now()
         mask = np.asarray(known, dtype=bool).reshape(-1)
         q = self._positions(positions)
+        if self._coupled:
+            q, velocities, mask = self._with_followers(q, velocities, mask)
         if mask.all():
             if joint_states:
                 self.publish_joint_states(q, velocities, efforts, stamp)
@@ -371,6 +388,20 @@ class RobotPublisher:
         rows, _ = self._kinematics(filled)
         _fill(tf_msg.transforms, rows[frames], stamp)
         self._tf_pub.publish(tf_msg)
+
+    def _with_followers(self, q: Vector, velocities: npt.ArrayLike,
+                        mask: npt.NDArray[np.bool_]) -> tuple[Vector, Vector,
+                                                              npt.NDArray[np.bool_]]:
+        """Followers' positions and velocities from their leaders'; known where those are."""
+        q = q.copy()
+        v = np.array(velocities, dtype=float).reshape(-1)
+        mask = mask.copy()
+        for skel, dofs, follower, leader in self._coupled:
+            q[dofs] = with_followers(skel, q[dofs])
+            if v.size:
+                v[dofs] = follower_velocities(skel, v[dofs])
+            mask[follower] = mask[leader]
+        return q, v, mask
 
     def _part(self, mask: npt.NDArray[np.bool_]) -> tuple[
             npt.NDArray[np.intp], JointState, npt.NDArray[np.intp], TFMessage]:

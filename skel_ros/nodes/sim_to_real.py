@@ -292,7 +292,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
 
-    from skel_ros.analysis import compare, read_recording, write_report
+    from skel_ros.analysis import compare, model_followers, read_recording, write_report
     from skel_ros.model import load_model
     from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.nodes.enable_call import start_enable
@@ -409,7 +409,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     if interrupted.is_set():  # Ctrl-C during the stop of a run that had ended
         raise KeyboardInterrupt
 
-    streams = read_recording(recording)
+    streams = read_recording(recording, followers=model_followers(world))
     comparison = compare(list(streams.values()), limits)
     worst = _largest(comparison, "sim", "real")
     emulated = " (emulated)" if config.emulate else ""

@@ -19,6 +19,9 @@ ACCELERATION    acceleration (kinematic)                 ``kp_vel^2 e - 2 kp_vel
 PASSIVE/LOCKED  none: every command is rejected          rejected
 ==============  =======================================  ===============================
 
+A follower (a mimic joint's DOF) takes no command: the DART engine gives it a servo
+motor's velocity every step that keeps it on its leader (:mod:`skel_ros.sim.followers`).
+
 A DOF without a command (never commanded, or after :meth:`SkeletonActuation.clear`)
 gets DART's command 0:
 
@@ -95,6 +98,7 @@ if TYPE_CHECKING:
 
     from skel_ros.model.types import Skeleton
     from skel_ros.sim._typing import Dart
+    from skel_ros.sim.followers import FollowerServos
     from skel_ros.sim.gains import PositionGains, SimGains
 
 __all__ = ["ActuationMode", "SkeletonActuation", "effective_inertia"]
@@ -211,6 +215,9 @@ class SkeletonActuation:
         gains: Gain settings; per-DOF gains are derived at construction.
         time_step: The simulation step (for the integral term).
         public_names: The DOFs' public names, for per-DOF gains given under them.
+        followers: The servo motors of the skeleton's followers (mimic joints), given
+            their velocity command before every step; None where the engine couples
+            followers itself (MuJoCo's equality).
     """
 
     def __init__(  # noqa: PLR0915 - one statement per piece of per-DOF state
@@ -222,8 +229,10 @@ class SkeletonActuation:
         time_step: float,
         *,
         public_names: Sequence[str] | None = None,
+        followers: FollowerServos | None = None,
     ) -> None:
         self.skeleton = skeleton
+        self._followers = followers if followers else None
         self.limits = limits
         self._dart = dart_skeleton
         self._dt = float(time_step)
@@ -255,8 +264,12 @@ class SkeletonActuation:
         # rotation-vector coordinates of ball and free joints).
         self._plain = np.array([not skeleton.joint(d.joint).type.spec.rotation_vector
                                 for d in skeleton.dofs], dtype=bool)
+        following = np.zeros(n, dtype=bool)
+        if self._followers is not None:
+            following[self._followers.indices] = True
         self._kinematic = (self._is[ActuatorType.SERVO] | self._is[ActuatorType.VELOCITY]
-                           | self._is[ActuatorType.ACCELERATION] | self._is[ActuatorType.LOCKED])
+                           | self._is[ActuatorType.ACCELERATION] | self._is[ActuatorType.LOCKED]
+                           | following)
         self._gravity_ok = np.zeros(n, dtype=bool)
         self._spring_on = np.zeros(n, dtype=bool)  # PD carried by DART's joint spring/damper
         self._spring_idx = _NO_INDEX  # the same, as indices
@@ -286,7 +299,7 @@ class SkeletonActuation:
         self._settled = True
         # True when a setpoint changed since DART's springs were given their rest positions.
         self._rest_dirty = False
-        self._servo = self._is[ActuatorType.SERVO]
+        self._servo = self._is[ActuatorType.SERVO] | following  # efforts: constraint forces
         self._any_servo = bool(self._servo.any())
         self._passive = self._is[ActuatorType.PASSIVE]
         self._any_passive = bool(self._passive.any())
@@ -433,7 +446,8 @@ class SkeletonActuation:
         self._brake = np.flatnonzero(self._is[ActuatorType.ACCELERATION]
                                      & ~self._position & ~self._direct) \
             if self._braking else _NO_INDEX
-        self._active = bool(self._direct.any()) or self._any_position or bool(self._brake.size)
+        self._active = (bool(self._direct.any()) or self._any_position or bool(self._brake.size)
+                        or self._followers is not None)
         self._plan = self._make_plan()
         self._sync_springs(self._spring_on & self._position)
 
@@ -523,6 +537,8 @@ class SkeletonActuation:
             self._position_control(cmd)
         if self._brake.size or self._stop_vel.size or self._stop_acc.size:
             self._kinematic_safety(cmd)
+        if self._followers is not None:
+            self._followers.apply(cmd)
         self._dart.setCommands(cmd)
 
     def _kinematic_safety(self, cmd: Vector) -> None:

@@ -37,10 +37,12 @@ import numpy as np
 import numpy.typing as npt
 
 from skel_ros.model.limits import CheckResult, LimitError, LimitSet
+from skel_ros.model.mimic import coupled_start
 from skel_ros.model.types import ActuatorType
 from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
 from skel_ros.sim.errors import CommandError, SimBuildError
+from skel_ros.sim.followers import FollowerServos
 from skel_ros.sim.gains import GainsError, SimGains
 from skel_ros.sim.world_builder import build_dart_world
 
@@ -126,6 +128,8 @@ class SimEngine:
         gains: SimGains | None = None,
         limits: dict[str, LimitSet] | None = None,
     ) -> None:
+        # Followers (mimic joints) start, and reset, where their leaders put them.
+        world_model = coupled_start(world_model)
         self.model = world_model
         self._gains = gains or SimGains()
         try:
@@ -163,7 +167,8 @@ class SimEngine:
         self._by_public = dict(zip(self.dof_names, self.dof_ids, strict=True))
         self._public_of = dict(zip(self.dof_ids, self.dof_names, strict=True))
         self.limits: LimitSet = LimitSet(
-            [replace(jl, name=self._public_of[skel.name, jl.name])
+            [replace(jl, name=self._public_of[skel.name, jl.name],
+                     leader=None if jl.leader is None else self._public_of[skel.name, jl.leader])
              for skel in world_model.skeletons for jl in self._limit_sets[skel.name].values()],
             sources=next(iter(self._limit_sets.values())).sources if self._limit_sets else ())
         """The limits of every DOF, by public name, in :attr:`dof_names` order."""
@@ -184,7 +189,8 @@ class SimEngine:
             SkeletonActuation(skel, dart, self._limit_sets[skel.name], self._gains,
                               model.time_step,
                               public_names=[self._public_of[skel.name, d.name]
-                                            for d in skel.dofs])
+                                            for d in skel.dofs],
+                              followers=FollowerServos(skel, dart, model.time_step))
             for skel, dart in zip(model.skeletons, self._skeletons, strict=True)
         ]
         # The mobile skeletons, whose efforts are recorded and forces cleared after a step.
@@ -319,6 +325,8 @@ class SimEngine:
         for model, dart in zip(self.model.skeletons, self._skeletons, strict=True):
             for joint in model.joints:
                 dofs = model.dofs[joint.first_dof : joint.first_dof + joint.num_dofs]
+                if any(d.mimic is not None for d in dofs):
+                    continue  # a follower's limits bound its leader (FollowerServos)
                 if any(np.isfinite(d.position_lower) or np.isfinite(d.position_upper)
                        for d in dofs):
                     dart.getJoint(joint.index).setLimitEnforcement(bool(enabled))
@@ -510,9 +518,9 @@ class SimEngine:
             self.set_commands(ActuationMode.POSITION, names, values)
         return tuple(names)
 
-    def _commandable_dof(self, skeleton: str, dof: str) -> bool:  # noqa: ARG002
-        """Whether this engine takes commands for the DOF at all (DART: every DOF)."""
-        return True
+    def _commandable_dof(self, skeleton: str, dof: str) -> bool:
+        """Whether this engine takes commands for the DOF at all (DART: all but followers)."""
+        return self.model.skeleton(skeleton).dof(dof).mimic is None
 
     def clear_commands(self, names: Sequence[str] | None = None) -> None:
         """Drop held commands: of every DOF (``names`` None) or of the DOFs named (public names).

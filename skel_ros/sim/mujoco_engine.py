@@ -419,7 +419,7 @@ class MujocoEngine(SimEngine):
         self._lock_dof = np.array([a for _, a in locks], dtype=np.intp)
 
     def _commandable_dof(self, skeleton: str, dof: str) -> bool:
-        return (skeleton, dof) in self._commandable
+        return (skeleton, dof) in self._commandable and super()._commandable_dof(skeleton, dof)
 
     # ----------------------------------------------------------------- properties
 
@@ -552,6 +552,8 @@ class MujocoEngine(SimEngine):
         mujoco, model, data = self._mujoco, self._mj_model, self._mj_data
         mujoco.mj_kinematics(model, data)
         frames = {(b.skeleton, b.body): b for b in self._export.bodies}
+        # A folded body (no MuJoCo body of its own) is placed from its skeleton's positions.
+        views = dict(zip((s.name for s in self.model.skeletons), self._views, strict=True))
         out = np.zeros((len(self.body_names), 4, 4))
         for k, key in enumerate(self.body_names):
             body = frames[key]
@@ -559,7 +561,7 @@ class MujocoEngine(SimEngine):
             pose = np.eye(4)
             pose[:3, :3] = data.xmat[bid].reshape(3, 3)
             pose[:3, 3] = data.xpos[bid]
-            out[k] = pose @ inverse(np.asarray(body.frame))
+            out[k] = body.pose(pose, views[key[0]].getPositions() if body.through else ())
         return out
 
     # ----------------------------------------------------------------- commands

@@ -81,6 +81,8 @@ def test_builtin_protocols_are_plugins_with_their_facts() -> None:
         "canopen": ("Cia402Bus", TransportKind.CAN, (1, 127), "1-127", 0.05,
                     ControlMode.POSITION),
         "mit": ("MitBus", TransportKind.CAN, (1, 0x7FE), "1-32", 0.05, ControlMode.IMPEDANCE),
+        "feetech": ("FeetechBus", TransportKind.SERIAL, (0, 253), "0-253", 0.01,
+                    ControlMode.POSITION),
     }
     # The X series' Baud Rate (8) values 0..7 (ROBOTIS e-Manual); CAN bitrates are the
     # interface's setting (python-can's argument), no protocol fact: any positive one.
@@ -154,7 +156,7 @@ def test_registry_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    loopback: dict[str, str]) -> None:
     assert "loopback" in protocol_names()
     with pytest.raises(ConfigError, match="unknown protocol 'nope'; known: canopen, dynamixel,"
-                                          " loopback, mit"):
+                                          " feetech, loopback, mit"):
         protocol("nope")
     other = tmp_path / "other"
     _dist_info(other, "clash", "[skel_ros.protocols]\nloopback = elsewhere:PLUGIN\n"

@@ -169,8 +169,8 @@ def test_floating_and_planar_joints() -> None:
 
 @pytest.mark.parametrize(("change", "reason", "where"), [
     (('<joint name="elbow" type="continuous">',
-      '<joint name="elbow" type="continuous"><mimic joint="shoulder" multiplier="2"/>'),
-     "mimics joint 'shoulder'", "<mimic"),
+      '<joint name="elbow" type="continuous"><mimic joint="wrist" multiplier="2"/>'),
+     "mimics joint 'wrist', which does not exist", "<mimic"),
     (('type="prismatic"', 'type="spherical"'), "joint type 'spherical'", '<joint name="slide"'),
     (('<child link="fore"/>', '<child link="nowhere"/>'), "'nowhere', which is not defined",
      '<child link="nowhere"/>'),

@@ -27,7 +27,6 @@ from model_compare import diff_models
 from urdf_robots import ROBOTS, ament_env
 
 from skel_ros.model import Kinematics, load_model, world_to_skel, world_to_urdf
-from skel_ros.model.interchange_errors import UrdfError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -183,16 +182,6 @@ def test_dart_skelparser_gives_the_same_kinematics_and_masses(robot: Path,
         for i, body in enumerate(skel.bodies):
             theirs = dart.getBodyNode(body.name).getWorldTransform().matrix()
             assert np.abs(ours[i] - theirs).max() < TOL, body.name
-
-
-def test_a_mimic_joint_is_refused_with_its_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    robots = ament_env(monkeypatch)
-    panda = robots / "panda_description" / "urdf" / "panda.urdf"
-    with pytest.raises(UrdfError) as info:
-        load_model(panda)
-    assert "panda_finger_joint2" in info.value.reason
-    assert "mimic" in info.value.reason
-    assert info.value.location.path.endswith("/mimic")
 
 
 @pytest.mark.parametrize("robot_id", ["ur5", "solo12"])
