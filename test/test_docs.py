@@ -157,6 +157,9 @@ RECORD = ("records a running ROS graph (a launched sim_to_real) until Ctrl-C;"
           " test/cli/test_compare_cmd.py::test_record_then_compare records one, and"
           " test/cli/test_cli.py checks that --skel takes package://")
 CORPUS = "needs DART's SKEL corpus (not shipped); test/test_bench.py runs it without"
+LEROBOT = ("needs your arm's LeRobot calibration file; test/cli/test_calibration_cli.py"
+           " runs init-hardware --from-lerobot (and --map) and export-calibration on an"
+           " SO-101's")
 
 SKIPPED: dict[str, str] = {
     "./scripts/setup.sh && .venv/bin/skel-ros demo": SETUP,
@@ -172,6 +175,12 @@ SKIPPED: dict[str, str] = {
         HARDWARE + "; its output line is checked on the emulator (docs/dynamixel.md:295)",
     "skel-ros scan --port /dev/ttyUSB0 --protocol feetech --baud 1000000": HARDWARE,
     ".venv/bin/python bench/hardware.py --feetech-only": BENCH,
+    "skel-ros init-hardware so101.urdf --from-lerobot"
+    " ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/my_arm.json -o hw.yaml":
+        LEROBOT,
+    "skel-ros init-hardware arm.urdf --from-lerobot my_arm.json --map shoulder_pan=joint1"
+    " --map gripper=jaw -o hw.yaml": LEROBOT,
+    "skel-ros export-calibration hw.yaml --to lerobot -o my_arm.json": LEROBOT,
     "skel-ros clear-faults config/hardware/arm_dynamixel.yaml":
         HARDWARE + " (the YAML's /dev/ttyUSB0)",
     "skel-ros sim-to-real": SIM_TO_REAL,

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "skel_ros.cli.compare_cmd",  # compare, sim-to-real
     "skel_ros.cli.interchange_cmd",  # convert (Phobos, CASPR, SKEL writer)
     "skel_ros.cli.init_hardware_cmd",  # init-hardware (a hardware YAML for any model)
+    "skel_ros.cli.calibration_cmd",  # export-calibration (LeRobot calibration files)
     "skel_ros.cli.ros2_control_cmd",  # ros2-control (a topic-based <ros2_control> tag)
 )
 

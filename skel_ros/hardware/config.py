@@ -169,6 +169,7 @@ class RawConfig(TypedDict, total=False):
     limits_file: str
     buses: dict[str, RawBus]
     joints: dict[str, RawJoint]
+    lerobot_motors: dict[str, str]
 
 
 # --------------------------------------------------------------------------- typed config
@@ -254,6 +255,9 @@ class HardwareConfig:
         skeleton: the skeleton of the SKEL world to drive ("" = the first with DOFs).
         limit_overrides: override files (``limits_file:``) and the joints' inline
             ``limits:``, in the order they are applied.
+        lerobot_motors: (LeRobot motor name, joint) of a LeRobot calibration file, in its
+            order (``lerobot_motors:``, docs/feetech.md); only ``skel-ros
+            export-calibration`` reads it.
     """
 
     source: str
@@ -270,6 +274,7 @@ class HardwareConfig:
     timeout_margin: float = DEFAULT_TIMEOUT_MARGIN
     skeleton: str = ""
     limit_overrides: tuple[LimitOverrides, ...] = ()
+    lerobot_motors: tuple[tuple[str, str], ...] = ()
 
     def bus(self, name: str) -> BusSpec:
         """The bus called ``name`` (KeyError if none)."""
@@ -739,6 +744,7 @@ class _Parser:
         buses = tuple(replace(b, device_watchdog=device_watchdog, timeout_margin=timeout_margin)
                       for b in self.buses(top))
         joints = self.joints(top, {b.name: b for b in buses})
+        lerobot_motors = self.lerobot_motors(top, {j.name for j in joints})
         inline = tuple(j.limits for j in joints if j.limits is not None)
         if inline:
             overrides.append(LimitOverrides(self.source, inline))
@@ -748,8 +754,29 @@ class _Parser:
             reenable_velocity=reenable_velocity, fault_threshold=fault_threshold,
             reconnect=reconnect,
             device_watchdog=device_watchdog, timeout_margin=timeout_margin, skeleton=skeleton,
-            limit_overrides=tuple(overrides),
+            limit_overrides=tuple(overrides), lerobot_motors=lerobot_motors,
         )
+
+    def lerobot_motors(self, top: Mapping[Any, Any], joints: set[str],
+                       ) -> tuple[tuple[str, str], ...]:
+        """``lerobot_motors:``: LeRobot motor name -> a joint of this file, each joint once."""
+        if "lerobot_motors" not in top:
+            return ()
+        raw = self.mapping(top["lerobot_motors"], "lerobot_motors", _line(top, "lerobot_motors"))
+        pairs: dict[str, str] = {}
+        for motor, joint in raw.items():
+            line = _line(raw, motor)
+            if not isinstance(motor, str) or not motor:
+                raise self.fail(line, f"lerobot_motors: motor name {motor!r} is not a string")
+            if not isinstance(joint, str) or joint not in joints:
+                raise self.fail(line, f"lerobot_motors: motor {motor!r} names {joint!r}, not"
+                                      " a joint of this file")
+            other = next((m for m, j in pairs.items() if j == joint), None)
+            if other is not None:
+                raise self.fail(line, f"lerobot_motors: motor {motor!r} names joint"
+                                      f" {joint!r}, as motor {other!r} does")
+            pairs[motor] = joint
+        return tuple(pairs.items())
 
     def reconnect(self, top: Mapping[Any, Any]) -> ReconnectPolicy:
         if "reconnect" not in top:
