@@ -198,6 +198,11 @@ SKIPPED: dict[str, str] = {
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml":
         SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --hardware": REAL_SIM_TO_REAL,
+    "skel-ros sim-to-real --skel package://skel_ros/examples/so101_arm.urdf --hardware-config"
+    " package://skel_ros/config/hardware/so101_feetech.yaml --trajectory"
+    " package://skel_ros/examples/so101_trajectory.yaml --criteria"
+    " package://skel_ros/config/criteria/so101.yaml":
+        SIM_TO_REAL + " (test/nodes/test_sim_to_real_so101.py runs this one and its criteria)",
     ".venv/bin/skel-ros sim-to-real --engines dart,mujoco": SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --engines mujoco": SIM_TO_REAL,
     "skel-ros compare run.mcap --record": RECORD,
@@ -273,6 +278,8 @@ SIM_NODE_UP = r"simulating \S+ in (dart|mujoco)"
 RUN: dict[str, Run] = {
     "skel-ros inspect package://skel_ros/examples/arm.skel": Run(output=("shoulder_yaw",)),
     "skel-ros inspect examples/arm.skel": Run(output=("shoulder_yaw",)),
+    "skel-ros inspect package://skel_ros/examples/so101_arm.urdf": Run(
+        output=("wrist_roll", "no warnings")),
     "skel-ros validate robots/*.skel": Run(output=("robots/arm.skel: OK (",
                                                    "robots/quadruped.skel: OK (")),
     "skel-ros urdf examples/arm.skel -o arm.urdf": Run(creates=("arm.urdf",)),
