@@ -354,7 +354,7 @@ def _codec_cost(reply: bytes, cycles: int, *, fast: bool) -> tuple[float, int]:
                        transport=replay)
     # Skip open(): configure what it would have found (firmware >= 45, default limits).
     bus._open = True  # noqa: SLF001 - bench of the cycle alone
-    bus._dirty = False  # noqa: SLF001
+    bus._link.dirty = False  # noqa: SLF001
     bus.fast_sync_read = fast
     bus._build_read_packet()  # noqa: SLF001
     for servo in bus._servos.values():  # noqa: SLF001

@@ -64,7 +64,7 @@ import math
 import struct
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from skel_ros.hardware.base import (
     ActuatorBus,
@@ -85,13 +85,21 @@ from skel_ros.hardware.errors import (
     TransportError,
     TransportTimeoutError,
 )
+from skel_ros.hardware.serial_link import (
+    ATTEMPTS,
+    AnswerTime,
+    PacketLink,
+    clamp_goal,
+    known,
+    positive,
+    round_goal,
+)
 from skel_ros.hardware.transport import Transport, serial_transport
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 _LOG = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 # The block read every cycle, through Indirect Address 1..16 -> Indirect Data 1..16 (where
 # these lie is the model's: ModelInfo.indirect; the fields' addresses are the same on all).
@@ -105,7 +113,6 @@ READ_SIZE: Final = READ_STRUCT.size
 INDIRECT_TARGETS: Final = tuple(a for f in READ_FIELDS
                                 for a in range(f.address, f.address + f.size))
 INDIRECT_BLOCK: Final = b"".join(struct.pack("<H", a) for a in INDIRECT_TARGETS)
-ATTEMPTS: Final = 3  # tries of a request open, set_torque and clear_faults depend on
 REBOOT_WAIT: Final = 3.0  # s for a rebooted servo to answer again (see clear_faults)
 # s a servo may wait before answering, until the servos are configured
 _MAX_RETURN_DELAY: Final = ct.RETURN_DELAY_TIME_MAX * ct.RETURN_DELAY_UNIT
@@ -207,14 +214,9 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{self._where}: unknown Dynamixel bus option(s)"
                               f" {sorted(unknown)}; known: {sorted(_BUS_OPTIONS)}")
         self._transport = transport or serial_transport(spec.transport, self._where)
-        fixed = spec.options.get("timeout", spec.transport.get("timeout"))
-        self.timeout: float | None = (None if fixed is None
-                                      else _positive(fixed, "timeout", self._where))
-        baudrate = spec.transport.get("baudrate", 1_000_000)
-        self.baudrate = baudrate if isinstance(baudrate, int) and baudrate > 0 else 1_000_000
-        self._byte_time = 10.0 / self.baudrate  # start bit, 8 data bits, stop bit
-        self._margin = max(0.0, float(spec.timeout_margin))
-        self._reply_delay = _MAX_RETURN_DELAY  # s a servo may wait before answering
+        self._time = AnswerTime(spec, self._where, _MAX_RETURN_DELAY)
+        self._timeout = self._time.timeout
+        self.timeout, self.baudrate = self._time.fixed, self._time.baudrate  # s or None, baud
         self._watchdog = _watchdog_units(spec.device_watchdog, self._where)
         fast = spec.options.get("fast_sync_read", "auto")
         if fast not in ("auto", True, False):
@@ -226,11 +228,16 @@ class DynamixelBus(ActuatorBus):
         self._servos: dict[int, _Servo] = {a.id: self._servo(a) for a in actuators}
         self._ids = [a.id for a in actuators]
         self._open = False
-        self._dirty = True  # flush input before the next request
-        self._reader = proto.PacketReader()
+        self._reader = proto.PacketReader()  # the link's; broadcast_ping reads it too
+        self._link = PacketLink(self._transport, self._reader, self._where, _LOG,
+                                answers=_is_status, timeout_tail=_transport_said,
+                                monotonic=time.monotonic)
+        # The link's calls, under the names the protocol code uses.
+        self._send, self._receive = self._link.send, self._link.receive
+        self._attempts = self._link.attempts
         self.fast_sync_read = False
         self._read_groups: list[_ReadGroup] = []  # one per Indirect Data address, at open
-        self.stats = {"garbage_bytes": 0}
+        self.stats = self._link.stats
 
     def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per setting
         where = f"{self._where}: actuator {spec.name or spec.id!r} (id {spec.id})"
@@ -248,7 +255,7 @@ class DynamixelBus(ActuatorBus):
                                   f" {', '.join(ct.MODELS)}")
         kt = spec.options.get("torque_constant")
         if kt is not None:
-            kt = _positive(kt, "torque_constant", where)
+            kt = positive(kt, "torque_constant", where)
         if spec.mode is ControlMode.POSITION:
             name = spec.options.get("operating_mode", "position")
             if name not in _POSITION_MODES:
@@ -323,8 +330,8 @@ class DynamixelBus(ActuatorBus):
         self._open = False
         self._transport.open()
         try:
-            self._dirty = True
-            self._reply_delay = _MAX_RETURN_DELAY
+            self._link.dirty = True
+            self._time.reply_delay = _MAX_RETURN_DELAY
             ids = self._ids
             if ids:  # Status Return Level 2 (RAM; the factory value): every instruction answers
                 self._send(proto.sync_write(ct.STATUS_RETURN_LEVEL.address, 1,
@@ -333,7 +340,7 @@ class DynamixelBus(ActuatorBus):
             self._check_bus_watchdogs(found)
             held = [i for i in ids
                     if self._configure(self._servos[i], found[i], keep_torque=keep_torque)]
-            self._reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
+            self._time.reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
             self._setup_read()
             self._open = True
             self._attempts(self.read)
@@ -554,21 +561,6 @@ class DynamixelBus(ActuatorBus):
                        else ct.GOAL_POSITION.address)
         self._attempts(self.write_register, servo.spec.id, address, data)
 
-    def _attempts(self, request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401
-        """``request(*args)``, tried up to :data:`ATTEMPTS` times on a timeout or bad packet.
-
-        A lost or garbled answer on a loaded host or a noisy line is retried; a port that
-        failed (TransportError) or a servo's refusal (DeviceError) is not.
-        """
-        for attempt in range(ATTEMPTS):
-            try:
-                return request(*args)
-            except (TransportTimeoutError, ProtocolError) as exc:  # noqa: PERF203 - retry loop
-                if attempt == ATTEMPTS - 1:
-                    raise
-                _LOG.debug("%s: %s; trying again", self._where, exc)
-        raise AssertionError  # pragma: no cover - the loop returns or raises
-
     def _setup_read(self) -> None:
         firmware_ok = all(s.firmware >= ct.FAST_SYNC_READ_FIRMWARE for s in self._servos.values())
         if self._fast_option is True and not firmware_ok:
@@ -614,21 +606,6 @@ class DynamixelBus(ActuatorBus):
                           for i in ids)
         timeout = self._timeout(len(packet), reply_size, 1 if fast else n)
         return _ReadGroup(ids, address, packet, reply_size, timeout, reply_struct, heads)
-
-    def _timeout(self, request: int, reply: int, replies: int = 1) -> float:
-        """Seconds to wait for the answer to a request of ``request`` bytes.
-
-        The fixed ``timeout`` option when given; else the wire time of the request and of
-        the ``reply`` bytes at the baud rate, each answering servo's return delay, and
-        ``BusSpec.timeout_margin`` (USB latency, a loaded host).
-        """
-        if self.timeout is not None:
-            return self.timeout
-        return self._wire_timeout(request, reply, replies)
-
-    def _wire_timeout(self, request: int, reply: int, replies: int) -> float:
-        return ((request + reply) * self._byte_time + replies * self._reply_delay
-                + self._margin)
 
     def close(self, *, torque_off: bool = True) -> None:
         """Close the port; first torque off (one Sync Write, unverified) if ``torque_off``.
@@ -749,18 +726,7 @@ class DynamixelBus(ActuatorBus):
                                             dict.fromkeys(watched, bytes((self._watchdog,)))))
         value = b"\x01" if enabled else b"\x00"
         packet = proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value))
-
-        def switch() -> dict[int, ActuatorState]:
-            self._send(packet)
-            return self.read()
-
-        states = self._attempts(switch)
-        wrong = [i for i in targets if states[i].torque_enabled != enabled]
-        if wrong:
-            first = states[wrong[0]]
-            why = f": {first.fault}" if first.fault else ""
-            raise DeviceError(f"{self._where}: torque {'on' if enabled else 'off'} not taken by"
-                              f" id(s) {wrong}{why}", wrong[0], first.error_code)
+        self._link.switch_torque(packet, self.read, targets, enabled=enabled)
 
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """Sync Write the goals (NaN fields: that servo keeps its previous goal).
@@ -772,8 +738,9 @@ class DynamixelBus(ActuatorBus):
         # id, value, id, value ... per goal field, by its address (a plain int key: the
         # Field itself hashes all its attributes)
         goals: dict[int, list[int]] = {}
+        servos = self._servos
         for dxl_id, command in commands.items():
-            servo = self._known(dxl_id)
+            servo = servos.get(dxl_id) or self._known(dxl_id)
             field, raw = self._goal(servo, command)
             if raw is not None:
                 goals.setdefault(field.address, []).extend((dxl_id, raw))
@@ -786,28 +753,15 @@ class DynamixelBus(ActuatorBus):
         mode = servo.operating_mode
         if mode == ct.MODE_VELOCITY:
             field, value = ct.GOAL_VELOCITY, command.velocity
-            raw = None if math.isnan(value) else _round(value / ct.RAD_S_PER_VELOCITY_UNIT)
+            raw = None if math.isnan(value) else round_goal(value / ct.RAD_S_PER_VELOCITY_UNIT)
         elif mode == ct.MODE_CURRENT:
             field, value = ct.GOAL_CURRENT, command.effort
-            raw = None if math.isnan(value) else _round(value * servo.current_scale)
+            raw = None if math.isnan(value) else round_goal(value * servo.current_scale)
         else:
             field, value = ct.GOAL_POSITION, command.position
             raw = (None if math.isnan(value)
-                   else _round(value / ct.RAD_PER_TICK) + ct.CENTER_TICK)
-        return field, None if raw is None else self._clamp(servo, raw)
-
-    def _clamp(self, servo: _Servo, raw: int) -> int:
-        """``raw`` into the servo's goal range.
-
-        A goal beyond the range (not just a goal at a limit rounded outward) is logged,
-        once per servo.
-        """
-        lo, hi = servo.goal_lo, servo.goal_hi
-        if not (lo - 1 <= raw <= hi + 1 or servo.clamp_logged):
-            servo.clamp_logged = True
-            _LOG.warning("%s: id %d: goal %d outside the limits [%d, %d]; clamped"
-                         " (logged once)", self._where, servo.spec.id, raw, lo, hi)
-        return max(lo, min(hi, raw))
+                   else round_goal(value / ct.RAD_PER_TICK) + ct.CENTER_TICK)
+        return field, None if raw is None else clamp_goal(servo, raw, self._where, _LOG)
 
     def read(self) -> dict[int, ActuatorState]:
         """One (Fast) Sync Read of every servo's present values.
@@ -838,12 +792,12 @@ class DynamixelBus(ActuatorBus):
         try:
             raw = self._transport.read(max(1, size), timeout)
         except TransportTimeoutError:
-            self._dirty = True
+            self._link.dirty = True
             raise TransportTimeoutError(f"{self._where}: {what}: no answer from id(s)"
                                         f" {list(group.ids)} within {timeout * 1e3:.0f} ms"
                                         ) from None
         except TransportError:
-            self._dirty = True
+            self._link.dirty = True
             raise
         stamp = self.clock()
         # The common case: the whole answer in one read, exactly as asked. Anything else
@@ -899,7 +853,7 @@ class DynamixelBus(ActuatorBus):
             if error & 0x7F:
                 self._status_error(dxl_id, error, "Sync Read")
             if len(data) != READ_SIZE:
-                self._dirty = True
+                self._link.dirty = True
                 raise ProtocolError(f"{self._where}: id {dxl_id} sent {len(data)} bytes,"
                                     f" expected {READ_SIZE}")
             errors.append(error)
@@ -938,11 +892,11 @@ class DynamixelBus(ActuatorBus):
         try:
             records = proto.split_fast_status(packet, READ_SIZE)
         except ProtocolError as exc:
-            self._dirty = True
+            self._link.dirty = True
             raise ProtocolError(f"{self._where}: {exc}") from None
         got = [r[0] for r in records]
         if got != list(group.ids):
-            self._dirty = True
+            self._link.dirty = True
             missing = [i for i in group.ids if i not in got]
             if missing:
                 raise TransportTimeoutError(f"{self._where}: Fast Sync Read: no data from"
@@ -976,7 +930,7 @@ class DynamixelBus(ActuatorBus):
         self._send(request)
         reader = self._reader
         found: dict[int, tuple[int, int]] = {}
-        wait = self._wire_timeout(len(request), _BROADCAST_PING_WAIT * _PING_REPLY,
+        wait = self._time.wire(len(request), _BROADCAST_PING_WAIT * _PING_REPLY,
                                   _BROADCAST_PING_WAIT)
         deadline = time.monotonic() + max(wait, self.timeout or 0.0)
         try:
@@ -990,7 +944,7 @@ class DynamixelBus(ActuatorBus):
                         found[packet.id] = (packet.data[0] | packet.data[1] << 8,
                                             packet.data[2])
         finally:
-            self._dirty = True
+            self._link.dirty = True
         return found
 
     def reboot(self, dxl_id: int) -> None:
@@ -1027,91 +981,8 @@ class DynamixelBus(ActuatorBus):
 
     # ---------------------------------------------------------------- I/O
 
-    def _send(self, packet: bytes) -> None:
-        transport = self._transport
-        try:
-            if self._dirty:
-                transport.reset_input()
-                self._reader.clear()
-                self._dirty = False
-            transport.write(packet)
-        except TransportError:
-            self._dirty = True
-            raise
-
-    def _receive(self, ids: Sequence[int], expected: int, what: str, timeout: float,
-                 first: bytes = b"", *, deadline: float | None = None,
-                 ) -> dict[int, proto.Packet]:
-        """Status packets from ``ids``, returned as soon as every one is complete.
-
-        Args:
-            ids: who answers.
-            expected: bytes of the complete answers, unstuffed and without noise.
-            what: the request, for messages.
-            timeout: s the request may take (for messages, and the deadline's default).
-            first: bytes of the answer already read.
-            deadline: ``time.monotonic()`` by which the answers are due; default: now +
-                ``timeout``. A request has one deadline: a caller that already waited
-                for part of the answer passes the one it started with.
-        """
-        reader = self._reader
-        if deadline is None:
-            deadline = time.monotonic() + timeout
-        wanted = set(ids)
-        got: dict[int, proto.Packet] = {}
-        data = first
-        received = 0  # bytes of this answer read so far (packets drained, noise included)
-        try:
-            while True:
-                if data:
-                    received += len(data)
-                    reader.feed(data)
-                    self._drain(reader, wanted, got, what)
-                    if len(got) == len(wanted):
-                        break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    missing = sorted(wanted - got.keys())
-                    raise TransportTimeoutError(  # noqa: TRY301 - handled with the read's
-                        f"{self._where}: {what}: no answer from id(s) {missing} within"
-                        f" {timeout * 1e3:.0f} ms")
-                # What is still missing: stuffing or noise make the answer longer than
-                # ``expected``, then its last bytes are asked for as they come.
-                data = self._transport.read(max(1, expected - received), remaining)
-        except TransportTimeoutError as exc:
-            self._dirty = True
-            if got or reader.buffer:
-                missing = sorted(wanted - got.keys())
-                raise TransportTimeoutError(f"{self._where}: {what}: no complete answer from"
-                                            f" id(s) {missing}") from None
-            raise TransportTimeoutError(f"{self._where}: {what}: no answer from id(s)"
-                                        f" {sorted(wanted)}: {exc}") from None
-        except HardwareError:
-            self._dirty = True
-            raise
-        self.stats["garbage_bytes"] += reader.discarded
-        reader.discarded = 0
-        if reader.buffer:
-            self._dirty = True  # bytes after the answers: drop them before the next request
-        return got
-
-    def _drain(self, reader: proto.PacketReader, wanted: set[int],
-               got: dict[int, proto.Packet], what: str) -> None:
-        while True:
-            try:
-                packet = reader.next_packet()
-            except ProtocolError as exc:
-                raise ProtocolError(f"{self._where}: {what}: {exc}") from None
-            if packet is None:
-                return
-            if not packet.is_status or packet.id not in wanted:
-                continue  # an echo or another device's packet: not ours
-            if packet.id in got:
-                raise ProtocolError(f"{self._where}: {what}: id {packet.id} answered twice")
-            got[packet.id] = packet
-
     def _status_error(self, dxl_id: int, error: int, what: str) -> None:
-        self._dirty = True
+        self._link.dirty = True
         raise DeviceError(f"{self._where}: id {dxl_id}: {what}:"
                           f" {proto.describe_status_error(error)}", dxl_id, error & 0x7F)
 
@@ -1120,16 +991,17 @@ class DynamixelBus(ActuatorBus):
             raise TransportError(f"{self._where}: not open")
 
     def _known(self, dxl_id: int) -> _Servo:
-        servo = self._servos.get(dxl_id)
-        if servo is None:
-            raise ConfigError(f"{self._where}: no actuator with id {dxl_id} on this bus")
-        return servo
+        return known(self._servos, dxl_id, self._where)
 
 
-def _round(value: float) -> int:
-    if -2e9 < value < 2e9:  # noqa: PLR2004 - the common case, no OverflowError possible
-        return round(value)
-    return 2**31 - 1 if value > 0 else -(2**31)
+def _is_status(packet: proto.Packet) -> bool:
+    """Whether ``packet`` may be an answer: a status packet (not an echo of a request)."""
+    return packet.is_status
+
+
+def _transport_said(partial: bool, timeout: float, exc: BaseException) -> str:  # noqa: ARG001, FBT001
+    """The end of the message of a missing answer: what the transport said, if nothing came."""
+    return "" if partial else f": {exc}"
 
 
 def _ticks(position: float) -> int:
@@ -1191,10 +1063,3 @@ def return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML va
                           f" {unit_us} µs, the unit of Return Delay Time; use"
                           f" {value - value % unit_us} or {value - value % unit_us + unit_us}")
     return value // unit_us
-
-
-def _positive(value: Any, name: str, where: str) -> float:  # noqa: ANN401 - YAML value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            math.isfinite(value) and value > 0):
-        raise ConfigError(f"{where}: {name} must be a positive number, got {value!r}")
-    return float(value)

@@ -61,6 +61,13 @@ from skel_ros.hardware.errors import (
 )
 from skel_ros.hardware.feetech import control_table as ct
 from skel_ros.hardware.feetech import protocol as proto
+from skel_ros.hardware.serial_link import (
+    AnswerTime,
+    PacketLink,
+    clamp_goal,
+    known,
+    round_goal,
+)
 from skel_ros.hardware.transport import Transport, serial_transport
 
 if TYPE_CHECKING:
@@ -69,7 +76,6 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-ATTEMPTS: Final = 3  # tries of a request open, set_torque and clear_faults depend on
 # The read block, Torque_Enable (40) .. Moving (66), as the values a state needs: torque,
 # (41..55 skipped), present position, velocity, load, voltage, temperature, (64), status,
 # (moving). Goals and Lock are in it because one Sync Read covers one contiguous run.
@@ -150,14 +156,9 @@ class FeetechBus(ActuatorBus):
                 " when the host dies; set device_watchdog: 0 to drive them without one"
                 " (docs/feetech.md, \"The device's own safety\")")
         self._transport = transport or serial_transport(spec.transport, self._where)
-        fixed = spec.options.get("timeout", spec.transport.get("timeout"))
-        self.timeout: float | None = None if fixed is None else _positive(
-            fixed, "timeout", self._where)
-        baudrate = spec.transport.get("baudrate", 1_000_000)
-        self.baudrate = baudrate if isinstance(baudrate, int) and baudrate > 0 else 1_000_000
-        self._byte_time = 10.0 / self.baudrate
-        self._margin = max(0.0, float(spec.timeout_margin))
-        self._reply_delay = _MAX_RETURN_DELAY
+        self._time = AnswerTime(spec, self._where, _MAX_RETURN_DELAY)
+        self._timeout = self._time.timeout
+        self.timeout, self.baudrate = self._time.fixed, self._time.baudrate  # s or None, baud
         self._return_delay = return_delay_units(spec.options.get("return_delay_us", 0),
                                                  self._where)
         self._multi_turn = spec.options.get("multi_turn", "correct")
@@ -170,15 +171,22 @@ class FeetechBus(ActuatorBus):
         self._sts_servos = [self._servos[i] for i in self._sts]
         self._scs = [i for i in self._ids if self._servos[i].model.series == "scs"]
         self._open = False
-        self._dirty = True
         self._verified = False  # a complete read since open: goals may be written
         self._drop_logged = False
-        self._reader = proto.PacketReader()
+        # Any packet from an asked id is its answer (the format does not mark status
+        # packets); a second one is ignored.
+        self._link = PacketLink(self._transport, proto.PacketReader(), self._where, _LOG,
+                                refuse_twice=False, timeout_tail=_within,
+                                monotonic=time.monotonic)
+        # The link's calls, under the names the protocol code uses.
+        self._send, self._receive = self._link.send, self._link.receive
+        self._attempts = self._link.attempts
         self._sync_read = proto.sync_read(ct.READ_START, ct.READ_SIZE, self._sts)
         self._heads = {i: bytes((0xFF, 0xFF, i, ct.READ_SIZE + 2)) for i in self._ids}
         self._sync_timeout = self._timeout(len(self._sync_read), len(self._sts) * _REPLY_SIZE,
                                            len(self._sts))
-        self.stats = {"garbage_bytes": 0, "goal_writes": 0}
+        self.stats = self._link.stats
+        self.stats["goal_writes"] = 0
 
     def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per option
         where = f"{self._where}: actuator {spec.name or spec.id!r} (id {spec.id})"
@@ -263,12 +271,12 @@ class FeetechBus(ActuatorBus):
         self._verified = False
         self._transport.open()
         try:
-            self._dirty = True
-            self._reply_delay = _MAX_RETURN_DELAY
+            self._link.dirty = True
+            self._time.reply_delay = _MAX_RETURN_DELAY
             self._find_servos()
             held = [i for i in self._ids
                     if self._configure(self._servos[i], keep_torque=keep_torque)]
-            self._reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
+            self._time.reply_delay = self._return_delay * ct.RETURN_DELAY_UNIT
             self._sync_timeout = self._timeout(len(self._sync_read),
                                                len(self._sts) * _REPLY_SIZE, len(self._sts))
             self._open = True
@@ -464,18 +472,7 @@ class FeetechBus(ActuatorBus):
             self.write(stops)
         value = b"\x01" if enabled else b"\x00"
         packet = proto.sync_write(ct.TORQUE_ENABLE.address, 1, dict.fromkeys(targets, value))
-
-        def switch() -> dict[int, ActuatorState]:
-            self._send(packet)
-            return self.read()
-
-        states = self._attempts(switch)
-        wrong = [i for i in targets if states[i].torque_enabled != enabled]
-        if wrong:
-            first = states[wrong[0]]
-            why = f": {first.fault}" if first.fault else ""
-            raise DeviceError(f"{self._where}: torque {'on' if enabled else 'off'} not taken by"
-                              f" id(s) {wrong}{why}", wrong[0], first.error_code)
+        self._link.switch_torque(packet, self.read, targets, enabled=enabled)
 
     def write(self, commands: Mapping[int, ActuatorCommand]) -> None:
         """Sync Write the goals (NaN: that servo keeps its goal); none before a full read."""
@@ -496,10 +493,10 @@ class FeetechBus(ActuatorBus):
             value = command.velocity if velocity_mode else command.position
             if math.isnan(value):  # this servo keeps its goal
                 continue
-            ticks = _round(value / servo.rad_per_tick)
+            ticks = round_goal(value / servo.rad_per_tick)
             raw = ticks if velocity_mode else ticks + servo.center
             if not servo.goal_lo <= raw <= servo.goal_hi:
-                raw = self._clamp(servo, raw)
+                raw = clamp_goal(servo, raw, self._where, _LOG)
             target = velocity_little if velocity_mode else big if servo.big_endian else little
             target += (servo_id, raw if raw >= 0 else -raw | 0x8000)  # sign-magnitude, bit 15
         for flat, address, big_endian in ((little, ct.GOAL_POSITION.address, False),
@@ -508,14 +505,6 @@ class FeetechBus(ActuatorBus):
             if flat:
                 self._send(proto.sync_write_words(address, flat, big_endian=big_endian))
                 self.stats["goal_writes"] += 1
-
-    def _clamp(self, servo: _Servo, raw: int) -> int:
-        lo, hi = servo.goal_lo, servo.goal_hi
-        if not (lo - 1 <= raw <= hi + 1 or servo.clamp_logged):
-            servo.clamp_logged = True
-            _LOG.warning("%s: id %d: goal %d outside the limits [%d, %d]; clamped"
-                         " (logged once)", self._where, servo.spec.id, raw, lo, hi)
-        return max(lo, min(hi, raw))
 
     def read(self) -> dict[int, ActuatorState]:
         """Every servo's present values: one Sync Read (STS/SMS), one READ per SCS servo.
@@ -544,7 +533,7 @@ class FeetechBus(ActuatorBus):
         try:
             raw = self._transport.read(size, timeout)
         except TransportError:
-            self._dirty = True
+            self._link.dirty = True
             raise TransportTimeoutError(f"{self._where}: Sync Read: no answer from id(s)"
                                         f" {ids} within {timeout * 1e3:.0f} ms") from None
         stamp = self.clock()
@@ -554,7 +543,7 @@ class FeetechBus(ActuatorBus):
             packets = [(got[i].code, got[i].params) for i in ids]
             stamp = self.clock()
             if any(len(block) != ct.READ_SIZE for _, block in packets):
-                self._dirty = True
+                self._link.dirty = True
                 raise ProtocolError(f"{self._where}: Sync Read: answers of"
                                     f" {[len(b) for _, b in packets]} bytes, expected"
                                     f" {ct.READ_SIZE} each")
@@ -617,7 +606,7 @@ class FeetechBus(ActuatorBus):
         packet = self._receive([servo_id], reply, "READ",
                                self._timeout(len(request), reply))[servo_id]
         if len(packet.params) != size:
-            self._dirty = True
+            self._link.dirty = True
             raise ProtocolError(f"{self._where}: id {servo_id}: READ {address} answered"
                                 f" {len(packet.params)} bytes, asked {size}")
         return (packet.code, packet.params) if status else packet.params
@@ -631,86 +620,12 @@ class FeetechBus(ActuatorBus):
             self._receive([servo_id], proto.STATUS_OVERHEAD, "WRITE",
                           self._timeout(len(request), proto.STATUS_OVERHEAD))
 
-    # ---------------------------------------------------------------- I/O
-
-    def _send(self, packet: bytes) -> None:
-        transport = self._transport
-        try:
-            if self._dirty:
-                transport.reset_input()
-                self._reader.clear()
-                self._dirty = False
-            transport.write(packet)
-        except TransportError:
-            self._dirty = True
-            raise
-
-    def _receive(self, ids: Sequence[int], expected: int, what: str, timeout: float,  # noqa: C901
-                 first: bytes = b"", *, deadline: float | None = None,
-                 ) -> dict[int, proto.Packet]:
-        """Status packets from ``ids``, returned as soon as every one is complete."""
-        reader = self._reader
-        if deadline is None:
-            deadline = time.monotonic() + timeout
-        wanted = set(ids)
-        got: dict[int, proto.Packet] = {}
-        data = first
-        received = 0
-        try:
-            while True:
-                if data:
-                    received += len(data)
-                    reader.feed(data)
-                    while (packet := reader.next_packet()) is not None:
-                        if packet.id in wanted and packet.id not in got:
-                            got[packet.id] = packet
-                    if len(got) == len(wanted):
-                        break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TransportTimeoutError(  # noqa: TRY301 - handled below
-                        f"no answer within {timeout * 1e3:.0f} ms")
-                data = self._transport.read(max(1, expected - received), remaining)
-        except TransportTimeoutError:
-            self._dirty = True
-            missing = sorted(wanted - got.keys())
-            partial = "complete " if got or reader.buffer else ""
-            raise TransportTimeoutError(f"{self._where}: {what}: no {partial}answer from id(s)"
-                                        f" {missing} within {timeout * 1e3:.0f} ms") from None
-        except HardwareError:
-            self._dirty = True
-            raise
-        self.stats["garbage_bytes"] += reader.discarded
-        reader.discarded = 0
-        if reader.buffer:
-            self._dirty = True
-        return got
-
-    def _timeout(self, request: int, reply: int, replies: int = 1) -> float:
-        if self.timeout is not None:
-            return self.timeout
-        return (request + reply) * self._byte_time + replies * self._reply_delay + self._margin
-
-    def _attempts(self, request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401
-        """``request(*args)``, tried up to :data:`ATTEMPTS` times on a lost or bad answer."""
-        for attempt in range(ATTEMPTS):
-            try:
-                return request(*args)
-            except (TransportTimeoutError, ProtocolError) as exc:  # noqa: PERF203 - retry loop
-                if attempt == ATTEMPTS - 1:
-                    raise
-                _LOG.debug("%s: %s; trying again", self._where, exc)
-        raise AssertionError  # pragma: no cover - the loop returns or raises
-
     def _require_open(self) -> None:
         if not self._open:
             raise TransportError(f"{self._where}: not open")
 
     def _known(self, servo_id: int) -> _Servo:
-        servo = self._servos.get(servo_id)
-        if servo is None:
-            raise ConfigError(f"{self._where}: no actuator with id {servo_id} on this bus")
-        return servo
+        return known(self._servos, servo_id, self._where)
 
 
 def _once(request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401
@@ -726,10 +641,9 @@ def _reader(table: bytes, model: ct.ModelInfo) -> Callable[[ct.Field], int]:
     return value
 
 
-def _round(value: float) -> int:
-    if -2e9 < value < 2e9:  # noqa: PLR2004 - the common case, no OverflowError possible
-        return round(value)
-    return 2**31 - 1 if value > 0 else -(2**31)
+def _within(partial: bool, timeout: float, exc: BaseException) -> str:  # noqa: ARG001, FBT001
+    """The end of the message of a missing answer: the request's timeout."""
+    return f" within {timeout * 1e3:.0f} ms"
 
 
 def return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML value
@@ -748,10 +662,3 @@ def _integer(value: Any, name: str, where: str, lo: int, hi: int) -> int:  # noq
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ConfigError(f"{where}: {name} must be an integer in {lo}..{hi}, got {value!r}")
     return int(value)
-
-
-def _positive(value: Any, name: str, where: str) -> float:  # noqa: ANN401 - YAML value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            math.isfinite(value) and value > 0):
-        raise ConfigError(f"{where}: {name} must be a positive number, got {value!r}")
-    return float(value)

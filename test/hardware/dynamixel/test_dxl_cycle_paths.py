@@ -76,7 +76,7 @@ def _bus(fast: bool) -> tuple[DynamixelBus, _Replay]:
     bus = DynamixelBus(BusSpec("arm", "dynamixel", {"port": "replay"}), acts, lambda: 7.0,
                        transport=replay)
     bus._open = True
-    bus._dirty = False
+    bus._link.dirty = False
     bus.fast_sync_read = fast
     bus._build_read_packet()
     for servo in bus._servos.values():
