@@ -1233,6 +1233,8 @@ class HardwareBackend(RobotBackend):
                     error_code=st.error_code if st else 0, fault=st.fault if st else "",
                     temperature=st.temperature if st else None,
                     voltage=st.voltage if st else None,
+                    effort=(None if stale or st is None or not math.isfinite(st.effort)
+                            else st.effort),
                     errors=s.device_counts[act.id].frozen(),
                     position=float(self._q[dof]), target=float(self._target[dof])))
         return tuple(out)

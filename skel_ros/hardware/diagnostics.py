@@ -127,6 +127,9 @@ class ActuatorDiagnostics:
         fault: ``error_code`` in words.
         temperature: degrees Celsius, where reported.
         voltage: volts, where reported.
+        effort: the load it reported in its last fresh read, SI at its output (N m or N;
+            a Feetech servo's Present Load, a Dynamixel's Present Current through its
+            torque constant); None when stale or not reported.
         errors: errors attributed to this actuator (device errors), by kind.
         position: last measured DOF position.
         target: last position target sent (DOF side; NaN if none).
@@ -143,6 +146,7 @@ class ActuatorDiagnostics:
     fault: str = ""
     temperature: float | None = None
     voltage: float | None = None
+    effort: float | None = None
     errors: Mapping[str, int] = field(default_factory=_empty)
     position: float = float("nan")
     target: float = float("nan")

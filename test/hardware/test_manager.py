@@ -519,6 +519,9 @@ def test_diagnostics_per_actuator(rig: Rig) -> None:
     assert act.bus == "arm_bus"
     assert act.id == 1
     assert act.error_code == 0
+    # Its load as it reported it (gear 1, direction 1: the DOF's effort): on /diagnostics.
+    assert act.effort is not None
+    assert act.effort == pytest.approx(status.effort[0])  # type: ignore[attr-defined]
     assert status.buses[0].connected  # type: ignore[attr-defined]
 
 
