@@ -194,6 +194,9 @@ SKIPPED: dict[str, str] = {
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml"
     " --out out/quadruped": SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real": SIM_TO_REAL,
+    ".venv/bin/skel-ros sim-to-real --physics": SIM_TO_REAL,
+    ".venv/bin/skel-ros sim-to-real --truth payload.yaml --criteria config/criteria/arm.yaml":
+        SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --skel examples/quadruped.skel --hardware-config"
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml":
         SIM_TO_REAL,
@@ -339,7 +342,7 @@ RUN: dict[str, Run] = {
 
 # Fenced blocks without a command: (doc, how the block's first line starts) -> what it is.
 NOT_COMMANDS: dict[tuple[str, str], str] = {
-    ("docs/architecture.md", "floor 7  skel_ros/cli/"): "a diagram of the layers",
+    ("docs/architecture.md", "floor 8  skel_ros/cli/"): "a diagram of the layers",
     ("docs/architecture.md", "ROS (topics, services, actions)"): "a diagram of the loop",
     ("docs/dynamixel.md", '{1: "no fault; nothing done",'):
         "a Python value (clear_faults' answer)",

@@ -65,7 +65,9 @@ def _run(package: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
         ("skel_ros.sim", [*ROS, "skel_ros.hardware", "dartpy", "mujoco"]),
         ("skel_ros.trajectory", [*ROS, "dartpy"]),
         # Emulated devices: the protocols' codecs, never ROS (the nodes start them).
-        ("skel_ros.emulation", [*ROS, "skel_ros.nodes", "skel_ros.cli"]),
+        ("skel_ros.emulation", [*ROS, "skel_ros.nodes", "skel_ros.cli", "skel_ros.physical"]),
+        # Devices that move a physics model: an engine and the emulators, never ROS.
+        ("skel_ros.physical", [*ROS, "skel_ros.nodes", "skel_ros.cli"]),
         ("skel_ros.analysis", [*ROS, "dartpy", "mujoco", "skel_ros.nodes", "skel_ros.sim",
                                "skel_ros.hardware"]),
     ],
@@ -128,6 +130,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"core", "trajectory", "mesh_uris", "ros2_control"}),
     frozenset({"sim", "hardware", "analysis"}),                 # engines, drivers, analysis
     frozenset({"emulation"}),                                   # emulated devices
+    frozenset({"physical"}),                                    # devices moving a physics model
     frozenset({"nodes"}),                                       # the only rclpy code
     frozenset({"cli"}),                                         # the skel-ros command
     frozenset({"__init__"}),                                    # skel_ros itself
@@ -293,9 +296,12 @@ def test_the_floors_say_what_the_architecture_promises() -> None:
     # hardware never imports sim, emulation, nodes or cli (nor dartpy or mujoco) ...
     assert all(_floor(p) >= _floor("hardware") for p in ("sim", "emulation", "nodes", "cli"))
     assert "hardware" not in OUTSIDE["a physics engine"][1]
-    # ... and nothing but the nodes and the command line imports emulation (tests do too).
+    # ... and nothing but the physics-backed devices, the nodes and the command line
+    # imports emulation (tests do too); the physics-backed devices stand above both the
+    # engines and the emulators.
     above = {p for floor in FLOORS[_floor("emulation") + 1:] for p in floor}
-    assert above - set(ONLY) == {"nodes", "cli"}
+    assert above - set(ONLY) == {"physical", "nodes", "cli"}
+    assert _floor("physical") > max(_floor("sim"), _floor("emulation"))
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:

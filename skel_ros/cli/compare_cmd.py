@@ -142,6 +142,14 @@ def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
                                   xacro_args=parse_xacro_args(args.xacro_args),
                                   fixed_base=args.fixed_base)
     load_hardware_config(resolve(args.hardware_config))
+    if args.truth:  # its mistakes at their line, before anything starts
+        from skel_ros.model import load_model
+        from skel_ros.model.truth import apply_truth, load_truth
+
+        truth = load_truth(resolve(args.truth))
+        apply_truth(load_model(truth.model) if truth.model is not None else load_model(
+            resolve(args.skel), xacro_args=parse_xacro_args(args.xacro_args) or None,
+            fixed_base=args.fixed_base), truth)
     mapping = resolve(args.mapping) if args.mapping else None
     for path in trajectories:
         check_limits(load_trajectory(path, model, mapping), model.limits)
@@ -177,6 +185,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             trajectory=trajectory, out_dir=out if len(trajectories) == 1 else out / name,
             mapping_file=resolve(args.mapping) if args.mapping else None,
             emulate=not args.hardware, report_format=args.format, write_report=False,
+            physics=args.physics, truth=resolve(args.truth) if args.truth else None,
             port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
@@ -269,7 +278,15 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format")
     p.add_argument("--hardware", action="store_true",
                    help="use the real actuators of the hardware config (default: emulate them)")
-    p.add_argument("--port", default="", help="serial port for every Dynamixel bus")
+    p.add_argument("--physics", action="store_true",
+                   help="the emulated actuators move one physics model of the robot, each"
+                        " with its own control law (docs/sim_to_real.md, 'Rehearsing before"
+                        " the robot arrives'; Dynamixel buses so far)")
+    p.add_argument("--truth", type=input_file,
+                   help="a truth file: how the real robot differs from the model (friction,"
+                        " payloads, delays ...); implies --physics")
+    p.add_argument("--port", default="",
+                   help="serial port for every serial bus (Dynamixel, Feetech)")
     p.add_argument("--can-interface", default="",
                    help="python-can interface for every CAN bus (e.g. socketcan, pcan)")
     p.add_argument("--can-channel", default="", help="CAN channel for every CAN bus")

@@ -69,11 +69,24 @@ from skel_ros.hardware.ids import parse_ids
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from skel_ros.emulation.motor import Motion
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["DEFAULT_FIRMWARE", "DEFAULT_RETURN_DELAY", "REBOOT_TIME", "DynamixelEmulator",
-           "EmulatedServo", "EmulatorConfig", "ServoBus", "main", "run", "start",
-           "start_emulator"]
+__all__ = [
+    "DEFAULT_FIRMWARE",
+    "DEFAULT_RETURN_DELAY",
+    "EMULATOR_OPTIONS",
+    "REBOOT_TIME",
+    "DynamixelEmulator",
+    "EmulatedServo",
+    "EmulatorConfig",
+    "ServoBus",
+    "emulator_config",
+    "main",
+    "run",
+    "start",
+    "start_emulator",
+]
 
 Instruction = proto.Instruction
 StatusError = proto.StatusError
@@ -149,7 +162,7 @@ class EmulatedServo:
 
     id: int
     model: ct.ModelInfo
-    motor: MotorModel
+    motor: Motion
     firmware: int = DEFAULT_FIRMWARE
     torque_constant: float = 0.0
     table: bytearray = field(default_factory=bytearray)  # create(): the model's size
@@ -159,6 +172,8 @@ class EmulatedServo:
     persistent_fault: int = 0  # Hardware Error Status bits a reboot does not clear
     watchdog_expired_at: float | None = None  # the emulator clock's time it last expired
     torque_writes: list[tuple[float, int]] = field(default_factory=list)  # (time, value)
+    # RAM fields whose power-on value is not 0 (a physics-backed servo's gains).
+    ram_defaults: tuple[tuple[ct.Field, int], ...] = ()
     _moving_threshold: float = 0.0
     # Indirect Data address -> the table byte it reads (from the Indirect Addresses).
     _sources: dict[int, int] = field(default_factory=dict)
@@ -171,11 +186,19 @@ class EmulatedServo:
     @classmethod
     def create(cls, dxl_id: int, model: ct.ModelInfo, position: float, now: float, *,
                firmware: int = DEFAULT_FIRMWARE, return_delay: int = DEFAULT_RETURN_DELAY,
-               torque_constant: float | None = None) -> EmulatedServo:
-        """A servo with its factory settings, its shaft at ``position`` (rad)."""
-        params = MotorParams(max_velocity=model.no_load_speed, max_effort=model.stall_torque)
-        servo = cls(dxl_id, model, MotorModel(params, position, now), firmware,
-                    torque_constant or model.torque_constant, bytearray(model.table_size))
+               torque_constant: float | None = None, motor: Motion | None = None,
+               ram_defaults: Sequence[tuple[ct.Field, int]] = ()) -> EmulatedServo:
+        """A servo with its factory settings, its shaft at ``position`` (rad).
+
+        ``motor``: what moves its shaft (default: a :class:`MotorModel` of its own);
+        ``ram_defaults``: RAM fields whose power-on value is not 0 (default: all are 0).
+        """
+        if motor is None:
+            params = MotorParams(max_velocity=model.no_load_speed,
+                                 max_effort=model.stall_torque)
+            motor = MotorModel(params, position, now)
+        servo = cls(dxl_id, model, motor, firmware, torque_constant or model.torque_constant,
+                    bytearray(model.table_size), ram_defaults=tuple(ram_defaults))
         t = servo.table
         _U16.pack_into(t, ct.MODEL_NUMBER.address, model.model_number)
         t[ct.FIRMWARE_VERSION.address] = firmware
@@ -211,8 +234,12 @@ class EmulatedServo:
         for area in self.model.indirect:  # factory: Indirect Address n -> Indirect Data n
             for k in range(area.count):
                 _U16.pack_into(t, area.address + 2 * k, area.data + k)
+        for fld, value in self.ram_defaults:
+            t[fld.address:fld.address + fld.size] = value.to_bytes(fld.size, "little",
+                                                                   signed=fld.signed)
         self.registered = None
         self._update_indirect()
+        self.motor.on_table(t, frozenset(range(ct.TORQUE_ENABLE.address, len(t))))
 
     # ---------------------------------------------------------------- state
 
@@ -475,6 +502,7 @@ class EmulatedServo:
         if ct.GOAL_CURRENT.address in touched and self.model.current_unit is not None:
             motor.set_effort_target(self._u(ct.GOAL_CURRENT) * self.model.current_unit *
                                     self.torque_constant)
+        motor.on_table(table, touched)
 
     def state(self, now: float) -> MotorState:
         """The true shaft state at ``now``."""
@@ -945,14 +973,20 @@ class DynamixelEmulator:
         transport: ``{"port": "/dev/pts/N", "baudrate": ...}`` for ``BusSpec.transport``.
     """
 
-    def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT) -> None:
+    def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT, *,
+                 module: str = "skel_ros.emulation.dynamixel") -> None:
+        """Start ``python -m module --control --config JSON``.
+
+        ``module`` serves the bus: this one, or one whose servos move a physics model
+        (:mod:`skel_ros.physical`).
+        """
         self.config = config
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         try:
             self._process: subprocess.Popen[str] | None = subprocess.Popen(  # noqa: S603
-                [sys.executable, "-m", "skel_ros.emulation.dynamixel", "--control",
+                [sys.executable, "-m", module, "--control",
                  "--config", config.to_json()],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                 start_new_session=True)
@@ -1094,13 +1128,15 @@ def start(config: EmulatorConfig) -> DynamixelEmulator:
     return DynamixelEmulator(config)
 
 
-_EMULATOR_OPTIONS = frozenset({"initial_positions", "firmware", "return_delay_us", "wire_time",
+EMULATOR_OPTIONS = frozenset({"initial_positions", "firmware", "return_delay_us", "wire_time",
                                "model"})
 
 
 def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
                    options: Mapping[str, Any]) -> DynamixelEmulator:
     """Start emulated servos for ``actuators`` in their own process, on a pty.
+
+    :func:`emulator_config` reads the arguments (below); :func:`start` starts the process.
 
     Args:
         transport: only ``baudrate`` is used (the port is the new pty).
@@ -1120,10 +1156,24 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         ConfigError: unknown options, models or ids.
         TransportError: the process did not start.
     """
-    unknown = set(options) - _EMULATOR_OPTIONS
+    return start(emulator_config(transport, actuators, options))
+
+
+def emulator_config(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                    options: Mapping[str, Any],
+                    known: frozenset[str] = EMULATOR_OPTIONS) -> EmulatorConfig:
+    """What :func:`start_emulator` starts: its arguments, checked.
+
+    ``known``: the options taken (a caller with options of its own adds them and reads
+    them itself).
+
+    Raises:
+        ConfigError: unknown options, models or ids.
+    """
+    unknown = set(options) - known
     if unknown:
         raise ConfigError(f"Dynamixel emulator: unknown option(s) {sorted(unknown)}; known:"
-                          f" {sorted(_EMULATOR_OPTIONS)}")
+                          f" {sorted(known)}")
     default_model = str(options.get("model", ct.DEFAULT_MODEL))
     initial = {int(k): float(v) for k, v in dict(options.get("initial_positions", {})).items()}
     servos = []
@@ -1145,9 +1195,8 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
             0 <= firmware <= 255):  # noqa: PLR2004 - one byte
         raise ConfigError(f"Dynamixel emulator: firmware must be an integer in 0..255 (the"
                           f" Firmware Version byte), got {firmware!r}")
-    config = EmulatorConfig(tuple(servos), baudrate, firmware, delay,
-                            bool(options.get("wire_time", False)))
-    return start(config)
+    return EmulatorConfig(tuple(servos), baudrate, firmware, delay,
+                          bool(options.get("wire_time", False)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

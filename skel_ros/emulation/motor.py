@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from skel_ros.hardware.base import ControlMode
 
@@ -71,6 +72,54 @@ class MotorParams:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"MotorParams.{name} must be finite and > 0, got {value!r}")
+
+
+class Motion(Protocol):
+    """What an emulated device asks of what moves its shaft.
+
+    :class:`MotorModel` (a motor of its own, first order) is one; a joint of a physics
+    world driven by the device's control law (:mod:`skel_ros.physical`) is another, so
+    the same device speaks the same bytes over either.
+    """
+
+    params: MotorParams
+    """The limits the device's settings allow (speed, torque: ``max_velocity``,
+    ``max_effort``), which the device writes when its limit fields change."""
+
+    mode: ControlMode
+
+    @property
+    def state(self) -> MotorState:
+        """The state at the last step (no advance)."""
+        ...
+
+    def step(self, t: float) -> tuple[float, float, float, bool]:
+        """Advance to clock time ``t``; ``(position, velocity, effort, torque_enabled)``."""
+        ...
+
+    def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
+        """Torque on or off (advancing to ``t`` first when given)."""
+        ...
+
+    def set_position(self, position: float) -> None:
+        """Put the shaft at ``position`` at rest."""
+        ...
+
+    def set_position_target(self, position: float) -> None:
+        """Position goal (rad)."""
+        ...
+
+    def set_velocity_target(self, velocity: float) -> None:
+        """Velocity goal (rad/s)."""
+        ...
+
+    def set_effort_target(self, effort: float) -> None:
+        """Effort goal (N m)."""
+        ...
+
+    def on_table(self, table: bytearray, touched: frozenset[int]) -> None:
+        """The device wrote the fields at ``touched`` of its control ``table``."""
+        ...
 
 
 def _clamp(value: float, limit: float) -> float:
@@ -191,6 +240,13 @@ class MotorModel:
             else:
                 self._impedance(dt)
         return self._p, self._v, self._effort, self._torque
+
+    def on_table(self, table: bytearray, touched: frozenset[int]) -> None:
+        """A device wrote ``touched`` (addresses) of its ``table``: nothing to take here.
+
+        A motion source that follows the device's own settings (gains, profiles) reads
+        them here (:class:`Motion`); this simple model has none.
+        """
 
     def _reaction(self, v0: float, dt: float) -> float:
         """The effort a tracking controller needed: J a + b v, within the stall torque."""

@@ -74,6 +74,10 @@ class RunConfig:
         out_dir: where the recording, the logs and the report go.
         mapping_file: maps a CASPR trajectory's q entries to DOF names (optional).
         emulate: emulated actuators (True) or the real hardware of the YAML.
+        physics: the emulated actuators move one physics model of the robot (the
+            hardware node's ``physics``).
+        truth: a truth file, how the real robot differs from the model (the hardware
+            node's ``truth``; implies ``physics``).
         command_rate: rate of the streamed position commands, Hz.
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
@@ -93,6 +97,8 @@ class RunConfig:
     out_dir: Path
     mapping_file: Path | None = None
     emulate: bool = True
+    physics: bool = False
+    truth: Path | None = None
     command_rate: float = 100.0
     settle: float = 1.0
     startup_timeout: float = 60.0
@@ -200,7 +206,9 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
         **sims,
         "real": _node_command("skel_ros.nodes.hardware_node", "real", {
             **_model_params(config), "hardware_config": str(config.hardware_config),
-            "emulate": config.emulate, "frame_prefix": "real/", **transport}),
+            "emulate": config.emulate, "frame_prefix": "real/", **transport,
+            **({"physics": True} if config.physics or config.truth else {}),
+            **({"truth": str(config.truth)} if config.truth else {})}),
     }
 
 

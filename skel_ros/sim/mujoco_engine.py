@@ -421,6 +421,30 @@ class MujocoEngine(SimEngine):
     def _commandable_dof(self, skeleton: str, dof: str) -> bool:
         return (skeleton, dof) in self._commandable and super()._commandable_dof(skeleton, dof)
 
+    def set_armature(self, name: str, armature: float) -> None:
+        """Set the rotor inertia (kg m^2) seen at hinge or slide DOF ``name`` (public).
+
+        On top of its links' (MuJoCo's ``armature``); until :meth:`reset`.
+
+        Raises:
+            CommandError: an unknown DOF, one of a ball or free joint, a negative or
+                non-finite value.
+        """
+        skeleton, dof = self._resolve(name)
+        if not np.isfinite(armature) or armature < 0.0:
+            raise CommandError(f"armature of {name!r} must be finite and >= 0, got {armature!r}")
+        index = self.model.skeleton(skeleton).dof_index(dof)
+        view = self._views[[s.name for s in self.model.skeletons].index(skeleton)]
+        hits = np.flatnonzero(view.scalar == index)
+        if not hits.size:
+            raise CommandError(f"joint {name!r}: armature is taken by hinge and slide DOFs only")
+        model = self._mj_model
+        model.dof_armature[int(view.dof_address[hits[0]])] = float(armature)
+        # MuJoCo 4 computes the mass matrix from constants made when compiling: make them
+        # again (on a scratch state, which mj_setConst may move).
+        self._mujoco.mj_setConst(model, self._mujoco.MjData(model))
+        self._mujoco.mj_forward(model, self._mj_data)
+
     # ----------------------------------------------------------------- properties
 
     @property

@@ -10,6 +10,11 @@ process on a pseudo-terminal, CiA 402 drives and MIT motors on a python-can ``vi
 channel. What each test checks is what the emulated devices received and report, and what
 the driver reports of them.
 
+The physics-backed Dynamixel emulator (:mod:`skel_ros.physical`: the same servos, their
+shafts the joints of one physics world driven by the servos' own control law) is a case of
+its own, ``dynamixel-physics``: the same driver, the same suite, a model of two discs
+(``data/two_servos.skel``) for the world.
+
 A protocol gets the whole suite with one entry in :data:`CASES` (its actuators, and how to
 make one of its devices fail, how to see its watchdog fire, what goal a device holds, how
 its transport vanishes); ``test_every_builtin_protocol_has_a_case`` fails until it has one.
@@ -25,6 +30,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -36,6 +42,7 @@ from skel_ros.hardware.base import ActuatorCommand, ActuatorLimits, ActuatorSpec
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.errors import TransportError
 from skel_ros.hardware.plugins import BUILTIN, protocol
+from skel_ros.physical import physical_emulator_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
 START = {1: 0.3, 2: -0.2}      # where the emulated devices start (rad)
 LIMITS = ActuatorLimits(position=(-1.0, 1.0), velocity=(-8.0, 8.0), effort=(-5.0, 5.0))
 WAIT = 15.0                    # s: the longest any condition may take on a loaded machine
+TWO_SERVOS = Path(__file__).resolve().parent / "data" / "two_servos.skel"
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,8 @@ class Case:
         vanish: ``vanish(rig)``: the bus's transport goes away (it comes back by itself, or
             a reopen finds a new one).
         resolution: the position step the protocol carries (rad), for comparisons.
+        protocol: the protocol's name ("": the case's).
+        physics: the emulator's ``physics`` option: its devices move a physics world.
     """
 
     fault: Callable[[Any, int], None]
@@ -72,6 +82,8 @@ class Case:
     model: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     bus_options: Mapping[str, Any] = field(default_factory=dict)
+    protocol: str = ""
+    physics: Mapping[str, Any] | None = None
 
 
 def _dxl_goal(emulator: Any, actuator_id: int) -> float:
@@ -96,6 +108,17 @@ CASES: dict[str, Case] = {
         vanish=lambda rig: rig.emulator.vanish(1.0),                      # unplugged for 1 s
         resolution=ct.RAD_PER_TICK,
         model="XM430-W350",
+    ),
+    "dynamixel-physics": Case(
+        fault=lambda emulator, i: emulator.inject_fault(i, 0x20),
+        watchdog_fired=lambda emulator, i: emulator.watchdog(i)[1] is not None,
+        received=_dxl_goal,
+        vanish=lambda rig: rig.emulator.vanish(1.0),
+        resolution=ct.RAD_PER_TICK,
+        model="XM430-W350",
+        protocol="dynamixel",
+        physics={"model": str(TWO_SERVOS),
+                 "joints": {i: {"joint": f"joint{i}"} for i in START}},
     ),
     "canopen": Case(
         fault=lambda emulator, i: emulator.inject_fault(i, 0x2310),      # over-current
@@ -132,13 +155,19 @@ class Rig:
     def __init__(self, name: str, monkeypatch: pytest.MonkeyPatch, *,
                  device_watchdog: float = 0.0) -> None:
         self.case = CASES[name]
+        name = self.case.protocol or name
         self.plugin = protocol(name)
         self.mode = self.plugin.modes[0]  # the protocol's usual mode
         self.actuators = [ActuatorSpec(i, self.mode, self.case.model or self.plugin.default_model,
                                        {**self.plugin.default_options, **self.case.options},
                                        name=f"joint{i}", limits=LIMITS) for i in START]
         self.can_buses = OpenedBuses(monkeypatch)
-        self.emulator = emulator_for(name)({}, self.actuators, {"initial_positions": START})
+        options: dict[str, Any] = {"initial_positions": START}
+        start = emulator_for(name)
+        if self.case.physics is not None:
+            options["physics"] = self.case.physics
+            start = physical_emulator_for(name)
+        self.emulator = start({}, self.actuators, options)
         self.spec = BusSpec("conformance", name, self.emulator.transport, self.case.bus_options,
                             device_watchdog=device_watchdog)
         self.bus: ActuatorBus = self.plugin.bus_class(self.spec, self.actuators, time.monotonic)
@@ -200,8 +229,9 @@ def rig(rigs: Callable[..., Rig]) -> Rig:
 
 
 def test_every_builtin_protocol_has_a_case() -> None:
-    assert set(BUILTIN) == set(CASES)
-    assert set(CASES) <= set(emulator_names())
+    protocols = {c.protocol or n for n, c in CASES.items()}
+    assert set(BUILTIN) == protocols
+    assert protocols <= set(emulator_names())
 
 
 def test_scan_finds_exactly_the_devices(rig: Rig) -> None:

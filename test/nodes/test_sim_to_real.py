@@ -463,3 +463,37 @@ def test_every_node_reads_the_model_the_same_way(tmp_path: Path) -> None:
     for command in commands.values():
         assert 'model_args:="arm:=ur5 hand:=false"' in command
         assert "fixed_base:=true" in command
+
+
+@pytest.mark.parametrize(("truth", "named"), [
+    ("# the real robot is the model\n", set()),
+    # 0.5 kg in the hand (0.1 kg in the model): every joint that carries it is named, the
+    # yaw joint (its axis vertical: it does not carry the weight) is not.
+    ("bodies:\n  hand: {mass: 0.5, at: [0, 0, 0.04]}\n", {"elbow"}),
+])
+def test_a_truth_file_rehearses_the_real_robot(ros_env: dict[str, str], tmp_path: Path,
+                                               truth: str, named: set[str]) -> None:
+    """``--truth``: the emulated servos move one physics model of the arm (their control
+    law, skel_ros.physical); the empty truth passes the arm's criteria, a payload in the
+    hand fails them naming the loaded joints (docs/sim_to_real.md, "Rehearsing before the
+    robot arrives")."""
+    from skel_ros.cli import exit_codes
+
+    path = tmp_path / "truth.yaml"
+    path.write_text(truth, encoding="utf-8")
+    out = tmp_path / "out"
+    result = _sim_to_real("--truth", str(path), "--trajectory",
+                          str(example("arm_trajectory.yaml")), "--criteria",
+                          "package://skel_ros/config/criteria/arm.yaml", "--out", str(out),
+                          "--json", str(out / "report.json"), env=ros_env)
+    output = result.stdout + result.stderr
+    _skip_if_the_hardware_starved(output, "arm")
+    if result.returncode == exit_codes.NOT_JUDGED and "stream starved" in output:
+        pytest.skip("the machine starved a node, the run cannot be judged")
+    run, = json.loads((out / "report.json").read_text(encoding="utf-8"))["runs"]
+    failed = {c["joint"] for c in run["checks"] if c["outcome"] == "failed"}
+    if not named:
+        assert result.returncode == 0, output
+        return
+    assert result.returncode == exit_codes.FAILED, output
+    assert named <= failed <= {"shoulder_pitch", "elbow", "wrist"}, (failed, output)

@@ -1,0 +1,244 @@
+"""Emulated Dynamixel X-series servos that move one physics model of the robot.
+
+The same emulator as :mod:`skel_ros.emulation.dynamixel` (the same process on a pty, the
+same control table, instructions, status packets, faults, watchdog: the same bytes on the
+wire), with one difference: each servo's shaft is a joint of a :class:`~skel_ros.
+physical.world.PhysicalWorld` of the whole robot, driven by the servo's own control law
+(:class:`~skel_ros.physical.servo_law.XServoLaw`: profile, position PID with the gains of
+its control table, DC motor), instead of a first-order motor of its own. Present
+Position, Velocity and Current (or Load) come from the world, through the servo's
+encoder (4096 pulses per turn, the truth file's offset and noise) and the table's units.
+
+The servos' power-on RAM holds their model's default gains (the e-Manual's), where the
+protocol-level emulator leaves 0. A servo's shaft cannot be put somewhere by hand
+(the control channel's ``set_position``): its world moves it.
+
+Started by :func:`start_emulator` with the Dynamixel emulator's options and ``physics``
+(:data:`PHYSICS_KEYS`: the model file, its arguments, the truth file and each servo's
+joint and transmission); ``python -m skel_ros.physical.dynamixel --control --config
+JSON`` is the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.emulation import dynamixel as emu
+from skel_ros.emulation.motor import MotorParams, MotorState
+from skel_ros.hardware.base import ControlMode
+from skel_ros.hardware.dynamixel import control_table as ct
+from skel_ros.hardware.errors import ConfigError
+from skel_ros.model import load_model
+from skel_ros.model.errors import SkelError
+from skel_ros.model.truth import EMPTY_TRUTH, TruthError, load_truth
+from skel_ros.physical.servo_law import XServoLaw, default_gains
+from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from skel_ros.hardware.base import ActuatorSpec
+    from skel_ros.model.truth import Truth
+    from skel_ros.model.types import World
+    from skel_ros.physical.world import DeviceJoint
+
+__all__ = ["PHYSICS_KEYS", "PhysicalEmulatorConfig", "PhysicalServoMotor", "load_real_world",
+           "main", "start_emulator"]
+
+PHYSICS_KEYS = frozenset({"model", "model_args", "fixed_base", "truth", "joints"})
+"""The ``physics`` option: ``model`` (the model file), ``model_args`` (a xacro's
+``{name: value}``), ``fixed_base``, ``truth`` (the truth file or None), ``joints``
+(``{id: {"joint": DOF, "direction": 1, "gear_ratio": 1.0, "zero_offset": 0.0}}``)."""
+
+
+class PhysicalServoMotor:
+    """A servo's shaft as a joint of the physics world (an emulated servo's ``motor``).
+
+    What the servo reports is what its encoder reads (:attr:`state`); goals reach its
+    control law after the joint's command delay.
+    """
+
+    def __init__(self, joint: DeviceJoint, law: XServoLaw, params: MotorParams) -> None:
+        self.joint = joint
+        self.law = law
+        joint.law = law
+        joint.add_rotor(law.rotor_inertia)
+        self._params = params
+        self.mode = ControlMode.POSITION
+
+    @property
+    def params(self) -> MotorParams:
+        """The limits the servo's settings allow; its torque limit bounds the motor's."""
+        return self._params
+
+    @params.setter
+    def params(self, params: MotorParams) -> None:
+        self._params = params
+        self.law.max_torque = params.max_effort
+
+    @property
+    def state(self) -> MotorState:
+        """What the servo measures: its encoder's position, the shaft's speed, its torque."""
+        j = self.joint
+        return MotorState(j.position, j.velocity, j.torque, self.law.torque_on)
+
+    def step(self, t: float) -> tuple[float, float, float, bool]:
+        """The world advanced to ``t``; what the servo measures then."""
+        self.joint.world.advance(t)
+        j = self.joint
+        return j.position, j.velocity, j.torque, self.law.torque_on
+
+    def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
+        """Torque on (holding where the encoder reads) or off, at once."""
+        if t is not None:
+            self.step(t)
+        if enabled:
+            self.joint.world.release()
+        self.law.enable(bool(enabled), self.joint.position)
+
+    def set_position(self, position: float) -> None:
+        """Not possible: the world moves the shaft."""
+        raise ValueError(f"the shaft of a physics-backed servo cannot be put at {position}:"
+                         " its world moves it")
+
+    def set_position_target(self, position: float) -> None:
+        """Goal Position (rad), after the joint's command delay."""
+        law = self.law
+        self.joint.later(lambda: setattr(law, "goal_position", float(position)))
+
+    def set_velocity_target(self, velocity: float) -> None:
+        """Goal Velocity (rad/s), after the joint's command delay."""
+        law = self.law
+        self.joint.later(lambda: setattr(law, "goal_velocity", float(velocity)))
+
+    def set_effort_target(self, effort: float) -> None:
+        """Goal Current's torque (N m), after the joint's command delay."""
+        law = self.law
+        self.joint.later(lambda: setattr(law, "goal_torque", float(effort)))
+
+    def on_table(self, table: bytearray, touched: frozenset[int]) -> None:  # noqa: ARG002
+        """The servo's gains, limits, profile and mode, as its table now says."""
+        self.law.configure(table)
+
+
+@dataclass(frozen=True)
+class PhysicalEmulatorConfig(emu.EmulatorConfig):
+    """An emulator configuration whose servos move a physics world.
+
+    ``physics``: the ``physics`` option (:data:`PHYSICS_KEYS`), as JSON.
+    """
+
+    physics: str = "{}"
+
+    def to_json(self) -> str:
+        """One line of JSON."""
+        raw = json.loads(super().to_json())
+        raw["physics"] = json.loads(self.physics)
+        return json.dumps(raw)
+
+    @classmethod
+    def from_json(cls, text: str) -> PhysicalEmulatorConfig:
+        """Parse :meth:`to_json`'s output."""
+        base = emu.EmulatorConfig.from_json(text)
+        physics = json.dumps(json.loads(text).get("physics", {}))
+        return cls(base.servos, base.baudrate, base.firmware, base.return_delay,
+                   base.wire_time, physics)
+
+    def build(self, clock: Callable[[], float]) -> emu.ServoBus:
+        """The servos, each a joint of one physics world started now."""
+        physics = json.loads(self.physics)
+        joints = {int(i): (str(j["joint"]), Transmission(int(j.get("direction", 1)),
+                                                         float(j.get("gear_ratio", 1.0)),
+                                                         float(j.get("zero_offset", 0.0))))
+                  for i, j in physics["joints"].items()}
+        missing = [i for i, *_ in self.servos if i not in joints]
+        if missing:
+            raise ConfigError(f"physics emulation: no joint for servo id(s) {missing}")
+        start = {joints[i][0]: joints[i][1].to_joint(p) for i, _, p, _ in self.servos}
+        world, truth = load_real_world(physics, start)
+        now = clock()
+        physical = PhysicalWorld(world, dict(joints.values()), truth, t0=now)
+        servos = {}
+        for dxl_id, model_name, position, kt in self.servos:
+            model = ct.model_by_name(model_name)
+            if model is None:
+                raise ConfigError(f"emulator: unknown Dynamixel model {model_name!r}")
+            law = XServoLaw(model)
+            law.hold(position)
+            motor = PhysicalServoMotor(physical.joints[joints[dxl_id][0]], law,
+                                       MotorParams(max_velocity=model.no_load_speed,
+                                                   max_effort=model.stall_torque))
+            servos[dxl_id] = emu.EmulatedServo.create(
+                dxl_id, model, position, now, firmware=self.firmware,
+                return_delay=self.return_delay, torque_constant=kt, motor=motor,
+                ram_defaults=default_gains(model.name).fields())
+        return emu.ServoBus(servos, clock)
+
+
+def load_real_world(physics: Mapping[str, Any],
+                    start: Mapping[str, float]) -> tuple[World, Truth]:
+    """The real robot of a ``physics`` option, and its truth.
+
+    Its model (or the truth's own), the truth applied, the driven joints starting at
+    ``start`` (joint -> position).
+
+    Raises:
+        ConfigError: the model or the truth file cannot be read or used.
+    """
+    try:
+        model = load_model(physics["model"], xacro_args=physics.get("model_args") or None,
+                           fixed_base=bool(physics.get("fixed_base", False)))
+        truth = load_truth(physics["truth"]) if physics.get("truth") else EMPTY_TRUTH
+        other = load_model(truth.model) if truth.model is not None else None
+        world = real_world(model, truth, other)
+    except (SkelError, TruthError) as exc:
+        raise ConfigError(f"physics emulation: {exc}") from None
+    return replace(world, skeletons=tuple(
+        replace(s, dofs=tuple(replace(d, initial_position=start[d.name]) if d.name in start
+                              else d for d in s.dofs)) for s in world.skeletons)), truth
+
+
+def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                   options: Mapping[str, Any]) -> emu.DynamixelEmulator:
+    """Start physics-backed servos for ``actuators``.
+
+    The Dynamixel emulator's arguments (:func:`skel_ros.emulation.dynamixel.
+    start_emulator`) plus the option ``physics``.
+
+    Raises:
+        ConfigError: unknown options, a ``physics`` without model or joints, models, ids.
+        TransportError: the process did not start (a model or truth file it cannot read
+            is said so).
+    """
+    physics = options.get("physics")
+    if not isinstance(physics, dict) or "model" not in physics or "joints" not in physics:
+        raise ConfigError("physics emulation: the option 'physics' needs 'model' and 'joints'")
+    unknown = set(physics) - PHYSICS_KEYS
+    if unknown:
+        raise ConfigError(f"physics emulation: unknown key(s) {sorted(unknown)}; known:"
+                          f" {sorted(PHYSICS_KEYS)}")
+    rest = {k: v for k, v in options.items() if k != "physics"}
+    base = emu.emulator_config(transport, actuators, rest)
+    joints = {str(k): dict(v) for k, v in physics["joints"].items()}
+    config = PhysicalEmulatorConfig(base.servos, base.baudrate, base.firmware,
+                                    base.return_delay, base.wire_time,
+                                    json.dumps({**physics, "joints": joints}))
+    return emu.DynamixelEmulator(config, module="skel_ros.physical.dynamixel")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the emulator process (``--control --config JSON``, as :func:`start_emulator`)."""
+    parser = argparse.ArgumentParser(prog="skel_ros.physical.dynamixel",
+                                     description="Physics-backed Dynamixel servos on a pty.")
+    parser.add_argument("--config", required=True, help="the configuration as JSON")
+    parser.add_argument("--control", action="store_true", help="JSON control on stdin/stdout")
+    args = parser.parse_args(argv)
+    return emu.run(PhysicalEmulatorConfig.from_json(args.config), control=args.control)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""A Dynamixel X-series servo's own control law, as its e-Manual describes it.
+
+One step of :class:`XServoLaw` turns what the servo's encoder reads into the torque its
+motor puts on the output shaft, with the settings of its control table:
+
+* **Profile** (velocity-based, Drive Mode bit 2 clear): Goal Position becomes the
+  desired position through Profile Velocity (112, 0.229 rev/min) and Profile
+  Acceleration (108, 214.577 rev/min^2): both 0, a step; acceleration 0, a rectangle of
+  velocity; both set, a trapezoid (a triangle when the move is short). The generator is
+  re-planned from the present desired state whenever the goal changes, as the e-Manual's
+  profile is.
+* **Position PID** (Position P / I / D Gain at 84 / 82 / 80, the e-Manual's scaling
+  ``KPP = P / 128``, ``KPI = I / 65536``, ``KPD = D / 16``): on the error in pulses
+  (4096 per turn) of the encoder's reading, giving PWM (885 = 100 %) within PWM Limit
+  (36). The e-Manual gives the gains' scaling, not the controller's period: the integral
+  and the difference are taken over :data:`CONTROL_PERIOD` (1 ms) here.
+* **Velocity PI** (velocity mode: Velocity P / I Gain at 78 / 76, ``KVP = P / 128``,
+  ``KVI = I / 65536``, on the error in 0.229 rev/min units) giving PWM the same way.
+* **DC motor**: ``torque = stall_torque * (pwm / 885 - velocity / no_load_speed)``, the
+  model's datasheet figures at its rated supply (the output shaft's: the gear ratio is
+  in them), within the torque the Current Limit (38) allows. The rotor's inertia, seen
+  at the output through the gears (:attr:`XServoLaw.rotor_inertia`), is the motor's
+  mechanical time constant (:data:`MECHANICAL_TIME_CONSTANT`) times its stall torque over
+  its no-load speed; the world adds it to the joint.
+
+Current modes (current, current-based position) and the feedforward gains are not
+followed yet: the current mode applies Goal Current's torque, the current-based position
+mode the position PID. No engine, no ROS: the physical world calls :meth:`XServoLaw.torque`
+once per step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+from skel_ros.hardware.dynamixel import control_table as ct
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["CONTROL_PERIOD", "DEFAULT_GAINS", "MECHANICAL_TIME_CONSTANT", "PWM_FULL",
+           "ServoGains", "XServoLaw", "default_gains"]
+
+MECHANICAL_TIME_CONSTANT: Final = 0.01
+"""s: the motor's mechanical time constant ``J R / k^2`` (the e-Manual gives none; 10 ms
+is typical of the small DC motors of the series). It sets the rotor's inertia at the
+output shaft: ``MECHANICAL_TIME_CONSTANT * stall_torque / no_load_speed``."""
+CONTROL_PERIOD: Final = 1e-3
+"""s: the period the PID's integral and difference are counted in."""
+PWM_FULL: Final = 885
+"""PWM units of 100 % duty (PWM Limit's factory value and largest)."""
+PROFILE_ACCELERATION_UNIT: Final = 214.577 * 2.0 * math.pi / 3600.0
+"""rad/s^2 per Profile Acceleration unit (214.577 rev/min^2)."""
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """Power-on gains of a model (the e-Manual's control table defaults)."""
+
+    position_p: int = 800
+    position_i: int = 0
+    position_d: int = 0
+    velocity_p: int = 100
+    velocity_i: int = 1920
+
+    def fields(self) -> tuple[tuple[ct.Field, int], ...]:
+        """``(field, value)`` of each gain, for the servo's power-on RAM."""
+        return ((ct.POSITION_P_GAIN, self.position_p), (ct.POSITION_I_GAIN, self.position_i),
+                (ct.POSITION_D_GAIN, self.position_d), (ct.VELOCITY_P_GAIN, self.velocity_p),
+                (ct.VELOCITY_I_GAIN, self.velocity_i))
+
+
+#: Model-name prefix -> its power-on gains (the e-Manual's control tables); others: XM430's.
+DEFAULT_GAINS: Mapping[str, ServoGains] = MappingProxyType({
+    "XL430": ServoGains(640, 0, 4000, 100, 1000),
+    "2XL430": ServoGains(640, 0, 4000, 100, 1000),
+    "XL330": ServoGains(400, 0, 0, 180, 1600),
+    "XC430": ServoGains(640, 0, 4000, 100, 1000),
+})
+
+
+def default_gains(model: str) -> ServoGains:
+    """The power-on gains of ``model`` (e.g. ``"XL430-W250"``)."""
+    return DEFAULT_GAINS.get(model.split("-", maxsplit=1)[0], ServoGains())
+
+
+class XServoLaw:
+    """The control law of one X-series servo, stepped by the physics world.
+
+    Positions, velocities and torques are at the servo's output shaft (rad, rad/s, N m).
+
+    Args:
+        model: the servo's model (its stall torque and no-load speed).
+    """
+
+    def __init__(self, model: ct.ModelInfo) -> None:
+        self.model = model
+        self.mode = ct.MODE_POSITION
+        self.torque_on = False
+        self.max_torque = model.stall_torque  # the Current Limit's share of it
+        self.pwm_limit = float(PWM_FULL)
+        self.kpp = self.kpi = self.kpd = 0.0
+        self.kvp = self.kvi = 0.0
+        self.profile_velocity = 0.0  # rad/s, 0: none
+        self.profile_acceleration = 0.0  # rad/s^2, 0: none
+        self.goal_position = 0.0
+        self.goal_velocity = 0.0
+        self.goal_torque = 0.0
+        self.desired = 0.0  # the profile's position and velocity
+        self.desired_velocity = 0.0
+        self._integral = 0.0
+        self._last_error: float | None = None
+        self.pwm = 0.0  # the last step's output
+
+    @property
+    def rotor_inertia(self) -> float:
+        """Kg m^2: the rotor's inertia at the output shaft (module docstring)."""
+        return MECHANICAL_TIME_CONSTANT * self.model.stall_torque / self.model.no_load_speed
+
+    def configure(self, table: bytearray) -> None:
+        """Read the gains, limits and profile from the servo's control ``table``."""
+
+        def u(fld: ct.Field) -> int:
+            return int.from_bytes(table[fld.address:fld.address + fld.size], "little",
+                                  signed=fld.signed)
+
+        self.kpp = u(ct.POSITION_P_GAIN) / 128.0
+        self.kpi = u(ct.POSITION_I_GAIN) / 65536.0
+        self.kpd = u(ct.POSITION_D_GAIN) / 16.0
+        self.kvp = u(ct.VELOCITY_P_GAIN) / 128.0
+        self.kvi = u(ct.VELOCITY_I_GAIN) / 65536.0
+        self.pwm_limit = float(min(u(ct.PWM_LIMIT), PWM_FULL))
+        self.profile_velocity = u(ct.PROFILE_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT
+        self.profile_acceleration = u(ct.PROFILE_ACCELERATION) * PROFILE_ACCELERATION_UNIT
+        self.mode = table[ct.OPERATING_MODE.address]
+
+    def enable(self, on: bool, position: float) -> None:  # noqa: FBT001 - a switch
+        """Torque on (the profile starts from ``position``, at rest) or off."""
+        if on and not self.torque_on:
+            self.desired, self.desired_velocity = position, 0.0
+            self._integral, self._last_error = 0.0, None
+        self.torque_on = on
+
+    def hold(self, position: float) -> None:
+        """Goal and profile at ``position``, at rest (a shaft put there by hand)."""
+        self.goal_position = self.desired = position
+        self.desired_velocity = 0.0
+        self._integral, self._last_error = 0.0, None
+
+    def torque(self, position: float, velocity: float, dt: float) -> float:
+        """The motor's torque for one step of ``dt`` from the encoder's ``position``.
+
+        ``velocity``: the shaft's, for the motor's back EMF (and velocity mode).
+        """
+        if not self.torque_on:
+            self.pwm = 0.0
+            return 0.0
+        if self.mode in (ct.MODE_CURRENT, ct.MODE_PWM):
+            self.pwm = 0.0
+            return max(-self.max_torque, min(self.max_torque, self.goal_torque))
+        if self.mode == ct.MODE_VELOCITY:
+            pwm = self._velocity_pid(velocity, dt)
+        else:
+            self._advance_profile(dt)
+            pwm = self._position_pid(position, dt)
+        self.pwm = pwm = max(-self.pwm_limit, min(self.pwm_limit, pwm))
+        model = self.model
+        drive = model.stall_torque * (pwm / PWM_FULL - velocity / model.no_load_speed)
+        return max(-self.max_torque, min(self.max_torque, drive))
+
+    def free_speed(self) -> float:
+        """The speed the motor turns at unloaded with the last step's PWM (rad/s)."""
+        return self.pwm / PWM_FULL * self.model.no_load_speed
+
+    def _position_pid(self, position: float, dt: float) -> float:
+        # The encoder counts whole pulses: the error the servo sees is an integer.
+        error = round(self.desired / ct.RAD_PER_TICK) - round(position / ct.RAD_PER_TICK)
+        periods = dt / CONTROL_PERIOD
+        self._integral += error * periods
+        last = error if self._last_error is None else self._last_error
+        self._last_error = error
+        return (self.kpp * error + self.kpi * self._integral
+                + self.kpd * (error - last) / periods)
+
+    def _velocity_pid(self, velocity: float, dt: float) -> float:
+        error = (self.goal_velocity - velocity) / ct.RAD_S_PER_VELOCITY_UNIT
+        self._integral += error * dt / CONTROL_PERIOD
+        return self.kvp * error + self.kvi * self._integral
+
+    def _advance_profile(self, dt: float) -> None:
+        """Move the desired position towards the goal within the profile's limits."""
+        goal, vmax, amax = self.goal_position, self.profile_velocity, self.profile_acceleration
+        if vmax <= 0.0:  # no profile: the goal at once
+            self.desired, self.desired_velocity = goal, 0.0
+            return
+        x, v = self.desired, self.desired_velocity
+        gap = goal - x
+        sign = 1.0 if gap >= 0.0 else -1.0
+        # The fastest speed from which the profile still stops at the goal.
+        reach = math.sqrt(2.0 * amax * abs(gap)) if amax > 0.0 else math.inf
+        wanted = sign * min(vmax, reach)
+        change = wanted - v
+        if amax > 0.0:
+            change = max(-amax * dt, min(amax * dt, change))
+        v += change
+        step = v * dt
+        if abs(step) >= abs(gap) and step * gap >= 0.0:
+            x, v = goal, 0.0
+        else:
+            x += step
+        self.desired, self.desired_velocity = x, v
