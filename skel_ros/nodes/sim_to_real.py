@@ -34,11 +34,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
 
     from skel_ros.analysis import Comparison
 
@@ -136,18 +136,59 @@ class RunResult:
     notes: tuple[str, ...] = ()  # what was run: model, hardware, trajectory, recording
 
 
+_DOMAINS = range(1, 102)  # ROS 2's safe domain ids on Linux, 0 (everyone's default) left out
+_claimed: list[tuple[int, Any]] = []  # (domain, its open lock file): held until exit
+
+
+def claim_domain() -> int:
+    """A ROS domain id no other run of this package on this machine holds now.
+
+    Each id has a lock file in the temporary directory; this process takes the first
+    free one from an id derived from its pid (an exclusive ``flock``, held until the
+    process ends, by the kernel even when it is killed) and keeps it for its lifetime:
+    two sim-to-real runs started at once never meet on one domain (a pid modulo 101 alone
+    gave two runs the same one). Where no lock can be taken (no ``fcntl``, a read-only
+    temporary directory) the pid-derived id is returned, as before.
+    """
+    if _claimed:
+        return _claimed[0][0]
+    start = os.getpid() % len(_DOMAINS)
+    order = [_DOMAINS[(start + k) % len(_DOMAINS)] for k in range(len(_DOMAINS))]
+    try:
+        import fcntl
+        import tempfile
+    except ImportError:  # not POSIX
+        return order[0]
+    folder = Path(tempfile.gettempdir())
+    for domain in order:
+        try:
+            handle = (folder / f"skel_ros-ros-domain-{domain}.lock").open("a")
+        except OSError:
+            return order[0]
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _claimed.append((domain, handle))
+        return domain
+    return order[0]  # every id held: share one, as before
+
+
 def ros_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: ``os.environ``) with DDS confined to this machine.
 
     Only settings the caller has not made are added: ``ROS_AUTOMATIC_DISCOVERY_RANGE``
-    (LOCALHOST), ``ROS_DOMAIN_ID`` (1..101 from the process id, so a run does not meet
-    other ROS graphs on this machine) and Fast DDS's loopback profile.
+    (LOCALHOST), ``ROS_DOMAIN_ID`` (:func:`claim_domain`: one no other run of this
+    package on this machine holds, so a run does not meet other ROS graphs here) and
+    Fast DDS's loopback profile.
     """
     from skel_ros.resources import resolve
 
     env = dict(os.environ if base is None else base)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 101))
+    if "ROS_DOMAIN_ID" not in env:
+        env["ROS_DOMAIN_ID"] = str(claim_domain())
     if "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
         with contextlib.suppress(FileNotFoundError):
             env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(
