@@ -92,7 +92,7 @@ TARGETS: dict[str, Target] = {
         tests=("test/model/test_limits.py", "test/model/test_limits_edges.py",
                "test/hardware/test_safety.py",
                "test/hardware/test_limiter_steps.py", "test/hardware/test_reenable_bound.py",
-               "test/core/test_robot_core.py"),
+               "test/hardware/test_limiter_braking.py", "test/core/test_robot_core.py"),
         why="joint limits, the rate limiter and the limits gate every command passes",
         sample=250),
     "core": Target(
@@ -100,13 +100,16 @@ TARGETS: dict[str, Target] = {
                            for p in (REPO / "skel_ros" / "core").glob("*.py"))),
         tests=("test/core/test_commanders.py", "test/core/test_robot_core.py",
                "test/core/test_runner.py", "test/core/test_pacers.py",
-               "test/core/test_tolerances.py"),
+               "test/core/test_tolerances.py", "test/core/test_runner_batches.py",
+               "test/core/test_commanders_window.py", "test/core/test_trajectory_outcomes.py",
+               "test/core/test_goal_messages.py"),
         why="the robot core: command arbitration, trajectory following, command timeout",
         sample=250),
     "safety": Target(
         files=("skel_ros/hardware/safety.py",),
         tests=("test/hardware/test_safety.py", "test/hardware/test_limiter_edges.py",
-               "test/hardware/test_reenable_bound.py", "test/hardware/test_limiter_steps.py"),
+               "test/hardware/test_reenable_bound.py", "test/hardware/test_limiter_steps.py",
+               "test/hardware/test_limiter_braking.py"),
         why="the motion limiter: braking at limits, the final guard"),
     "backend": Target(
         files=("skel_ros/hardware/backend.py",),
