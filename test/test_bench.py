@@ -128,3 +128,28 @@ def test_hardware_node_bench_prints_its_four_goals(clone: Path, tmp_path: Path,
                  "loop cycles kept beside 1 busy process"):
         assert goal in run.stdout, run.stdout
     assert "did not come up" not in run.stdout
+
+
+@pytest.mark.ros
+def test_physics_bench_prints_its_goal_lines(clone: Path, tmp_path: Path,
+                                             ros_env: dict[str, str]) -> None:
+    """``bench/physics.py`` (issue 28 item 5, docs/sim_to_real.md "Rehearsing before the
+    robot arrives"): the arm's physics-backed emulation beside the simulation node, its
+    real-time factor judged on its line (met or missed is the run's, not checked); the
+    quadruped measured too, or said not measured."""
+    pytest.importorskip("mujoco")
+    run = _bench(clone, "physics.py", "--seconds", "1", cwd=tmp_path,
+                 env=_fresh_clone_env(ros_env))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    out = run.stdout
+    assert "did not come up" not in out, out
+    arm, _, quadruped = out.partition("\nquadruped")
+    assert arm.startswith("arm (4 Dynamixel servos)"), out
+    assert "real-time factor of the emulated robot" in arm, out
+    assert "(goal >= 0.99: " in arm, out
+    assert "CPU-s/s: emulator " in arm, out
+    assert "longest gap in joint_states stamps: real " in arm, out
+    assert ("quadruped: not measured (MIT physics not available)" in out
+            or "(goal >= 0.99: " in quadruped), out
+    assert not list(tmp_path.iterdir())  # nothing written where it was not asked to

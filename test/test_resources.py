@@ -1,5 +1,5 @@
-"""package:// URIs both ways (skel_ros.resources), portable mesh URIs (skel_ros.mesh_uris),
-and package:// arguments of the skel-ros command.
+"""package:// URIs both ways (skel_ros.resources), portable and embedded mesh URIs
+(skel_ros.mesh_uris), and package:// arguments of the skel-ros command.
 
 Each test builds its own ament prefixes in a temporary directory, laid out as colcon
 installs a package: ``<prefix>/share/ament_index/resource_index/packages/<name>`` (the
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from skel_ros.cli.main import main
-from skel_ros.mesh_uris import portable_mesh_uris
+from skel_ros.mesh_uris import embedded_mesh_uris, portable_mesh_uris
 from skel_ros.resources import package_share, package_uri, resolve
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,6 +118,36 @@ def test_portable_mesh_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert f'filename="{outside.as_uri()}"' in out  # outside every package: as it was
     monkeypatch.delenv("AMENT_PREFIX_PATH")
     assert portable_mesh_uris(urdf, [models / "meshes"], mesh_dir=cache) == urdf
+
+
+def test_embedded_mesh_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each mesh this machine has becomes a data: URI with its media type; the rest stay."""
+    import base64
+
+    install = _prefix(tmp_path / "install", "robot", {"meshes/hand.DAE": b"<COLLADA/>"})
+    stl = tmp_path / "a b.stl"
+    stl.write_bytes(b"solid x")
+    other = tmp_path / "hand.ply"
+    other.write_bytes(b"ply")
+
+    def mesh(uri: str) -> str:
+        return (f'<link name="{len(uri)}"><visual><geometry><mesh filename="{uri}"/>'
+                '</geometry></visual></link>')
+
+    kept = ["package://robot/meshes/missing.stl", (tmp_path / "gone.stl").as_uri(),
+            other.as_uri(), "https://example.com/hand.stl"]
+    urdf = ('<?xml version="1.0"?>\n<robot name="r">'
+            + "".join(mesh(u) for u in [stl.as_uri(), "package://robot/meshes/hand.DAE", *kept])
+            + "</robot>\n")
+    _use(monkeypatch, install)
+    out = embedded_mesh_uris(urdf)
+    stl_data = base64.b64encode(b"solid x").decode()
+    dae_data = base64.b64encode(b"<COLLADA/>").decode()
+    assert f'filename="data:model/stl;base64,{stl_data}"' in out
+    assert f'filename="data:model/vnd.collada+xml;base64,{dae_data}"' in out
+    assert all(f'filename="{u}"' in out for u in kept), out
+    only_kept = '<robot name="r">' + "".join(mesh(u) for u in kept) + "</robot>"
+    assert embedded_mesh_uris(only_kept) is only_kept  # nothing to embed: the same text
 
 
 def test_cli_takes_package_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

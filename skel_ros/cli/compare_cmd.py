@@ -281,7 +281,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--physics", action="store_true",
                    help="the emulated actuators move one physics model of the robot, each"
                         " with its own control law (docs/sim_to_real.md, 'Rehearsing before"
-                        " the robot arrives'; Dynamixel buses so far)")
+                        " the robot arrives'; Dynamixel and MIT buses so far)")
     p.add_argument("--truth", type=input_file,
                    help="a truth file: how the real robot differs from the model (friction,"
                         " payloads, delays ...); implies --physics")

@@ -5,7 +5,9 @@ Each motor answers every frame addressed to its CAN id the way Ben Katz's mbed f
 
 * a command sets ``u = kp (p - q) + kd (v - q') + t_ff`` on a
   :class:`~skel_ros.emulation.motor.MotorModel` (the dynamics every emulator
-  shares), but only in motor mode: in rest mode it is answered and ignored;
+  shares; :mod:`skel_ros.physical.mit` puts a physics world's joint there instead,
+  :meth:`MitEmulator._motion`), but only in motor mode: in rest mode it is answered and
+  ignored;
 * the firmware keeps the last command it unpacked across *exit* and *enter*: *enter*
   (``..fc``) switches torque on and applies that retained command at once (zero gains
   only if the motor never got one since power-up); *exit* (``..fd``) switches torque off
@@ -19,7 +21,8 @@ Each motor answers every frame addressed to its CAN id the way Ben Katz's mbed f
 * a reply packs the position without clamping and keeps the low 16 bits, so a motor
   past ``p_max`` reports a position near ``p_min`` (it wraps by the span), as the
   firmware's ``float_to_uint`` and ``pack_reply`` do. Velocity and torque cannot leave
-  their ranges here: the motor model is as fast and strong as those ranges.
+  their ranges here: the motor model is as fast and strong as those ranges (a physics
+  world's joint may be driven faster: its velocity saturates in the reply).
 
 Replies go out on ``master_id`` (default 0) in the motor's variant. Damiao
 motors also answer register reads (``0x7FF``: ``id_l id_h 0x33 rid``) for a few
@@ -60,9 +63,9 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
+from skel_ros.emulation.motor import Motion, MotorModel, MotorParams, MotorState
 from skel_ros.emulation.virtual_can import can_arguments
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import ControlMode
@@ -86,7 +89,7 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["DAMIAO_REGISTER_ID", "MitEmulator", "start_emulator"]
+__all__ = ["DAMIAO_REGISTER_ID", "MitEmulator", "MitMotion", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
 DAMIAO_REGISTER_ID = 0x7FF
@@ -96,11 +99,24 @@ _TIMEOUT_UNIT = 50e-6
 _LOST_COMMUNICATION = 0xD
 
 
+class MitMotion(Motion, Protocol):
+    """What moves an MIT motor's shaft: a Motion that takes the firmware's command.
+
+    :class:`~skel_ros.emulation.motor.MotorModel`, or a joint of a physics world
+    (:mod:`skel_ros.physical.mit`).
+    """
+
+    def set_impedance(self, position: float, velocity: float, kp: float, kd: float,
+                      effort: float) -> None:
+        """``u = kp (position - p) + kd (velocity - v) + effort`` from now on."""
+        ...
+
+
 @dataclass
 class _Motor:
     spec: ActuatorSpec
     codec: MitCodec
-    model: MotorModel
+    model: MitMotion
     offset: float = 0.0   # true position of the reported zero
     error: int = 0
     silent: bool = False
@@ -166,8 +182,8 @@ class MitEmulator:
             explicit = act.model or all(f"{k}_max" in act.options for k in ("p", "v", "t"))
             ranges, variant = resolve(act.model if explicit else "MINI-CHEETAH", act.options,
                                       f"emulated MIT id {act.id}")
-            model = MotorModel(_motor_params(ranges, given, act.id),
-                               float(initial.get(act.id, 0.0)), now)
+            model = self._motion(act, ranges, _motor_params(ranges, given, act.id),
+                                 float(initial.get(act.id, 0.0)), now)
             model.mode = ControlMode.IMPEDANCE
             self._motors[act.id] = _Motor(act, MitCodec(ranges, variant), model)
             if act.id in can_timeout:
@@ -180,6 +196,15 @@ class MitEmulator:
         self._bus: can.BusABC = can_transport.open_bus(tr)
         self._thread = threading.Thread(target=self._run, name="mit-emulator", daemon=True)
         self._thread.start()
+
+    def _motion(self, actuator: ActuatorSpec, ranges: MitRanges,  # noqa: ARG002
+                params: MotorParams, position: float, now: float) -> MitMotion:
+        """What moves one motor's shaft, at ``position`` (rad, at the shaft) at ``now``.
+
+        A motor model of its own here; :mod:`skel_ros.physical.mit` gives a physics world's
+        joint. Called from ``__init__`` for each actuator, before the thread starts.
+        """
+        return MotorModel(params, position, now)
 
     # ------------------------------------------------------------------ control
 
@@ -197,7 +222,8 @@ class MitEmulator:
         """The true state of one motor (advanced to now; position in its own zero)."""
         with self._lock:
             m = self._motors[actuator_id]
-            s = m.model.advance(self.clock())
+            m.model.step(self.clock())
+            s = m.model.state
             return MotorState(s.position - m.offset, s.velocity, s.effort, s.torque_enabled)
 
     def inject_error(self, actuator_id: int, code: int) -> None:
@@ -249,7 +275,7 @@ class MitEmulator:
         """Put the motor at ``position`` (in its own zero) at rest, as a hand moving it."""
         with self._lock:
             m = self._motors[actuator_id]
-            m.model.advance(self.clock())
+            m.model.step(self.clock())
             m.model.set_position(position + m.offset)
 
     def drop_frames(self, actuator_id: int, count: int) -> None:
@@ -301,7 +327,7 @@ class MitEmulator:
                     continue
                 m.timed_out = True
                 m.watchdog_events.append(now)
-                m.model.advance(now)
+                m.model.step(now)
                 if m.codec.variant is Variant.DAMIAO:
                     m.error = _LOST_COMMUNICATION
                     m.model.set_torque(False, now)  # noqa: FBT003
@@ -326,7 +352,7 @@ class MitEmulator:
             now = self.clock()
             m.last_rx, m.timed_out = now, False
             model = m.model
-            model.advance(now)
+            model.step(now)
             if is_special(data):
                 m.specials.append(bytes(data))
                 self._special(m, data, now)
@@ -392,7 +418,7 @@ class MitEmulator:
             now = self.clock()
             m.last_rx, m.timed_out = now, False
             if data[2] == _REG_FEEDBACK:
-                m.model.advance(now)
+                m.model.step(now)
                 reply = self._reply(m)
             elif data[2] == _REG_WRITE and data[3] == _TIMEOUT_RID and len(data) == 8:  # noqa: PLR2004
                 m.timeout = int.from_bytes(data[4:8], "little") * _TIMEOUT_UNIT

@@ -14,10 +14,24 @@ volatile otherwise), and each channel's ``offered_qos_profiles`` metadata (requi
 the MCAP ``ros2`` profile) lists those publishers' QoS as YAML, in rosbag2's layout. A
 publisher that appears later with an offer the subscription cannot match is warned
 about once per topic: its messages are not recorded.
+
+Latched topics (:func:`latched_topic`: ``/tf_static`` and every ``robot_description``)
+are subscribed transient local whatever the graph offers, so a recorder that starts
+before the robot nodes, or joins them late, gets each node's last message; each distinct
+message is recorded once (a node that publishes it again adds nothing). A
+``robot_description`` is recorded with its meshes embedded
+(:func:`skel_ros.mesh_uris.embedded_mesh_uris`), so a viewer on another machine draws
+the robot from the recording alone. :func:`robot_topics` names what a recording needs
+for that: each robot's description, ``/tf_static`` and ``/tf``. A recorder asked to
+(``drawn_first``) records a robot's ``joint_states`` only from when every link of its
+description has a TF path to its root in what was recorded: DDS matches each topic's
+endpoints on its own, so without that the first joint states of a run may come before
+the transforms that draw them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 import threading
@@ -28,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from rclpy.node import Node
 
@@ -41,6 +55,90 @@ _PRIMITIVES = {
 }
 RECORD_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
                         reliability=ReliabilityPolicy.RELIABLE)
+LATCHED_RECORD_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=RECORD_QOS.depth,
+                                reliability=ReliabilityPolicy.RELIABLE,
+                                durability=DurabilityPolicy.TRANSIENT_LOCAL)
+"""A latched topic's subscription: every publisher's last message, late or not."""
+
+ROBOT_DESCRIPTION = "robot_description"
+"""The last name of a robot's URDF topic (``/sim/robot_description``)."""
+
+
+def latched_topic(topic: str) -> bool:
+    """Whether ``topic`` is latched: ``/tf_static`` or a ``robot_description``."""
+    return topic == "/tf_static" or topic.rsplit("/", 1)[-1] == ROBOT_DESCRIPTION
+
+
+def robot_topics(namespaces: Iterable[str]) -> dict[str, type]:
+    """What a viewer needs to draw the robots: topic -> message class.
+
+    ``/<namespace>/robot_description`` of each robot namespace (``""``: the root one),
+    ``/tf_static`` and ``/tf``.
+    """
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+
+    topics: dict[str, type] = {
+        "/".join(("", *filter(None, ns.strip("/").split("/")), ROBOT_DESCRIPTION)): String
+        for ns in namespaces}
+    topics.update({"/tf_static": TFMessage, "/tf": TFMessage})
+    return topics
+
+
+class _DrawnGate:
+    """Whether every link of a robot's URDF has a TF path to its root yet."""
+
+    def __init__(self) -> None:
+        self.links: tuple[str, ...] | None = None  # None: no description yet
+        self.roots: set[str] = set()  # the links that are no joint's child
+        self.parents: dict[str, str] = {}  # TF child frame -> parent frame
+        self.open = False
+
+    def describe(self, urdf: str) -> None:
+        """Take the robot's links from its URDF (one that is not XML opens the gate)."""
+        from lxml import etree
+
+        try:
+            root = etree.fromstring(urdf.encode(), etree.XMLParser(resolve_entities=False,
+                                                                    no_network=True))
+        except etree.XMLSyntaxError:
+            self.links, self.open = (), True  # nothing to wait for: record as is
+            return
+        self.links = tuple(str(link.get("name", "")) for link in root.findall("link"))
+        children = {str(child.get("link", "")) for child in root.findall("joint/child")}
+        self.roots = {name for name in self.links if name not in children}
+        self._check()
+
+    def transforms(self, msg: Any) -> None:  # noqa: ANN401 - tf2_msgs TFMessage
+        self.parents.update({t.child_frame_id: t.header.frame_id for t in msg.transforms})
+        self._check()
+
+    def _check(self) -> None:
+        if self.links is None:
+            return
+        for link in self.links:
+            frame, hops = link, 0
+            while frame not in self.roots and frame in self.parents and hops <= len(self.parents):
+                frame, hops = self.parents[frame], hops + 1
+            if frame not in self.roots:
+                return
+        self.open = True
+
+
+def _embedded_description(data: bytes) -> bytes:
+    """A serialized ``std_msgs/String`` URDF with its meshes embedded."""
+    from lxml import etree
+    from rclpy.serialization import deserialize_message, serialize_message
+    from std_msgs.msg import String
+
+    from skel_ros.mesh_uris import embedded_mesh_uris
+
+    urdf = deserialize_message(data, String).data
+    try:
+        embedded = embedded_mesh_uris(urdf)
+    except (etree.XMLSyntaxError, OSError):  # not a URDF, an unreadable mesh: as it came
+        return data
+    return data if embedded is urdf else serialize_message(String(data=embedded))
 
 
 def adapted_qos(offers: Sequence[QoSProfile]) -> QoSProfile:
@@ -136,16 +234,35 @@ class McapRecorder:
         clock: wall-clock nanoseconds for log times (injectable for tests).
         warn: where a publisher the recording cannot receive is said (default: the
             node's logger).
+        drawn_first: a robot's ``joint_states`` topic -> its ``robot_description``
+            topic (both in ``topics``, with ``/tf_static`` and ``/tf``): that robot's
+            joint states are recorded (and counted) only from when every link of its
+            description has a TF path to its root in what was recorded.
+
+    Raises:
+        ValueError: ``drawn_first`` names a topic that is not recorded.
 
     Each subscription's QoS adapts to the publishers ``node`` sees now (see the module's
-    doc): let the graph be discovered first.
+    doc): let the graph be discovered first. Latched topics (:func:`latched_topic`) are
+    transient local from the start, each distinct message recorded once.
     """
 
-    def __init__(self, node: Node, path: str | Path, topics: Mapping[str, type],
+    def __init__(self, node: Node, path: str | Path, topics: Mapping[str, type], *,
                  clock: Callable[[], int] = time.time_ns,
-                 warn: Callable[[str], object] | None = None) -> None:
+                 warn: Callable[[str], object] | None = None,
+                 drawn_first: Mapping[str, str] | None = None) -> None:
         from mcap.writer import Writer
         from rclpy.event_handler import SubscriptionEventCallbacks
+
+        drawn_first = drawn_first or {}
+        needed = {*drawn_first, *drawn_first.values(), *(("/tf", "/tf_static") if drawn_first
+                                                          else ())}
+        if needed - set(topics):
+            raise ValueError(f"drawn_first needs {', '.join(sorted(needed - set(topics)))}"
+                             " recorded too")
+        self._gates = {state: _DrawnGate() for state in drawn_first}
+        self._described = {d: [g for s, g in self._gates.items() if drawn_first[s] == d]
+                           for d in set(drawn_first.values())}
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +276,7 @@ class McapRecorder:
         self._subs: list[Any] = []
         self._warn = warn or node.get_logger().warning
         self._warned: set[str] = set()
+        self._seen: dict[str, set[bytes]] = {}  # latched topic -> digests recorded
         schemas: dict[str, int] = {}
         for topic, cls in topics.items():
             name, text = message_definition(cls)
@@ -170,8 +288,12 @@ class McapRecorder:
                 metadata={"offered_qos_profiles": offered_qos_yaml(offers)})
             self.counts[topic] = 0
             events = SubscriptionEventCallbacks(incompatible_qos=self._incompatible(topic))
+            qos = adapted_qos(offers)
+            if latched_topic(topic):
+                self._seen[topic] = set()
+                qos = LATCHED_RECORD_QOS
             self._subs.append(node.create_subscription(
-                cls, topic, self._callback(topic, channel), adapted_qos(offers), raw=True,
+                cls, topic, self._callback(topic, channel), qos, raw=True,
                 event_callbacks=events))
 
     def _incompatible(self, topic: str) -> Callable[[Any], None]:
@@ -186,8 +308,28 @@ class McapRecorder:
         return warn
 
     def _callback(self, topic: str, channel: int) -> Callable[[bytes], None]:
+        seen = self._seen.get(topic)
+        description = seen is not None and topic.rsplit("/", 1)[-1] == ROBOT_DESCRIPTION
+        gate = self._gates.get(topic)
+        described = self._described.get(topic, [])
+        gates = list(self._gates.values()) if topic in ("/tf", "/tf_static") else []
+
         def write(data: bytes) -> None:
             now = self._clock()
+            if gate is not None and not gate.open:
+                return
+            if any(not g.open for g in gates):
+                self._feed(gates, data)
+            if described:
+                self._describe(described, data)
+            if seen is not None:
+                digest = hashlib.sha256(data).digest()
+                with self._lock:
+                    if digest in seen:
+                        return
+                    seen.add(digest)
+                if description:
+                    data = _embedded_description(data)
             with self._lock:
                 if self._closed:
                     return
@@ -195,6 +337,26 @@ class McapRecorder:
                                          sequence=self.counts[topic])
                 self.counts[topic] += 1
         return write
+
+    def _feed(self, gates: Sequence[_DrawnGate], data: bytes) -> None:
+        from rclpy.serialization import deserialize_message
+        from tf2_msgs.msg import TFMessage
+
+        msg = deserialize_message(data, TFMessage)
+        with self._lock:
+            for g in gates:
+                if not g.open:
+                    g.transforms(msg)
+
+    def _describe(self, gates: Sequence[_DrawnGate], data: bytes) -> None:
+        from rclpy.serialization import deserialize_message
+        from std_msgs.msg import String
+
+        urdf = deserialize_message(data, String).data
+        with self._lock:
+            for g in gates:
+                if g.links is None:
+                    g.describe(urdf)
 
     def close(self) -> None:
         """Finish the file (index, summary). Safe to call twice."""
@@ -229,6 +391,9 @@ def record_live(path: str | Path, command_topics: tuple[str, ...], state_topics:
     """Record a running graph's commands and joint states to MCAP until Ctrl-C or ``duration``.
 
     Uses the environment's ROS settings (domain, discovery range) as any ROS tool does.
+    The robots are recorded too (:func:`robot_topics`): the ``robot_description`` of the
+    namespace of each state topic and every other one in the graph, ``/tf_static`` and
+    ``/tf``.
 
     Args:
         path: the MCAP file to write.
@@ -258,6 +423,11 @@ def record_live(path: str | Path, command_topics: tuple[str, ...], state_topics:
         graph = dict(node.get_topic_names_and_types())
         topics: dict[str, type] = {t: command_message_class(t, graph) for t in command_topics}
         topics.update(dict.fromkeys(state_topics, JointState))
+        namespaces = {t.rsplit("/", 1)[0] for t in state_topics}
+        namespaces.update(t.rsplit("/", 1)[0] for t, types in graph.items()
+                          if latched_topic(t) and t != "/tf_static"
+                          and types == ["std_msgs/msg/String"])
+        topics.update(robot_topics(sorted(namespaces)))
         recorder = McapRecorder(node, path, topics)
         log(f"recording {', '.join(topics)} to {path}"
             f" ({f'{duration:g} s' if duration is not None else 'Ctrl-C to stop'})")

@@ -9,7 +9,11 @@
    one's simulation node is ``sim`` and each other one runs beside it in a namespace
    named after its engine (``mujoco``, frames ``mujoco/``), on the same command stream;
 2. record ``/joint_commands``, ``/joint_trajectory``, ``/sim/joint_states`` (and
-   ``/<engine>/joint_states``) and ``/real/joint_states`` to MCAP from this process;
+   ``/<engine>/joint_states``) and ``/real/joint_states`` to MCAP from this process,
+   with what draws the robots in Foxglove or Lichtblick: each node's
+   ``robot_description`` (meshes embedded), ``/tf_static`` and ``/tf``
+   (:func:`skel_ros.nodes.recorder.robot_topics`); a robot's joint states are recorded
+   from when its description and transforms are, so every one can be drawn;
 3. enable the hardware (``/real/hardware_node/enable``; a lost answer is asked of its
    lifecycle ``get_state``, never re-sent blindly: :mod:`skel_ros.nodes.enable_call`), play
    the trajectory with the ``trajectory_player`` (streaming position commands), let the
@@ -345,7 +349,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     from skel_ros.model import load_model
     from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.nodes.enable_call import start_enable
-    from skel_ros.nodes.recorder import McapRecorder
+    from skel_ros.nodes.recorder import McapRecorder, robot_topics
     from skel_ros.nodes.service_calls import ServiceTimeoutError
     from skel_ros.nodes.shutdown import sigint_flag
 
@@ -383,7 +387,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         recorder = McapRecorder(node, recording, {
             "/joint_commands": JointState, "/joint_trajectory": JointTrajectory,
             **{f"/{name}/joint_states": JointState for name in sims},
-            "/real/joint_states": JointState})
+            "/real/joint_states": JointState, **robot_topics((*sims, "real"))},
+            drawn_first={f"/{ns}/joint_states": f"/{ns}/robot_description"
+                         for ns in (*sims, "real")})
         counts = recorder.counts
         spin_thread = threading.Thread(target=executor.spin, daemon=True)
         spin_thread.start()
@@ -394,7 +400,8 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real"
             f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
         _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
-              config.startup_timeout, "joint_states from every node", procs.check, interrupted)
+              config.startup_timeout, "joint_states from every node (recorded once its"
+              " robot_description and TF are)", procs.check, interrupted)
 
         def pause(seconds: float) -> None:  # spin_thread spins the executor meanwhile
             procs.check()

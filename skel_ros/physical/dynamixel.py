@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation import dynamixel as emu
@@ -32,27 +32,17 @@ from skel_ros.emulation.motor import MotorParams, MotorState
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.errors import ConfigError
-from skel_ros.model import load_model
-from skel_ros.model.errors import SkelError
-from skel_ros.model.truth import EMPTY_TRUTH, TruthError, load_truth
+from skel_ros.physical.option import PHYSICS_KEYS, build_world, load_real_world, split_physics
 from skel_ros.physical.servo_law import XServoLaw, default_gains
-from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.model.truth import Truth
-    from skel_ros.model.types import World
     from skel_ros.physical.world import DeviceJoint
 
 __all__ = ["PHYSICS_KEYS", "PhysicalEmulatorConfig", "PhysicalServoMotor", "load_real_world",
            "main", "start_emulator"]
-
-PHYSICS_KEYS = frozenset({"model", "model_args", "fixed_base", "truth", "joints"})
-"""The ``physics`` option: ``model`` (the model file), ``model_args`` (a xacro's
-``{name: value}``), ``fixed_base``, ``truth`` (the truth file or None), ``joints``
-(``{id: {"joint": DOF, "direction": 1, "gear_ratio": 1.0, "zero_offset": 0.0}}``)."""
 
 
 class PhysicalServoMotor:
@@ -150,18 +140,9 @@ class PhysicalEmulatorConfig(emu.EmulatorConfig):
 
     def build(self, clock: Callable[[], float]) -> emu.ServoBus:
         """The servos, each a joint of one physics world started now."""
-        physics = json.loads(self.physics)
-        joints = {int(i): (str(j["joint"]), Transmission(int(j.get("direction", 1)),
-                                                         float(j.get("gear_ratio", 1.0)),
-                                                         float(j.get("zero_offset", 0.0))))
-                  for i, j in physics["joints"].items()}
-        missing = [i for i, *_ in self.servos if i not in joints]
-        if missing:
-            raise ConfigError(f"physics emulation: no joint for servo id(s) {missing}")
-        start = {joints[i][0]: joints[i][1].to_joint(p) for i, _, p, _ in self.servos}
-        world, truth = load_real_world(physics, start)
         now = clock()
-        physical = PhysicalWorld(world, dict(joints.values()), truth, t0=now)
+        physical, joints = build_world(json.loads(self.physics),
+                                       {i: p for i, _, p, _ in self.servos}, now)
         servos = {}
         for dxl_id, model_name, position, kt in self.servos:
             model = ct.model_by_name(model_name)
@@ -179,29 +160,6 @@ class PhysicalEmulatorConfig(emu.EmulatorConfig):
         return emu.ServoBus(servos, clock)
 
 
-def load_real_world(physics: Mapping[str, Any],
-                    start: Mapping[str, float]) -> tuple[World, Truth]:
-    """The real robot of a ``physics`` option, and its truth.
-
-    Its model (or the truth's own), the truth applied, the driven joints starting at
-    ``start`` (joint -> position).
-
-    Raises:
-        ConfigError: the model or the truth file cannot be read or used.
-    """
-    try:
-        model = load_model(physics["model"], xacro_args=physics.get("model_args") or None,
-                           fixed_base=bool(physics.get("fixed_base", False)))
-        truth = load_truth(physics["truth"]) if physics.get("truth") else EMPTY_TRUTH
-        other = load_model(truth.model) if truth.model is not None else None
-        world = real_world(model, truth, other)
-    except (SkelError, TruthError) as exc:
-        raise ConfigError(f"physics emulation: {exc}") from None
-    return replace(world, skeletons=tuple(
-        replace(s, dofs=tuple(replace(d, initial_position=start[d.name]) if d.name in start
-                              else d for d in s.dofs)) for s in world.skeletons)), truth
-
-
 def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
                    options: Mapping[str, Any]) -> emu.DynamixelEmulator:
     """Start physics-backed servos for ``actuators``.
@@ -214,19 +172,11 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         TransportError: the process did not start (a model or truth file it cannot read
             is said so).
     """
-    physics = options.get("physics")
-    if not isinstance(physics, dict) or "model" not in physics or "joints" not in physics:
-        raise ConfigError("physics emulation: the option 'physics' needs 'model' and 'joints'")
-    unknown = set(physics) - PHYSICS_KEYS
-    if unknown:
-        raise ConfigError(f"physics emulation: unknown key(s) {sorted(unknown)}; known:"
-                          f" {sorted(PHYSICS_KEYS)}")
-    rest = {k: v for k, v in options.items() if k != "physics"}
+    physics, rest = split_physics(options)
     base = emu.emulator_config(transport, actuators, rest)
-    joints = {str(k): dict(v) for k, v in physics["joints"].items()}
     config = PhysicalEmulatorConfig(base.servos, base.baudrate, base.firmware,
                                     base.return_delay, base.wire_time,
-                                    json.dumps({**physics, "joints": joints}))
+                                    json.dumps(physics))
     return emu.DynamixelEmulator(config, module="skel_ros.physical.dynamixel")
 
 

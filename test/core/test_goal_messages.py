@@ -67,8 +67,8 @@ def test_the_goal_tolerance_fails_only_once_later_than_goal_time_after_the_end()
     assert _late(monitor, 1.5) is None  # exactly goal_time late: still within it
     decision = _late(monitor, 1.625)
     assert decision == (FollowOutcome.ABORTED,
-                        "goal tolerance not reached 0.625 s after the end"
-                        " (goal_time_tolerance 0.5 s): 'a' position error 0.5 beyond 0.125")
+                        ("goal tolerance not reached 0.625 s after the end"
+                        " (goal_time_tolerance 0.5 s): 'a' position error 0.5 beyond 0.125"))
 
 
 def test_the_result_carries_the_message_the_monitor_decided() -> None:
@@ -108,8 +108,8 @@ def test_a_tolerance_request_for_another_joint_names_the_field_and_the_joints() 
     code, reason = _reason(Tolerances.defaults(JOINTS).merged,
                            goal=[ToleranceRequest("a", 0.25), ToleranceRequest("zz", 0.25)])
     assert code is ErrorCode.INVALID_GOAL
-    assert reason == "goal_tolerance[1]: 'zz' is not a joint of this controller (its joints:" \
-                     " 'a', 'b')"
+    assert reason == ("goal_tolerance[1]: 'zz' is not a joint of this controller (its joints:"
+                      " 'a', 'b')")
     _, reason = _reason(Tolerances.defaults(JOINTS).merged, path=[ToleranceRequest("zz")])
     assert reason.startswith("path_tolerance[0]: 'zz' is not a joint")
 
@@ -173,8 +173,8 @@ def test_a_path_violation_names_every_joint_beyond_and_ignores_unmeasured_ones()
     decision = monitor.on_cycle(0.75, 0.75, ("a", "b", "c"), (desired, np.zeros(3)),
                                 (actual, None))
     assert decision == (FollowOutcome.ABORTED,
-                        "path tolerance violated at t = 0.750 s: 'a' position error 0.5"
-                        " beyond 0.125; 'b' position error 0.25 beyond 0.125")
+                        ("path tolerance violated at t = 0.750 s: 'a' position error 0.5"
+                        " beyond 0.125; 'b' position error 0.25 beyond 0.125"))
     assert monitor.latest is not None
     assert monitor.latest.point_index == 1  # between the first and second point
     monitor = GoalMonitor(("a", "b", "c"), tolerances, 1.0, [0.5, 1.0])

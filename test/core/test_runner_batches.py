@@ -198,7 +198,7 @@ def test_a_failing_serve_reaches_the_listener_and_pauses_the_loop() -> None:
     backend = _engine()
     problem = RuntimeError("the bus is gone")
 
-    def serve(now: float) -> bool:  # noqa: ARG001
+    def serve(now: float) -> bool:
         raise problem
 
     backend.serve = serve  # type: ignore[method-assign]
@@ -227,7 +227,7 @@ def test_a_cycle_failing_while_a_taker_catches_up_reaches_the_listener_and_pause
     runner, backend = _sleeping_engine(clock, listener)
     problem = RuntimeError("the world blew up")
 
-    def sense(now: float) -> None:  # noqa: ARG001
+    def sense(now: float) -> None:
         raise problem
 
     backend.sense = sense  # type: ignore[method-assign]
@@ -273,7 +273,7 @@ def test_stop_gives_up_on_a_stuck_loop_after_its_timeout() -> None:
     entered = threading.Event()
 
     class Stuck(Publisher):
-        def after_cycles(self, now: float, count: int) -> None:
+        def after_cycles(self, now: float, count: int) -> None:  # noqa: ARG002 - the listener's signature
             entered.set()
             release.wait(5.0)
 

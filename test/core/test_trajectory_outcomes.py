@@ -123,8 +123,8 @@ def test_an_observer_answering_neither_succeeded_nor_aborted_aborts_and_holds() 
     core.follow(_ramp(), observer=observer)
     _run(core, backend, 1)
     assert observer.ends == [(DT, FollowOutcome.ABORTED,
-                              f"the observer returned {FollowOutcome.PREEMPTED!r}, not"
-                              " SUCCEEDED or ABORTED")]
+                              (f"the observer returned {FollowOutcome.PREEMPTED!r}, not"
+                              " SUCCEEDED or ABORTED"))]
     assert backend.holds == [("a", "b")]
 
 
@@ -147,9 +147,12 @@ def test_a_stale_joint_reaches_the_observer_as_nan_positions_and_velocities() ->
     _run(core, backend, 2)
     q, v = observer.actual[-1]
     assert v is not None
-    assert q.dtype == np.float64 and v.dtype == np.float64
-    assert not math.isnan(q[0]) and math.isnan(q[1])
-    assert not math.isnan(v[0]) and math.isnan(v[1])
+    assert q.dtype == np.float64
+    assert v.dtype == np.float64
+    assert not math.isnan(q[0])
+    assert math.isnan(q[1])
+    assert not math.isnan(v[0])
+    assert math.isnan(v[1])
 
 
 def test_a_cancel_says_who_canceled_unless_it_is_the_trajectorys_own_source() -> None:
@@ -166,7 +169,7 @@ def test_a_cancel_says_who_canceled_unless_it_is_the_trajectorys_own_source() ->
 
 
 def test_a_refused_cancel_is_keyed_as_a_second_commanders() -> None:
-    core, backend, _ = _rig(exclusive_commands=True)
+    core, _backend, _ = _rig(exclusive_commands=True)
     goal = Source("follow_joint_trajectory", "goal 1")
     core.follow(_ramp(), source=goal)
     with pytest.raises(CommandRefused, match="cancel refused: ") as info:
@@ -179,7 +182,7 @@ def test_a_refused_cancel_is_keyed_as_a_second_commanders() -> None:
 
 
 def test_a_trajectory_refused_for_another_commander_is_keyed_as_such() -> None:
-    core, backend, _ = _rig(exclusive_commands=True, command_timeout=0.5)
+    core, _backend, _ = _rig(exclusive_commands=True, command_timeout=0.5)
     assert core.command(P, ["a"], [0.25], TELEOP).ok
     with pytest.raises(CommandRefused, match="trajectory refused: ") as info:
         core.follow(_ramp())
@@ -220,8 +223,8 @@ def test_a_trajectory_that_ended_before_it_came_is_said_and_goes_to_its_last_poi
     backend.time = 4.0
     core.follow(_ramp(duration=1.0), start=2.5)
     assert log.about("trajectory: it ended") == [
-        ("warning", "trajectory: it ended 0.500 s ago (start stamp in the past); going to its"
-         " last point", "trajectory past")]
+        ("warning", ("trajectory: it ended 0.500 s ago (start stamp in the past); going to its"
+         " last point"), "trajectory past")]
     _run(core, backend, 1)
     assert backend.q[:2] == pytest.approx([0.5, 0.5])
 
@@ -295,7 +298,7 @@ def test_a_command_kind_a_dof_does_not_take_is_refused_naming_the_kinds_it_takes
 
 
 def test_a_nan_command_timeout_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="^command timeout is NaN$"):
+    with pytest.raises(ValueError, match=r"^command timeout is NaN$"):
         CommandTimeout(math.nan)
     timeout = CommandTimeout(0.5)
     timeout.feed(0.0)
@@ -378,5 +381,5 @@ def test_a_command_kind_refused_by_the_gate_carries_nothing_to_write() -> None:
 
 def test_a_nan_timeout_set_on_the_core_is_refused_by_name() -> None:
     core, _, _ = _rig()
-    with pytest.raises(ValueError, match="^command timeout is NaN$"):
+    with pytest.raises(ValueError, match=r"^command timeout is NaN$"):
         core.set_command_timeout(math.nan)

@@ -13,7 +13,8 @@ the driver reports of them.
 The physics-backed Dynamixel emulator (:mod:`skel_ros.physical`: the same servos, their
 shafts the joints of one physics world driven by the servos' own control law) is a case of
 its own, ``dynamixel-physics``: the same driver, the same suite, a model of two discs
-(``data/two_servos.skel``) for the world.
+(``data/two_servos.skel``) for the world; so is the physics-backed MIT emulator
+(``mit-physics``: the motors' ``kp``/``kd``/``t_ff`` law on the same discs).
 
 A protocol gets the whole suite with one entry in :data:`CASES` (its actuators, and how to
 make one of its devices fail, how to see its watchdog fire, what goal a device holds, how
@@ -53,6 +54,7 @@ START = {1: 0.3, 2: -0.2}      # where the emulated devices start (rad)
 LIMITS = ActuatorLimits(position=(-1.0, 1.0), velocity=(-8.0, 8.0), effort=(-5.0, 5.0))
 WAIT = 15.0                    # s: the longest any condition may take on a loaded machine
 TWO_SERVOS = Path(__file__).resolve().parent / "data" / "two_servos.skel"
+MIT_ROTORS = Path(__file__).resolve().parent / "data" / "mit_rotors.yaml"  # their inertia
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,19 @@ CASES: dict[str, Case] = {
         model="DM4310",                                                   # Damiao: CAN timeout
         options={"kp": 20.0, "kd": 0.5},                                  # and clear error
         bus_options={"reply_timeout": 0.2},
+    ),
+    "mit-physics": Case(
+        fault=lambda emulator, i: emulator.inject_error(i, 0x8),
+        watchdog_fired=lambda emulator, i: bool(emulator.watchdog_events(i)),
+        received=_mit_goal,
+        vanish=_driver_socket_dies,
+        resolution=25 / 65535,
+        model="DM4310",
+        options={"kp": 20.0, "kd": 0.5},
+        bus_options={"reply_timeout": 0.2},
+        protocol="mit",
+        physics={"model": str(TWO_SERVOS), "truth": str(MIT_ROTORS),
+                 "joints": {i: {"joint": f"joint{i}"} for i in START}},
     ),
     "feetech": Case(
         fault=lambda emulator, i: emulator.inject_fault(i, 0x20),        # overload

@@ -180,3 +180,146 @@ def test_a_later_publisher_the_recording_cannot_hear_is_warned_about_once(
     assert len(warnings) == 1, warnings
     assert "/sim/joint_states" in warnings[0]
     assert "RELIABILITY" in warnings[0]
+
+
+def test_a_late_recorder_records_what_draws_the_robots(ros_env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    """Two robot nodes (``sim``, ``real``) publish before the recorder starts: their
+    latched descriptions and static transforms are recorded (a description published
+    again adds nothing), the meshes embedded as ``data:`` URIs, and
+    every link of each robot has a TF path to its root at every joint_states after the
+    first, as a viewer (Foxglove, Lichtblick) needs to draw them moving."""
+    from rclpy.executors import SingleThreadedExecutor
+    from robot_recording import assert_draws_robots
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.analysis import read_recording
+    from skel_ros.model import load_skel
+    from skel_ros.nodes.recorder import McapRecorder, robot_topics
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+    from skel_ros.resources import example
+
+    world = load_skel(example("arm.skel"))
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        executor = SingleThreadedExecutor(context=context)
+        robots = {}
+        for ns in ("sim", "real"):
+            robot_node = rclpy.create_node("robot", namespace=ns, context=context)
+            executor.add_node(robot_node)
+            robots[ns] = RobotPublisher(robot_node, world, frame_prefix=f"{ns}/")
+        node = rclpy.create_node("recorder_robot_test", context=context)
+        executor.add_node(node)
+        topics = {"/sim/joint_states": JointState, "/real/joint_states": JointState,
+                  **robot_topics(robots)}
+        recorder = McapRecorder(node, tmp_path / "run.mcap", topics)
+        for _ in range(100):  # the latched messages reach the late subscriptions
+            if all(recorder.counts[t] for t in ("/sim/robot_description",
+                                                "/real/robot_description", "/tf_static")):
+                break
+            executor.spin_once(timeout_sec=0.05)
+        sent = 20
+        for i in range(sent):
+            for robot in robots.values():
+                q = robot.initial_positions + 0.01 * i
+                stamp = robot.now()
+                robot.publish_joint_states(q, [], [], stamp)
+                robot.publish_tf(q, stamp)
+            if i == sent // 2:
+                robots["sim"].publish_latched()  # again: the same messages
+            for _ in range(200):  # recorded before the next (a robot node's order)
+                if recorder.counts["/tf"] >= len(robots) * (i + 1) and all(
+                        recorder.counts[f"/{ns}/joint_states"] > i for ns in robots):
+                    break
+                executor.spin_once(timeout_sec=0.05)
+        recorder.close()
+    finally:
+        rclpy.shutdown(context=context)
+
+    path = tmp_path / "run.mcap"
+    checked = assert_draws_robots(path, ("sim", "real"))
+    assert checked == {"sim": sent - 1, "real": sent - 1}
+    # One per robot, and sim's repeat: its stamp is new, so it is another message (the
+    # repeated description, the same bytes, is recorded once: assert_draws_robots).
+    assert recorder.counts["/tf_static"] >= 3
+    _assert_meshes_embedded(path, "/sim/robot_description", robots["sim"].urdf)
+    assert set(read_recording(path)) == {"sim", "real"}  # reads only its topics
+
+
+def _assert_meshes_embedded(path: Path, topic: str, published: str) -> None:
+    """The recorded description's meshes are the published ones' files, as data: URIs."""
+    import base64
+    import xml.etree.ElementTree as ET
+
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    from skel_ros.resources import resolve
+
+    with path.open("rb") as f:
+        (description,) = [msg.data for *_, msg in make_reader(
+            f, decoder_factories=[DecoderFactory()]).iter_decoded_messages(topics=[topic])]
+    meshes = [m.get("filename", "") for m in ET.fromstring(description).iter("mesh")]
+    assert meshes, "the arm has generated meshes (capsule, ellipsoid)"
+    files = {m.get("filename", "") for m in ET.fromstring(published).iter("mesh")}
+    prefix = "data:model/stl;base64,"
+    assert all(uri.startswith(prefix) for uri in meshes), [u[:60] for u in meshes]
+    assert {base64.b64decode(uri[len(prefix):]) for uri in meshes} == {
+        resolve(uri).read_bytes() for uri in files}
+
+
+def test_joint_states_are_recorded_once_the_robot_can_be_drawn(ros_env: dict[str, str],
+                                                                tmp_path: Path) -> None:
+    """``drawn_first``: a robot's joint states before its description, or before the
+    transforms that join its links to its root, are left out (and not counted)."""
+    from rclpy.executors import SingleThreadedExecutor
+    from robot_recording import assert_draws_robots
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.model import load_skel
+    from skel_ros.nodes.recorder import McapRecorder, robot_topics
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+    from skel_ros.resources import example
+
+    world = load_skel(example("arm.skel"))
+    topics = {"/sim/joint_states": JointState, **robot_topics(["sim"])}
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node("recorder_gate_test", context=context)
+        with pytest.raises(ValueError, match="/tf"):
+            McapRecorder(node, tmp_path / "bad.mcap", {"/sim/joint_states": JointState},
+                         drawn_first={"/sim/joint_states": "/sim/robot_description"})
+        recorder = McapRecorder(node, tmp_path / "run.mcap", topics,
+                                drawn_first={"/sim/joint_states": "/sim/robot_description"})
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        robot_node = rclpy.create_node("robot", namespace="sim", context=context)
+        executor.add_node(robot_node)
+
+        def spin_until(done: Any) -> None:
+            for _ in range(200):
+                if done():
+                    return
+                executor.spin_once(timeout_sec=0.05)
+            raise AssertionError(recorder.counts)
+
+        robot = RobotPublisher(robot_node, world, frame_prefix="sim/")
+        spin_until(lambda: recorder.counts["/tf_static"] and recorder.counts[
+            "/sim/robot_description"])
+        q = robot.initial_positions
+        robot.publish_joint_states(q, [], [])  # no /tf yet: its links hang loose
+        for _ in range(20):
+            executor.spin_once(timeout_sec=0.01)
+        assert recorder.counts["/sim/joint_states"] == 0
+        for k in range(3):
+            robot.publish_tf(q)
+            spin_until(lambda k=k: recorder.counts["/tf"] > k)
+            robot.publish_joint_states(q, [], [])
+            spin_until(lambda k=k: recorder.counts["/sim/joint_states"] > k)
+        recorder.close()
+    finally:
+        rclpy.shutdown(context=context)
+    assert recorder.counts["/sim/joint_states"] == 3, recorder.counts
+    assert_draws_robots(tmp_path / "run.mcap", ["sim"])

@@ -125,7 +125,11 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
 
 def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, *,
                    dofs: list[str], min_duration: float, criteria: str) -> Comparison:
-    """One emulated run; the report, the recording and every error bound, per DOF."""
+    """One emulated run; the report, the recording (the robots drawn too: descriptions and
+    a TF path from every link to its root; :mod:`robot_recording`) and every error
+    bound, per DOF."""
+    from robot_recording import assert_draws_robots
+
     from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
 
     lines: list[str] = []
@@ -139,6 +143,7 @@ def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, 
         raise
     assert result.report.exists()
     assert result.recording.stat().st_size > 0
+    assert_draws_robots(result.recording, ("sim", "real"))  # Foxglove draws both moving
     comparison = result.comparison
     assert set(comparison.streams) == {"command", "sim", "real"}
     assert [j.joint for j in comparison.joints] == dofs
@@ -200,6 +205,31 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     for joint in comparison.joints:
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
     _assert_passes_shipped_criteria(comparison, "quadruped")
+
+
+def test_the_quadruped_rehearses_on_one_physics_model(ros_env: dict[str, str],
+                                                      tmp_path: Path) -> None:
+    """The quadruped's MIT motors moving one physics model of it (skel_ros.physical.mit:
+    the firmware's kp/kd/t_ff law at each step of the world), an empty truth: its shipped
+    criteria hold, as on the first-order emulated motors (docs/sim_to_real.md,
+    "Rehearsing before the robot arrives")."""
+    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
+
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("# the real robot is the model\n", encoding="utf-8")
+    try:
+        result = run_sim_to_real(RunConfig(
+            skel_file=example("quadruped.skel"),
+            hardware_config=resolve("package://skel_ros/config/hardware/quadruped_mit.yaml"),
+            trajectory=example("quadruped_trajectory.yaml"), out_dir=tmp_path / "run",
+            truth=truth), log=lambda _line: None)
+    except RunError as exc:
+        _skip_if_the_hardware_starved(str(exc), "quadruped", tmp_path / "run" / "run.mcap")
+        raise
+    _skip_if_starved(result.comparison, "quadruped")
+    for joint in result.comparison.joints:
+        assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
+    _assert_passes_shipped_criteria(result.comparison, "quadruped")
 
 
 class _EstopPresser:

@@ -1,0 +1,102 @@
+"""The ``physics`` option every physics-backed emulator takes, and the world it builds.
+
+Shared by the emulators of :mod:`skel_ros.physical` (Dynamixel, MIT): the option's keys
+(:data:`PHYSICS_KEYS`), its check (:func:`split_physics`), each device's joint and
+transmission (:func:`physics_joints`), and the real robot it names (:func:`load_real_world`)
+built as one :class:`~skel_ros.physical.world.PhysicalWorld` (:func:`build_world`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from skel_ros.hardware.errors import ConfigError
+from skel_ros.model import load_model
+from skel_ros.model.errors import SkelError
+from skel_ros.model.truth import EMPTY_TRUTH, TruthError, load_truth
+from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from skel_ros.model.truth import Truth
+    from skel_ros.model.types import World
+
+__all__ = ["PHYSICS_KEYS", "build_world", "load_real_world", "physics_joints",
+           "split_physics"]
+
+PHYSICS_KEYS = frozenset({"model", "model_args", "fixed_base", "truth", "joints"})
+"""The ``physics`` option: ``model`` (the model file), ``model_args`` (a xacro's
+``{name: value}``), ``fixed_base``, ``truth`` (the truth file or None), ``joints``
+(``{id: {"joint": DOF, "direction": 1, "gear_ratio": 1.0, "zero_offset": 0.0}}``)."""
+
+
+def split_physics(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(physics, the other options)`` of an emulator's ``options``, ``physics`` checked.
+
+    Its ``joints`` keys become strings (as they travel in JSON).
+
+    Raises:
+        ConfigError: no ``physics``, one without ``model`` or ``joints``, unknown keys.
+    """
+    physics = options.get("physics")
+    if not isinstance(physics, dict) or "model" not in physics or "joints" not in physics:
+        raise ConfigError("physics emulation: the option 'physics' needs 'model' and 'joints'")
+    unknown = set(physics) - PHYSICS_KEYS
+    if unknown:
+        raise ConfigError(f"physics emulation: unknown key(s) {sorted(unknown)}; known:"
+                          f" {sorted(PHYSICS_KEYS)}")
+    joints = {str(k): dict(v) for k, v in physics["joints"].items()}
+    rest = {k: v for k, v in options.items() if k != "physics"}
+    return {**physics, "joints": joints}, rest
+
+
+def physics_joints(physics: Mapping[str, Any]) -> dict[int, tuple[str, Transmission]]:
+    """Device id -> its joint (DOF name) and transmission, as ``physics["joints"]`` says."""
+    return {int(i): (str(j["joint"]), Transmission(int(j.get("direction", 1)),
+                                                   float(j.get("gear_ratio", 1.0)),
+                                                   float(j.get("zero_offset", 0.0))))
+            for i, j in physics["joints"].items()}
+
+
+def load_real_world(physics: Mapping[str, Any],
+                    start: Mapping[str, float]) -> tuple[World, Truth]:
+    """The real robot of a ``physics`` option, and its truth.
+
+    Its model (or the truth's own), the truth applied, the driven joints starting at
+    ``start`` (joint -> position).
+
+    Raises:
+        ConfigError: the model or the truth file cannot be read or used.
+    """
+    try:
+        model = load_model(physics["model"], xacro_args=physics.get("model_args") or None,
+                           fixed_base=bool(physics.get("fixed_base", False)))
+        truth = load_truth(physics["truth"]) if physics.get("truth") else EMPTY_TRUTH
+        other = load_model(truth.model) if truth.model is not None else None
+        world = real_world(model, truth, other)
+    except (SkelError, TruthError) as exc:
+        raise ConfigError(f"physics emulation: {exc}") from None
+    return replace(world, skeletons=tuple(
+        replace(s, dofs=tuple(replace(d, initial_position=start[d.name]) if d.name in start
+                              else d for d in s.dofs)) for s in world.skeletons)), truth
+
+
+def build_world(physics: Mapping[str, Any], positions: Mapping[int, float], t0: float,
+                ) -> tuple[PhysicalWorld, dict[int, tuple[str, Transmission]]]:
+    """The world of a ``physics`` option started at clock time ``t0``, and its joints.
+
+    Each device's joint starts at its ``positions`` (id -> actuator rad); the second item
+    is each device's joint and transmission (:func:`physics_joints`).
+
+    Raises:
+        ConfigError: a device without a joint; the model or the truth cannot be used.
+    """
+    joints = physics_joints(physics)
+    missing = [i for i in positions if i not in joints]
+    if missing:
+        raise ConfigError(f"physics emulation: no joint for device id(s) {missing}")
+    start = {joints[i][0]: joints[i][1].to_joint(p) for i, p in positions.items()}
+    world, truth = load_real_world(physics, start)
+    return PhysicalWorld(world, dict(joints.values()), truth, t0=t0), joints
