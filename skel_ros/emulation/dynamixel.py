@@ -38,7 +38,6 @@ Sync Read after it advance each motor once.
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import json
@@ -49,22 +48,26 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import tty
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
+from skel_ros.emulation.serial_pty import (
+    PtyPort,
+    pause_until,
+    servo_ids,
+    servo_parser,
+    servo_starts,
+)
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as proto
 from skel_ros.hardware.dynamixel.bus import return_delay_units
 from skel_ros.hardware.errors import ConfigError, ProtocolError, TransportError
-from skel_ros.hardware.ids import parse_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -778,9 +781,8 @@ class _Server:
         self.bus = config.build(time.monotonic)
         # The port is a symlink at a path of its own to the pty, so that a port that
         # vanishes and returns (a new pty) is found again at the same path.
-        self.port_dir = Path(tempfile.mkdtemp(prefix="skel-dxl-"))
-        self.port = str(self.port_dir / "tty")
-        self.master = self.slave = -1
+        self.pty = PtyPort("skel-dxl-")
+        self.port = self.pty.path
         self.back_at = math.inf  # while vanished: when the port returns
         self.reader = proto.PacketReader()
         # Every byte not read yet arrived after this time (the last time the port had
@@ -793,24 +795,16 @@ class _Server:
         self.control_out = control_out
         self.running = True
 
+    @property
+    def master(self) -> int:
+        """The pty's master side (-1 while the port is unplugged)."""
+        return self.pty.master
+
     def _open_pty(self) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)  # no echo, no newline translation: a clean byte pipe
-        link = Path(self.port + ".new")
-        link.unlink(missing_ok=True)
-        link.symlink_to(os.ttyname(self.slave))
-        link.replace(self.port)
+        self.pty.open()
         self.reader.clear()
         self.back_at = math.inf
         self.silent_at = time.monotonic()  # no byte can have come before the port was there
-
-    def _close_pty(self) -> None:
-        Path(self.port).unlink(missing_ok=True)
-        for fd in (self.master, self.slave):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.master = self.slave = -1
 
     def vanish(self, seconds: float) -> None:
         """Unplug the adapter for ``seconds``, keeping the servos powered.
@@ -819,14 +813,12 @@ class _Server:
         pty appears at the same path. The servos keep their state (their Bus Watchdogs
         see the silence).
         """
-        self._close_pty()
+        self.pty.close()
         self.back_at = time.monotonic() + max(0.0, seconds)
 
     def cleanup(self) -> None:
         """Close the pty, remove the port's path."""
-        self._close_pty()
-        with contextlib.suppress(OSError):
-            self.port_dir.rmdir()
+        self.pty.remove()
 
     def serve(self) -> None:
         control = [self.control_in.fileno()] if self.control_in else []
@@ -879,7 +871,7 @@ class _Server:
             return
         # Each pause is measured from when the bytes arrived, so the pauses do not add up
         # the oversleeping of a loaded host; short ones (a return delay of 0.5 ms) are
-        # waited without giving the CPU away (see _pause_until).
+        # waited without giving the CPU away (see pause_until).
         t = arrived
         if wire:
             t += 10.0 * len(data) / self.config.baudrate
@@ -888,7 +880,7 @@ class _Server:
             return
         for delay, reply in out:
             t += delay + (10.0 * len(reply) / self.config.baudrate if wire else 0.0)
-            _pause_until(t)
+            pause_until(t, time.monotonic, time.sleep)
             os.write(self.master, reply)
 
     def _on_control(self, line: str) -> None:
@@ -1092,22 +1084,6 @@ class DynamixelEmulator:
         self._finalizer.detach()
 
 
-_SPIN = 0.002  # s: pauses shorter than this are waited awake
-
-
-def _pause_until(t: float) -> None:
-    """Wait until monotonic time ``t``.
-
-    A sleep hands the CPU away and, on a loaded host, gets it back only after the other
-    runnable processes had their share: tens of ms for a 0.5 ms return delay, long
-    enough for a client to give up. So the last stretch is waited awake.
-    """
-    while (remaining := t - time.monotonic()) > _SPIN:
-        time.sleep(remaining - _SPIN)
-    while time.monotonic() < t:
-        pass
-
-
 def _terminate(process: subprocess.Popen[str]) -> None:
     with contextlib.suppress(OSError, ValueError):
         if process.stdin:
@@ -1170,22 +1146,11 @@ def emulator_config(transport: Mapping[str, Any], actuators: Sequence[ActuatorSp
     Raises:
         ConfigError: unknown options, models or ids.
     """
-    unknown = set(options) - known
-    if unknown:
-        raise ConfigError(f"Dynamixel emulator: unknown option(s) {sorted(unknown)}; known:"
-                          f" {sorted(known)}")
-    default_model = str(options.get("model", ct.DEFAULT_MODEL))
-    initial = {int(k): float(v) for k, v in dict(options.get("initial_positions", {})).items()}
     servos = []
-    for act in actuators:
-        name = act.model or default_model
-        if ct.model_by_name(name) is None:
-            raise ConfigError(f"Dynamixel emulator: id {act.id}: unknown model {name!r}")
-        if not 0 <= act.id <= proto.MAX_ID:
-            raise ConfigError(f"Dynamixel emulator: id {act.id} outside 0..{proto.MAX_ID}")
-        position = initial.get(act.id, 0.0)
-        if not math.isfinite(position):
-            raise ConfigError(f"Dynamixel emulator: id {act.id}: initial position {position}")
+    for act, name, _, position in servo_starts("Dynamixel emulator", actuators, options, known,
+                                               default_model=ct.DEFAULT_MODEL,
+                                               max_id=proto.MAX_ID,
+                                               model_by_name=ct.model_by_name):
         kt = act.options.get("torque_constant")
         servos.append((act.id, name, position, None if kt is None else float(kt)))
     baudrate = int(transport.get("baudrate", 1_000_000))
@@ -1201,11 +1166,8 @@ def emulator_config(transport: Mapping[str, Any], actuators: Sequence[ActuatorSp
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an emulator in this process (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="skel_ros.emulation.dynamixel",
-                                     description="Emulated Dynamixel servos on a pty.")
-    parser.add_argument("--ids", default="1", help="ids, e.g. 1-12 or 1,3,5")
-    parser.add_argument("--model", default=ct.DEFAULT_MODEL)
-    parser.add_argument("--baud", type=int, default=1_000_000)
+    parser = servo_parser("skel_ros.emulation.dynamixel", "Dynamixel", ct.DEFAULT_MODEL,
+                          "1-12")
     parser.add_argument("--firmware", type=int, default=DEFAULT_FIRMWARE)
     parser.add_argument("--wire-time", action="store_true")
     parser.add_argument("--config", help="the whole configuration as JSON (internal)")
@@ -1214,10 +1176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.config:
         config = EmulatorConfig.from_json(args.config)
     else:
-        try:
-            ids = parse_ids(args.ids, 0, proto.MAX_ID, "Dynamixel ids")
-        except ValueError as exc:
-            parser.error(f"argument --ids: {exc}")
+        ids = servo_ids(parser, args.ids, proto.MAX_ID, "Dynamixel")
         if ct.model_by_name(args.model) is None:
             parser.error(f"unknown model {args.model!r}; known: {', '.join(ct.MODELS)}")
         config = EmulatorConfig(tuple((i, args.model, 0.0, None) for i in ids), args.baud,

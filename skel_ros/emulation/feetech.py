@@ -23,27 +23,22 @@ For the tests: :meth:`FeetechEmulator.mute` makes a servo miss its next replies,
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import math
 import os
 import select
 import sys
-import tempfile
 import threading
 import time
-import tty
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.emulation import serial_pty
 from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
 from skel_ros.hardware.base import ActuatorSpec, ControlMode
-from skel_ros.hardware.errors import ConfigError
 from skel_ros.hardware.feetech import control_table as ct
 from skel_ros.hardware.feetech import protocol as proto
 from skel_ros.hardware.feetech.bus import return_delay_units
-from skel_ros.hardware.ids import parse_ids
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +47,6 @@ __all__ = ["EmulatedServo", "FeetechEmulator", "ServoBus", "main", "start_emulat
 
 Instruction = proto.Instruction
 _RAM: ct.Field = ct.TORQUE_ENABLE  # EEPROM below its address, RAM from it
-_SPIN = 0.002  # s: pauses shorter than this are waited awake
 
 
 @dataclass
@@ -318,10 +312,9 @@ class FeetechEmulator:
         self.baudrate = baudrate
         self.wire_time = wire_time
         self._lock = threading.Lock()
-        self._dir = Path(tempfile.mkdtemp(prefix="skel-ft-"))
-        self.port = str(self._dir / "tty")
+        self._pty = serial_pty.PtyPort("skel-ft-")
+        self.port = self._pty.path
         self.transport: Mapping[str, Any] = {"port": self.port, "baudrate": baudrate}
-        self._master = self._slave = -1
         self._back_at = math.inf
         self._reader = proto.PacketReader()
         self._wake_r, self._wake_w = os.pipe()
@@ -333,29 +326,16 @@ class FeetechEmulator:
     # ---------------------------------------------------------------- the pty
 
     def _open_pty(self) -> None:
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
-        link = Path(self.port + ".new")
-        link.unlink(missing_ok=True)
-        link.symlink_to(os.ttyname(self._slave))
-        link.replace(self.port)
+        self._pty.open()
         self._reader.clear()
         self._back_at = math.inf
-
-    def _close_pty(self) -> None:
-        Path(self.port).unlink(missing_ok=True)
-        for fd in (self._master, self._slave):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._master = self._slave = -1
 
     def _serve(self) -> None:
         while self._running:
             with self._lock:
-                if self._master < 0 and time.monotonic() >= self._back_at:
+                if self._pty.master < 0 and time.monotonic() >= self._back_at:
                     self._open_pty()
-                master = self._master
+                master = self._pty.master
             fds = [self._wake_r] + ([master] if master >= 0 else [])
             wait = min(0.5, max(0.0, self._back_at - time.monotonic()))
             try:
@@ -389,7 +369,7 @@ class FeetechEmulator:
                 return
             for delay, reply in out:
                 t += delay + (10.0 * len(reply) / self.baudrate if self.wire_time else 0.0)
-                _pause_until(t)
+                serial_pty.pause_until(t)
                 os.write(master, reply)
 
     # ---------------------------------------------------------------- control
@@ -458,7 +438,7 @@ class FeetechEmulator:
     def vanish(self, seconds: float) -> None:
         """Unplug the port for ``seconds`` (the servos keep power and state)."""
         with self._lock:
-            self._close_pty()
+            self._pty.close()
             self._back_at = time.monotonic() + max(0.0, seconds)
         os.write(self._wake_w, b"x")
 
@@ -476,19 +456,10 @@ class FeetechEmulator:
             os.write(self._wake_w, b"x")
         self._thread.join(2.0)
         with self._lock:
-            self._close_pty()
+            self._pty.remove()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        with contextlib.suppress(OSError):
-            self._dir.rmdir()
-
-
-def _pause_until(t: float) -> None:
-    while (remaining := t - time.monotonic()) > _SPIN:
-        time.sleep(remaining - _SPIN)
-    while time.monotonic() < t:
-        pass
 
 
 _EMULATOR_OPTIONS = frozenset({"initial_positions", "return_delay_us", "wire_time", "model"})
@@ -508,27 +479,14 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
     Raises:
         ConfigError: unknown options, models or ids.
     """
-    unknown = set(options) - _EMULATOR_OPTIONS
-    if unknown:
-        raise ConfigError(f"Feetech emulator: unknown option(s) {sorted(unknown)}; known:"
-                          f" {sorted(_EMULATOR_OPTIONS)}")
-    default_model = str(options.get("model", ct.DEFAULT_MODEL))
-    initial = {int(k): float(v) for k, v in dict(options.get("initial_positions", {})).items()}
+    starts = serial_pty.servo_starts("Feetech emulator", actuators, options, _EMULATOR_OPTIONS,
+                                     default_model=ct.DEFAULT_MODEL, max_id=proto.MAX_ID,
+                                     model_by_name=ct.model_by_name)
     delay = return_delay_units(options.get("return_delay_us", 2 * ct.FACTORY_RETURN_DELAY),
                                "Feetech emulator")
     now = time.monotonic()
-    servos = {}
-    for act in actuators:
-        model = ct.model_by_name(act.model or default_model)
-        if model is None:
-            raise ConfigError(f"Feetech emulator: id {act.id}: unknown model"
-                              f" {act.model or default_model!r}")
-        if not 0 <= act.id <= proto.MAX_ID:
-            raise ConfigError(f"Feetech emulator: id {act.id} outside 0..{proto.MAX_ID}")
-        position = initial.get(act.id, 0.0)
-        if not math.isfinite(position):
-            raise ConfigError(f"Feetech emulator: id {act.id}: initial position {position}")
-        servos[act.id] = EmulatedServo.create(act.id, model, position, now, return_delay=delay)
+    servos = {act.id: EmulatedServo.create(act.id, model, position, now, return_delay=delay)
+              for act, _, model, position in starts}
     baudrate = int(transport.get("baudrate", 1_000_000))
     return FeetechEmulator(ServoBus(servos, time.monotonic), baudrate,
                            wire_time=bool(options.get("wire_time", False)))
@@ -536,18 +494,12 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve emulated servos in the foreground until Ctrl-C (prints ``port: PATH``)."""
-    parser = argparse.ArgumentParser(prog="skel_ros.emulation.feetech",
-                                     description="Emulated Feetech servos on a pty.")
-    parser.add_argument("--ids", default="1", help="ids, e.g. 1-6 or 1,3,5")
-    parser.add_argument("--model", default=ct.DEFAULT_MODEL)
-    parser.add_argument("--baud", type=int, default=1_000_000)
+    parser = serial_pty.servo_parser("skel_ros.emulation.feetech", "Feetech", ct.DEFAULT_MODEL,
+                                     "1-6")
     parser.add_argument("--return-delay-us", type=int, default=0)
     parser.add_argument("--wire-time", action="store_true")
     args = parser.parse_args(argv)
-    try:
-        ids = parse_ids(args.ids, 0, proto.MAX_ID, "Feetech ids")
-    except ValueError as exc:
-        parser.error(f"argument --ids: {exc}")
+    ids = serial_pty.servo_ids(parser, args.ids, proto.MAX_ID, "Feetech")
     emulator = start_emulator({"baudrate": args.baud},
                               [ActuatorSpec(i, ControlMode.POSITION, args.model) for i in ids],
                               {"return_delay_us": args.return_delay_us,

@@ -32,7 +32,13 @@ from skel_ros.emulation.motor import MotorParams, MotorState
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.errors import ConfigError
-from skel_ros.physical.option import PHYSICS_KEYS, build_world, load_real_world, split_physics
+from skel_ros.physical.option import (
+    PHYSICS_KEYS,
+    JointMotor,
+    build_world,
+    load_real_world,
+    split_physics,
+)
 from skel_ros.physical.servo_law import XServoLaw, default_gains
 
 if TYPE_CHECKING:
@@ -45,30 +51,19 @@ __all__ = ["PHYSICS_KEYS", "PhysicalEmulatorConfig", "PhysicalServoMotor", "load
            "main", "start_emulator"]
 
 
-class PhysicalServoMotor:
+class PhysicalServoMotor(JointMotor):
     """A servo's shaft as a joint of the physics world (an emulated servo's ``motor``).
 
     What the servo reports is what its encoder reads (:attr:`state`); goals reach its
-    control law after the joint's command delay.
+    control law after the joint's command delay; :attr:`params` are the limits the
+    servo's settings allow.
     """
 
+    law: XServoLaw
+
     def __init__(self, joint: DeviceJoint, law: XServoLaw, params: MotorParams) -> None:
-        self.joint = joint
-        self.law = law
-        joint.law = law
+        super().__init__(joint, law, params, ControlMode.POSITION)
         joint.add_rotor(law.rotor_inertia)
-        self._params = params
-        self.mode = ControlMode.POSITION
-
-    @property
-    def params(self) -> MotorParams:
-        """The limits the servo's settings allow; its torque limit bounds the motor's."""
-        return self._params
-
-    @params.setter
-    def params(self, params: MotorParams) -> None:
-        self._params = params
-        self.law.max_torque = params.max_effort
 
     @property
     def state(self) -> MotorState:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from skel_ros.emulation.mit import MitEmulator
 from skel_ros.emulation.motor import MotorState
 from skel_ros.hardware.base import ControlMode
-from skel_ros.physical.option import build_world, split_physics
+from skel_ros.physical.option import JointMotor, build_world, split_physics
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -99,29 +99,21 @@ class MitLaw:
         return max(-self.max_velocity, min(self.max_velocity, speed))
 
 
-class PhysicalMitMotor:
+class PhysicalMitMotor(JointMotor):
     """An MIT motor's shaft as a joint of the physics world (the emulator's motion).
 
     What the motor reports is what its encoder reads (:attr:`state`); commands reach its
     law after the joint's command delay; torque on and off at once.
     """
 
+    law: MitLaw
+
     def __init__(self, joint: DeviceJoint, law: MitLaw, params: MotorParams) -> None:
-        self.joint = joint
-        self.law = law
-        joint.law = law
-        self._params = params
-        self.mode = ControlMode.IMPEDANCE
+        super().__init__(joint, law, params, ControlMode.IMPEDANCE)
 
-    @property
-    def params(self) -> MotorParams:
-        """The motor's limits: its torque limit bounds the law's."""
-        return self._params
-
-    @params.setter
-    def params(self, params: MotorParams) -> None:
-        self._params = params
-        self.law.max_torque = params.max_effort
+    def _limit(self, params: MotorParams) -> None:
+        """The law bounded by new limits: its torque and its speed."""
+        super()._limit(params)
         self.law.max_velocity = params.max_velocity
 
     @property

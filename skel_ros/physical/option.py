@@ -3,7 +3,8 @@
 Shared by the emulators of :mod:`skel_ros.physical` (Dynamixel, MIT): the option's keys
 (:data:`PHYSICS_KEYS`), its check (:func:`split_physics`), each device's joint and
 transmission (:func:`physics_joints`), and the real robot it names (:func:`load_real_world`)
-built as one :class:`~skel_ros.physical.world.PhysicalWorld` (:func:`build_world`).
+built as one :class:`~skel_ros.physical.world.PhysicalWorld` (:func:`build_world`), and
+what each device's shaft in it shares (:class:`JointMotor`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from skel_ros.emulation.motor import MotorParams
+    from skel_ros.hardware.base import ControlMode
     from skel_ros.model.truth import Truth
     from skel_ros.model.types import World
+    from skel_ros.physical.world import DeviceJoint
 
-__all__ = ["PHYSICS_KEYS", "build_world", "load_real_world", "physics_joints",
+__all__ = ["PHYSICS_KEYS", "JointMotor", "build_world", "load_real_world", "physics_joints",
            "split_physics"]
 
 PHYSICS_KEYS = frozenset({"model", "model_args", "fixed_base", "truth", "joints"})
@@ -100,3 +104,35 @@ def build_world(physics: Mapping[str, Any], positions: Mapping[int, float], t0: 
     start = {joints[i][0]: joints[i][1].to_joint(p) for i, p in positions.items()}
     world, truth = load_real_world(physics, start)
     return PhysicalWorld(world, dict(joints.values()), truth, t0=t0), joints
+
+
+class JointMotor:
+    """A device's shaft as a joint of the physics world, driven by the device's own law.
+
+    What the physics-backed motors (Dynamixel, MIT) share: the joint runs ``law``, the
+    motor's limits (:attr:`params`) bound the law's torque (:meth:`_limit`).
+    """
+
+    law: Any
+
+    def __init__(self, joint: DeviceJoint, law: Any, params: MotorParams,  # noqa: ANN401
+                 mode: ControlMode) -> None:
+        self.joint = joint
+        self.law = law
+        joint.law = law
+        self._params = params
+        self.mode = mode
+
+    @property
+    def params(self) -> MotorParams:
+        """The motor's limits: its torque limit bounds the law's."""
+        return self._params
+
+    @params.setter
+    def params(self, params: MotorParams) -> None:
+        self._params = params
+        self._limit(params)
+
+    def _limit(self, params: MotorParams) -> None:
+        """The law bounded by new limits: its torque limit."""
+        self.law.max_torque = params.max_effort
