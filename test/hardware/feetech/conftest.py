@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from skel_ros.emulation.feetech import start_emulator
-from skel_ros.hardware.base import ActuatorSpec, BusSpec, ControlMode
+from skel_ros.hardware.base import ActuatorSpec, BusSpec
 from skel_ros.hardware.feetech.bus import FeetechBus
 
 if TYPE_CHECKING:
@@ -16,13 +16,7 @@ if TYPE_CHECKING:
 
     from skel_ros.emulation.feetech import FeetechEmulator
 
-START = {1: 0.3, 2: -0.2, 3: 0.5}
-
-
-def arm(model: str = "STS3215", ids: tuple[int, ...] = tuple(START), **options: object,
-        ) -> list[ActuatorSpec]:
-    """Position actuators of ``model`` with the same ``options``."""
-    return [ActuatorSpec(i, ControlMode.POSITION, model, options, name=f"j{i}") for i in ids]
+from feetech_arm import START, arm
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import tty
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import START, arm
+from feetech_arm import START, arm
 from polling import wait_until
 
 from skel_ros.hardware.base import ActuatorCommand

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import START
+from feetech_arm import START
 
 from skel_ros.hardware.base import ActuatorCommand
 from skel_ros.hardware.errors import TransportTimeoutError
