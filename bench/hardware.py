@@ -39,7 +39,6 @@ import importlib.util
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -49,13 +48,15 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from replay import ReplayTransport, cpu_per_cycle  # noqa: E402 - bench/, beside this file
+
 from skel_ros.emulation.dynamixel import DEFAULT_FIRMWARE, EmulatorConfig, start_emulator  # noqa: E402
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode  # noqa: E402
 from skel_ros.hardware.dynamixel import control_table as ct  # noqa: E402
 from skel_ros.hardware.dynamixel import protocol as p  # noqa: E402
 from skel_ros.hardware.dynamixel.bus import READ_SIZE, DynamixelBus  # noqa: E402
-from skel_ros.hardware.errors import HardwareError, TransportTimeoutError  # noqa: E402
-from skel_ros.hardware.transport import SerialTransport, Transport, serial_transport  # noqa: E402
+from skel_ros.hardware.errors import HardwareError  # noqa: E402
+from skel_ros.hardware.transport import SerialTransport, serial_transport  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -294,62 +295,12 @@ def _pty_floor(sync_write: bytes, sync_read: bytes, reply_size: int, cycles: int
         child.wait(5)
 
 
-class _Replay(Transport):
-    """An in-memory transport: records writes, answers reads with a canned reply."""
-
-    def __init__(self, reply: bytes) -> None:
-        self.name = "replay"
-        self.reply = reply
-        self.written = 0
-        self._open = False
-
-    def open(self) -> None:
-        self._open = True
-
-    def close(self) -> None:
-        self._open = False
-
-    @property
-    def is_open(self) -> bool:
-        return self._open
-
-    def write(self, data: bytes) -> None:
-        self.written += len(data)
-
-    def read(self, size: int, timeout: float) -> bytes:  # noqa: ARG002 - answers at once
-        if not self.reply:
-            raise TransportTimeoutError("replay: nothing to answer")
-        return self.reply[:size]
-
-    def reset_input(self) -> None:
-        return
-
-
-def _per_cycle(cycle: Callable[[int], None], cycles: int, blocks: int = 5) -> float:
-    """CPU seconds per cycle: the median of ``blocks`` blocks.
-
-    This process's CPU time (``time.process_time``), not the wall clock: no I/O here, so
-    the CPU time is the cycle's cost, and the time other processes hold the CPUs of a
-    busy machine does not count.
-    """
-    for k in range(20):  # warm up
-        cycle(k)
-    per_block = max(1, cycles // blocks)
-    times = []
-    for b in range(blocks):
-        start = time.process_time()
-        for k in range(b * per_block, (b + 1) * per_block):
-            cycle(k)
-        times.append((time.process_time() - start) / per_block)
-    return statistics.median(times)
-
-
 def _codec_cost(reply: bytes, cycles: int, *, fast: bool) -> tuple[float, int]:
     """Seconds of CPU per write()+read() cycle and the bytes of one cycle on the wire.
 
     ``reply``: the (Fast, with ``fast``) Sync Read's answer, replayed at every read.
     """
-    replay = _Replay(reply)
+    replay = ReplayTransport(reply)
     bus = DynamixelBus(BusSpec("bench", "dynamixel", {"port": "replay"}), _actuators(),
                        transport=replay)
     # Skip open(): configure what it would have found (firmware >= 45, default limits).
@@ -368,7 +319,7 @@ def _codec_cost(reply: bytes, cycles: int, *, fast: bool) -> tuple[float, int]:
         bus.write(_commands(k))
         bus.read()
 
-    return _per_cycle(cycle, cycles), per_cycle_bytes
+    return cpu_per_cycle(cycle, cycles), per_cycle_bytes
 
 
 def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> float:  # noqa: FBT001
@@ -393,7 +344,7 @@ def _sdk_codec_cost(replies: dict[bool, bytes], fast: bool, cycles: int) -> floa
             out, self.buffer = self.buffer[:length], self.buffer[length:]
             return out
 
-    return _per_cycle(_sdk_cycle(ReplayPort(), fast), cycles)
+    return cpu_per_cycle(_sdk_cycle(ReplayPort(), fast), cycles)
 
 
 def _capture_fast_reply(transport: dict[str, object]) -> bytes:

@@ -14,7 +14,6 @@ Usage: .venv/bin/python bench/hw_feetech.py [--cycles N]  (bench/hardware.py run
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
@@ -24,12 +23,12 @@ from typing import TYPE_CHECKING
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from replay import ReplayTransport, cpu_per_cycle  # noqa: E402 - bench/, beside this file
+
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode  # noqa: E402
-from skel_ros.hardware.errors import TransportTimeoutError  # noqa: E402
 from skel_ros.hardware.feetech import control_table as ct  # noqa: E402
 from skel_ros.hardware.feetech import protocol as p  # noqa: E402
 from skel_ros.hardware.feetech.bus import FeetechBus  # noqa: E402
-from skel_ros.hardware.transport import Transport  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -114,56 +113,15 @@ def _sdk_end_to_end(port: str, cycles: int) -> float:
     return rate
 
 
-class _Replay(Transport):
-    """Records nothing, answers every read with the captured Sync Read answer."""
-
-    def __init__(self, reply: bytes) -> None:
-        self.name, self.reply = "replay", reply
-
-    def open(self) -> None:
-        return
-
-    def close(self) -> None:
-        return
-
-    @property
-    def is_open(self) -> bool:
-        return True
-
-    def write(self, data: bytes) -> None:  # noqa: ARG002 - nobody listens
-        return
-
-    def read(self, size: int, timeout: float) -> bytes:  # noqa: ARG002 - answers at once
-        if not self.reply:
-            raise TransportTimeoutError("nothing to answer")
-        return self.reply[:size]
-
-    def reset_input(self) -> None:
-        return
-
-
 def _reply() -> bytes:
     block = bytes(ct.READ_SIZE)
     return b"".join(p.build_status(i, 0, block[:16] + (2048 + i).to_bytes(2, "little")
                                    + block[18:]) for i in IDS)
 
 
-def _per_cycle(cycle: Callable[[int], None], cycles: int, blocks: int = 5) -> float:
-    for k in range(20):
-        cycle(k)
-    per_block = max(1, cycles // blocks)
-    times = []
-    for b in range(blocks):
-        start = time.process_time()
-        for k in range(b * per_block, (b + 1) * per_block):
-            cycle(k)
-        times.append((time.process_time() - start) / per_block)
-    return statistics.median(times)
-
-
 def _ours_cpu(cycles: int) -> float:
     bus = FeetechBus(BusSpec("bench", "feetech", {"port": "replay"}), _actuators(),
-                     transport=_Replay(_reply()))
+                     transport=ReplayTransport(_reply()))
     bus._open = bus._verified = True  # noqa: SLF001 - no servos to open: replayed answers
     for servo in bus._servos.values():  # noqa: SLF001 - and the goal ranges open would set
         bus._set_limits(servo, (0, servo.model.max_tick))  # noqa: SLF001
@@ -172,7 +130,7 @@ def _ours_cpu(cycles: int) -> float:
         bus.write({i: ActuatorCommand(position=_goal(k)) for i in IDS})
         bus.read()
 
-    return _per_cycle(cycle, cycles)
+    return cpu_per_cycle(cycle, cycles)
 
 
 def _sdk_cpu(cycles: int) -> float:
@@ -194,7 +152,7 @@ def _sdk_cpu(cycles: int) -> float:
         def readPort(self, length: int) -> bytes:  # noqa: N802
             return reply[:length]
 
-    return _per_cycle(_sdk_cycle(sdk.sms_sts(Port()), sdk), cycles)
+    return cpu_per_cycle(_sdk_cycle(sdk.sms_sts(Port()), sdk), cycles)
 
 
 def run(cycles: int = 2000) -> list[str]:

@@ -250,6 +250,13 @@ def test_a_follower_without_a_servo_is_derived_from_its_leaders_measurement(
         assert set(rig.tap.goals[-1]) == {1, 3}  # nothing is sent for it
         refused = rig.runner.core.command(CommandKind.POSITION, ["finger_right"], [0.0])
         assert not refused.ok
+        # Its leader's servo silent: the follower is no more measured than its leader (a
+        # derived value is never published fresh from a stale one).
+        rig.emulator.vanish(5.0)  # unplugged: it answers nothing for 5 s
+        rig.cycle(3)
+        down = rig.backend.read(rig.t)
+        assert not down.fresh[left]
+        assert not down.fresh[right]
     finally:
         rig.close()
     assert np.isfinite(reading.positions).all()
