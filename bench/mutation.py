@@ -102,7 +102,7 @@ TARGETS: dict[str, Target] = {
                "test/core/test_runner.py", "test/core/test_pacers.py",
                "test/core/test_tolerances.py", "test/core/test_runner_batches.py",
                "test/core/test_commanders_window.py", "test/core/test_trajectory_outcomes.py",
-               "test/core/test_goal_messages.py"),
+               "test/core/test_goal_messages.py", "test/core/test_core_paths.py"),
         why="the robot core: command arbitration, trajectory following, command timeout",
         sample=250),
     "safety": Target(
@@ -114,7 +114,9 @@ TARGETS: dict[str, Target] = {
     "backend": Target(
         files=("skel_ros/hardware/backend.py",),
         tests=("test/hardware/test_manager.py", "test/hardware/test_config.py",
-               "test/hardware/test_limiter_steps.py", "test/hardware/test_reenable_bound.py"),
+               "test/hardware/test_limiter_steps.py", "test/hardware/test_reenable_bound.py",
+               "test/hardware/test_backend_paths.py", "test/hardware/test_mimic_hardware.py",
+               "test/hardware/test_limits_on_wire.py", "test/hardware/can/test_manager_can.py"),
         why="the hardware backend: enable / E-stop / faults / watchdog / reconnect",
         sample=120),
     "dynamixel": Target(

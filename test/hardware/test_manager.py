@@ -46,6 +46,9 @@ ct = pytest.importorskip("skel_ros.hardware.dynamixel.control_table")
 REPO = Path(__file__).resolve().parents[2]
 ARM = REPO / "examples" / "arm.skel"
 BAUD = 1_000_000
+# How long the driver waits for a reply: the emulator is a process of its own, which a
+# loaded 2-core machine may run 20 ms late; each dropped reply costs this much real time.
+REPLY_TIMEOUT = 0.05
 START = {1: 0.3, 2: -0.2, 3: 0.5, 4: 0.1}  # actuator positions the emulator starts at
 
 CONFIG = """\
@@ -58,7 +61,7 @@ reconnect: {{initial_delay: 0.1, max_delay: 0.4, factor: 2.0}}
 buses:
   arm_bus:
     protocol: dynamixel
-    transport: {{port: "{port}", baudrate: {baud}, timeout: 0.02}}
+    transport: {{port: "{port}", baudrate: {baud}, timeout: {reply_timeout}}}
 joints:
   shoulder_yaw: {{bus: arm_bus, id: 1, model: XM430-W350}}
   shoulder_pitch: {{bus: arm_bus, id: 2, model: XM430-W350, direction: -1}}
@@ -218,7 +221,7 @@ class Rig:
         world = load_skel(ARM)
         self.skeleton = world.skeletons[0]
         text = CONFIG.format(safe_state=safe_state, auto_resume=str(auto_resume).lower(),
-                             port=tmp / "ttyDXL", baud=BAUD)
+                             port=tmp / "ttyDXL", baud=BAUD, reply_timeout=REPLY_TIMEOUT)
         config = parse_hardware_config(text, "test.yaml")
         self.bound = config.bind(self.skeleton)
         self.actuators = [m.actuator for m in config.joints]
@@ -429,9 +432,11 @@ def test_garbage_before_replies_is_skipped(rig: Rig) -> None:
     rig.proxy.mode = "garbage"
     assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.4]).ok
     rig.settle(4, 0.4)
+    # Reads go on succeeding (a loaded host may make one miss its timeout, garbage or not).
+    rig.until(lambda: rig.backend.status().fresh, limit=20)
     status = rig.backend.status()
     assert status.state is MotionState.ENABLED
-    assert status.fresh
+    assert status.buses[0].consecutive_failures == 0
 
 
 @pytest.mark.parametrize("mode", ["drop", "corrupt", "noise"])
@@ -1100,7 +1105,8 @@ def test_a_failed_torque_off_is_never_kept_holding(stop: str) -> None:
         return made[-1]
 
     bound = parse_hardware_config(CONFIG.format(safe_state="hold", auto_resume="false",
-                                                port="/dev/null", baud=1_000_000),
+                                                port="/dev/null", baud=1_000_000,
+                                                reply_timeout=REPLY_TIMEOUT),
                                   "t.yaml").bind(load_skel(ARM).skeletons[0])
     now = [0.0]
     manager = HardwareBackend(bound, clock=lambda: now[0], bus_factory=factory)
