@@ -129,6 +129,12 @@ setup(
         "urdf": ["xacro>=2.0,<3"],
         # Real robots' URDFs the URDF import is tested on (test/model/test_urdf_robots.py).
         "test-robots": ["example-robot-data>=4.1,<7", "yourdfpy>=0.0.56,<0.1"],
+        # `skel-ros view`: the robots in a browser (live, replay, exported HTML).
+        "view": ["viser>=1.0,<2"],
+        # `skel-ros sweep --backend ray`: trials on a Ray cluster (or one started locally).
+        "ray": ["ray[default]>=2.50,<3"],
+        # `skel-ros identify --method mujoco`: MuJoCo's system identification (mujoco.sysid).
+        "sysid": ["mujoco[sysid]>=3.5,<5"],
     },
     cmdclass={"install_scripts": _InstallScripts, "develop": _Develop},
     entry_points={

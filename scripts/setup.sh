@@ -67,6 +67,17 @@ if [[ -n "$missing" ]]; then
     die "missing ${missing% }: needed to build ${INTERFACES[*]} (Debian: apt-get install cmake g++ ninja-build)."
 fi
 
+# Headless Chromium: the browser tests of `skel-ros view` (docs/visualization.md) open its
+# pages in it. Installed where this script may (root, apt-get: CI and fresh machines);
+# elsewhere those tests skip and say how to install it.
+if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing chromium (headless browser tests of skel-ros view)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+             --no-install-recommends chromium; }; } >/dev/null 2>&1 \
+        || log "could not install chromium: the browser tests will skip"
+fi
+
 # --- What the environment is built from ------------------------------------------------
 hash_inputs() {
     # Every file a step below reads, plus the interpreter version: a change to any of them
