@@ -385,6 +385,23 @@ def command_message_class(topic: str, graph_types: Mapping[str, list[str]]) -> t
     return JointTrajectory if "trajectory" in topic.rsplit("/", 1)[-1] else JointState  # type: ignore[no-any-return]
 
 
+def drawable_states(state_topics: Iterable[str], graph: Mapping[str, Sequence[str]]
+                    ) -> dict[str, str]:
+    """``drawn_first`` for a live recording: each state topic whose robot can be drawn.
+
+    A ``joint_states`` topic whose namespace publishes a ``robot_description`` in
+    ``graph`` (topic -> types) is recorded from when its robot can be drawn; one whose
+    namespace has none is recorded from its first message (nothing would ever open its
+    gate: its states would all be lost).
+    """
+    gates = {}
+    for state in state_topics:
+        description = f"{state.rsplit('/', 1)[0]}/robot_description"
+        if "std_msgs/msg/String" in graph.get(description, ()):
+            gates[state] = description
+    return gates
+
+
 def record_live(path: str | Path, command_topics: tuple[str, ...], state_topics: tuple[str, ...],
                 *, duration: float | None = None, log: Callable[[str], None] = print,
                 discovery: float = 1.0) -> dict[str, int]:
@@ -428,7 +445,8 @@ def record_live(path: str | Path, command_topics: tuple[str, ...], state_topics:
                           if latched_topic(t) and t != "/tf_static"
                           and types == ["std_msgs/msg/String"])
         topics.update(robot_topics(sorted(namespaces)))
-        recorder = McapRecorder(node, path, topics)
+        recorder = McapRecorder(node, path, topics,
+                                drawn_first=drawable_states(state_topics, graph))
         log(f"recording {', '.join(topics)} to {path}"
             f" ({f'{duration:g} s' if duration is not None else 'Ctrl-C to stop'})")
         start = time.monotonic()

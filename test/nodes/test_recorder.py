@@ -323,3 +323,50 @@ def test_joint_states_are_recorded_once_the_robot_can_be_drawn(ros_env: dict[str
         rclpy.shutdown(context=context)
     assert recorder.counts["/sim/joint_states"] == 3, recorder.counts
     assert_draws_robots(tmp_path / "run.mcap", ["sim"])
+
+
+def test_a_live_recording_records_joint_states_once_the_robot_can_be_drawn(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """``skel-ros compare --record`` (``record_live``): a robot whose description is in
+    the graph has its joint states recorded from when its links join its root, not
+    before; a namespace with no description keeps all of its joint states."""
+    import threading
+    import time
+
+    from rclpy.executors import SingleThreadedExecutor
+    from robot_recording import assert_draws_robots
+    from sensor_msgs.msg import JointState
+
+    from skel_ros.model import load_skel
+    from skel_ros.nodes.recorder import record_live
+    from skel_ros.nodes.robot_publisher import RobotPublisher
+    from skel_ros.resources import example
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    counts: dict[str, int] = {}
+    try:
+        executor = SingleThreadedExecutor(context=context)
+        robot_node = rclpy.create_node("robot", namespace="sim", context=context)
+        executor.add_node(robot_node)
+        robot = RobotPublisher(robot_node, load_skel(example("arm.skel")), frame_prefix="sim/")
+        bare = robot_node.create_publisher(JointState, "/bare/joint_states", 10)
+        path = tmp_path / "live.mcap"
+        recording = threading.Thread(target=lambda: counts.update(record_live(
+            path, (), ("/sim/joint_states", "/bare/joint_states"), duration=4.0,
+            log=lambda _line: None, discovery=0.5)))
+        recording.start()
+        q = robot.initial_positions
+        start = time.monotonic()
+        while recording.is_alive():
+            if time.monotonic() - start > 2.5:  # from now on its links join its root
+                robot.publish_tf(q)
+            robot.publish_joint_states(q, [], [])
+            bare.publish(JointState(name=["x"], position=[0.0]))
+            executor.spin_once(timeout_sec=0.02)
+        recording.join()
+    finally:
+        rclpy.shutdown(context=context)
+    assert counts["/bare/joint_states"] > 20, counts  # no gate: everything heard
+    assert 5 < counts["/sim/joint_states"] < counts["/bare/joint_states"] * 0.7, counts
+    assert_draws_robots(path, ["sim"])
