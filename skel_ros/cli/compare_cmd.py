@@ -167,6 +167,9 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
 
     if not gate.arguments_agree(args):
         return exit_codes.USAGE
+    if args.ideal_actuators and args.truth:
+        gate.error("--truth needs the physics emulation, not --ideal-actuators")
+        return exit_codes.USAGE
     try:
         criteria = gate.load(args)
         trajectories = _trajectories(args.trajectory)
@@ -185,7 +188,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             trajectory=trajectory, out_dir=out if len(trajectories) == 1 else out / name,
             mapping_file=resolve(args.mapping) if args.mapping else None,
             emulate=not args.hardware, report_format=args.format, write_report=False,
-            physics=args.physics, truth=resolve(args.truth) if args.truth else None,
+            physics=True if args.physics else False if args.ideal_actuators else None,
+            truth=resolve(args.truth) if args.truth else None,
             port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
@@ -278,10 +282,17 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--format", choices=("html", "md"), default="html", help="report format")
     p.add_argument("--hardware", action="store_true",
                    help="use the real actuators of the hardware config (default: emulate them)")
-    p.add_argument("--physics", action="store_true",
-                   help="the emulated actuators move one physics model of the robot, each"
-                        " with its own control law (docs/sim_to_real.md, 'Rehearsing before"
-                        " the robot arrives'; Dynamixel and MIT buses so far)")
+    actuation = p.add_mutually_exclusive_group()
+    actuation.add_argument(
+        "--physics", action="store_true",
+        help="the emulated actuators move one physics model of the robot, each with its own"
+             " control law (docs/sim_to_real.md, 'Rehearsing before the robot arrives'): the"
+             " default where every bus's protocol has such an emulator (Dynamixel, MIT,"
+             " CiA 402); with this option, an error where one has none")
+    actuation.add_argument(
+        "--ideal-actuators", action="store_true",
+        help="emulate ideal actuators instead: each joint a first-order tracker of its"
+             " commands (no physics, no control law)")
     p.add_argument("--truth", type=input_file,
                    help="a truth file: how the real robot differs from the model (friction,"
                         " payloads, delays ...); implies --physics")

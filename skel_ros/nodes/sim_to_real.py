@@ -79,7 +79,9 @@ class RunConfig:
         mapping_file: maps a CASPR trajectory's q entries to DOF names (optional).
         emulate: emulated actuators (True) or the real hardware of the YAML.
         physics: the emulated actuators move one physics model of the robot (the
-            hardware node's ``physics``).
+            hardware node's ``physics``); False: ideal first-order trackers; None (the
+            default): physics when every bus of the hardware config has a physics-backed
+            emulator (:func:`emulation`).
         truth: a truth file, how the real robot differs from the model (the hardware
             node's ``truth``; implies ``physics``).
         command_rate: rate of the streamed position commands, Hz.
@@ -101,7 +103,7 @@ class RunConfig:
     out_dir: Path
     mapping_file: Path | None = None
     emulate: bool = True
-    physics: bool = False
+    physics: bool | None = None
     truth: Path | None = None
     command_rate: float = 100.0
     settle: float = 1.0
@@ -225,6 +227,41 @@ def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
     return args
 
 
+def emulation(config: RunConfig) -> tuple[bool, str]:
+    """Whether the run's emulated actuators move a physics model, and what the real side is.
+
+    ``physics`` None: physics when every bus of the hardware config that drives a joint has
+    a physics-backed emulator (:func:`skel_ros.physical.physical_emulator_names`), else
+    ideal trackers for the whole run (one robot, one kind of emulation), and the text says
+    which protocol has none.
+
+    Raises:
+        RunError: The hardware config cannot be read (``physics`` None only).
+    """
+    if not config.emulate:
+        return False, "real actuators"
+    if config.truth is not None or config.physics:
+        truth = f", truth {config.truth.name}" if config.truth is not None else ""
+        return True, f"emulated, physics{truth}"
+    if config.physics is False:
+        return False, "emulated, ideal actuators"
+    from skel_ros.hardware import load_hardware_config
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.physical import physical_emulator_names
+
+    try:
+        hardware = load_hardware_config(config.hardware_config)
+    except (ConfigError, OSError) as exc:
+        raise RunError(f"hardware config: {exc}") from None
+    with_physics = set(physical_emulator_names())
+    missing = sorted({b.protocol for b in hardware.buses if hardware.joints_on(b.name)}
+                     - with_physics)
+    if missing:
+        return False, ("emulated, ideal actuators (no physics-backed emulator for "
+                       f"{', '.join(missing)})")
+    return True, "emulated, physics"
+
+
 def _model_params(config: RunConfig) -> dict[str, ParamValue]:
     """The model parameters every node of the run takes: the file and how to read it."""
     return {"skel_file": str(config.skel_file), "model_args": config.model_args,
@@ -252,7 +289,7 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
         "real": _node_command("skel_ros.nodes.hardware_node", "real", {
             **_model_params(config), "hardware_config": str(config.hardware_config),
             "emulate": config.emulate, "frame_prefix": "real/", **transport,
-            **({"physics": True} if config.physics or config.truth else {}),
+            **({"physics": True} if emulation(config)[0] else {}),
             **({"truth": str(config.truth)} if config.truth else {})}),
     }
 
@@ -397,8 +434,8 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         for name, command in node_commands(config).items():
             procs.start(name, command, _published(counts, f"/{name}/joint_states"))
         in_engines = ", ".join(f"/{name} in {engine}" for name, engine in sims.items())
-        log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real"
-            f"{', emulated actuators' if config.emulate else ''}); waiting for joint_states ...")
+        log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real,"
+            f" {emulation(config)[1]}); waiting for joint_states ...")
         _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
               config.startup_timeout, "joint_states from every node (recorded once its"
               " robot_description and TF are)", procs.check, interrupted)
@@ -468,7 +505,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     streams = read_recording(recording, followers=model_followers(world))
     comparison = compare(list(streams.values()), limits)
     worst = _largest(comparison, "sim", "real")
-    emulated = " (emulated)" if config.emulate else ""
+    emulated = f" ({emulation(config)[1]})"
     engines = ", ".join(f"{name} = {engine}" for name, engine in config.simulations().items())
     notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
              f"simulation: {engines}", f"trajectory: {config.trajectory}",
