@@ -1,7 +1,8 @@
 """End to end: sim node + hardware node on emulated servos + player + recorder + compare.
 
 The real thing, in separate processes over DDS on localhost: the bundled arm, its
-emulated Dynamixel servos, the bundled CASPR trajectory (slow: about 10 s, well inside
+emulated Dynamixel servos (moving one physics model of it, the default), the bundled CASPR
+trajectory (slow: about 10 s, well inside
 every velocity limit). The report must exist, hold a plot per DOF, and every error must
 be finite and below a bound that says "the same robot doing the same motion": both
 robots track the command to within TRACKING_BOUND, and each other to within 2x that (RMS
@@ -124,7 +125,8 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
 
 
 def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, *,
-                   dofs: list[str], min_duration: float, criteria: str) -> Comparison:
+                   dofs: list[str], min_duration: float, criteria: str,
+                   physics: bool | None = None) -> Comparison:
     """One emulated run; the report, the recording (the robots drawn too: descriptions and
     a TF path from every link to its root; :mod:`robot_recording`) and every error
     bound, per DOF."""
@@ -136,7 +138,7 @@ def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, 
     try:
         result = run_sim_to_real(RunConfig(
             skel_file=skel, hardware_config=resolve(hardware), trajectory=trajectory,
-            out_dir=tmp_path / "run",
+            out_dir=tmp_path / "run", physics=physics,
         ), log=lines.append)
     except RunError as exc:
         _skip_if_the_hardware_starved(str(exc), criteria, tmp_path / "run" / "run.mcap")
@@ -185,7 +187,8 @@ def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
-    """The legged robot: 12 DOFs on emulated MIT-mode CAN motors (two virtual buses).
+    """The legged robot: 12 DOFs on emulated MIT-mode CAN motors (two virtual buses), ideal
+    ones here (``--ideal-actuators``: the physics-backed ones are the next test's).
 
     Same bounds as the arm. Measured on 2 cores: the simulation trails the command by
     0.1-0.18 s (its PD controller has no velocity feed-forward; the knees' joint friction
@@ -201,7 +204,7 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     comparison = _run_and_check(tmp_path, skel,
                                 "package://skel_ros/config/hardware/quadruped_mit.yaml",
                                 example("quadruped_trajectory.yaml"), dofs=dofs,
-                                min_duration=6.0, criteria="quadruped")
+                                min_duration=6.0, criteria="quadruped", physics=False)
     for joint in comparison.joints:
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
     _assert_passes_shipped_criteria(comparison, "quadruped")
