@@ -499,7 +499,7 @@ def test_every_node_reads_the_model_the_same_way(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("truth", "named"), [
-    ("# the real robot is the model\n", set()),
+    # The empty truth is test_sim_to_real_faults.py's first case (and every default run's).
     # 0.5 kg in the hand (0.1 kg in the model): every joint that carries it is named, the
     # yaw joint (its axis vertical: it does not carry the weight) is not.
     ("bodies:\n  hand: {mass: 0.5, at: [0, 0, 0.04]}\n", {"elbow"}),
@@ -507,9 +507,8 @@ def test_every_node_reads_the_model_the_same_way(tmp_path: Path) -> None:
 def test_a_truth_file_rehearses_the_real_robot(ros_env: dict[str, str], tmp_path: Path,
                                                truth: str, named: set[str]) -> None:
     """``--truth``: the emulated servos move one physics model of the arm (their control
-    law, skel_ros.physical); the empty truth passes the arm's criteria, a payload in the
-    hand fails them naming the loaded joints (docs/sim_to_real.md, "Rehearsing before the
-    robot arrives")."""
+    law, skel_ros.physical); a payload in the hand fails the arm's criteria naming the
+    loaded joints (docs/sim_to_real.md, "Rehearsing before the robot arrives")."""
     from skel_ros.cli import exit_codes
 
     path = tmp_path / "truth.yaml"
