@@ -2,7 +2,9 @@
 
 ``scan`` and ``emulate`` ask the named protocol's plugin (its ``scan``, id range, default
 ids and timeout, transport kind and modes; :mod:`skel_ros.hardware.plugins`), ``emulate``
-also its emulator (:mod:`skel_ros.emulation`), each imported only when run;
+also its emulator (:mod:`skel_ros.emulation`), each imported only when run; ``emulate
+--physics --skel MODEL --config HARDWARE.yaml`` emulates the protocol's buses of a hardware
+YAML instead, each moving one physics world of the model (:mod:`skel_ros.physical`);
 ``clear-faults`` opens the buses of a hardware YAML with their drivers and runs each
 protocol's fault recovery, as the hardware node's ``~/clear_faults`` does.
 """
@@ -111,16 +113,15 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
-    import threading
-
     from skel_ros.emulation import emulator_for
     from skel_ros.hardware.base import ActuatorSpec
     from skel_ros.hardware.errors import ConfigError, HardwareError
-    from skel_ros.hardware.plugins import TransportKind
 
     proto = _plugin(args)
     if proto is None:
         return 1
+    if args.physics or args.truth or args.skel or args.config:
+        return _emulate_physics(args, proto)
     try:
         start = emulator_for(args.protocol)
     except ConfigError as exc:
@@ -131,33 +132,125 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     # The protocol's usual mode (MIT motors: impedance; the others: position).
     actuators = [ActuatorSpec(i, proto.modes[0], args.model or "") for i in ids]
-    transport: dict[str, Any] = {}
-    options: dict[str, Any] = {}
-    if proto.transport is TransportKind.SERIAL:
-        transport["baudrate"] = args.baud
-        if args.wire_time:
-            options["wire_time"] = True
-    else:
-        transport.update({"interface": args.can_interface or "virtual"})
-        if args.channel:
-            transport["channel"] = args.channel
+    transport, options = _emulated_transport(args, proto)
     try:
         emulator = start(transport, actuators, options)
     except HardwareError as exc:
         print(f"error: cannot start the {args.protocol} emulator: {exc}", file=sys.stderr)
         return 1
+    return _serve([(f"emulated {args.protocol} ids {args.ids or '1'}", emulator)])
+
+
+def _emulated_transport(args: argparse.Namespace, proto: ProtocolPlugin,
+                        ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(transport, options)`` of an emulator from the command line.
+
+    Serial: its baud rate (the emulator opens a pseudo-terminal), ``wire_time``; CAN:
+    ``--can-interface`` (default a python-can virtual channel), ``--channel``.
+    """
+    from skel_ros.hardware.plugins import TransportKind
+
+    if proto.transport is TransportKind.SERIAL:
+        return {"baudrate": args.baud}, ({"wire_time": True} if args.wire_time else {})
+    transport = {"interface": args.can_interface or "virtual"}
+    if args.channel:
+        transport["channel"] = args.channel
+    return transport, {}
+
+
+def _serve(emulators: list[tuple[str, Any]]) -> int:
+    """Print how to reach each ``(what, emulator)``, run them until Ctrl-C, stop them."""
+    import threading
+
     try:
-        reach = dict(emulator.transport)
-        print(f"emulated {args.protocol} ids {args.ids or '1'}: transport {reach}")
-        if "port" in reach:
-            print(f"port: {reach['port']}")
+        for what, emulator in emulators:
+            reach = dict(emulator.transport)
+            print(f"{what}: transport {reach}")
+            if "port" in reach:
+                print(f"port: {reach['port']}")
         print("Ctrl-C to stop", flush=True)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
     finally:
-        emulator.stop()
+        for _, emulator in emulators:
+            emulator.stop()
     return 0
+
+
+def _emulate_physics(args: argparse.Namespace, proto: ProtocolPlugin) -> int:
+    """``emulate --physics``: the protocol's buses of ``--config``, each one physics world."""
+    from skel_ros.hardware.errors import HardwareError
+    from skel_ros.model.urdf_reader import parse_xacro_args
+    from skel_ros.physical.option import emulator_options
+
+    if not (args.skel and args.config):
+        _usage_error(args, "--physics (and --truth) need --skel MODEL and --config"
+                           " HARDWARE.yaml: the devices are the YAML's, moving the model")
+        return USAGE_ERROR
+    if args.ids or args.model:
+        _usage_error(args, "--ids and --model come from --config's YAML with --physics")
+        return USAGE_ERROR
+    loaded = _physics_bench(args)
+    if loaded is None:
+        return 1
+    start, config, initial = loaded
+    physics = {"model": str(args.skel), "model_args": parse_xacro_args(args.xacro_args),
+               "fixed_base": args.fixed_base, "truth": str(args.truth) if args.truth else None}
+    truth = f", truth {args.truth}" if args.truth else ""
+    emulators: list[tuple[str, Any]] = []
+    for spec in config.buses:
+        maps = config.joints_on(spec.name)
+        if spec.protocol != args.protocol or not maps:
+            continue
+        # The command line's transport, never the YAML's: emulated devices stay off a
+        # real bus.
+        transport, options = _emulated_transport(args, proto)
+        options.update(emulator_options(maps, initial, physics))
+        try:
+            emulator = start(transport, [m.actuator for m in maps], options)
+        except HardwareError as exc:
+            for _, started in emulators:
+                started.stop()
+            print(f"error: bus {spec.name!r}: cannot start the physics-backed"
+                  f" {args.protocol} emulator: {exc}", file=sys.stderr)
+            return 1
+        joints = ", ".join(f"{m.name} (id {m.actuator.id})" for m in maps)
+        what = f"emulated bus {spec.name!r} ({args.protocol}, physics{truth}): {joints}"
+        emulators.append((what, emulator))
+    if not emulators:
+        print(f"error: {args.config}: no {args.protocol} bus with joints", file=sys.stderr)
+        return 1
+    return _serve(emulators)
+
+
+def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]] | None:
+    """``(start function, hardware config, DOF -> initial position)``, or None after an error.
+
+    The model, the YAML bound to it and the truth file are read and checked here, so their
+    mistakes are said (with their line) before any device starts.
+    """
+    from skel_ros.cli.model_args import load_model_from_args
+    from skel_ros.hardware.config import load_hardware_config
+    from skel_ros.hardware.errors import HardwareError
+    from skel_ros.model.errors import SkelError
+    from skel_ros.model.limits import LimitError
+    from skel_ros.model.truth import TruthError, apply_truth, load_truth
+    from skel_ros.physical import physical_emulator_for
+
+    try:
+        start = physical_emulator_for(args.protocol)
+        world = load_model_from_args(args.skel, args)
+        config = load_hardware_config(args.config)
+        bound = config.bind(config.select_skeleton(world))
+        if args.truth:
+            truth = load_truth(args.truth)
+            apply_truth(world if truth.model is None else
+                        load_model_from_args(str(truth.model), args), truth)
+    except (HardwareError, SkelError, TruthError, LimitError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    return start, config, {d.name: d.initial_position for d in bound.skeleton.dofs}
 
 
 def _cmd_clear_faults(args: argparse.Namespace) -> int:
@@ -206,6 +299,7 @@ def _cmd_clear_faults(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action is private
     """Add this layer's subcommands to the ``skel-ros`` parser."""
+    from skel_ros.cli.model_args import add_model_arguments
     from skel_ros.emulation import emulator_names
     from skel_ros.hardware.plugins import protocol_names
 
@@ -231,13 +325,25 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
         "a pseudo-terminal, in its own process; CAN: a python-can virtual channel "
         "of this process).")
     e.add_argument("protocol", choices=list(emulator_names()))
-    e.add_argument("--ids", default="1", help="ids, e.g. 1-12 (default 1)")
+    e.add_argument("--ids", help="ids, e.g. 1-12 (default 1)")
     e.add_argument("--model", help="actuator model (Dynamixel default XM430-W350)")
     e.add_argument("--baud", type=int, default=1_000_000, help="serial baud rate")
     e.add_argument("--wire-time", action="store_true",
                    help="sleep as long as the bytes take at --baud (serial)")
     e.add_argument("--can-interface", help="python-can interface (default virtual)")
     e.add_argument("--channel", help="CAN channel")
+    e.add_argument("--physics", action="store_true",
+                   help="the devices of --config's buses of this protocol move one physics"
+                        " model of the robot (--skel) per bus, each with its own control law"
+                        " (docs/sim_to_real.md, 'Rehearsing before the robot arrives')")
+    e.add_argument("--skel", type=input_file, help="with --physics: the robot's model")
+    add_model_arguments(e, positional=False)
+    e.add_argument("--config", type=input_file,
+                   help="with --physics: the hardware YAML (its ids, models, options and"
+                        " transmissions)")
+    e.add_argument("--truth", type=input_file,
+                   help="a truth file: how the real robot differs from the model; implies"
+                        " --physics")
     e.set_defaults(func=_cmd_emulate, usage=e.format_usage)
 
     c = sub.add_parser(

@@ -21,8 +21,11 @@ a drive's firmware does:
   synchronous RPDOs are applied at the next SYNC, TPDOs are sent on SYNC (every n-th for
   transmission type n in 1..240; every SYNC for types 0, 254, 255);
 * the shaft: :class:`~skel_ros.emulation.motor.MotorModel` (the dynamics every
-  emulator shares), advanced on each SYNC; actual position 0x6064 (counts), velocity
-  0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F, error register 0x1001;
+  emulator shares; :mod:`skel_ros.physical.canopen402` puts a physics world's joint
+  driven by the drive's own position and velocity loops there instead,
+  :meth:`Cia402Emulator._motion`), advanced on each SYNC; actual position 0x6064
+  (counts), velocity 0x606C, torque 0x6077 (per mille of 0x6076), error code 0x603F,
+  error register 0x1001;
 * the heartbeat consumer 0x1016 (CiA 301): an entry ``node << 16 | ms`` watches that
   node's heartbeat from its first reception on; a supervisor thread checks every entry on
   the emulator's clock, and when ``ms`` passed without a heartbeat the drive signals a
@@ -45,6 +48,9 @@ Options of :func:`start_emulator`: ``initial_positions`` ``{id: rad}``, ``motor`
 (:class:`~skel_ros.emulation.motor.MotorParams` fields), ``clock``, ``eds``,
 ``supervisor_period`` (s of real time between the consumer checks, default 0.002),
 ``quick_stop_option`` (0x605A of every drive, 0..8; default the EDS's, 2),
+``objects`` (``{index: value}``: values every drive holds at power-up and after a reboot,
+as its commissioning stored them, e.g. ``{0x6065: 4000}``; an index may be a string such
+as ``"0x6065"``; each must be a sub-index 0 object of the EDS),
 ``mode_display_lag`` (how many reads of 0x6061 after a write of 0x6060 still show the
 previous mode, default 0: a drive that takes a moment to switch modes),
 ``sample_before_apply`` (default false: at a SYNC the RPDOs are applied, then the TPDOs
@@ -56,14 +62,16 @@ them (:func:`~skel_ros.hardware.canopen402.bus.units_for`), so both agree.
 
 from __future__ import annotations
 
+import functools
 import logging
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from skel_ros.emulation.motor import MotorModel, MotorParams, MotorState
+from skel_ros.emulation.motor import Motion, MotorModel, MotorParams, MotorState
 from skel_ros.emulation.virtual_can import can_arguments
 from skel_ros.hardware import can_transport
 from skel_ros.hardware.base import ControlMode
@@ -75,7 +83,7 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["Cia402Emulator", "start_emulator"]
+__all__ = ["Cia402Emulator", "DriveMotion", "EmulatedDrive", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -100,11 +108,25 @@ _HEARTBEAT_EVENT = 0x8130          # CiA 301 EMCY: life guard error or heartbeat
 _COMMUNICATION_BIT = 0x10          # error register 0x1001 bit 4: communication error
 
 
+class DriveMotion(Motion, Protocol):
+    """What moves a drive's shaft: a Motion that advances to a time and says its state.
+
+    :class:`~skel_ros.emulation.motor.MotorModel`, or a joint of a physics world driven
+    by the drive's own loops (:mod:`skel_ros.physical.canopen402`).
+    """
+
+    def advance(self, t: float) -> MotorState:
+        """Advance to clock time ``t`` (an earlier ``t``: none) and return the state."""
+        ...
+
+
 @dataclass
-class _Drive:
+class EmulatedDrive:
+    """One emulated drive: its node, its shaft's motion, its CiA 402 and NMT state."""
+
     spec: ActuatorSpec
     node: Any  # canopen.LocalNode (the library is only partly typed)
-    model: MotorModel
+    model: DriveMotion
     units: Units
     state: str = SOD
     controlword: int = 0
@@ -167,8 +189,9 @@ class Cia402Emulator:
         self._supervisor_period = float(period)
         (self._quick_stop_option, self._mode_display_lag,
          self._sample_before_apply) = _drive_options(opts)
+        self._objects = _stored_objects(opts.get("objects"))
         self._syncs_to_drop = 0
-        self._drives: dict[int, _Drive] = {}
+        self._drives: dict[int, EmulatedDrive] = {}
         bus = can_transport.open_bus(tr)
         network = canopen.Network(bus)
         network.NOTIFIER_CYCLE = 0.05
@@ -186,8 +209,9 @@ class Cia402Emulator:
                 if units.rated_torque != units.rated_torque:  # NaN: the EDS's 0x6076
                     rated = node.object_dictionary[0x6076].default / 1000.0
                     units = Units(units.counts_per_rad, units.velocity_per_rad_s, rated)
-                model = MotorModel(params, float(initial.get(act.id, 0.0)), now)
-                d = _Drive(act, node, model, units)
+                model = self._motion(act, units, params, float(initial.get(act.id, 0.0)),
+                                     now)
+                d = EmulatedDrive(act, node, model, units)
                 self._store_settings(d)
                 node.add_read_callback(self._reader(d))
                 node.add_write_callback(self._writer(d))
@@ -208,6 +232,32 @@ class Cia402Emulator:
         except BaseException:
             self.stop()
             raise
+
+    def _motion(self, actuator: ActuatorSpec, units: Units,  # noqa: ARG002
+                params: MotorParams, position: float, now: float) -> DriveMotion:
+        """What moves one drive's shaft, at ``position`` (rad) at ``now``.
+
+        A motor model of its own here; :mod:`skel_ros.physical.canopen402` gives a physics
+        world's joint. Called from ``__init__`` for each actuator, before the network starts.
+        """
+        return MotorModel(params, position, now)
+
+    def _take_fault(self, d: EmulatedDrive) -> int:  # noqa: ARG002
+        """The error code of a fault the drive's own monitoring raised since the last call.
+
+        0: none (lock held). The motor model always follows; a drive whose loops can lose
+        their load (:mod:`skel_ros.physical.canopen402`: following error) says so here.
+        """
+        return 0
+
+    def _stop_motion(self, d: EmulatedDrive) -> None:
+        """Bring the shaft to standstill as quick stop does (lock held, QUICK STOP ACTIVE).
+
+        The motor model's velocity tracking to 0; a drive with its own loops ramps down at
+        the deceleration 0x605A selects.
+        """
+        d.model.mode = ControlMode.VELOCITY
+        d.model.set_velocity_target(0.0)
 
     # ------------------------------------------------------------------ control
 
@@ -292,14 +342,17 @@ class Cia402Emulator:
         """
         with self._lock:
             d = self._drives[actuator_id]
-            d.model.set_torque(False, self.clock())  # noqa: FBT003
-            self._set_state(d, FAULT)
-            d.error_code = code
+            self._fault(d, code, self.clock())
             d.fault_persists = persistent
-            register = _error_register(code)
             network = self._network
         if network is not None:
-            d.node.emcy.send(code, register)
+            d.node.emcy.send(code, _error_register(code))
+
+    def _fault(self, d: EmulatedDrive, code: int, now: float) -> None:
+        """FAULT (torque off) with error code ``code`` (lock held; the EMCY is the caller's)."""
+        d.model.set_torque(False, now)  # noqa: FBT003
+        self._set_state(d, FAULT)
+        d.error_code = code
 
     def inject_quick_stop(self, actuator_id: int, code: int = 0) -> None:
         """Quick stop by the drive itself (its quick stop input, a monitored event).
@@ -352,18 +405,32 @@ class Cia402Emulator:
         d.node.nmt._state = 0  # noqa: SLF001 - the library's NMT slave has no reset entry
         self._boot(d)
 
-    def _store_settings(self, d: _Drive) -> None:
-        """The objects a drive's commissioning sets: rated torque 0x6076, 0x605A option."""
+    def _store_settings(self, d: EmulatedDrive) -> None:
+        """The objects a drive's commissioning sets: rated torque 0x6076, 0x605A option.
+
+        And the ``objects`` option's.
+
+        Raises:
+            ConfigError: an ``objects`` index the EDS lacks, a value its type cannot hold.
+        """
         od = d.node.object_dictionary
         d.node.data_store.setdefault(0x6076, {})[0] = od[0x6076].encode_raw(
             round(d.units.rated_torque * 1000))
         if self._quick_stop_option is not None:
             d.node.data_store.setdefault(0x605A, {})[0] = od[0x605A].encode_raw(
                 self._quick_stop_option)
+        for index, value in self._objects.items():
+            try:
+                raw = od[index].encode_raw(value)
+            except (KeyError, AttributeError, ValueError, OverflowError, struct.error):
+                raise ConfigError(f"CiA 402 emulator node {d.spec.id}: objects: cannot store "
+                                  f"{value} in 0x{index:04X} (not a plain object of its EDS,"
+                                  " or out of its type's range)") from None
+            d.node.data_store.setdefault(index, {})[0] = raw
 
     # ------------------------------------------------------------------ NMT / SYNC
 
-    def _boot(self, d: _Drive) -> None:
+    def _boot(self, d: EmulatedDrive) -> None:
         nmt = d.node.nmt
         nmt.send_command(0x81)  # -> INITIALISING: sends the boot-up message
         nmt.send_command(0x80)  # -> PRE-OPERATIONAL: starts the heartbeat (0x1017)
@@ -392,7 +459,7 @@ class Cia402Emulator:
             except Exception:  # noqa: BLE001 - never kill the notifier thread
                 _LOG.exception("CiA 402 emulator node %d: NMT 0x%02X failed", d.spec.id, cmd)
 
-    def _load_pdos(self, d: _Drive) -> None:
+    def _load_pdos(self, d: EmulatedDrive) -> None:
         node = d.node
         with self._lock:
             node.rpdo.read(from_od=False)  # the configuration as written by SDO
@@ -404,7 +471,7 @@ class Cia402Emulator:
             d.pending.clear()
             d.sync_counts.clear()
 
-    def _rpdo_hook(self, d: _Drive, number: int) -> Callable[[Any], None]:
+    def _rpdo_hook(self, d: EmulatedDrive, number: int) -> Callable[[Any], None]:
         def on_rpdo(pdo: Any) -> None:  # noqa: ANN401 - canopen PdoMap
             if d.node.nmt.state != "OPERATIONAL" or not pdo.enabled:
                 return
@@ -415,7 +482,7 @@ class Cia402Emulator:
                     self._apply_rpdo(d, pdo, bytes(pdo.data))
         return on_rpdo
 
-    def _apply_rpdo(self, d: _Drive, pdo: Any, data: bytes) -> None:  # noqa: ANN401
+    def _apply_rpdo(self, d: EmulatedDrive, pdo: Any, data: bytes) -> None:  # noqa: ANN401
         saved = pdo.data
         pdo.data = bytearray(data)
         try:
@@ -426,7 +493,7 @@ class Cia402Emulator:
         finally:
             pdo.data = saved
 
-    def _sdo_filter(self, d: _Drive) -> Callable[[int, bytearray, float], None]:
+    def _sdo_filter(self, d: EmulatedDrive) -> Callable[[int, bytearray, float], None]:
         def on_request(can_id: int, data: bytearray, timestamp: float) -> None:
             with self._lock:
                 if d.sdo_to_drop > 0:
@@ -446,21 +513,35 @@ class Cia402Emulator:
                 if d.node.nmt.state != "OPERATIONAL":
                     continue
                 with self._lock:
-                    if self._sample_before_apply:
-                        frames = self._due_tpdos(d)
-                    for number, payload in sorted(d.pending.items()):
-                        self._apply_rpdo(d, d.node.rpdo.map[number], payload)
-                    d.pending.clear()
-                    d.model.advance(now)
-                    self._end_quick_stop(d, now)
-                    if not self._sample_before_apply:
-                        frames = self._due_tpdos(d)
+                    frames, fault = self._sync_drive(d, now)
+                if fault:
+                    d.node.emcy.send(fault, _error_register(fault))
                 for pdo in frames:
                     pdo.transmit()
         except Exception:  # noqa: BLE001 - never kill the notifier thread
             _LOG.exception("CiA 402 emulator: SYNC handling failed")
 
-    def _due_tpdos(self, d: _Drive) -> list[Any]:
+    def _sync_drive(self, d: EmulatedDrive, now: float) -> tuple[list[Any], int]:
+        """One drive's SYNC (lock held): its TPDOs due, and a fault it raised (0: none).
+
+        The RPDOs received before it applied, the shaft advanced to ``now``, a fault of
+        the drive's own monitoring (:meth:`_take_fault`) entered, a quick stop ended.
+        """
+        if self._sample_before_apply:
+            frames = self._due_tpdos(d)
+        for number, payload in sorted(d.pending.items()):
+            self._apply_rpdo(d, d.node.rpdo.map[number], payload)
+        d.pending.clear()
+        d.model.advance(now)
+        fault = self._take_fault(d)
+        if fault:
+            self._fault(d, fault, now)
+        self._end_quick_stop(d, now)
+        if not self._sample_before_apply:
+            frames = self._due_tpdos(d)
+        return frames, fault
+
+    def _due_tpdos(self, d: EmulatedDrive) -> list[Any]:
         due = []
         for number, pdo in d.node.tpdo.map.items():
             if not pdo.enabled or not pdo.map:
@@ -478,13 +559,13 @@ class Cia402Emulator:
 
     # ------------------------------------------------------------------ objects
 
-    def _reader(self, d: _Drive) -> Callable[..., int | None]:
+    def _reader(self, d: EmulatedDrive) -> Callable[..., int | None]:
         def read(index: int, subindex: int, od: Any) -> int | None:  # noqa: ANN401, ARG001
             with self._lock:
                 return self._value(d, index)
         return read
 
-    def _value(self, d: _Drive, index: int) -> int | None:  # noqa: PLR0911 - one per object
+    def _value(self, d: EmulatedDrive, index: int) -> int | None:  # noqa: PLR0911 - one per object
         if index == 0x6041:  # noqa: PLR2004
             return self._statusword(d)
         if index == 0x6061:  # noqa: PLR2004
@@ -507,7 +588,7 @@ class Cia402Emulator:
             return max(-32768, min(32767, round(s.effort / u.rated_torque * 1000)))
         return None
 
-    def _statusword(self, d: _Drive) -> int:
+    def _statusword(self, d: EmulatedDrive) -> int:
         sw = _STATUS[d.state] | _REMOTE
         if d.state == ENABLED and _KIND.get(d.mode) is ControlMode.POSITION:
             s = d.model.state
@@ -519,7 +600,14 @@ class Cia402Emulator:
                 sw |= _SETPOINT_ACK
         return sw
 
-    def _stored(self, d: _Drive, index: int) -> int:
+    def _setting(self, d: EmulatedDrive, index: int) -> int:
+        """Object ``index`` of the drive, or the project's EDS default if its EDS has none."""
+        try:
+            return self._stored(d, index)
+        except KeyError:
+            return _project_default(index)
+
+    def _stored(self, d: EmulatedDrive, index: int) -> int:
         node = d.node
         try:
             raw = node.data_store[index][0]
@@ -527,7 +615,7 @@ class Cia402Emulator:
             return int(node.object_dictionary[index].default or 0)
         return int(node.object_dictionary[index].decode_raw(raw))
 
-    def _writer(self, d: _Drive) -> Callable[..., None]:
+    def _writer(self, d: EmulatedDrive) -> Callable[..., None]:
         def write(index: int, subindex: int, od: Any, data: bytes) -> None:  # noqa: ANN401
             from canopen.sdo.exceptions import SdoAbortedError
 
@@ -550,7 +638,7 @@ class Cia402Emulator:
                     raise SdoAbortedError(_ABORT_VALUE_RANGE)
         return write
 
-    def _mode(self, d: _Drive, mode: int) -> None:
+    def _mode(self, d: EmulatedDrive, mode: int) -> None:
         """A write of 0x6060 (lock held); 0x6061 follows after ``mode_display_lag`` reads."""
         from canopen.sdo.exceptions import SdoAbortedError
 
@@ -562,7 +650,7 @@ class Cia402Emulator:
         if d.state == ENABLED:
             self._apply_targets(d, take_setpoint=False)
 
-    def _controlword(self, d: _Drive, cw: int) -> None:
+    def _controlword(self, d: EmulatedDrive, cw: int) -> None:
         previous, d.controlword = d.controlword, cw
         now = self.clock()
         d.model.advance(now)
@@ -585,7 +673,7 @@ class Cia402Emulator:
                 d.setpoint_ack = take or bool(d.setpoint_ack and cw & 0x10)
             self._apply_targets(d, take_setpoint=take)
 
-    def _next_state(self, d: _Drive, cw: int) -> str:
+    def _next_state(self, d: EmulatedDrive, cw: int) -> str:
         """The state a controlword command (no fault reset) leads to from ``d.state``."""
         voltage, quick, switch_on, enable = cw & 0x02, cw & 0x04, cw & 0x01, cw & 0x08
         state = d.state
@@ -601,23 +689,22 @@ class Cia402Emulator:
             return ENABLED if self._stored(d, 0x605A) in range(5, 9) else state
         return ENABLED if state in (READY, SWITCHED_ON, ENABLED) else state
 
-    def _set_state(self, d: _Drive, new: str) -> None:
+    def _set_state(self, d: EmulatedDrive, new: str) -> None:
         if new != d.state:
             d.transitions.append((d.state, new))
         d.state = new
 
-    def _enter(self, d: _Drive, new: str, now: float) -> None:
+    def _enter(self, d: EmulatedDrive, new: str, now: float) -> None:
         """Change the 402 state with what it does to the shaft (torque, quick stop ramp)."""
         self._set_state(d, new)
         d.model.set_torque(new in (ENABLED, QUICK_STOP), now)
         if new != ENABLED:
             d.setpoint_ack = False
         if new == QUICK_STOP:
-            d.model.mode = ControlMode.VELOCITY
-            d.model.set_velocity_target(0.0)
+            self._stop_motion(d)
             self._end_quick_stop(d, now)
 
-    def _end_quick_stop(self, d: _Drive, now: float) -> None:
+    def _end_quick_stop(self, d: EmulatedDrive, now: float) -> None:
         """QUICK STOP ACTIVE -> SWITCH ON DISABLED where 0x605A says so (lock held).
 
         Option code 0 at once (disable drive function), 1..4 at standstill; 5..8 never.
@@ -631,13 +718,13 @@ class Cia402Emulator:
 
     # ------------------------------------------------------------------ heartbeat consumer
 
-    def _reset_consumers(self, d: _Drive) -> None:
+    def _reset_consumers(self, d: EmulatedDrive) -> None:
         d.consumers.clear()
         d.heard.clear()
         d.expired.clear()
         d.node.data_store.pop(0x1016, None)
 
-    def _consumer_entry(self, d: _Drive, subindex: int, value: int) -> None:
+    def _consumer_entry(self, d: EmulatedDrive, subindex: int, value: int) -> None:
         """A write of 0x1016:n (lock held): check it as CiA 301 says, then watch it."""
         from canopen.sdo.exceptions import SdoAbortedError
 
@@ -655,7 +742,7 @@ class Cia402Emulator:
         if producer in d.heard:
             d.heard[producer] = self.clock()   # a new time starts from now
 
-    def _stored_sub(self, d: _Drive, index: int, sub: int) -> int:
+    def _stored_sub(self, d: EmulatedDrive, index: int, sub: int) -> int:
         try:
             raw = d.node.data_store[index][sub]
         except KeyError:
@@ -694,7 +781,7 @@ class Cia402Emulator:
                 except Exception:  # noqa: BLE001, PERF203 - never kill the supervisor
                     _LOG.exception("CiA 402 emulator node %d: EMCY failed", d.spec.id)
 
-    def _abort_connection(self, d: _Drive, producer: int, now: float) -> None:
+    def _abort_connection(self, d: EmulatedDrive, producer: int, now: float) -> None:
         """The heartbeat event's reaction, 0x6007 (lock held)."""
         option = self._stored(d, 0x6007)
         d.watchdog_events.append((now, producer, option))
@@ -710,7 +797,7 @@ class Cia402Emulator:
             elif d.state in (READY, SWITCHED_ON):
                 self._enter(d, SOD, now)
 
-    def _apply_targets(self, d: _Drive, *, take_setpoint: bool) -> None:
+    def _apply_targets(self, d: EmulatedDrive, *, take_setpoint: bool) -> None:
         """Hand the target objects of the present mode to the model (OPERATION ENABLED).
 
         Cyclic modes follow their target at once; profile position takes 0x607A only on
@@ -746,6 +833,38 @@ def _drive_options(opts: Mapping[str, Any]) -> tuple[int | None, int, bool]:
         raise ConfigError("CiA 402 emulator: sample_before_apply must be true or false, "
                           f"got {sample_first!r}")
     return option, lag, sample_first
+
+
+def _stored_objects(raw: object) -> dict[int, int]:
+    """The ``objects`` option: ``{index: value}`` with integer (or ``"0x..."``) indices."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"CiA 402 emulator: objects must be a mapping index -> value, "
+                          f"got {raw!r}")
+    out = {}
+    for key, value in raw.items():
+        try:
+            index = key if isinstance(key, int) and not isinstance(key, bool) else int(
+                str(key), 0)
+        except ValueError:
+            raise ConfigError(f"CiA 402 emulator: objects: {key!r} is not an object index"
+                              ) from None
+        if index not in range(0x10000):
+            raise ConfigError(f"CiA 402 emulator: objects: {key!r} is not an object index")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"CiA 402 emulator: objects: 0x{index:04X} needs an integer "
+                              f"value, got {value!r}")
+        out[index] = value
+    return out
+
+
+@functools.cache
+def _project_default(index: int) -> int:
+    """Object ``index``'s default in the project's ``drive.eds``."""
+    import canopen
+
+    return int(canopen.import_od(str(DEFAULT_EDS))[index].default or 0)
 
 
 def _error_register(code: int) -> int:

@@ -65,7 +65,7 @@ Parameters:
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     emulate (bool): start each bus's emulator and drive it instead of the hardware.
     physics (bool): with ``emulate``, the emulated devices move one physics model of the
-        robot (:mod:`skel_ros.physical`; so far Dynamixel and MIT buses) instead of a motor each.
+        robot (:mod:`skel_ros.physical`: Dynamixel, MIT and CiA 402 buses) instead of a motor each.
     truth (string): with ``emulate``, a truth file (:mod:`skel_ros.model.truth`): how the
         real robot differs from the model; implies ``physics``. "" = none.
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
@@ -608,6 +608,7 @@ class HardwareNode(LifecycleNode):
         """
         from skel_ros.emulation import emulated_transport, emulator_for
         from skel_ros.physical import physical_emulator_for
+        from skel_ros.physical.option import emulator_options
 
         initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
         for spec in config.buses:
@@ -620,16 +621,10 @@ class HardwareNode(LifecycleNode):
                          else physical_emulator_for(spec.protocol))
             except ConfigError as exc:
                 raise NodeSetupError(f"bus {spec.name!r}: no emulator: {exc}") from None
-            options: dict[str, Any] = {"initial_positions": {
-                m.actuator.id: m.to_actuator(initial[m.name]) for m in maps}}
-            if physics is not None:
-                options["physics"] = {**physics, "joints": {
-                    m.actuator.id: {"joint": m.name, "direction": m.direction,
-                                    "gear_ratio": m.gear_ratio, "zero_offset": m.zero_offset}
-                    for m in maps}}
             try:
                 emulator = start(emulated_transport(plugin, spec.transport),
-                                 [m.actuator for m in maps], options)
+                                 [m.actuator for m in maps],
+                                 emulator_options(maps, initial, physics))
             except HardwareError as exc:
                 raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"
                                      ) from None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation import dynamixel as emu
-from skel_ros.emulation.motor import MotorParams, MotorState
+from skel_ros.emulation.motor import MotorParams
 from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.errors import ConfigError
@@ -65,17 +65,8 @@ class PhysicalServoMotor(JointMotor):
         super().__init__(joint, law, params, ControlMode.POSITION)
         joint.add_rotor(law.rotor_inertia)
 
-    @property
-    def state(self) -> MotorState:
-        """What the servo measures: its encoder's position, the shaft's speed, its torque."""
-        j = self.joint
-        return MotorState(j.position, j.velocity, j.torque, self.law.torque_on)
-
-    def step(self, t: float) -> tuple[float, float, float, bool]:
-        """The world advanced to ``t``; what the servo measures then."""
-        self.joint.world.advance(t)
-        j = self.joint
-        return j.position, j.velocity, j.torque, self.law.torque_on
+    def _torque_on(self) -> bool:
+        return self.law.torque_on
 
     def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
         """Torque on (holding where the encoder reads) or off, at once."""
@@ -84,11 +75,6 @@ class PhysicalServoMotor(JointMotor):
         if enabled:
             self.joint.world.release()
         self.law.enable(bool(enabled), self.joint.position)
-
-    def set_position(self, position: float) -> None:
-        """Not possible: the world moves the shaft."""
-        raise ValueError(f"the shaft of a physics-backed servo cannot be put at {position}:"
-                         " its world moves it")
 
     def set_position_target(self, position: float) -> None:
         """Goal Position (rad), after the joint's command delay."""

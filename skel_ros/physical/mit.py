@@ -34,7 +34,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation.mit import MitEmulator
-from skel_ros.emulation.motor import MotorState
 from skel_ros.hardware.base import ControlMode
 from skel_ros.physical.option import JointMotor, build_world, split_physics
 
@@ -57,6 +56,8 @@ class MitLaw:
         max_torque: N m, the torque limit.
         max_velocity: rad/s, the fastest the motor turns (its unloaded speed's bound).
     """
+
+    damping = 0.0  # the whole torque is explicit (DeviceLaw)
 
     def __init__(self, position: float, max_torque: float, max_velocity: float) -> None:
         self.command = (float(position), 0.0, 0.0, 0.0, 0.0)  # p_des, v_des, kp, kd, t_ff
@@ -116,19 +117,8 @@ class PhysicalMitMotor(JointMotor):
         super()._limit(params)
         self.law.max_velocity = params.max_velocity
 
-    @property
-    def state(self) -> MotorState:
-        """What the motor measures: its encoder's position, the shaft's speed, its torque."""
-        return MotorState(*self._measured())
-
-    def _measured(self) -> tuple[float, float, float, bool]:
-        j, on = self.joint, self.law.enabled
-        return j.position, j.velocity, j.torque if on else 0.0, on
-
-    def step(self, t: float) -> tuple[float, float, float, bool]:
-        """The world advanced to ``t``; what the motor measures then."""
-        self.joint.world.advance(t)
-        return self._measured()
+    def _torque_on(self) -> bool:
+        return self.law.enabled
 
     def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
         """Motor mode (the law drives the joint; the world is released) or rest mode."""
@@ -143,11 +133,6 @@ class PhysicalMitMotor(JointMotor):
         """The firmware's command, after the joint's command delay."""
         law = self.law
         self.joint.later(lambda: law.set(position, velocity, kp, kd, effort))
-
-    def set_position(self, position: float) -> None:
-        """Not possible: the world moves the shaft."""
-        raise ValueError(f"the shaft of a physics-backed motor cannot be put at {position}:"
-                         " its world moves it")
 
     def set_position_target(self, position: float) -> None:
         """``p_des`` (rad), the rest of the command kept."""

@@ -1,10 +1,12 @@
 """The ``physics`` option every physics-backed emulator takes, and the world it builds.
 
-Shared by the emulators of :mod:`skel_ros.physical` (Dynamixel, MIT): the option's keys
+Shared by the emulators of :mod:`skel_ros.physical` (Dynamixel, MIT, CiA 402): the option's keys
 (:data:`PHYSICS_KEYS`), its check (:func:`split_physics`), each device's joint and
 transmission (:func:`physics_joints`), and the real robot it names (:func:`load_real_world`)
 built as one :class:`~skel_ros.physical.world.PhysicalWorld` (:func:`build_world`), and
-what each device's shaft in it shares (:class:`JointMotor`).
+what each device's shaft in it shares (:class:`JointMotor`); and the options of one bus's
+emulator for the joints a hardware YAML maps to it (:func:`emulator_options`: the hardware
+node's emulation and ``skel-ros emulate --config``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.emulation.motor import MotorState
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.model import load_model
 from skel_ros.model.errors import SkelError
@@ -19,16 +22,17 @@ from skel_ros.model.truth import EMPTY_TRUTH, TruthError, load_truth
 from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from skel_ros.emulation.motor import MotorParams
     from skel_ros.hardware.base import ControlMode
+    from skel_ros.hardware.config import JointMapping
     from skel_ros.model.truth import Truth
     from skel_ros.model.types import World
     from skel_ros.physical.world import DeviceJoint
 
-__all__ = ["PHYSICS_KEYS", "JointMotor", "build_world", "load_real_world", "physics_joints",
-           "split_physics"]
+__all__ = ["PHYSICS_KEYS", "JointMotor", "build_world", "emulator_options", "load_real_world",
+           "physics_joints", "split_physics"]
 
 PHYSICS_KEYS = frozenset({"model", "model_args", "fixed_base", "truth", "joints"})
 """The ``physics`` option: ``model`` (the model file), ``model_args`` (a xacro's
@@ -54,6 +58,25 @@ def split_physics(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
     joints = {str(k): dict(v) for k, v in physics["joints"].items()}
     rest = {k: v for k, v in options.items() if k != "physics"}
     return {**physics, "joints": joints}, rest
+
+
+def emulator_options(maps: Sequence[JointMapping], initial: Mapping[str, float],
+                     physics: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options of the emulator of one bus, whose DOFs a hardware YAML maps as ``maps``.
+
+    ``initial_positions``: each actuator where its DOF's ``initial`` position (DOF name ->
+    position) puts it through its mapping. With ``physics`` (the ``physics`` option but
+    its ``joints``: model, model_args, fixed_base, truth), the ``physics`` option with
+    each actuator's DOF and transmission as the YAML says (:data:`PHYSICS_KEYS`).
+    """
+    options: dict[str, Any] = {"initial_positions": {
+        m.actuator.id: m.to_actuator(initial[m.name]) for m in maps}}
+    if physics is not None:
+        options["physics"] = {**physics, "joints": {
+            m.actuator.id: {"joint": m.name, "direction": m.direction,
+                            "gear_ratio": m.gear_ratio, "zero_offset": m.zero_offset}
+            for m in maps}}
+    return options
 
 
 def physics_joints(physics: Mapping[str, Any]) -> dict[int, tuple[str, Transmission]]:
@@ -109,8 +132,11 @@ def build_world(physics: Mapping[str, Any], positions: Mapping[int, float], t0: 
 class JointMotor:
     """A device's shaft as a joint of the physics world, driven by the device's own law.
 
-    What the physics-backed motors (Dynamixel, MIT) share: the joint runs ``law``, the
-    motor's limits (:attr:`params`) bound the law's torque (:meth:`_limit`).
+    What the physics-backed motors (Dynamixel, MIT, CiA 402) share: the joint runs
+    ``law``, the motor's limits (:attr:`params`) bound the law's torque (:meth:`_limit`);
+    what the device measures is what its encoder reads (:attr:`state`: no torque while
+    its law is off, :meth:`_torque_on`); the world moves the shaft, no hand does
+    (:meth:`set_position`).
     """
 
     law: Any
@@ -136,3 +162,24 @@ class JointMotor:
     def _limit(self, params: MotorParams) -> None:
         """The law bounded by new limits: its torque limit."""
         self.law.max_torque = params.max_effort
+
+    def _torque_on(self) -> bool:
+        """Whether the device's law drives the shaft now."""
+        raise NotImplementedError
+
+    @property
+    def state(self) -> MotorState:
+        """What the device measures: its encoder's position, the shaft's speed, its torque."""
+        j, on = self.joint, self._torque_on()
+        return MotorState(j.position, j.velocity, j.torque if on else 0.0, on)
+
+    def step(self, t: float) -> tuple[float, float, float, bool]:
+        """The world advanced to ``t``; what the device measures then."""
+        self.joint.world.advance(t)
+        s = self.state
+        return s.position, s.velocity, s.effort, s.torque_enabled
+
+    def set_position(self, position: float) -> None:
+        """Not possible: the world moves the shaft."""
+        raise ValueError(f"the shaft of a physics-backed device cannot be put at {position}:"
+                         " its world moves it")

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["CONTROL_PERIOD", "DEFAULT_GAINS", "MECHANICAL_TIME_CONSTANT", "PWM_FULL",
-           "ServoGains", "XServoLaw", "default_gains"]
+           "ServoGains", "XServoLaw", "default_gains", "profile_step"]
 
 MECHANICAL_TIME_CONSTANT: Final = 0.01
 """s: the motor's mechanical time constant ``J R / k^2`` (the e-Manual gives none; 10 ms
@@ -95,6 +95,8 @@ class XServoLaw:
     Args:
         model: the servo's model (its stall torque and no-load speed).
     """
+
+    damping = 0.0  # the whole torque is explicit (DeviceLaw)
 
     def __init__(self, model: ct.ModelInfo) -> None:
         self.model = model
@@ -192,23 +194,37 @@ class XServoLaw:
 
     def _advance_profile(self, dt: float) -> None:
         """Move the desired position towards the goal within the profile's limits."""
-        goal, vmax, amax = self.goal_position, self.profile_velocity, self.profile_acceleration
-        if vmax <= 0.0:  # no profile: the goal at once
-            self.desired, self.desired_velocity = goal, 0.0
-            return
-        x, v = self.desired, self.desired_velocity
-        gap = goal - x
-        sign = 1.0 if gap >= 0.0 else -1.0
-        # The fastest speed from which the profile still stops at the goal.
-        reach = math.sqrt(2.0 * amax * abs(gap)) if amax > 0.0 else math.inf
-        wanted = sign * min(vmax, reach)
-        change = wanted - v
-        if amax > 0.0:
-            change = max(-amax * dt, min(amax * dt, change))
-        v += change
-        step = v * dt
-        if abs(step) >= abs(gap) and step * gap >= 0.0:
-            x, v = goal, 0.0
-        else:
-            x += step
-        self.desired, self.desired_velocity = x, v
+        self.desired, self.desired_velocity = profile_step(
+            self.desired, self.desired_velocity, self.goal_position,
+            max_velocity=self.profile_velocity, acceleration=self.profile_acceleration,
+            deceleration=self.profile_acceleration, dt=dt)
+
+
+def profile_step(position: float, velocity: float, goal: float, *, max_velocity: float,
+                 acceleration: float, deceleration: float, dt: float) -> tuple[float, float]:
+    """One step of ``dt`` of a trapezoidal profile towards ``goal``: ``(position, velocity)``.
+
+    From the present ``position`` and ``velocity`` of the profile: towards the goal at most
+    ``max_velocity`` (0: no profile, the goal at once), speeding up at ``acceleration`` and
+    slowing down at ``deceleration`` (0: at once), so it stops at the goal (a triangle when
+    the move is short); re-planned at every step, so a new goal takes over from where the
+    profile is. The X-series servos' profile (both rates the same) and a CiA 402 drive's
+    profile position mode (0x6083 / 0x6084) share it.
+    """
+    if max_velocity <= 0.0:
+        return goal, 0.0
+    gap = goal - position
+    sign = 1.0 if gap >= 0.0 else -1.0
+    # The fastest speed from which the profile still stops at the goal.
+    reach = math.sqrt(2.0 * deceleration * abs(gap)) if deceleration > 0.0 else math.inf
+    wanted = sign * min(max_velocity, reach)
+    change = wanted - velocity
+    speeding_up = wanted * velocity >= 0.0 and abs(wanted) > abs(velocity)
+    rate = acceleration if speeding_up else deceleration
+    if rate > 0.0:
+        change = max(-rate * dt, min(rate * dt, change))
+    velocity += change
+    step = velocity * dt
+    if abs(step) >= abs(gap) and step * gap >= 0.0:
+        return goal, 0.0
+    return position + step, velocity

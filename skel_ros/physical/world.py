@@ -92,9 +92,22 @@ class DeviceLaw(Protocol):
         """
         ...
 
+    @property
+    def damping(self) -> float:
+        """N m s/rad (actuator side) of the motor's torque the engine integrates itself.
+
+        The part ``-damping * velocity`` of the motor's torque: the world puts it in the
+        joint's damping, which the engine integrates implicitly, so a stiff velocity loop
+        stays stable at the world's step; :meth:`torque` returns the rest. Taken after
+        each :meth:`torque`; 0: none.
+        """
+        ...
+
 
 class _Still:
     """No device: no torque."""
+
+    damping = 0.0
 
     def torque(self, position: float, velocity: float, dt: float) -> float:  # noqa: ARG002
         return 0.0
@@ -116,6 +129,7 @@ class DeviceJoint:
         self.law: DeviceLaw = _Still()
         self._rng = np.random.default_rng([seed, index])
         self._gap = 0.0  # motor side - joint side within the backlash, joint rad
+        self._damping = 0.0  # the law's damping in the engine now (actuator side)
         self.position = 0.0  # the encoder's last reading (actuator side)
         self.velocity = 0.0  # the shaft's (actuator side)
         self.torque = 0.0  # the motor's last torque (actuator side)
@@ -145,7 +159,12 @@ class DeviceJoint:
 
     def _joint_torque(self, dt: float) -> float:
         tr = self.transmission
-        self.torque = torque = self.law.torque(self.position, self.velocity, dt)
+        law = self.law
+        torque = law.torque(self.position, self.velocity, dt)
+        if law.damping != self._damping:
+            self._damping = law.damping
+            self.world._set_damping(self, law.damping * tr.gear_ratio * tr.gear_ratio)  # noqa: SLF001
+        self.torque = torque - self._damping * self.velocity  # the motor's, all of it
         joint_torque = tr.direction * tr.gear_ratio * torque
         half = 0.5 * self.truth.backlash
         if half <= 0.0 or joint_torque == 0.0:
@@ -190,6 +209,9 @@ class PhysicalWorld:
         self._steps = 0
         self.held = True  # at the initial pose until release()
         self._due: list[tuple[float, int, Callable[[], None]]] = []
+        self._address: dict[str, int | None] = {}  # DOF name -> MuJoCo DOF address
+        self._own_damping: dict[str, float] = {}  # DOF name -> the real model's damping
+        self._mass: dict[str, tuple[int, float]] = {}  # DOF name -> (step, M_ii)
         self._order = itertools.count()
         self._read()
 
@@ -208,6 +230,47 @@ class PhysicalWorld:
     def release(self) -> None:
         """Let the robot move: a device drives its joint (module docstring)."""
         self.held = False
+
+    def inertia(self, name: str) -> float | None:
+        """Kg m^2: what driven joint ``name`` moves at the present pose, the others held.
+
+        The mass matrix's diagonal ``M_ii`` (armature included), at the joint; None when
+        the engine has no hinge or slide joint of that name (a joint of a ball, or one
+        renamed in a world of several skeletons). Taken once per step.
+        """
+        from skel_ros.sim.mujoco_engine import import_mujoco
+
+        mujoco = import_mujoco()
+        model, data = self.engine.world, self.engine.data
+        if name not in self._address:
+            joint = int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name))
+            hinge_or_slide = joint >= 0 and int(model.jnt_type[joint]) in (
+                int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+            self._address[name] = int(model.jnt_dofadr[joint]) if hinge_or_slide else None
+        address = self._address[name]
+        if address is None:
+            return None
+        taken = self._mass.get(name)
+        if taken is None or taken[0] != self._steps:
+            unit, column = np.zeros(model.nv), np.zeros(model.nv)
+            unit[address] = 1.0
+            mujoco.mj_mulM(model, data, column, unit)  # M's column: M_ii is its i-th
+            taken = self._mass[name] = (self._steps, float(column[address]))
+        return taken[1]
+
+    def _set_damping(self, joint: DeviceJoint, damping: float) -> None:
+        """The joint's damping: its own (the real model's) plus ``damping`` (joint side).
+
+        Raises:
+            ValueError: a joint the engine has no hinge or slide DOF for.
+        """
+        if self.inertia(joint.name) is None:
+            raise ValueError(f"joint {joint.name!r}: a device's damping needs a hinge or "
+                             "slide joint of that name in the engine")
+        address = self._address[joint.name]
+        model = self.engine.world
+        own = self._own_damping.setdefault(joint.name, float(model.dof_damping[address]))
+        model.dof_damping[address] = own + damping
 
     def advance(self, t: float) -> None:
         """Take every step that ends by clock time ``t`` (an earlier ``t``: none).

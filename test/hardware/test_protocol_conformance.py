@@ -14,7 +14,9 @@ The physics-backed Dynamixel emulator (:mod:`skel_ros.physical`: the same servos
 shafts the joints of one physics world driven by the servos' own control law) is a case of
 its own, ``dynamixel-physics``: the same driver, the same suite, a model of two discs
 (``data/two_servos.skel``) for the world; so is the physics-backed MIT emulator
-(``mit-physics``: the motors' ``kp``/``kd``/``t_ff`` law on the same discs).
+(``mit-physics``: the motors' ``kp``/``kd``/``t_ff`` law on the same discs) and the
+physics-backed CiA 402 emulator (``canopen-physics``: the drives' cascaded position and
+velocity loops on the same discs).
 
 A protocol gets the whole suite with one entry in :data:`CASES` (its actuators, and how to
 make one of its devices fail, how to see its watchdog fire, what goal a device holds, how
@@ -74,6 +76,7 @@ class Case:
         resolution: the position step the protocol carries (rad), for comparisons.
         protocol: the protocol's name ("": the case's).
         physics: the emulator's ``physics`` option: its devices move a physics world.
+        emulator_options: more options of the emulator.
     """
 
     fault: Callable[[Any, int], None]
@@ -86,6 +89,7 @@ class Case:
     bus_options: Mapping[str, Any] = field(default_factory=dict)
     protocol: str = ""
     physics: Mapping[str, Any] | None = None
+    emulator_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _dxl_goal(emulator: Any, actuator_id: int) -> float:
@@ -129,6 +133,20 @@ CASES: dict[str, Case] = {
         vanish=_driver_socket_dies,
         resolution=2 * math.pi / 65536,
         bus_options={"sync_timeout": 0.5},
+    ),
+    "canopen-physics": Case(
+        fault=lambda emulator, i: emulator.inject_fault(i, 0x2310),
+        watchdog_fired=lambda emulator, i: bool(emulator.watchdog_events(i)),
+        received=lambda emulator, i: emulator.target(i),
+        vanish=_driver_socket_dies,
+        resolution=2 * math.pi / 65536,
+        bus_options={"sync_timeout": 0.5},
+        protocol="canopen",
+        physics={"model": str(TWO_SERVOS),
+                 "joints": {i: {"joint": f"joint{i}"} for i in START}},
+        # The suite's goals are steps, which a drive's following error check trips in CSP
+        # (test/physical/test_canopen402_physics.py): the window off, as commissioned.
+        emulator_options={"objects": {0x6065: 0xFFFFFFFF}},
     ),
     "mit": Case(
         fault=lambda emulator, i: emulator.inject_error(i, 0x8),         # over-voltage
@@ -177,7 +195,7 @@ class Rig:
                                        {**self.plugin.default_options, **self.case.options},
                                        name=f"joint{i}", limits=LIMITS) for i in START]
         self.can_buses = OpenedBuses(monkeypatch)
-        options: dict[str, Any] = {"initial_positions": START}
+        options: dict[str, Any] = {"initial_positions": START, **self.case.emulator_options}
         start = emulator_for(name)
         if self.case.physics is not None:
             options["physics"] = self.case.physics
