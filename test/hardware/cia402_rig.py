@@ -44,7 +44,8 @@ buses:
     transport: {{interface: virtual, channel: x}}
     options: {{sync_timeout: 0.5, heartbeat_ms: 0}}
 joints:
-  wrist: {{bus: b, id: {node}, mode: {mode}, options: {{counts_per_rev: 131072}}}}
+  wrist: {{bus: b, id: {node}, mode: {mode}, direction: {direction}, gear_ratio: {gear_ratio},
+          options: {{counts_per_rev: 131072}}}}
 """
 
 
@@ -52,12 +53,14 @@ class Rig:
     """The wrist on an emulated CiA 402 drive, its backend, runner and core, an analyser."""
 
     def __init__(self, motor: dict[str, float] | None = None, *, safe_state: str = "hold",
-                 command_timeout: float = 0.0, mode: str = "position",
+                 command_timeout: float = 0.0, mode: str = "position", direction: int = 1,
+                 gear_ratio: float = 1.0,
                  **backend: Any) -> None:
         self.t = 0.0
         skeleton = load_skel(ARM).skeletons[0]
         config = parse_hardware_config(CONFIG.format(
-            safe_state=safe_state, command_timeout=command_timeout, mode=mode, node=NODE),
+            safe_state=safe_state, command_timeout=command_timeout, mode=mode, node=NODE,
+            direction=direction, gear_ratio=gear_ratio),
             "rig.yaml")
         actuators = [m.actuator for m in config.joints]
         self.emulator = start_emulator({}, actuators, {

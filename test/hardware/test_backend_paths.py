@@ -163,3 +163,122 @@ def test_deactivate_waits_for_a_loop_that_answers_late(
         thread.join()
     assert rig.backend.status().state is MotionState.DISABLED
     assert not rig.emulator.state(NODE).torque_enabled
+
+
+def test_a_geared_reversed_joint_is_read_and_commanded_through_its_transmission() -> None:
+    """direction -1, gear ratio 2: the drive is sent -2x the joint's position, and its
+    position and velocity are read back as the joint's (divided by the ratio, reversed)."""
+    rig = Rig(direction=-1, gear_ratio=2.0)
+    try:
+        rig.enable()
+        start = rig.core.read().positions[rig.index]
+        assert start == pytest.approx(-0.1 / 2.0, abs=1e-4)  # the drive starts at 0.1
+        assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.2]).ok
+        for _ in range(3):
+            rig.cycle()
+        assert rig.sent()[-1] < -0.1  # on its way to -0.4 at the drive
+        reading = rig.core.read()
+        drive = rig.emulator.state(NODE)
+        assert reading.positions[rig.index] == pytest.approx(-drive.position / 2.0, abs=1e-3)
+        assert abs(drive.velocity) > 0.1  # moving
+        assert reading.velocities[rig.index] == pytest.approx(-drive.velocity / 2.0,
+                                                              rel=0.05, abs=0.02)
+    finally:
+        rig.close()
+
+
+def test_an_effort_command_reaches_the_drive_through_the_transmission() -> None:
+    """An effort-mode joint (CiA 402 cyclic torque) with direction -1 and gear ratio 2:
+    0.2 N m at the joint is -0.1 N m at the drive, and the drive's torque is read back as
+    the joint's."""
+    rig = Rig(mode="effort", direction=-1, gear_ratio=2.0)
+    try:
+        rig.enable()
+        assert rig.core.command(CommandKind.EFFORT, ["wrist"], [0.2]).ok
+        for _ in range(5):
+            rig.cycle()
+        drive = rig.emulator.state(NODE)
+        assert drive.effort == pytest.approx(-0.1, abs=0.01)
+        assert rig.core.read().efforts[rig.index] == pytest.approx(0.2, abs=0.02)
+    finally:
+        rig.close()
+
+
+def test_a_bus_that_stops_answering_leaves_its_joints_unmeasured(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    capture = OpenedBuses(monkeypatch)
+    rig.close()
+    rig.__init__()  # type: ignore[misc] # the same rig, its buses opened under capture
+    rig.enable()
+    assert rig.core.read().fresh[rig.index]
+    capture.buses[-1].shutdown()
+    rig.cycle()
+    assert not rig.core.read().fresh[rig.index]
+    assert not rig.backend.status().fresh
+
+
+def test_with_safe_state_torque_off_a_failed_bus_comes_back_with_torque_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_state: torque_off``: a bus that failed while enabled is closed with torque
+    off and reopened with torque off (``hold`` would let its drives keep holding)."""
+    capture = OpenedBuses(monkeypatch)
+    rig = Rig(safe_state="torque_off")
+    try:
+        rig.enable()
+        assert rig.emulator.state(NODE).torque_enabled
+        capture.buses[-1].shutdown()
+        rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=10)
+        rig.until(lambda: rig.backend.status().buses[0].connected, limit=100)
+        for _ in range(3):
+            rig.cycle()
+        assert not rig.emulator.state(NODE).torque_enabled
+        assert rig.backend.status().state is not MotionState.ENABLED
+    finally:
+        rig.close()
+
+
+def _fail_reads(rig: Rig, monkeypatch: pytest.MonkeyPatch, times: int) -> None:
+    """The bus's next ``times`` reads time out (a drive that missed its replies)."""
+    from skel_ros.hardware.errors import TransportTimeoutError
+
+    slot = rig.backend._slots[0]
+    read = slot.driver.read
+    left = [times]
+
+    def read_or_time_out() -> object:
+        if left[0] > 0:
+            left[0] -= 1
+            raise TransportTimeoutError("no answer within 50 ms (injected)")
+        return read()
+
+    monkeypatch.setattr(slot.driver, "read", read_or_time_out)
+
+
+def test_one_missed_read_leaves_its_joints_unmeasured_for_that_cycle(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that times out once (below the fault threshold: the bus stays up) leaves its
+    joints not measured in that cycle, not the previous cycle's values as fresh."""
+    rig.enable()
+    rig.cycle()
+    assert rig.core.read().fresh[rig.index]
+    _fail_reads(rig, monkeypatch, 1)
+    rig.cycle()
+    assert not rig.core.read().fresh[rig.index]
+    assert rig.backend.status().state is MotionState.ENABLED
+    rig.cycle()
+    assert rig.core.read().fresh[rig.index]
+
+
+def test_with_safe_state_torque_off_a_failing_bus_is_closed_with_torque_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_state: torque_off``: a bus whose reads keep timing out (the CAN link itself
+    alive) is closed with torque off on the wire at once, not left holding until it
+    reconnects."""
+    rig = Rig(safe_state="torque_off")
+    try:
+        rig.enable()
+        _fail_reads(rig, monkeypatch, 1000)
+        rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=10)
+        assert not rig.emulator.state(NODE).torque_enabled
+    finally:
+        rig.close()
