@@ -133,7 +133,8 @@ setup(
         "view": ["viser>=1.0,<2"],
         # `skel-ros sweep --backend ray`: trials on a Ray cluster (or one started locally).
         "ray": ["ray[default]>=2.50,<3"],
-        # `skel-ros identify --method mujoco`: MuJoCo's system identification (mujoco.sysid).
+        # `skel-ros excite` / `skel-ros identify`: MuJoCo's inverse dynamics and system
+        # identification tools (mujoco.sysid; bench/identify_sysid.py compares them).
         "sysid": ["mujoco[sysid]>=3.5,<5"],
     },
     cmdclass={"install_scripts": _InstallScripts, "develop": _Develop},

@@ -1,0 +1,161 @@
+"""Benchmark: does ``skel-ros identify`` recover a known truth from the physics bench?
+
+Issue 29's verification. The bundled arm (``examples/arm.skel`` on
+``config/hardware/arm_dynamixel.yaml``), the steps a user takes:
+
+1. ``skel-ros excite`` writes an excitation of ``--duration`` seconds (``--seed``);
+2. ``skel-ros sim-to-real --truth T.yaml --trajectory excite.yaml`` plays it to the
+   simulation and to the physics-backed emulated arm, whose joints have the truth's
+   damping, friction, armature and delay (the truth below, or ``--truth``);
+3. ``skel-ros identify`` fits the recording.
+
+Printed per joint and parameter: the identified value with its 95 % interval, what the
+real arm has (the truth's damping and friction; its armature plus the Dynamixel's rotor,
+which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
+percent, and whether the truth is inside the interval; the delay found against the
+truth's (the bench's own bus and control cycle add about one 5 ms control period). Then
+the time of the fit against the time of one MuJoCo rollout of the same length (the arm,
+1 kHz, no ROS: what an output-error fit would pay per evaluation), and the load average.
+
+Asserts nothing. Usage: ``.venv/bin/python bench/identify.py [--duration S] [--seed K]
+[--truth FILE] [--out DIR] [--recording RUN.mcap]`` (default 60 s, seed 0, the truth
+below, a temporary folder; ``--recording``: fit a run already recorded with that truth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SKEL_ROS = str(REPO / ".venv" / "bin" / "skel-ros")
+ARM = REPO / "examples" / "arm.skel"
+HARDWARE = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
+# Damping and friction 40-60 % above the model's (0.05/0.01, 0.05/0.01, 0.04/0.01,
+# 0.02/0.005), armature of its own, 10 ms of command delay (two 5 ms control periods).
+TRUTH = """\
+joints:
+  shoulder_yaw: {damping: 0.075, friction: 0.015, armature: 0.003, delay: 0.01}
+  shoulder_pitch: {damping: 0.07, friction: 0.016, armature: 0.004, delay: 0.01}
+  elbow: {damping: 0.06, friction: 0.015, armature: 0.002, delay: 0.01}
+  wrist: {damping: 0.03, friction: 0.0075, armature: 0.001, delay: 0.01}
+"""
+
+
+def run(*words: str) -> str:
+    """Run a skel-ros command; its output (stops the bench with it on a failure)."""
+    done = subprocess.run([SKEL_ROS, *words], capture_output=True, text=True, check=False,  # noqa: S603
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    if done.returncode not in (0, 3):  # 3: the gate failed, which the truth makes it do
+        sys.exit(f"skel-ros {words[0]} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return done.stdout + done.stderr
+
+
+def rotors() -> dict[str, float]:
+    """Each joint's Dynamixel rotor inertia at the joint (what the bench adds)."""
+    from skel_ros.hardware.config import load_hardware_config
+    from skel_ros.hardware.dynamixel.control_table import MODELS
+    from skel_ros.physical.servo_law import MECHANICAL_TIME_CONSTANT
+
+    config = load_hardware_config(HARDWARE)
+    out = {}
+    for joint in config.joints:
+        model = MODELS[joint.actuator.model]
+        out[joint.name] = (MECHANICAL_TIME_CONSTANT * model.stall_torque / model.no_load_speed
+                           * joint.gear_ratio ** 2)
+    return out
+
+
+def rollout_seconds(duration: float) -> float:
+    """Wall time of one MuJoCo rollout of the arm for ``duration`` s, torques held."""
+    from skel_ros.model import load_model
+    from skel_ros.sim import MujocoEngine
+
+    engine = MujocoEngine(load_model(ARM), enforce_limits=False)
+    index = np.arange(engine.num_dofs)
+    torques = np.zeros(engine.num_dofs)
+    start = time.perf_counter()
+    for _ in range(round(duration / engine.time_step)):
+        engine.apply_checked("effort", index, torques)
+        engine.step(1)
+        engine.positions()
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--truth", type=Path, help="truth file (default: the one above)")
+    parser.add_argument("--out", type=Path, help="folder (default: a temporary one)")
+    parser.add_argument("--recording", type=Path,
+                        help="fit this recording (made with --truth) instead of recording one")
+    args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
+    out.mkdir(parents=True, exist_ok=True)
+    truth_file = args.truth or out / "truth.yaml"
+    if args.truth is None:
+        truth_file.write_text(TRUTH, encoding="utf-8")
+    print(f"load average at start: {os.getloadavg()[0]:.2f}  (folder {out})")
+    recording = args.recording or out / "run" / "run.mcap"
+    if args.recording is None:
+        excite = out / "excite.yaml"
+        print(run("excite", "--skel", str(ARM), "--hardware-config", str(HARDWARE), "-o",
+                  str(excite), "--duration", f"{args.duration:g}", "--seed", str(args.seed))
+              .strip().splitlines()[-2])
+        start = time.perf_counter()
+        run("sim-to-real", "--skel", str(ARM), "--hardware-config", str(HARDWARE), "--truth",
+            str(truth_file), "--trajectory", str(excite), "--out", str(out / "run"))
+        print(f"recorded in {time.perf_counter() - start:.0f} s")
+    start = time.perf_counter()
+    run("identify", str(recording), "--skel", str(ARM), "--hardware-config",
+        str(HARDWARE), "-o", str(out / "identified"))
+    fit_time = time.perf_counter() - start
+    found = yaml.safe_load((out / "identified" / "identified.yaml").read_text())["joints"]
+    truth = yaml.safe_load(truth_file.read_text())["joints"]
+    rotor = rotors()
+    print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
+    for joint, entry in found.items():
+        real = {"damping": truth.get(joint, {}).get("damping", entry["damping"]["model"]),
+                "friction": truth.get(joint, {}).get("friction",
+                                                     entry["friction"]["model"]),
+                "armature": truth.get(joint, {}).get("armature", 0.0) + rotor.get(joint, 0.0)}
+        for name in ("armature", "damping", "friction"):
+            item = entry[name]
+            if "interval" not in item:
+                why = entry["not_identified"].get(name, "")
+                print(f"{joint:15} {name:9} {'not identified':>20} {real[name]:9.4g}"
+                      f"          ({why})")
+                continue
+            value, interval = item["value"], item["interval"]
+            error = 100.0 * (value - real[name]) / real[name]
+            inside = "yes" if abs(value - real[name]) <= interval else "NO"
+            print(f"{joint:15} {name:9} {value:9.4g} +- {interval:<8.2g} {real[name]:9.4g} "
+                  f"{error:+6.1f}%  {inside}")
+        servo = entry.get("servo", {})
+        delay = truth.get(joint, {}).get("delay", 0.0)
+        if "not_identified" in servo:
+            print(f"{joint:15} delay     not identified ({servo['not_identified']})")
+        elif servo:
+            print(f"{joint:15} delay     {servo['delay'] * 1e3:6.0f} ms "
+                  f"[{servo['delay_interval'][0] * 1e3:.0f}, "
+                  f"{servo['delay_interval'][1] * 1e3:.0f}]   truth {delay * 1e3:.0f} ms")
+        rms = entry["held_out_torque_rms"]
+        print(f"{joint:15} held-out torque RMS {rms['model']:.3g} -> {rms['identified']:.3g} N m")
+    rollout = rollout_seconds(args.duration)
+    print(f"fit: {fit_time:.1f} s (the command, reading the MCAP included); one MuJoCo "
+          f"rollout of {args.duration:g} s: {rollout:.1f} s")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,464 @@
+"""Identify joint parameters from recorded runs: delay, servo gains, damping, friction, armature.
+
+Two problems, each linear in its unknowns once the recording is on a uniform grid
+(:func:`prepare`: the measured stream resampled at its own median rate, samples next to
+a gap left out):
+
+1. **Delay and servo gains** (:func:`fit_servo`), from the commands: a position servo's
+   torque answers the error between the command it got ``delay`` ago and where the joint
+   is, ``tau = kp (q_cmd(t - delay) - q) - kd qd + k0``; for each candidate delay (a
+   1 ms grid) the gains are a linear least-squares fit, and the delay is the one that
+   explains the torque best. ``kp`` and ``kd`` describe the robot's servo as the
+   recording saw it (its position gain, its motor's back-EMF and derivative gain). Large
+   errors, where a drive saturates, are left out; a fit that explains less than
+   :data:`SERVO_R2` of the torque's variance, or whose delay interval is wider than
+   :data:`DELAY_SPREAD`, gives no delay (reported, with why).
+2. **Armature, viscous damping, Coulomb friction** (:func:`fit_joints`), from the
+   torques: what the motors give beyond the links' own dynamics
+   (:class:`~skel_ros.sim.inverse_dynamics.RigidDynamics`) is
+   ``armature qdd + damping qd + friction sign(qd)``
+   (:mod:`skel_ros.identify.regressor`), solved with ``scipy.optimize.least_squares``
+   within bounds (every value >= 0). Both sides go through one zero-phase low-pass
+   (:data:`CUTOFF`; Gautier's parallel filtering: the torque beyond the links' and each
+   regressor column alike), so a torque's fast part never meets an acceleration that
+   lacks it; the acceleration is the velocity's central difference.
+
+Before solving, the identifiability of each joint's parameters is checked on the
+Jacobian (the regressor, its columns scaled to unit length): a singular value below
+:data:`IDENTIFIABLE` of the largest means a direction the data cannot see; the parameters
+that weigh in it are not fitted and keep the model's value (reported as such); so do all
+of a joint's when the residual is larger than the torque the fit explains (readings that
+are mostly noise: a drive's chatter, a load sensor). After
+solving, each fitted value gets a 95 % interval from the covariance
+``s^2 (J^T J)^-1`` at the solution (``s^2`` the residual variance), widened for the
+residual's correlation (:func:`correlation_factor`; at least the low-pass's own: of ``n``
+filtered samples only about ``2 f_c T n`` are independent).
+
+Every recording is split: its first :data:`FIT_SHARE` is fitted, the rest held out for
+the before/after comparison. No ROS; MuJoCo through :mod:`skel_ros.sim.inverse_dynamics`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from skel_ros.identify.regressor import PARAMETERS, joint_regressor, moving
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from skel_ros.analysis.series import JointSeries
+    from skel_ros.sim.inverse_dynamics import RigidDynamics
+
+__all__ = ["FIT_SHARE", "IDENTIFIABLE", "IdentifyError", "JointFit", "Samples", "ServoFit",
+           "blind_parameters", "fit_joints", "fit_servo", "held_out_rms", "predicted", "prepare",
+           "residual_torques", "split"]
+
+Vector = npt.NDArray[np.float64]
+
+FIT_SHARE: Final = 0.7
+"""The share of every recording (from its start) that is fitted; the rest is held out."""
+IDENTIFIABLE: Final = 1e-3
+"""Singular values below this share of the largest mark a direction the data cannot see."""
+Z95: Final = 1.959964
+SERVO_R2: Final = 0.95
+"""A servo fit explaining less of the torque's variance than this gives no delay."""
+DELAY_SPREAD: Final = 0.01
+"""s: a delay interval wider than this gives no delay."""
+MAX_DELAY: Final = 0.1
+"""s: the longest command-to-response delay looked for."""
+CUTOFF: Final = 3.0
+"""Hz: the low-pass every term of the torque balance goes through (at most a quarter of
+the sample rate)."""
+_REACH: Final = 0.4  # s, how far the low-pass's response reaches (samples near a gap: out)
+_LINEAR: Final = 0.5  # the share of the errors (smallest first) a servo is fitted on
+_WEIGHS: Final = 0.3  # a parameter's share in a blind direction that makes it unidentifiable
+_GAP: Final = 3.0  # a gap longer than this many periods drops the samples beside it
+
+
+class IdentifyError(ValueError):
+    """A recording or model that cannot be identified from (says which and why)."""
+
+
+@dataclass(frozen=True)
+class Samples:
+    """One recording on a uniform grid (:func:`prepare`).
+
+    Attributes:
+        source: the recording.
+        joints: the joints, the columns of every array.
+        t: s, the grid.
+        q, qd, tau: measured positions, velocities, torques.
+        qdd: accelerations, the velocities' central difference.
+        command: the commanded positions (NaN before the first command).
+        valid: per sample, whether it is away from gaps and edges.
+        window: samples the low-pass's response reaches.
+    """
+
+    source: str
+    joints: tuple[str, ...]
+    t: Vector
+    q: Vector
+    qd: Vector
+    qdd: Vector
+    tau: Vector
+    command: Vector
+    valid: npt.NDArray[np.bool_]
+    window: int = 1
+
+    @property
+    def period(self) -> float:
+        """S between samples."""
+        return float(self.t[1] - self.t[0]) if self.t.size > 1 else 0.0
+
+    def part(self, keep: npt.NDArray[np.bool_]) -> Samples:
+        """The same recording with only the samples ``keep`` counted valid."""
+        return Samples(self.source, self.joints, self.t, self.q, self.qd, self.qdd, self.tau,
+                       self.command, self.valid & keep, self.window)
+
+    @property
+    def cutoff(self) -> float:
+        """Hz, the low-pass's cutoff: :data:`CUTOFF`, at most a quarter of the rate."""
+        return min(CUTOFF, 0.25 / self.period)
+
+    @property
+    def independent_share(self) -> float:
+        """The share of the samples that are independent once low-passed (``2 f_c T``)."""
+        return min(1.0, 2.0 * self.cutoff * self.period)
+
+    def lowpass(self, values: Vector) -> Vector:
+        """``values`` (samples first) through the zero-phase low-pass (:data:`CUTOFF`)."""
+        from scipy.signal import butter, filtfilt
+
+        b, a = butter(4, self.cutoff, fs=1.0 / self.period)
+        return np.asarray(filtfilt(b, a, np.nan_to_num(values), axis=0), dtype=float)
+
+    def regressor(self, k: int) -> Vector:
+        """Joint ``k``'s regressor rows, every column low-passed (module docstring)."""
+        return self.lowpass(joint_regressor(self.qd[:, k], self.qdd[:, k]))
+
+    def steady(self, k: int) -> npt.NDArray[np.bool_]:
+        """Joint ``k``'s samples that enter its regressor.
+
+        Valid, moving, and no reversal of its velocity within the low-pass's reach (a
+        friction's step there is where the models of friction differ most).
+        """
+        sign = np.sign(self.qd[:, k])
+        flips = np.zeros(sign.shape, dtype=bool)
+        flips[1:] = sign[1:] != sign[:-1]
+        near = np.convolve(flips.astype(float), np.ones(self.window), mode="same") > 0
+        return self.valid & moving(self.lowpass(self.qd[:, k])) & ~near
+
+
+def prepare(source: str, measured: JointSeries, command: JointSeries | None,
+            joints: Sequence[str]) -> Samples:
+    """Put a recording's measured stream (and its commands) on a uniform grid.
+
+    Raises:
+        IdentifyError: a joint the stream does not have, no torques recorded, or too
+            few samples.
+    """
+    missing = [j for j in joints if j not in measured.joint_names]
+    if missing:
+        raise IdentifyError(f"{source}: the {measured.name} joint_states have no "
+                            f"{', '.join(map(repr, missing))}")
+    times = measured.times
+    if times.size < 20:  # noqa: PLR2004 - a few smoothing windows at least
+        raise IdentifyError(f"{source}: only {times.size} {measured.name} joint_states")
+    period = float(np.median(np.diff(times)))
+    if not period > 0.0:
+        raise IdentifyError(f"{source}: the {measured.name} joint_states have no time step")
+    grid = np.arange(times[0], times[-1], period)
+    cols = {f: np.column_stack([measured.resample(j, grid, f) for j in joints])
+            for f in ("positions", "velocities", "efforts")}
+    no_torque = [j for k, j in enumerate(joints) if not np.isfinite(cols["efforts"][:, k]).any()]
+    if no_torque:
+        raise IdentifyError(f"{source}: no effort recorded for {', '.join(map(repr, no_torque))}"
+                            " (the identification needs the motors' torques)")
+    q = cols["positions"]
+    qd = cols["velocities"]
+    derived = ~np.isfinite(qd)
+    if derived.any():  # velocities not recorded: the positions' derivative
+        qd = np.where(derived, np.gradient(q, period, axis=0), qd)
+    window = max(5, 2 * round(_REACH / period / 2) + 1)
+    qdd = np.gradient(qd, period, axis=0)
+    tau = cols["efforts"]
+    # Samples next to a gap in the stream (or its ends) are not trustworthy once filtered.
+    near = np.searchsorted(times, grid)
+    after = times[np.clip(near, 0, times.size - 1)]
+    before = times[np.clip(near - 1, 0, times.size - 1)]
+    gap = (after - before) > _GAP * period
+    bad = np.convolve(gap.astype(float), np.ones(window), mode="same") > 0
+    bad[: window] = bad[-window:] = True
+    valid = ~bad & np.all(np.isfinite(q), axis=1) & np.all(np.isfinite(tau), axis=1)
+    cmd = (np.column_stack([command.resample(j, grid) if j in command.joint_names
+                            else np.full(grid.shape, np.nan) for j in joints])
+           if command is not None else np.full(q.shape, np.nan))
+    return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window)
+
+
+def split(samples: Samples, share: float = FIT_SHARE) -> tuple[Samples, Samples]:
+    """(fit, held out): the samples before and after ``share`` of the commanded time."""
+    commanded = np.any(np.isfinite(samples.command), axis=1)
+    t = samples.t[commanded] if commanded.any() else samples.t
+    cut = t[0] + share * (t[-1] - t[0])
+    early = samples.t < cut
+    return samples.part(early), samples.part(~early)
+
+
+@dataclass(frozen=True)
+class ServoFit:
+    """A joint's command-to-torque delay and servo gains (:func:`fit_servo`)."""
+
+    joint: str
+    delay: float
+    delay_interval: tuple[float, float]
+    kp: float
+    kd: float
+    r2: float
+    problem: str = ""
+    """Why the delay is not to be trusted ("" when it is)."""
+
+
+def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
+              max_delay: float = MAX_DELAY) -> ServoFit | None:
+    """The delay and gains of ``joint``'s servo (module docstring); None without commands.
+
+    The delay's interval: the candidates whose fit is not worse than the best by more
+    than its residual's 95 % noise band (an F-like test on the residual sum of squares).
+    """
+    k = parts[0].joints.index(joint)
+    # A servo's drive saturates on large errors (its PWM or current limit), where its
+    # torque no longer follows the error: only the smaller errors are fitted.
+    small = []
+    for p in parts:
+        error = np.abs(p.command[:, k] - p.q[:, k])
+        seen = p.valid & np.isfinite(error)
+        small.append(seen & (error <= np.quantile(error[seen], _LINEAR)) if seen.any()
+                     else seen)
+    delays = np.arange(0.0, max_delay + 0.5 * step, step)
+    rss = np.full(delays.size, np.inf)
+    best: tuple[float, Vector, float] | None = None
+    count = 0.0
+    for i, d in enumerate(delays):
+        rows, target = [], []
+        for p, linear in zip(parts, small, strict=True):
+            cmd = np.interp(p.t - d, p.t, p.command[:, k], left=np.nan)
+            ok = linear & np.isfinite(cmd)
+            rows.append(np.column_stack([cmd[ok] - p.q[ok, k], -p.qd[ok, k],
+                                         np.ones(ok.sum())]))
+            target.append(p.tau[ok, k])
+        a, b = np.concatenate(rows), np.concatenate(target)
+        if a.shape[0] < 10:  # noqa: PLR2004
+            continue
+        x, *_ = np.linalg.lstsq(a, b, rcond=None)
+        residual = b - a @ x
+        rss[i] = float(np.sum(residual ** 2))
+        if best is None or rss[i] < best[2]:
+            best = (float(d), x, rss[i])
+            # The residual's samples are not independent: count them as n (1-rho)/(1+rho),
+            # rho its lag-one autocorrelation (within each recording's run of samples).
+            rho = float(np.clip(np.corrcoef(residual[:-1], residual[1:])[0, 1], 0.0, 0.99))
+            count = a.shape[0] * (1.0 - rho) / (1.0 + rho)
+    if best is None:
+        return None
+    d, x, r = best
+    total = float(np.sum((np.concatenate([p.tau[p.valid, k] for p in parts])
+                          - np.mean(np.concatenate([p.tau[p.valid, k] for p in parts])))
+                         ** 2))
+    # Candidates within the noise: rss <= best (1 + 3.84 / n), n the independent samples.
+    near = delays[rss <= r * (1.0 + 3.84 / max(count, 1.0))]
+    r2 = 1.0 - r / total if total > 0.0 else 0.0
+    problem = ""
+    if r2 < SERVO_R2:
+        problem = (f"the torque does not follow a linear servo law in this recording (R^2 "
+                   f"{r2:.2f} < {SERVO_R2})")
+    elif d >= delays[-1] - 0.5 * step:
+        problem = f"the best delay is the end of the range searched ({max_delay:g} s)"
+    elif near.max() - near.min() > DELAY_SPREAD:
+        problem = (f"delays from {near.min() * 1e3:.0f} to {near.max() * 1e3:.0f} ms explain the"
+                   " torque as well (the delay trades off with the servo's damping here)")
+    return ServoFit(joint, d, (float(near.min()), float(near.max())), float(x[0]), float(x[1]),
+                    r2, problem)
+
+
+@dataclass(frozen=True)
+class JointFit:
+    """A joint's identified armature, damping and friction (:func:`fit_joints`).
+
+    Attributes:
+        joint: the DOF.
+        values: parameter -> value (fitted, or the model's where not identifiable).
+        intervals: parameter -> 95 % half-width (fitted parameters only).
+        fixed: parameter -> why it kept the model's value.
+        model: parameter -> the model's value.
+        condition: the condition number of its (scaled) regressor.
+        singular_values: of the scaled regressor, largest first.
+        samples: how many samples were fitted.
+        rms: N m, the torque residual's RMS at the solution.
+    """
+
+    joint: str
+    values: dict[str, float]
+    intervals: dict[str, float]
+    fixed: dict[str, str]
+    model: dict[str, float]
+    condition: float
+    singular_values: tuple[float, ...]
+    samples: int
+    rms: float
+    notes: list[str] = field(default_factory=list)
+
+
+def residual_torques(parts: Sequence[Samples], dynamics: RigidDynamics) -> list[Vector]:
+    """Per recording, the measured torque minus the model's rigid-body torque, low-passed."""
+    out = []
+    for p in parts:
+        rigid = dynamics.torques(p.joints, np.nan_to_num(p.q), np.nan_to_num(p.qd),
+                                 np.nan_to_num(p.qdd))
+        out.append(p.lowpass(p.tau - rigid))
+    return out
+
+
+def held_out_rms(fits: Sequence[JointFit], parts: Sequence[Samples],
+                 excess: Sequence[Vector]) -> dict[str, tuple[float, float]]:
+    """Per joint, the held-out torque's RMS left unexplained: (model's values, identified).
+
+    The torque beyond the links' own, in N m, on the samples each part counts valid.
+    """
+    out = {}
+    for k, jf in enumerate(fits):
+        measured, before, after = [], [], []
+        for part, e in zip(parts, excess, strict=True):
+            ok = part.valid
+            measured.append(e[ok, k])
+            before.append(predicted(part, k, jf.model)[ok])
+            after.append(predicted(part, k, jf.values)[ok])
+        m = np.concatenate(measured)
+        out[jf.joint] = (float(np.sqrt(np.mean((m - np.concatenate(before)) ** 2))),
+                         float(np.sqrt(np.mean((m - np.concatenate(after)) ** 2))))
+    return out
+
+
+def predicted(part: Samples, k: int, values: Mapping[str, float]) -> Vector:
+    """Joint ``k``'s torque beyond the links' that ``values`` give, low-passed."""
+    return part.regressor(k) @ np.array([values[p] for p in PARAMETERS])
+
+
+def fit_joints(parts: Sequence[Samples], excess: Sequence[Vector],
+               model: Mapping[str, Mapping[str, float]]) -> list[JointFit]:
+    """Fit every joint's armature, damping and friction (module docstring).
+
+    Args:
+        parts: the fitted samples of every recording.
+        excess: per recording, :func:`residual_torques` of it.
+        model: joint -> the model's value of each parameter.
+    """
+    fits = []
+    for k, joint in enumerate(parts[0].joints):
+        rows, target, measured = [], [], []
+        for p, e in zip(parts, excess, strict=True):
+            ok = p.steady(k)
+            rows.append(p.regressor(k)[ok])
+            target.append(e[ok, k])
+            measured.append(p.lowpass(p.tau[:, k])[ok])
+        fits.append(_fit_joint(joint, np.concatenate(rows), np.concatenate(target),
+                               np.concatenate(measured), dict(model[joint]),
+                               parts[0].independent_share))
+    return fits
+
+
+def blind_parameters(y: Vector) -> tuple[dict[str, str], Vector, Vector]:
+    """The parameters regressor ``y`` cannot tell apart (module docstring), and why.
+
+    Returns:
+        (parameter -> why, the scaled regressor's singular values, its column norms).
+    """
+    norms = np.linalg.norm(y, axis=0)
+    norms[norms == 0.0] = 1.0
+    _, sv, vt = np.linalg.svd(y / norms, full_matrices=False)
+    fixed: dict[str, str] = {}
+    for s, v in zip(sv, vt, strict=True):
+        if s < IDENTIFIABLE * sv[0]:
+            for name in (PARAMETERS[i] for i in np.flatnonzero(np.abs(v) > _WEIGHS)):
+                fixed[name] = (f"not identifiable from this recording (a singular value "
+                               f"{s / sv[0]:.1e} of the largest)")
+    return fixed, sv, norms
+
+
+def correlation_factor(residual: Vector, reach: int) -> float:
+    """How much a correlated residual widens a least-squares variance: ``1 + 2 sum rho_k``.
+
+    Over lags up to ``2 * reach`` (Bartlett-weighted, as Newey and West), at least 1: the
+    low-pass alone makes about ``reach`` neighbouring samples alike, and a model's error
+    (a friction law that is not quite Coulomb's, a timing jitter) can reach further.
+    """
+    r = residual - residual.mean()
+    var = float(r @ r)
+    if var == 0.0 or r.size < 4:  # noqa: PLR2004
+        return 1.0
+    lags = min(2 * reach, r.size // 4)
+    total = 1.0
+    for k in range(1, lags + 1):
+        total += 2.0 * (1.0 - k / (lags + 1)) * float(r[:-k] @ r[k:]) / var
+    return max(1.0, total)
+
+
+def _fit_joint(joint: str, y: Vector, b: Vector, measured: Vector,  # noqa: PLR0917
+               prior: dict[str, float], independent: float) -> JointFit:
+    """One joint's fit.
+
+    ``y`` its regressor, ``b`` the target (torque beyond the links'), ``measured`` its
+    torque readings, ``prior`` the model's values, ``independent`` the share of the
+    samples that are independent (the low-passed residual's samples are not: the
+    covariance is scaled by its inverse, as for ``n * independent`` samples).
+    """
+    from scipy.optimize import least_squares
+
+    if y.shape[0] < 2 * len(PARAMETERS):
+        return JointFit(joint, prior, {}, dict.fromkeys(
+            PARAMETERS, "the joint barely moved in the fitted part"), prior, math.inf, (),
+            y.shape[0], math.nan)
+    fixed, sv, norms = blind_parameters(y)
+    free = [i for i, name in enumerate(PARAMETERS) if name not in fixed]
+    kept = [i for i in range(len(PARAMETERS)) if i not in free]
+    values = dict(prior)
+    intervals: dict[str, float] = {}
+    rhs = b - y[:, kept] @ np.array([prior[PARAMETERS[i]] for i in kept])
+    if free:
+        a = y[:, free] / norms[free]
+        # Start inside the bounds (on a bound, TRF can stall): the unbounded solution.
+        start, *_ = np.linalg.lstsq(a, rhs, rcond=None)
+        start = np.maximum(start, 1e-6 * max(1.0, float(np.abs(start).max())))
+        result = least_squares(lambda x, a=a, rhs=rhs: a @ x - rhs, start,
+                               jac=lambda _x, a=a: a, bounds=(0.0, np.inf), method="trf")
+        x = result.x / norms[free]
+        jac = y[:, free]  # the Jacobian in the parameters' units
+        residual = jac @ x - rhs
+        s2 = float(np.sum(residual ** 2)) / max(1, y.shape[0] - len(free))
+        s2 *= max(1.0 / independent, correlation_factor(residual, round(1.0 / independent)))
+        try:
+            cov = s2 * np.linalg.inv(jac.T @ jac)
+        except np.linalg.LinAlgError:
+            cov = np.full((len(free), len(free)), np.inf)
+        for j, i in enumerate(free):
+            values[PARAMETERS[i]] = float(x[j])
+            intervals[PARAMETERS[i]] = float(Z95 * math.sqrt(max(cov[j, j], 0.0)))
+    residual = b - y @ np.array([values[p] for p in PARAMETERS])
+    rms = float(np.sqrt(np.mean(residual ** 2)))
+    modelled = float(np.sqrt(np.mean((measured - residual) ** 2)))
+    if free and rms > modelled:
+        # More of the readings is unexplained than explained: the torque readings are
+        # mostly something else (a drive's chatter, a bad sensor); any value is a guess.
+        why = (f"the torque readings are mostly noise here (residual RMS {rms:.3g} N m "
+               f"above the modelled torque's {modelled:.3g} N m)")
+        values, intervals = dict(prior), {}
+        fixed.update(dict.fromkeys((PARAMETERS[i] for i in free), why))
+    return JointFit(joint, values, intervals, fixed, prior,
+                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf,
+                    tuple(float(v) for v in sv), int(y.shape[0]), rms)

@@ -1,0 +1,194 @@
+"""What ``skel-ros identify`` writes: identified.yaml, the fitted model, report.html.
+
+``identified.yaml`` holds every identified value with its 95 % interval, the model's value
+it replaces, the parameters that could not be identified (and why), the delay and servo
+gains, and which values the written model file carries::
+
+    joints:
+      elbow:
+        armature: {value: 0.0112, interval: 0.0009, model: 0.0, unit: kg m^2}
+        damping:  {value: 0.071, interval: 0.004, model: 0.04, unit: N m s/rad}
+        friction: {value: 0.041, interval: 0.002, model: 0.01, unit: N m}
+        not_identified: {}
+        servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
+    model_file: {path: model.skel, carries: [damping, friction], not_carried: [armature]}
+
+No ROS, no engine.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import yaml
+
+from skel_ros.identify.fit import predicted
+from skel_ros.identify.regressor import PARAMETERS, UNITS
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from skel_ros.identify.fit import JointFit, Samples, ServoFit
+    from skel_ros.model.types import World
+
+__all__ = ["CARRIED", "fitted_world", "identified_document", "write_model", "write_report"]
+
+CARRIED = ("damping", "friction")
+"""The parameters the SKEL and URDF formats carry (a DOF's ``<dynamics>``)."""
+_FIELD = {"damping": "damping", "friction": "coulomb_friction"}
+
+
+def fitted_world(world: World, fits: Sequence[JointFit]) -> World:
+    """``world`` with each fitted joint's damping and friction set."""
+    by_name = {f.joint: f for f in fits}
+
+    def dof(d: Any) -> Any:  # noqa: ANN401 - a model Dof
+        f = by_name.get(d.name)
+        if f is None:
+            return d
+        return replace(d, **{_FIELD[p]: f.values[p] for p in CARRIED})
+
+    return replace(world, skeletons=tuple(
+        replace(s, dofs=tuple(dof(d) for d in s.dofs)) for s in world.skeletons))
+
+
+def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: str
+                ) -> tuple[Path, str]:
+    """Write the fitted model in the format of ``suffix`` (``.skel`` or ``.urdf``).
+
+    Other formats are written as SKEL (said in the returned note).
+
+    Returns:
+        (the file, a note: "" or why the format differs from the model's).
+    """
+    from skel_ros.model.skel_writer import write_skel
+    from skel_ros.model.urdf import world_to_urdf
+
+    fitted = fitted_world(world, fits)
+    if suffix == ".urdf":
+        path = out_dir / "model.urdf"
+        path.write_text(world_to_urdf(fitted), encoding="utf-8")
+        return path, ""
+    path = out_dir / "model.skel"
+    write_skel(fitted, path)
+    note = "" if suffix == ".skel" else (f"the model's format ({suffix}) has no writer here: "
+                                         "written as SKEL")
+    return path, note
+
+
+def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None], *,
+                        sources: Sequence[str], model_file: Path, note: str,
+                        held_out: Mapping[str, tuple[float, float]]) -> dict[str, Any]:
+    """The content of identified.yaml (module docstring)."""
+    joints: dict[str, Any] = {}
+    for f in fits:
+        entry: dict[str, Any] = {}
+        for p in PARAMETERS:
+            item: dict[str, Any] = {"value": _round(f.values[p]), "model": _round(f.model[p]),
+                                    "unit": UNITS[p]}
+            if p in f.intervals:
+                item["interval"] = _round(f.intervals[p])
+            entry[p] = item
+        entry["not_identified"] = dict(f.fixed)
+        entry["condition_number"] = _round(f.condition)
+        entry["samples"] = f.samples
+        servo = servos.get(f.joint)
+        if servo is not None:
+            entry["servo"] = {"delay": _round(servo.delay),
+                              "delay_interval": [_round(v) for v in servo.delay_interval],
+                              "kp": _round(servo.kp), "kd": _round(servo.kd),
+                              "r2": _round(servo.r2),
+                              **({"not_identified": servo.problem} if servo.problem else {})}
+        before, after = held_out.get(f.joint, (math.nan, math.nan))
+        entry["held_out_torque_rms"] = {"model": _round(before), "identified": _round(after)}
+        joints[f.joint] = entry
+    return {
+        "recordings": list(sources),
+        "joints": joints,
+        "model_file": {"path": model_file.name, "carries": list(CARRIED),
+                       "not_carried": [p for p in PARAMETERS if p not in CARRIED],
+                       **({"note": note} if note else {})},
+    }
+
+
+def dump(document: dict[str, Any]) -> str:
+    """identified.yaml's text."""
+    header = ("# skel-ros identify: values with 95 % intervals (half-widths); 'model' is the\n"
+              "# model's value; not_identified: parameters kept at the model's value.\n")
+    return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=None)
+
+
+def _round(v: float) -> float | str:
+    if not math.isfinite(v):
+        return str(v)
+    return float(f"{v:.6g}")
+
+
+def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
+                 *, held: Samples, excess: np.ndarray, title: str) -> Path:
+    """Write report.html: per joint, the held-out torque beyond the links' own.
+
+    As measured, as the model's damping and friction give it, and as the identified
+    values give it.
+    """
+    import matplotlib as mpl
+
+    mpl.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    rows, images = [], []
+    for k, f in enumerate(fits):
+        ok = held.valid
+        t = held.t[ok] - held.t[0]
+        measured = excess[ok, k]
+        before = predicted(held, k, f.model)[ok]
+        after = predicted(held, k, f.values)[ok]
+        fig = Figure(figsize=(8, 3.2), dpi=100)
+        ax = fig.subplots()
+        ax.plot(t, measured, color="black", linewidth=1.0, label="measured")
+        ax.plot(t, before, "--", color="tab:red", linewidth=1.0, label="model")
+        ax.plot(t, after, color="tab:blue", linewidth=1.0, label="identified")
+        ax.set_title(f"{f.joint}: torque beyond the links' own (held out)")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("N m")
+        ax.legend(loc="best", fontsize=8)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = out_dir / f"identify_{k}.png"
+        fig.savefig(path)
+        images.append((f.joint, base64.b64encode(path.read_bytes()).decode("ascii")))
+        path.unlink()
+        servo = servos.get(f.joint)
+        cells = [f.joint] + [
+            (f"{f.values[p]:.4g} &plusmn; {f.intervals[p]:.2g}" if p in f.intervals
+             else f"{f.values[p]:.4g} (model's: {html.escape(f.fixed.get(p, ''))})")
+            for p in PARAMETERS]
+        cells.append("&ndash;" if servo is None else f"{servo.delay * 1e3:.0f}"
+                     + (" (not identified)" if servo.problem else ""))
+        cells.append(f"{_rms(measured - before):.3g} &rarr; {_rms(measured - after):.3g}")
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("joint", *(f"{p} ({UNITS[p]})" for p in PARAMETERS),
+                                             "delay (ms)", "held-out RMS, N m"))
+    body = "\n".join(rows)
+    plots = "\n".join(f"<h2>{html.escape(j)}</h2><img alt='{html.escape(j)}' "
+                      f"src='data:image/png;base64,{d}'>" for j, d in images)
+    text = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            "</title><style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+            "img{max-width:100%}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><p>Values with 95 % intervals; the held-out part of "
+            "each recording was not fitted.</p>"
+            f"<table><tr>{head}</tr>{body}</table>{plots}</body></html>\n")
+    path = out_dir / "report.html"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(values ** 2))) if values.size else math.nan

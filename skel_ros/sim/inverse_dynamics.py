@@ -1,0 +1,120 @@
+"""The model's rigid-body torques along a recorded motion (inverse dynamics).
+
+``M(q) qdd + c(q, qd) + g(q)``: what the joints' motors must give to move the model's
+links as recorded, before any damping, friction or rotor inertia. Computed by MuJoCo's
+``mj_inverse`` on the model's MJCF export (:func:`skel_ros.model.world_to_mjcf`) with the
+model's damping, friction and limits taken out and every constraint off, so what is left
+is the links' own dynamics, the same in either engine. ``mujoco`` is imported when a
+:class:`RigidDynamics` is built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from skel_ros.model.types import Skeleton, World
+
+__all__ = ["DynamicsError", "RigidDynamics", "bare_world"]
+
+Vector = npt.NDArray[np.float64]
+
+
+class DynamicsError(ValueError):
+    """A model whose inverse dynamics cannot be computed here.
+
+    A joint that is not a hinge or a slide among the identified ones, or a model MJCF
+    cannot express.
+    """
+
+
+def bare_world(world: World) -> World:
+    """``world`` without damping, Coulomb friction, springs and position limits."""
+    return replace(world, skeletons=tuple(_bare(s) for s in world.skeletons))
+
+
+def _bare(skel: Skeleton) -> Skeleton:
+    return replace(skel, dofs=tuple(
+        replace(d, damping=0.0, coulomb_friction=0.0, spring_stiffness=0.0,
+                position_lower=-math.inf, position_upper=math.inf) for d in skel.dofs))
+
+
+class RigidDynamics:
+    """Inverse dynamics of one skeleton's DOFs (module docstring).
+
+    Args:
+        world: the model.
+        skeleton: the skeleton whose DOFs are given (its name).
+
+    Raises:
+        DynamicsError: the model cannot be exported, or a DOF is not a hinge or a slide.
+    """
+
+    def __init__(self, world: World, skeleton: str) -> None:
+        import mujoco
+
+        from skel_ros.model.errors import SkelError
+        from skel_ros.model.mjcf import world_to_mjcf
+
+        bare = bare_world(world)
+        try:
+            export = world_to_mjcf(bare)
+            self._model = mujoco.MjModel.from_xml_string(export.xml)
+        except (SkelError, ValueError) as exc:
+            raise DynamicsError(f"{world.source}: cannot compute the model's inverse dynamics:"
+                                f" {exc}") from None
+        self._model.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+        self._data = mujoco.MjData(self._model)
+        self._mujoco = mujoco
+        skel = world.skeleton(skeleton)
+        self.names: tuple[str, ...] = tuple(d.name for d in skel.dofs)
+        addresses = {}
+        for joint in export.joints:
+            if joint.skeleton != skeleton:
+                continue
+            if joint.kind in {"hinge", "slide"}:
+                jid = mujoco.mj_name2id(self._model, mujoco.mjtObj.mjOBJ_JOINT, joint.name)
+                addresses[skel.dofs[joint.dofs[0]].name] = (
+                    int(self._model.jnt_qposadr[jid]), int(self._model.jnt_dofadr[jid]),
+                    float(joint.scale))
+        self._addresses = addresses
+
+    def supports(self, name: str) -> bool:
+        """Whether DOF ``name`` is a hinge or slide this can give torques for."""
+        return name in self._addresses
+
+    def torques(self, names: Sequence[str], q: Vector, qd: Vector, qdd: Vector) -> Vector:
+        """The torques ``(samples, len(names))`` the DOFs ``names`` need along a motion.
+
+        ``q``, ``qd``, ``qdd``: ``(samples, len(names))``; DOFs not named stay at rest at 0.
+
+        Raises:
+            DynamicsError: a DOF that is not a hinge or slide of the skeleton.
+        """
+        missing = [n for n in names if n not in self._addresses]
+        if missing:
+            raise DynamicsError(f"no inverse dynamics for {', '.join(map(repr, missing))}: "
+                                "only hinge and slide DOFs are identified")
+        model, data, mujoco = self._model, self._data, self._mujoco
+        adr = [self._addresses[n] for n in names]
+        qadr = np.array([a[0] for a in adr], dtype=np.intp)
+        dadr = np.array([a[1] for a in adr], dtype=np.intp)
+        scale = np.array([a[2] for a in adr])
+        out = np.zeros((q.shape[0], len(names)))
+        data.qpos[:] = model.qpos0
+        data.qvel[:] = 0.0
+        data.qacc[:] = 0.0
+        for k in range(q.shape[0]):
+            data.qpos[qadr] = q[k] * scale
+            data.qvel[dadr] = qd[k] * scale
+            data.qacc[dadr] = qdd[k] * scale
+            mujoco.mj_inverse(model, data)
+            out[k] = data.qfrc_inverse[dadr] * scale
+        return out
