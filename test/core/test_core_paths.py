@@ -4,13 +4,16 @@ Each test states one behaviour mutation testing (bench/mutation.py, target ``cor
 seed 3) showed no test pinned: a backend whose limits miss one of its DOFs, the gate's
 result for a command naming a DOF without an actuator, a clamped command's reason, a
 cancel's hold written at the time it happened, the limits report of a trajectory going
-below a lower limit, and which point a goal's error names.
+below a lower limit, which point a goal's error names, how sources are named and said,
+a read's stamp, the log lines of a trajectory and of its takeover, the logging adapter,
+a backend without a core, the goal monitor's last cycle, the loop thread's name.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 from numpy_backend import NumpyBackend  # type: ignore[import-not-found]  # test/core
 
@@ -20,7 +23,6 @@ from skel_ros.model.limits import CommandKind, JointLimits, LimitSet
 from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
 P = CommandKind.POSITION
@@ -122,3 +124,84 @@ def test_a_goal_error_names_its_point() -> None:
     points = [GoalPoint(0.5, (0.0, 0.0)), GoalPoint(1.0, (0.0,))]
     with pytest.raises(GoalError, match=r"point 1: 1 positions for 2 joint\(s\)"):
         check_arrival(["a", "b"], points, ["a", "b"])
+
+
+def test_a_source_without_a_sender_is_named_by_its_channel() -> None:
+    from skel_ros.core.commanders import Source
+
+    assert str(Source("joint_commands")) == "joint_commands"
+    assert str(Source("joint_commands", "/teleop")) == "joint_commands (/teleop)"
+
+
+def test_two_sources_on_several_joints_are_named_with_every_joint() -> None:
+    log = ListLog()
+    core = RobotCore(NumpyBackend(), log=log)
+    from skel_ros.core.commanders import Source
+
+    assert core.command(P, ["a", "b"], [0.1, 0.1], source=Source("joint_commands", "/x")).ok
+    assert core.command(P, ["a", "b"], [0.2, 0.2], source=Source("joint_commands", "/y")).ok
+    said = [m for kind, m in log.lines if kind == "warning" and "two sources" in m]
+    assert said
+    assert said[0].startswith("two sources command a, b: joint_commands (/x) and"
+                              " joint_commands (/y);"), said
+
+
+def test_a_read_at_a_given_time_is_stamped_with_it() -> None:
+    core = RobotCore(NumpyBackend())
+    assert core.read(2.5).stamp == 2.5
+    assert core.read().stamp == 0.0  # the backend's now
+
+
+def test_the_log_says_a_trajectory_was_taken_over_and_how_many_points_it_had() -> None:
+    from skel_ros.core.commanders import Source
+
+    log = ListLog()
+    backend = NumpyBackend()
+    core = RobotCore(backend, log=log)
+    core.follow(PointTrajectory(("a",), [TrajectoryPoint(0.5, (0.2,)),
+                                         TrajectoryPoint(1.0, (0.4,))], [0.0]))
+    assert ("info", "following a trajectory of 2 point(s) for 1 joint(s), 1 s") in log.lines
+    core.cycle(backend.time + DT)
+    assert core.command(P, ["a"], [0.0], source=Source("joint_commands", "/teleop")).ok
+    assert ("info", "joint_commands (/teleop) took over: trajectory stopped") in log.lines
+
+
+def test_the_python_logging_log_passes_messages_as_they_are(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from skel_ros.core.log import LoggingLog
+
+    with caplog.at_level(logging.INFO, logger="skel_ros.test_core_paths"):
+        LoggingLog(logging.getLogger("skel_ros.test_core_paths")).info("100 % done")
+    assert [r.getMessage() for r in caplog.records] == ["100 % done"]
+
+
+def test_a_backend_no_core_drives_has_no_trajectory_to_stop() -> None:
+    backend = NumpyBackend()  # not bound to a core: its link is the no-core one
+    assert backend._core.stop_trajectory("disabled") is False
+
+
+def test_the_goal_monitor_keeps_the_last_cycle_it_saw() -> None:
+    from skel_ros.core.tolerances import GoalMonitor, Tolerances
+
+    names = ("a", "b")
+    monitor = GoalMonitor(names, Tolerances.defaults(names), 1.0, [1.0])
+    monitor.on_cycle(3.0, 0.25, names, (np.array([0.1, 0.0]), np.zeros(2)),
+                     (np.zeros(2), np.zeros(2)))
+    assert monitor.latest is not None
+    assert (monitor.latest.now, monitor.latest.elapsed) == (3.0, 0.25)
+
+
+def test_the_loop_thread_carries_the_runners_name() -> None:
+    import threading
+
+    from skel_ros.core.runner import GridPacer, Runner
+
+    backend = NumpyBackend()
+    runner = Runner(Runner.over(backend).core, GridPacer(backend.now), name="arm-loop")
+    runner.start()
+    try:
+        assert "arm-loop" in [t.name for t in threading.enumerate()]
+    finally:
+        runner.stop()
