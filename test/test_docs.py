@@ -194,9 +194,12 @@ SKIPPED: dict[str, str] = {
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml"
     " --out out/quadruped": SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real": SIM_TO_REAL,
-    ".venv/bin/skel-ros sim-to-real --physics": SIM_TO_REAL,
+    ".venv/bin/skel-ros sim-to-real --ideal-actuators": SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --truth payload.yaml --criteria config/criteria/arm.yaml":
         SIM_TO_REAL,
+    ".venv/bin/skel-ros sim-to-real --truth truth.yaml --trajectory excite.yaml --out"
+    " out/excite": SIM_TO_REAL + " (60 s of excitation; test/identify/data holds a recording"
+                                 " made so, which the identify command there fits)",
     ".venv/bin/skel-ros sim-to-real --skel examples/quadruped.skel --hardware-config"
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml":
         SIM_TO_REAL,
@@ -208,9 +211,24 @@ SKIPPED: dict[str, str] = {
         SIM_TO_REAL + " (test/nodes/test_sim_to_real_so101.py runs this one and its criteria)",
     ".venv/bin/skel-ros sim-to-real --engines dart,mujoco": SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --engines mujoco": SIM_TO_REAL,
+    "skel-ros sweep examples/sweep.yaml -o out/sweep": SIM_TO_REAL + " (4 of them;"
+        " test/sweep/test_sweep_real.py runs a sweep of 2 through skel-ros sweep)",
+    ".venv/bin/skel-ros sweep examples/sweep.yaml -o out/sweep": SIM_TO_REAL + " (4 of them;"
+        " test/sweep/test_sweep_real.py runs a sweep of 2 through skel-ros sweep)",
+    ".venv/bin/skel-ros sweep examples/sweep.yaml -o out/sweep --backend ray": SIM_TO_REAL
+        + " (4 of them, as Ray tasks; test/sweep/test_sweep_trials.py runs the Ray backend)",
+    ".venv/bin/ray start --head --node-ip-address=10.0.0.1 --port=6379 --num-cpus=2":
+        "starts a Ray head for other machines to join (a network, several machines)",
+    ".venv/bin/ray start --address=10.0.0.1:6379 --num-cpus=2":
+        "joins a Ray cluster on another machine (a network, several machines)",
+    ".venv/bin/skel-ros sweep spec.yaml -o /shared/sweep --backend ray --address"
+    " 10.0.0.1:6379": "needs a Ray cluster of several machines and a shared file system",
+    ".venv/bin/python bench/sweep.py --trials 6": BENCH + " (18 sim-to-real runs, about 6 min;"
+        " even --quick runs 6, so test_bench.py skips it)",
     "skel-ros compare run.mcap --record": RECORD,
     "skel-ros compare run.mcap --record --skel package://skel_ros/examples/arm.skel": RECORD,
     ".venv/bin/python bench/fuzz_skel.py --max-inputs 20000 --jobs 2": BENCH,
+    ".venv/bin/python bench/truth_cases.py": BENCH + " (six sim-to-real runs)",
     ".venv/bin/python bench/parse.py --corpus ~/skel-corpus": CORPUS,
     ".venv/bin/python bench/hardware_node.py": BENCH + " (test_bench.py runs it with --seconds 1)",
     ".venv/bin/python bench/parse.py": BENCH + " (DART reads the 1,000-body chain ~10 s a time)",
@@ -232,6 +250,16 @@ SKIPPED: dict[str, str] = {
         SYNOPSIS,
     ".venv/bin/sim_node --ros-args -p skel_file:=/path/to/robot.skel -p real_time_factor:=2.0":
         PLACEHOLDER,
+    # docs/visualization.md: test/view/ replays and exports a 2 s recording of its own.
+    "skel-ros view out/sim_to_real/run.mcap": SIM_TO_REAL + " (the recording it replays)",
+    "skel-ros view out/sim_to_real/run.mcap --export view.html":
+        SIM_TO_REAL + " (the recording it exports)",
+    ".venv/bin/python bench/view_latency.py --seconds 10":
+        "a benchmark with headless Chromium, ~30 s",
+    ".venv/bin/python bench/view_latency.py --screenshot docs/img/view_live.png":
+        "a benchmark with headless Chromium, ~30 s (writes the doc's picture)",
+    ".venv/bin/python scripts/view_screenshots.py out/sim_to_real/run.mcap":
+        SIM_TO_REAL + "; then headless Chromium, ~40 s (writes the doc's pictures)",
 }
 # Every ros2 command (launch, run, service, topic, param, lifecycle, action) of the docs
 # is skipped for ROS2_CLI, without a row each.
@@ -294,10 +322,16 @@ RUN: dict[str, Run] = {
         creates=("hw.yaml",)),
     "skel-ros simulate examples/arm.skel --steps 1000 --json": Run(output=('"time"',)),
     "skel-ros simulate examples/arm.skel --engine mujoco": Run(),
+    "skel-ros sweep examples/sweep.yaml -o out/sweep --report-only": Run(
+        status=4, output=("4 without a result",), creates=("out/sweep/report.html",
+                                                            "out/sweep/summary.json")),
     "skel-ros play examples/arm_trajectory.xml --skel examples/arm.skel --print": Run(
         output=("# t shoulder_yaw shoulder_pitch elbow wrist",)),
     "skel-ros emulate dynamixel --ids 1-4": Run(until=PORT),
     "skel-ros emulate feetech --ids 1-6": Run(until=r"port: (/tmp/skel-ft-\w+/tty)"),
+    "skel-ros emulate dynamixel --physics --skel examples/arm.skel --config"
+    " config/hardware/arm_dynamixel.yaml --truth test/nodes/data/truth/elbow_friction.yaml":
+        Run(until=PORT),
     "skel-ros init-hardware robot.urdf --protocol feetech -o hw.yaml": Run(creates=("hw.yaml",)),
     EMULATE_12: Run(until=PORT),
     "skel-ros scan --port /tmp/skel-dxl-XXXX/tty --protocol dynamixel": Run(
@@ -328,6 +362,14 @@ RUN: dict[str, Run] = {
          " 1.70e-05 | 1.70e-05 | 1.0 | 0, 0 |"))),
     "skel-ros ros2-control package://skel_ros/examples/arm.skel --namespace robot -o"
     " arm_control.urdf": Run(creates=("arm_control.urdf",)),
+    ".venv/bin/skel-ros excite --skel examples/arm.skel --hardware-config"
+    " config/hardware/arm_dynamixel.yaml -o excite.yaml": Run(
+        output=("condition number of the identification problem",), creates=("excite.yaml",)),
+    ".venv/bin/skel-ros identify test/identify/data/arm_excite20_truth.mcap --skel"
+    " examples/arm.skel --hardware-config config/hardware/arm_dynamixel.yaml -o"
+    " out/identified": Run(output=("not identified",), creates=(
+        "out/identified/identified.yaml", "out/identified/model.skel",
+        "out/identified/report.html")),
     ".venv/bin/sim_node --ros-args --params-file config/sim.yaml -r __ns:=/sim -p"
     " skel_file:=examples/quadruped.skel -p frame_prefix:=sim/": Run(until=SIM_NODE_UP,
                                                                     ros=True),
@@ -338,6 +380,8 @@ RUN: dict[str, Run] = {
     "skel-ros compare bench_run.mcap --skel examples/arm.skel --criteria"
     " config/criteria/arm.yaml --junit junit.xml --json report.json": Run(
         output=("verdict: PASSED",), creates=("junit.xml", "report.json")),
+    "skel-ros view examples/arm.skel": Run(until=r"http://127\.0\.0\.1:\d+"),
+    "skel-ros view --live sim real": Run(until=r"http://127\.0\.0\.1:\d+", ros=True),
 }
 
 # Fenced blocks without a command: (doc, how the block's first line starts) -> what it is.
@@ -355,6 +399,8 @@ NOT_COMMANDS: dict[tuple[str, str], str] = {
     ("docs/simulation.md", "kp = m w^2"): "formulas",
     ("docs/simulation.md", "SimError"): "an exception tree",
     ("docs/trajectories.md", "time_step,0.010000"): "a CASPR trajectory file's text",
+    ("docs/visualization.md", "/usr/bin/chromium --headless"):
+        "Chromium's flags for software WebGL; test/view/test_view.py runs Chromium with them",
 }
 
 

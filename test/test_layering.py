@@ -129,7 +129,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"model"}),                                       # the robot model
     frozenset({"core", "trajectory", "mesh_uris", "ros2_control"}),
     frozenset({"sim", "hardware", "analysis"}),                 # engines, drivers, analysis
-    frozenset({"emulation"}),                                   # emulated devices
+    frozenset({"emulation", "identify", "view", "sweep"}),      # emulated devices, tools
     frozenset({"physical"}),                                    # devices moving a physics model
     frozenset({"nodes"}),                                       # the only rclpy code
     frozenset({"cli"}),                                         # the skel-ros command
