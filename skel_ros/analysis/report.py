@@ -266,25 +266,19 @@ def _markdown(sections: Sequence[RunSection], title: str, out_dir: Path,
     return "\n".join(lines)
 
 
-def _html(sections: Sequence[RunSection], title: str,
-          plots: Sequence[tuple[Path, ...]], *, titled: bool) -> str:
+def _html_verdict(sections: Sequence[RunSection], *, titled: bool) -> list[str]:
+    """The verdict box of the HTML page, with a row per check not passed (or nothing)."""
     esc = html.escape
-    css = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-           "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
-           "td:first-child{text-align:left}img{max-width:100%}"
-           ".verdict{border:3px solid;padding:0.5em 1em;margin-bottom:1.5em}"
-           ".verdict td{text-align:left}")
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
-             f"<style>{css}</style></head><body>", f"<h1>{esc(title)}</h1>"]
+    out: list[str] = []
     overall = _overall(sections)
     if overall is not None:
         colour = VERDICT_COLOURS.get(overall, "black")
-        parts.append(f"<div class='verdict' id='verdict' style='border-color:{colour}'>"
-                     f"<h2 style='color:{colour}'>Verdict: {esc(overall.value.upper())}</h2>"
-                     f"<p>{esc(_counts(sections))}</p>")
+        out.append(f"<div class='verdict' id='verdict' style='border-color:{colour}'>"
+                   f"<h2 style='color:{colour}'>Verdict: {esc(overall.value.upper())}</h2>"
+                   f"<p>{esc(_counts(sections))}</p>")
         rows = _verdict_rows(sections)
         if rows:
-            parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in (
+            out.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in (
                 *(["run"] if titled else []), "joint", "check", "outcome", "value", "bound",
                 "beyond the bound by", "criterion")) + "</tr>")
             for s, c in rows:
@@ -296,9 +290,31 @@ def _html(sections: Sequence[RunSection], title: str,
                                                              if c.reason else ""),
                          _fmt(c.value), _fmt(c.bound),
                          _fmt(c.excess) if c.outcome is Outcome.FAILED else "-", esc(c.where)]
-                parts.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
-            parts.append("</table>")
-        parts.append("</div>")
+                out.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+            out.append("</table>")
+        out.append("</div>")
+    return out
+
+
+def _html(sections: Sequence[RunSection], title: str,
+          plots: Sequence[tuple[Path, ...]], *, titled: bool, view: str | None = None) -> str:
+    esc = html.escape
+    css = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+           "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}"
+           "td:first-child{text-align:left}img{max-width:100%}"
+           ".verdict{border:3px solid;padding:0.5em 1em;margin-bottom:1.5em}"
+           ".verdict td{text-align:left}.top{display:flex;flex-wrap:wrap;gap:1.5em}"
+           ".top>*{flex:1 1 30em}.view iframe{width:100%;height:26em;border:1px solid #bbb}")
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+             f"<style>{css}</style></head><body>", f"<h1>{esc(title)}</h1>"]
+    if view is not None:  # the 3-D replay beside the verdict (which closes the row)
+        parts.append("<div class='top'><div>")
+    parts += _html_verdict(sections, titled=titled)
+    if view is not None:
+        parts.append(f"</div><div class='view'><iframe src='{esc(view)}' title='3-D replay'>"
+                     f"</iframe><p><a href='{esc(view)}'>3-D replay</a>: the simulation solid,"
+                     " the real robot a ghost coloured by each joint's error (skel-ros view)"
+                     "</p></div></div>")
     for section, section_plots in zip(sections, plots, strict=True):
         if titled:
             outcome = f": {section.verdict.outcome.value}" if section.verdict else ""
@@ -325,7 +341,7 @@ def _html(sections: Sequence[RunSection], title: str,
 
 
 def _write(sections: Sequence[RunSection], out_dir: Path, plot_dirs: Sequence[Path], *,
-           title: str, fmt: str, titled: bool) -> Report:
+           title: str, fmt: str, titled: bool, view: str | None = None) -> Report:
     if fmt not in {"html", "md"}:
         raise ValueError(f"report format must be 'html' or 'md', got {fmt!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -336,19 +352,24 @@ def _write(sections: Sequence[RunSection], out_dir: Path, plot_dirs: Sequence[Pa
                         encoding="utf-8")
     else:
         page = out_dir / "report.html"
-        page.write_text(_html(sections, title, plots, titled=titled), encoding="utf-8")
+        page.write_text(_html(sections, title, plots, titled=titled, view=view),
+                        encoding="utf-8")
     return Report(page, tuple(p for section_plots in plots for p in section_plots))
 
 
 def write_report(comparison: Comparison, out_dir: Path, *,
                  title: str = "sim-to-real comparison", fmt: str = "html",
-                 notes: tuple[str, ...] = (), verdict: Verdict | None = None) -> Report:
+                 notes: tuple[str, ...] = (), verdict: Verdict | None = None,
+                 view: str | None = None) -> Report:
     """Write the plots and the page (``fmt`` ``"html"`` or ``"md"``) into ``out_dir``.
 
     ``verdict``: the run's checks against criteria; the page then opens with it.
+    ``view``: a page beside it (relative to ``out_dir``: ``skel-ros view``'s exported
+    replay) that the HTML page shows at the top, beside the verdict.
     """
     section = RunSection("run", comparison, verdict, notes)
-    return _write([section], out_dir, [out_dir], title=title, fmt=fmt, titled=False)
+    return _write([section], out_dir, [out_dir], title=title, fmt=fmt, titled=False,
+                  view=view if fmt == "html" else None)
 
 
 def write_runs_report(sections: Sequence[RunSection], out_dir: Path, *,

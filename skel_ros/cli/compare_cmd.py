@@ -180,6 +180,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
     out = Path(args.out)
     names = gate.run_names(trajectories)
     sections: list[RunSection] = []
+    view: str | None = None
     for i, (name, trajectory) in enumerate(zip(names, trajectories, strict=True)):
         if len(trajectories) > 1:
             print(f"[{i + 1}/{len(trajectories)}] {name}")
@@ -203,8 +204,39 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
         print(f"recording: {result.recording.resolve()}  (MCAP: Foxglove, ros2 bag)")
         verdict = judge(result.comparison, criteria) if criteria is not None else None
         sections.append(RunSection(name, result.comparison, verdict, result.notes))
+        if len(trajectories) == 1 and args.format == "html":
+            view = _export_view(result.recording, out / VIEW_PAGE)
     return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
-                       junit=args.junit, json=args.json)
+                       junit=args.junit, json=args.json, view=view)
+
+
+VIEW_PAGE = "view.html"
+"""The 3-D replay a one-run HTML report shows beside its verdict (``skel-ros view``)."""
+
+
+def _export_view(recording: Path, page: Path) -> str | None:
+    """Export ``recording``'s 3-D replay to ``page``; its name, or None (said why).
+
+    Needs the ``view`` extra (viser): without it the report has no replay, and one line
+    says how to get it. A recording the view cannot replay is said and left out too: the
+    report and the verdict do not depend on it.
+    """
+    import tempfile
+
+    try:
+        from skel_ros.view.errors import ViewError
+        from skel_ros.view.replay import export_html, load_replay
+    except ImportError:
+        print("report: no 3-D replay (pip install skel_ros[view] adds one)")
+        return None
+    try:
+        with tempfile.TemporaryDirectory(prefix="skel_ros_view_") as tmp:
+            export_html(load_replay(recording, mesh_dir=Path(tmp)), page)
+    except (ViewError, OSError, ValueError) as exc:
+        print(f"report: no 3-D replay: {exc}")
+        return None
+    print(f"3-D replay: {page.resolve()}")
+    return page.name
 
 
 def _engines(text: str) -> tuple[str, ...]:

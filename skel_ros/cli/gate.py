@@ -76,10 +76,11 @@ def run_names(paths: Sequence[Path]) -> list[str]:
 
 def finish(sections: Sequence[RunSection], out: Path, criteria: Criteria | None, *,
            title: str, fmt: str, junit: str | None = None, json: str | None = None,
-           write: Callable[[str], object] = print) -> int:
+           write: Callable[[str], object] = print, view: str | None = None) -> int:
     """Write the report (and the JUnit/JSON files), say the verdict; the exit status.
 
-    One run: the report as before (plots next to the page); several: one section each.
+    One run: the report as before (plots next to the page; ``view``, a page in ``out``,
+    shown beside the verdict); several: one section each.
     Without criteria the status is OK, or NOT_JUDGED when a run could not be compared.
     """
     from skel_ros.analysis.ci_reports import gate_outcome, write_json, write_junit
@@ -90,7 +91,7 @@ def finish(sections: Sequence[RunSection], out: Path, criteria: Criteria | None,
     if single is not None and single.comparison is not None:
         s = single
         report = write_report(single.comparison, out, title=title, fmt=fmt, notes=s.notes,
-                              verdict=s.verdict)
+                              verdict=s.verdict, view=view)
     else:
         report = write_runs_report(sections, out, title=title, fmt=fmt)
     write(f"report: {report.page.resolve()}")

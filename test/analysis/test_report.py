@@ -49,3 +49,16 @@ def test_markdown_report_links_plots(tmp_path: Path) -> None:
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="format"):
         write_report(_comparison(), tmp_path, fmt="pdf")
+
+
+def test_an_html_report_shows_a_given_view_beside_the_verdict(tmp_path: Path) -> None:
+    """``view``: a page beside the report (skel-ros view's exported replay), shown at the
+    top of the HTML page after the verdict box; a Markdown report has no place for it."""
+    page = write_report(_comparison(), tmp_path, fmt="html", view="view.html").page
+    text = page.read_text(encoding="utf-8")
+    assert "<iframe src='view.html'" in text
+    assert text.index("<div class='top'>") < text.index("<iframe") < text.index("<img")
+    md = write_report(_comparison(), tmp_path / "md", fmt="md", view="view.html").page
+    assert "view.html" not in md.read_text(encoding="utf-8")
+    assert "<iframe" not in write_report(_comparison(), tmp_path / "plain").page.read_text(
+        encoding="utf-8")

@@ -66,8 +66,11 @@ def test_each_trial_is_a_judged_run_with_its_files(
         assert result["verdict"] in ({"passed", "not judged"} if value < 1 else
                                      {"failed", "not judged"}), result
         assert json.loads((trial / "verdict.json").read_text())["verdict"] == result["verdict"]
-        for name in ("run.mcap", "junit.xml", "report.html", "truth.yaml"):
+        for name in ("run.mcap", "junit.xml", "report.html", "truth.yaml", "view.html"):
             assert (trial / name).is_file(), name
+        # The trial's report shows its 3-D replay (skel-ros view's export) beside the verdict.
+        page = (trial / "report.html").read_text(encoding="utf-8")
+        assert page.index("id='verdict'") < page.index("<iframe src='view.html'")
         assert f"damping: {value}" in (trial / "truth.yaml").read_text()
     verdicts = [r["verdict"] for r in results.values()]
     passed = verdicts.count("passed")
