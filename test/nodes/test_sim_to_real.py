@@ -405,8 +405,13 @@ def test_a_model_with_wrong_damping_fails_the_shipped_criteria(
     assert wrong.count("<damping>30.0</damping>") == 4
     skel = tmp_path / "arm_wrong_damping.skel"
     skel.write_text(wrong, encoding="utf-8")
+    # The real robot is the bundled arm; only the model the run is given is wrong (without
+    # this the emulated servos would move the wrong model too: the model is the real robot
+    # unless a truth file says otherwise).
+    truth = tmp_path / "truth.yaml"
+    truth.write_text(f"model: {example('arm.skel')}\n", encoding="utf-8")
     out = tmp_path / "out"
-    result = _sim_to_real("--skel", str(skel), "--trajectory",
+    result = _sim_to_real("--skel", str(skel), "--truth", str(truth), "--trajectory",
                           str(example("arm_trajectory.yaml")), "--criteria",
                           "package://skel_ros/config/criteria/arm.yaml", "--out", str(out),
                           "--junit", str(out / "junit.xml"), "--json", str(out / "report.json"),
