@@ -165,6 +165,21 @@ def make_executor(context: Context | None = None) -> Executor:
     return SingleThreadedExecutor(context=context)
 
 
+SPIN_WAKE = 0.5
+"""Seconds a node process's executor waits at most before it looks at its context again."""
+
+
+def _spin(executor: Executor, context: Context) -> None:
+    """``executor.spin()``, but the context is looked at every :data:`SPIN_WAKE` s.
+
+    rclpy's SIGTERM handler shuts the context down and wakes the executor; once in some
+    tens of runs here the wake was lost and the process spun on, shut down, until killed.
+    A wait with a timeout ends within :data:`SPIN_WAKE` s of the shutdown whatever wakes it.
+    """
+    while context.ok():
+        executor.spin_once(timeout_sec=SPIN_WAKE)
+
+
 def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | None = None, *,
              exit_codes: Mapping[type[Exception], int] | None = None) -> None:
     """A node process's ``main()``: start, spin until stopped, clean up, exit.
@@ -199,7 +214,7 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
         node = make_node()
         executor = make_executor()
         executor.add_node(node)
-        executor.spin()
+        _spin(executor, rclpy.get_default_context())
     except tuple(codes) as exc:
         _exit(name, exc, next(c for kind, c in codes.items() if isinstance(exc, kind)))
     except (KeyboardInterrupt, ExternalShutdownException):
