@@ -1,5 +1,6 @@
 """End to end, the faults of issue 28 on the physics bench: each one must fail the gate
-naming the joints it affects, and the empty truth must pass.
+naming the joints it affects (the empty truth passes: the default run of
+test_sim_to_real.py, on the same physics bench).
 
 The bundled arm (examples/arm.skel) on its emulated Dynamixel servos moving one physics
 model of the robot (skel_ros.physical), its 10 s trajectory, one full run per case (about
@@ -44,8 +45,8 @@ class Case(NamedTuple):
 
 
 @pytest.mark.parametrize("case", [
-    # The model itself passes the shipped criteria.
-    pytest.param(Case("empty.yaml", SHIPPED), id="empty"),
+    # The model itself passes the shipped criteria: test_sim_to_real.py's
+    # test_sim_to_real_run, the default run (physics, no truth file: the same robot).
     # 0.6 kg of forearm for the model's 0.2: the joints that carry it sag more. The
     # shoulder pitch carries it the farthest out (RMS 0.068 rad for 0.034); the elbow's
     # sag nearly doubles too (0.037 for 0.021), still within 0.06. The wrist and the
