@@ -1,11 +1,11 @@
 """One real sweep: two ``sim-to-real`` trials of the bundled arm at once (``skel-ros sweep``).
 
-The elbow's damping as the model says (0.05 N m s/rad) passes the arm's criteria; 30 N m
-s/rad fails them (either may be not judged on a machine loaded enough to starve a run:
-the verdicts are checked against the runs' own). The two trials run at the same time,
+The elbow's damping as the model says (0.05 N m s/rad) passes the arm's bounds over a 3 s
+motion; 30 N m s/rad fails them (either may be not judged on a machine loaded enough to
+starve a run: the verdicts are checked against the runs' own). The two trials run at the same time,
 each on a ROS domain of its own (the test session's ``ROS_DOMAIN_ID`` is not passed on),
 so neither hears the other.
-One sweep (about 25 s) shared by every assertion here.
+One sweep (about 15 s) shared by every assertion here.
 """
 
 from __future__ import annotations
@@ -17,14 +17,32 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skel_ros.sweep import parse_spec
+from skel_ros.sweep import load_spec
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 pytestmark = pytest.mark.ros
 
-SPEC = """criteria: package://skel_ros/config/criteria/arm.yaml
+# A 3 s motion of the elbow (the arm's own 10 s trajectory would double the test's time),
+# judged by the arm's bounds over a run that short.
+TRAJECTORY = """\
+joint_names: [shoulder_yaw, shoulder_pitch, elbow, wrist]
+points:
+  - {positions: [0.0, 0.0, 0.3, 0.0], velocities: [0, 0, 0, 0], time_from_start: 0.0}
+  - {positions: [0.2, 0.2, 0.9, -0.2], velocities: [0, 0, 0, 0], time_from_start: 1.5}
+  - {positions: [0.0, 0.0, 0.3, 0.0], velocities: [0, 0, 0, 0], time_from_start: 3.0}
+"""
+CRITERIA = """\
+min_duration: 2.5
+min_rate: 10.0
+all:
+  sim_real:     {rms: 0.15, max: 0.4}
+  sim_command:  {rms: 0.15, max: 0.4, lag: 0.35}
+  real_command: {rms: 0.06, max: 0.2, lag: 0.2}
+"""
+SPEC = """criteria: criteria.yaml
+trajectories: short.yaml
 vary:
   joints.elbow.damping: [0.05, 30.0]
 """
@@ -43,9 +61,11 @@ def sweep(tmp_path_factory: pytest.TempPathFactory, ros_env: dict[str, str],
     folder = tmp_path_factory.mktemp("sweep")
     spec = folder / "spec.yaml"
     spec.write_text(SPEC)
+    (folder / "short.yaml").write_text(TRAJECTORY)
+    (folder / "criteria.yaml").write_text(CRITERIA)
     done = _sweep(spec, folder / "out", ros_env)
     damping = {t.id: dict(t.values)["joints.elbow.damping"]
-               for t in parse_spec(SPEC, "spec.yaml").trials}
+               for t in load_spec(spec).trials}
     return folder, done, damping
 
 
