@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from skel_ros.child_process import ending_with_parent
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
@@ -315,7 +317,10 @@ class _Processes:
         log = (self.log_dir / f"{name}.log").open("w", encoding="utf-8")
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and modules
             command, stdout=log, stderr=subprocess.STDOUT, env=self.env,
-            start_new_session=True)
+            start_new_session=True,
+            # SIGTERM when this run is killed: its nodes must not outlive it (its ROS
+            # domain is free again then, and a later run would hear them).
+            preexec_fn=ending_with_parent(signal.SIGTERM))  # noqa: PLW1509
         self.children[name] = (proc, log)
         return proc
 

@@ -189,9 +189,9 @@ def _run_local(jobs: Sequence[TrialJob], workers: int, progress: Progress,
                     continue
                 if result is not None:
                     finished(futures[future], result)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or a result that could not be written or read
         RUNNING.stop_all()  # the trials are in sessions of their own: Ctrl-C did not reach them
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # no queued trial starts after this
         raise
     pool.shutdown(wait=True)
 

@@ -12,7 +12,8 @@ Format (every key but ``criteria`` optional; each list may be a single value)::
       joints.elbow.friction: [0.0, 0.1, 0.3]          # a list of values
       bodies.hand.mass: {from: 0.0, to: 0.4, steps: 3} # or a range, both ends included
     seeds: {count: 3}                    # the truth's noise seed: 0, 1, 2 (or a list)
-    physics: true                        # emulated actuators on physics (implied by a truth)
+    physics: true                        # true: physics, false: ideal actuators (default:
+                                         # sim-to-real's choice; a truth implies true)
 
 Relative paths are taken from the spec's folder; ``package://`` URIs are resolved. The
 trials are every combination of the axes (:attr:`Spec.trials`). When ``truths``,
@@ -69,7 +70,11 @@ class Trial:
         truth: the base truth file as written, None for the model itself.
         values: ``vary`` key -> value of this trial.
         seed: the truth's noise seed; None when the spec has no ``seeds``.
-        physics: the emulated actuators move a physics model.
+        physics: ``True``: the emulated actuators move a physics model (``--physics``);
+            ``False``: ideal ones (``--ideal-actuators``); ``None``: ``sim-to-real``'s own
+            choice (physics where every bus has it). A truth implies ``True``.
+        criteria: the criteria file as the spec names it (part of the id: a trial judged
+            by other bounds is another trial).
     """
 
     model: str
@@ -79,7 +84,8 @@ class Trial:
     truth: str | None = None
     values: tuple[tuple[str, float], ...] = ()
     seed: int | None = None
-    physics: bool = False
+    physics: bool | None = None
+    criteria: str = ""
 
     @property
     def has_truth(self) -> bool:
@@ -90,8 +96,8 @@ class Trial:
         """The trial's parameters: axis (``vary:<key>`` for a truth parameter) -> value."""
         return {"model": self.model, "trajectory": self.trajectory, "hardware": self.hardware,
                 "engines": self.engines, "truth": self.truth, "seed": self.seed,
-                "physics": self.physics or self.has_truth,
-                **{f"vary:{k}": v for k, v in self.values}}
+                "physics": True if self.has_truth else self.physics,
+                "criteria": self.criteria, **{f"vary:{k}": v for k, v in self.values}}
 
     @property
     def id(self) -> str:
@@ -216,15 +222,15 @@ class _Reader:
         truths = self.truths(top)
         vary = self.vary(top)
         seeds = self.seeds(top)
-        physics = top.get("physics", False)
-        if not isinstance(physics, bool):
+        physics = top.get("physics")
+        if physics is not None and not isinstance(physics, bool):
             raise self.fail(key_line(top, "physics"), f"physics must be true or false, got "
                                                       f"{physics!r}")
         bases = self.bases(truths)
         self.check_names(top, models, truths, vary)
         values = [[(k, v) for v in vs] for k, vs in vary.items()]
         trials = tuple(
-            Trial(m, t, h, e, truth, tuple(combo), seed, physics)
+            Trial(m, t, h, e, truth, tuple(combo), seed, physics, str(top["criteria"]))
             for m, t, h, e, truth, seed, *combo in itertools.product(
                 models, trajectories, hardware, engines, truths, seeds, *values))
         counts = {"model": len(models), "trajectory": len(trajectories),

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skel_ros.child_process import ending_with_parent
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -53,7 +55,6 @@ RESULT_FORMAT = 1  # bumped when a key changes meaning
 GRACE = 15.0  # s from SIGINT to SIGKILL of a trial past its time limit
 _DOMAIN = re.compile(r"ROS domain (\d+)")
 _VERDICTS = ("passed", "failed", "not judged")
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -86,41 +87,11 @@ def sim_to_real_command(spec: Spec, trial: Trial, folder: Path) -> list[str]:
                "--junit", str(folder / "junit.xml")]
     if trial.has_truth:
         command += ["--truth", str(folder / "truth.yaml")]
-    elif trial.physics:
-        command.append("--physics")
+    elif trial.physics is not None:
+        command.append("--physics" if trial.physics else "--ideal-actuators")
     return command
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGINT when the thread that started it ends (Linux).
-
-    SIGINT is also given its default action back: a driver started with it ignored (a
-    background job of a script) would pass that on, and no trial would ever stop on it.
-    Only C calls here (the child of a threaded parent).
-    """
-    if _libc is None:
-        return
-    with contextlib.suppress(Exception):
-        _libc.signal(signal.SIGINT, signal.SIG_DFL)
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
-
-
-def _load_libc() -> Any:  # noqa: ANN401 - ctypes' CDLL
-    """The C library (``prctl``, ``signal``), loaded in the parent: the child only calls it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl  # noqa: B018 - present, or AttributeError here rather than in the child
-        libc.signal  # noqa: B018
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_libc = _load_libc()
 
 
 def trial_environment(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -198,7 +169,9 @@ def run_trial(job: TrialJob) -> dict[str, Any]:
         proc = subprocess.Popen(  # noqa: S603 - the sweep's own command lines
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=trial_environment(), start_new_session=True,
-            preexec_fn=_die_with_parent if _libc is not None else None)  # noqa: PLW1509
+            # SIGINT when this thread ends (SIGINT given its default action back: a
+            # driver started with it ignored would pass that on).
+            preexec_fn=ending_with_parent(signal.SIGINT))  # noqa: PLW1509
         RUNNING.add(proc)
         try:
             proc.wait(timeout=job.timeout)

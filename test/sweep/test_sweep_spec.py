@@ -103,3 +103,32 @@ def test_the_ray_backend_without_ray_says_which_extra_and_exits_2(tmp_path: Path
     assert done.returncode == 2, done.stderr
     assert done.stderr == "error: --backend ray needs Ray: pip install skel_ros[ray]\n"
     assert "Traceback" not in done.stderr
+
+
+def test_other_criteria_make_other_trials() -> None:
+    """A trial's result is its verdict against the spec's criteria: a spec judged by other
+    bounds gives other ids, so a resumed sweep does not reuse verdicts judged by the old."""
+    arm = parse_spec(CRITERIA, "a.yaml", base=REPO).trials
+    gripper = parse_spec("criteria: package://skel_ros/config/criteria/gripper_arm.yaml\n",
+                         "a.yaml", base=REPO).trials
+    assert [t.id for t in arm] != [t.id for t in gripper]
+
+
+@pytest.mark.parametrize(("line", "flag", "absent"), [
+    ("", None, ("--physics", "--ideal-actuators")),
+    ("physics: true\n", "--physics", ("--ideal-actuators",)),
+    ("physics: false\n", "--ideal-actuators", ("--physics",)),
+])
+def test_physics_true_false_or_sim_to_reals_own_choice(
+        tmp_path: Path, line: str, flag: str | None, absent: tuple[str, ...]) -> None:
+    """``physics: false`` asks for ideal actuators (sim-to-real's default is physics where
+    every bus has it); without the key, sim-to-real chooses; the ids differ."""
+    from skel_ros.sweep.trial import sim_to_real_command
+
+    spec = parse_spec(CRITERIA + line, "a.yaml", base=REPO)
+    command = sim_to_real_command(spec, spec.trials[0], tmp_path)
+    if flag is not None:
+        assert flag in command
+    assert not set(absent) & set(command)
+    assert spec.trials[0].params()["physics"] == {"": None, "physics: true\n": True,
+                                                  "physics: false\n": False}[line]
