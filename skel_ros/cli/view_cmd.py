@@ -15,6 +15,7 @@ optional extra ``view``: without it the command says how to install it (status 2
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import tempfile
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 MCAP_MAGIC = b"\x89MCAP"
 EXTRA_HINT = "skel-ros view needs viser: pip install skel_ros[view]"
+MAX_FPS = 240.0  # frames a second of a replay: beyond any screen's, and bounded in memory
 
 
 def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers type
@@ -99,8 +101,9 @@ def _usage(args: argparse.Namespace) -> str | None:  # noqa: PLR0911 - one rule 
     recording = is_recording(args.target)
     if not recording and (args.export or args.model or args.end is not None or args.start):
         return "--export, --model, --from and --to are for a recording (RUN.mcap)"
-    if not args.fps > 0 or not args.error_scale > 0:
-        return "--fps and --error-scale must be positive"
+    if not 0 < args.fps <= MAX_FPS or not 0 < args.error_scale < math.inf:
+        return (f"--fps must be in (0, {MAX_FPS:g}] and --error-scale a positive number, got"
+                f" {args.fps:g} and {args.error_scale:g}")
     if not 0 <= args.port <= 65535:  # noqa: PLR2004 - the largest port number
         return f"--port {args.port} is not a port number"
     return None

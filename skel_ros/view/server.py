@@ -8,6 +8,7 @@ ROS) and the initial camera (aimed at the robots' bodies) are set here.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 from typing import TYPE_CHECKING
 
@@ -27,11 +28,19 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def start_server(host: str = DEFAULT_HOST, port: int = 0) -> viser.ViserServer:
-    """A viser server on ``host``:``port`` (0: a free port), +z up, a ground grid."""
+    """A viser server on ``host``:``port`` (0: a free port), +z up, a ground grid.
+
+    Raises:
+        OSError: ``port`` (not 0) is taken: viser would move on to the next free one, and
+            the address asked for would not be the one served.
+    """
     import viser
 
     with contextlib.redirect_stdout(io.StringIO()):
         server = viser.ViserServer(host=host, port=port, verbose=False)
+    if port and server.get_port() != port:
+        stop_server(server)
+        raise OSError(errno.EADDRINUSE, f"port {port} is in use")
     server.scene.set_up_direction("+z")
     return server
 

@@ -271,3 +271,26 @@ def test_chromium_draws_the_exported_arm_offline_and_it_moves(export: Path) -> N
     assert end.sum() > ROBOT_PIXELS
     assert np.logical_xor(start, end).sum() > 0.3 * min(start.sum(), end.sum()), "no motion"
     assert all(url.startswith(("file:", "data:", "blob:")) for url in fetched), fetched
+
+
+@pytest.mark.parametrize("fps", ["inf", "nan", "0", "1e7"])
+def test_a_replay_rate_beyond_reason_is_a_usage_error(
+        recording: Path, fps: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--fps inf ended in a traceback and 1e7 built hundreds of millions of frames."""
+    from skel_ros.cli.main import main
+
+    assert main(["view", str(recording), "--fps", fps, "--export", "x.html"]) == 2
+    assert "--fps must be in (0, 240]" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_an_error_not_another_port() -> None:
+    """viser moves on to the next free port; the view must serve where it was asked to."""
+    from skel_ros.view.server import start_server, stop_server
+
+    first = start_server(port=0)
+    try:
+        taken = first.get_port()
+        with pytest.raises(OSError, match=f"port {taken} is in use"):
+            start_server(port=taken)
+    finally:
+        stop_server(first)
