@@ -5,7 +5,7 @@ subscribes to ``/<ns>/joint_states`` (volatile, as published) and
 ``/<ns>/robot_description`` (transient local, so the description published before the
 view started comes too), and hands each message to
 :class:`skel_ros.view.live.LiveView`. A description the view cannot read is logged
-once per namespace and the robot stays undrawn.
+each time it comes and the robot stays undrawn.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ aggregated report (:mod:`skel_ros.sweep.report`). Backends (:data:`BACKENDS`):
   at ``address``, or of a local one started for the sweep (bound to 127.0.0.1, no
   dashboard) and stopped after it.
 
-Progress: one line per finished trial (its verdict and the counts done / failed /
+Progress: one line per finished trial (its verdict and the counts done / failed or not judged /
 running / left, and the time left at the pace so far).
 
 No ROS: each trial's own process runs it.
@@ -104,7 +104,7 @@ class Progress:
             rest = (f"~{_duration(elapsed / self._finished_here * left)} left"
                     if self._finished_here and left else "")
             self.write(f"[{self.done}/{self.total}] {job.trial_id} {what}  | done {self.done},"
-                       f" failed {self.failed}, running {self.running},"
+                       f" failed or not judged {self.failed}, running {self.running},"
                        f" left {self.total - self.done}" + (f", {rest}" if rest else ""))
 
 

@@ -69,7 +69,7 @@ def test_each_trial_runs_once_and_its_result_is_its_verdict(local_sweep: tuple[P
     assert lines[0] == "sweep: 4 trials, 0 with a result already, 4 to run (local, 2 workers)"
     assert len(lines) == 5
     assert lines[-1].startswith("[4/4] ")
-    assert lines[-1].endswith("| done 4, failed 2, running 0, left 0")
+    assert lines[-1].endswith("| done 4, failed or not judged 2, running 0, left 0")
 
 
 def test_the_report_aggregates_and_links_the_failed_trials(local_sweep: tuple[Path, Path,
