@@ -282,3 +282,29 @@ def test_with_safe_state_torque_off_a_failing_bus_is_closed_with_torque_off(
         assert not rig.emulator.state(NODE).torque_enabled
     finally:
         rig.close()
+
+
+def test_a_request_no_loop_answers_is_not_ok_and_its_wait_ends(rig: Rig) -> None:
+    """An enable with no loop to serve it: after its wait it is neither done nor ok (the
+    wait ends at its timeout, it does not hang)."""
+    request = rig.backend.enable(wait=0.05)
+    assert not request.done
+    assert not request.ok
+
+
+def test_before_any_target_a_trajectory_starts_from_nothing_known(rig: Rig) -> None:
+    """Before the loop's first cycle no target was written: the start positions are NaN,
+    not an error and not a number made up."""
+    starts = rig.backend.start_positions(np.array([rig.index], dtype=np.intp))
+    assert starts.shape == (1,)
+    assert np.isnan(starts[0])
+
+
+def test_an_actuators_diagnostics_carry_its_measured_position_and_target(rig: Rig) -> None:
+    """The per-actuator diagnostics (refreshed at their own period, so of a recent cycle,
+    not necessarily the last) carry the measured position and the target sent."""
+    rig.enable()
+    (wrist,) = [a for a in rig.backend.status().actuators if a.name == "wrist"]
+    assert wrist.position == pytest.approx(0.1, abs=1e-3)  # where the drive started
+    assert wrist.target == pytest.approx(0.1, abs=1e-3)  # held there by the enable
+    assert wrist.error_code == 0
