@@ -187,14 +187,14 @@ def test_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
-    """The legged robot: 12 DOFs on emulated MIT-mode CAN motors (two virtual buses), ideal
-    ones here (``--ideal-actuators``: the physics-backed ones are the next test's).
-
-    Same bounds as the arm. Measured on 2 cores: the simulation trails the command by
-    0.1-0.18 s (its PD controller has no velocity feed-forward; the knees' joint friction
-    works against their small derived gain), up to about 0.07 rad at the knees at the
-    trajectory's 0.25 rad/s; the emulated motors (MIT mode, velocity feed-forward) trail
-    by 0.03 s, about 0.015 rad. Other jobs starving the nodes add their stalls to this.
+    """The legged robot: 12 DOFs on emulated MIT-mode CAN motors (two virtual buses), which
+    move one physics model of it (skel_ros.physical.mit: the firmware's kp/kd/t_ff law at
+    each step of the world; the default emulation). Its shipped criteria hold, and the
+    same bounds as the arm's (docs/sim_to_real.md, "Rehearsing before the robot arrives").
+    (Ideal emulated motors, ``--ideal-actuators``, were this test's until physics became
+    the default: measured on 2 cores, the simulation trailed the command by 0.1-0.18 s, up
+    to about 0.07 rad at the knees at the trajectory's 0.25 rad/s; the ideal motors by
+    0.03 s, about 0.015 rad.)
     """
     from skel_ros.model import load_model
 
@@ -204,35 +204,10 @@ def test_quadruped_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> N
     comparison = _run_and_check(tmp_path, skel,
                                 "package://skel_ros/config/hardware/quadruped_mit.yaml",
                                 example("quadruped_trajectory.yaml"), dofs=dofs,
-                                min_duration=6.0, criteria="quadruped", physics=False)
+                                min_duration=6.0, criteria="quadruped")
     for joint in comparison.joints:
         assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
     _assert_passes_shipped_criteria(comparison, "quadruped")
-
-
-def test_the_quadruped_rehearses_on_one_physics_model(ros_env: dict[str, str],
-                                                      tmp_path: Path) -> None:
-    """The quadruped's MIT motors moving one physics model of it (skel_ros.physical.mit:
-    the firmware's kp/kd/t_ff law at each step of the world), an empty truth: its shipped
-    criteria hold, as on the first-order emulated motors (docs/sim_to_real.md,
-    "Rehearsing before the robot arrives")."""
-    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
-
-    truth = tmp_path / "truth.yaml"
-    truth.write_text("# the real robot is the model\n", encoding="utf-8")
-    try:
-        result = run_sim_to_real(RunConfig(
-            skel_file=example("quadruped.skel"),
-            hardware_config=resolve("package://skel_ros/config/hardware/quadruped_mit.yaml"),
-            trajectory=example("quadruped_trajectory.yaml"), out_dir=tmp_path / "run",
-            truth=truth), log=lambda _line: None)
-    except RunError as exc:
-        _skip_if_the_hardware_starved(str(exc), "quadruped", tmp_path / "run" / "run.mcap")
-        raise
-    _skip_if_starved(result.comparison, "quadruped")
-    for joint in result.comparison.joints:
-        assert joint.limit_hits == {"command": 0, "sim": 0, "real": 0}, joint.joint
-    _assert_passes_shipped_criteria(result.comparison, "quadruped")
 
 
 class _EstopPresser:
