@@ -10,6 +10,9 @@ user can go straight to the offending XML. The tree::
     ├── SkelValueError         text that is not the number / vector / flag expected
     ├── SkelReferenceError     a name that refers to nothing (or to itself)
     └── SkelUnsupportedError   input DART itself cannot build (it would crash or hang)
+
+The YAML files beside a model (limit overrides, truth files, sweep specs) raise subclasses
+of :class:`FileLineError` (``file.yaml:12: message``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,26 @@ class Location:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         return f"{where}: {self.path}" if self.path else where
+
+
+class FileLineError(ValueError):
+    """A configuration file that cannot be used, said ``file.yaml:12: message``.
+
+    The base of the YAML readers' errors (limit overrides, truth files, sweep specs): one
+    way to carry and say where the problem is.
+
+    Attributes:
+        source: the file (or the name given to the text); may be empty.
+        line: 1-based line, 0 when unknown.
+        message: the problem, without the location.
+    """
+
+    def __init__(self, message: str, source: str = "", line: int = 0) -> None:
+        self.source = source
+        self.line = line
+        self.message = message
+        where = f"{source}:{line}" if source and line else source
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 class SkelError(Exception):

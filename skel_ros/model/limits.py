@@ -39,6 +39,7 @@ from typing import Any, Final, NoReturn
 import numpy as np
 import numpy.typing as npt
 
+from skel_ros.model.errors import FileLineError
 from skel_ros.model.mimic import leader_bounds
 from skel_ros.model.types import Array, Skeleton, frozen_array
 from skel_ros.model.yamlread import YamlLineError, load_yaml_lines
@@ -70,21 +71,8 @@ _EMPTY_INDEX: Final = np.empty(0, dtype=np.intp)
 _EMPTY_INDEX.setflags(write=False)
 
 
-class LimitError(ValueError):
-    """Limits that cannot be used: a bad override file or inconsistent model limits.
-
-    Attributes:
-        source: The file (or name given to the data) the problem is in; may be empty.
-        line: 1-based line number, 0 when unknown.
-        message: The problem, without the location.
-    """
-
-    def __init__(self, message: str, source: str = "", line: int = 0) -> None:
-        self.source = source
-        self.line = line
-        self.message = message
-        where = f"{source}:{line}" if source and line else source
-        super().__init__(f"{where}: {message}" if where else message)
+class LimitError(FileLineError):
+    """Limits that cannot be used: a bad override file or inconsistent model limits."""
 
 
 class LimitKind(enum.Enum):

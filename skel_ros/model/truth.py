@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from skel_ros.model.errors import FileLineError
 from skel_ros.model.types import Inertia
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines, node_line
 
@@ -55,21 +56,8 @@ __all__ = ["EMPTY_TRUTH", "AddedMass", "JointTruth", "Truth", "TruthError", "app
            "load_truth", "parse_truth", "with_point_mass"]
 
 
-class TruthError(ValueError):
-    """A truth file that cannot be used.
-
-    Attributes:
-        source: the file (or the name given to the text).
-        line: 1-based line, 0 when unknown.
-        message: the problem, without the location.
-    """
-
-    def __init__(self, message: str, source: str = "", line: int = 0) -> None:
-        self.source = source
-        self.line = line
-        self.message = message
-        where = f"{source}:{line}" if source and line else source
-        super().__init__(f"{where}: {message}" if where else message)
+class TruthError(FileLineError):
+    """A truth file that cannot be used (``truth.yaml:4: message``)."""
 
 
 #: Joint keys, their units (for messages and the docs).

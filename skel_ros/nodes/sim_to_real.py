@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -402,6 +402,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     if "FASTDDS_DEFAULT_PROFILES_FILE" in env:
         os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = env["FASTDDS_DEFAULT_PROFILES_FILE"]
+    # What the real side is, decided once (physics None: read from the hardware YAML).
+    physics, real_side = emulation(config)
+    config = replace(config, physics=physics)
     world = load_model(config.skel_file,
                        xacro_args=parse_xacro_args(config.model_args) or None,
                        fixed_base=config.fixed_base)
@@ -440,7 +443,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
             procs.start(name, command, _published(counts, f"/{name}/joint_states"))
         in_engines = ", ".join(f"/{name} in {engine}" for name, engine in sims.items())
         log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real,"
-            f" {emulation(config)[1]}); waiting for joint_states ...")
+            f" {real_side}); waiting for joint_states ...")
         _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
               config.startup_timeout, "joint_states from every node (recorded once its"
               " robot_description and TF are)", procs.check, interrupted)
@@ -510,7 +513,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     streams = read_recording(recording, followers=model_followers(world))
     comparison = compare(list(streams.values()), limits)
     worst = _largest(comparison, "sim", "real")
-    emulated = f" ({emulation(config)[1]})"
+    emulated = f" ({real_side})"
     engines = ", ".join(f"{name} = {engine}" for name, engine in config.simulations().items())
     notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
              f"simulation: {engines}", f"trajectory: {config.trajectory}",
