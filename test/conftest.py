@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from ros_domain import this_session_domain_id
+
+from skel_ros.nodes.sim_to_real import claim_domain
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -54,8 +55,10 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     Sets, in ``os.environ`` for the whole session (restored afterwards):
 
     * ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``: no discovery traffic off this machine;
-    * ``ROS_DOMAIN_ID``: 1..101 from this process id, so parallel sessions do not meet
-      (under pytest-xdist, one per worker: :func:`ros_domain.session_domain_id`);
+    * ``ROS_DOMAIN_ID``: one claimed as every run of this package claims one
+      (:func:`skel_ros.nodes.sim_to_real.claim_domain`: a lock held until this process
+      ends), so parallel sessions, the pytest-xdist workers of one, and the runs a test
+      starts without a domain (a sweep's trials claim their own) never meet on one;
     * ``ROS_HOME`` and ``ROS_LOG_DIR`` in a temporary directory (not ``~/.ros``);
     * ``FASTDDS_DEFAULT_PROFILES_FILE``: ``config/fastdds_localhost.xml`` (loopback UDP and
       shared memory only; 250 ms discovery announcements, so late joiners connect fast);
@@ -69,7 +72,7 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     ros_home = tmp_path_factory.mktemp("ros_home")
     settings = {
         "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-        "ROS_DOMAIN_ID": str(this_session_domain_id()),
+        "ROS_DOMAIN_ID": str(claim_domain()),
         "ROS_HOME": str(ros_home),
         "ROS_LOG_DIR": str(ros_home / "log"),
         "FASTDDS_DEFAULT_PROFILES_FILE": str(FASTDDS_PROFILE),

@@ -190,16 +190,25 @@ def test_domain_id_is_valid_and_not_default(ros_env: dict[str, str]) -> None:
     assert Path(ros_env["ROS_HOME"]).is_dir()
 
 
-def test_the_workers_of_one_session_never_share_a_domain() -> None:
-    """pytest-xdist (scripts/test.sh): each worker of a session gets a domain of its own,
-    valid and never 0, whatever the controller's pid."""
-    from ros_domain import session_domain_id
+CLAIM_FROM = """
+import os, sys
+os.getpid = lambda: {start}  # the claim starts from the test session's own domain
+from skel_ros.nodes.sim_to_real import ros_environment
+print(ros_environment({{}})["ROS_DOMAIN_ID"], flush=True)
+"""
 
-    for pid in (1, 100, 101, 4_194_303, 123_456):
-        domains = [session_domain_id(pid, worker) for worker in range(8)]
-        assert len(set(domains)) == len(domains), (pid, domains)
-        assert all(1 <= d <= 101 for d in domains), (pid, domains)
-    assert session_domain_id(4242) == session_domain_id(4242, 0) == 1 + 4242 % 101
+
+def test_a_run_started_by_a_test_never_takes_the_sessions_domain(
+        ros_env: dict[str, str]) -> None:
+    """A run a test starts without a domain (a sweep's trial, a bench) claims one; it must
+    not be the domain this test session is on, else its nodes are heard by the session's
+    other tests (seen in CI: a sweep trial on one pytest-xdist worker took the other's
+    domain, and that worker's sim-to-real run and late recorder heard another robot)."""
+    ours = int(ros_env["ROS_DOMAIN_ID"])
+    env = {k: v for k, v in ros_env.items() if k != "ROS_DOMAIN_ID"}
+    child = subprocess.run([sys.executable, "-c", CLAIM_FROM.format(start=ours - 1)],
+                           env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert int(child.stdout) != ours
 
 
 def test_string_crosses_processes_over_loopback_only(ros_env: dict[str, str]) -> None:

@@ -216,7 +216,8 @@ def test_a_late_recorder_records_what_draws_the_robots(ros_env: dict[str, str],
         recorder = McapRecorder(node, tmp_path / "run.mcap", topics)
         for _ in range(100):  # the latched messages reach the late subscriptions
             if all(recorder.counts[t] for t in ("/sim/robot_description",
-                                                "/real/robot_description", "/tf_static")):
+                                                "/real/robot_description")) and \
+                    recorder.counts["/tf_static"] >= len(robots):  # each robot's
                 break
             executor.spin_once(timeout_sec=0.05)
         sent = 20
