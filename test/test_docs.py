@@ -200,6 +200,10 @@ SKIPPED: dict[str, str] = {
     ".venv/bin/skel-ros sim-to-real --truth truth.yaml --trajectory excite.yaml --out"
     " out/excite": SIM_TO_REAL + " (60 s of excitation; test/identify/data holds a recording"
                                  " made so, which the identify command there fits)",
+    ".venv/bin/skel-ros sim-to-real --truth truth.yaml --skel out/identified/model.skel"
+    " --sim-params out/identified/identified.yaml --out out/identified_run": SIM_TO_REAL
+    + " (test/identify/test_sim_params.py checks --sim-params up to the nodes; bench/"
+      "identify_gap.py runs it)",
     ".venv/bin/skel-ros sim-to-real --skel examples/quadruped.skel --hardware-config"
     " config/hardware/quadruped_mit.yaml --trajectory examples/quadruped_trajectory.yaml":
         SIM_TO_REAL,
@@ -229,6 +233,8 @@ SKIPPED: dict[str, str] = {
     "skel-ros compare run.mcap --record --skel package://skel_ros/examples/arm.skel": RECORD,
     ".venv/bin/python bench/fuzz_skel.py --max-inputs 20000 --jobs 2": BENCH,
     ".venv/bin/python bench/truth_cases.py": BENCH + " (six sim-to-real runs)",
+    ".venv/bin/python bench/truth_cases.py --in-process": BENCH + " (seven in-process runs;"
+        " test/physical/test_fault_gate.py plays two of them through the same function)",
     ".venv/bin/python bench/parse.py --corpus ~/skel-corpus": CORPUS,
     ".venv/bin/python bench/hardware_node.py": BENCH + " (test_bench.py runs it with --seconds 1)",
     ".venv/bin/python bench/parse.py": BENCH + " (DART reads the 1,000-body chain ~10 s a time)",

@@ -131,7 +131,8 @@ def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
     """Read the model, hardware config and every trajectory before starting anything.
 
     Raises:
-        SkelError, ConfigError, TrajectoryError: a bad file, ``file:line``.
+        SkelError, ConfigError, TrajectoryError, SimParamsError, SimError: a bad file,
+            ``file:line``.
     """
     from skel_ros.hardware import load_hardware_config
     from skel_ros.model.urdf_reader import parse_xacro_args
@@ -150,6 +151,14 @@ def _check_inputs(args: argparse.Namespace, trajectories: list[Path]) -> None:
         apply_truth(load_model(truth.model) if truth.model is not None else load_model(
             resolve(args.skel), xacro_args=parse_xacro_args(args.xacro_args) or None,
             fixed_base=args.fixed_base), truth)
+    if args.sim_params:  # a joint the model lacks, at its line, before anything starts
+        from skel_ros.identify.output import load_sim_params
+        from skel_ros.model import load_model
+        from skel_ros.sim import public_names
+
+        load_sim_params(resolve(args.sim_params)).check_joints(public_names(load_model(
+            resolve(args.skel), xacro_args=parse_xacro_args(args.xacro_args) or None,
+            fixed_base=args.fixed_base))[0])
     mapping = resolve(args.mapping) if args.mapping else None
     for path in trajectories:
         check_limits(load_trajectory(path, model, mapping), model.limits)
@@ -160,9 +169,11 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
     from skel_ros.analysis.report import RunSection
     from skel_ros.analysis.verdict import Verdict, judge
     from skel_ros.hardware.errors import ConfigError
+    from skel_ros.identify.output import SimParamsError
     from skel_ros.model import SkelError
     from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
     from skel_ros.resources import resolve
+    from skel_ros.sim import SimError
     from skel_ros.trajectory import TrajectoryError
 
     if not gate.arguments_agree(args):
@@ -174,7 +185,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
         criteria = gate.load(args)
         trajectories = _trajectories(args.trajectory)
         _check_inputs(args, trajectories)
-    except (SkelError, ConfigError, TrajectoryError, CriteriaError, OSError, ValueError) as exc:
+    except (SkelError, ConfigError, TrajectoryError, CriteriaError, SimParamsError, SimError,
+            OSError, ValueError) as exc:
         gate.error(exc)
         return exit_codes.ERROR
     out = Path(args.out)
@@ -191,6 +203,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             emulate=not args.hardware, report_format=args.format, write_report=False,
             physics=True if args.physics else False if args.ideal_actuators else None,
             truth=resolve(args.truth) if args.truth else None,
+            sim_params=resolve(args.sim_params) if args.sim_params else None,
             port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
@@ -328,6 +341,10 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
     p.add_argument("--truth", type=input_file,
                    help="a truth file: how the real robot differs from the model (friction,"
                         " payloads, delays ...); implies --physics")
+    p.add_argument("--sim-params", type=input_file, metavar="IDENTIFIED.yaml",
+                   help="run the simulation with every value skel-ros identify wrote into"
+                        " this identified.yaml: each joint's armature, damping and friction"
+                        " (replacing the model's) (docs/identify.md)")
     p.add_argument("--port", default="",
                    help="serial port for every serial bus (Dynamixel, Feetech)")
     p.add_argument("--can-interface", default="",

@@ -4,9 +4,11 @@
 per joint within the limits, conditioned for the fit); :mod:`~skel_ros.identify.fit`
 estimates each joint's command delay and servo gains, armature, viscous damping and
 Coulomb friction from a recording, with identifiability checks and confidence intervals;
-:mod:`~skel_ros.identify.output` writes the results. The regressor both share is in
-:mod:`~skel_ros.identify.regressor`. No ROS; MuJoCo only for the model's rigid-body
-torques (:mod:`~skel_ros.sim.inverse_dynamics`). docs/identify.md is the user documentation.
+:mod:`~skel_ros.identify.output` writes the results, and reads identified.yaml back for the
+simulation (``sim-to-real --sim-params``, the simulation node's ``sim_params``). The
+regressor both share is in :mod:`~skel_ros.identify.regressor`. No ROS; MuJoCo only for
+the model's rigid-body torques (:mod:`~skel_ros.sim.inverse_dynamics`). docs/identify.md is
+the user documentation.
 """
 
 from skel_ros.identify.excite import (

@@ -13,6 +13,11 @@ gains, and which values the written model file carries::
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
     model_file: {path: model.skel, carries: [damping, friction], not_carried: [armature]}
 
+:func:`load_sim_params` reads it back for the simulation (``sim-to-real --sim-params``,
+the simulation node's ``sim_params``): each joint's armature, damping and friction
+``value`` (the model's where not identified), as
+:class:`~skel_ros.sim.joint_dynamics.JointDynamics`.
+
 No ROS, no engine.
 """
 
@@ -21,7 +26,9 @@ from __future__ import annotations
 import base64
 import html
 import math
-from dataclasses import replace
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,33 +36,33 @@ import yaml
 
 from skel_ros.identify.fit import predicted
 from skel_ros.identify.regressor import PARAMETERS, UNITS
+from skel_ros.model.errors import FileLineError
+from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
+from skel_ros.sim.joint_dynamics import JointDynamics, with_joint_dynamics
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Collection, Mapping, Sequence
 
     from skel_ros.identify.fit import JointFit, Samples, ServoFit
     from skel_ros.model.types import World
 
-__all__ = ["CARRIED", "fitted_world", "identified_document", "write_model", "write_report"]
+__all__ = ["CARRIED", "IDENTIFIED", "SimParams", "SimParamsError", "fitted_world",
+           "identified_document", "load_sim_params", "parse_sim_params", "write_model",
+           "write_report"]
+
+IDENTIFIED = "identified.yaml"
+"""The name of the file ``skel-ros identify`` writes its values into."""
 
 CARRIED = ("damping", "friction")
 """The parameters the SKEL and URDF formats carry (a DOF's ``<dynamics>``)."""
-_FIELD = {"damping": "damping", "friction": "coulomb_friction"}
 
 
 def fitted_world(world: World, fits: Sequence[JointFit]) -> World:
     """``world`` with each fitted joint's damping and friction set."""
-    by_name = {f.joint: f for f in fits}
-
-    def dof(d: Any) -> Any:  # noqa: ANN401 - a model Dof
-        f = by_name.get(d.name)
-        if f is None:
-            return d
-        return replace(d, **{_FIELD[p]: f.values[p] for p in CARRIED})
-
-    return replace(world, skeletons=tuple(
-        replace(s, dofs=tuple(dof(d) for d in s.dofs)) for s in world.skeletons))
+    by_name = {f.joint: JointDynamics(**{p: f.values[p] for p in CARRIED}) for f in fits}
+    return with_joint_dynamics(world, {(s.name, d.name): by_name[d.name]
+                                       for s in world.skeletons for d in s.dofs
+                                       if d.name in by_name})
 
 
 def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: str
@@ -115,6 +122,103 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                        "not_carried": [p for p in PARAMETERS if p not in CARRIED],
                        **({"note": note} if note else {})},
     }
+
+
+class SimParamsError(FileLineError):
+    """An identified.yaml the simulation cannot use (``identified.yaml:12: message``)."""
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """The values of an identified.yaml the simulation runs with (:func:`load_sim_params`).
+
+    Attributes:
+        joints: joint name -> its armature, damping and friction.
+        lines: joint name -> the line of its entry.
+        source: the file.
+    """
+
+    joints: Mapping[str, JointDynamics]
+    lines: Mapping[str, int]
+    source: str
+
+    def check_joints(self, names: Collection[str]) -> None:
+        """Refuse a joint the simulated world does not have (``names``: its DOFs).
+
+        Raises:
+            SimParamsError: at the joint's line, with the names it may have meant.
+        """
+        import difflib
+
+        for joint in self.joints:
+            if joint not in names:
+                close = difflib.get_close_matches(joint, sorted(names), n=3, cutoff=0.6)
+                hint = (f"did you mean {', '.join(map(repr, close))}?" if close
+                        else f"its joints: {', '.join(map(repr, names)) or 'none'}")
+                raise SimParamsError(f"unknown joint {joint!r}: the model has no such DOF; "
+                                     f"{hint} (was the file identified on another model?)",
+                                     self.source, self.lines[joint])
+
+
+def load_sim_params(path: str | Path) -> SimParams:
+    """Read an identified.yaml (:func:`parse_sim_params`).
+
+    Raises:
+        SimParamsError: it cannot be read, or is not what ``skel-ros identify`` writes.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SimParamsError(f"cannot read it: {getattr(exc, 'strerror', None) or exc}",
+                             str(path)) from None
+    return parse_sim_params(text, str(path))
+
+
+def parse_sim_params(text: str, source: str = IDENTIFIED) -> SimParams:
+    """The armature, damping and friction of every joint of identified.yaml's text.
+
+    Each parameter's ``value`` (the model's where it was not identified); a parameter
+    the file does not give stays the model's (armature: none).
+
+    Raises:
+        SimParamsError: invalid YAML, a file that is not an identify output, a value
+            that is not a finite number >= 0; at its line.
+    """
+    try:
+        top = load_yaml_lines(text, scalar_keys=True)
+    except YamlLineError as exc:
+        raise SimParamsError(exc.message, source, exc.line) from None
+    if not isinstance(top, dict) or not isinstance(top.get("joints"), dict) \
+            or "model_file" not in top:
+        raise SimParamsError(f"not an output of skel-ros identify (its {IDENTIFIED} has "
+                             "'joints' and 'model_file' at the top)", source, 1)
+    raw_joints = top["joints"]
+    joints, lines = {}, {}
+    for name, entry in raw_joints.items():
+        line = key_line(raw_joints, name)
+        if not isinstance(entry, dict):
+            raise SimParamsError(f"joint {name!r}: expected a mapping of parameters, got "
+                                 f"{type(entry).__name__}", source, line)
+        values: dict[str, float] = {}
+        for p in PARAMETERS:
+            if p not in entry:
+                continue
+            item = entry[p]
+            at = key_line(entry, p, line)
+            if not isinstance(item, dict) or "value" not in item:
+                raise SimParamsError(
+                    f"joint {name!r}: {p} must be a mapping with a 'value' (as skel-ros "
+                    f"identify writes it), got {item!r}: is this an {IDENTIFIED}?", source, at)
+            value = item["value"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                raise SimParamsError(f"joint {name!r}: {p} value must be a finite number "
+                                     f">= 0 ({UNITS[p]}), got {value!r}", source,
+                                     key_line(item, "value", at))
+            values[p] = float(value)
+        joints[str(name)] = JointDynamics(**values)
+        lines[str(name)] = line
+    return SimParams(MappingProxyType(joints), MappingProxyType(lines), source)
 
 
 def dump(document: dict[str, Any]) -> str:

@@ -26,6 +26,11 @@ Parameters (read-only ones are fixed at start):
     fixed_base (bool, read-only): URDF/SMURF: weld the root link to the world (default:
         a floating joint, unless the root link is ``world``).
     gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
+    sim_params (string, read-only): an ``identified.yaml`` of ``skel-ros identify``
+        ("" = none): every joint's armature, damping and friction from it, the damping
+        and friction replacing the model's (:mod:`skel_ros.sim.joint_dynamics`); a
+        joint the world lacks, a bad value, a file of another kind: an error at its
+        line, and the node does not start.
     frame_prefix (string, read-only): prefix of every TF frame, the world included;
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     engine (string, read-only): ``dart`` (default) or ``mujoco``: the engine that steps
@@ -69,6 +74,7 @@ from rclpy.parameter import Parameter
 from std_srvs.srv import SetBool, Trigger
 
 from skel_ros.core import RealTimePacer, Runner
+from skel_ros.identify.output import SimParamsError, load_sim_params
 from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.parameters import Param, at_least, check, declare, read, within
 from skel_ros.nodes.robot_publisher import ClockPublisher
@@ -77,7 +83,7 @@ from skel_ros.nodes.shutdown import run_node
 from skel_ros.nodes.throttle import NodeLog, Throttle
 from skel_ros.nodes.time_base import TimeBase
 from skel_ros.resources import resolve
-from skel_ros.sim import ENGINES, SimEngine, SimError, load_gains
+from skel_ros.sim import ENGINES, SimEngine, SimError, load_gains, public_names
 from skel_ros.sim.backend import EngineBackend
 
 if TYPE_CHECKING:
@@ -105,6 +111,9 @@ PARAMETERS: dict[str, Param] = {
     **MODEL_PARAMETERS,
     "gains_file": Param("package://skel_ros/config/sim_gains.yaml",
                         "position-controller gains YAML ('' = built-in defaults)",
+                        read_only=True),
+    "sim_params": Param("", "identified.yaml of skel-ros identify: every joint's armature, "
+                            "damping and friction from it ('' = the model's alone)",
                         read_only=True),
     "engine": Param("dart", f"the engine that steps the world: {', '.join(ENGINES)}",
                     read_only=True, choices=tuple(ENGINES)),
@@ -255,8 +264,16 @@ class SimNode(Node):
     def _build_engine(self, world: World, p: dict[str, Any]) -> SimEngine:
         try:
             gains = load_gains(resolve(p["gains_file"])) if p["gains_file"] else None
-            return ENGINES[p["engine"]](world, enforce_limits=p["enforce_limits"], gains=gains)
-        except (FileNotFoundError, OSError, SimError) as exc:
+            dynamics = None
+            if p["sim_params"]:
+                params = load_sim_params(resolve(p["sim_params"]))
+                params.check_joints(public_names(world)[0])
+                dynamics = params.joints
+                self.get_logger().info(f"joint dynamics from {params.source}: "
+                                       f"{', '.join(params.joints) or 'no joint'}")
+            return ENGINES[p["engine"]](world, enforce_limits=p["enforce_limits"], gains=gains,
+                                        joint_dynamics=dynamics)
+        except (FileNotFoundError, OSError, SimError, SimParamsError) as exc:
             raise NodeSetupError(str(exc)) from None
 
     def _activate(self) -> None:

@@ -86,6 +86,8 @@ class RunConfig:
             emulator (:func:`emulation`).
         truth: a truth file, how the real robot differs from the model (the hardware
             node's ``truth``; implies ``physics``).
+        sim_params: an identified.yaml (``skel-ros identify``): the simulation nodes'
+            ``sim_params``, the joints' armature, damping and friction.
         command_rate: rate of the streamed position commands, Hz.
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
@@ -107,6 +109,7 @@ class RunConfig:
     emulate: bool = True
     physics: bool | None = None
     truth: Path | None = None
+    sim_params: Path | None = None
     command_rate: float = 100.0
     settle: float = 1.0
     startup_timeout: float = 60.0
@@ -284,7 +287,9 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
     sims = {
         namespace: _node_command("skel_ros.nodes.sim_node", namespace, {
             **_model_params(config), "frame_prefix": f"{namespace}/",
-            "time_base": "wall", "engine": engine, **config.extra_sim_params})
+            "time_base": "wall", "engine": engine,
+            **({"sim_params": str(config.sim_params)} if config.sim_params else {}),
+            **config.extra_sim_params})
         for namespace, engine in config.simulations().items()}
     return {
         **sims,
@@ -516,7 +521,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     emulated = f" ({real_side})"
     engines = ", ".join(f"{name} = {engine}" for name, engine in config.simulations().items())
     notes = (f"model: {config.skel_file}", f"hardware: {config.hardware_config}{emulated}",
-             f"simulation: {engines}", f"trajectory: {config.trajectory}",
+             f"simulation: {engines}"
+             + (f", joint dynamics from {config.sim_params}" if config.sim_params else ""),
+             f"trajectory: {config.trajectory}",
              f"recording: {recording.name} (MCAP)")
     report = (write_report(comparison, out, fmt=config.report_format, notes=notes).page
               if config.write_report else None)

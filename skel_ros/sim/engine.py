@@ -44,13 +44,15 @@ from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
 from skel_ros.sim.errors import CommandError, SimBuildError
 from skel_ros.sim.followers import FollowerServos
 from skel_ros.sim.gains import GainsError, SimGains
+from skel_ros.sim.joint_dynamics import with_joint_dynamics
 from skel_ros.sim.world_builder import build_dart_world
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from skel_ros.model.types import World
     from skel_ros.sim._typing import Dart
+    from skel_ros.sim.joint_dynamics import JointDynamics
 
 __all__ = ["SimEngine", "public_names"]
 
@@ -112,10 +114,18 @@ class SimEngine:
         gains: Position-controller gains (``load_gains``); built-in defaults if None.
         limits: Per skeleton name, a limit set to use instead of the model's
             (e.g. one tightened by an override file).
+        joint_dynamics: Per public DOF name, an armature to add and a damping and
+            friction to use instead of the model's (:mod:`skel_ros.sim.joint_dynamics`;
+            identified values). DART 6 has no armature: it is a rotor about the joint's
+            axis spinning with the child link (revolute joints only), which also adds
+            it to the inertia of the parent joints whose axes are parallel to this
+            one's; MuJoCo's ``dof_armature`` adds it to the DOF alone. Kept by
+            :meth:`reset`.
 
     Raises:
         SimBuildError: The world cannot be built (a mesh DART cannot load, limits
-            that cannot be used, public names that clash); the message names the
+            that cannot be used, public names that clash, ``joint_dynamics`` naming
+            an unknown DOF or an armature DART cannot add); the message names the
             file and line.
         GainsError: ``gains`` names a DOF the world does not have.
     """
@@ -127,6 +137,7 @@ class SimEngine:
         enforce_limits: bool = True,
         gains: SimGains | None = None,
         limits: dict[str, LimitSet] | None = None,
+        joint_dynamics: Mapping[str, JointDynamics] | None = None,
     ) -> None:
         # Followers (mimic joints) start, and reset, where their leaders put them.
         world_model = coupled_start(world_model)
@@ -166,6 +177,8 @@ class SimEngine:
         """The SKEL actuator type of every DOF's joint (what commands it takes)."""
         self._by_public = dict(zip(self.dof_names, self.dof_ids, strict=True))
         self._public_of = dict(zip(self.dof_ids, self.dof_names, strict=True))
+        self.armature: dict[tuple[str, str], float] = self._take_dynamics(joint_dynamics or {})
+        """(skeleton, DOF) -> the armature added to it (``joint_dynamics``)."""
         self.limits: LimitSet = LimitSet(
             [replace(jl, name=self._public_of[skel.name, jl.name],
                      leader=None if jl.leader is None else self._public_of[skel.name, jl.leader])
@@ -175,11 +188,46 @@ class SimEngine:
         self._check_gain_names()
         self._build()
 
+    def _take_dynamics(self, dynamics: Mapping[str, JointDynamics]
+                       ) -> dict[tuple[str, str], float]:
+        """Put ``dynamics``' damping and friction into the model; return the armatures."""
+        try:
+            by_id = {self._resolve(name): jd for name, jd in dynamics.items()}
+        except CommandError as exc:
+            raise SimBuildError(f"joint dynamics: {exc}") from None
+        self.model = with_joint_dynamics(self.model, by_id)
+        return {key: float(jd.armature) for key, jd in by_id.items() if jd.armature}
+
+    def _add_armature(self) -> None:
+        """Add :attr:`armature` to the DART world: a rotor about each joint's axis.
+
+        DART 6 has no armature (neither a joint property nor a dartpy call): the rotor's
+        inertia ``A a a^T`` (``a`` the joint's axis in the child body's frame) is added to
+        the child body's moment of inertia, which adds exactly ``A`` to the DOF's own
+        ``M_ii`` (and, unlike a geared rotor, to parent joints with parallel axes).
+        """
+        for (skeleton, dof), armature in self.armature.items():
+            k = next(i for i, s in enumerate(self.model.skeletons) if s.name == skeleton)
+            skel = self.model.skeletons[k]
+            joint = skel.joint(skel.dofs[skel.dof_index(dof)].joint)
+            dart_joint = self._skeletons[k].getJoint(joint.index)
+            if dart_joint.getType() != "RevoluteJoint":
+                raise SimBuildError(
+                    f"{joint.location}: DART has no armature for the {joint.type.name.lower()}"
+                    f" joint {joint.name!r} (revolute joints only): use the engine mujoco")
+            body = dart_joint.getChildBodyNode()
+            axis = (dart_joint.getTransformFromChildBodyNode().rotation()
+                    @ np.asarray(dart_joint.getAxis(), dtype=float))
+            inertia = body.getInertia()
+            inertia.setMoment(np.asarray(inertia.getMoment()) + armature * np.outer(axis, axis))
+            body.setInertia(inertia)
+
     def _build(self) -> None:
         """(Re)build the dartpy World at the initial state, with fresh actuation."""
         model = self.model
         self._world = build_dart_world(model)
         self._skeletons = [self._world.getSkeleton(i) for i in range(len(model.skeletons))]
+        self._add_armature()  # before the controllers' gains are derived from the inertia
         self._mobile = [s.isMobile() for s in self._skeletons]
         self._time_step = float(self._world.getTimeStep())
         # The skeletons whose DOFs make up the state vectors (those with DOFs).

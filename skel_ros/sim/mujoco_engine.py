@@ -351,6 +351,14 @@ class MujocoEngine(SimEngine):
             start += s.num_dofs
         self._views = views
         self._dof_forces = forces
+        if self.armature:  # before the controllers' gains are derived from the inertia
+            for (skeleton, dof), armature in self.armature.items():
+                address = self._dof_address(skeleton, dof)
+                if address is None:
+                    raise SimBuildError(f"joint dynamics: armature of {dof!r} (skeleton "
+                                        f"{skeleton!r}): taken by hinge and slide DOFs only")
+                model.dof_armature[address] = armature
+            self._set_constants()
         self._skeletons = self._views
         self._mobile = [s.mobile for s in world.skeletons]
         self._stateful = [v for v, s in zip(self._views, world.skeletons, strict=True)
@@ -433,13 +441,22 @@ class MujocoEngine(SimEngine):
         skeleton, dof = self._resolve(name)
         if not np.isfinite(armature) or armature < 0.0:
             raise CommandError(f"armature of {name!r} must be finite and >= 0, got {armature!r}")
+        address = self._dof_address(skeleton, dof)
+        if address is None:
+            raise CommandError(f"joint {name!r}: armature is taken by hinge and slide DOFs only")
+        self._mj_model.dof_armature[address] = float(armature)
+        self._set_constants()
+
+    def _dof_address(self, skeleton: str, dof: str) -> int | None:
+        """MuJoCo's DOF address of a hinge or slide DOF; None for a ball or free joint's."""
         index = self.model.skeleton(skeleton).dof_index(dof)
         view = self._views[[s.name for s in self.model.skeletons].index(skeleton)]
         hits = np.flatnonzero(view.scalar == index)
-        if not hits.size:
-            raise CommandError(f"joint {name!r}: armature is taken by hinge and slide DOFs only")
+        return int(view.dof_address[hits[0]]) if hits.size else None
+
+    def _set_constants(self) -> None:
+        """Remake the constants MuJoCo computed when compiling, after a change of armature."""
         model = self._mj_model
-        model.dof_armature[int(view.dof_address[hits[0]])] = float(armature)
         # MuJoCo 4 computes the mass matrix from constants made when compiling: make them
         # again (on a scratch state, which mj_setConst may move).
         self._mujoco.mj_setConst(model, self._mujoco.MjData(model))

@@ -196,6 +196,26 @@ def test_the_fitted_model_carries_damping_and_friction_and_loads_again(
     assert "held-out" in report
 
 
+def test_the_simulation_takes_every_identified_value_from_the_file(
+        bench_output: tuple[int, Path]) -> None:
+    """identified.yaml read back (``sim-to-real --sim-params``): the armature the model file
+    cannot carry reaches the engine, with the damping and friction."""
+    from skel_ros.identify.output import load_sim_params
+    from skel_ros.sim.joint_dynamics import JointDynamics
+
+    _, out = bench_output
+    doc = yaml.safe_load((out / "identified.yaml").read_text())
+    params = load_sim_params(out / "identified.yaml")
+    assert params.joints == {joint: JointDynamics(*(entry[p]["value"] for p in PARAMETERS))
+                             for joint, entry in doc["joints"].items()}
+    engine = MujocoEngine(load_model(ARM), joint_dynamics=params.joints)
+    for joint, entry in doc["joints"].items():
+        k = engine.dof_names.index(joint)
+        assert engine.world.dof_armature[k] == pytest.approx(entry["armature"]["value"])
+        assert engine.world.dof_damping[k] == pytest.approx(entry["damping"]["value"])
+        assert engine.world.dof_frictionloss[k] == pytest.approx(entry["friction"]["value"])
+
+
 def test_a_recording_without_the_robots_torques_is_refused(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]
                                                            ) -> None:
