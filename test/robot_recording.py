@@ -32,8 +32,12 @@ def _root_path_missing(links: Iterable[str], root: str, parents: dict[str, str])
     return missing
 
 
-def assert_draws_robots(path: Path, namespaces: Iterable[str]) -> dict[str, int]:
+def assert_draws_robots(path: Path, namespaces: Iterable[str], *,
+                        common_root: str | None = None) -> dict[str, int]:
     """Assert the recording at ``path`` draws the robot of each namespace (module doc).
+
+    With ``common_root``, each robot's root must also have a TF path to that frame, so
+    one 3D panel (one fixed frame) shows them all.
 
     Returns:
         Per namespace, the ``joint_states`` messages checked.
@@ -83,6 +87,10 @@ def assert_draws_robots(path: Path, namespaces: Iterable[str]) -> dict[str, int]
             missing = _root_path_missing(links[ns], roots[ns], parents)
             assert not missing, (f"{ns} at {record.log_time} ns: no TF path from {missing} to"
                                  f" {roots[ns]}")
+            if common_root is not None:
+                assert not _root_path_missing([roots[ns]], common_root, parents), (
+                    f"{ns} at {record.log_time} ns: no TF path from {roots[ns]} to"
+                    f" {common_root}")
             checked[ns] += 1
     assert all(checked.values()), checked
     return checked

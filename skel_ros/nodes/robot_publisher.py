@@ -74,9 +74,13 @@ if TYPE_CHECKING:
 
     from skel_ros.model.types import Skeleton, World
 
-__all__ = ["ClockPublisher", "RobotPublisher", "float64_array", "robot_description"]
+__all__ = ["ROBOT_SPACING", "ClockPublisher", "RobotPublisher", "float64_array",
+           "robot_description", "side_by_side"]
 
 Vector = npt.NDArray[np.float64]
+
+ROBOT_SPACING = 0.6
+"""m between two robots shown side by side (``launch/sim_to_real.launch.py``'s ``spacing``)."""
 
 
 class ClockPublisher:
@@ -474,6 +478,22 @@ def _transform_msg(parent: str, child: str) -> TransformStamped:
     msg.header.frame_id = parent
     msg.child_frame_id = child
     return msg
+
+
+def side_by_side(namespaces: Sequence[str], spacing: float = ROBOT_SPACING) -> TFMessage:
+    """Static transforms from ``world`` to each robot's ``<namespace>/world``, in a row.
+
+    The robots stand ``spacing`` m apart along y, the first at ``-spacing / 2`` (``real``
+    then ``sim`` gives the launch file's -0.3 / +0.3 m), so one fixed frame shows them
+    all: RViz, or one 3D panel of Foxglove or Lichtblick opening a recording.
+    """
+    out = TFMessage()
+    for k, ns in enumerate(namespaces):
+        msg = _transform_msg("world", f"{ns}/world")
+        msg.transform.translation.y = (k - 0.5) * spacing
+        msg.transform.rotation.w = 1.0
+        out.transforms.append(msg)
+    return out
 
 
 def float64_array(values: npt.ArrayLike) -> array.array[float]:

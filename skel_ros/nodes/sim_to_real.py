@@ -390,13 +390,16 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
     from trajectory_msgs.msg import JointTrajectory
 
     from skel_ros.analysis import compare, model_followers, read_recording, write_report
     from skel_ros.model import load_model
     from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.nodes.enable_call import start_enable
+    from skel_ros.nodes.qos import LATCHED_QOS
     from skel_ros.nodes.recorder import McapRecorder, robot_topics
+    from skel_ros.nodes.robot_publisher import side_by_side
     from skel_ros.nodes.service_calls import ServiceTimeoutError
     from skel_ros.nodes.shutdown import sigint_flag
 
@@ -441,6 +444,10 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
             drawn_first={f"/{ns}/joint_states": f"/{ns}/robot_description"
                          for ns in (*sims, "real")})
         counts = recorder.counts
+        # One fixed frame for all: `world` -> each robot's `<ns>/world`, as the launch file
+        # places them, so RViz or one 3D panel of a recording shows every robot.
+        placement = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
+        placement.publish(side_by_side(("real", *sims)))
         spin_thread = threading.Thread(target=executor.spin, daemon=True)
         spin_thread.start()
 

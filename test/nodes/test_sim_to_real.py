@@ -145,7 +145,8 @@ def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, 
         raise
     assert result.report.exists()
     assert result.recording.stat().st_size > 0
-    assert_draws_robots(result.recording, ("sim", "real"))  # Foxglove draws both moving
+    # Foxglove / Lichtblick draw both moving, in one panel (from `world`, as RViz does)
+    assert_draws_robots(result.recording, ("sim", "real"), common_root="world")
     comparison = result.comparison
     assert set(comparison.streams) == {"command", "sim", "real"}
     assert [j.joint for j in comparison.joints] == dofs
