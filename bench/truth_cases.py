@@ -17,14 +17,24 @@ of ``test/nodes/data/truth/``):
 * ``forearm``: a forearm of 0.6 kg where the model says 0.2 (a wrong model);
 * ``friction``: 0.3 N m of Coulomb friction on the elbow (30x the model's);
 * ``delay``: 10 ms more between a command on the wire and the motor acting on it;
-* ``backlash``: 0.05 rad of play in the wrist's gear train.
+* ``backlash``: 0.05 rad of play in the wrist's gear train (gravity holds the wrist on one
+  flank all along the trajectory: nothing shows);
+* ``backlash_yaw``: the same play in the shoulder yaw's, a vertical axis whose load turns
+  with its motion: the play is crossed at each reversal.
 
 The shipped criteria (``config/criteria/arm.yaml``) judge each run, and the lag criteria
 of ``test/nodes/data/truth/lag_criteria.yaml`` too (the friction and the delay move lags
 by a step or a few, which the shipped 0.2 s allows: docs/sim_to_real.md).
 
+With ``--in-process`` each case is played instead on the emulated servos alone, in this
+process, on their own clock (:func:`skel_ros.physical.rehearsal.rehearse`: no ROS, no
+simulation), along the short trajectory of ``test/physical/data/reversal_trajectory.yaml``
+and judged by ``test/physical/data/bench_criteria.yaml``: the figures of
+``test/physical/test_fault_gate.py``, the same on any machine (a few seconds a case).
+
 Asserts nothing. Usage: ``.venv/bin/python bench/truth_cases.py [--case NAME ...]
-[--out DIR] [--plots DIR]``; about 20 s a case, two gates per case from one run.
+[--in-process] [--out DIR] [--plots DIR]``; about 20 s a case, two gates per case from
+one run.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ CASES: dict[str, tuple[str | Path, str]] = {  # name -> (truth text or file, joi
     "friction": (TRUTHS / "elbow_friction.yaml", "elbow"),
     "delay": (TRUTHS / "delay_10ms.yaml", "shoulder_pitch"),
     "backlash": (TRUTHS / "wrist_backlash.yaml", "wrist"),
+    "backlash_yaw": (TRUTHS / "yaw_backlash.yaml", "shoulder_yaw"),
 }
 
 
@@ -75,6 +86,7 @@ def run_case(name: str, out: Path) -> dict[str, Any]:
     data = json.loads((folder / "verdict.json").read_text(encoding="utf-8"))
     result["shipped"] = _failed(data)
     result["errors"] = _largest(data)
+    result["follow"] = _follow(folder / "run" / "run.mcap")
     lag = subprocess.run(  # noqa: S603 - the same recording, judged by the lag criteria
         [str(skel_ros), "compare", str(folder / "run" / "run.mcap"), "--skel",
          str(REPO / "examples" / "arm.skel"), "--criteria", str(CRITERIA["lag"]),
@@ -102,10 +114,57 @@ def _largest(data: dict[str, Any]) -> dict[str, float]:
             if (e["a"], e["b"]) == ("real", "command") and e["max"] is not None}
 
 
+def _follow(recording: Path) -> dict[str, tuple[float, float, float]]:
+    """Per joint, the real stream's RMS error, lag and reversal error against the command."""
+    from skel_ros.analysis import compare, read_recording
+
+    comparison = compare(list(read_recording(recording).values()))
+    out = {}
+    for joint in comparison.joints:
+        error = joint.error("real", "command")
+        if error is not None:
+            out[joint.joint] = (error.rms, error.lag, error.reversal)
+    return out
+
+
+def in_process(name: str, out: Path) -> str:
+    """One case played in this process (module docstring): its verdict and figures."""
+    from skel_ros.analysis import JointSeries, Outcome, compare, judge, load_criteria
+    from skel_ros.physical.rehearsal import rehearse
+    from skel_ros.trajectory import load_trajectory, load_trajectory_model
+
+    data = REPO / "test" / "physical" / "data"
+    truth, _ = CASES[name]
+    if isinstance(truth, str):
+        (out / name).mkdir(parents=True, exist_ok=True)
+        path = out / name / "truth.yaml"
+        path.write_text(truth, encoding="utf-8")
+        truth = path
+    model = REPO / "examples" / "arm.skel"
+    run = rehearse(model, REPO / "config" / "hardware" / "arm_dynamixel.yaml",
+                   load_trajectory(data / "reversal_trajectory.yaml",
+                                   load_trajectory_model(model)), truth=truth)
+    comparison = compare([
+        JointSeries.from_samples("command", run.times, run.joints, run.command),
+        JointSeries.from_samples("real", run.times + run.period, run.joints, run.real)])
+    verdict = judge(comparison, load_criteria(data / "bench_criteria.yaml"))
+    named = sorted({f"{c.joint} ({c.metric})" for c in verdict.with_outcome(Outcome.FAILED)})
+    figures = []
+    for joint in comparison.joints:
+        e = joint.error("real", "command")
+        if e is not None:
+            figures.append(f"{joint.joint} {e.rms:.3f}/{e.max_abs:.3f}/{e.lag:.2f}/"
+                           f"{e.reversal:.4f}")
+    return (f"{name}: {verdict.outcome.value}" + (f" ({', '.join(named)})" if named else "")
+            + "; real-command RMS/max/lag/reversal: " + ", ".join(figures))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", action="append", choices=sorted(CASES),
                         help="run only this case (repeatable; default: all)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="the emulated servos alone, in this process (module docstring)")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "truth_cases")
     parser.add_argument("--plots", type=Path, default=None,
                         help="where the plots go (default: OUT/plots)")
@@ -113,6 +172,10 @@ def main() -> int:
     plots = args.plots or args.out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
     print(f"load average at the start: {os.getloadavg()[0]:.2f}")
+    if args.in_process:
+        for name in args.case or list(CASES):
+            print(in_process(name, args.out))
+        return 0
     for name in args.case or list(CASES):
         result = run_case(name, args.out)
         joint = CASES[name][1]
@@ -123,8 +186,11 @@ def main() -> int:
             print(f"{name}: run failed (status {result['status']}): {result['error']}")
             continue
         errors = ", ".join(f"{j} {e:.3f}" for j, e in result["errors"].items())
+        follow = ", ".join(f"{j} {r:.3f}/{lag:.2f}/{rev:.4f}"
+                           for j, (r, lag, rev) in result["follow"].items())
         print(f"{name}: shipped criteria {result['shipped']}; lag criteria {result['lag']};"
-              f" largest real-command error: {errors}")
+              f" largest real-command error: {errors}; real-command RMS/lag/reversal: "
+              f"{follow}")
     print(f"plots: {plots}")
     return 0
 

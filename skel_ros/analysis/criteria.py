@@ -8,7 +8,7 @@ Format (every key optional; a bound that is not given is not checked)::
     all:                     # bounds for every joint
       sim_real:     {rms: 0.15, max: 0.4, lag: 0.35}   # rad (m), rad (m), s
       sim_command:  {rms: 0.15, max: 0.4, lag: 0.35}
-      real_command: {rms: 0.06, max: 0.2, lag: 0.2}
+      real_command: {rms: 0.06, max: 0.2, lag: 0.2, reversal: 0.01}
       limit_hits:   {command: 0, sim: 0, real: 0}     # grid samples at a position limit
       sim_mujoco:   {max: 0.05}      # a run in several engines: engine vs engine, and
       mujoco_real:  {max: 0.4}       # dart_/mujoco_ real, command (metrics.PAIRS)
@@ -17,7 +17,8 @@ Format (every key optional; a bound that is not given is not checked)::
         sim_command: {max: 0.5}
 
 ``rms`` and ``max`` bound the RMS and the largest absolute position error of the pair,
-``lag`` the absolute lag (see :mod:`skel_ros.analysis.metrics`); ``limit_hits`` the
+``lag`` the absolute lag, ``reversal`` the motion the first stream loses where the second
+reverses (see :mod:`skel_ros.analysis.metrics`); ``limit_hits`` the
 count per stream. ``min_duration``, ``min_rate`` and ``max_gap`` say whether the run can
 be judged at all: a run below them is *not judged*, not failed. ``max_gap`` (default
 :data:`DEFAULT_MAX_GAP`) applies to the measured streams (simulations, hardware), and
@@ -45,7 +46,7 @@ __all__ = ["PAIR_KEYS", "Bound", "Criteria", "JointBounds", "load_criteria", "pa
 
 # YAML key -> the pair of streams it bounds (metrics.PAIRS, spelt as keys).
 PAIR_KEYS: dict[str, tuple[str, str]] = {f"{a}_{b}": (a, b) for a, b in PAIRS}
-PAIR_METRICS = ("rms", "max", "lag")
+PAIR_METRICS = ("rms", "max", "lag", "reversal")
 STREAMS = ("command", "sim", "real", *ENGINE_STREAMS)
 _JOINT_KEYS = (*PAIR_KEYS, "limit_hits")
 _TOP_KEYS = ("min_duration", "min_rate", "max_gap", "all", "joints")

@@ -8,7 +8,8 @@ RMS and maximum absolute position error and the lag: the shift of the second str
 that best explains the first (the time shift minimising the RMS of the error once its mean
 is removed, searched on the grid up to ``max_lag``, so that a constant offset, which the
 RMS and max errors show, is not taken for a delay); positive means the first stream
-follows the second.
+follows the second. And the reversal error: the motion the first stream loses where the
+second reverses (:func:`reversal_error`), what play in a gear train shows.
 
 The joints compared are those every measured stream carries (with positions); any other
 joint of a stream is left out, and :attr:`Comparison.left_out` says which and why, so
@@ -45,6 +46,11 @@ LIMIT_TOLERANCE = 1e-3
 # A gap in a measured stream: consecutive samples further apart than both this many of
 # the stream's median periods and the criteria's ``max_gap`` (see :meth:`Comparison.gaps`).
 GAP_PERIODS = 5.0
+# Reversal error (:func:`reversal_error`): a reversal is where the reference turns back by
+# more than this (rad or m) from the furthest it went, and the error is looked at for
+# this long after it (s).
+REVERSAL_HYSTERESIS = 0.005
+REVERSAL_WINDOW = 0.3
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,8 @@ class PairError:
     rms: float
     max_abs: float
     lag: float  # seconds; NaN when the reference does not move enough to tell
+    reversal: float = math.nan  # rad (m): reversal_error; NaN when no turn could tell
+    turns: int = 0  # how many times the reference turned back (reversals)
 
 
 @dataclass(frozen=True)
@@ -222,15 +230,90 @@ def estimate_lag(signal: Array, reference: Array, dt: float, max_lag: float) -> 
     return best_k * dt
 
 
+def reversals(reference: Array, hysteresis: float = REVERSAL_HYSTERESIS) -> list[int]:
+    """The samples where ``reference`` turns back.
+
+    Each extremum it then leaves by more than ``hysteresis`` the other way (so that
+    noise and holds are no reversals).
+    """
+    turns: list[int] = []
+    direction, extreme = 0, -1
+    for i, value in enumerate(reference):
+        if not math.isfinite(value):
+            continue
+        if extreme < 0:
+            extreme = i
+        elif direction * (value - reference[extreme]) > 0.0:
+            extreme = i  # further the same way
+        elif abs(value - reference[extreme]) > hysteresis:
+            if direction:
+                turns.append(extreme)
+            direction = 1 if value > reference[extreme] else -1
+            extreme = i
+    return turns
+
+
+def reversal_error(signal: Array, reference: Array, dt: float, lag: float,
+                   window: float = REVERSAL_WINDOW) -> float:
+    """The motion ``signal`` loses where ``reference`` reverses (rad or m).
+
+    With the lag taken out (``reference`` shifted by ``lag``, :func:`estimate_lag`), the
+    error at each reversal of ``reference`` (:func:`reversals`) is the error the
+    follower had on its way there; within ``window`` seconds after it the error moves by
+    what the reversal costs: nothing for a follower that turns as it was going, the play
+    a geared joint crosses before its load turns with it. The largest such change of the
+    error over the run; NaN when ``reference`` never reverses or the lag is unknown. A
+    turn whose window holds a NaN of either stream (a gap: :func:`without_gaps`) cannot
+    tell, and is left out.
+    """
+    if not math.isfinite(lag):
+        return math.nan
+    shift = round(lag / dt)
+    span = round(window / dt)
+    worst = math.nan
+    for turn in reversals(reference):
+        start = turn + shift  # the reversal, as the follower should show it
+        if start < 0 or start + 1 >= signal.size or start - shift >= reference.size:
+            continue
+        k = np.arange(start, min(signal.size, start + span + 1))
+        k = k[(k - shift >= 0) & (k - shift < reference.size)]
+        error = signal[k] - reference[k - shift]
+        if not np.isfinite(error).all():
+            continue
+        change = float(np.max(np.abs(error - error[0])))
+        if not worst >= change:
+            worst = change
+    return worst
+
+
+def without_gaps(values: Array, grid: Array, times: Array | None) -> Array:
+    """``values`` on ``grid``, NaN where the samples at ``times`` leave a gap.
+
+    A gap: consecutive samples further apart than :data:`GAP_PERIODS` of their median
+    period (a stalled node), across which a resampled stream is only a straight line.
+    """
+    if times is None or times.size < 2:  # noqa: PLR2004 - a period needs two samples
+        return values
+    d = np.diff(times)
+    out: Array = values.copy()
+    for i in np.flatnonzero(d > GAP_PERIODS * float(np.median(d))):
+        out[(grid > times[i]) & (grid < times[i + 1])] = math.nan
+    return out
+
+
 def _pair_error(  # noqa: PLR0917
-    a: str, b: str, x: Array, y: Array, dt: float, max_lag: float
+    a: str, b: str, x: Array, y: Array, dt: float, max_lag: float,
+    turns: tuple[Array, Array] | None = None,
 ) -> PairError:
+    """The pair's errors; ``turns``: ``x`` and ``y`` NaN in their gaps, for the reversals."""
     d = x - y
     d = d[np.isfinite(d)]
     if d.size == 0:
         return PairError(a, b, math.nan, math.nan, math.nan)
-    return PairError(a, b, float(np.sqrt(np.mean(d * d))), float(np.max(np.abs(d))),
-                     estimate_lag(x, y, dt, max_lag))
+    lag = estimate_lag(x, y, dt, max_lag)
+    gx, gy = turns if turns is not None else (x, y)
+    return PairError(a, b, float(np.sqrt(np.mean(d * d))), float(np.max(np.abs(d))), lag,
+                     reversal_error(gx, gy, dt, lag), len(reversals(y)))
 
 
 def compare(
@@ -290,8 +373,13 @@ def compare(
         for n, s in by_name.items():
             positions[n][joint] = (s.resample(joint, grid) if joint in s.joint_names
                                    else np.full(grid.shape, np.nan))
+        gapless = {n: without_gaps(positions[n][joint], grid,
+                                   s.times[np.isfinite(s.column(joint))]
+                                   if joint in s.joint_names else None)
+                   for n, s in by_name.items()}
         errors = tuple(
-            _pair_error(a, b, positions[a][joint], positions[b][joint], dt, max_lag)
+            _pair_error(a, b, positions[a][joint], positions[b][joint], dt, max_lag,
+                        (gapless[a], gapless[b]))
             for a, b in PAIRS if a in by_name and b in by_name
         )
         lo, hi = (limits or {}).get(joint, (-math.inf, math.inf))

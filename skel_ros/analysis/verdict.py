@@ -6,7 +6,9 @@ that a measured stream lacks, a joint of the criteria not in the run), the run s
 than ``min_duration``, a stream, or a joint in a measured stream, slower than
 ``min_rate`` or with a gap beyond ``max_gap`` (its node starved), or the run did not
 complete) or *skipped* (a lag bound
-on a joint whose reference did not move, so that no lag can be measured). A run's outcome
+on a joint whose reference did not move, so that no lag can be measured; a reversal bound
+on one whose reference never turned back; one whose every turn fell in a gap of a stream
+is not judged). A run's outcome
 is *not judged* if any check is, else *failed* if any check is, else *passed*; several
 runs (trajectories) combine the same way.
 """
@@ -39,7 +41,8 @@ class Outcome(Enum):
     SKIPPED = "skipped"
 
 
-_METRIC_LABEL = {"rms": "RMS error", "max": "max error", "lag": "lag"}
+_METRIC_LABEL = {"rms": "RMS error", "max": "max error", "lag": "lag",
+                 "reversal": "reversal error"}
 
 
 @dataclass(frozen=True)
@@ -156,12 +159,21 @@ def _pair_check(joint: JointComparison, pair: tuple[str, str], metric: str, boun
         missing = ", ".join(s for s in pair if s not in streams) or f"{a} or {b}"
         return _check(name, joint.joint, math.nan, bound, outcome=Outcome.NOT_JUDGED,
                       reason=f"no {missing} stream", pair=pair, metric=metric)
-    value = {"rms": error.rms, "max": error.max_abs, "lag": abs(error.lag)}[metric]
+    value = {"rms": error.rms, "max": error.max_abs, "lag": abs(error.lag),
+             "reversal": error.reversal}[metric]
     if math.isfinite(value):
         return _check(name, joint.joint, value, bound, pair=pair, metric=metric)
     if metric == "lag" and math.isfinite(error.rms):
         return _check(name, joint.joint, value, bound, outcome=Outcome.SKIPPED,
                       reason=f"{b} does not move: no lag to measure", pair=pair, metric=metric)
+    if metric == "reversal" and math.isfinite(error.rms):
+        if error.turns and math.isfinite(error.lag):
+            return _check(name, joint.joint, value, bound, outcome=Outcome.NOT_JUDGED,
+                          reason=f"each turn of {b} falls in a gap of a stream", pair=pair,
+                          metric=metric)
+        why = f"{b} does not reverse" if not error.turns else "no lag to measure"
+        return _check(name, joint.joint, value, bound, outcome=Outcome.SKIPPED,
+                      reason=f"{why}: no reversal error", pair=pair, metric=metric)
     return _check(name, joint.joint, value, bound, outcome=Outcome.NOT_JUDGED,
                   reason=f"no common samples of {a} and {b}", pair=pair, metric=metric)
 

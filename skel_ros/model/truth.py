@@ -76,8 +76,9 @@ class JointTruth:
     Attributes:
         friction: N m, the real Coulomb friction; None: the model's.
         damping: N m s/rad, the real viscous damping; None: the model's.
-        armature: kg m^2, rotor inertia at the joint, added to the model's links.
-        backlash: rad, the whole play between the motor and the joint.
+        armature: kg m^2, rotor inertia at the joint, added to the model's links (on the
+            motor side of the backlash, with the device's own rotor).
+        backlash: rad, the whole play between the motor side (the rotor) and the joint.
         delay: s, from a command reaching the device to its motor acting on it.
         encoder_offset: rad, added to every reading of the joint's encoder.
         encoder_noise: rad, standard deviation of the white noise on every reading.

@@ -125,6 +125,8 @@ class DriveLaw:
         clock: the world's time.
     """
 
+    encoder_at_output = False  # the motor's encoder, before the gears
+
     def __init__(self, units: Units, inertia: float, dt: float, *, max_torque: float,
                  max_velocity: float, clock: Callable[[], float]) -> None:
         self.units = units

@@ -58,6 +58,7 @@ class MitLaw:
     """
 
     damping = 0.0  # the whole torque is explicit (DeviceLaw)
+    encoder_at_output = False  # the encoder reads the rotor, before the gears
 
     def __init__(self, position: float, max_torque: float, max_velocity: float) -> None:
         self.command = (float(position), 0.0, 0.0, 0.0, 0.0)  # p_des, v_des, kp, kd, t_ff

@@ -97,6 +97,7 @@ class XServoLaw:
     """
 
     damping = 0.0  # the whole torque is explicit (DeviceLaw)
+    encoder_at_output = True  # a magnetic encoder on the output shaft: the play is inside
 
     def __init__(self, model: ct.ModelInfo) -> None:
         self.model = model

@@ -15,11 +15,23 @@ Between the device and the joint, what the truth file says of that joint:
 * ``encoder_offset`` and ``encoder_noise``: every reading is the joint's position plus
   the offset plus white noise (seeded by the truth's ``seed`` and the joint's place:
   repeatable runs);
-* ``backlash``: the gear's play. The motor side moves within the play without turning the
-  joint (massless, at the speed its drive would reach unloaded), and pushes the joint
-  only once the play is taken up in the direction it pushes;
-* ``armature``: added to the joint in the engine, with the device's own rotor inertia
-  (:meth:`DeviceJoint.add_rotor`).
+* ``backlash``: the gear's play, between the motor side (the rotor: the device's own
+  rotor inertia through the gears and the truth's ``armature``) and the joint. While a
+  flank of the play is in contact the two move as one (the rotor's inertia is the joint's
+  armature in the engine), as long as the contact pushes: the motor's torque towards
+  that flank, more than the rotor's share of the joint's acceleration. Within the play
+  the joint moves without the rotor (gravity may carry it through the play), and the
+  rotor turns by the motor's torque alone (the device's damping on it, integrated
+  implicitly), until it meets a flank: an impact in which the two velocities become one
+  and momentum is kept (:meth:`DeviceJoint._engage`). Without rotor inertia the motor
+  side is massless and crosses the play at the speed its drive would reach unloaded;
+* ``armature``: the rotor inertia at the joint, on the motor side of the play, with the
+  device's own rotor (:meth:`DeviceJoint.add_rotor`).
+
+Where the encoder sits is the device's (:attr:`DeviceLaw.encoder_at_output`): a Dynamixel
+or Feetech servo's encoder reads the output shaft, so the play is inside its position
+loop; a motor whose encoder is on the rotor (MIT motors, CiA 402 drives) reads the motor
+side, and the play is outside its loop.
 
 Until a device first drives its joint (:meth:`PhysicalWorld.release`: a servo's first
 torque on) the robot stands held at its initial pose, as on its stand or in a hand, and
@@ -93,6 +105,11 @@ class DeviceLaw(Protocol):
         ...
 
     @property
+    def encoder_at_output(self) -> bool:
+        """Whether the encoder reads the output shaft (else the rotor, before the gears)."""
+        ...
+
+    @property
     def damping(self) -> float:
         """N m s/rad (actuator side) of the motor's torque the engine integrates itself.
 
@@ -108,6 +125,7 @@ class _Still:
     """No device: no torque."""
 
     damping = 0.0
+    encoder_at_output = True
 
     def torque(self, position: float, velocity: float, dt: float) -> float:  # noqa: ARG002
         return 0.0
@@ -129,23 +147,50 @@ class DeviceJoint:
         self.law: DeviceLaw = _Still()
         self._rng = np.random.default_rng([seed, index])
         self._gap = 0.0  # motor side - joint side within the backlash, joint rad
+        self._contact = 0  # +1 / -1: the motor side on that flank of the play; 0: within it
+        self._motor_velocity = 0.0  # the motor side's within the play (joint side)
+        self._pushed = 0.0  # the motor's torque on the joint in the last step (joint side)
+        self._qd = 0.0  # the joint's velocity at the last reading (joint side)
+        self._pushed_at = 0.0  # the joint's velocity when the motor last pushed it
+        self.rotor = truth.armature  # kg m^2 at the joint, motor side of the gears
         self._damping = 0.0  # the law's damping in the engine now (actuator side)
         self.position = 0.0  # the encoder's last reading (actuator side)
-        self.velocity = 0.0  # the shaft's (actuator side)
+        self.velocity = 0.0  # the encoder's velocity (actuator side)
         self.torque = 0.0  # the motor's last torque (actuator side)
+        self._couple()
 
     @property
     def true_position(self) -> float:
         """The joint's position (joint side, no encoder error)."""
         return float(self.world.engine.positions()[self.index])
 
+    @property
+    def _play(self) -> bool:
+        """Whether the joint has backlash and a rotor of some inertia on its motor side."""
+        return self.truth.backlash > 0.0 and self.rotor > 0.0
+
     def add_rotor(self, inertia: float) -> None:
         """The device's rotor: ``inertia`` (kg m^2) at the actuator.
 
-        The joint's armature is its share through the gears plus the truth's ``armature``.
+        The rotor inertia at the joint is its share through the gears plus the truth's
+        ``armature``.
         """
         ratio = self.transmission.gear_ratio
-        self.world.engine.set_armature(self.name, inertia * ratio * ratio + self.truth.armature)
+        self.rotor = inertia * ratio * ratio + self.truth.armature
+        self._couple()
+
+    def _couple(self, *, switch: bool = False) -> None:
+        """The rotor's inertia in the engine when it moves with the joint (module docstring).
+
+        ``switch``: a flank met or left while the world runs (:meth:`PhysicalWorld.
+        _set_armature`: the engine's value alone, not its compiled constants).
+        """
+        coupled = not self._play or self._contact != 0
+        armature = self.rotor if coupled else 0.0
+        if switch:
+            self.world._set_armature(self, armature)  # noqa: SLF001
+        elif (coupled and self.rotor > 0.0) or self._play:
+            self.world.engine.set_armature(self.name, armature)
 
     def later(self, action: Callable[[], None]) -> None:
         """Run ``action`` once the joint's command delay has passed (now, without one)."""
@@ -153,29 +198,112 @@ class DeviceJoint:
 
     def _read(self, q: float, qd: float) -> None:
         t = self.truth
+        self._qd = qd
         noise = self._rng.normal(0.0, t.encoder_noise) if t.encoder_noise else 0.0
-        self.position = self.transmission.to_actuator(q + t.encoder_offset + noise)
-        self.velocity = self.transmission.direction * self.transmission.gear_ratio * qd
+        at, speed = q, qd
+        if not self.law.encoder_at_output:  # the rotor's encoder: the motor side
+            at += self._gap
+            speed = self._motor_speed(qd)
+        tr = self.transmission
+        self.position = tr.to_actuator(at + t.encoder_offset + noise)
+        self.velocity = tr.direction * tr.gear_ratio * speed
+
+    def _motor_speed(self, qd: float) -> float:
+        """The motor side's velocity (joint side): the joint's while a flank is in contact.
+
+        (A massless motor side is taken at the joint's.)
+        """
+        return self._motor_velocity if self._play and not self._contact else qd
+
+    def _motor(self, speed: float, dt: float, *, coupled: bool) -> tuple[float, float]:
+        """``(torque, damping)`` of the motor at ``speed`` for one step (joint side).
+
+        The law's damping goes to the engine while the motor moves with the joint
+        (``coupled``); otherwise it is the caller's to apply (to the rotor).
+        """
+        tr, law = self.transmission, self.law
+        velocity = tr.direction * tr.gear_ratio * speed
+        torque = law.torque(self.position, velocity, dt)
+        self._engine_damping(law.damping if coupled else 0.0)
+        self.torque = torque - law.damping * velocity  # the motor's, all of it
+        return tr.direction * tr.gear_ratio * torque, law.damping * tr.gear_ratio ** 2
+
+    def _engine_damping(self, damping: float) -> None:
+        if damping != self._damping:
+            self._damping = damping
+            ratio = self.transmission.gear_ratio
+            self.world._set_damping(self, damping * ratio * ratio)  # noqa: SLF001
 
     def _joint_torque(self, dt: float) -> float:
-        tr = self.transmission
-        law = self.law
-        torque = law.torque(self.position, self.velocity, dt)
-        if law.damping != self._damping:
-            self._damping = law.damping
-            self.world._set_damping(self, law.damping * tr.gear_ratio * tr.gear_ratio)  # noqa: SLF001
-        self.torque = torque - self._damping * self.velocity  # the motor's, all of it
-        joint_torque = tr.direction * tr.gear_ratio * torque
         half = 0.5 * self.truth.backlash
-        if half <= 0.0 or joint_torque == 0.0:
+        if half <= 0.0:
+            return self._motor(self._qd, dt, coupled=True)[0]
+        if not self._play:
+            return self._massless(half, dt)
+        qd, contact = self._qd, self._contact
+        if contact and (self._pushed - self.rotor * (qd - self._pushed_at) / dt) * contact < 0.0:
+            self._release()  # the joint ran ahead of the rotor: the contact would pull
+            contact = 0
+        torque, damping = self._motor(self._motor_speed(qd), dt, coupled=bool(contact))
+        if contact and torque * contact >= 0.0:  # pushes on its flank: one body
+            self._pushed, self._pushed_at = torque, qd
+            return torque
+        if contact:  # the motor pulls away from the flank: into the play
+            self._release()
+        # Within the play: the rotor turns by the motor's torque, its damping implicit.
+        rotor = self.rotor
+        speed = (rotor * self._motor_velocity + dt * torque) / (rotor + dt * damping)
+        self._motor_velocity = speed
+        gap = self._gap + (speed - qd) * dt
+        if abs(gap) < half:
+            self._gap = gap
+        else:
+            self._engage(1 if gap > 0.0 else -1, half)
+        return 0.0
+
+    def _release(self) -> None:
+        """The motor side leaves its flank, at the joint's velocity."""
+        self._contact, self._motor_velocity = 0, self._qd
+        self._engine_damping(0.0)
+        self._couple(switch=True)
+
+    def _engage(self, side: int, half: float) -> None:
+        """The rotor meets flank ``side``: the impact, then one body (momentum kept).
+
+        An impulse ``p`` between rotor and joint makes their velocities one: the joint's
+        changes by ``M^-1 e_i p`` (the engine's mass matrix without the rotor), the
+        rotor's by ``-p / rotor``.
+        """
+        from skel_ros.sim.mujoco_engine import import_mujoco
+
+        mujoco = import_mujoco()
+        world = self.world
+        model, data = world.engine.world, world.engine.data
+        world.inertia(self.name)  # its DOF's address, taken once
+        address = world._address[self.name]  # noqa: SLF001
+        unit, column = np.zeros(model.nv), np.zeros(model.nv)
+        unit[address] = 1.0
+        mujoco.mj_solveM(model, data, column.reshape(1, -1), unit.reshape(1, -1))
+        impulse = (self._motor_velocity - float(data.qvel[address])) / (
+            column[address] + 1.0 / self.rotor)
+        data.qvel[:] += column * impulse
+        self._gap, self._contact = side * half, side
+        self._pushed, self._pushed_at = 0.0, float(data.qvel[address])
+        self._qd = self._pushed_at
+        self._couple(switch=True)
+
+    def _massless(self, half: float, dt: float) -> float:
+        """Backlash with a massless motor side (no rotor inertia): it crosses the play unloaded."""
+        tr = self.transmission
+        joint_torque = self._motor(self._qd, dt, coupled=True)[0]
+        if joint_torque == 0.0:
             return joint_torque
         push = 1.0 if joint_torque > 0.0 else -1.0
         if self._gap * push >= half:  # in contact on the side it pushes
             return joint_torque
         # Within the play: the motor side turns unloaded, the joint gets nothing.
         motor = tr.direction * self.law.free_speed() / tr.gear_ratio  # joint side
-        joint = self.velocity / (tr.direction * tr.gear_ratio)
-        self._gap = max(-half, min(half, self._gap + (motor - joint) * dt))
+        self._gap = max(-half, min(half, self._gap + (motor - self._qd) * dt))
         return 0.0
 
 
@@ -200,8 +328,6 @@ class PhysicalWorld:
             jt = truth.joint(name)
             self.joints[name] = DeviceJoint(self, name, index, transmission=transmission,
                                              truth=jt, seed=truth.seed)
-            if jt.armature:
-                self.engine.set_armature(name, jt.armature)
         self._index = np.array([j.index for j in self.joints.values()], dtype=np.intp)
         self._torques = np.zeros(len(self.joints))
         self.dt = self.engine.time_step
@@ -271,6 +397,21 @@ class PhysicalWorld:
         model = self.engine.world
         own = self._own_damping.setdefault(joint.name, float(model.dof_damping[address]))
         model.dof_damping[address] = own + damping
+
+    def _set_armature(self, joint: DeviceJoint, armature: float) -> None:
+        """The joint's armature (kg m^2) in the engine's model, at once.
+
+        For a flank of a backlash met or left at a step: the engine's :meth:`~skel_ros.sim.
+        MujocoEngine.set_armature` also remakes the constants MuJoCo compiled (milliseconds
+        each), which the mass matrix of the next steps does not need.
+
+        Raises:
+            ValueError: a joint the engine has no hinge or slide DOF for.
+        """
+        if self.inertia(joint.name) is None:
+            raise ValueError(f"joint {joint.name!r}: backlash needs a hinge or slide joint "
+                             "of that name in the engine")
+        self.engine.world.dof_armature[self._address[joint.name]] = armature
 
     def advance(self, t: float) -> None:
         """Take every step that ends by clock time ``t`` (an earlier ``t``: none).
