@@ -11,7 +11,9 @@ caught") has the figures and why each case is judged by the criteria it is:
 * a sticking elbow and 10 ms of delay move only the servos' lag behind the command, by
   one 10 ms grid step (the delay) or a few (the friction), within the shipped 0.2 s;
   ``data/truth/lag_criteria.yaml`` catches them on an idle machine with one grid step of
-  margin, too little for a test on a shared machine: they are measured, not tested.
+  margin, too little for a ROS run on a shared machine. They are tested, with backlash, on
+  the physics emulator in one process, where timing does not move the figures
+  (``test/physical/test_fault_gate.py``).
 
 A run whose nodes the machine starved cannot be judged; the case is skipped with the
 gate's reason.
