@@ -108,7 +108,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE_NAME}"]),
         (f"share/{PACKAGE_NAME}", ["package.xml"]),
         *_tree("launch", (".launch.py",)),
-        *_tree("config", (".yaml", ".rviz", ".xml")),
+        *_tree("config", (".yaml", ".rviz", ".xml", ".json")),
         *_tree("examples"),
     ],
     install_requires=[

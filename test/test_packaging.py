@@ -171,7 +171,7 @@ def _shared_files() -> list[Path]:
     wanted = [Path("package.xml"), Path("config/fastdds_localhost.xml")]
     patterns = {
         "launch": ("*.launch.py",),
-        "config": ("*.yaml", "*.rviz", "*.xml"),
+        "config": ("*.yaml", "*.rviz", "*.xml", "*.json"),
         "examples": ("*",),
     }
     for directory, globs in patterns.items():
