@@ -332,8 +332,8 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
         "--physics", action="store_true",
         help="the emulated actuators move one physics model of the robot, each with its own"
              " control law (docs/sim_to_real.md, 'Rehearsing before the robot arrives'): the"
-             " default where every bus's protocol has such an emulator (Dynamixel, MIT,"
-             " CiA 402); with this option, an error where one has none")
+             " default where every bus's protocol has such an emulator (Dynamixel, Feetech,"
+             " MIT, CiA 402); with this option, an error where one has none")
     actuation.add_argument(
         "--ideal-actuators", action="store_true",
         help="emulate ideal actuators instead: each joint a first-order tracker of its"

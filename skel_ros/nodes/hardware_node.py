@@ -65,7 +65,8 @@ Parameters:
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     emulate (bool): start each bus's emulator and drive it instead of the hardware.
     physics (bool): with ``emulate``, the emulated devices move one physics model of the
-        robot (:mod:`skel_ros.physical`: Dynamixel, MIT and CiA 402 buses) instead of a motor each.
+        robot (:mod:`skel_ros.physical`: Dynamixel, Feetech, MIT and CiA 402 buses) instead
+        of a motor each.
     truth (string): with ``emulate``, a truth file (:mod:`skel_ros.model.truth`): how the
         real robot differs from the model; implies ``physics``. "" = none.
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.

@@ -3,7 +3,8 @@
 The protocol-level emulators (:mod:`skel_ros.emulation`) move each shaft with a motor of
 its own; here every device of a bus is a joint of one :class:`PhysicalWorld` (an engine of
 :mod:`skel_ros.sim` stepped on the emulator's clock), driven by the device's own control
-law from its vendor's manual (Dynamixel X-series: :mod:`.servo_law`; MIT-mode motors:
+law from its vendor's manual (Dynamixel X-series: :mod:`.servo_law`; Feetech STS/SMS and
+SCS servos: :mod:`.feetech`'s position loop; MIT-mode motors:
 :mod:`.mit`'s ``kp``/``kd``/``t_ff`` law; CiA 402 drives: :mod:`.canopen402`'s cascaded
 position and velocity loops, profiles, quick stop and following error), and the real robot
 may differ from the model the simulation and the gate are given, as a truth file says
@@ -15,7 +16,7 @@ nodes, the command line and the tests import it. Emulators are found by protocol
 (:func:`physical_emulator_for`), as :mod:`skel_ros.emulation`'s are: the built-in table
 :data:`BUILTIN` plus the entry-point group :data:`GROUP`; each is a ``start(transport,
 actuators, options)`` function taking its protocol emulator's options plus ``physics``.
-So far: Dynamixel, MIT and CiA 402 (``canopen``); the ``physics`` option they share:
+So far: Dynamixel, Feetech, MIT and CiA 402 (``canopen``); the ``physics`` option they share:
 :mod:`.option`. :mod:`.rehearsal` plays a trajectory on the Dynamixel ones in this
 process, without ROS (the gate's fault tests and ``bench/truth_cases.py --in-process``).
 """
@@ -44,6 +45,7 @@ BUILTIN: Mapping[str, str] = MappingProxyType({
     "dynamixel": "skel_ros.physical.dynamixel:start_emulator",
     "mit": "skel_ros.physical.mit:start_emulator",
     "canopen": "skel_ros.physical.canopen402:start_emulator",
+    "feetech": "skel_ros.physical.feetech:start_emulator",
 })
 
 _EMULATORS = Registry("physics-backed emulator", GROUP, BUILTIN)

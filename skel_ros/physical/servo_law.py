@@ -27,6 +27,10 @@ Current modes (current, current-based position) and the feedforward gains are no
 followed yet: the current mode applies Goal Current's torque, the current-based position
 mode the position PID. No engine, no ROS: the physical world calls :meth:`XServoLaw.torque`
 once per step.
+
+The Feetech servo's law (:mod:`skel_ros.physical.feetech`) shares the profile generator
+(:func:`profile_step`), the DC motor (:func:`dc_motor_torque`), the rotor's inertia
+(:func:`rotor_inertia`) and the PID's period; CiA 402 drives the profile generator.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["CONTROL_PERIOD", "DEFAULT_GAINS", "MECHANICAL_TIME_CONSTANT", "PWM_FULL",
-           "ServoGains", "XServoLaw", "default_gains", "profile_step"]
+           "ServoGains", "ServoLaw", "XServoLaw", "dc_motor_torque", "default_gains",
+           "profile_step", "rotor_inertia"]
 
 MECHANICAL_TIME_CONSTANT: Final = 0.01
 """s: the motor's mechanical time constant ``J R / k^2`` (the e-Manual gives none; 10 ms
@@ -87,7 +92,59 @@ def default_gains(model: str) -> ServoGains:
     return DEFAULT_GAINS.get(model.split("-", maxsplit=1)[0], ServoGains())
 
 
-class XServoLaw:
+class ServoLaw:
+    """What a servo's position law keeps between the world's steps, and its motor.
+
+    Torque on or off, the goal, the profile's desired position and velocity, the PID's
+    memory; the DC motor of the model's datasheet figures (:func:`dc_motor_torque`) and its
+    rotor (:func:`rotor_inertia`). The X-series' law (:class:`XServoLaw`) and the Feetech
+    servo's (:class:`skel_ros.physical.feetech.FeetechLaw`) extend it.
+
+    Args:
+        stall_torque: N m at the output shaft, at the model's rated supply.
+        no_load_speed: rad/s at the output shaft, at that supply.
+    """
+
+    damping = 0.0  # the whole torque is explicit (DeviceLaw)
+    encoder_at_output = True  # a magnetic encoder on the output shaft: the play is inside
+
+    def __init__(self, stall_torque: float, no_load_speed: float) -> None:
+        self.stall_torque = stall_torque
+        self.no_load_speed = no_load_speed
+        self.torque_on = False
+        self.max_torque = stall_torque  # what the device's settings allow of it
+        self.goal_position = 0.0
+        self.goal_velocity = 0.0
+        self.desired = 0.0  # the profile's position and velocity
+        self.desired_velocity = 0.0
+        self._integral = 0.0
+        self._last_error: float | None = None
+
+    @property
+    def rotor_inertia(self) -> float:
+        """Kg m^2: the rotor's inertia at the output shaft (:func:`rotor_inertia`)."""
+        return rotor_inertia(self.stall_torque, self.no_load_speed)
+
+    def enable(self, on: bool, position: float) -> None:  # noqa: FBT001 - a switch
+        """Torque on (the profile starts from ``position``, at rest) or off."""
+        if on and not self.torque_on:
+            self.desired, self.desired_velocity = position, 0.0
+            self._integral, self._last_error = 0.0, None
+        self.torque_on = on
+
+    def hold(self, position: float) -> None:
+        """Goal and profile at ``position``, at rest (a shaft put there by hand)."""
+        self.goal_position = self.desired = position
+        self.desired_velocity = 0.0
+        self._integral, self._last_error = 0.0, None
+
+    def _drive(self, duty: float, velocity: float) -> float:
+        """The motor's torque at ``duty`` (-1..1) and shaft ``velocity``, within the limit."""
+        drive = dc_motor_torque(duty, velocity, self.stall_torque, self.no_load_speed)
+        return max(-self.max_torque, min(self.max_torque, drive))
+
+
+class XServoLaw(ServoLaw):
     """The control law of one X-series servo, stepped by the physics world.
 
     Positions, velocities and torques are at the servo's output shaft (rad, rad/s, N m).
@@ -96,32 +153,17 @@ class XServoLaw:
         model: the servo's model (its stall torque and no-load speed).
     """
 
-    damping = 0.0  # the whole torque is explicit (DeviceLaw)
-    encoder_at_output = True  # a magnetic encoder on the output shaft: the play is inside
-
     def __init__(self, model: ct.ModelInfo) -> None:
+        super().__init__(model.stall_torque, model.no_load_speed)
         self.model = model
         self.mode = ct.MODE_POSITION
-        self.torque_on = False
-        self.max_torque = model.stall_torque  # the Current Limit's share of it
         self.pwm_limit = float(PWM_FULL)
         self.kpp = self.kpi = self.kpd = 0.0
         self.kvp = self.kvi = 0.0
         self.profile_velocity = 0.0  # rad/s, 0: none
         self.profile_acceleration = 0.0  # rad/s^2, 0: none
-        self.goal_position = 0.0
-        self.goal_velocity = 0.0
         self.goal_torque = 0.0
-        self.desired = 0.0  # the profile's position and velocity
-        self.desired_velocity = 0.0
-        self._integral = 0.0
-        self._last_error: float | None = None
         self.pwm = 0.0  # the last step's output
-
-    @property
-    def rotor_inertia(self) -> float:
-        """Kg m^2: the rotor's inertia at the output shaft (module docstring)."""
-        return MECHANICAL_TIME_CONSTANT * self.model.stall_torque / self.model.no_load_speed
 
     def configure(self, table: bytearray) -> None:
         """Read the gains, limits and profile from the servo's control ``table``."""
@@ -140,19 +182,6 @@ class XServoLaw:
         self.profile_acceleration = u(ct.PROFILE_ACCELERATION) * PROFILE_ACCELERATION_UNIT
         self.mode = table[ct.OPERATING_MODE.address]
 
-    def enable(self, on: bool, position: float) -> None:  # noqa: FBT001 - a switch
-        """Torque on (the profile starts from ``position``, at rest) or off."""
-        if on and not self.torque_on:
-            self.desired, self.desired_velocity = position, 0.0
-            self._integral, self._last_error = 0.0, None
-        self.torque_on = on
-
-    def hold(self, position: float) -> None:
-        """Goal and profile at ``position``, at rest (a shaft put there by hand)."""
-        self.goal_position = self.desired = position
-        self.desired_velocity = 0.0
-        self._integral, self._last_error = 0.0, None
-
     def torque(self, position: float, velocity: float, dt: float) -> float:
         """The motor's torque for one step of ``dt`` from the encoder's ``position``.
 
@@ -170,9 +199,7 @@ class XServoLaw:
             self._advance_profile(dt)
             pwm = self._position_pid(position, dt)
         self.pwm = pwm = max(-self.pwm_limit, min(self.pwm_limit, pwm))
-        model = self.model
-        drive = model.stall_torque * (pwm / PWM_FULL - velocity / model.no_load_speed)
-        return max(-self.max_torque, min(self.max_torque, drive))
+        return self._drive(pwm / PWM_FULL, velocity)
 
     def free_speed(self) -> float:
         """The speed the motor turns at unloaded with the last step's PWM (rad/s)."""
@@ -199,6 +226,27 @@ class XServoLaw:
             self.desired, self.desired_velocity, self.goal_position,
             max_velocity=self.profile_velocity, acceleration=self.profile_acceleration,
             deceleration=self.profile_acceleration, dt=dt)
+
+
+def dc_motor_torque(duty: float, velocity: float, stall_torque: float,
+                    no_load_speed: float) -> float:
+    """A DC motor's torque at its output: ``stall_torque * (duty - velocity / no_load_speed)``.
+
+    ``duty``: the drive's share of the supply (-1..1); ``velocity``: the shaft's (rad/s);
+    the stall torque and no-load speed are the model's datasheet figures at its supply
+    voltage, at the output (the gear ratio is in them). A Dynamixel's and a Feetech
+    servo's motor alike.
+    """
+    return stall_torque * (duty - velocity / no_load_speed)
+
+
+def rotor_inertia(stall_torque: float, no_load_speed: float) -> float:
+    """Kg m^2: a servo's rotor seen at its output, from its datasheet figures.
+
+    :data:`MECHANICAL_TIME_CONSTANT` times the motor's damping ``stall_torque /
+    no_load_speed`` (the time constant ``J / b`` of a DC motor).
+    """
+    return MECHANICAL_TIME_CONSTANT * stall_torque / no_load_speed
 
 
 def profile_step(position: float, velocity: float, goal: float, *, max_velocity: float,

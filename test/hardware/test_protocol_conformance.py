@@ -16,7 +16,8 @@ its own, ``dynamixel-physics``: the same driver, the same suite, a model of two 
 (``data/two_servos.skel``) for the world; so is the physics-backed MIT emulator
 (``mit-physics``: the motors' ``kp``/``kd``/``t_ff`` law on the same discs) and the
 physics-backed CiA 402 emulator (``canopen-physics``: the drives' cascaded position and
-velocity loops on the same discs).
+velocity loops on the same discs) and the physics-backed Feetech emulator
+(``feetech-physics``: the servos' position loop, P / D / I_Coefficient, on the same discs).
 
 A protocol gets the whole suite with one entry in :data:`CASES` (its actuators, and how to
 make one of its devices fail, how to see its watchdog fire, what goal a device holds, how
@@ -178,6 +179,17 @@ CASES: dict[str, Case] = {
         vanish=lambda rig: rig.emulator.vanish(1.0),                      # unplugged for 1 s
         resolution=2 * math.pi / 4096,
         model="STS3215-C001",
+    ),
+    "feetech-physics": Case(
+        fault=lambda emulator, i: emulator.inject_fault(i, 0x20),
+        watchdog_fired=lambda _emulator, _i: False,
+        received=lambda emulator, i: emulator.goal_position(i),
+        vanish=lambda rig: rig.emulator.vanish(1.0),
+        resolution=2 * math.pi / 4096,
+        model="STS3215-C001",
+        protocol="feetech",
+        physics={"model": str(TWO_SERVOS),
+                 "joints": {i: {"joint": f"joint{i}"} for i in START}},
     ),
 }
 

@@ -41,7 +41,17 @@ def test_physics_is_the_default_where_every_bus_has_it() -> None:
     assert _physics_param(config)
 
 
-def test_a_bus_without_physics_makes_the_run_ideal_and_says_which() -> None:
+def test_the_feetech_arm_runs_on_physics_too() -> None:
+    config = _config(SO101, SO101_HW)
+    assert emulation(config) == (True, "emulated, physics")
+    assert _physics_param(config)
+
+
+def test_a_bus_without_physics_makes_the_run_ideal_and_says_which(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # As if the Feetech plugin had no physics-backed emulator (a later plugin may not).
+    monkeypatch.setattr("skel_ros.physical.physical_emulator_names",
+                        lambda: ("canopen", "dynamixel", "mit"))
     config = _config(SO101, SO101_HW)
     physics, text = emulation(config)
     assert not physics

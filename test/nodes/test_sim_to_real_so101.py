@@ -1,9 +1,11 @@
 """End to end, the bundled Feetech arm: the SO-101-like model (a URDF), six emulated
 STS3215 servos on one bus, its pick-and-place trajectory; the sim node, the hardware node,
-the player and the comparison as ``skel-ros sim-to-real`` runs them (about 20-40 s here).
+the player and the comparison as ``skel-ros sim-to-real`` runs them (about 20-60 s here).
 
-Every joint of the model is compared, the gripper's jaw included, and the shipped criteria
-(``config/criteria/so101.yaml``) pass.
+The servos are the physics-backed ones (``skel_ros.physical.feetech``: their position
+loop moving one physics model of the arm, the model itself as the truth), as a run
+chooses by default. Every joint of the model is compared, the gripper's jaw included, and
+the shipped criteria (``config/criteria/so101.yaml``) pass.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def test_so101_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
         skel_file=example("so101_arm.urdf"),
         hardware_config=resolve("package://skel_ros/config/hardware/so101_feetech.yaml"),
         trajectory=example("so101_trajectory.yaml"), out_dir=tmp_path / "run"))
+    assert any(n.endswith("(emulated, physics)") for n in result.notes), result.notes
     comparison = result.comparison
     joints = {j.joint: j for j in comparison.joints}
     assert list(joints) == JOINTS
