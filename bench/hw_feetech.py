@@ -3,8 +3,13 @@
 1. End to end on the emulator (its own process, a pty, ``--wire-time``: every byte takes
    its 10 bits at 1 Mbaud, return delay 0): cycles/s of our ``FeetechBus`` (``write`` of
    6 goals + ``read``) and of Feetech's ``ftservo-python-sdk`` doing the same packets
-   (``GroupSyncWrite`` of Goal_Position + ``GroupSyncRead`` of the same 27-byte block,
-   decoded into the same 14 values per servo with ``getData``). Goal: ours >= 200 Hz.
+   (``GroupSyncWrite`` of Goal_Position + ``GroupSyncRead`` of the same 27-byte block)
+   and taking out what our state carries: per servo the status packet's error byte
+   (``isAvailable``) and the 7 fields our driver decodes (``getData``: Torque_Enable,
+   Present_Position, _Velocity, _Load, _Voltage, _Temperature, Status; the signed ones
+   through ``scs_tohost``); ours also scales them to SI units and builds the states.
+   Goal: ours >= 200 Hz. A cycle whose answer is lost (the emulator starved on a busy
+   host) is counted, for both.
 2. Driver CPU per cycle without I/O (in-memory ports replaying a captured answer, this
    process's CPU time, median of 5 blocks). Goal: ours <= 0.5x the SDK's.
 
@@ -26,6 +31,7 @@ sys.path.insert(0, str(REPO))
 from replay import ReplayTransport, cpu_per_cycle  # noqa: E402 - bench/, beside this file
 
 from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, BusSpec, ControlMode  # noqa: E402
+from skel_ros.hardware.errors import TransportTimeoutError  # noqa: E402
 from skel_ros.hardware.feetech import control_table as ct  # noqa: E402
 from skel_ros.hardware.feetech import protocol as p  # noqa: E402
 from skel_ros.hardware.feetech.bus import FeetechBus  # noqa: E402
@@ -37,10 +43,11 @@ IDS = list(range(1, 7))
 BAUD = 1_000_000
 GOAL_RATE = 200.0
 GOAL_SPEEDUP = 2.0
-# The block's fields the SDK decodes, as ours does: (address, size, sign bit or None).
-FIELDS = ((40, 1, None), (41, 1, None), (42, 2, 15), (44, 2, None), (46, 2, 15), (48, 2, None),
-          (55, 1, None), (56, 2, 15), (58, 2, 15), (60, 2, 10), (62, 1, None), (63, 1, None),
-          (65, 1, None), (66, 1, None))
+# The block's fields the SDK decodes, the ones our driver's state is made of (bus.py's
+# read block): (address, size, sign bit or None).
+FIELDS = tuple((f.address, f.size, f.sign_bit) for f in (
+    ct.TORQUE_ENABLE, ct.PRESENT_POSITION, ct.PRESENT_VELOCITY, ct.PRESENT_LOAD,
+    ct.PRESENT_VOLTAGE, ct.PRESENT_TEMPERATURE, ct.STATUS))
 
 
 def _actuators() -> list[ActuatorSpec]:
@@ -60,25 +67,36 @@ def _start_emulator() -> tuple[subprocess.Popen[str], str]:
     return child, line.split("port: ", 1)[1].strip()
 
 
-def _ours_end_to_end(port: str, cycles: int) -> float:
+def _ours_end_to_end(port: str, cycles: int) -> tuple[float, int]:
+    """Cycles/s, and the cycles whose answer was lost (a starved emulator on a busy host)."""
     bus = FeetechBus(BusSpec("bench", "feetech", {"port": port, "baudrate": BAUD}), _actuators())
     bus.open()
     bus.set_torque(True)
+    lost = 0
     start = time.perf_counter()
     for k in range(cycles):
         bus.write({i: ActuatorCommand(position=_goal(k)) for i in IDS})
-        bus.read()
+        try:
+            bus.read()
+        except TransportTimeoutError:
+            lost += 1
     rate = cycles / (time.perf_counter() - start)
     bus.close()
-    return rate
+    return rate, lost
 
 
-def _sdk_cycle(ph: object, sdk: object) -> Callable[[int], None]:
+def _sdk_cycle(ph: object, sdk: object, failures: list[int] | None = None,
+               ) -> Callable[[int], None]:
+    """The SDK's cycle: the same packets as ours, and the values our state carries.
+
+    A servo whose answer the SDK lost (``isAvailable`` false: its ``txRxPacket`` may still
+    say COMM_SUCCESS) makes a lost cycle, counted in ``failures``.
+    """
     writer = sdk.GroupSyncWrite(ph, ct.GOAL_POSITION.address, 2)  # type: ignore[attr-defined]
     reader = sdk.GroupSyncRead(ph, ct.READ_START, ct.READ_SIZE)  # type: ignore[attr-defined]
     for i in IDS:
         reader.addParam(i)
-    failures: list[int] = []
+    failures = [] if failures is None else failures
 
     def cycle(k: int) -> None:
         raw = 2048 + round(_goal(k) / (2 * 3.141592653589793 / 4096))
@@ -90,6 +108,10 @@ def _sdk_cycle(ph: object, sdk: object) -> Callable[[int], None]:
             failures.append(k)  # a lost answer: nothing to decode this cycle
             return
         for i in IDS:
+            available, _error = reader.isAvailable(i, ct.READ_START, ct.READ_SIZE)
+            if not available:
+                failures.append(k)
+                return
             for address, size, sign in FIELDS:
                 value = reader.getData(i, address, size)
                 if sign is not None:
@@ -98,19 +120,20 @@ def _sdk_cycle(ph: object, sdk: object) -> Callable[[int], None]:
     return cycle
 
 
-def _sdk_end_to_end(port: str, cycles: int) -> float:
+def _sdk_end_to_end(port: str, cycles: int) -> tuple[float, int]:
     import scservo_sdk as sdk
 
     handler = sdk.PortHandler(port)
     handler.baudrate = BAUD
     handler.openPort()
-    cycle = _sdk_cycle(sdk.sms_sts(handler), sdk)
+    failures: list[int] = []
+    cycle = _sdk_cycle(sdk.sms_sts(handler), sdk, failures)
     start = time.perf_counter()
     for k in range(cycles):
         cycle(k)
     rate = cycles / (time.perf_counter() - start)
     handler.closePort()
-    return rate
+    return rate, len(failures)
 
 
 def _reply() -> bytes:
@@ -165,14 +188,15 @@ def run(cycles: int = 2000) -> list[str]:
         return [*lines, "  ftservo-python-sdk not installed: nothing to compare with"]
     child, port = _start_emulator()
     try:
-        ours = _ours_end_to_end(port, cycles)
-        theirs = _sdk_end_to_end(port, cycles)
+        ours, ours_lost = _ours_end_to_end(port, cycles)
+        theirs, theirs_lost = _sdk_end_to_end(port, cycles)
     finally:
         child.terminate()
         child.wait(5)
     lines.append(f"  end to end on the emulator at {BAUD / 1e6:g} Mbaud (wire time emulated):"
                  f" ours {ours:.0f} cycles/s ({'met' if ours >= GOAL_RATE else 'NOT met'}:"
-                 f" goal >= {GOAL_RATE:g}), ftservo-python-sdk {theirs:.0f} cycles/s (context)")
+                 f" goal >= {GOAL_RATE:g}), ftservo-python-sdk {theirs:.0f} cycles/s (context);"
+                 f" answers lost: ours {ours_lost}, the SDK's {theirs_lost} of {cycles}")
     ours_t, sdk_t = _ours_cpu(cycles), _sdk_cpu(cycles)
     lines.append(f"  driver CPU per cycle without I/O: ours {ours_t * 1e6:.1f} us,"
                  f" ftservo-python-sdk {sdk_t * 1e6:.1f} us: {ours_t / sdk_t:.2f}x"

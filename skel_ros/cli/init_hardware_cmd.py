@@ -17,7 +17,7 @@ joint, a ball joint) are listed in the header comment as not mapped. So are foll
 ``--include-followers`` maps them too, for a follower with an actuator of its own.
 
 ``--from-lerobot CALIB.json`` maps the motors of a LeRobot calibration file instead (on
-Feetech STS/SMS servos): each motor to the joint of its name (or ``--map MOTOR=JOINT``),
+Feetech STS/SMS or SCS servos): each motor to the joint of its name (or ``--map MOTOR=JOINT``),
 with the file's id, direction, zero and range (docs/feetech.md, "Calibration from
 LeRobot"); ``skel-ros export-calibration`` writes the file back.
 """
@@ -173,7 +173,7 @@ def lerobot_document(skel: Skeleton, motors: tuple[MotorCalibration, ...], sourc
 
     Each motor drives the one-DOF joint of its name, or ``joint_of[motor]``; its joint
     gets the file's id, direction (``drive_mode``), zero (the middle of the range),
-    ``options.homing_offset`` and ``angle_limits``, and the range as position limits
+    ``options.homing_offset`` (STS/SMS) and ``angle_limits``, and the range as position limits
     (within the model's). The joints come in the model's order; ``lerobot_motors`` keeps
     the file's names and order. Returns the content, the DOFs of multi-DOF joints and the
     one-DOF joints no motor drives.
@@ -226,7 +226,8 @@ def lerobot_document(skel: Skeleton, motors: tuple[MotorCalibration, ...], sourc
         limits = entry.pop("limits", {})  # put back after the options
         limits["position"] = _within(cal.position, dofs[name],
                                      f"{source}: motor {by_joint[name].motor!r}")
-        entry["options"] = {**entry.get("options", {}), "homing_offset": cal.homing_offset,
+        offset = {} if cal.homing_offset is None else {"homing_offset": cal.homing_offset}
+        entry["options"] = {**entry.get("options", {}), **offset,
                             "angle_limits": list(cal.angle_limits)}
         entry["limits"] = limits
         joints[name] = entry
@@ -317,9 +318,9 @@ def _header(model: str, skel: Skeleton, protocol_name: str, unmapped: list[str],
         lines[1:6] = [
             f"# The motors of LeRobot calibration {lerobot}, each on the joint lerobot_motors",
             "# names: id, direction (drive_mode), zero_offset (the middle of the range: LeRobot's",
-            "# 0 degrees), options homing_offset and angle_limits (ticks, written to the servos",
-            "# at open) and limits.position (the range, within the model's limits) are the",
-            "# file's. Write it back (byte for byte) with",
+            "# 0 degrees), options homing_offset (STS/SMS) and angle_limits (ticks, written to",
+            "# the servos at open) and limits.position (the range, within the model's limits)",
+            "# are the file's. Write it back (byte for byte) with",
             "#   skel-ros export-calibration THIS_FILE --to lerobot -o CALIB.json",
         ]
     if unmapped:

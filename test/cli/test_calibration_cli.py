@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "test"))
 sys.path.insert(0, str(REPO / "test" / "hardware" / "feetech"))
 
+from lerobot_scs import SCS_CALIBRATION, SCS_MOTORS  # noqa: E402
 from lerobot_so101 import MOTORS, SO101_CALIBRATION, so101_urdf  # noqa: E402
 from skel_ros_in_process import skel_ros_main  # noqa: E402
 
@@ -68,6 +69,27 @@ def test_a_lerobot_file_round_trips_byte_for_byte(files: Path) -> None:
     assert "device_watchdog: 0.0" in text
 
 
+def test_an_scs_file_round_trips_without_homing_offsets(
+        files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calib, hw = files / "hand.json", files / "hand.yaml"
+    calib.write_bytes(SCS_CALIBRATION.encode())
+    maps = [w for m, j in zip(SCS_MOTORS, OTHER_NAMES[:3], strict=True)
+            for w in ("--map", f"{m}={j}")]
+    result = skel_ros_main(capsys, "init-hardware", str(files / "other_names.urdf"),
+                           "--from-lerobot", str(calib), "--model", "SCS0009", "-o", str(hw),
+                           *maps)
+    assert result.returncode == 0, result.stderr
+    config = load_hardware_config(hw)
+    joints = {j.name: j for j in config.joints}
+    assert list(joints) == list(OTHER_NAMES[:3])
+    assert joints["joint1"].actuator.model == "SCS0009"
+    assert joints["joint1"].actuator.options == {"angle_limits": [310, 702]}  # no offset
+    assert joints["joint2"].direction == -1
+    result = skel_ros_main(capsys, "export-calibration", str(hw), "--to", "lerobot", "-o", "-")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == SCS_CALIBRATION
+
+
 def test_map_names_the_joints_and_the_file_keeps_lerobots_names(
         files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     maps = [w for m, j in zip(MOTORS, OTHER_NAMES, strict=True) for w in ("--map", f"{m}={j}")]
@@ -112,7 +134,7 @@ def test_a_model_joint_without_a_motor_is_left_out_and_listed(
     (("--protocol", "dynamixel"), (r"--from-lerobot maps Feetech servos \(protocol feetech\),"
                                   r" not dynamixel")),
     (("--first-id", "3"), r"--first-id: the ids come from --from-lerobot's file"),
-    (("--model", "SCS0009"), r"model SCS0009: a LeRobot calibration maps to STS/SMS"),
+    (("--model", "XL430"), r"error: --model XL430: .*unknown Feetech model 'XL430'"),
 ])
 def test_init_hardware_from_lerobot_errors_name_the_motor(
         files: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...],

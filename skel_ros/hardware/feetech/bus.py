@@ -71,7 +71,7 @@ from skel_ros.hardware.serial_link import (
 from skel_ros.hardware.transport import Transport, serial_transport
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 _LOG = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -83,6 +83,9 @@ _BLOCK_CODES: Final = "B15xHHHBBxBx"
 BLOCK_LE: Final = struct.Struct("<" + _BLOCK_CODES)
 BLOCK_BE: Final = struct.Struct(">" + _BLOCK_CODES)
 _REPLY_SIZE: Final = proto.STATUS_OVERHEAD + ct.READ_SIZE
+# One STS/SMS status packet of the block as a row: (header, id, length), the error byte,
+# the block's values, (checksum). Header and checksum are checked by _SyncAnswer.
+_PACKET_LE: Final = struct.Struct("<4xB" + _BLOCK_CODES + "x")
 # The table read once per servo at open: Model_Number .. Moving.
 _OPEN_SIZE: Final = ct.READ_START + ct.READ_SIZE
 _ACTUATOR_OPTIONS: Final = frozenset({"homing_offset", "angle_limits", "acceleration",
@@ -90,6 +93,15 @@ _ACTUATOR_OPTIONS: Final = frozenset({"homing_offset", "angle_limits", "accelera
 _BUS_OPTIONS: Final = frozenset({"return_delay_us", "timeout", "multi_turn"})
 _MULTI_TURN: Final = ("correct", "refuse")
 _MAX_RETURN_DELAY: Final = ct.RETURN_DELAY_MAX * ct.RETURN_DELAY_UNIT
+# What turns a servo's reading into its state: id, last tick, tick of 0 rad, rad per tick,
+# N·m per Present_Load unit (one tuple per servo, unpacked by _states).
+_Reading = tuple[int, int, int, float, float]
+# Sign-magnitude signs: Present_Velocity's bit 15, Present_Load's bit 10 (below it, 10 bits).
+_VELOCITY_SIGN: Final = 1 << 15
+_LOAD_SIGN: Final = 1 << 10
+_LOAD_MAGNITUDE: Final = _LOAD_SIGN - 1
+# A Sync Write of one 2-byte goal each: LEN = 4 + 3 per servo must stay <= MAX_LENGTH.
+MAX_SERVOS: Final = (proto.MAX_LENGTH - 4) // 3
 
 
 @dataclass
@@ -113,6 +125,7 @@ class _Servo:
     max_tick: int = 0
     effort_scale: float = 0.0  # N·m per Present_Load unit
     block: struct.Struct = BLOCK_LE
+    reading: _Reading = (0, 0, 0, 0.0, 0.0)
 
     def __post_init__(self) -> None:
         model = self.model
@@ -122,6 +135,37 @@ class _Servo:
                                                          model.max_tick)
         self.effort_scale = ct.LOAD_UNIT * model.stall_torque
         self.block = BLOCK_BE if self.big_endian else BLOCK_LE
+        self.reading = (self.spec.id, self.max_tick, self.center, self.rad_per_tick,
+                        self.effort_scale)
+
+
+class _SyncAnswer:
+    """The Sync Read answer of a bus's STS/SMS servos, checked and split in a few calls.
+
+    What does not change from cycle to cycle is worked out once, for the ids asked: the
+    answer's size, each packet's expected header (``FF FF``, id, length) and where each
+    packet's checksummed bytes lie. A complete, clean answer is then one ``struct`` unpack
+    of the headers, one ``sum`` per packet and one ``iter_unpack`` of the values; anything
+    else (noise, a bad checksum, a short answer) goes to the packet parser instead.
+    """
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self.size = len(ids) * _REPLY_SIZE
+        self._heads = struct.Struct("<" + f"4s{_REPLY_SIZE - 4}x" * len(ids))
+        self._expected = tuple(bytes((0xFF, 0xFF, i, ct.READ_SIZE + 2)) for i in ids)
+        # ID .. checksum of each packet: their sum's low byte is 0xFF when the checksum
+        # (proto.checksum: the complement of the low byte of ID .. last data byte) holds.
+        self._checked = tuple(slice(at + 2, at + _REPLY_SIZE)
+                              for at in range(0, self.size, _REPLY_SIZE))
+
+    def rows(self, raw: bytes) -> Iterator[tuple[int, ...]] | None:
+        """Per servo ``(error, *block values)`` of a complete, clean answer, else None."""
+        if len(raw) != self.size or self._heads.unpack(raw) != self._expected:
+            return None
+        for checked in self._checked:
+            if sum(raw[checked]) & 0xFF != 0xFF:  # noqa: PLR2004 - see __init__
+                return None
+        return _PACKET_LE.iter_unpack(raw)
 
 
 class FeetechBus(ActuatorBus):
@@ -165,14 +209,18 @@ class FeetechBus(ActuatorBus):
         if self._multi_turn not in _MULTI_TURN:
             raise ConfigError(f"{self._where}: multi_turn must be correct or refuse, got"
                               f" {self._multi_turn!r}")
+        if len(actuators) > MAX_SERVOS:
+            raise ConfigError(f"{self._where}: {len(actuators)} servos: one Sync Write carries"
+                              f" the goals of at most {MAX_SERVOS}; split them over buses")
         self._servos = {a.id: self._servo(a) for a in actuators}
         self._ids = [a.id for a in actuators]
         self._sts = [i for i in self._ids if self._servos[i].model.series == "sts"]
-        self._sts_servos = [self._servos[i] for i in self._sts]
+        self._sts_readings = [self._servos[i].reading for i in self._sts]
         self._scs = [i for i in self._ids if self._servos[i].model.series == "scs"]
         self._open = False
         self._verified = False  # a complete read since open: goals may be written
         self._drop_logged = False
+        self._open_faults: dict[int, int] = {}  # status bytes found at open, until reported
         # Any packet from an asked id is its answer (the format does not mark status
         # packets); a second one is ignored.
         self._link = PacketLink(self._transport, proto.PacketReader(), self._where, _LOG,
@@ -182,7 +230,7 @@ class FeetechBus(ActuatorBus):
         self._send, self._receive = self._link.send, self._link.receive
         self._attempts = self._link.attempts
         self._sync_read = proto.sync_read(ct.READ_START, ct.READ_SIZE, self._sts)
-        self._heads = {i: bytes((0xFF, 0xFF, i, ct.READ_SIZE + 2)) for i in self._ids}
+        self._sync_answer = _SyncAnswer(self._sts)
         self._sync_timeout = self._timeout(len(self._sync_read), len(self._sts) * _REPLY_SIZE,
                                            len(self._sts))
         self.stats = self._link.stats
@@ -269,6 +317,7 @@ class FeetechBus(ActuatorBus):
         """
         self._open = False
         self._verified = False
+        self._open_faults = {}
         self._transport.open()
         try:
             self._link.dirty = True
@@ -353,6 +402,11 @@ class FeetechBus(ActuatorBus):
                          ", ".join(f.name for f, _ in eeprom) or "Response_Status_Level 0")
         if hold:
             return True
+        if status:  # the torque off below acknowledges it: say so now, and in clear_faults
+            self._open_faults[servo_id] = status
+            _LOG.warning("%s: id %d reports %s at open; torque off written (it clears a"
+                         " protection whose cause is gone)", self._where, servo_id,
+                         ct.describe_error(status))
         order = model.byte_order
         if not level:  # it answers READ and PING only: make it answer writes first
             self._write_eeprom(servo, [(ct.RESPONSE_STATUS_LEVEL, 1)], answered=False)
@@ -417,7 +471,8 @@ class FeetechBus(ActuatorBus):
         Feetech documents no fault-reset instruction: a protection (overload, overheating,
         voltage, overcurrent, angle sensor) unloads the servo, and its status shows the
         condition. Writing Torque_Enable 0 acknowledges it; the status is then read again
-        and what remains is said. Torque stays off.
+        and what remains is said. Torque stays off. A protection :meth:`open` found (its
+        torque off acknowledged it already) is said too, once.
         """
         self._require_open()
         targets = list(self._ids if ids is None else ids)
@@ -430,8 +485,11 @@ class FeetechBus(ActuatorBus):
         after = self._attempts(self.read) if faulty else before
         answers = {}
         for servo_id in targets:
+            found = self._open_faults.pop(servo_id, 0)
             if servo_id not in faulty:
-                answers[servo_id] = "no fault; nothing done"
+                answers[servo_id] = (f"{ct.describe_error(found)} found at open, where torque"
+                                     " off was written; no error now" if found else
+                                     "no fault; nothing done")
                 continue
             now = after[servo_id].error_code & 0xFF
             left = f"still reports {ct.describe_error(now)}" if now else "no error now"
@@ -516,76 +574,38 @@ class FeetechBus(ActuatorBus):
         self._require_open()
         states = self._read_sts() if self._sts else {}
         for servo_id in self._scs:
-            block = self.read_register(servo_id, ct.READ_START, ct.READ_SIZE, status=True)
-            states[servo_id] = self._state(self._servos[servo_id], block[0], block[1],
-                                           self.clock())
+            servo = self._servos[servo_id]
+            error, block = self.read_register(servo_id, ct.READ_START, ct.READ_SIZE, status=True)
+            states.update(_states((servo.reading,), ((error, *servo.block.unpack(block)),),
+                                  self.clock()))
         if len(self._ids) > 1 and self._scs and self._sts:
             states = {i: states[i] for i in self._ids}
         self._verified = True
         return states
 
     def _read_sts(self) -> dict[int, ActuatorState]:
-        ids = self._sts
+        ids, answer = self._sts, self._sync_answer
         self._send(self._sync_read)
-        size = len(ids) * _REPLY_SIZE
         timeout = self._sync_timeout
         deadline = time.monotonic() + timeout
         try:
-            raw = self._transport.read(size, timeout)
+            raw = self._transport.read(answer.size, timeout)
         except TransportError:
             self._link.dirty = True
             raise TransportTimeoutError(f"{self._where}: Sync Read: no answer from id(s)"
                                         f" {ids} within {timeout * 1e3:.0f} ms") from None
         stamp = self.clock()
-        packets = self._split(raw, ids) if len(raw) == size else None
-        if packets is None:
-            got = self._receive(ids, size, "Sync Read", timeout, raw, deadline=deadline)
-            packets = [(got[i].code, got[i].params) for i in ids]
+        rows = answer.rows(raw)
+        if rows is None:  # noise, a bad checksum, a partial answer: the packet parser
+            got = self._receive(ids, answer.size, "Sync Read", timeout, raw, deadline=deadline)
             stamp = self.clock()
-            if any(len(block) != ct.READ_SIZE for _, block in packets):
+            if any(len(got[i].params) != ct.READ_SIZE for i in ids):
                 self._link.dirty = True
                 raise ProtocolError(f"{self._where}: Sync Read: answers of"
-                                    f" {[len(b) for _, b in packets]} bytes, expected"
+                                    f" {[len(got[i].params) for i in ids]} bytes, expected"
                                     f" {ct.READ_SIZE} each")
-        state = self._state
-        return {servo.spec.id: state(servo, error, block, stamp)
-                for servo, (error, block) in zip(self._sts_servos, packets, strict=True)}
-
-    def _split(self, raw: bytes, ids: Sequence[int]) -> list[tuple[int, bytes]] | None:
-        """A complete, clean Sync Read answer as ``(error, block)`` per servo, else None."""
-        out = []
-        heads = self._heads
-        view = memoryview(raw)
-        for k, servo_id in enumerate(ids):
-            at = k * _REPLY_SIZE
-            end = at + _REPLY_SIZE
-            if raw[at:at + 4] != heads[servo_id] or proto.checksum(view[at + 2:end - 1]) != raw[
-                    end - 1]:
-                return None
-            out.append((raw[at + 4], raw[at + 5:end - 1]))
-        return out
-
-    @staticmethod
-    def _state(servo: _Servo, error: int, block: bytes, stamp: float) -> ActuatorState:
-        torque, position, velocity, load, voltage, temperature, status = servo.block.unpack(block)
-        code = error | status
-        position = ct.decode_sm(position, 15)
-        if 0 <= position <= servo.max_tick:
-            rad = (position - servo.center) * servo.rad_per_tick
-        else:  # multi-turn: not a joint position
-            rad = math.nan
-            code |= ct.POSITION_RANGE_FAULT
-        return ActuatorState(
-            position=rad,
-            velocity=ct.decode_sm(velocity, 15) * servo.rad_per_tick,
-            effort=ct.decode_sm(load, 10) * servo.effort_scale,
-            torque_enabled=torque == 1,
-            error_code=code,
-            fault=ct.describe_error(code) if code else "",
-            temperature=float(temperature),
-            voltage=voltage * ct.VOLTAGE_UNIT,
-            stamp=stamp,
-        )
+            rows = [(got[i].code, *BLOCK_LE.unpack(got[i].params)) for i in ids]
+        return _states(self._sts_readings, rows, stamp)
 
     # ---------------------------------------------------------------- single instructions
 
@@ -626,6 +646,44 @@ class FeetechBus(ActuatorBus):
 
     def _known(self, servo_id: int) -> _Servo:
         return known(self._servos, servo_id, self._where)
+
+
+def _states(readings: Sequence[_Reading], rows: Iterable[tuple[int, ...]],
+            stamp: float) -> dict[int, ActuatorState]:
+    """The servos' states from their rows: the status byte, then the read block's values.
+
+    The one place a reading becomes a state, run for every servo every cycle: the
+    sign-magnitude fields are decoded inline (as :func:`ct.decode_sm` does), the position
+    only when it is not a plain tick of the servo's range.
+    """
+    states = {}
+    for (servo_id, max_tick, center, rad_per_tick, effort_scale), (
+            error, torque, position, velocity, load, voltage, temperature, status) in zip(
+            readings, rows, strict=True):
+        code = error | status
+        # Negative (bit 15) or beyond one turn: decoded only then.
+        tick = position if position <= max_tick else ct.decode_sm(position, 15)
+        if 0 <= tick <= max_tick:
+            rad = (tick - center) * rad_per_tick
+        else:  # multi-turn: not a joint position
+            rad = math.nan
+            code |= ct.POSITION_RANGE_FAULT
+        # ActuatorState's fields in their order (by position: a quarter of the call's cost):
+        # position, velocity, effort, torque_enabled, error_code, fault, temperature,
+        # voltage, stamp.
+        states[servo_id] = ActuatorState(
+            rad,
+            (velocity if velocity < _VELOCITY_SIGN else _VELOCITY_SIGN - velocity) * rad_per_tick,
+            (-(load & _LOAD_MAGNITUDE) if load & _LOAD_SIGN else load & _LOAD_MAGNITUDE)
+            * effort_scale,
+            torque == 1,
+            code,
+            ct.describe_error(code) if code else "",
+            float(temperature),
+            voltage * ct.VOLTAGE_UNIT,
+            stamp,
+        )
+    return states
 
 
 def _once(request: Callable[..., _T], *args: Any) -> _T:  # noqa: ANN401

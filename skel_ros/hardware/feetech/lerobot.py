@@ -5,20 +5,23 @@ so101_follower/NAME.json``): per motor name, in its bus's order, ``id``, ``drive
 ``homing_offset``, ``range_min`` and ``range_max``, written by ``json.dump`` with an indent
 of 4 and no newline at the end. On a Feetech STS/SMS servo it writes ``homing_offset`` to
 Homing_Offset (Present_Position = actual - offset) and the range to Min/Max_Angle_Limit;
-its ``degrees`` reading of a position is ``(present - mid) * 360 / (ticks - 1)`` with
+on an SCS servo (no Homing_Offset) only the range, and it reads the offset as 0. Its
+``degrees`` reading of a position is ``(present - mid) * 360 / (ticks - 1)`` with
 ``mid = (range_min + range_max) / 2``.
 
 In a hardware YAML one motor is (docs/feetech.md, "Calibration from LeRobot"):
 
 * ``id`` -> the joint's ``id``; ``drive_mode`` 1 -> ``direction: -1`` (0 -> 1);
-* ``homing_offset`` -> ``options.homing_offset``, the range -> ``options.angle_limits``
-  (the driver writes both to the servo at open, as LeRobot does);
+* ``homing_offset`` -> ``options.homing_offset`` (STS/SMS; 0 on SCS, nothing in the
+  YAML), the range -> ``options.angle_limits`` (the driver writes both to the servo at
+  open, as LeRobot does);
 * ``zero_offset``: the middle of the range, in radians at the servo, so the joint is 0
   where LeRobot's degrees are 0; ``limits.position``: the range as joint positions.
 
 So both read the same Present_Position and agree within one encoder tick (LeRobot
-divides a turn into 4095 steps, the servo and we into 4096). Only STS/SMS servos (4096
-ticks a turn, a Homing_Offset) are mapped.
+divides a turn into 4095 steps, the servo and we into 4096). On an SCS0009 they agree
+tick for tick, not in degrees: LeRobot counts its 1024 ticks as a turn, the servo's
+span (and ours) is 300 degrees (docs/feetech.md).
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ class JointCalibration:
         id: the joint's ``id``.
         direction: 1, or -1 for ``drive_mode`` 1.
         zero_offset: rad at the servo when the joint is at 0: the middle of the range.
-        homing_offset: ``options.homing_offset``, ticks.
+        homing_offset: ``options.homing_offset``, ticks; None on an SCS servo (it has none).
         angle_limits: ``options.angle_limits``, ticks.
         position: the range as joint positions (lower, upper), rad.
     """
@@ -90,7 +93,7 @@ class JointCalibration:
     id: int
     direction: int
     zero_offset: float
-    homing_offset: int
+    homing_offset: int | None
     angle_limits: tuple[int, int]
     position: tuple[float, float]
 
@@ -196,18 +199,15 @@ def dumps_calibration(motors: Sequence[MotorCalibration]) -> str:
 
 
 def model_for(name: str, where: str) -> ct.ModelInfo:
-    """The Feetech model ``name`` ("" is the default), if a LeRobot calibration maps to it.
+    """The Feetech model ``name`` ("" is the default).
 
     Raises:
-        ConfigError: an unknown model, or one without Homing_Offset (SCS series).
+        ConfigError: an unknown model.
     """
     model = ct.model_by_name(name or ct.DEFAULT_MODEL)
     if model is None:
         raise ConfigError(f"{where}: unknown Feetech model {name!r}; known:"
                           f" {', '.join(ct.MODELS)}")
-    if model.series != "sts":
-        raise ConfigError(f"{where}: model {model.name}: a LeRobot calibration maps to"
-                          " STS/SMS servos only (4096 ticks a turn, a Homing_Offset)")
     return model
 
 
@@ -216,8 +216,9 @@ def joint_calibration(motor: MotorCalibration, model: ct.ModelInfo,
     """What ``motor``'s calibration sets in its joint, for a servo of ``model``.
 
     Raises:
-        ConfigError: a value the servo cannot hold (homing offset beyond its 11 bits, a
-            range beyond its ticks), naming the file, motor and key.
+        ConfigError: a value the servo cannot hold (homing offset beyond its 11 bits, or
+            other than 0 on an SCS servo; a range beyond its ticks), naming the file,
+            motor and key.
     """
     where = f"{source}: motor {motor.motor!r}"
     _check_ticks(motor, model, where)
@@ -226,7 +227,7 @@ def joint_calibration(motor: MotorCalibration, model: ct.ModelInfo,
         id=motor.id,
         direction=-1 if motor.drive_mode else 1,
         zero_offset=(motor.middle - model.center) * model.rad_per_tick,
-        homing_offset=motor.homing_offset,
+        homing_offset=motor.homing_offset if model.has(ct.HOMING_OFFSET) else None,
         angle_limits=(motor.range_min, motor.range_max),
         position=(-half, half),  # the middle is 0, whichever the direction
     )
@@ -234,7 +235,12 @@ def joint_calibration(motor: MotorCalibration, model: ct.ModelInfo,
 
 def _check_ticks(motor: MotorCalibration, model: ct.ModelInfo, where: str) -> None:
     limit = ct.HOMING_OFFSET_MAX
-    if not -limit <= motor.homing_offset <= limit:
+    if not model.has(ct.HOMING_OFFSET):
+        if motor.homing_offset:
+            raise ConfigError(f"{where}: homing_offset must be 0 on {model.name}, got"
+                              f" {motor.homing_offset}: an SCS servo has no Homing_Offset"
+                              " (LeRobot writes none to it and reads 0)")
+    elif not -limit <= motor.homing_offset <= limit:
         raise ConfigError(f"{where}: homing_offset must be in -{limit}..{limit} (11 bits and"
                           f" a sign on {model.name}), got {motor.homing_offset}")
     for key in ("range_min", "range_max"):
@@ -248,19 +254,21 @@ def motor_calibration(motor: str, joint: JointMapping, source: str) -> MotorCali
     """The LeRobot calibration of the motor ``motor`` driving ``joint`` (a feetech joint).
 
     Raises:
-        ConfigError: the joint lacks ``options.homing_offset`` or ``angle_limits``, has a
-            gear ratio other than 1, or a ``zero_offset`` other than the middle of its
-            range (LeRobot's zero), naming the file, line and joint.
+        ConfigError: the joint lacks ``options.angle_limits`` or (STS/SMS)
+            ``homing_offset``, has a gear ratio other than 1, or a ``zero_offset`` other
+            than the middle of its range (LeRobot's zero), naming the file, line and joint.
     """
     where = f"{source}:{joint.line}: joint {joint.name!r}" if joint.line else (
         f"{source}: joint {joint.name!r}")
     model = model_for(joint.actuator.model, where)
     options: Mapping[str, Any] = joint.actuator.options
-    for key in ("homing_offset", "angle_limits"):
+    has_offset = model.has(ct.HOMING_OFFSET)
+    for key in ("homing_offset", "angle_limits") if has_offset else ("angle_limits",):
         if key not in options:
-            raise ConfigError(f"{where}: no options.{key}; a LeRobot calibration needs"
-                              " homing_offset and angle_limits (ticks)")
-    offset, limits = options["homing_offset"], options["angle_limits"]
+            need = "homing_offset and angle_limits" if has_offset else "angle_limits"
+            raise ConfigError(f"{where}: no options.{key}; a LeRobot calibration of"
+                              f" {model.name} needs {need} (ticks)")
+    offset, limits = options.get("homing_offset", 0), options["angle_limits"]
     if not (isinstance(limits, (list, tuple)) and len(limits) == 2  # noqa: PLR2004
             and all(isinstance(v, int) and not isinstance(v, bool) for v in limits)):
         raise ConfigError(f"{where}: options.angle_limits must be [min, max] ticks, got"

@@ -15,6 +15,7 @@ data per servo; nobody answers). 0xFE is the broadcast id.
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -94,11 +95,24 @@ def sync_write(address: int, size: int, data: Mapping[int, bytes]) -> bytes:
 
 def sync_write_words(address: int, flat: Sequence[int], *, big_endian: bool) -> bytes:
     """SYNC WRITE of one 2-byte field from ``[id, raw, id, raw, ...]`` in one ``struct`` pack."""
-    n = len(flat) // 2
-    fmt = (">" if big_endian else "<") + "BH" * n
-    params = struct.pack("<BB", address, 2) + struct.pack(fmt, *flat)
-    body = bytes((BROADCAST_ID, len(params) + 2, Instruction.SYNC_WRITE)) + params
-    return HEADER + body + bytes((checksum(body),))
+    head, head_sum, words = _words_layout(address, len(flat) // 2, big_endian=big_endian)
+    data = words.pack(*flat)
+    return head + data + bytes((~(head_sum + sum(data)) & 0xFF,))
+
+
+@functools.lru_cache(maxsize=64)
+def _words_layout(address: int, count: int, *, big_endian: bool,
+                  ) -> tuple[bytes, int, struct.Struct]:
+    """The fixed parts of a Sync Write of ``count`` 2-byte fields.
+
+    Its head (header .. data size), the head's part of the checksum (ID onwards), and the
+    ``struct`` of its ids and values.
+    """
+    length = 2 + 3 * count + 2  # address, size, (id, 2 bytes) each; INST and SUM
+    if length > MAX_LENGTH:
+        raise ValueError(f"SYNC WRITE of {count} words is too long")
+    body = bytes((BROADCAST_ID, length, Instruction.SYNC_WRITE, address, 2))
+    return HEADER + body, sum(body), struct.Struct((">" if big_endian else "<") + "BH" * count)
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,10 @@ def test_misconfigured_buses_are_clear_errors(
         make_bus(dict(emu.transport), arm("SCS0009", homing_offset=3))
     with pytest.raises(ConfigError, match="return_delay_us 3"):
         make_bus(dict(emu.transport), return_delay_us=3)
+    with pytest.raises(ConfigError, match="83 servos: one Sync Write carries the goals of at"
+                                          " most 82; split them over buses"):
+        make_bus(dict(emu.transport), arm(ids=tuple(range(83))))
+    assert make_bus(dict(emu.transport), arm(ids=tuple(range(82))))  # 82: 250 bytes
     with pytest.raises(DeviceError, match=r"id 1 is STS3215.*says STS3250"):
         make_bus(dict(emu.transport), arm("STS3250")).open()
     with pytest.raises(TransportTimeoutError, match=r"id 9 did not answer at 1000000 baud;"

@@ -4,8 +4,10 @@ A file LeRobot wrote comes back byte for byte; a position reads the same in LeRo
 ``degrees`` mode and as our joint angle within one encoder tick, computed from the file
 here and measured on emulated servos through the driver. LeRobot's reading is written
 here from its documented formula (``MotorNormMode.DEGREES``: ``(present - mid) * 360 /
-max_res``, ``mid = (range_min + range_max) / 2``, ``max_res`` = 4095 on an STS3215; it
-ignores ``drive_mode``), not imported: LeRobot is no dependency.
+max_res``, ``mid = (range_min + range_max) / 2``, ``max_res`` = 4095 on an STS3215, 1023
+on an SCS0009; it ignores ``drive_mode``), not imported: LeRobot is no dependency. On SCS
+servos (no Homing_Offset) the file's offset is 0 and nothing in the YAML; the positions
+agree tick for tick, and in LeRobot's range modes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 import pytest
+from lerobot_scs import SCS_CALIBRATION, SCS_MOTORS
 from lerobot_so101 import MOTORS, SO101_CALIBRATION
 
 from skel_ros.hardware.base import ActuatorSpec, ControlMode
@@ -38,12 +41,21 @@ if TYPE_CHECKING:
 
 STS3215 = ct.MODELS["STS3215-C001"]
 TICK = STS3215.rad_per_tick  # 2 pi / 4096
+SCS0009 = ct.MODELS["SCS0009"]  # 1024 ticks over 300 degrees
 
 
-def lerobot_degrees(present: int, motor: MotorCalibration) -> float:
-    """LeRobot's ``degrees`` reading of a Present_Position on an STS3215."""
+def lerobot_degrees(present: int, motor: MotorCalibration, resolution: int = 4096) -> float:
+    """LeRobot's ``degrees`` reading of a Present_Position (its MODEL_RESOLUTION: STS3215
+    4096, SCS0009 1024)."""
     mid = (motor.range_min + motor.range_max) / 2
-    return (present - mid) * 360 / (4096 - 1)
+    return (present - mid) * 360 / (resolution - 1)
+
+
+def lerobot_0_100(present: int, motor: MotorCalibration) -> float:
+    """LeRobot's ``range_0_100`` reading (its HOPE-Jr hand's SCS0009s): drive_mode flips it."""
+    bounded = min(motor.range_max, max(motor.range_min, present))
+    norm = (bounded - motor.range_min) / (motor.range_max - motor.range_min) * 100
+    return 100 - norm if motor.drive_mode else norm
 
 
 def lerobot_m100_100(present: int, motor: MotorCalibration) -> float:
@@ -53,18 +65,19 @@ def lerobot_m100_100(present: int, motor: MotorCalibration) -> float:
     return -norm if motor.drive_mode else norm
 
 
-def mapping(motor: MotorCalibration) -> JointMapping:
+def mapping(motor: MotorCalibration, model: ct.ModelInfo = STS3215) -> JointMapping:
     """The joint the file's motor becomes (id, direction, zero, options)."""
-    cal = joint_calibration(motor, STS3215)
-    options = {"homing_offset": cal.homing_offset, "angle_limits": list(cal.angle_limits)}
-    actuator = ActuatorSpec(cal.id, ControlMode.POSITION, "STS3215-C001", options,
+    cal = joint_calibration(motor, model)
+    offset = {} if cal.homing_offset is None else {"homing_offset": cal.homing_offset}
+    options = {**offset, "angle_limits": list(cal.angle_limits)}
+    actuator = ActuatorSpec(cal.id, ControlMode.POSITION, model.name, options,
                             name=motor.motor)
     return JointMapping(motor.motor, "arm", actuator, cal.direction, cal.zero_offset)
 
 
-def driver_radians(present: int) -> float:
+def driver_radians(present: int, model: ct.ModelInfo = STS3215) -> float:
     """The feetech driver's actuator position of a Present_Position (tick 2048 = 0 rad)."""
-    return (present - STS3215.center) * STS3215.rad_per_tick
+    return (present - model.center) * model.rad_per_tick
 
 
 # --------------------------------------------------------------------------- the file
@@ -129,6 +142,77 @@ def test_drive_mode_1_is_direction_minus_1_as_lerobots_range_modes_read_it() -> 
         assert ours / half * 100 == pytest.approx(lerobot_m100_100(present, motor), abs=1e-9)
         # Its degrees mode ignores drive_mode: ours is its negative there (docs/feetech.md).
         assert abs(ours + math.radians(lerobot_degrees(present, motor))) < TICK
+
+
+# --------------------------------------------------------------------------- SCS servos
+
+
+def test_an_scs_file_maps_without_homing_offset_and_comes_back_byte_for_byte() -> None:
+    motors = parse_calibration(SCS_CALIBRATION)
+    assert tuple(m.motor for m in motors) == SCS_MOTORS
+    cal = joint_calibration(motors[0], SCS0009)
+    assert cal.homing_offset is None  # no Homing_Offset: nothing to write, nothing in the YAML
+    assert cal.angle_limits == (310, 702)
+    assert cal.zero_offset == pytest.approx((506 - 512) * SCS0009.rad_per_tick, abs=1e-15)
+    assert cal.position == pytest.approx((-196 * SCS0009.rad_per_tick,
+                                          196 * SCS0009.rad_per_tick))
+    assert joint_calibration(motors[1], SCS0009).direction == -1
+    joints = [mapping(m, SCS0009) for m in motors]
+    assert "homing_offset" not in joints[0].actuator.options
+    back = tuple(motor_calibration(m.motor, j, "hw.yaml")
+                 for m, j in zip(motors, joints, strict=True))
+    assert back == motors
+    assert dumps_calibration(back) == SCS_CALIBRATION
+    offset = MotorCalibration("thumb_cmc", 1, 0, 5, 310, 702)
+    with pytest.raises(ConfigError, match=r"f: motor 'thumb_cmc': homing_offset must be 0 on"
+                                          r" SCS0009, got 5: an SCS servo has no Homing_Offset"):
+        joint_calibration(offset, SCS0009, "f")
+    with pytest.raises(ConfigError, match=r"motor 'thumb_cmc': range_max must be in 0\.\.1023"):
+        joint_calibration(MotorCalibration("thumb_cmc", 1, 0, 0, 10, 1024), SCS0009, "f")
+
+
+def test_on_scs_positions_agree_tick_for_tick_and_in_the_range_modes() -> None:
+    step = SCS0009.rad_per_tick
+    for motor in parse_calibration(SCS_CALIBRATION):
+        joint = mapping(motor, SCS0009)
+        half = (motor.range_max - motor.range_min) / 2 * step
+        for present in range(SCS0009.ticks):
+            ours = joint.from_actuator(driver_radians(present, SCS0009))
+            # LeRobot's degrees count 1023 steps a turn on the SCS0009: in its steps, the
+            # same count from the middle as ours (its degrees ignore drive_mode).
+            lerobot_steps = lerobot_degrees(present, motor, SCS0009.ticks) * 1023 / 360
+            assert abs(ours * joint.direction / step - lerobot_steps) < 1.0, (motor, present)
+            if motor.range_min <= present <= motor.range_max:
+                assert 50 + ours / half * 50 == pytest.approx(lerobot_0_100(present, motor),
+                                                              abs=1e-9)
+    # Its degrees are not the servo's: 1024 ticks span 300 degrees, not 360.
+    assert 360 / 1023 / math.degrees(step) == pytest.approx(1.2 * 1024 / 1023)
+
+
+def test_the_driver_writes_an_scs_calibration_and_reads_what_lerobot_reads(
+        make_emulator: Callable[..., FeetechEmulator], make_bus: Callable[..., FeetechBus],
+) -> None:
+    motors = parse_calibration(SCS_CALIBRATION)
+    joints = [mapping(m, SCS0009) for m in motors]
+    actuators = [j.actuator for j in joints]
+    emu = make_emulator(actuators, initial_positions={})
+    bus = make_bus(dict(emu.transport), actuators)
+    bus.open()
+    for m in motors:  # what LeRobot's write_calibration leaves on an SCS servo
+        assert emu.register(m.id, "Min_Angle_Limit") == m.range_min
+        assert emu.register(m.id, "Max_Angle_Limit") == m.range_max
+    for k in range(5):
+        presents = {m.id: m.range_min + round(k * (m.range_max - m.range_min) / 4)
+                    for m in motors}
+        for m in motors:
+            emu.set_position(m.id, (presents[m.id] - SCS0009.center) * SCS0009.rad_per_tick)
+        states = bus.read()
+        for m, joint in zip(motors, joints, strict=True):
+            assert emu.register(m.id, "Present_Position") == presents[m.id]
+            ours = joint.from_actuator(states[m.id].position)
+            half = (m.range_max - m.range_min) / 2 * SCS0009.rad_per_tick
+            assert 50 + ours / half * 50 == pytest.approx(lerobot_0_100(presents[m.id], m),
+                                                          abs=1e-9)
 
 
 def test_the_driver_writes_the_calibration_and_reads_what_lerobot_reads(
@@ -228,8 +312,14 @@ def test_a_joint_lerobot_cannot_describe_is_an_error_at_its_line() -> None:
     with pytest.raises(ConfigError, match=r"joint 'shoulder_pan': no options\.angle_limits"):
         motor_calibration("shoulder_pan", JointMapping("shoulder_pan", "arm", bare), "hw.yaml")
     scs = ActuatorSpec(1, ControlMode.POSITION, "SCS0009", {})
-    with pytest.raises(ConfigError, match=r"model SCS0009: a LeRobot calibration maps to STS"):
+    with pytest.raises(ConfigError, match=r"joint 'shoulder_pan': no options\.angle_limits; a"
+                                          r" LeRobot calibration of SCS0009 needs angle_limits"):
         motor_calibration("shoulder_pan", JointMapping("shoulder_pan", "arm", scs), "hw.yaml")
+    scs = ActuatorSpec(1, ControlMode.POSITION, "SCS0009",
+                       {"homing_offset": 3, "angle_limits": [100, 900]})
+    with pytest.raises(ConfigError, match=r"homing_offset must be 0 on SCS0009, got 3"):
+        motor_calibration("shoulder_pan", JointMapping(
+            "shoulder_pan", "arm", scs, 1, -12 * SCS0009.rad_per_tick), "hw.yaml")
 
 
 _YAML = """\
