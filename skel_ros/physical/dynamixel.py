@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation import dynamixel as emu
 from skel_ros.emulation.motor import MotorParams
-from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.physical.option import (
     PHYSICS_KEYS,
-    JointMotor,
+    ServoMotor,
     build_world,
     load_real_world,
     split_physics,
@@ -45,46 +44,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.physical.world import DeviceJoint
 
 __all__ = ["PHYSICS_KEYS", "PhysicalEmulatorConfig", "PhysicalServoMotor", "load_real_world",
            "main", "start_emulator"]
 
 
-class PhysicalServoMotor(JointMotor):
-    """A servo's shaft as a joint of the physics world (an emulated servo's ``motor``).
+class PhysicalServoMotor(ServoMotor):
+    """A Dynamixel X-series servo's shaft as a joint of the physics world.
 
-    What the servo reports is what its encoder reads (:attr:`state`); goals reach its
-    control law after the joint's command delay; :attr:`params` are the limits the
-    servo's settings allow.
+    An emulated servo's ``motor``: its law is :class:`XServoLaw`; :attr:`params` are the
+    limits the servo's settings allow.
     """
 
     law: XServoLaw
-
-    def __init__(self, joint: DeviceJoint, law: XServoLaw, params: MotorParams) -> None:
-        super().__init__(joint, law, params, ControlMode.POSITION)
-        joint.add_rotor(law.rotor_inertia)
-
-    def _torque_on(self) -> bool:
-        return self.law.torque_on
-
-    def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
-        """Torque on (holding where the encoder reads) or off, at once."""
-        if t is not None:
-            self.step(t)
-        if enabled:
-            self.joint.world.release()
-        self.law.enable(bool(enabled), self.joint.position)
-
-    def set_position_target(self, position: float) -> None:
-        """Goal Position (rad), after the joint's command delay."""
-        law = self.law
-        self.joint.later(lambda: setattr(law, "goal_position", float(position)))
-
-    def set_velocity_target(self, velocity: float) -> None:
-        """Goal Velocity (rad/s), after the joint's command delay."""
-        law = self.law
-        self.joint.later(lambda: setattr(law, "goal_velocity", float(velocity)))
 
     def set_effort_target(self, effort: float) -> None:
         """Goal Current's torque (N m), after the joint's command delay."""

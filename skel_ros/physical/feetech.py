@@ -65,18 +65,16 @@ from typing import TYPE_CHECKING, Any, Final
 from skel_ros.emulation import feetech as emu
 from skel_ros.emulation import serial_pty
 from skel_ros.emulation.motor import MotorParams
-from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.feetech import control_table as ct
 from skel_ros.hardware.feetech import protocol as proto
 from skel_ros.hardware.feetech.bus import return_delay_units
-from skel_ros.physical.option import JointMotor, build_world, split_physics
+from skel_ros.physical.option import ServoMotor, build_world, split_physics
 from skel_ros.physical.servo_law import CONTROL_PERIOD, ServoLaw, profile_step
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.hardware.base import ActuatorSpec
-    from skel_ros.physical.world import DeviceJoint
 
 __all__ = ["CCW_DEAD_ZONE", "CW_DEAD_ZONE", "DUTY_PER_STEP", "D_COEFFICIENT",
            "FACTORY_SETTINGS", "I_COEFFICIENT", "MINIMUM_STARTUP_FORCE", "P_COEFFICIENT",
@@ -230,39 +228,13 @@ class FeetechLaw(ServoLaw):
                                                 self.desired + self.desired_velocity * dt))
 
 
-class FeetechServoMotor(JointMotor):
-    """A servo's shaft as a joint of the physics world (an emulated servo's ``motor``).
+class FeetechServoMotor(ServoMotor):
+    """A Feetech servo's shaft as a joint of the physics world.
 
-    What the servo reports is what its encoder reads (:attr:`state`); goals reach its
-    control law after the joint's command delay.
+    An emulated servo's ``motor``: its law is :class:`FeetechLaw`.
     """
 
     law: FeetechLaw
-
-    def __init__(self, joint: DeviceJoint, law: FeetechLaw, params: MotorParams) -> None:
-        super().__init__(joint, law, params, ControlMode.POSITION)
-        joint.add_rotor(law.rotor_inertia)
-
-    def _torque_on(self) -> bool:
-        return self.law.torque_on
-
-    def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
-        """Torque on (holding where the encoder reads; the world released) or off, at once."""
-        if t is not None:
-            self.step(t)
-        if enabled:
-            self.joint.world.release()
-        self.law.enable(bool(enabled), self.joint.position)
-
-    def set_position_target(self, position: float) -> None:
-        """Goal_Position (rad), after the joint's command delay."""
-        law = self.law
-        self.joint.later(lambda: setattr(law, "goal_position", float(position)))
-
-    def set_velocity_target(self, velocity: float) -> None:
-        """Goal_Speed in constant-speed mode (rad/s), after the joint's command delay."""
-        law = self.law
-        self.joint.later(lambda: setattr(law, "goal_velocity", float(velocity)))
 
     def set_effort_target(self, effort: float) -> None:
         """Not a Feetech servo's: it has no torque mode."""

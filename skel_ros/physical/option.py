@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation.motor import MotorState
+from skel_ros.hardware.base import ControlMode
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.model import load_model
 from skel_ros.model.errors import SkelError
@@ -25,10 +26,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from skel_ros.emulation.motor import MotorParams
-    from skel_ros.hardware.base import ControlMode
     from skel_ros.hardware.config import JointMapping
     from skel_ros.model.truth import Truth
     from skel_ros.model.types import World
+    from skel_ros.physical.servo_law import ServoLaw
     from skel_ros.physical.world import DeviceJoint
 
 __all__ = ["PHYSICS_KEYS", "JointMotor", "build_world", "emulator_options", "load_real_world",
@@ -183,3 +184,37 @@ class JointMotor:
         """Not possible: the world moves the shaft."""
         raise ValueError(f"the shaft of a physics-backed device cannot be put at {position}:"
                          " its world moves it")
+
+
+class ServoMotor(JointMotor):
+    """A position-controlled bus servo's shaft (Dynamixel X-series, Feetech STS/SCS).
+
+    Its law (a :class:`~skel_ros.physical.servo_law.ServoLaw`) brings the motor's rotor
+    to the joint, holds where the encoder reads when torque comes on (the world released
+    then), and takes its goals after the joint's command delay.
+    """
+
+    def __init__(self, joint: DeviceJoint, law: ServoLaw, params: MotorParams) -> None:
+        super().__init__(joint, law, params, ControlMode.POSITION)
+        joint.add_rotor(law.rotor_inertia)
+
+    def _torque_on(self) -> bool:
+        return bool(self.law.torque_on)
+
+    def set_torque(self, enabled: bool, t: float | None = None) -> None:  # noqa: FBT001
+        """Torque on (holding where the encoder reads; the world released) or off, at once."""
+        if t is not None:
+            self.step(t)
+        if enabled:
+            self.joint.world.release()
+        self.law.enable(bool(enabled), self.joint.position)
+
+    def set_position_target(self, position: float) -> None:
+        """The goal position (rad), after the joint's command delay."""
+        law = self.law
+        self.joint.later(lambda: setattr(law, "goal_position", float(position)))
+
+    def set_velocity_target(self, velocity: float) -> None:
+        """The goal velocity (rad/s), after the joint's command delay."""
+        law = self.law
+        self.joint.later(lambda: setattr(law, "goal_velocity", float(velocity)))
