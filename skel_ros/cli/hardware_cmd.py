@@ -237,6 +237,7 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]
     from skel_ros.model.limits import LimitError
     from skel_ros.model.truth import TruthError, apply_truth, load_truth
     from skel_ros.physical import physical_emulator_for
+    from skel_ros.physical.option import coupled_buses
 
     try:
         start = physical_emulator_for(args.protocol)
@@ -249,6 +250,12 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]
                         load_model_from_args(str(truth.model), args), truth)
     except (HardwareError, SkelError, TruthError, LimitError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return None
+    coupled = coupled_buses(bound.skeleton, {  # each bus started here moves a world of its own
+        b.name: [m.name for m in config.joints_on(b.name)]
+        for b in config.buses if b.protocol == args.protocol})
+    if coupled:
+        print(f"error: physics emulation: {coupled}", file=sys.stderr)
         return None
     return start, config, {d.name: d.initial_position for d in bound.skeleton.dofs}
 

@@ -609,9 +609,14 @@ class HardwareNode(LifecycleNode):
         """
         from skel_ros.emulation import emulated_transport, emulator_for
         from skel_ros.physical import physical_emulator_for
-        from skel_ros.physical.option import emulator_options
+        from skel_ros.physical.option import coupled_buses, emulator_options
 
         initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
+        coupled = physics is not None and coupled_buses(
+            bound.skeleton, {b.name: [m.name for m in config.joints_on(b.name)]
+                             for b in config.buses})
+        if coupled:
+            raise NodeSetupError(f"physics emulation: {coupled}")
         for spec in config.buses:
             maps = config.joints_on(spec.name)
             if not maps:

@@ -264,7 +264,31 @@ def emulation(config: RunConfig) -> tuple[bool, str]:
     if missing:
         return False, ("emulated, ideal actuators (no physics-backed emulator for "
                        f"{', '.join(missing)})")
+    coupled = _coupled_buses(config, hardware)
+    if coupled:
+        return False, f"emulated, ideal actuators ({coupled})"
     return True, "emulated, physics"
+
+
+def _coupled_buses(config: RunConfig, hardware: Any) -> str | None:  # noqa: ANN401
+    """Why the hardware config's buses cannot each move a world of their own, or None."""
+    if len([b for b in hardware.buses if hardware.joints_on(b.name)]) < 2:  # noqa: PLR2004
+        return None
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.model import load_model
+    from skel_ros.model.errors import SkelError
+    from skel_ros.model.urdf_reader import parse_xacro_args
+    from skel_ros.physical.option import coupled_buses
+
+    try:
+        world = load_model(config.skel_file,
+                           xacro_args=parse_xacro_args(config.model_args) or None,
+                           fixed_base=config.fixed_base)
+        skeleton = hardware.select_skeleton(world)
+    except (SkelError, ConfigError, OSError) as exc:
+        raise RunError(f"model: {exc}") from None
+    return coupled_buses(skeleton, {b.name: [m.name for m in hardware.joints_on(b.name)]
+                                    for b in hardware.buses})
 
 
 def _model_params(config: RunConfig) -> dict[str, ParamValue]:

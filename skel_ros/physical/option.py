@@ -23,12 +23,12 @@ from skel_ros.model.truth import EMPTY_TRUTH, TruthError, load_truth
 from skel_ros.physical.world import PhysicalWorld, Transmission, real_world
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from skel_ros.emulation.motor import MotorParams
     from skel_ros.hardware.config import JointMapping
     from skel_ros.model.truth import Truth
-    from skel_ros.model.types import World
+    from skel_ros.model.types import Skeleton, World
     from skel_ros.physical.servo_law import ServoLaw
     from skel_ros.physical.world import DeviceJoint
 
@@ -109,6 +109,47 @@ def load_real_world(physics: Mapping[str, Any],
     return replace(world, skeletons=tuple(
         replace(s, dofs=tuple(replace(d, initial_position=start[d.name]) if d.name in start
                               else d for d in s.dofs)) for s in world.skeletons)), truth
+
+
+def coupled_buses(skeleton: Skeleton, buses: Mapping[str, Iterable[str]]) -> str | None:
+    """Why one world per bus would not move ``skeleton`` as the robot moves, or None.
+
+    Each bus's emulator moves a world of its own, the whole robot, in which the joints of
+    the other buses have no device (they hang limp). That is the robot's own motion only
+    if no bus's joint moves with a joint it does not drive: none hangs below a joint of
+    another bus, below a joint no device drives (a floating base, a passive joint), so that
+    the buses' joints meet only at bodies fixed to the world (the legs of a robot on a
+    stand). ``buses``: bus name -> the DOFs its devices drive (a mimic follower goes with
+    its leader). One bus: None.
+    """
+    owner = {dof: bus for bus, dofs in buses.items() for dof in dofs}
+    if len(set(owner.values())) < 2:  # noqa: PLR2004 - two buses or more
+        return None
+    for d in skeleton.dofs:
+        if d.name not in owner and d.mimic is not None and d.mimic.leader in owner:
+            owner[d.name] = owner[d.mimic.leader]
+    by_joint: dict[str, set[str | None]] = {}
+    for d in skeleton.dofs:
+        by_joint.setdefault(d.joint, set()).add(owner.get(d.name))
+    child_of = {j.child: j for j in skeleton.joints}
+    for joint in skeleton.joints:
+        mine = by_joint.get(joint.name, set())
+        if len(mine) != 1 or None in mine:
+            continue
+        (bus,) = mine
+        body = joint.parent
+        while body is not None and body in child_of:
+            above = child_of[body]
+            theirs = by_joint.get(above.name, set())
+            if theirs and theirs != {bus}:
+                who = ("no device" if None in theirs
+                       else f"bus {sorted(b for b in theirs if b)[0]!r}")
+                return (f"joint {joint.name!r} (bus {bus!r}) moves with joint {above.name!r}"
+                        f" ({who}): one physics world per bus would leave that joint limp in"
+                        " this bus's world; the buses' joints must meet only at bodies fixed"
+                        " to the world")
+            body = above.parent
+    return None
 
 
 def build_world(physics: Mapping[str, Any], positions: Mapping[int, float], t0: float,
