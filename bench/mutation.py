@@ -90,6 +90,7 @@ TARGETS: dict[str, Target] = {
     "limits": Target(
         files=("skel_ros/model/limits.py",),
         tests=("test/model/test_limits.py", "test/model/test_limits_edges.py",
+               "test/model/test_limits_messages.py",
                "test/hardware/test_safety.py",
                "test/hardware/test_limiter_steps.py", "test/hardware/test_reenable_bound.py",
                "test/hardware/test_limiter_braking.py", "test/core/test_robot_core.py"),
@@ -102,7 +103,8 @@ TARGETS: dict[str, Target] = {
                "test/core/test_runner.py", "test/core/test_pacers.py",
                "test/core/test_tolerances.py", "test/core/test_runner_batches.py",
                "test/core/test_commanders_window.py", "test/core/test_trajectory_outcomes.py",
-               "test/core/test_goal_messages.py", "test/core/test_core_paths.py"),
+               "test/core/test_goal_messages.py", "test/core/test_core_paths.py",
+               "test/core/test_runner_timing.py"),
         why="the robot core: command arbitration, trajectory following, command timeout",
         sample=250),
     "safety": Target(
@@ -116,7 +118,8 @@ TARGETS: dict[str, Target] = {
         tests=("test/hardware/test_manager.py", "test/hardware/test_config.py",
                "test/hardware/test_limiter_steps.py", "test/hardware/test_reenable_bound.py",
                "test/hardware/test_backend_paths.py", "test/hardware/test_mimic_hardware.py",
-               "test/hardware/test_limits_on_wire.py", "test/hardware/can/test_manager_can.py"),
+               "test/hardware/test_limits_on_wire.py", "test/hardware/can/test_manager_can.py",
+               "test/hardware/test_backend_gaps.py"),
         why="the hardware backend: enable / E-stop / faults / watchdog / reconnect",
         sample=120),
     "dynamixel": Target(
@@ -141,12 +144,13 @@ TARGETS: dict[str, Target] = {
         files=("skel_ros/analysis/metrics.py",),
         tests=("test/analysis/test_metrics.py", "test/analysis/test_verdict.py",
                "test/analysis/test_engine_streams.py", "test/analysis/test_sample_times.py",
-               "test/analysis/test_metrics_edges.py"),
+               "test/analysis/test_metrics_edges.py", "test/analysis/test_reversal_error.py"),
         why="sim-to-real metrics: RMS / max error, lag, limit hits"),
     "verdict": Target(
         files=("skel_ros/analysis/verdict.py",),
         tests=("test/analysis/test_verdict.py", "test/analysis/test_verdict_checks.py",
-               "test/analysis/test_engine_streams.py", "test/analysis/test_ci_reports.py"),
+               "test/analysis/test_engine_streams.py", "test/analysis/test_ci_reports.py",
+               "test/analysis/test_reversal_error.py"),
         why="the pass / fail verdict on a comparison"),
     "criteria": Target(
         files=("skel_ros/analysis/criteria.py",),

@@ -34,7 +34,7 @@ CPR = 131072 / (2 * math.pi)  # counts per rad of the drive (counts_per_rev belo
 CONFIG = """\
 control_rate: 100.0
 command_timeout: {command_timeout}
-fault_threshold: 3
+fault_threshold: {fault_threshold}
 device_watchdog: 0.0
 safe_state: {safe_state}
 reconnect: {{initial_delay: 0.05, max_delay: 0.1, factor: 2.0}}
@@ -45,7 +45,7 @@ buses:
     options: {{sync_timeout: 0.5, heartbeat_ms: 0}}
 joints:
   wrist: {{bus: b, id: {node}, mode: {mode}, direction: {direction}, gear_ratio: {gear_ratio},
-          options: {{counts_per_rev: 131072}}}}
+          options: {{counts_per_rev: 131072}}{wrist}}}
 """
 
 
@@ -54,13 +54,15 @@ class Rig:
 
     def __init__(self, motor: dict[str, float] | None = None, *, safe_state: str = "hold",
                  command_timeout: float = 0.0, mode: str = "position", direction: int = 1,
-                 gear_ratio: float = 1.0,
+                 gear_ratio: float = 1.0, fault_threshold: int = 3, wrist: str = "",
                  **backend: Any) -> None:
+        """``wrist``: more keys of the wrist's mapping (``", limits: {...}"``)."""
         self.t = 0.0
         skeleton = load_skel(ARM).skeletons[0]
         config = parse_hardware_config(CONFIG.format(
             safe_state=safe_state, command_timeout=command_timeout, mode=mode, node=NODE,
-            direction=direction, gear_ratio=gear_ratio),
+            direction=direction, gear_ratio=gear_ratio, fault_threshold=fault_threshold,
+            wrist=wrist),
             "rig.yaml")
         actuators = [m.actuator for m in config.joints]
         self.emulator = start_emulator({}, actuators, {

@@ -1,0 +1,404 @@
+"""More paths of the hardware backend, checked on the wire, in the status and diagnostics.
+
+Each test states one behaviour of :class:`~skel_ros.hardware.HardwareBackend` that
+mutation testing (bench/mutation.py, target ``backend``) showed no test pinned: what a
+reading and a request say before the loop ran, the status's stamp and the diagnostics'
+protocol, error code and period, a wake without a new command writing nothing, the reads
+an enable repeats, the position tolerance of an enable, a reconnection that waits for a
+fresh read, a write that fails, a velocity command, a follower's velocity, and, over two
+buses, a torque off that fails on the second one, the remaining faults of a
+``clear_faults`` and the error an enable names.
+
+The rigs: :mod:`cia402_rig` (the wrist on an emulated CiA 402 drive, one manual clock, a
+bus analyser), and here two buses of one drive each, and the gripper's two fingers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from cia402_rig import ARM, NODE, START, Rig
+
+from skel_ros.emulation.canopen402 import start_emulator
+from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
+from skel_ros.hardware.errors import TransportError, TransportTimeoutError
+from skel_ros.model import load_model, load_skel
+from skel_ros.model.limits import CommandKind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+GRIPPER = REPO / "examples" / "gripper_arm.urdf"
+FAULT_CODE = 0x2310  # the emulator's default fault: over-current
+TOLERANCE = 0.02  # the backend's ENABLE_TOLERANCE (rad), written out: the test states it
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    r = Rig()
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def _inject(driver: Any, method: str, errors: Sequence[Exception | None],
+            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's next calls of ``method`` raise ``errors`` in order (None: the real call),
+    then it works again."""
+    real = getattr(driver, method)
+    left = list(errors)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        error = left.pop(0) if left else None
+        if error is not None:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(driver, method, call)
+
+
+def _late() -> TransportTimeoutError:
+    return TransportTimeoutError("no answer within 50 ms (injected)")
+
+
+def _unplugged() -> TransportError:
+    return TransportError("CAN adapter unplugged (injected)")
+
+
+# ------------------------------------------------------------------ one bus
+
+
+def test_before_the_first_cycle_nothing_is_measured_and_a_request_is_not_ok(rig: Rig) -> None:
+    """Before the loop's first cycle the reading has no stamp, no values and every DOF not
+    fresh (a bool per DOF), and a request not answered yet is ``ok`` False (a bool, as a
+    service response carries it)."""
+    reading = rig.core.read()
+    assert math.isnan(reading.stamp)
+    assert math.isnan(rig.backend.status().read_stamp)
+    assert np.isnan(reading.positions).all()
+    assert reading.fresh.dtype == bool
+    assert not reading.fresh.any()
+    request = rig.backend.enable()
+    assert request.ok is False
+    assert not request.done
+
+
+def test_the_status_is_stamped_and_the_bus_diagnostics_name_the_protocol(rig: Rig) -> None:
+    rig.enable()
+    status = rig.cycle()
+    assert status.stamp == rig.t
+    assert status.read_stamp == rig.t
+    (bus,) = status.buses
+    assert (bus.name, bus.protocol, bus.connected) == ("b", "canopen", True)
+
+
+def test_a_drive_in_fault_is_named_by_its_error_code_in_the_diagnostics(rig: Rig) -> None:
+    rig.enable()
+    rig.emulator.inject_fault(NODE)
+    rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=20)
+    (wrist,) = rig.backend.status().actuators
+    assert wrist.error_code == FAULT_CODE
+    assert wrist.fault
+
+
+def test_diagnostics_50_ms_old_are_refreshed(rig: Rig) -> None:
+    """The diagnostics are a snapshot refreshed every 50 ms (they allocate) and when the
+    state changes: a status made 50 ms after the last snapshot carries a new one (here:
+    the moving wrist's position)."""
+    rig.cycle()
+    request = rig.backend.enable()
+    # Cycles at chosen times: 0.1 - 0.05 is 0.05 to the last bit (from about 0.07 s on
+    # no difference of two clock times is).
+    t0, t1 = 0.05, 0.1
+    assert t1 - t0 == 0.05  # the test's premise
+    rig.t = t0
+    rig.runner.cycle()  # enabled: a new snapshot at t0
+    assert request.ok, request.message
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [1.5]).ok
+    for t in (t0 + 0.02, t0 + 0.04, t1):
+        rig.t = t
+        rig.runner.cycle()
+    status = rig.backend.status()
+    (wrist,) = status.actuators
+    assert status.position[rig.index] > START + 1e-3  # it moved since t0
+    assert wrist.position == status.position[rig.index]
+
+
+def test_a_wake_without_a_new_command_writes_nothing(rig: Rig) -> None:
+    """The loop woken between two cycles by a request, with no new command, answers it and
+    writes no target: the motion's targets go out once a cycle."""
+    rig.enable()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.5]).ok
+    rig.cycle()
+    rig.cycle()
+    rig.sent()
+    request = rig.backend.enable()  # already enabled: nothing changes
+    rig.t += rig.backend.period / 2
+    rig.backend.serve(rig.t)
+    assert request.ok, request.message
+    assert rig.sent() == []
+    rig.cycle()
+    assert len(rig.sent()) == 1
+
+
+def test_an_enable_reads_a_bus_that_missed_its_read_three_times_in_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An enable whose cycle missed the bus's read reads it again, ENABLE_READ_ATTEMPTS (3)
+    reads in all: two misses are forgiven, three refuse the enable (torque stays off)."""
+    rig = Rig(fault_threshold=10)  # the misses stay below the bus's fault threshold
+    try:
+        assert rig.cycle().state is MotionState.DISABLED
+        driver = rig.backend._slots[0].driver
+        _inject(driver, "read", [_late(), _late(), _late()], monkeypatch)
+        refused = rig.backend.enable()
+        rig.cycle()
+        assert refused.done
+        assert not refused.ok
+        assert refused.message == "cannot enable: no fresh measurement from bus 'b'"
+        assert not rig.emulator.state(NODE).torque_enabled
+        _inject(driver, "read", [_late(), _late()], monkeypatch)
+        enabled = rig.backend.enable()
+        rig.cycle()
+        assert enabled.ok, enabled.message
+        assert rig.emulator.state(NODE).torque_enabled
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize(("bound", "limit"), [("upper", START - TOLERANCE / 2),
+                                              ("lower", START + TOLERANCE / 2)])
+def test_a_joint_resting_just_past_its_limit_is_enabled_and_held_at_it(
+        bound: str, limit: float) -> None:
+    """A joint measured outside its position limits by less than the enable's tolerance
+    (sensor noise of a joint on its stop) is enabled, its target the limit itself."""
+    rig = Rig(wrist=f", limits: {{position: {{{bound}: {limit!r}}}}}")
+    try:
+        rig.enable()
+        assert rig.cycle().target[rig.index] == pytest.approx(limit, abs=1e-9)
+        assert rig.sent()[-1] == pytest.approx(limit, abs=1e-4)
+    finally:
+        rig.close()
+
+
+def test_a_reconnected_bus_waits_for_a_fresh_read_before_leaving_fault(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bus that failed is reopened; while its first read after that misses, the state
+    stays ``fault`` (nothing fresh is known); the next good read settles it."""
+    rig = Rig(safe_state="torque_off")
+    try:
+        rig.enable()
+        _inject(rig.backend._slots[0].driver, "read", [_unplugged(), _late()], monkeypatch)
+        assert rig.cycle().state is MotionState.FAULT
+        rig.until(lambda: rig.backend.status().buses[0].connected, limit=30)
+        status = rig.backend.status()
+        assert status.state is MotionState.FAULT
+        assert not status.fresh
+        status = rig.cycle()
+        assert status.state is MotionState.DISABLED, status.message
+    finally:
+        rig.close()
+
+
+def test_a_failing_write_closes_the_bus_which_is_reconnected_and_counted(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails at the transport closes the bus and reconnects it after its
+    backoff (here twice: under ``hold`` the drive kept its torque and is written again);
+    the diagnostics count the reconnections and say the write failed."""
+    rig.enable()
+    _inject(rig.backend._slots[0].driver, "write", [_unplugged(), _unplugged()], monkeypatch)
+    status = rig.cycle()
+    assert status.state is MotionState.FAULT
+    assert not status.buses[0].connected
+    assert status.buses[0].last_error == "write failed: CAN adapter unplugged (injected)"
+    for _ in range(40):  # two backoffs of at most 0.1 s, and a few cycles more
+        status = rig.cycle()
+    assert status.buses[0].connected
+    assert status.buses[0].reconnects == 2
+    assert status.state is MotionState.HOLDING, status.message
+    assert rig.emulator.state(NODE).torque_enabled
+
+
+def test_a_velocity_command_reaches_the_drive() -> None:
+    rig = Rig(mode="velocity")
+    try:
+        rig.enable()
+        assert rig.core.command(CommandKind.VELOCITY, ["wrist"], [0.5]).ok
+        for _ in range(20):
+            rig.cycle()
+        assert rig.emulator.state(NODE).velocity == pytest.approx(0.5, abs=0.05)
+        assert rig.core.read().velocities[rig.index] == pytest.approx(0.5, abs=0.05)
+    finally:
+        rig.close()
+
+
+# ------------------------------------------------------------------ two buses
+
+TWO_BUSES = """\
+control_rate: 100.0
+command_timeout: 0.0
+fault_threshold: 3
+device_watchdog: 0.0
+safe_state: {safe_state}
+reconnect: {{initial_delay: 0.05, max_delay: 0.1, factor: 2.0}}
+buses:
+  b: {{protocol: canopen, transport: {{interface: virtual, channel: x}},
+      options: {{sync_timeout: 0.5, heartbeat_ms: 0}}}}
+  c: {{protocol: canopen, transport: {{interface: virtual, channel: y}},
+      options: {{sync_timeout: 0.5, heartbeat_ms: 0}}}}
+joints:
+  wrist: {{bus: b, id: 4, options: {{counts_per_rev: 131072}}}}
+  shoulder_yaw: {{bus: c, id: 5, options: {{counts_per_rev: 131072}}}}
+"""
+
+
+class TwoBuses:
+    """The wrist on bus ``b`` and the shoulder's yaw on bus ``c``, each its own drive."""
+
+    def __init__(self, safe_state: str) -> None:
+        self.t = 0.0
+        config = parse_hardware_config(TWO_BUSES.format(safe_state=safe_state), "two.yaml")
+        self.emulators = {}
+        for bus, node in (("b", 4), ("c", 5)):
+            self.emulators[bus] = start_emulator(
+                {}, [m.actuator for m in config.joints if m.bus == bus],
+                {"clock": lambda: self.t, "initial_positions": {node: START}})
+            config = config.with_transport(bus, self.emulators[bus].transport)
+        self.backend = HardwareBackend(config.bind(load_skel(ARM).skeletons[0]),
+                                       clock=lambda: self.t, reenable_velocity=1.0)
+        self.runner = hardware_runner(self.backend)
+        self.drivers = {s.spec.name: s.driver for s in self.backend._slots}
+
+    def cycle(self) -> Any:
+        self.t += self.backend.period
+        self.runner.cycle()
+        return self.backend.status()
+
+    def until(self, predicate: Callable[[], bool], limit: int = 60) -> None:
+        for _ in range(limit):
+            self.cycle()
+            if predicate():
+                return
+        raise AssertionError(f"not reached in {limit} cycles: {self.backend.status().message}")
+
+    def enable(self) -> None:
+        self.until(lambda: self.backend.state is MotionState.DISABLED)
+        request = self.backend.enable()
+        self.cycle()
+        assert request.ok, request.message
+
+    def torque(self, bus: str) -> bool:
+        return self.emulators[bus].state(4 if bus == "b" else 5).torque_enabled
+
+    def close(self) -> None:
+        self.runner.cleanup()
+        for emulator in self.emulators.values():
+            emulator.stop()
+
+
+def test_a_fault_whose_torque_off_fails_on_another_bus_closes_that_bus_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_state: torque_off``: bus ``b`` fails, and switching torque off on ``c`` fails
+    as well: ``c`` is closed with torque off on the wire, and both are reconnected after
+    their backoff (torque off, waiting for an enable)."""
+    two = TwoBuses("torque_off")
+    try:
+        two.enable()
+        _inject(two.drivers["b"], "read", [_unplugged()], monkeypatch)
+        _inject(two.drivers["c"], "set_torque", [_unplugged()], monkeypatch)
+        status = two.cycle()
+        assert status.state is MotionState.FAULT
+        assert [b.connected for b in status.buses] == [False, False]
+        assert status.buses[1].last_error == "torque off failed: CAN adapter unplugged (injected)"
+        assert not two.torque("b")
+        assert not two.torque("c")
+        two.until(lambda: two.backend.status().state is MotionState.DISABLED)
+        assert [b.connected for b in two.backend.status().buses] == [True, True]
+    finally:
+        two.close()
+
+
+def test_clear_faults_names_a_fault_left_and_a_bus_not_connected(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drive whose fault persists on ``b`` while ``c`` cannot be reopened: clear_faults
+    says both, and an enable names the closed bus with its own error."""
+    two = TwoBuses("hold")
+    try:
+        two.enable()
+        open_c = two.drivers["c"].open
+        _inject(two.drivers["c"], "read", [_unplugged()], monkeypatch)
+        _inject(two.drivers["c"], "open", [_unplugged()] * 100, monkeypatch)
+        two.emulators["b"].inject_fault(4, persistent=True)
+        two.until(lambda: not two.backend.status().buses[1].connected
+                  and two.backend.status().actuators[0].error_code != 0)
+        request = two.backend.clear_faults()
+        two.cycle()
+        assert not request.ok
+        assert request.message.startswith(f"still in fault: 'wrist': FAULT: error code"
+                                          f" {FAULT_CODE:#x}")
+        assert request.message.endswith("; bus(es) not connected: c")
+        enable = two.backend.enable()
+        two.cycle()
+        assert not enable.ok
+        assert enable.message == ("cannot enable: bus 'c' is not connected (CAN adapter"
+                                  " unplugged (injected))")
+        assert not two.backend.status().fresh  # a closed bus measured nothing
+        monkeypatch.setattr(two.drivers["c"], "open", open_c)  # it can be reached again
+        two.until(lambda: two.backend.status().buses[1].connected)
+    finally:
+        two.close()
+
+
+# ------------------------------------------------------------------ a follower
+
+
+FINGERS = """\
+control_rate: 100.0
+command_timeout: 0.0
+device_watchdog: 0.0
+reenable_velocity: 1.0
+buses:
+  b: {protocol: canopen, transport: {interface: virtual, channel: x},
+      options: {sync_timeout: 0.5, heartbeat_ms: 0}}
+joints:
+  finger_left: {bus: b, id: 3, mode: velocity, options: {counts_per_rad: 100000}}
+  finger_right: {bus: b, id: 4, mode: velocity, options: {counts_per_rad: 100000}}
+"""
+
+
+def test_a_followers_velocity_is_its_leaders_by_the_mimic_rule() -> None:
+    """Velocity mode: the gripper's right finger (mimic of the left, multiplier -1) is
+    commanded minus the left finger's velocity."""
+    t = [0.0]
+    config = parse_hardware_config(FINGERS, "fingers.yaml")
+    emulator = start_emulator({}, [m.actuator for m in config.joints],
+                              {"clock": lambda: t[0]})
+    config = config.with_transport("b", emulator.transport)
+    backend = HardwareBackend(config.bind(load_model(GRIPPER).skeletons[0]),
+                              clock=lambda: t[0])
+    runner = hardware_runner(backend)
+    try:
+        def cycle() -> None:
+            t[0] += backend.period
+            runner.cycle()
+
+        for _ in range(20):
+            cycle()
+            if backend.state is MotionState.DISABLED:
+                break
+        request = backend.enable()
+        cycle()
+        assert request.ok, request.message
+        assert runner.core.command(CommandKind.VELOCITY, ["finger_left"], [0.02]).ok
+        for _ in range(20):
+            cycle()
+        assert emulator.state(3).velocity == pytest.approx(0.02, abs=0.002)
+        assert emulator.state(4).velocity == pytest.approx(-0.02, abs=0.002)
+    finally:
+        runner.cleanup()
+        emulator.stop()
