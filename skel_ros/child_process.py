@@ -47,6 +47,9 @@ _libc = _load_libc()
 def ending_with_parent(sig: signal.Signals) -> Callable[[], None] | None:
     """A ``preexec_fn``: the child gets ``sig`` (default action) when its parent ends.
 
+    The child also starts with no signal blocked: a blocked mask is inherited, and a
+    parent that blocks ``sig`` (a Ray worker blocks SIGINT) would pass on children that
+    never receive it: neither this signal nor the SIGINT that stops them in order.
     None where the C library's ``prctl`` is not available (not Linux).
     """
     libc = _libc
@@ -55,6 +58,7 @@ def ending_with_parent(sig: signal.Signals) -> Callable[[], None] | None:
 
     def preexec() -> None:
         with contextlib.suppress(Exception):
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
             libc.signal(sig, signal.SIG_DFL)
             libc.prctl(_PR_SET_PDEATHSIG, sig)
 

@@ -229,6 +229,10 @@ SKIPPED: dict[str, str] = {
     " 10.0.0.1:6379": "needs a Ray cluster of several machines and a shared file system",
     ".venv/bin/python bench/sweep.py --trials 6": BENCH + " (18 sim-to-real runs, about 6 min;"
         " even --quick runs 6, so test_bench.py skips it)",
+    ".venv/bin/python bench/sweep.py --trials 100 --modes local,ray": BENCH
+        + " (200 sim-to-real runs, about an hour)",
+    ".venv/bin/python bench/sweep.py --trials 10 --modes ray,local": BENCH
+        + " (20 sim-to-real runs, about 4 min)",
     "skel-ros compare run.mcap --record": RECORD,
     "skel-ros compare run.mcap --record --skel package://skel_ros/examples/arm.skel": RECORD,
     ".venv/bin/python bench/fuzz_skel.py --max-inputs 20000 --jobs 2": BENCH,

@@ -15,6 +15,12 @@ then stops its nodes), and SIGKILL on its process group :data:`GRACE` seconds la
 is *not judged*. On Linux each trial also gets SIGINT when the thread that started it
 dies (a killed driver or Ray worker), so no trial outlives whoever waits for it.
 
+A trial starts with no signal blocked, whatever its starter blocks
+(:func:`skel_ros.child_process.ending_with_parent`): a Ray worker blocks SIGINT, and
+every process below inherits a blocked mask. Under Ray every SIGINT of a
+trial waited for the SIGKILL after it: ``sim-to-real`` stopping its nodes at the end of
+a run (10 s lost by every trial), the time limit, and the signal of a lost worker.
+
 No ROS: the trial's own process runs it.
 """
 
@@ -169,8 +175,8 @@ def run_trial(job: TrialJob) -> dict[str, Any]:
         proc = subprocess.Popen(  # noqa: S603 - the sweep's own command lines
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=trial_environment(), start_new_session=True,
-            # SIGINT when this thread ends (SIGINT given its default action back: a
-            # driver started with it ignored would pass that on).
+            # No signal blocked, and SIGINT when this thread ends (SIGINT given its default
+            # action back: a driver started with it ignored would pass that on).
             preexec_fn=ending_with_parent(signal.SIGINT))  # noqa: PLW1509
         RUNNING.add(proc)
         try:

@@ -3,9 +3,9 @@
 It writes what ``skel-ros sim-to-real --json`` writes (the verdict, one joint's errors,
 the failed checks) for a made-up robot whose elbow error grows with the trial's
 ``joints.elbow.friction``: above 0.2 the trial fails. It appends its trial id to a log
-(which trials ran, how often), prints its ROS domain and niceness, writes its pid beside
-its verdict, and hangs (sleeps a minute) when the friction is at least :data:`HANG` or a
-file ``hang-<id>`` is in the log's folder.
+(which trials ran, how often), prints its ROS domain, niceness and blocked signals, writes
+its pid beside its verdict, and hangs (sleeps a minute) when the friction is at least
+:data:`HANG` or a file ``hang-<id>`` is in the log's folder.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 HANG = 0.9
 
 SCRIPT = """
-import json, os, sys, time
+import json, os, signal, sys, time
 folder, friction, log = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 name = os.path.basename(folder)
 with open(log, "a") as f:
@@ -32,6 +32,7 @@ with open(os.path.join(folder, "pid"), "w") as f:
     f.write(str(os.getpid()))
 print("ROS domain", os.environ.get("ROS_DOMAIN_ID", "unset"), flush=True)
 print("niceness", os.nice(0), flush=True)
+print("blocked", sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])), flush=True)
 if friction >= HANG or os.path.exists(os.path.join(os.path.dirname(log), "hang-" + name)):
     time.sleep(60)
 verdict = "failed" if friction > 0.2 else "passed"
