@@ -263,6 +263,7 @@ def test_sim_to_real_checks_caspr_columns_as_play_does(tmp_path: Path) -> None:
     assert main(["convert", str(bodies), "-o", str(model)]) == 0
     args = argparse.Namespace(
         skel=str(model), xacro_args=[], fixed_base=False, mapping=None, truth=None,
+        sim_params=None,
         hardware_config=str(resolve("package://skel_ros/config/hardware/arm_dynamixel.yaml")))
     _check_inputs(args, [trajectories])  # the mapping beside the model
     (tmp_path / "robot.skel.q_mapping.yaml").unlink()
