@@ -234,7 +234,8 @@ def reversals(reference: Array, hysteresis: float = REVERSAL_HYSTERESIS) -> list
     """The samples where ``reference`` turns back.
 
     Each extremum it then leaves by more than ``hysteresis`` the other way (so that
-    noise and holds are no reversals).
+    noise and holds are no reversals); where it held the extremum for a while, the
+    sample it leaves it from (a follower's play shows once the reference moves back).
     """
     turns: list[int] = []
     direction, extreme = 0, -1
@@ -243,8 +244,8 @@ def reversals(reference: Array, hysteresis: float = REVERSAL_HYSTERESIS) -> list
             continue
         if extreme < 0:
             extreme = i
-        elif direction * (value - reference[extreme]) > 0.0:
-            extreme = i  # further the same way
+        elif direction and direction * (value - reference[extreme]) >= 0.0:
+            extreme = i  # further the same way, or held there: it turns where it leaves
         elif abs(value - reference[extreme]) > hysteresis:
             if direction:
                 turns.append(extreme)
@@ -273,7 +274,7 @@ def reversal_error(signal: Array, reference: Array, dt: float, lag: float,
     worst = math.nan
     for turn in reversals(reference):
         start = turn + shift  # the reversal, as the follower should show it
-        if start < 0 or start + 1 >= signal.size or start - shift >= reference.size:
+        if start < 0 or start + 1 >= signal.size:  # the turn itself is in reference
             continue
         k = np.arange(start, min(signal.size, start + span + 1))
         k = k[(k - shift >= 0) & (k - shift < reference.size)]
@@ -303,7 +304,7 @@ def without_gaps(values: Array, grid: Array, times: Array | None) -> Array:
 
 def _pair_error(  # noqa: PLR0917
     a: str, b: str, x: Array, y: Array, dt: float, max_lag: float,
-    turns: tuple[Array, Array] | None = None,
+    turns: tuple[Array, Array],
 ) -> PairError:
     """The pair's errors; ``turns``: ``x`` and ``y`` NaN in their gaps, for the reversals."""
     d = x - y
@@ -311,7 +312,7 @@ def _pair_error(  # noqa: PLR0917
     if d.size == 0:
         return PairError(a, b, math.nan, math.nan, math.nan)
     lag = estimate_lag(x, y, dt, max_lag)
-    gx, gy = turns if turns is not None else (x, y)
+    gx, gy = turns
     return PairError(a, b, float(np.sqrt(np.mean(d * d))), float(np.max(np.abs(d))), lag,
                      reversal_error(gx, gy, dt, lag), len(reversals(y)))
 

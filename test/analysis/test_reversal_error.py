@@ -94,6 +94,7 @@ def test_the_gate_bounds_the_reversal_error_and_skips_it_without_a_turn() -> Non
     assert checks["turns"].where == "c.yaml:2"
     assert checks["still"].outcome is Outcome.SKIPPED
     assert checks["still"].reason == "command does not reverse: no reversal error"
+    assert checks["still"].pair == ("real", "command")
     loose = parse_criteria("all:\n  real_command: {reversal: 0.05}\n")
     assert judge(comparison, loose).outcome is Outcome.PASSED
 
@@ -125,6 +126,7 @@ def test_a_turn_in_a_gap_of_a_stream_cannot_tell() -> None:
     (check,) = [c for c in judge(comparison, criteria).checks if c.metric == "reversal"]
     assert check.outcome is Outcome.NOT_JUDGED
     assert check.reason == "each turn of command falls in a gap of a stream"
+    assert (check.joint, check.pair) == ("turns", ("real", "command"))
 
 
 def test_without_gaps_blanks_only_the_gaps() -> None:
@@ -134,3 +136,15 @@ def test_without_gaps_blanks_only_the_gaps() -> None:
     assert np.isnan(out[(grid > 0.3) & (grid < 1.0)]).all()
     assert np.isfinite(out[(grid <= 0.3) | (grid >= 1.0)]).all()
     assert without_gaps(grid, grid, None) is grid
+
+
+def test_a_turn_after_a_hold_is_where_the_reference_leaves_the_hold() -> None:
+    """A trajectory that dwells at its extremes (waypoints held for a while) turns back
+    where it leaves the hold, not where it reached it: the play shows after that."""
+    t = np.arange(0.0, 8.0, DT)
+    # 0.3 rad/s between -0.15 and 0.15, held 0.6 s (longer than the window) at each end.
+    knots = [0.0, 1.0, 1.6, 2.6, 3.2, 4.2, 4.8, 5.8, 6.4]
+    reference = np.interp(t, knots, [-0.15, 0.15, 0.15, -0.15, -0.15, 0.15, 0.15, -0.15, -0.15])
+    assert [round(float(t[i]), 2) for i in reversals(reference)] == [1.6, 3.2, 4.8]
+    follower = with_play(reference, 0.04)
+    assert reversal_error(follower, reference, DT, 0.0) == pytest.approx(0.04, abs=0.005)
