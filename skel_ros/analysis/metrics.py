@@ -277,7 +277,7 @@ def reversal_error(signal: Array, reference: Array, dt: float, lag: float,
         if start < 0 or start + 1 >= signal.size:  # the turn itself is in reference
             continue
         k = np.arange(start, min(signal.size, start + span + 1))
-        k = k[(k - shift >= 0) & (k - shift < reference.size)]
+        k = k[k - shift < reference.size]  # k - shift >= turn >= 0 already
         error = signal[k] - reference[k - shift]
         if not np.isfinite(error).all():
             continue

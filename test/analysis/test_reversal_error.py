@@ -95,6 +95,8 @@ def test_the_gate_bounds_the_reversal_error_and_skips_it_without_a_turn() -> Non
     assert checks["still"].outcome is Outcome.SKIPPED
     assert checks["still"].reason == "command does not reverse: no reversal error"
     assert checks["still"].pair == ("real", "command")
+    assert checks["still"].name == "reversal error real-command"
+    assert math.isnan(checks["still"].value)
     loose = parse_criteria("all:\n  real_command: {reversal: 0.05}\n")
     assert judge(comparison, loose).outcome is Outcome.PASSED
 
@@ -127,6 +129,8 @@ def test_a_turn_in_a_gap_of_a_stream_cannot_tell() -> None:
     assert check.outcome is Outcome.NOT_JUDGED
     assert check.reason == "each turn of command falls in a gap of a stream"
     assert (check.joint, check.pair) == ("turns", ("real", "command"))
+    assert check.name == "reversal error real-command"
+    assert math.isnan(check.value)
 
 
 def test_without_gaps_blanks_only_the_gaps() -> None:
@@ -148,3 +152,14 @@ def test_a_turn_after_a_hold_is_where_the_reference_leaves_the_hold() -> None:
     assert [round(float(t[i]), 2) for i in reversals(reference)] == [1.6, 3.2, 4.8]
     follower = with_play(reference, 0.04)
     assert reversal_error(follower, reference, DT, 0.0) == pytest.approx(0.04, abs=0.005)
+
+
+def test_a_reference_away_from_zero_turns_where_it_turns() -> None:
+    """The turns of a joint that moves about 1.2 rad are those it makes about 0."""
+    assert reversals(1.2 + REFERENCE) == reversals(REFERENCE) == [100, 300, 500]
+    assert reversals(-1.2 - REFERENCE) == [100, 300, 500]
+    # Wiggles smaller than the hysteresis (a noisy reading) are no turns, away from 0 too.
+    wiggle = 0.4 * REVERSAL_HYSTERESIS * (-1.0) ** np.arange(T.size)  # back and forth
+    turns = reversals(1.2 + REFERENCE + wiggle)
+    assert len(turns) == 3
+    assert all(abs(a - b) <= 5 for a, b in zip(turns, (100, 300, 500), strict=True))
