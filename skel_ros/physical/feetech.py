@@ -76,20 +76,12 @@ if TYPE_CHECKING:
 
     from skel_ros.hardware.base import ActuatorSpec
 
-__all__ = ["CCW_DEAD_ZONE", "CW_DEAD_ZONE", "DUTY_PER_STEP", "D_COEFFICIENT",
-           "FACTORY_SETTINGS", "I_COEFFICIENT", "MINIMUM_STARTUP_FORCE", "P_COEFFICIENT",
-           "TORQUE_CONSTANTS", "FeetechLaw", "FeetechServoMotor", "LawSettings",
-           "PhysicalServo", "physical_servos", "start_emulator"]
+__all__ = ["DUTY_PER_STEP", "FACTORY_SETTINGS", "TORQUE_CONSTANTS", "FeetechLaw",
+           "FeetechServoMotor", "LawSettings", "PhysicalServo", "physical_servos",
+           "start_emulator"]
 
-# The position loop's fields, the same address on STS/SMS and SCS (Feetech's memory tables).
-P_COEFFICIENT: Final = ct.Field("P_Coefficient", 21, 1, eeprom=True)
-D_COEFFICIENT: Final = ct.Field("D_Coefficient", 22, 1, eeprom=True)
-I_COEFFICIENT: Final = ct.Field("I_Coefficient", 23, 1, eeprom=True)
-MINIMUM_STARTUP_FORCE: Final = ct.Field("Minimum_Startup_Force", 24, 2, eeprom=True)
-CW_DEAD_ZONE: Final = ct.Field("CW_Dead_Zone", 26, 1, eeprom=True)
-CCW_DEAD_ZONE: Final = ct.Field("CCW_Dead_Zone", 27, 1, eeprom=True)
-_LAW_FIELDS: Final = (P_COEFFICIENT, D_COEFFICIENT, I_COEFFICIENT, MINIMUM_STARTUP_FORCE,
-                      CW_DEAD_ZONE, CCW_DEAD_ZONE)
+_LAW_FIELDS: Final = (ct.P_COEFFICIENT, ct.D_COEFFICIENT, ct.I_COEFFICIENT,
+                      ct.MINIMUM_STARTUP_FORCE, ct.CW_DEAD_ZONE, ct.CCW_DEAD_ZONE)
 _LAW_BYTES: Final = frozenset(a for f in _LAW_FIELDS for a in range(f.address,
                                                                      f.address + f.size))
 
@@ -122,9 +114,10 @@ class LawSettings:
 
     def fields(self) -> tuple[tuple[ct.Field, int], ...]:
         """``(field, value)`` of each setting."""
-        return ((P_COEFFICIENT, self.p), (D_COEFFICIENT, self.d), (I_COEFFICIENT, self.i),
-                (MINIMUM_STARTUP_FORCE, self.minimum_startup_force),
-                (CW_DEAD_ZONE, self.cw_dead_zone), (CCW_DEAD_ZONE, self.ccw_dead_zone))
+        return ((ct.P_COEFFICIENT, self.p), (ct.D_COEFFICIENT, self.d),
+                (ct.I_COEFFICIENT, self.i),
+                (ct.MINIMUM_STARTUP_FORCE, self.minimum_startup_force),
+                (ct.CW_DEAD_ZONE, self.cw_dead_zone), (ct.CCW_DEAD_ZONE, self.ccw_dead_zone))
 
 
 #: Series -> its factory settings: STS/SMS from Feetech's STS memory table; SCS as five
@@ -164,11 +157,11 @@ class FeetechLaw(ServoLaw):
     def configure(self, value: Callable[[ct.Field], int]) -> None:
         """Read the loop, its limits and the profile: ``value(field)``, sign-magnitude decoded."""
         step = self.model.rad_per_tick
-        self.kp = value(P_COEFFICIENT) * DUTY_PER_STEP
-        self.kd = value(D_COEFFICIENT) * DUTY_PER_STEP
-        self.ki = value(I_COEFFICIENT) * DUTY_PER_STEP
-        self.startup = min(value(MINIMUM_STARTUP_FORCE), TORQUE_LIMIT_FULL) / TORQUE_LIMIT_FULL
-        self.dead_zone = (value(CW_DEAD_ZONE), value(CCW_DEAD_ZONE))
+        self.kp = value(ct.P_COEFFICIENT) * DUTY_PER_STEP
+        self.kd = value(ct.D_COEFFICIENT) * DUTY_PER_STEP
+        self.ki = value(ct.I_COEFFICIENT) * DUTY_PER_STEP
+        self.startup = min(value(ct.MINIMUM_STARTUP_FORCE), TORQUE_LIMIT_FULL) / TORQUE_LIMIT_FULL
+        self.dead_zone = (value(ct.CW_DEAD_ZONE), value(ct.CCW_DEAD_ZONE))
         sts = self.model.series == "sts"
         limit = value(ct.TORQUE_LIMIT if sts else ct.MAX_TORQUE_LIMIT)
         self.duty_limit = min(limit, TORQUE_LIMIT_FULL) / TORQUE_LIMIT_FULL

@@ -17,14 +17,16 @@ import pytest
 from skel_ros.hardware.base import ActuatorSpec, ControlMode
 from skel_ros.hardware.errors import ConfigError
 from skel_ros.hardware.feetech import control_table as ct
-from skel_ros.physical import physical_emulator_for
-from skel_ros.physical.feetech import (
+from skel_ros.hardware.feetech.control_table import (
     CCW_DEAD_ZONE,
     CW_DEAD_ZONE,
     D_COEFFICIENT,
-    DUTY_PER_STEP,
     I_COEFFICIENT,
     P_COEFFICIENT,
+)
+from skel_ros.physical import physical_emulator_for
+from skel_ros.physical.feetech import (
+    DUTY_PER_STEP,
     TORQUE_CONSTANTS,
     PhysicalServo,
     physical_servos,
