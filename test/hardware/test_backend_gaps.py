@@ -5,9 +5,12 @@ mutation testing (bench/mutation.py, target ``backend``) showed no test pinned: 
 reading and a request say before the loop ran, the status's stamp and the diagnostics'
 protocol, error code and period, a wake without a new command writing nothing, the reads
 an enable repeats, the position tolerance of an enable, a reconnection that waits for a
-fresh read, a write that fails, a velocity command, a follower's velocity, and, over two
-buses, a torque off that fails on the second one, the remaining faults of a
-``clear_faults`` and the error an enable names.
+fresh read, a write that fails, a velocity command, a follower's velocity, a disable's
+answer, ``clear_faults`` with every bus open, the limiter's time step, reads that bring no
+state, a device fault that ``auto_resume`` does not undo, an enable whose torque on fails,
+the DOFs the re-enable bound slows, a drive's temperature, and, over two buses, a torque
+off that fails on the second one, the remaining faults of a ``clear_faults``, the error an
+enable names and the backend's own command timeout.
 
 The rigs: :mod:`cia402_rig` (the wrist on an emulated CiA 402 drive, one manual clock, a
 bus analyser), and here two buses of one drive each, and the gripper's two fingers.
@@ -16,12 +19,13 @@ bus analyser), and here two buses of one drive each, and the gripper's two finge
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
-from cia402_rig import ARM, NODE, START, Rig
+from cia402_rig import ARM, NODE, START, WRIST_VELOCITY, Rig
 
 from skel_ros.emulation.canopen402 import start_emulator
 from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
@@ -61,6 +65,23 @@ def _inject(driver: Any, method: str, errors: Sequence[Exception | None],
         return real(*args, **kwargs)
 
     monkeypatch.setattr(driver, method, call)
+
+
+def _reporting(driver: Any, changes: Sequence[dict[str, Any] | None],
+               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's next reads report ``changes`` to every device's state in order (None:
+    nothing read; ``{}``: the state as read), then the states as read."""
+    real = driver.read
+    left = list(changes)
+
+    def read() -> Any:
+        states = real()
+        if not left:
+            return states
+        change = left.pop(0)
+        return {} if change is None else {i: replace(st, **change) for i, st in states.items()}
+
+    monkeypatch.setattr(driver, "read", read)
 
 
 def _late() -> TransportTimeoutError:
@@ -237,6 +258,118 @@ def test_a_velocity_command_reaches_the_drive() -> None:
         rig.close()
 
 
+def test_clear_faults_with_every_bus_connected_names_only_the_fault_left(rig: Rig) -> None:
+    rig.enable()
+    rig.emulator.inject_fault(NODE, persistent=True)
+    rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=20)
+    request = rig.backend.clear_faults()
+    rig.cycle()
+    assert not request.ok
+    assert request.message == (f"still in fault: 'wrist': FAULT: error code {FAULT_CODE:#x}"
+                               f" (EMCY {FAULT_CODE:#x} Current)")
+
+
+def test_the_limiters_time_step_is_the_time_since_the_last_cycle(rig: Rig) -> None:
+    """At the velocity limit, a cycle 1.5 periods after the last one moves the target 1.5
+    periods' worth, one half a period after it half a period's worth."""
+    rig.enable()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [-1.5]).ok
+    for _ in range(3):
+        rig.cycle()
+    last = rig.sent()[-1]
+    for fraction in (1.5, 0.5, 1.0):
+        rig.cycle(dt=fraction * rig.backend.period)
+        (target,) = rig.sent()
+        assert last - target == pytest.approx(
+            fraction * rig.backend.period * WRIST_VELOCITY, abs=1e-4), fraction
+        last = target
+
+
+def test_a_drive_that_sends_no_state_three_times_fails_its_bus_which_comes_back(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads that bring no state from the drive are counted; at the bus's fault threshold
+    (3) the bus is closed, and reopened after its backoff (0.05 s)."""
+    rig.enable()
+    _reporting(rig.backend._slots[0].driver, [None] * 3, monkeypatch)
+    for _ in range(3):
+        status = rig.cycle()
+    assert status.state is MotionState.FAULT
+    assert not status.buses[0].connected
+    assert status.buses[0].last_error == "no state from id(s) [4]"
+    failed = rig.t
+    rig.until(lambda: rig.backend.status().buses[0].connected, limit=30)
+    assert rig.t - failed == pytest.approx(0.05, abs=1.5 * rig.backend.period)
+    rig.until(lambda: rig.backend.status().state is MotionState.HOLDING, limit=10)
+
+
+def test_a_device_fault_gone_without_clear_faults_is_not_resumed_automatically(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto_resume`` is for a bus failure: a device fault while enabled (torque goes off)
+    that the drive stops reporting on its own leaves torque off, waiting for an enable."""
+    rig = Rig(safe_state="torque_off", auto_resume=True)
+    try:
+        rig.enable()
+        _reporting(rig.backend._slots[0].driver,
+                   [{"error_code": FAULT_CODE, "fault": "over-current"}], monkeypatch)
+        assert rig.cycle().state is MotionState.FAULT
+        assert not rig.emulator.state(NODE).torque_enabled
+        for _ in range(5):
+            status = rig.cycle()
+        assert status.state is MotionState.DISABLED, status.message
+        assert not rig.emulator.state(NODE).torque_enabled
+    finally:
+        rig.close()
+
+
+def test_an_enable_whose_torque_on_fails_closes_the_bus_with_torque_off(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bus fails while an enable switches torque on: the enable is refused naming the
+    bus, the bus is closed with torque off and reopened after its backoff, torque off."""
+    assert rig.cycle().state is MotionState.DISABLED
+    _inject(rig.backend._slots[0].driver, "set_torque", [_unplugged()], monkeypatch)
+    request = rig.backend.enable()
+    status = rig.cycle()
+    assert not request.ok
+    assert request.message == "cannot enable: bus 'b': CAN adapter unplugged (injected)"
+    assert status.state is MotionState.FAULT
+    assert not status.buses[0].connected
+    rig.until(lambda: rig.backend.status().state is MotionState.DISABLED, limit=30)
+    assert not rig.emulator.state(NODE).torque_enabled
+
+
+def test_the_status_names_the_dofs_the_reenable_bound_slows_while_enabled() -> None:
+    """``reenable_velocity: 0.5``: after an enable the wrist's far goal is approached at half
+    its velocity limit, and the status names it; a disable, its torque off confirmed, is
+    answered "torque off", and then nothing is slowed."""
+    rig = Rig(reenable_velocity=0.5)
+    try:
+        rig.enable()
+        assert rig.core.command(CommandKind.POSITION, ["wrist"], [-1.5]).ok
+        for _ in range(3):
+            status = rig.cycle()
+        a, b = rig.sent()[-2:]
+        assert a - b == pytest.approx(0.5 * WRIST_VELOCITY * rig.backend.period, abs=1e-4)
+        assert status.reenable_bounded == ("wrist",)
+        request = rig.backend.disable()
+        status = rig.cycle()
+        assert (request.ok, request.message) == (True, "torque off")
+        assert not rig.emulator.state(NODE).torque_enabled
+        assert status.state is MotionState.DISABLED
+        assert status.reenable_bounded == ()
+    finally:
+        rig.close()
+
+
+def test_the_diagnostics_carry_the_temperature_a_drive_reports(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig.cycle()
+    assert rig.backend.status().actuators[0].temperature is None  # CiA 402: not reported
+    _reporting(rig.backend._slots[0].driver, [{"temperature": 41.5}] * 20, monkeypatch)
+    for _ in range(6):  # past the diagnostics' 50 ms period
+        rig.cycle()
+    assert rig.backend.status().actuators[0].temperature == 41.5
+
+
 # ------------------------------------------------------------------ two buses
 
 TWO_BUSES = """\
@@ -260,7 +393,8 @@ joints:
 class TwoBuses:
     """The wrist on bus ``b`` and the shoulder's yaw on bus ``c``, each its own drive."""
 
-    def __init__(self, safe_state: str) -> None:
+    def __init__(self, safe_state: str, **backend: Any) -> None:
+        """``backend``: more arguments of the backend (the YAML's overrides)."""
         self.t = 0.0
         config = parse_hardware_config(TWO_BUSES.format(safe_state=safe_state), "two.yaml")
         self.emulators = {}
@@ -270,7 +404,8 @@ class TwoBuses:
                 {"clock": lambda: self.t, "initial_positions": {node: START}})
             config = config.with_transport(bus, self.emulators[bus].transport)
         self.backend = HardwareBackend(config.bind(load_skel(ARM).skeletons[0]),
-                                       clock=lambda: self.t, reenable_velocity=1.0)
+                                       clock=lambda: self.t,
+                                       **{"reenable_velocity": 1.0, **backend})
         self.runner = hardware_runner(self.backend)
         self.drivers = {s.spec.name: s.driver for s in self.backend._slots}
 
@@ -350,6 +485,20 @@ def test_clear_faults_names_a_fault_left_and_a_bus_not_connected(
         assert not two.backend.status().fresh  # a closed bus measured nothing
         monkeypatch.setattr(two.drivers["c"], "open", open_c)  # it can be reached again
         two.until(lambda: two.backend.status().buses[1].connected)
+    finally:
+        two.close()
+
+
+def test_the_command_timeout_argument_is_used_over_the_yamls() -> None:
+    """The YAML says no command timeout (0); the backend's argument 0.05 s is the one the
+    core counts: without a command for 0.05 s the targets are held and the status says so."""
+    two = TwoBuses("hold", command_timeout=0.05)
+    try:
+        assert two.backend.bound.config.command_timeout == 0.0
+        two.enable()
+        assert two.runner.core.command(CommandKind.POSITION, ["wrist"], [0.3]).ok
+        two.until(lambda: "no command" in two.backend.status().message, limit=20)
+        assert two.backend.status().message == "no command for 0.05 s: holding position"
     finally:
         two.close()
 
