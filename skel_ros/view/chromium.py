@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "Browser", "ChromiumError", "headless_chromium"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "Browser", "ChromiumError", "devtools_targets",
+           "headless_chromium"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 """Where Debian's and Ubuntu's ``chromium`` package puts the browser."""
@@ -191,13 +192,22 @@ def _page_ws(proc: subprocess.Popen[str]) -> str:
             browser_ws = found.group(1)
     # Chromium keeps writing to stderr: drain it, or it blocks once the pipe is full.
     _drain_in_thread(proc)
-    port = browser_ws.split(":")[2].split("/")[0]
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
-        targets = json.load(answer)
-    pages = [t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page"]
+    port = int(browser_ws.split(":")[2].split("/")[0])
+    pages = [t["webSocketDebuggerUrl"] for t in devtools_targets(port) if t.get("type") == "page"]
     if not pages:
         raise ChromiumError("Chromium has no page open")
     return str(pages[0])
+
+
+def devtools_targets(port: int) -> list[dict[str, Any]]:
+    """The targets (pages) of the DevTools endpoint on this machine's ``port``.
+
+    Asked directly, never through a proxy: a shell's ``http_proxy`` (a corporate one)
+    would otherwise take a request for 127.0.0.1 to the proxy, which cannot reach it.
+    """
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
+        return list(json.load(answer))
 
 
 def _drain_in_thread(proc: subprocess.Popen[str]) -> None:
