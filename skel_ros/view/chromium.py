@@ -16,6 +16,7 @@ import base64
 import contextlib
 import itertools
 import json
+import queue
 import re
 import shutil
 import subprocess
@@ -28,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "Browser", "ChromiumError", "devtools_targets",
-           "headless_chromium"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "START_TIMEOUT", "Browser", "ChromiumError",
+           "devtools_targets", "headless_chromium"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 """Where Debian's and Ubuntu's ``chromium`` package puts the browser."""
@@ -40,6 +41,9 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--enable-unsaf
 """Headless, software WebGL (SwiftShader through ANGLE), no background traffic."""
 
 _LISTENING = re.compile(r"DevTools listening on (ws://\S+)")
+_STDERR_KEPT = 1000  # lines of Chromium's stderr looked at for its DevTools port
+START_TIMEOUT = 60.0
+"""s for Chromium to say its DevTools port."""
 
 
 class ChromiumError(RuntimeError):
@@ -178,20 +182,26 @@ def headless_chromium(window: tuple[int, int] = (640, 400), *,
 
 
 def _page_ws(proc: subprocess.Popen[str]) -> str:
-    """The blank page's DevTools WebSocket, from the port Chromium says it listens on."""
-    assert proc.stderr is not None  # noqa: S101 - Popen(stderr=PIPE) above
-    deadline = time.monotonic() + 60.0
+    """The blank page's DevTools WebSocket, from the port Chromium says it listens on.
+
+    Its stderr is read by a thread from the start (Chromium keeps writing to it, and
+    blocks once the pipe is full), so a Chromium that lives but never says its port
+    is given up at :data:`START_TIMEOUT` too.
+    """
+    lines = _stderr_lines(proc)
+    deadline = time.monotonic() + START_TIMEOUT
     browser_ws = None
     while browser_ws is None:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise ChromiumError("Chromium did not open its DevTools port in"
+                                f" {START_TIMEOUT:g} s") from None
+        if line is None:
+            proc.wait()
             raise ChromiumError(f"Chromium exited with status {proc.returncode} at start")
-        if time.monotonic() > deadline:
-            raise ChromiumError("Chromium did not open its DevTools port in 60 s")
         if (found := _LISTENING.search(line)) is not None:
             browser_ws = found.group(1)
-    # Chromium keeps writing to stderr: drain it, or it blocks once the pipe is full.
-    _drain_in_thread(proc)
     port = int(browser_ws.split(":")[2].split("/")[0])
     pages = [t["webSocketDebuggerUrl"] for t in devtools_targets(port) if t.get("type") == "page"]
     if not pages:
@@ -210,13 +220,22 @@ def devtools_targets(port: int) -> list[dict[str, Any]]:
         return list(json.load(answer))
 
 
-def _drain_in_thread(proc: subprocess.Popen[str]) -> None:
-    """Read ``proc``'s stderr to its end in a daemon thread."""
+def _stderr_lines(proc: subprocess.Popen[str]) -> queue.Queue[str | None]:
+    """``proc``'s stderr read to its end by a daemon thread: its lines (None at the end).
+
+    Only the first lines are queued (Chromium says its port among them); the rest is
+    read and dropped, so the queue does not grow for the browser's lifetime.
+    """
     import threading
+
+    lines: queue.Queue[str | None] = queue.Queue()
 
     def drain() -> None:
         assert proc.stderr is not None  # noqa: S101 - Popen(stderr=PIPE)
-        for _ in proc.stderr:
-            pass
+        for count, line in enumerate(proc.stderr):
+            if count < _STDERR_KEPT:
+                lines.put(line)
+        lines.put(None)
 
     threading.Thread(target=drain, name="chromium stderr", daemon=True).start()
+    return lines
