@@ -480,7 +480,7 @@ def test_every_node_reads_the_model_the_same_way(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("truth", "named"), [
-    # The empty truth is test_sim_to_real_faults.py's first case (and every default run's).
+    # The empty truth is every default run's (test_sim_to_real_run).
     # 0.5 kg in the hand (0.1 kg in the model): every joint that carries it is named, the
     # yaw joint (its axis vertical: it does not carry the weight) is not.
     ("bodies:\n  hand: {mass: 0.5, at: [0, 0, 0.04]}\n", {"elbow"}),

@@ -13,13 +13,14 @@ the same lags on a loaded machine as on an idle one, so a lag one 10 ms grid ste
 is the fault, not the machine (a ROS run's lags move with the load: docs/sim_to_real.md,
 "What the gate caught").
 
-One run of the model itself (it must pass) and one of a robot with three faults, each
-on its own joint (the gate must name exactly those): a sticking elbow (friction 30x the
-model's: its lag), 10 ms more delay on the shoulder pitch (its lag, one grid step) and
-0.05 rad of play in the shoulder yaw's gears (the motion lost where it turns back). The
-wrist, faultless, must pass. That each fault acts in the emulator at all has its own
-tests: the delay in test_servo_physics.py, friction in test_friction_physics.py, the play
-in test_backlash_physics.py.
+One run of the model itself (it must pass), one of a robot whose forearm weighs three
+times the model's (the gate must name the shoulder pitch that carries it), and one of a
+robot with three faults, each on its own joint (the gate must name exactly those): a
+sticking elbow (friction 30x the model's: its lag), 10 ms more delay on the shoulder
+pitch (its lag, one grid step) and 0.05 rad of play in the shoulder yaw's gears (the
+motion lost where it turns back). The wrist, faultless, must pass. That each fault acts
+in the emulator at all has its own tests: the delay in test_servo_physics.py, friction
+in test_friction_physics.py, the play in test_backlash_physics.py.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 DATA = Path(__file__).resolve().parent / "data"
 HARDWARE = "package://skel_ros/config/hardware/arm_dynamixel.yaml"
+# The real robot's own model, with a forearm three times the model's (the truth's `model`).
+FOREARM = Path(__file__).resolve().parents[1] / "nodes/data/truth/forearm_mass.yaml"
 FAULTS = """\
 joints:
   elbow: {friction: 0.3}
@@ -47,10 +50,10 @@ joints:
 """
 
 
-def play(tmp: Path, truth: str | None) -> list[JointSeries]:
+def play(tmp: Path, truth: str | Path | None) -> list[JointSeries]:
     """The trajectory on the emulated servos: the command and real streams."""
-    truth_file = None
-    if truth is not None:
+    truth_file = truth if isinstance(truth, Path) else None
+    if isinstance(truth, str):
         truth_file = tmp / "truth.yaml"
         truth_file.write_text(truth, encoding="utf-8")
     model = example("arm.skel")
@@ -66,7 +69,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdict]:
     criteria = load_criteria(DATA / "bench_criteria.yaml")
     tmp = tmp_path_factory.mktemp("faults")
     return {name: judge(compare(play(tmp, truth)), criteria)
-            for name, truth in (("model", None), ("faults", FAULTS))}
+            for name, truth in (("model", None), ("faults", FAULTS), ("forearm", FOREARM))}
 
 
 def failed(verdict: Verdict) -> dict[str, set[str]]:
@@ -90,6 +93,15 @@ def test_each_fault_fails_the_gate_naming_its_joint(verdicts: dict[str, Verdict]
     assert named["shoulder_pitch"] == {"lag"}
     assert named["shoulder_yaw"] == {"reversal"}
 
+
+def test_a_wrong_link_mass_fails_the_gate_naming_the_joint_that_carries_it(
+        verdicts: dict[str, Verdict]) -> None:
+    """The real forearm weighs 0.6 kg where the model says 0.2: the shoulder pitch, which
+    carries it farthest out, sags and trails (its lag, a grid step longer); the elbow,
+    the yaw (a vertical axis) and the wrist do not show it on this bench."""
+    verdict = verdicts["forearm"]
+    assert verdict.outcome is Outcome.FAILED
+    assert failed(verdict) == {"shoulder_pitch": {"lag"}}
 
 
 def test_only_dynamixel_joints_of_the_trajectory_rehearse(tmp_path: Path) -> None:
