@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -85,3 +85,15 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         for name, value in settings.items():
             patch.setenv(name, value)
         yield dict(os.environ)
+
+
+@pytest.fixture
+def context(ros_env: dict[str, str]) -> Iterator[Any]:
+    """An rclpy context of its own for one test (in :func:`ros_env`), shut down after."""
+    import rclpy
+    from rclpy.context import Context
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.analysis import Comparison
+    from skel_ros.model.types import World
 
 HARDWARE_ENABLE = "/real/hardware_node/enable"
 """The hardware node's ``~/enable``; its lifecycle ``get_state`` is beside it."""
@@ -232,13 +233,14 @@ def _node_command(module: str, namespace: str, params: Mapping[str, ParamValue],
     return args
 
 
-def emulation(config: RunConfig) -> tuple[bool, str]:
+def emulation(config: RunConfig, world: World | None = None) -> tuple[bool, str]:
     """Whether the run's emulated actuators move a physics model, and what the real side is.
 
     ``physics`` None: physics when every bus of the hardware config that drives a joint has
-    a physics-backed emulator (:func:`skel_ros.physical.physical_emulator_names`), else
-    ideal trackers for the whole run (one robot, one kind of emulation), and the text says
-    which protocol has none.
+    a physics-backed emulator (:func:`skel_ros.physical.physical_emulator_names`) and the
+    buses may each move a world of their own (:func:`skel_ros.physical.option.
+    coupled_buses`, on ``world``: the run's model, read here if not given), else ideal
+    trackers for the whole run (one robot, one kind of emulation), and the text says why.
 
     Raises:
         RunError: The hardware config cannot be read (``physics`` None only).
@@ -264,31 +266,36 @@ def emulation(config: RunConfig) -> tuple[bool, str]:
     if missing:
         return False, ("emulated, ideal actuators (no physics-backed emulator for "
                        f"{', '.join(missing)})")
-    coupled = _coupled_buses(config, hardware)
+    coupled = _coupled_buses(config, hardware, world)
     if coupled:
         return False, f"emulated, ideal actuators ({coupled})"
     return True, "emulated, physics"
 
 
-def _coupled_buses(config: RunConfig, hardware: Any) -> str | None:  # noqa: ANN401
+def _coupled_buses(config: RunConfig, hardware: Any,  # noqa: ANN401 - HardwareConfig
+                   world: World | None) -> str | None:
     """Why the hardware config's buses cannot each move a world of their own, or None."""
     if len([b for b in hardware.buses if hardware.joints_on(b.name)]) < 2:  # noqa: PLR2004
         return None
     from skel_ros.hardware.errors import ConfigError
-    from skel_ros.model import load_model
     from skel_ros.model.errors import SkelError
-    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.physical.option import coupled_buses
 
     try:
-        world = load_model(config.skel_file,
-                           xacro_args=parse_xacro_args(config.model_args) or None,
-                           fixed_base=config.fixed_base)
-        skeleton = hardware.select_skeleton(world)
+        skeleton = hardware.select_skeleton(world if world is not None else _model(config))
     except (SkelError, ConfigError, OSError) as exc:
         raise RunError(f"model: {exc}") from None
     return coupled_buses(skeleton, {b.name: [m.name for m in hardware.joints_on(b.name)]
                                     for b in hardware.buses})
+
+
+def _model(config: RunConfig) -> World:
+    """The run's model, read as every node of the run reads it (:func:`_model_params`)."""
+    from skel_ros.model import load_model
+    from skel_ros.model.urdf_reader import parse_xacro_args
+
+    return load_model(config.skel_file, xacro_args=parse_xacro_args(config.model_args) or None,
+                      fixed_base=config.fixed_base)
 
 
 def _model_params(config: RunConfig) -> dict[str, ParamValue]:
@@ -418,8 +425,6 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     from trajectory_msgs.msg import JointTrajectory
 
     from skel_ros.analysis import compare, model_followers, read_recording, write_report
-    from skel_ros.model import load_model
-    from skel_ros.model.urdf_reader import parse_xacro_args
     from skel_ros.nodes.enable_call import start_enable
     from skel_ros.nodes.qos import LATCHED_QOS
     from skel_ros.nodes.recorder import McapRecorder, robot_topics
@@ -434,12 +439,10 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     if "FASTDDS_DEFAULT_PROFILES_FILE" in env:
         os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = env["FASTDDS_DEFAULT_PROFILES_FILE"]
+    world = _model(config)
     # What the real side is, decided once (physics None: read from the hardware YAML).
-    physics, real_side = emulation(config)
+    physics, real_side = emulation(config, world)
     config = replace(config, physics=physics)
-    world = load_model(config.skel_file,
-                       xacro_args=parse_xacro_args(config.model_args) or None,
-                       fixed_base=config.fixed_base)
     limits = {d.name: (d.position_lower, d.position_upper)
               for s in world.skeletons for d in s.dofs}
     log(f"robot: {config.skel_file} ({len(limits)} DOFs); ROS domain {env['ROS_DOMAIN_ID']}, "

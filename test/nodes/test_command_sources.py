@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(240)]
 
@@ -128,16 +128,6 @@ class Rig:
     def close(self) -> None:
         for node in list(self.executor.get_nodes()):
             node.destroy_node()
-
-
-@pytest.fixture
-def context(ros_env: dict[str, str]) -> Iterator[Any]:
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def _rig(context: Any, name: str, *, exclusive: bool) -> Rig:

@@ -395,17 +395,6 @@ def _settings(context: Any, **overrides: Any) -> Any:
         node.destroy_node()
 
 
-@pytest.fixture
-def context(ros_env: dict[str, str]) -> Iterator[Any]:
-    import rclpy
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.shutdown(context=ctx)
-
-
 def test_settings_defaults_and_jtc_constraints(context: Any) -> None:
     from skel_ros.core.tolerances import StateTolerance
 

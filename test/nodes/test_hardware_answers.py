@@ -18,7 +18,7 @@ import pytest
 from service_call import spin_call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 pytestmark = pytest.mark.ros
 
@@ -30,14 +30,6 @@ ARM = REPO / "examples" / "arm.skel"
 ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
 NAME = "answers_hw"
 ERROR = 2  # diagnostic_msgs/DiagnosticStatus.ERROR
-
-
-@pytest.fixture
-def context(ros_env: dict[str, str]) -> Iterator[Any]:
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 def _node(context: Any, *params: tuple[str, Any]) -> Any:

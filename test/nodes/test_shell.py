@@ -11,29 +11,16 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pytest
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 pytestmark = pytest.mark.ros
 
 rclpy = pytest.importorskip("rclpy")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-
-@pytest.fixture
-def context(ros_env: dict[str, str]) -> Iterator[Any]:
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def _node(context: Any, node_name: str, **overrides: Any) -> Any:

@@ -13,23 +13,13 @@ import pytest
 from view_recording import ARM, JOINTS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
 pytest.importorskip("viser", reason="the view extra: pip install skel_ros[view]")
 rclpy = pytest.importorskip("rclpy")
 
 pytestmark = pytest.mark.ros
-
-
-@pytest.fixture
-def context(ros_env: dict[str, str]) -> Iterator[Any]:
-    from rclpy.context import Context
-
-    ctx = Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def test_the_live_view_draws_the_robots_and_colours_the_ghost_by_the_error(
