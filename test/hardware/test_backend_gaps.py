@@ -8,9 +8,12 @@ an enable repeats, the position tolerance of an enable, a reconnection that wait
 fresh read, a write that fails, a velocity command, a follower's velocity, a disable's
 answer, ``clear_faults`` with every bus open, the limiter's time step, reads that bring no
 state, a device fault that ``auto_resume`` does not undo, an enable whose torque on fails,
-the DOFs the re-enable bound slows, a drive's temperature, and, over two buses, a torque
-off that fails on the second one, the remaining faults of a ``clear_faults``, the error an
-enable names and the backend's own command timeout.
+the DOFs the re-enable bound slows, a drive's temperature, the enable's time as the
+limiter's first time step and the command timeout's start, a device error in an enable's
+reads counted against its drive, a read without the drive's state, a bus reopened during an
+e-stop, the diagnostics kept between two snapshots, and, over two buses, a torque off that
+fails on the second one, an e-stop that reaches neither bus, the remaining faults of a
+``clear_faults``, the error an enable names and the backend's own command timeout.
 
 The rigs: :mod:`cia402_rig` (the wrist on an emulated CiA 402 drive, one manual clock, a
 bus analyser), and here two buses of one drive each, and the gripper's two fingers.
@@ -29,7 +32,7 @@ from cia402_rig import ARM, NODE, START, WRIST_VELOCITY, Rig
 
 from skel_ros.emulation.canopen402 import start_emulator
 from skel_ros.hardware import HardwareBackend, MotionState, hardware_runner, parse_hardware_config
-from skel_ros.hardware.errors import TransportError, TransportTimeoutError
+from skel_ros.hardware.errors import DeviceError, TransportError, TransportTimeoutError
 from skel_ros.model import load_model, load_skel
 from skel_ros.model.limits import CommandKind
 
@@ -370,6 +373,153 @@ def test_the_diagnostics_carry_the_temperature_a_drive_reports(
     assert rig.backend.status().actuators[0].temperature == 41.5
 
 
+def test_the_first_step_after_an_enable_is_timed_from_the_enable(rig: Rig) -> None:
+    """The motion limiter's first time step after an enable runs from the enable, not from
+    the last step before the disable: an enable served between two cycles, then a far
+    command served 0.4 period later, moves the target 0.4 period's worth at the velocity
+    limit (one step computed from an older time would move up to twice a period's)."""
+    rig.enable()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.3]).ok
+    for _ in range(3):
+        rig.cycle()
+    disable = rig.backend.disable()
+    for _ in range(5):  # the last step's time is now 0.05 s old
+        rig.cycle()
+    assert disable.ok, disable.message
+    enable = rig.backend.enable()
+    rig.t += 0.3 * rig.backend.period
+    rig.backend.serve(rig.t)  # the loop, woken by the enable between two cycles
+    assert enable.ok, enable.message
+    held = rig.sent()[-1]  # the enable writes the measured position
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [-1.5]).ok
+    rig.t += 0.4 * rig.backend.period
+    rig.backend.serve(rig.t)
+    (target,) = rig.sent()
+    assert held - target == pytest.approx(0.4 * rig.backend.period * WRIST_VELOCITY, abs=1e-4)
+
+
+@pytest.mark.parametrize("safe_state", ["hold", "torque_off"])
+def test_the_command_timeout_counts_from_the_enable_on_the_backends_clock(
+        safe_state: str, caplog: pytest.LogCaptureFixture) -> None:
+    """An enable starts the command timeout (0.05 s) at its own time on the backend's
+    clock: enabled between two cycles (at 0.015 s) and never commanded, the robot is still
+    enabled at 0.06 s and gets the safe state at the first cycle from 0.065 s on, said in
+    the status and the log."""
+    rig = Rig(safe_state=safe_state, command_timeout=0.05)
+    try:
+        rig.t = 0.0
+        assert rig.cycle().state is MotionState.DISABLED  # at 0.01 s
+        request = rig.backend.enable()
+        rig.t = 0.015
+        rig.backend.serve(rig.t)
+        assert request.ok, request.message
+        rig.t = 0.06 - rig.backend.period
+        status = rig.cycle()  # at 0.06 s
+        assert (status.state, status.watchdog_tripped) == (MotionState.ENABLED, False)
+        assert rig.emulator.state(NODE).torque_enabled
+        caplog.clear()
+        status = rig.cycle()  # at 0.07 s
+        assert status.watchdog_tripped
+        warnings = [r.getMessage() for r in caplog.records
+                    if r.name == "skel_ros.hardware" and r.levelname == "WARNING"]
+        if safe_state == "hold":
+            assert status.state is MotionState.ENABLED
+            assert status.message == "no command for 0.05 s: holding position"
+            assert warnings == ["no command for 0.05 s: holding position"]
+            assert rig.emulator.state(NODE).torque_enabled
+        else:
+            assert status.state is MotionState.DISABLED
+            assert status.message == "no command for 0.05 s: torque off; enable to move again"
+            assert warnings == ["no command for 0.05 s: torque off"]
+            assert not rig.emulator.state(NODE).torque_enabled
+    finally:
+        rig.close()
+
+
+def test_a_device_error_in_an_enables_reads_is_counted_against_its_actuator(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle's read misses the drive (a timeout: counted on the bus only); the enable
+    reads it again and the drive answers with an error of its own: that error is counted
+    on the bus and against the wrist's drive, the bus fails (a device error is hard) and
+    the enable is refused naming the error (torque stays off)."""
+    rig = Rig(fault_threshold=10)  # the timeout alone does not fail the bus
+    try:
+        assert rig.cycle().state is MotionState.DISABLED
+        _inject(rig.backend._slots[0].driver, "read",
+                [_late(), DeviceError("drive 4: under-voltage (injected)", NODE)], monkeypatch)
+        request = rig.backend.enable()
+        status = rig.cycle()
+        assert not request.ok
+        assert request.message == ("cannot enable: bus 'b' is not connected (drive 4:"
+                                   " under-voltage (injected))")
+        assert not rig.emulator.state(NODE).torque_enabled
+        (bus,) = status.buses
+        (wrist,) = status.actuators
+        assert dict(bus.errors) == {"timeout": 1, "protocol": 0, "transport": 0, "device": 1}
+        assert dict(wrist.errors) == {"timeout": 0, "protocol": 0, "transport": 0, "device": 1}
+    finally:
+        rig.close()
+
+
+def test_a_read_without_a_drives_state_leaves_its_joint_unmeasured(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that brings no state from the drive (below the fault threshold: the bus
+    stays up) leaves the wrist not measured in that cycle, in the reading and the status,
+    never its last position as a fresh one; the next good read measures it again."""
+    rig.enable()
+    assert rig.core.read().fresh[rig.index]
+    _reporting(rig.backend._slots[0].driver, [None], monkeypatch)
+    status = rig.cycle()
+    assert not rig.core.read().fresh[rig.index]
+    assert not status.measured[rig.index]
+    assert not status.fresh
+    assert status.state is MotionState.ENABLED
+    status = rig.cycle()
+    assert rig.core.read().fresh[rig.index]
+    assert status.measured[rig.index]
+
+
+def test_a_bus_reopened_during_an_estop_confirms_its_torque_off(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An e-stop while the bus is down cannot confirm the torque off; the bus reopened
+    with torque off, its first read confirms it: the e-stop's message says so and the log
+    says the bus came back with torque off."""
+    rig.enable()
+    _inject(rig.backend._slots[0].driver, "read", [_unplugged()], monkeypatch)
+    assert not rig.cycle().buses[0].connected
+    request = rig.backend.estop()
+    rig.backend.serve(rig.t)
+    assert not request.ok
+    assert "torque off NOT confirmed" in request.message
+    caplog.clear()
+    rig.until(lambda: rig.backend.status().fresh, limit=30)
+    status = rig.backend.status()
+    assert status.state is MotionState.ESTOP
+    assert status.message == "emergency stop: torque off; enable to move again"
+    assert not rig.emulator.state(NODE).torque_enabled
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "bus 'b': reconnected (failure 1 in a row)",
+        "bus 'b': reconnected with torque off (emergency stop)"]
+
+
+def test_the_diagnostics_are_rebuilt_every_50_ms_not_every_cycle(rig: Rig) -> None:
+    """While no state or bus health changes, the diagnostics (they allocate) are rebuilt
+    every 50 ms: at 100 Hz a new snapshot every fifth cycle (sixth, where the clock's
+    sums fall a last bit short of 50 ms); the statuses in between carry the last one."""
+    rig.enable()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [1.5]).ok
+    last = rig.cycle().actuators
+    rebuilt = []
+    for n in range(1, 25):
+        status = rig.cycle()
+        if status.actuators is not last:
+            rebuilt.append(n)
+            last = status.actuators
+    gaps = np.diff(rebuilt)
+    assert len(rebuilt) >= 3
+    assert set(gaps) <= {5, 6}, rebuilt
+
+
 # ------------------------------------------------------------------ two buses
 
 TWO_BUSES = """\
@@ -485,6 +635,31 @@ def test_clear_faults_names_a_fault_left_and_a_bus_not_connected(
         assert not two.backend.status().fresh  # a closed bus measured nothing
         monkeypatch.setattr(two.drivers["c"], "open", open_c)  # it can be reached again
         two.until(lambda: two.backend.status().buses[1].connected)
+    finally:
+        two.close()
+
+
+def test_an_estop_that_reaches_no_bus_names_each_and_what_stops_its_servos(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both buses fail in one cycle (holding), then an e-stop: its answer names each bus
+    not reached, its error, that its torque is unknown and that no device watchdog stops
+    its servos (``device_watchdog: 0``), one bus after the other."""
+    two = TwoBuses("hold")
+    try:
+        two.enable()
+        for driver in two.drivers.values():
+            _inject(driver, "read", [_unplugged()], monkeypatch)
+        status = two.cycle()
+        assert [b.connected for b in status.buses] == [False, False]
+        request = two.backend.estop()
+        two.backend.serve(two.t)
+        assert not request.ok
+        lost = ("not reached (CAN adapter unplugged (injected)): its torque is unknown; no"
+                " device watchdog is armed (device_watchdog: 0): nothing stops them; torque"
+                " goes off when it reconnects")
+        assert request.message == (f"emergency stop: torque off NOT confirmed: bus 'b' {lost};"
+                                   f" bus 'c' {lost}; enable to move again")
+        assert two.backend.status().state is MotionState.ESTOP
     finally:
         two.close()
 
