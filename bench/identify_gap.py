@@ -7,7 +7,13 @@ run through ``skel-ros sim-to-real --truth`` twice per engine and repeat:
 
 * **model**: the simulation with the original model (``examples/arm.skel``);
 * **identified**: with the fitted model and every identified value
-  (``--skel OUT/identified/model.skel --sim-params OUT/identified/identified.yaml``).
+  (``--skel OUT/identified/model.skel --sim-params OUT/identified/identified.yaml``):
+  the joints' armature, damping and friction, and each identified servo's law (its
+  ``kp``, ``kd`` and delay, no feed-forward, integral or gravity compensation), which
+  the simulation's position controller of that joint then runs;
+* with ``--joints-only``, **joints only** too: the same without the servos (a copy of
+  identified.yaml without its ``servo`` entries), the simulation's own position
+  controller running every joint: how much of the gap the joint values close alone.
 
 Printed per run: the gate's verdict with the shipped criteria (``config/criteria/arm.yaml``,
 or ``--criteria``), the sim-vs-real RMS error per joint, and over the joints the
@@ -15,29 +21,18 @@ sim-vs-command and real-vs-command RMS errors (how much of the gap is each side'
 tracking); then per engine the mean over the repeats and the ratio identified / model (the
 issue asks <= 1/3), and the load average.
 
-Then, without ROS, how much the identified values move the simulation at all: each
+First, without ROS, how much the identified values move the simulation at all: each
 engine alone follows the same trajectory (position commands streamed at 100 Hz, as
-sim-to-real streams them) with the model and with the identified values, and the RMS of
-the difference between the two simulated motions is printed per joint, beside each
-one's RMS error against the command. A difference far below the sim-vs-real gap means
-no joint value can close the gap in this simulation: its position controller (gains
-derived from each DOF's inertia and damping, ``config/sim_gains.yaml``) takes them out.
-
-With ``--servo-gains``, two more runs per engine and repeat, the model and the identified
-values, each with the simulation's position controllers given the servo gains
-``identify`` measured (``kp``,
-``kd`` of each joint whose servo fit explains the torque, its delay found or not; no
-integral, no gravity compensation, as a Dynamixel in position mode), through the
-simulation node's ``gains_file`` (in process,
-:func:`skel_ros.nodes.sim_to_real.run_sim_to_real`: the command line has no option for
-it). It tells how much of the gap is the simulated controller's.
+sim-to-real streams them) with the model and with the identified values (servos
+included), and the RMS of the difference between the two simulated motions is printed
+per joint, beside each one's RMS error against the command.
 
 The identified values come from ``--from DIR``, a folder ``bench/identify.py --out DIR``
 wrote (its ``truth.yaml`` and ``identified/``); without it, ``bench/identify.py`` is run
 first into ``--out`` (a 60 s excitation recorded and fitted: about 3 minutes).
 
 Asserts nothing. Usage: ``.venv/bin/python bench/identify_gap.py [--from DIR] [--out DIR]
-[--trajectory FILE] [--engines dart mujoco] [--repeat N] [--criteria FILE]``.
+[--trajectory FILE] [--engines dart mujoco] [--repeat N] [--criteria FILE] [--joints-only]``.
 """
 
 from __future__ import annotations
@@ -108,9 +103,11 @@ def follow(engine_name: str, skel: Path, trajectory: Path, params: Path | None
 
     model = load_trajectory_model(skel)
     traj = load_trajectory(trajectory, model)
+    gains = load_gains(resolve("package://skel_ros/config/sim_gains.yaml"))
+    sim_params = None if params is None else load_sim_params(params)
     engine = ENGINES[engine_name](
-        load_model(skel), gains=load_gains(resolve("package://skel_ros/config/sim_gains.yaml")),
-        joint_dynamics=None if params is None else load_sim_params(params).joints)
+        load_model(skel), gains=gains if sim_params is None else sim_params.gains(gains),
+        joint_dynamics=None if sim_params is None else sim_params.joints)
     EngineBackend(engine).activate()  # held at the initial pose, as the node does
     names = list(traj.joint_names)
     index = [engine.dof_names.index(n) for n in names]
@@ -145,49 +142,17 @@ def load_names(trajectory: Path) -> list[str]:
     return list(load_trajectory(trajectory, load_trajectory_model(ARM)).joint_names)
 
 
-def servo_gains(identified: Path, folder: Path) -> Path:
-    """A gains YAML with the servo gains of identified.yaml (joints whose fit holds)."""
+def joints_only(identified: Path, folder: Path) -> Path:
+    """A copy of identified.yaml without its servos: the joints' values alone."""
     import yaml
 
-    from skel_ros.identify.fit import SERVO_R2
-
-    joints = yaml.safe_load((identified / "identified.yaml").read_text())["joints"]
-    dofs = {j: {"kp": e["servo"]["kp"], "kd": e["servo"]["kd"], "ki": 0.0,
-                "gravity_compensation": False}
-            for j, e in joints.items()
-            if "kp" in e.get("servo", {}) and e["servo"]["r2"] >= SERVO_R2
-            and e["servo"]["kd"] >= 0.0}
+    document = yaml.safe_load((identified / "identified.yaml").read_text(encoding="utf-8"))
+    for entry in document["joints"].values():
+        entry.pop("servo", None)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "servo_gains.yaml"
-    path.write_text(yaml.safe_dump({"dofs": dofs}), encoding="utf-8")
+    path = folder / "identified_joints_only.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return path
-
-
-def gate_with_gains(folder: Path, truth: Path, trajectory: Path, criteria: Path, *,
-                    engine: str, identified: Path | None, gains: Path) -> dict[str, Any]:
-    """A run with the servo gains (module docstring), in process; the model's without
-    ``identified``."""
-    from skel_ros.analysis.criteria import load_criteria
-    from skel_ros.analysis.verdict import judge
-    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
-
-    config = RunConfig(skel_file=ARM if identified is None else identified / "model.skel",
-                       hardware_config=HARDWARE, trajectory=trajectory, out_dir=folder,
-                       truth=truth, engines=(engine,),
-                       sim_params=None if identified is None
-                       else identified / "identified.yaml",
-                       extra_sim_params={"gains_file": str(gains)}, report_format="md")
-    try:
-        result = run_sim_to_real(config)
-    except RunError as exc:
-        return {"verdict": f"no verdict: {exc}", "rms": {}, "pairs": {}}
-    pairs: dict[str, dict[str, float]] = {}
-    for j in result.comparison.joints:
-        for e in j.errors:
-            pairs.setdefault("-".join(sorted((e.a, e.b))), {})[j.joint] = float(e.rms)
-    verdict = judge(result.comparison, load_criteria(criteria))
-    return {"verdict": verdict.outcome.value,
-            "rms": pairs.get("real-sim", {}), "pairs": {k: overall(v) for k, v in pairs.items()}}
 
 
 def overall(rms: dict[str, float]) -> float:
@@ -205,10 +170,8 @@ def main() -> int:
     parser.add_argument("--engines", nargs="+", default=["dart", "mujoco"])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--criteria", type=Path, default=CRITERIA)
-    parser.add_argument("--servo-gains", action="store_true",
-                        help="a third run: the identified values and the servo's gains")
-    parser.add_argument("--skip-baseline", action="store_true",
-                        help="with --servo-gains: only that run")
+    parser.add_argument("--joints-only", action="store_true",
+                        help="a third run: the identified joint values without the servos")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_gap_"))
     out.mkdir(parents=True, exist_ok=True)
@@ -223,9 +186,9 @@ def main() -> int:
     variants = {"model": [],
                 "identified": ["--skel", str(identified / "model.skel"), "--sim-params",
                                str(identified / "identified.yaml")]}
-    if args.skip_baseline:
-        variants = {}
-    gains = servo_gains(identified, out) if args.servo_gains else None
+    if args.joints_only:
+        variants["joints only"] = ["--skel", str(identified / "model.skel"), "--sim-params",
+                                   str(joints_only(identified, out))]
     for engine in args.engines:
         print(f"{engine} alone, RMS of sim(identified) - sim(model) per joint: "
               f"{sensitivity(engine, identified, args.trajectory)}", flush=True)
@@ -234,16 +197,8 @@ def main() -> int:
         for k in range(args.repeat):
             for name, extra in variants.items():
                 # --skel given twice: argparse keeps the last (the identified model).
-                r = gate(out / f"{engine}_{name}_{k}", truth, args.trajectory, args.criteria,
-                         engine=engine, extra=extra)
-                results.setdefault((engine, name), []).append(r)
-                report(engine, name, k, r)
-            for name, source in {"model+servo": None, "ident+servo": identified}.items():
-                if gains is None:
-                    break
-                r = gate_with_gains(out / f"{engine}_{name}_{k}", truth, args.trajectory,
-                                    args.criteria, engine=engine, identified=source,
-                                    gains=gains)
+                r = gate(out / f"{engine}_{name.replace(' ', '_')}_{k}", truth,
+                         args.trajectory, args.criteria, engine=engine, extra=extra)
                 results.setdefault((engine, name), []).append(r)
                 report(engine, name, k, r)
     for engine in args.engines:
@@ -263,7 +218,7 @@ def summarize(engine: str, results: dict[str, list[dict[str, Any]]]) -> None:
         print(f"{engine}: {name}: sim-vs-real RMS (mean of {len(runs)}) "
               f"{overall(means[name]):.4f} rad; per joint "
               + ", ".join(f"{j} {v:.4f}" for j, v in means[name].items()))
-    for name in ("identified", "model+servo", "ident+servo"):
+    for name in ("identified", "joints only"):
         if "model" in means and name in means:
             print(f"{engine}: ratio {name} / model "
                   f"{overall(means[name]) / overall(means['model']):.2f} (goal <= 0.33)")

@@ -16,7 +16,10 @@ gains, and which values the written model file carries::
 :func:`load_sim_params` reads it back for the simulation (``sim-to-real --sim-params``,
 the simulation node's ``sim_params``): each joint's armature, damping and friction
 ``value`` (the model's where not identified), as
-:class:`~skel_ros.sim.joint_dynamics.JointDynamics`.
+:class:`~skel_ros.sim.joint_dynamics.JointDynamics`, and each joint's servo
+(:class:`IdentifiedServo`: ``kp``, ``kd``, ``delay``) where one was identified, which the
+simulation's position controller of that joint then runs instead of its own law
+(:meth:`SimParams.gains`).
 
 No ROS, no engine.
 """
@@ -26,7 +29,7 @@ from __future__ import annotations
 import base64
 import html
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -38,6 +41,7 @@ from skel_ros.identify.fit import predicted
 from skel_ros.identify.regressor import PARAMETERS, UNITS
 from skel_ros.model.errors import FileLineError
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
+from skel_ros.sim.gains import SimGains
 from skel_ros.sim.joint_dynamics import JointDynamics, with_joint_dynamics
 
 if TYPE_CHECKING:
@@ -46,9 +50,9 @@ if TYPE_CHECKING:
     from skel_ros.identify.fit import JointFit, Samples, ServoFit
     from skel_ros.model.types import World
 
-__all__ = ["CARRIED", "IDENTIFIED", "SimParams", "SimParamsError", "fitted_world",
-           "identified_document", "load_sim_params", "parse_sim_params", "write_model",
-           "write_report"]
+__all__ = ["CARRIED", "IDENTIFIED", "IdentifiedServo", "SimParams", "SimParamsError",
+           "fitted_world", "identified_document", "load_sim_params", "parse_sim_params",
+           "write_model", "write_report"]
 
 IDENTIFIED = "identified.yaml"
 """The name of the file ``skel-ros identify`` writes its values into."""
@@ -129,6 +133,31 @@ class SimParamsError(FileLineError):
 
 
 @dataclass(frozen=True)
+class IdentifiedServo:
+    """A joint's servo as ``identify`` measured it: ``tau = kp (q_cmd(t - delay) - q) - kd qd``.
+
+    Attributes:
+        kp: N m/rad.
+        kd: N m s/rad (the servo's derivative gain and its motor's back-EMF).
+        delay: s from the command to the servo's torque.
+    """
+
+    kp: float
+    kd: float
+    delay: float
+
+    def gains(self) -> dict[str, float | bool]:
+        """The simulation's per-DOF gains that run this law (:mod:`skel_ros.sim.gains`).
+
+        No integral, no gravity compensation, no feed-forward of the setpoint's velocity:
+        a servo in position mode has none of them (a Dynamixel's feed-forward gains are 0
+        unless set), which is why it trails a moving command and sags under a load.
+        """
+        return {"kp": self.kp, "kd": self.kd, "ki": 0.0, "gravity_compensation": False,
+                "velocity_feedforward": False, "delay": self.delay}
+
+
+@dataclass(frozen=True)
 class SimParams:
     """The values of an identified.yaml the simulation runs with (:func:`load_sim_params`).
 
@@ -136,11 +165,31 @@ class SimParams:
         joints: joint name -> its armature, damping and friction.
         lines: joint name -> the line of its entry.
         source: the file.
+        servos: joint name -> its identified servo (joints whose servo was identified).
+        unused_servos: joint name -> why the servo found for it is not run (the file's
+            ``not_identified``, or gains no servo law has).
     """
 
     joints: Mapping[str, JointDynamics]
     lines: Mapping[str, int]
     source: str
+    servos: Mapping[str, IdentifiedServo] = field(default_factory=dict)
+    unused_servos: Mapping[str, str] = field(default_factory=dict)
+
+    def gains(self, base: SimGains | None = None) -> SimGains:
+        """``base`` (the built-in defaults if None) with each identified servo's law.
+
+        A joint with an identified servo gets :meth:`IdentifiedServo.gains` over whatever
+        ``base`` gives it under its name; the other joints keep ``base``'s.
+        """
+        base = base if base is not None else SimGains()
+        if not self.servos:
+            return base
+        dofs = dict(base.dofs)
+        for name, servo in self.servos.items():
+            dofs[name] = {**dofs.get(name, {}), **servo.gains()}
+        return SimGains(defaults=base.defaults, dofs=MappingProxyType(dofs),
+                        source=f"{base.source}, servos of {self.source}")
 
     def check_joints(self, names: Collection[str]) -> None:
         """Refuse a joint the simulated world does not have (``names``: its DOFs).
@@ -175,10 +224,13 @@ def load_sim_params(path: str | Path) -> SimParams:
 
 
 def parse_sim_params(text: str, source: str = IDENTIFIED) -> SimParams:
-    """The armature, damping and friction of every joint of identified.yaml's text.
+    """The armature, damping, friction and servo of every joint of identified.yaml's text.
 
     Each parameter's ``value`` (the model's where it was not identified); a parameter
-    the file does not give stays the model's (armature: none).
+    the file does not give stays the model's (armature: none). A joint's ``servo`` is
+    run unless the file says it was not identified (its ``not_identified``) or its gains
+    are no servo's (``kp`` <= 0, a negative ``kd`` or delay): those are in
+    :attr:`SimParams.unused_servos`, with why.
 
     Raises:
         SimParamsError: invalid YAML, a file that is not an identify output, a value
@@ -194,31 +246,78 @@ def parse_sim_params(text: str, source: str = IDENTIFIED) -> SimParams:
                              "'joints' and 'model_file' at the top)", source, 1)
     raw_joints = top["joints"]
     joints, lines = {}, {}
+    servos: dict[str, IdentifiedServo] = {}
+    unused: dict[str, str] = {}
     for name, entry in raw_joints.items():
         line = key_line(raw_joints, name)
         if not isinstance(entry, dict):
             raise SimParamsError(f"joint {name!r}: expected a mapping of parameters, got "
                                  f"{type(entry).__name__}", source, line)
-        values: dict[str, float] = {}
-        for p in PARAMETERS:
-            if p not in entry:
-                continue
-            item = entry[p]
-            at = key_line(entry, p, line)
-            if not isinstance(item, dict) or "value" not in item:
-                raise SimParamsError(
-                    f"joint {name!r}: {p} must be a mapping with a 'value' (as skel-ros "
-                    f"identify writes it), got {item!r}: is this an {IDENTIFIED}?", source, at)
-            value = item["value"]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0:
-                raise SimParamsError(f"joint {name!r}: {p} value must be a finite number "
-                                     f">= 0 ({UNITS[p]}), got {value!r}", source,
-                                     key_line(item, "value", at))
-            values[p] = float(value)
-        joints[str(name)] = JointDynamics(**values)
+        joints[str(name)] = _dynamics(entry, name, line, source)
         lines[str(name)] = line
-    return SimParams(MappingProxyType(joints), MappingProxyType(lines), source)
+        if "servo" in entry:
+            servo, why = _servo(entry, name, line, source)
+            if servo is not None:
+                servos[str(name)] = servo
+            else:
+                unused[str(name)] = why
+    return SimParams(MappingProxyType(joints), MappingProxyType(lines), source,
+                     MappingProxyType(servos), MappingProxyType(unused))
+
+
+def _dynamics(entry: Mapping[str, Any], name: str, line: int, source: str) -> JointDynamics:
+    """A joint entry's armature, damping and friction ``value`` (those it gives).
+
+    Raises:
+        SimParamsError: one that is not a mapping with a finite ``value`` >= 0.
+    """
+    values: dict[str, float] = {}
+    for p in PARAMETERS:
+        if p not in entry:
+            continue
+        item = entry[p]
+        at = key_line(entry, p, line)
+        if not isinstance(item, dict) or "value" not in item:
+            raise SimParamsError(
+                f"joint {name!r}: {p} must be a mapping with a 'value' (as skel-ros "
+                f"identify writes it), got {item!r}: is this an {IDENTIFIED}?", source, at)
+        value = item["value"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            raise SimParamsError(f"joint {name!r}: {p} value must be a finite number "
+                                 f">= 0 ({UNITS[p]}), got {value!r}", source,
+                                 key_line(item, "value", at))
+        values[p] = float(value)
+    return JointDynamics(**values)
+
+
+def _servo(entry: Mapping[str, Any], name: str, line: int, source: str
+           ) -> tuple[IdentifiedServo | None, str]:
+    """A joint entry's ``servo``, or None and why it is not one to run.
+
+    Raises:
+        SimParamsError: not a mapping, a gain or delay missing or not a number.
+    """
+    item = entry["servo"]
+    at = key_line(entry, "servo", line)
+    if not isinstance(item, dict):
+        raise SimParamsError(f"joint {name!r}: servo must be a mapping with kp, kd and delay"
+                             f" (as skel-ros identify writes it), got {item!r}", source, at)
+    values = {}
+    for key in ("kp", "kd", "delay"):
+        value = item.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise SimParamsError(f"joint {name!r}: servo {key} must be a finite number, got "
+                                 f"{value!r}", source, key_line(item, key, at))
+        values[key] = float(value)
+    if item.get("not_identified"):
+        return None, f"not identified: {item['not_identified']}"
+    bad = [f"{k} {values[k]:g}" for k in ("kp", "kd", "delay")
+           if values[k] < 0.0 or (k == "kp" and values[k] == 0.0)]
+    if bad:
+        return None, f"{', '.join(bad)}: not a servo's position law (kp > 0, kd and delay >= 0)"
+    return IdentifiedServo(**values), ""
 
 
 def dump(document: dict[str, Any]) -> str:

@@ -28,9 +28,11 @@ Parameters (read-only ones are fixed at start):
     gains_file (string, read-only): controller gains YAML ("" = built-in defaults).
     sim_params (string, read-only): an ``identified.yaml`` of ``skel-ros identify``
         ("" = none): every joint's armature, damping and friction from it, the damping
-        and friction replacing the model's (:mod:`skel_ros.sim.joint_dynamics`); a
-        joint the world lacks, a bad value, a file of another kind: an error at its
-        line, and the node does not start.
+        and friction replacing the model's (:mod:`skel_ros.sim.joint_dynamics`), and
+        where a joint's servo was identified, its position controller runs that servo's
+        law (``kp``, ``kd``, the command delay; no feed-forward, integral or gravity
+        compensation) over ``gains_file``'s; a joint the world lacks, a bad value, a
+        file of another kind: an error at its line, and the node does not start.
     frame_prefix (string, read-only): prefix of every TF frame, the world included;
         default ``<namespace>/`` (the node's namespace, "" in the root namespace).
     engine (string, read-only): ``dart`` (default) or ``mujoco``: the engine that steps
@@ -113,7 +115,8 @@ PARAMETERS: dict[str, Param] = {
                         "position-controller gains YAML ('' = built-in defaults)",
                         read_only=True),
     "sim_params": Param("", "identified.yaml of skel-ros identify: every joint's armature, "
-                            "damping and friction from it ('' = the model's alone)",
+                            "damping and friction from it, and its servo's law where one"
+                            " was identified ('' = the model's alone)",
                         read_only=True),
     "engine": Param("dart", f"the engine that steps the world: {', '.join(ENGINES)}",
                     read_only=True, choices=tuple(ENGINES)),
@@ -269,8 +272,18 @@ class SimNode(Node):
                 params = load_sim_params(resolve(p["sim_params"]))
                 params.check_joints(public_names(world)[0])
                 dynamics = params.joints
-                self.get_logger().info(f"joint dynamics from {params.source}: "
-                                       f"{', '.join(params.joints) or 'no joint'}")
+                gains = params.gains(gains)
+                out = self.get_logger()
+                out.info(f"joint dynamics from {params.source}: "
+                         f"{', '.join(params.joints) or 'no joint'}")
+                if params.servos:
+                    out.info("position control as the robot's servos (kp, kd, delay; no "
+                             "feed-forward, integral or gravity compensation): " + ", ".join(
+                                 f"{j} ({s.kp:.3g} N m/rad, {s.kd:.3g} N m s/rad, "
+                                 f"{s.delay * 1e3:.0f} ms)" for j, s in params.servos.items()))
+                for joint, why in params.unused_servos.items():
+                    out.warning(f"{params.source}: joint {joint!r}: its servo is not simulated"
+                                f" ({why}); the default position controller runs it")
             return ENGINES[p["engine"]](world, enforce_limits=p["enforce_limits"], gains=gains,
                                         joint_dynamics=dynamics)
         except (FileNotFoundError, OSError, SimError, SimParamsError) as exc:

@@ -71,11 +71,22 @@ limiter sends it, so a moving setpoint is followed without the lag a plain
 infinite (most SKEL files) get the target as the setpoint at once (``v*`` = 0);
 so do DOFs whose limits the rate limiter cannot work with (velocity limits not
 containing 0, acceleration limits not straddling 0).
+
+A DOF may instead be given a servo's plain law (its gains' ``velocity_feedforward``
+false: ``v*`` is not fed forward) and a command delay (its gains' ``delay``): its
+position targets reach the controller that many steps after they were held, as a real
+servo takes them after its bus and firmware; until its first target arrives, a DOF that
+entered position mode holds where it was. Position targets follow each other down the
+delay (a stream faster than the delay keeps every one); a command of another kind or a
+clear voids those still on their way. ``skel-ros identify`` measures both on the robot
+(the simulation node's ``sim_params``).
 """
 
 from __future__ import annotations
 
 import enum
+import heapq
+import itertools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -252,6 +263,14 @@ class SkeletonActuation:
         self._i_limit, self._i_zone = column("i_limit"), column("i_zone")
         self._kv = column("kp_vel")
         self._gravity = np.array([g.gravity_compensation for g in self.gains], dtype=bool)
+        # The command delay of each DOF, in steps (0: none), and the position targets on
+        # their way: (the step count they arrive at, order, DOF indices, values).
+        self._delay_steps = np.array([round(g.delay / self._dt) for g in self.gains],
+                                     dtype=np.intp)
+        self._any_delay = bool(self._delay_steps.any())
+        self._pending: list[tuple[int, int, npt.NDArray[np.intp], Vector]] = []
+        self._order = itertools.count()
+        self._steps = 0  # apply() calls so far
         self._is = {
             a: np.array([x is a for x in self._actuator], dtype=bool) for a in ActuatorType
         }
@@ -285,6 +304,10 @@ class SkeletonActuation:
         self._ramp_idx, self._ramp = _rate_limiter(limits)
         self._ramped = np.zeros(n, dtype=bool)
         self._ramped[self._ramp_idx] = True
+        # The DOFs whose setpoint's velocity is fed forward: rate-limited, and their gains
+        # ask for it (a servo's plain law does not).
+        self._fed = self._ramped & np.array([g.velocity_feedforward for g in self.gains],
+                                            dtype=bool)
         self._integral = np.zeros(n)  # the integral term ki * integral(e dt) (N m, FORCE DOFs)
         self._efforts = np.zeros(n)
         self._direct = np.zeros(n, dtype=bool)
@@ -399,6 +422,13 @@ class SkeletonActuation:
                 self._setpoint[i] = q[i] if np.isfinite(q[i]) else 0.0
                 self._setpoint_v[i] = float(np.clip(v[i], vlo[i], vhi[i])) \
                     if np.isfinite(v[i]) else 0.0
+        if self._pending and mode is not ActuationMode.POSITION:
+            # Out of position mode: their targets on the way are void. (Position targets
+            # follow each other down the delay, as through a servo's bus: a stream faster
+            # than the delay keeps all of them.)
+            self._drop_pending(indices)
+        if mode is ActuationMode.POSITION and self._any_delay:
+            values = self._delay(indices, values, entering)
         modes_change = False
         for i, value in zip(indices, values, strict=True):
             if (mode is ActuationMode.POSITION and self._mode[i] is mode
@@ -424,11 +454,59 @@ class SkeletonActuation:
         """
         indices = (range(len(self._mode)) if names is None
                    else [self.skeleton.dof_index(n) for n in names])
+        if self._pending:
+            self._drop_pending(np.fromiter(indices, dtype=np.intp))
         for i in indices:
             self._mode[i] = ActuationMode.NONE
             self._value[i] = 0.0
             self._integral[i] = 0.0
         self._update_masks()
+
+    def _delay(self, indices: npt.NDArray[np.intp], values: Vector, entering: Sequence[int]
+               ) -> Vector:
+        """Send the targets of delayed DOFs on their way; what each DOF holds until then.
+
+        A DOF without a delay takes its value now; a delayed one keeps its target (one
+        entering position mode: where it is, its setpoint) until :meth:`_arrive`.
+        """
+        steps = self._delay_steps[indices]
+        late = steps > 0
+        if not late.any():
+            return values
+        for n in np.unique(steps[late]):
+            sel = steps == n
+            heapq.heappush(self._pending, (self._steps + int(n), next(self._order),
+                                           np.array(indices[sel], dtype=np.intp),
+                                           np.array(values[sel], dtype=float)))
+        new = np.isin(indices, np.asarray(entering, dtype=np.intp))
+        kept = np.where(new, self._setpoint[indices], self._value[indices])
+        return np.where(late, kept, values)
+
+    def _drop_pending(self, indices: npt.NDArray[np.intp]) -> None:
+        """Forget the targets on their way to ``indices`` (a new command, a clear)."""
+        kept = []
+        for due, order, idx, vals in self._pending:
+            keep = ~np.isin(idx, indices)
+            if keep.any():
+                kept.append((due, order, idx[keep], vals[keep]))
+        heapq.heapify(kept)
+        self._pending = kept
+
+    def _arrive(self) -> None:
+        """The delayed targets due at this step reach the controller."""
+        pending = self._pending
+        while pending and pending[0][0] <= self._steps:
+            _, _, idx, vals = heapq.heappop(pending)
+            for i, value in zip(idx, vals, strict=True):
+                if self._mode[i] is not ActuationMode.POSITION:
+                    continue
+                if abs(value - self._value[i]) > self._i_zone[i]:  # a new move (hold_values)
+                    self._integral[i] = 0.0
+                self._value[i] = value
+                if not self._ramped[i]:
+                    self._setpoint[i] = value
+            self._settled = False
+            self._rest_dirty = True
 
     def _update_masks(self) -> None:
         self._position = np.array([m is ActuationMode.POSITION for m in self._mode], dtype=bool)
@@ -478,7 +556,7 @@ class SkeletonActuation:
             i_zone=self._i_zone[force], i_rate=i_rate, ki_dt=ki * self._dt,
             force_mask=force_mask, integrating=bool((ki > 0).any()),
             gravity=gravity if gravity.any() else None,
-            feed_forward=self._ramp is not None and bool(self._ramped[force].any()),
+            feed_forward=self._ramp is not None and bool(self._fed[force].any()),
             plain_error=bool(self._plain[sel].all()),
         )
 
@@ -530,6 +608,9 @@ class SkeletonActuation:
 
     def apply(self) -> None:
         """Give DART this step's commands (call before ``world.step``)."""
+        if self._pending and self._pending[0][0] <= self._steps:
+            self._arrive()
+        self._steps += 1
         if not self._active:
             return
         cmd = np.where(self._direct, self._value, 0.0)
@@ -623,7 +704,7 @@ class SkeletonActuation:
             # the hardware node's rate limiter do): a moving setpoint is followed without lag.
             vel = self._kv[servo] * error[servo]
             if self._ramp is not None:
-                vel = vel + np.where(self._ramped[servo], self._setpoint_v[servo], 0.0)
+                vel = vel + np.where(self._fed[servo], self._setpoint_v[servo], 0.0)
             cmd[servo] = np.clip(vel, lim.lower(LimitKind.VELOCITY)[servo],
                                  lim.upper(LimitKind.VELOCITY)[servo])
 
@@ -651,7 +732,7 @@ class SkeletonActuation:
         vf = v[f]
         feed = self._integral[f] if plan.integrating else np.zeros(f.size)
         if plan.feed_forward and not self._settled:  # settled: every v* is 0
-            feed += plan.kd * np.where(self._ramped[f], self._setpoint_v[f], 0.0)
+            feed += plan.kd * np.where(self._fed[f], self._setpoint_v[f], 0.0)
         if plan.gravity is not None:
             feed += np.where(plan.gravity, np.asarray(self._dart.getGravityForces())[f], 0.0)
         tau = plan.kp * e - plan.kd * vf + feed

@@ -43,7 +43,7 @@ from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.sim.actuation import ActuationMode, SkeletonActuation
 from skel_ros.sim.errors import CommandError, SimBuildError
 from skel_ros.sim.followers import FollowerServos
-from skel_ros.sim.gains import GainsError, SimGains
+from skel_ros.sim.gains import GainsError, PositionGains, SimGains
 from skel_ros.sim.joint_dynamics import with_joint_dynamics
 from skel_ros.sim.world_builder import build_dart_world
 
@@ -600,6 +600,14 @@ class SimEngine:
                     name = self._public_of[act.skeleton.name, act.skeleton.dofs[i].name]
                     out[name] = (mode, float(values[i]))
         return out
+
+    def position_gains(self) -> tuple[PositionGains, ...]:
+        """The gains each DOF's position controller runs (our order; :mod:`.gains`).
+
+        Derived at build (and every :meth:`reset`) from each DOF's effective inertia and
+        the ``gains`` given.
+        """
+        return tuple(g for act in self._actuation for g in act.gains)
 
     def position_targets(self) -> Vector:
         """The held position target of every DOF (flat, our order; NaN where none is held)."""

@@ -41,7 +41,7 @@ from skel_ros.sim.errors import GainsError
 
 __all__ = ["GainDefaults", "GainsError", "PositionGains", "SimGains", "load_gains", "parse_gains"]
 
-_FLAGS = frozenset({"gravity_compensation"})
+_FLAGS = frozenset({"gravity_compensation", "velocity_feedforward"})
 
 
 def _check_fields(obj: object, what: str, *, allow_inf: frozenset[str] = frozenset()) -> None:
@@ -75,6 +75,16 @@ class PositionGains:
         gravity_compensation: Add the generalized gravity force DART computes for
             the DOF at the current configuration (FORCE joints), so a static target
             is held without steady error.
+        velocity_feedforward: Feed the rate-limited setpoint's velocity forward
+            (``kd v*``; SERVO / VELOCITY joints: ``v*`` added to the velocity command),
+            so a moving setpoint is followed without lag. False: the plain law
+            ``kp e - kd v`` of a servo in position mode (a Dynamixel's, whose
+            feed-forward gains are 0 by default), which trails a moving setpoint by
+            about ``(kd + damping) / kp`` seconds.
+        delay: Seconds (a multiple of the simulation step, rounded to the nearest)
+            from a position command to the controller taking it: the command-to-
+            actuation delay of the robot's servo (its bus, its firmware). Until its
+            first target arrives, a DOF entering position mode holds where it is.
     """
 
     kp: float
@@ -84,6 +94,8 @@ class PositionGains:
     i_zone: float = math.inf
     kp_vel: float = 10.0
     gravity_compensation: bool = True
+    velocity_feedforward: bool = True
+    delay: float = 0.0
 
     def __post_init__(self) -> None:
         _check_fields(self, "gain ", allow_inf=frozenset({"i_limit", "i_zone"}))

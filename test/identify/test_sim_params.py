@@ -7,8 +7,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from skel_ros.identify.output import SimParamsError, load_sim_params, parse_sim_params
+from skel_ros.identify.output import (
+    IdentifiedServo,
+    SimParamsError,
+    load_sim_params,
+    parse_sim_params,
+)
 from skel_ros.resources import example, resolve
+from skel_ros.sim.gains import parse_gains
 from skel_ros.sim.joint_dynamics import JointDynamics
 
 if TYPE_CHECKING:
@@ -24,11 +30,14 @@ joints:
     damping: {value: 0.06, model: 0.04, unit: N m s/rad, interval: 0.007}
     friction: {value: 0.015, model: 0.01, unit: N m, interval: 0.007}
     not_identified: {}
+    servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33, r2: 0.99}
   wrist:
     armature: {value: 0.0, model: 0.0, unit: kg m^2}
     damping: {value: 0.02, model: 0.02, unit: N m s/rad}
     friction: {value: 0.005, model: 0.005, unit: N m}
     not_identified: {armature: noise, damping: noise, friction: noise}
+    servo: {delay: 0.1, delay_interval: [0.0, 0.1], kp: 2.0, kd: 0.1, r2: 0.85,
+            not_identified: the torque does not follow a linear servo law}
 model_file: {path: model.skel, carries: [damping, friction], not_carried: [armature]}
 """
 
@@ -37,7 +46,41 @@ def test_the_values_are_read_per_joint() -> None:
     params = parse_sim_params(IDENTIFIED, "identified.yaml")
     assert params.joints == {"elbow": JointDynamics(0.0105, 0.06, 0.015),
                              "wrist": JointDynamics(0.0, 0.02, 0.005)}
-    assert params.lines == {"elbow": 4, "wrist": 9}
+    assert params.lines == {"elbow": 4, "wrist": 10}
+    assert params.servos == {"elbow": IdentifiedServo(kp=19.1, kd=0.33, delay=0.012)}
+    assert params.unused_servos == {
+        "wrist": "not identified: the torque does not follow a linear servo law"}
+
+
+def test_an_identified_servo_runs_its_law_over_the_gains_file() -> None:
+    """The elbow gets the servo's kp, kd and delay, with no integral, gravity compensation
+    or feed-forward (a Dynamixel in position mode has none); the others keep the file's."""
+    base = parse_gains({"default": {"natural_frequency": 30.0},
+                        "dofs": {"elbow": {"kp_vel": 5.0, "ki": 3.0}, "wrist": {"kp": 2.0}}},
+                       "gains.yaml")
+    gains = parse_sim_params(IDENTIFIED, "identified.yaml").gains(base)
+    elbow = gains.gains_for("elbow", 0.01)
+    assert (elbow.kp, elbow.kd, elbow.ki, elbow.delay) == (19.1, 0.33, 0.0, 0.012)
+    assert not elbow.gravity_compensation
+    assert not elbow.velocity_feedforward
+    assert elbow.kp_vel == 5.0  # the file's, for what the servo does not say
+    assert gains.gains_for("wrist", 0.01) == base.gains_for("wrist", 0.01)
+    assert gains.defaults == base.defaults
+    assert gains.source == "gains.yaml, servos of identified.yaml"
+    assert parse_sim_params(IDENTIFIED.replace("    servo: {delay: 0.012", "    x: {delay: 0"),
+                            "identified.yaml").gains(base) is base
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    ("kp: 19.1", "kp -19.1: not a servo's position law (kp > 0, kd and delay >= 0)"),
+    ("kd: 0.33", "kd -0.33: not a servo's position law"),
+    ("delay: 0.012", "delay -0.012: not a servo's position law"),
+])
+def test_a_servo_law_no_servo_has_is_not_run(edit: str, why: str) -> None:
+    key, value = edit.split(": ")
+    params = parse_sim_params(IDENTIFIED.replace(edit, f"{key}: -{value}"), "identified.yaml")
+    assert "elbow" not in params.servos
+    assert params.unused_servos["elbow"].startswith(why)
 
 
 @pytest.mark.parametrize(("text", "line", "message"), [
@@ -46,11 +89,15 @@ def test_the_values_are_read_per_joint() -> None:
     (IDENTIFIED.replace("model_file:", "model_files:"), 1, "not an output"),
     (IDENTIFIED.replace("damping: {value: 0.06,", "damping: {valeur: 0.06,"), 6,
      "damping must be a mapping with a 'value'"),
-    (IDENTIFIED.replace("friction: {value: 0.005,", "friction: {value: -0.005,"), 12,
+    (IDENTIFIED.replace("friction: {value: 0.005,", "friction: {value: -0.005,"), 13,
      r"friction value must be a finite number >= 0 \(N m\), got -0.005"),
     (IDENTIFIED.replace("{value: 0.0105,", "{value: nan,"), 5, "got 'nan'"),
     ("joints:\n  elbow: 3\nmodel_file: {}\n", 2, "joint 'elbow': expected a mapping"),
     ("joints: [\n", 2, "invalid YAML"),
+    (IDENTIFIED.replace("kd: 0.33", "kd: fast"), 9,
+     "joint 'elbow': servo kd must be a finite number, got 'fast'"),
+    (IDENTIFIED.replace("servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33,"
+                        " r2: 0.99}", "servo: 3"), 9, "servo must be a mapping with kp, kd"),
 ])
 def test_a_bad_file_is_refused_at_its_line(text: str, line: int, message: str) -> None:
     with pytest.raises(SimParamsError, match=message) as caught:
@@ -61,7 +108,7 @@ def test_a_bad_file_is_refused_at_its_line(text: str, line: int, message: str) -
 def test_a_joint_the_model_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
     path = tmp_path / "identified.yaml"
     path.write_text(IDENTIFIED.replace("  wrist:", "  wirst:"), encoding="utf-8")
-    with pytest.raises(SimParamsError, match=r"identified.yaml:9: unknown joint 'wirst'.*"
+    with pytest.raises(SimParamsError, match=r"identified.yaml:10: unknown joint 'wirst'.*"
                                              r"did you mean 'wrist'"):
         load_sim_params(path).check_joints(["shoulder_yaw", "shoulder_pitch", "elbow",
                                             "wrist"])
@@ -70,7 +117,7 @@ def test_a_joint_the_model_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("edit", "expected"), [
-    (("  wrist:", "  wirst:"), "identified.yaml:9: unknown joint 'wirst'"),
+    (("  wrist:", "  wirst:"), "identified.yaml:10: unknown joint 'wirst'"),
     (("{value: 0.0105,", "{value: -1,"), "identified.yaml:5: joint 'elbow': armature value"),
 ])
 def test_sim_to_real_refuses_a_bad_file_before_starting(
@@ -134,9 +181,15 @@ def test_the_simulation_node_runs_with_the_files_values(ros_env: dict[str, str],
             assert sim.engine.armature == {("arm", "elbow"): 0.0105}
             assert sim.engine.model.skeletons[0].dofs[elbow].damping == 0.06
             assert sim.engine.model.skeletons[0].dofs[elbow].coulomb_friction == 0.015
+            gains = sim.engine.position_gains()
+            assert (gains[elbow].kp, gains[elbow].kd, gains[elbow].delay) == (19.1, 0.33, 0.012)
+            assert not gains[elbow].velocity_feedforward
+            wrist = sim.engine.dof_names.index("wrist")  # its servo not identified: defaults
+            assert gains[wrist].velocity_feedforward
+            assert gains[wrist].delay == 0.0
         finally:
             sim.destroy_node()
-        with pytest.raises(NodeSetupError, match=r"bad.yaml:9: unknown joint 'wirst'"):
+        with pytest.raises(NodeSetupError, match=r"bad.yaml:10: unknown joint 'wirst'"):
             node(bad)
     finally:
         rclpy.try_shutdown(context=context)
