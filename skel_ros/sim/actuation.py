@@ -483,7 +483,7 @@ class SkeletonActuation:
         return np.where(late, kept, values)
 
     def _drop_pending(self, indices: npt.NDArray[np.intp]) -> None:
-        """Forget the targets on their way to ``indices`` (a new command, a clear)."""
+        """Forget the targets on their way to ``indices`` (a command of another kind, a clear)."""
         kept = []
         for due, order, idx, vals in self._pending:
             keep = ~np.isin(idx, indices)
