@@ -41,8 +41,9 @@ The 12-DOF quadruped (``examples/quadruped.skel`` on ``config/hardware/quadruped
 12 MIT motors on 2 CAN buses) is measured the same way when a physics-backed MIT emulator
 exists (:func:`skel_ros.physical.physical_emulator_names`); else the script says
 ``quadruped: not measured (MIT physics not available)``. Its emulators run in the hardware
-node's process (python-can ``virtual`` channels), one physics world per bus: the tracer
-samples both (an RTF line each), and the emulation's CPU is inside the hardware node's.
+node's process (python-can ``virtual`` channels), both buses moving one physics world
+(:mod:`skel_ros.physical.host`; the tracer samples every world it finds, an RTF line
+each), and the emulation's CPU is inside the hardware node's.
 
 The commands are a 0.5 Hz sine of up to 0.3 rad about each joint's initial position,
 within its limits.

@@ -4,7 +4,7 @@
 ids and timeout, transport kind and modes; :mod:`skel_ros.hardware.plugins`), ``emulate``
 also its emulator (:mod:`skel_ros.emulation`), each imported only when run; ``emulate
 --physics --skel MODEL --config HARDWARE.yaml`` emulates the protocol's buses of a hardware
-YAML instead, each moving one physics world of the model (:mod:`skel_ros.physical`);
+YAML instead, all moving one physics world of the model (:mod:`skel_ros.physical.host`);
 ``clear-faults`` opens the buses of a hardware YAML with their drivers and runs each
 protocol's fault recovery, as the hardware node's ``~/clear_faults`` does.
 """
@@ -179,9 +179,9 @@ def _serve(emulators: list[tuple[str, Any]]) -> int:
 
 
 def _emulate_physics(args: argparse.Namespace, proto: ProtocolPlugin) -> int:
-    """``emulate --physics``: the protocol's buses of ``--config``, each one physics world."""
-    from skel_ros.hardware.errors import HardwareError
+    """``emulate --physics``: the protocol's buses of ``--config``, moving one physics world."""
     from skel_ros.model.urdf_reader import parse_xacro_args
+    from skel_ros.physical.host import BusEmulation, EmulatorStartError, start_emulators
     from skel_ros.physical.option import emulator_options
 
     if not (args.skel and args.config):
@@ -194,11 +194,11 @@ def _emulate_physics(args: argparse.Namespace, proto: ProtocolPlugin) -> int:
     loaded = _physics_bench(args)
     if loaded is None:
         return 1
-    start, config, initial = loaded
+    config, initial = loaded
     physics = {"model": str(args.skel), "model_args": parse_xacro_args(args.xacro_args),
                "fixed_base": args.fixed_base, "truth": str(args.truth) if args.truth else None}
     truth = f", truth {args.truth}" if args.truth else ""
-    emulators: list[tuple[str, Any]] = []
+    requests = []
     for spec in config.buses:
         maps = config.joints_on(spec.name)
         if spec.protocol != args.protocol or not maps:
@@ -207,25 +207,28 @@ def _emulate_physics(args: argparse.Namespace, proto: ProtocolPlugin) -> int:
         # real bus.
         transport, options = _emulated_transport(args, proto)
         options.update(emulator_options(maps, initial, physics))
-        try:
-            emulator = start(transport, [m.actuator for m in maps], options)
-        except HardwareError as exc:
-            for _, started in emulators:
-                started.stop()
-            print(f"error: bus {spec.name!r}: cannot start the physics-backed"
-                  f" {args.protocol} emulator: {exc}", file=sys.stderr)
-            return 1
-        joints = ", ".join(f"{m.name} (id {m.actuator.id})" for m in maps)
-        what = f"emulated bus {spec.name!r} ({args.protocol}, physics{truth}): {joints}"
-        emulators.append((what, emulator))
-    if not emulators:
+        requests.append((BusEmulation(spec.name, spec.protocol, transport,
+                                      [m.actuator for m in maps], options), maps))
+    if not requests:
         print(f"error: {args.config}: no {args.protocol} bus with joints", file=sys.stderr)
         return 1
+    try:
+        started = start_emulators([r for r, _ in requests])
+    except EmulatorStartError as exc:
+        print(f"error: bus {exc.bus!r}: cannot start the physics-backed {args.protocol}"
+              f" emulator: {exc}", file=sys.stderr)
+        return 1
+    one = "one physics world" if len(requests) > 1 else "physics"
+    emulators = []
+    for (request, maps), emulator in zip(requests, started, strict=True):
+        joints = ", ".join(f"{m.name} (id {m.actuator.id})" for m in maps)
+        what = f"emulated bus {request.name!r} ({args.protocol}, {one}{truth}): {joints}"
+        emulators.append((what, emulator))
     return _serve(emulators)
 
 
-def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]] | None:
-    """``(start function, hardware config, DOF -> initial position)``, or None after an error.
+def _physics_bench(args: argparse.Namespace) -> tuple[Any, dict[str, float]] | None:
+    """``(hardware config, DOF -> initial position)``, or None after an error.
 
     The model, the YAML bound to it and the truth file are read and checked here, so their
     mistakes are said (with their line) before any device starts.
@@ -237,10 +240,11 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]
     from skel_ros.model.limits import LimitError
     from skel_ros.model.truth import TruthError, apply_truth, load_truth
     from skel_ros.physical import physical_emulator_for
+    from skel_ros.physical.host import world_names
     from skel_ros.physical.option import coupled_buses
 
     try:
-        start = physical_emulator_for(args.protocol)
+        physical_emulator_for(args.protocol)  # one of this protocol exists
         world = load_model_from_args(args.skel, args)
         config = load_hardware_config(args.config)
         bound = config.bind(config.select_skeleton(world))
@@ -251,13 +255,16 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, Any, dict[str, float]
     except (HardwareError, SkelError, TruthError, LimitError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    coupled = coupled_buses(bound.skeleton, {  # each bus started here moves a world of its own
-        b.name: [m.name for m in config.joints_on(b.name)]
-        for b in config.buses if b.protocol == args.protocol})
+    # The buses of this protocol move one world; the others' joints have no device here.
+    worlds = world_names({b.name: b.protocol for b in config.buses})
+    worlds.update({b.name: f"not emulated by this command (a {b.protocol} bus)"
+                   for b in config.buses if b.protocol != args.protocol})
+    coupled = coupled_buses(bound.skeleton, {b.name: [m.name for m in config.joints_on(b.name)]
+                                             for b in config.buses}, worlds)
     if coupled:
         print(f"error: physics emulation: {coupled}", file=sys.stderr)
         return None
-    return start, config, {d.name: d.initial_position for d in bound.skeleton.dofs}
+    return config, {d.name: d.initial_position for d in bound.skeleton.dofs}
 
 
 def _cmd_clear_faults(args: argparse.Namespace) -> int:
@@ -341,7 +348,7 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's subparsers action i
     e.add_argument("--channel", help="CAN channel")
     e.add_argument("--physics", action="store_true",
                    help="the devices of --config's buses of this protocol move one physics"
-                        " model of the robot (--skel) per bus, each with its own control law"
+                        " model of the robot (--skel), each with its own control law"
                         " (docs/sim_to_real.md, 'Rehearsing before the robot arrives')")
     e.add_argument("--skel", type=input_file, help="with --physics: the robot's model")
     add_model_arguments(e, positional=False)

@@ -80,6 +80,7 @@ from skel_ros.hardware.errors import ConfigError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from skel_ros.hardware.base import ActuatorSpec
 
@@ -178,7 +179,7 @@ class Cia402Emulator:
             params = MotorParams(**dict(opts.get("motor") or {}))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"CiA 402 emulator: bad motor parameters: {exc}") from None
-        self._lock = threading.RLock()
+        self._lock = self._motion_lock()
         self._stop = threading.Event()
         self._passes = 0
         period = opts.get("supervisor_period", 0.002)
@@ -241,6 +242,14 @@ class Cia402Emulator:
         world's joint. Called from ``__init__`` for each actuator, before the network starts.
         """
         return MotorModel(params, position, now)
+
+    def _motion_lock(self) -> AbstractContextManager[Any]:
+        """The (re-entrant) lock held while a frame or a call acts on the drives: its own.
+
+        :mod:`skel_ros.physical.canopen402` gives its physics world's, which the emulators
+        of other buses moving that world hold too.
+        """
+        return threading.RLock()
 
     def _take_fault(self, d: EmulatedDrive) -> int:  # noqa: ARG002
         """The error code of a fault the drive's own monitoring raised since the last call.

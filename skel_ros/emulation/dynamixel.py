@@ -30,6 +30,9 @@ are stored, not followed), PWM control (treated as current control), gains.
 The process is started by :func:`start_emulator` (the protocol ``dynamixel``'s emulator,
 :mod:`skel_ros.emulation`) or :func:`start`, and talks to its parent over stdin/stdout,
 one JSON object per line; it exits when its stdin closes, so it never outlives its parent.
+One process may serve several buses (:func:`run_servers`, one select loop; started by
+:func:`start_group`, a handle per bus): :mod:`skel_ros.physical.host`'s buses whose
+servos move one physics world.
 ``python -m skel_ros.emulation.dynamixel --ids 1-4`` runs one in the foreground.
 
 Packets read from the port in one piece share their arrival time, so a Sync Write and the
@@ -87,8 +90,10 @@ __all__ = [
     "emulator_config",
     "main",
     "run",
+    "run_servers",
     "start",
     "start_emulator",
+    "start_group",
 ]
 
 Instruction = proto.Instruction
@@ -773,7 +778,7 @@ class EmulatorConfig:
 
 
 class _Server:
-    """The emulator's select loop: the pty's master side and the control channel."""
+    """One bus of the emulator: its pty's master side and its servos (:func:`_serve_all`)."""
 
     def __init__(self, config: EmulatorConfig, control_in: IO[str] | None,
                  control_out: IO[str] | None) -> None:
@@ -821,25 +826,26 @@ class _Server:
         self.pty.remove()
 
     def serve(self) -> None:
-        control = [self.control_in.fileno()] if self.control_in else []
-        while self.running:
-            if self.master < 0 and time.monotonic() >= self.back_at:
-                self._open_pty()
-            fds = [self.master, *control] if self.master >= 0 else control
-            now = time.monotonic()
-            # Awake just after the first Bus Watchdog deadline, to see the silence (if any).
-            wait = min(1.0, self.back_at - now, self.bus.watchdog_deadline() + 1e-3 - now)
-            ready, _, _ = select.select(fds, [], [], max(0.0, wait))
-            if self.master >= 0 and self.master in ready:
-                read_at = time.monotonic()  # bytes not in this read come after it
-                self._on_bytes(os.read(self.master, 65536), read_at)
-            else:
-                self._silence()
-            if self.control_in is not None and self.control_in.fileno() in ready:
-                line = self.control_in.readline()
-                if not line:
-                    return  # the parent is gone
-                self._on_control(line)
+        """Serve this bus and the control channel until ``quit`` or the parent is gone."""
+        _serve_all([self], self.control_in, self.control_out)
+
+    def _wait(self, now: float) -> float:
+        """Seconds the loop may sleep for this bus (the port back first, if it is time).
+
+        Until the port returns, or just after the first Bus Watchdog deadline, to see the
+        silence (if any).
+        """
+        if self.master < 0 and now >= self.back_at:
+            self._open_pty()
+        return min(self.back_at - now, self.bus.watchdog_deadline() + 1e-3 - now)
+
+    def _ready(self, ready: Sequence[int]) -> None:
+        """The port's bytes read and answered, or the silence seen."""
+        if self.master >= 0 and self.master in ready:
+            read_at = time.monotonic()  # bytes not in this read come after it
+            self._on_bytes(os.read(self.master, 65536), read_at)
+        else:
+            self._silence()
 
     def _silence(self) -> None:
         """Nothing to read from the port now (or no port): expire the watchdogs it runs out."""
@@ -883,16 +889,6 @@ class _Server:
             pause_until(t, time.monotonic, time.sleep)
             os.write(self.master, reply)
 
-    def _on_control(self, line: str) -> None:
-        try:
-            request = json.loads(line)
-            answer = self._control(request)
-        except (ValueError, KeyError, TypeError) as exc:
-            answer = {"error": str(exc)}
-        if self.control_out is not None:
-            self.control_out.write(json.dumps(answer) + "\n")
-            self.control_out.flush()
-
     def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: C901, PLR0911
         command = request["command"]
         now = time.monotonic()
@@ -931,55 +927,113 @@ class _Server:
         return {"error": f"unknown command {command!r}"}
 
 
+def _serve_all(servers: Sequence[_Server], control_in: IO[str] | None,
+               control_out: IO[str] | None) -> None:
+    """One select loop for the ports of ``servers`` (buses) and the control channel.
+
+    Serves until every bus got ``quit`` or the parent is gone (the channel closed). A
+    control request goes to the bus of its ``bus`` (the server's index, default 0);
+    ``quit`` ends that bus (its port removed), the others go on.
+    """
+    control = [control_in.fileno()] if control_in else []
+    live = [s for s in servers if s.running]
+    while live:
+        now = time.monotonic()
+        wait = min([1.0, *(s._wait(now) for s in live)])  # noqa: SLF001
+        fds = [s.master for s in live if s.master >= 0] + control
+        ready, _, _ = select.select(fds, [], [], max(0.0, wait))
+        for server in live:
+            server._ready(ready)  # noqa: SLF001
+        if control_in is not None and control_in.fileno() in ready:
+            line = control_in.readline()
+            if not line:
+                return  # the parent is gone
+            answer = _control_line(servers, line)
+            if control_out is not None:
+                control_out.write(json.dumps(answer) + "\n")
+                control_out.flush()
+        for server in live:
+            if not server.running:
+                server.cleanup()
+        live = [s for s in live if s.running]
+
+
+def _control_line(servers: Sequence[_Server], line: str) -> dict[str, Any]:
+    """The answer to one control request (a line of JSON) from its bus's server."""
+    try:
+        request = json.loads(line)
+        index = int(request.get("bus", 0))
+        if not 0 <= index < len(servers):
+            return {"error": f"no bus {index} in this emulator ({len(servers)} bus(es))"}
+        if not servers[index].running:
+            return {"error": f"bus {index} of this emulator is stopped"}
+        return servers[index]._control(request)  # noqa: SLF001
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {"error": str(exc)}
+
+
 def run(config: EmulatorConfig, *, control: bool) -> int:
     """Serve until stdin closes (``control``) or Ctrl-C / SIGTERM (foreground)."""
-    server = _Server(config, sys.stdin if control else None, sys.stdout if control else None)
+    return run_servers([config], control=control)
 
-    def _stop(*_: object) -> None:
-        server.running = False
-        raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, _stop)
-    if control:
-        sys.stdout.write(json.dumps({"port": server.port}) + "\n")
-        sys.stdout.flush()
-    else:
-        ids = ", ".join(str(i) for i in sorted(server.bus.all_servos))
-        print(f"emulated Dynamixel ids {ids} on {server.port}"  # noqa: T201
-              f" (baudrate {config.baudrate}); Ctrl-C to stop", flush=True)
+def run_servers(configs: Sequence[EmulatorConfig], *, control: bool) -> int:
+    """Serve the buses of ``configs`` in one loop, as :func:`run` serves one.
+
+    Each config builds its bus's servos (configs whose servos move one physics world
+    build them in that world). With ``control``, the first line on stdout is
+    ``{"port": ...}`` (one bus) or ``{"ports": [...]}`` (several, in order); each control
+    request names its ``bus``.
+    """
+    servers: list[_Server] = []
     try:
+        for config in configs:  # one by one: those made are cleaned up if one fails
+            servers.append(  # noqa: PERF401
+                _Server(config, sys.stdin if control else None, sys.stdout if control else None))
+
+        def _stop(*_: object) -> None:
+            for server in servers:
+                server.running = False
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _stop)
+        if control:
+            ports = [s.port for s in servers]
+            first = {"port": ports[0]} if len(ports) == 1 else {"ports": ports}
+            sys.stdout.write(json.dumps(first) + "\n")
+            sys.stdout.flush()
+        else:
+            for server in servers:
+                ids = ", ".join(str(i) for i in sorted(server.bus.all_servos))
+                print(f"emulated Dynamixel ids {ids} on {server.port}"  # noqa: T201
+                      f" (baudrate {server.config.baudrate}); Ctrl-C to stop", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
-            server.serve()
+            _serve_all(servers, sys.stdin if control else None,
+                       sys.stdout if control else None)
     finally:
-        server.cleanup()
+        for server in servers:
+            server.cleanup()
     return 0
 
 
 # ---------------------------------------------------------------- the parent's handle
 
 
-class DynamixelEmulator:
-    """A running emulator process (what ``start_emulator`` returns).
+class _Process:
+    """A running emulator process serving one bus or several, and its control channel.
 
-    Attributes:
-        transport: ``{"port": "/dev/pts/N", "baudrate": ...}`` for ``BusSpec.transport``.
+    Started as ``python -m module --control --config JSON``; its first line says its
+    ports (``port``, or ``ports`` in the buses' order). It ends when the last bus's
+    handle lets it go (:meth:`release`) or :meth:`stop`.
     """
 
-    def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT, *,
-                 module: str = "skel_ros.emulation.dynamixel") -> None:
-        """Start ``python -m module --control --config JSON``.
-
-        ``module`` serves the bus: this one, or one whose servos move a physics model
-        (:mod:`skel_ros.physical`).
-        """
-        self.config = config
+    def __init__(self, module: str, config_json: str, timeout: float) -> None:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         try:
             self._process: subprocess.Popen[str] | None = subprocess.Popen(  # noqa: S603
-                [sys.executable, "-m", module, "--control",
-                 "--config", config.to_json()],
+                [sys.executable, "-m", module, "--control", "--config", config_json],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                 start_new_session=True)
         except OSError as exc:
@@ -988,15 +1042,16 @@ class DynamixelEmulator:
         self._finalizer = weakref.finalize(self, _terminate, self._process)
         atexit.register(self.stop)
         first = self._receive(timeout)
-        port = first.get("port")
-        if not isinstance(port, str):
+        ports = first["ports"] if isinstance(first.get("ports"), list) else [first.get("port")]
+        if not ports or not all(isinstance(p, str) for p in ports):
             self.stop()
             raise TransportError(f"the Dynamixel emulator did not start: {first}")
-        self.transport: Mapping[str, Any] = {"port": port, "baudrate": config.baudrate}
+        self.ports: list[str] = ports
+        self._users = len(ports)
 
     @property
     def pid(self) -> int | None:
-        """The emulator process's id (None once stopped)."""
+        """The process's id (None once stopped)."""
         return self._process.pid if self._process else None
 
     @property
@@ -1016,7 +1071,13 @@ class DynamixelEmulator:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
-    def _call(self, **request: Any) -> dict[str, Any]:  # noqa: ANN401
+    def call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The process's answer to one control request.
+
+        Raises:
+            TransportError: the process is stopped, gone or silent.
+            ValueError: the request's error, as the process says it.
+        """
         with self._lock:
             process = self._process
             if process is None or process.stdin is None:
@@ -1030,6 +1091,66 @@ class DynamixelEmulator:
         if "error" in answer:
             raise ValueError(answer["error"])
         return answer
+
+    def release(self) -> None:
+        """One bus's handle is done with the process: the last one stops it."""
+        with self._lock:
+            self._users -= 1
+            last = self._users <= 0
+        if last:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the process (idempotent, never raises)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+        _terminate(process)
+        self._finalizer.detach()
+
+
+class DynamixelEmulator:
+    """A running emulator: one bus of an emulator process (what ``start_emulator`` returns).
+
+    Attributes:
+        transport: ``{"port": "/dev/pts/N", "baudrate": ...}`` for ``BusSpec.transport``.
+    """
+
+    def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT, *,
+                 module: str = "skel_ros.emulation.dynamixel",
+                 process: _Process | None = None, bus: int | None = None) -> None:
+        """Start ``python -m module --control --config JSON``, a process of its own.
+
+        ``module`` serves the bus: this one, or one whose servos move a physics model
+        (:mod:`skel_ros.physical`). With ``process`` (:func:`start_group`): bus ``bus``
+        of that process instead, nothing started.
+        """
+        self.config = config
+        self._host = _Process(module, config.to_json(), timeout) if process is None \
+            else process
+        self._bus = bus
+        self._stopped = False
+        self.transport: Mapping[str, Any] = {"port": self._host.ports[bus or 0],
+                                             "baudrate": config.baudrate}
+
+    @property
+    def pid(self) -> int | None:
+        """The emulator process's id (None once stopped)."""
+        return None if self._stopped else self._host.pid
+
+    @property
+    def running(self) -> bool:
+        """Whether the process is alive (and serves this bus)."""
+        return not self._stopped and self._host.running
+
+    def _call(self, **request: Any) -> dict[str, Any]:  # noqa: ANN401
+        if self._stopped:
+            raise TransportError("the Dynamixel emulator is stopped")
+        if self._bus is not None:
+            request["bus"] = self._bus
+        return self._host.call(request)
 
     def state(self, actuator_id: int) -> MotorState:
         """The true shaft state of servo ``actuator_id``."""
@@ -1074,14 +1195,35 @@ class DynamixelEmulator:
         return {k: int(v) for k, v in self._call(command="counts").items()}
 
     def stop(self) -> None:
-        """Stop the process (idempotent, never raises)."""
-        process, self._process = self._process, None
-        if process is None:
+        """Stop serving this bus: its process ends with its last bus (idempotent, never raises)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._bus is None:
+            self._host.stop()
             return
         with contextlib.suppress(Exception):
-            atexit.unregister(self.stop)
-        _terminate(process)
-        self._finalizer.detach()
+            self._host.call({"command": "quit", "bus": self._bus})
+        self._host.release()
+
+
+def start_group(configs: Sequence[EmulatorConfig], module: str, config_json: str,
+                timeout: float = _CONTROL_TIMEOUT) -> list[DynamixelEmulator]:
+    """The buses of ``configs`` served by one process: a handle per bus, in order.
+
+    ``python -m module --control --config config_json`` (its :func:`run_servers`: the
+    ports first, each control request to its ``bus``). Each handle's :meth:`~DynamixelEmulator.
+    stop` ends its bus; the last one ends the process.
+
+    Raises:
+        TransportError: the process did not start, or not with one port per bus.
+    """
+    process = _Process(module, config_json, timeout)
+    if len(process.ports) != len(configs):
+        process.stop()
+        raise TransportError(f"the Dynamixel emulator serves {len(process.ports)} bus(es),"
+                             f" not {len(configs)}")
+    return [DynamixelEmulator(c, process=process, bus=k) for k, c in enumerate(configs)]
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:

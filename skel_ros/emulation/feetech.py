@@ -42,6 +42,7 @@ from skel_ros.hardware.feetech.bus import return_delay_units
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
 __all__ = ["EmulatedServo", "FeetechEmulator", "ServoBus", "main", "start_emulator"]
 
@@ -307,11 +308,14 @@ class FeetechEmulator:
     """
 
     def __init__(self, bus: ServoBus, baudrate: int = 1_000_000, *,
-                 wire_time: bool = False) -> None:
+                 wire_time: bool = False, lock: AbstractContextManager[Any] | None = None,
+                 ) -> None:
         self.bus = bus
         self.baudrate = baudrate
         self.wire_time = wire_time
-        self._lock = threading.Lock()
+        # Held while a packet or a call acts on the servos; physics-backed servos give
+        # their world's, which the emulators of other buses moving it hold too.
+        self._lock = threading.Lock() if lock is None else lock
         self._pty = serial_pty.PtyPort("skel-ft-")
         self.port = self._pty.path
         self.transport: Mapping[str, Any] = {"port": self.port, "baudrate": baudrate}

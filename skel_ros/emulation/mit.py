@@ -84,6 +84,7 @@ from skel_ros.hardware.mit.models import resolve
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     import can
 
@@ -191,7 +192,7 @@ class MitEmulator:
                     raise ConfigError(f"MIT emulator id {act.id}: a Damiao motor's CAN "
                                       "timeout is its register 9, written over CAN")
                 self._motors[act.id].timeout = float(can_timeout[act.id])
-        self._lock = threading.Lock()
+        self._lock = self._motion_lock()
         self._stop = threading.Event()
         self._bus: can.BusABC = can_transport.open_bus(tr)
         self._thread = threading.Thread(target=self._run, name="mit-emulator", daemon=True)
@@ -205,6 +206,14 @@ class MitEmulator:
         joint. Called from ``__init__`` for each actuator, before the thread starts.
         """
         return MotorModel(params, position, now)
+
+    def _motion_lock(self) -> AbstractContextManager[Any]:
+        """The lock held while a frame or a call acts on the motors: this emulator's own.
+
+        :mod:`skel_ros.physical.mit` gives its physics world's, which the emulators of
+        other buses moving that world hold too.
+        """
+        return threading.Lock()
 
     # ------------------------------------------------------------------ control
 

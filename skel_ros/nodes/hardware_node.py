@@ -605,39 +605,44 @@ class HardwareNode(LifecycleNode):
                          physics: dict[str, Any] | None) -> Any:  # noqa: ANN401
         """Start each bus's emulator (actuators at the model's initial positions).
 
-        With ``physics`` (the ``physics`` option but its joints), the physics-backed ones.
+        With ``physics`` (the ``physics`` option but its joints), the physics-backed ones:
+        the buses of a kind move one world of the robot (:mod:`skel_ros.physical.host`),
+        unless buses of worlds apart are coupled (refused, before any starts).
         """
         from skel_ros.emulation import emulated_transport, emulator_for
-        from skel_ros.physical import physical_emulator_for
-        from skel_ros.physical.option import coupled_buses, emulator_options
+        from skel_ros.physical.option import emulator_options
 
         initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
-        coupled = physics is not None and coupled_buses(
-            bound.skeleton, {b.name: [m.name for m in config.joints_on(b.name)]
-                             for b in config.buses})
-        if coupled:
-            raise NodeSetupError(f"physics emulation: {coupled}")
-        for spec in config.buses:
-            maps = config.joints_on(spec.name)
-            if not maps:
-                continue
+        buses = [(spec, config.joints_on(spec.name)) for spec in config.buses]
+        buses = [(spec, maps) for spec, maps in buses if maps]
+        worlds = None if physics is None else _physics_worlds(bound, buses)
+        requests = []
+        for spec, maps in buses:
             try:
                 plugin = protocol(spec.protocol)
-                start = (emulator_for(spec.protocol) if physics is None
-                         else physical_emulator_for(spec.protocol))
+                start = emulator_for(spec.protocol)
             except ConfigError as exc:
                 raise NodeSetupError(f"bus {spec.name!r}: no emulator: {exc}") from None
-            try:
-                emulator = start(emulated_transport(plugin, spec.transport),
-                                 [m.actuator for m in maps],
-                                 emulator_options(maps, initial, physics))
-            except HardwareError as exc:
-                raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"
-                                     ) from None
-            self._emulators.append(emulator)
+            requests.append((spec, start, emulated_transport(plugin, spec.transport),
+                             [m.actuator for m in maps], emulator_options(maps, initial, physics)))
+        emulators = []
+        if worlds is None:
+            for spec, start, transport, actuators, options in requests:
+                try:
+                    emulator = start(transport, actuators, options)
+                except HardwareError as exc:
+                    raise NodeSetupError(f"bus {spec.name!r}: emulator failed to start: {exc}"
+                                         ) from None
+                self._emulators.append(emulator)  # stopped at cleanup, even if a later fails
+                emulators.append(emulator)
+        else:
+            emulators = _start_physical(requests)
+            self._emulators.extend(emulators)
+        for (spec, *_), emulator in zip(requests, emulators, strict=True):
             config = config.with_transport(spec.name, emulator.transport)
+            world = f"; physics: {worlds[spec.name]}" if worlds and len(requests) > 1 else ""
             self.get_logger().info(f"bus {spec.name!r}: emulated {spec.protocol} actuators"
-                                   f" at {dict(emulator.transport)}")
+                                   f" at {dict(emulator.transport)}{world}")
         return config
 
     def _create_interfaces(self, p: dict[str, Any], state_rate: float) -> None:
@@ -928,6 +933,42 @@ def _actuator_status(act: ActuatorDiagnostics, node: str) -> DiagnosticStatus:
     return DiagnosticStatus(level=bytes([int(act.level)]), name=f"{node}: {act.name}",
                             message=act.message, hardware_id=f"{act.bus}/{act.id}",
                             values=values)
+
+
+def _physics_worlds(bound: Any, buses: list[tuple[Any, Any]]) -> dict[str, str]:  # noqa: ANN401
+    """Bus name -> the physics world its emulator moves (``buses``: ``(spec, maps)``).
+
+    Raises:
+        NodeSetupError: buses of worlds apart are coupled (:func:`skel_ros.physical.option.
+            coupled_buses`).
+    """
+    from skel_ros.physical.host import world_names
+    from skel_ros.physical.option import coupled_buses
+
+    worlds = world_names({spec.name: spec.protocol for spec, _ in buses})
+    coupled = coupled_buses(bound.skeleton, {spec.name: [m.name for m in maps]
+                                             for spec, maps in buses}, worlds)
+    if coupled:
+        raise NodeSetupError(f"physics emulation: {coupled}")
+    return worlds
+
+
+def _start_physical(requests: list[tuple[Any, ...]]) -> list[Any]:
+    """The physics-backed emulators of ``requests``, in order: every one started, or none.
+
+    Each request: ``(spec, _, transport, actuators, options)``.
+
+    Raises:
+        NodeSetupError: a bus's emulator does not exist or cannot start.
+    """
+    from skel_ros.physical.host import BusEmulation, EmulatorStartError, start_emulators
+
+    try:
+        return start_emulators([BusEmulation(spec.name, spec.protocol, transport, actuators,
+                                             options)
+                                for spec, _, transport, actuators, options in requests])
+    except EmulatorStartError as exc:
+        raise NodeSetupError(f"bus {exc.bus!r}: emulator failed to start: {exc}") from None
 
 
 def main(args: Sequence[str] | None = None) -> None:

@@ -238,8 +238,9 @@ def emulation(config: RunConfig, world: World | None = None) -> tuple[bool, str]
 
     ``physics`` None: physics when every bus of the hardware config that drives a joint has
     a physics-backed emulator (:func:`skel_ros.physical.physical_emulator_names`) and the
-    buses may each move a world of their own (:func:`skel_ros.physical.option.
-    coupled_buses`, on ``world``: the run's model, read here if not given), else ideal
+    worlds the buses move are the robot's motion (:func:`skel_ros.physical.option.
+    coupled_buses` on :func:`skel_ros.physical.host.world_names`: the buses of one kind
+    move one world; on ``world``: the run's model, read here if not given), else ideal
     trackers for the whole run (one robot, one kind of emulation), and the text says why.
 
     Raises:
@@ -274,11 +275,12 @@ def emulation(config: RunConfig, world: World | None = None) -> tuple[bool, str]
 
 def _coupled_buses(config: RunConfig, hardware: Any,  # noqa: ANN401 - HardwareConfig
                    world: World | None) -> str | None:
-    """Why the hardware config's buses cannot each move a world of their own, or None."""
+    """Why the worlds the hardware config's buses move are not the robot's motion, or None."""
     if len([b for b in hardware.buses if hardware.joints_on(b.name)]) < 2:  # noqa: PLR2004
         return None
     from skel_ros.hardware.errors import ConfigError
     from skel_ros.model.errors import SkelError
+    from skel_ros.physical.host import world_names
     from skel_ros.physical.option import coupled_buses
 
     try:
@@ -286,7 +288,8 @@ def _coupled_buses(config: RunConfig, hardware: Any,  # noqa: ANN401 - HardwareC
     except (SkelError, ConfigError, OSError) as exc:
         raise RunError(f"model: {exc}") from None
     return coupled_buses(skeleton, {b.name: [m.name for m in hardware.joints_on(b.name)]
-                                    for b in hardware.buses})
+                                    for b in hardware.buses},
+                         world_names({b.name: b.protocol for b in hardware.buses}))
 
 
 def _model(config: RunConfig) -> World:

@@ -17,8 +17,9 @@ nodes, the command line and the tests import it. Emulators are found by protocol
 :data:`BUILTIN` plus the entry-point group :data:`GROUP`; each is a ``start(transport,
 actuators, options)`` function taking its protocol emulator's options plus ``physics``.
 So far: Dynamixel, Feetech, MIT and CiA 402 (``canopen``); the ``physics`` option they share:
-:mod:`.option`. :mod:`.rehearsal` plays a trajectory on the Dynamixel ones in this
-process, without ROS (the gate's fault tests and ``bench/truth_cases.py --in-process``).
+:mod:`.option`; the buses of one robot moving one world: :mod:`.host`. :mod:`.rehearsal`
+plays a trajectory on the Dynamixel ones in this process, without ROS (the gate's fault
+tests and ``bench/truth_cases.py --in-process``).
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 The same emulator as :mod:`skel_ros.emulation.canopen402` (the same canopen nodes on a
 python-can bus, the same object dictionary, state machine, PDOs, heartbeats, EMCYs: the
 same bytes on the wire), with one difference: each drive's shaft is a joint of a
-:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (one per emulator, that
-is per bus), driven by the drive's own control loops (:class:`DriveLaw`) instead of a
-motor model of its own.
+:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (the emulator's own, or
+one the emulators of the robot's other buses move too: :mod:`skel_ros.physical.host`),
+driven by the drive's own control loops (:class:`DriveLaw`) instead of a motor model of
+its own.
 
 The loops are the cascade of a servo drive, run at every step of the world (1 ms for the
 bundled models; a real drive runs its current loop at tens of kHz and its position loop
@@ -85,6 +86,7 @@ from skel_ros.physical.servo_law import profile_step
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from skel_ros.emulation.canopen402 import EmulatedDrive
     from skel_ros.emulation.motor import MotorParams, MotorState
@@ -439,6 +441,10 @@ class PhysicalCia402Emulator(Cia402Emulator):
         with self._lock:
             for d in self._drives.values():
                 self._configure(d)
+
+    def _motion_lock(self) -> AbstractContextManager[Any]:
+        """The world's lock: the emulators of every bus moving it hold it (one at a time)."""
+        return self.world.lock
 
     def law(self, actuator_id: int) -> DriveLaw:
         """The loops of one drive (for tests: its gains, demand and settings)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skel_ros.emulation import dynamixel as emu
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from skel_ros.hardware.base import ActuatorSpec
 
 __all__ = ["PHYSICS_KEYS", "PhysicalEmulatorConfig", "PhysicalServoMotor", "load_real_world",
-           "main", "start_emulator"]
+           "main", "physical_config", "start_emulator"]
 
 
 class PhysicalServoMotor(ServoMotor):
@@ -72,10 +72,13 @@ class PhysicalServoMotor(ServoMotor):
 class PhysicalEmulatorConfig(emu.EmulatorConfig):
     """An emulator configuration whose servos move a physics world.
 
-    ``physics``: the ``physics`` option (:data:`PHYSICS_KEYS`), as JSON.
+    ``physics``: the ``physics`` option (:data:`PHYSICS_KEYS`), as JSON; ``world``: in
+    the emulator's process only, a world the servos of several buses move (the
+    ``physics`` option's ``world``: :mod:`skel_ros.physical.host`), never in the JSON.
     """
 
     physics: str = "{}"
+    world: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """One line of JSON."""
@@ -94,8 +97,10 @@ class PhysicalEmulatorConfig(emu.EmulatorConfig):
     def build(self, clock: Callable[[], float]) -> emu.ServoBus:
         """The servos, each a joint of one physics world started now."""
         now = clock()
-        physical, joints = build_world(json.loads(self.physics),
-                                       {i: p for i, _, p, _ in self.servos}, now)
+        physics = json.loads(self.physics)
+        if self.world is not None:
+            physics["world"] = self.world
+        physical, joints = build_world(physics, {i: p for i, _, p, _ in self.servos}, now)
         servos = {}
         for dxl_id, model_name, position, kt in self.servos:
             model = ct.model_by_name(model_name)
@@ -125,12 +130,25 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
         TransportError: the process did not start (a model or truth file it cannot read
             is said so).
     """
+    return emu.DynamixelEmulator(physical_config(transport, actuators, options),
+                                 module="skel_ros.physical.dynamixel")
+
+
+def physical_config(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpec],
+                    options: Mapping[str, Any]) -> PhysicalEmulatorConfig:
+    """What :func:`start_emulator` starts: its arguments, checked (``physics`` in JSON).
+
+    Raises:
+        ConfigError: unknown options, a ``physics`` without model or joints, models, ids.
+    """
     physics, rest = split_physics(options)
+    if physics.get("world") is not None:
+        raise ConfigError("physics emulation: Dynamixel servos move a world of their"
+                          " emulator's process; 'world' is for the emulators of this process"
+                          " (several Dynamixel buses: skel_ros.physical.host)")
     base = emu.emulator_config(transport, actuators, rest)
-    config = PhysicalEmulatorConfig(base.servos, base.baudrate, base.firmware,
-                                    base.return_delay, base.wire_time,
-                                    json.dumps(physics))
-    return emu.DynamixelEmulator(config, module="skel_ros.physical.dynamixel")
+    return PhysicalEmulatorConfig(base.servos, base.baudrate, base.firmware,
+                                  base.return_delay, base.wire_time, json.dumps(physics))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

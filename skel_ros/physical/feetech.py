@@ -3,8 +3,9 @@
 The same emulator as :mod:`skel_ros.emulation.feetech` (the same thread on a pty, the
 same memory table, instructions, status byte, protections, Lock and power cycles: the
 same bytes on the wire), with one difference: each servo's shaft is a joint of a
-:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (one per emulator,
-that is per bus), driven by the servo's own control law (:class:`FeetechLaw`) instead of
+:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (the emulator's own,
+or one the emulators of the robot's other buses move too: :mod:`skel_ros.physical.host`),
+driven by the servo's own control law (:class:`FeetechLaw`) instead of
 a first-order motor of its own.
 
 The law, from Feetech's STS/SMS and SCS memory tables where they say it:
@@ -337,6 +338,8 @@ def start_emulator(transport: Mapping[str, Any], actuators: Sequence[ActuatorSpe
             cannot be used.
     """
     servos = physical_servos(actuators, options, time.monotonic())
+    world = next(iter(servos.values())).physical.joint.world if servos else None
     return emu.FeetechEmulator(emu.ServoBus(servos, time.monotonic),
                                int(transport.get("baudrate", 1_000_000)),
-                               wire_time=bool(options.get("wire_time", False)))
+                               wire_time=bool(options.get("wire_time", False)),
+                               lock=None if world is None else world.lock)

@@ -3,9 +3,9 @@
 The same emulator as :mod:`skel_ros.emulation.mit` (the same thread on a python-can bus,
 the same frames, *enter* / *exit* / *zero*, retained command, CAN timeouts, errors: the
 same bytes on the wire), with one difference: each motor's shaft is a joint of a
-:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (one per emulator, that
-is per bus), driven by the motor's own law (:class:`MitLaw`) instead of a motor model of
-its own.
+:class:`~skel_ros.physical.world.PhysicalWorld` of the whole robot (the emulator's own, or
+one the emulators of the robot's other buses move too: :mod:`skel_ros.physical.host`),
+driven by the motor's own law (:class:`MitLaw`) instead of a motor model of its own.
 
 The law is the firmware's: ``torque = kp (p_des - p) + kd (v_des - v) + t_ff`` from the
 encoder's position ``p`` and the shaft's velocity ``v``, within the motor's torque limit
@@ -39,6 +39,7 @@ from skel_ros.physical.option import JointMotor, build_world, split_physics
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from skel_ros.emulation.motor import MotorParams
     from skel_ros.hardware.base import ActuatorSpec
@@ -175,6 +176,10 @@ class PhysicalMitEmulator(MitEmulator):
         self.world, self._joints = build_world(
             physics, {a.id: float(initial.get(a.id, 0.0)) for a in actuators}, clock())
         super().__init__(transport, actuators, rest)
+
+    def _motion_lock(self) -> AbstractContextManager[Any]:
+        """The world's lock: the emulators of every bus moving it hold it (one at a time)."""
+        return self.world.lock
 
     def _motion(self, actuator: ActuatorSpec, ranges: MitRanges,  # noqa: ARG002
                 params: MotorParams, position: float, now: float,  # noqa: ARG002

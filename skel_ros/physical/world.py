@@ -38,6 +38,13 @@ torque on) the robot stands held at its initial pose, as on its stand or in a ha
 the simulation node holds it there until its first command: with every motor off, an arm
 would otherwise fall before the run starts. Time passes; nothing moves.
 
+The world may be the robot of several buses' devices, their emulators stepping it from
+threads of their own: one lock (:attr:`PhysicalWorld.lock`, re-entrant) is held while it
+steps (:meth:`PhysicalWorld.advance`), while a command waits for its time
+(:meth:`PhysicalWorld.at`) and while a device reads its joint; each emulator of
+:mod:`skel_ros.physical` holds it as its own lock, so whatever a device does to its law
+and joint between two steps is done whole. Alone, a bus's emulator takes it uncontended.
+
 Friction, damping and added masses are in the real model itself. Positions, velocities
 and torques given to and taken from devices are at the actuator (its side of the
 :class:`Transmission`); the world works at the joint.
@@ -48,6 +55,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -316,10 +324,15 @@ class PhysicalWorld:
         truth: how the devices differ from perfect ones (delay, encoder, backlash,
             armature) and the noise seed.
         t0: the clock's time of the world's start.
+
+    Attributes:
+        lock: held while the world steps and while a device acts on its joint (module
+            docstring); the emulators whose devices move this world use it as theirs.
     """
 
     def __init__(self, world: World, joints: Mapping[str, Transmission],
                  truth: Truth = EMPTY_TRUTH, t0: float = 0.0) -> None:
+        self.lock = threading.RLock()
         self.engine = MujocoEngine(_driven(world, set(joints)), enforce_limits=True)
         names = self.engine.dof_names
         self.joints: dict[str, DeviceJoint] = {}
@@ -348,10 +361,11 @@ class PhysicalWorld:
 
     def at(self, t: float, action: Callable[[], None]) -> None:
         """Run ``action`` before the first step that starts at or after clock time ``t``."""
-        if t <= self.time:
-            action()
-        else:
-            heapq.heappush(self._due, (t, next(self._order), action))
+        with self.lock:
+            if t <= self.time:
+                action()
+            else:
+                heapq.heappush(self._due, (t, next(self._order), action))
 
     def release(self) -> None:
         """Let the robot move: a device drives its joint (module docstring)."""
@@ -418,13 +432,14 @@ class PhysicalWorld:
 
         While :attr:`held`, the time passes without a step.
         """
-        steps = math.floor((t - self.t0) / self.dt + 1e-9)
-        if self.held:
-            if steps > self._steps:
-                self.t0 += (steps - self._steps) * self.dt
-            return
-        while self._steps < steps:
-            self._step()
+        with self.lock:
+            steps = math.floor((t - self.t0) / self.dt + 1e-9)
+            if self.held:
+                if steps > self._steps:
+                    self.t0 += (steps - self._steps) * self.dt
+                return
+            while self._steps < steps:
+                self._step()
 
     def _read(self) -> None:
         q, qd = self.engine.positions(), self.engine.velocities()

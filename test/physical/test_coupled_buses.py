@@ -1,11 +1,13 @@
-"""One physics world per bus moves the robot as it moves only where the buses do not meet.
+"""Physics worlds apart move the robot as it moves only where their buses do not meet.
 
-Each bus's physics-backed emulator moves a world of its own, the whole robot, where the
-other buses' joints have no device and hang limp. That is exact for the legs of a robot
-on a stand (they meet at a body fixed to the world), wrong for an arm whose shoulder and
-wrist are on two buses, or for a floating base: there a run falls back to ideal
-actuators, and a hardware node or ``skel-ros emulate`` asked for physics refuses
-(:func:`skel_ros.physical.option.coupled_buses`).
+A world is the whole robot, where the joints of the buses that move other worlds have no
+device and hang limp. That is exact for the legs of a robot on a stand (they meet at a
+body fixed to the world), wrong for an arm whose shoulder and wrist are on buses of two
+worlds, or for a floating base above both (:func:`skel_ros.physical.option.
+coupled_buses`). The buses of one kind share one world (:mod:`skel_ros.physical.host`),
+so an arm split over two Dynamixel buses is one robot; split over a Dynamixel bus and a
+CAN bus (a world in the emulator process, one in this process) a run falls back to ideal
+actuators, and a hardware node or ``skel-ros emulate`` asked for physics refuses.
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ def _split_arm(tmp_path: Path) -> Path:
     path = tmp_path / "split.yaml"
     path.write_text(head + "  elbow:\n" + tail.replace("bus: arm_bus", "bus: hand_bus"),
                     encoding="utf-8")
+    return path
+
+
+def _mixed_arm(tmp_path: Path) -> Path:
+    """The split arm with its elbow and wrist on MIT motors of a CAN bus."""
+    text = _split_arm(tmp_path).read_text(encoding="utf-8")
+    text = text.replace("  hand_bus:\n    protocol: dynamixel\n"
+                        "    transport: {port: /dev/ttyUSB1, baudrate: 1000000}\n",
+                        "  hand_bus:\n    protocol: mit\n"
+                        "    transport: {interface: virtual, channel: hand}\n", 1)
+    head, _, tail = text.partition("  elbow:\n")
+    tail = tail.replace("model: XM430-W350\n    mode: position", "model: AK80-9\n"
+                        "    mode: impedance").replace("model: XL430-W250\n    mode: position",
+                                                       "model: AK80-9\n    mode: impedance")
+    path = tmp_path / "mixed.yaml"
+    path.write_text(head + "  elbow:\n" + tail, encoding="utf-8")
     return path
 
 
@@ -76,24 +94,35 @@ def test_a_floating_base_moves_every_leg(tmp_path: Path) -> None:
 
 
 def test_a_run_falls_back_to_ideal_actuators_and_emulate_refuses(tmp_path: Path) -> None:
-    """``emulate`` in a process of its own: without the check it would serve until killed."""
+    """``emulate`` in a process of its own: without the check it would serve until killed.
+
+    Split over two Dynamixel buses, the arm is one world: a run has physics.
+    """
     import subprocess
     import sys
 
     from skel_ros.nodes.sim_to_real import RunConfig, emulation
 
-    yaml = _split_arm(tmp_path)
-    physics, text = emulation(RunConfig(skel_file=example("arm.skel"), hardware_config=yaml,
-                                        trajectory=example("arm_trajectory.yaml"),
-                                        out_dir=tmp_path / "run"))
+    def run(yaml: Path) -> tuple[bool, str]:
+        return emulation(RunConfig(skel_file=example("arm.skel"), hardware_config=yaml,
+                                   trajectory=example("arm_trajectory.yaml"),
+                                   out_dir=tmp_path / "run"))
+
+    assert run(_split_arm(tmp_path)) == (True, "emulated, physics")
+    yaml = _mixed_arm(tmp_path)
+    physics, text = run(yaml)
     assert not physics
-    assert text.startswith("emulated, ideal actuators (joint 'elbow'")
+    assert text.startswith("emulated, ideal actuators (joint 'elbow' (bus 'hand_bus', the"
+                           " world of this process's emulators) moves with joint"
+                           " 'shoulder_pitch' (bus 'arm_bus', the world of the Dynamixel"
+                           " emulator process)")
     done = subprocess.run([sys.executable, "-m", "skel_ros.cli.main", "emulate", "dynamixel",
                            "--physics", "--skel", str(example("arm.skel")), "--config",
                            str(yaml)], capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 1
-    assert "error: physics emulation: joint 'elbow'" in done.stderr
+    assert ("error: physics emulation: joint 'elbow' (bus 'hand_bus', not emulated by this"
+            " command (a mit bus)) moves with joint 'shoulder_pitch'") in done.stderr
     assert not done.stdout
 
 
@@ -107,7 +136,7 @@ def test_a_hardware_node_asked_for_physics_refuses(tmp_path: Path,
     from skel_ros.nodes.errors import NodeSetupError
     from skel_ros.nodes.hardware_node import HardwareNode
 
-    yaml = _split_arm(tmp_path)
+    yaml = _mixed_arm(tmp_path)
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
