@@ -39,7 +39,10 @@ Safety, in order of precedence:
   the others get the safe state, and it is reopened with exponential backoff. Motion
   resumes after a new enable, or by itself with ``auto_resume`` when the bus failed while
   motion was enabled (targets reset to the measured positions either way). A device
-  fault never resumes by itself: ``clear_faults`` leaves torque off, an enable moves.
+  fault never resumes by itself: ``clear_faults`` leaves torque off, an enable moves. A
+  bus's torque is what its devices report: one none of whose devices has torque on any
+  more (a fault cut it) gets no target until an enable, and ends ``disabled``, not
+  ``holding``, once its faults are cleared.
 
 Whatever stops motion here (e-stop, fault, disable, a new enable) ends the core's
 trajectory through the link the core binds (:meth:`~skel_ros.core.RobotBackend.bind_core`).
@@ -198,7 +201,9 @@ class _Slot:
     actuators: tuple[ActuatorSpec, ...]
     is_open: bool = False
     # Torque as last set (confirmed by the driver) or read: True, False, or None = unknown
-    # (a bus not reached since; a read after it reopens says).
+    # (a bus not reached since; a read after it reopens says). True means at least one of
+    # its devices has torque on; every healthy read in which none reports it makes it False
+    # (a device fault that cut the torque), so nothing is written to the bus until an enable.
     torque: bool | None = None
     keep_torque: bool = False  # reopen without switching torque off (a fault under hold)
     just_opened: bool = False  # the next healthy read sets torque from the devices
@@ -265,9 +270,9 @@ class HardwareBackend(RobotBackend):
         cfg = bound.config
         self.bound = bound
         self.names = bound.reported  # the mapped DOFs and the followers derived from them
-        self.control_rate = float(control_rate or cfg.control_rate)
+        self.control_rate = float(cfg.control_rate if control_rate is None else control_rate)
         if not (math.isfinite(self.control_rate) and self.control_rate > 0):
-            raise ValueError(f"control_rate must be > 0, got {control_rate!r}")
+            raise ValueError(f"control_rate must be > 0, got {self.control_rate!r}")
         self.period = 1.0 / self.control_rate
         self.safe_state = safe_state or cfg.safe_state
         self.auto_resume = cfg.auto_resume if auto_resume is None else auto_resume
@@ -342,6 +347,7 @@ class HardwareBackend(RobotBackend):
         self._state = MotionState.OFFLINE
         self._message = "not started"
         self._resume_wanted = False
+        self._bus_failed = False  # a bus failed (or never opened) in the current FAULT
         self._last_compute: float | None = None
         self._cycles = 0
         self._last_diag = -math.inf
@@ -660,6 +666,7 @@ class HardwareBackend(RobotBackend):
                        slot.spec.name, slot.attempts, delay, exc)
         if self._state in (MotionState.OFFLINE, MotionState.FAULT):
             self._state = MotionState.FAULT
+            self._bus_failed = True
             self._message = f"bus {slot.spec.name!r} not connected: {exc}"
 
     def _settle(self, now: float, *, resume: bool = True) -> None:
@@ -681,13 +688,19 @@ class HardwareBackend(RobotBackend):
             if self._state is not MotionState.FAULT or not all(s.is_open for s in self._slots):
                 return  # (a bus failed in the enable: FAULT, reconnecting)
         self._resume_wanted = False
+        # No bus failed since the fault: a device fault is gone (clear_faults, or by itself).
+        fault_gone = self._state is MotionState.FAULT and not self._bus_failed
         if any(s.torque for s in self._slots):
             self._state = MotionState.HOLDING
-            self._message = "reconnected, torque on where the devices kept it: enable to move"
+            self._message = ("no actuator reports a fault any more; torque on where the devices"
+                             " kept it: enable to move" if fault_gone else
+                             "reconnected, torque on where the devices kept it: enable to move")
         else:
             was_fault = self._state is MotionState.FAULT
             self._state = MotionState.DISABLED
-            self._message = ("reconnected; torque off: enable to move again" if was_fault
+            self._message = ("no actuator reports a fault any more; torque off: enable to move"
+                             " again" if fault_gone else
+                             "reconnected; torque off: enable to move again" if was_fault
                              else "connected; torque off: enable to move")
 
     def _fail_bus(self, slot: _Slot, exc: HardwareError | None, kind: ErrorKind,
@@ -731,6 +744,7 @@ class HardwareBackend(RobotBackend):
         # fault needs clear_faults and an enable, whatever came before.
         self._resume_wanted = bus and (self._resume_wanted
                                        or self._state is MotionState.ENABLED)
+        self._bus_failed = bus or (self._bus_failed and self._state is MotionState.FAULT)
         self._state = MotionState.FAULT
         self._message = message
         self._clear_commands(message)
@@ -1009,6 +1023,24 @@ class HardwareBackend(RobotBackend):
             slot.just_opened = False
             self._after_open(slot)
         self._note_faults(slot, states, now)
+        if slot.torque and not any(states[a.id].torque_enabled for a in slot.actuators):
+            self._torque_lost(slot, states)
+
+    def _torque_lost(self, slot: _Slot, states: Mapping[int, ActuatorState]) -> None:
+        """The devices of ``slot`` cut the torque the backend switched on: the bus's is off.
+
+        None of them reports torque on any more: a fault cut it (a Dynamixel Hardware
+        Error, a CiA 402 drive in Fault, an MIT motor's error, which :meth:`_note_faults`
+        has taken). Nothing is written to the bus, and only an enable switches it on again.
+
+        A read never switches :attr:`_Slot.torque` on: a device found with torque on is
+        held at its measured position only after a reopening (:meth:`_after_open`).
+        """
+        slot.torque = False
+        faulty = [a.name for a in slot.actuators if states[a.id].error_code]
+        _LOG.warning("bus %r: no actuator reports torque on any more%s; nothing is written to"
+                     " it until torque is switched on again", slot.spec.name,
+                     f" (in fault: {', '.join(faulty)})" if faulty else "")
 
     def _derive_followers(self) -> None:
         """The state of each follower without an actuator: its leader's, through the rule.

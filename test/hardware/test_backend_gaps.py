@@ -13,10 +13,13 @@ limiter's first time step and the command timeout's start, a device error in an 
 reads counted against its drive, a read without the drive's state, a bus reopened during an
 e-stop, the diagnostics kept between two snapshots, and, over two buses, a torque off that
 fails on the second one, an e-stop that reaches neither bus, the remaining faults of a
-``clear_faults``, the error an enable names and the backend's own command timeout.
+``clear_faults``, the error an enable names, the backend's own command timeout and a drive
+fault that stops the targets of its bus only; and, on a Dynamixel bus, servos whose hardware
+errors cut their torque getting no goal until an enable.
 
 The rigs: :mod:`cia402_rig` (the wrist on an emulated CiA 402 drive, one manual clock, a
-bus analyser), and here two buses of one drive each, and the gripper's two fingers.
+bus analyser), and here two buses of one drive each, and the gripper's two fingers; the
+Dynamixel arm of :mod:`test_manager` (its emulator process, a stepped clock).
 """
 
 from __future__ import annotations
@@ -639,6 +642,49 @@ def test_clear_faults_names_a_fault_left_and_a_bus_not_connected(
         two.close()
 
 
+def test_a_drive_fault_stops_the_targets_of_its_bus_only_and_ends_in_holding(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_state: hold``: the drive on ``b`` faults (its torque goes off), the one on
+    ``c`` keeps holding. From then on only ``c`` gets targets; after ``clear_faults`` the
+    state is ``holding`` (``c``'s drive holds), saying no actuator reports a fault any more
+    (no bus reconnected), and ``b`` gets a target again only from the enable on."""
+    two = TwoBuses("hold")
+    try:
+        two.enable()
+        writes = {"b": 0, "c": 0}
+        for bus, driver in two.drivers.items():
+            def counted(commands: Any, bus: str = bus, write: Any = driver.write) -> None:
+                writes[bus] += 1
+                write(commands)
+
+            monkeypatch.setattr(driver, "write", counted)
+        two.emulators["b"].inject_fault(4)
+        two.until(lambda: two.backend.status().state is MotionState.FAULT)
+        writes.update(b=0, c=0)
+        for _ in range(3):
+            two.cycle()
+        assert writes == {"b": 0, "c": 3}
+        request = two.backend.clear_faults()
+        status = two.cycle()
+        assert request.ok, request.message
+        assert (status.state, status.message) == (
+            MotionState.HOLDING,
+            ("no actuator reports a fault any more; torque on where the devices kept it:"
+             " enable to move"))
+        assert (two.torque("b"), two.torque("c")) == (False, True)
+        writes.update(b=0, c=0)
+        for _ in range(5):
+            two.cycle()
+        assert writes == {"b": 0, "c": 5}
+        request = two.backend.enable()
+        two.cycle()
+        assert request.ok, request.message
+        assert writes["b"] > 0
+        assert two.torque("b")
+    finally:
+        two.close()
+
+
 def test_an_estop_that_reaches_no_bus_names_each_and_what_stops_its_servos(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Both buses fail in one cycle (holding), then an e-stop: its answer names each bus
@@ -726,3 +772,59 @@ def test_a_followers_velocity_is_its_leaders_by_the_mimic_rule() -> None:
     finally:
         runner.cleanup()
         emulator.stop()
+
+
+# ------------------------------------------------------------------ a Dynamixel bus
+
+
+def test_servos_whose_hardware_errors_cut_their_torque_get_no_goal_until_an_enable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_state: hold`` on the Dynamixel arm (:mod:`test_manager`'s rig): every servo
+    reports an overload, which cuts its torque. From then on the backend hands the driver
+    no goal, and after ``clear_faults`` (the Reboot, torque stays off) it is ``disabled``,
+    saying an enable is needed, still handing over nothing until that enable.
+
+    Before: the bus's torque stayed as the backend set it: goals went out every cycle and
+    ``clear_faults`` ended in ``holding`` ("torque on where the devices kept it").
+    """
+    from test_manager import START as SERVOS
+    from test_manager import Rig as DynamixelRig
+    from test_manager import SharedEmulator
+
+    emulators = SharedEmulator()
+    rig = DynamixelRig(tmp_path, emulators)
+    try:
+        rig.step()
+        rig.enable()
+        writes: list[int] = []
+        driver = rig.backend._slots[0].driver
+        write = driver.write
+
+        def counted(commands: Any) -> None:
+            writes.append(len(commands))
+            write(commands)
+
+        monkeypatch.setattr(driver, "write", counted)
+        for i in SERVOS:
+            rig.emulator.inject_fault(i, 0x20)  # Hardware Error Status: overload
+        rig.until(lambda: all(a.error_code for a in rig.backend.status().actuators),
+                  limit=50)
+        assert not any(rig.emulator.state(i).torque_enabled for i in SERVOS)
+        writes.clear()
+        rig.step(3)
+        assert writes == []  # no servo has torque: nothing to hold
+        request = rig.backend.clear_faults()
+        status = rig.step()
+        assert request.ok, request.message
+        assert (status.state, status.message) == (  # type: ignore[attr-defined]
+            MotionState.DISABLED,
+            "no actuator reports a fault any more; torque off: enable to move again")
+        rig.step(5)
+        assert writes == []
+        assert not any(rig.emulator.state(i).torque_enabled for i in SERVOS)
+        rig.enable()
+        assert writes  # the enable's goals (the measured positions), then every cycle's
+        assert all(rig.emulator.state(i).torque_enabled for i in SERVOS)
+    finally:
+        rig.close()
+        emulators.close()

@@ -5,8 +5,9 @@ and the requests' answers of :class:`~skel_ros.hardware.HardwareBackend` that an
 reads: the DOFs a configuration leaves undriven, a bus not connected (with and without an
 error), an actuator with no data yet, a bus that cannot be opened and then connects, a
 bus's missed reads, its failure and its reconnection under each safe state, the answers
-of ``clear_faults``, a control rate out of range, and the core's own lines, which a
-hardware runner sends to the same logger. Mutation testing (bench/mutation.py, target
+of ``clear_faults`` and the state after them, the state that ends a bus failure, a control
+rate out of range, and the core's own lines, which a hardware runner sends to the same
+logger. Mutation testing (bench/mutation.py, target
 ``backend``) showed that no test read these words.
 
 The rig (:mod:`cia402_rig`): the wrist on an emulated CiA 402 drive, on a manual clock.
@@ -129,21 +130,85 @@ def test_a_bus_that_keeps_missing_its_reads_is_logged_as_it_fails_and_comes_back
 
 def test_clear_faults_that_recovers_the_drive_says_enable_to_move(
         rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
-    """A drive fault that a fault reset clears: ``clear_faults`` answers that no actuator
-    reports a fault, torque off, and the log says the bus's fault is gone."""
+    """A drive fault that a fault reset clears, under ``safe_state: hold``: the drive's
+    fault drops its torque, so no target goes to it from the fault on; ``clear_faults``
+    answers that no actuator reports a fault, torque off, the log says the bus's fault is
+    gone, and the state is what the drive says: ``disabled`` (torque off, not ``holding``:
+    no bus reconnected), saying an enable is needed. No target reaches the drive until
+    that enable, which holds the measured position.
+
+    Before: the backend kept the bus's torque as it set it, went to ``holding`` ("reconnected,
+    torque on where the devices kept it") and sent the drive a target every cycle.
+    """
     rig.enable()
+    caplog.set_level(logging.WARNING, logger=LOGGER)
     rig.emulator.inject_fault(NODE)
     rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=20)
+    assert not rig.emulator.state(NODE).torque_enabled
+    assert _lines(caplog)[-1] == ("bus 'b': no actuator reports torque on any more (in fault:"
+                                  " wrist); nothing is written to it until torque is switched"
+                                  " on again")
+    rig.sent()
+    for _ in range(3):
+        rig.cycle()
+    assert rig.sent() == []  # the drive has no torque: nothing to hold
     caplog.set_level(logging.INFO, logger=LOGGER)
     caplog.clear()
     request = rig.backend.clear_faults()
-    rig.cycle()
+    status = rig.cycle()
     assert request.ok, request.message
     assert request.message == ("no actuator reports a fault; the recovered ones have torque"
                                " off: enable to move")
     assert request.details["wrist"].startswith("fault reset sent (was ")
     assert not rig.emulator.state(NODE).torque_enabled
     assert "bus 'b': no actuator reports a fault any more" in _lines(caplog, logging.INFO)
+    assert (status.state, status.message) == (
+        MotionState.DISABLED,
+        "no actuator reports a fault any more; torque off: enable to move again")
+    assert status.actuators[0].torque_enabled is False
+    for _ in range(5):
+        status = rig.cycle()
+    assert status.state is MotionState.DISABLED
+    assert rig.sent() == []  # not one target until the enable
+    rig.enable()
+    rig.cycle()
+    held = rig.sent()
+    assert held  # the analyser does see the targets once torque is on
+    assert held[-1] == pytest.approx(status.position[rig.index], abs=1e-4)
+
+
+@pytest.mark.parametrize(("safe_state", "state", "reconnected"), [
+    ("hold", MotionState.HOLDING,
+     "reconnected, torque on where the devices kept it: enable to move"),
+    ("torque_off", MotionState.DISABLED, "reconnected; torque off: enable to move again"),
+], ids=["hold", "torque_off"])
+def test_the_state_after_a_fault_says_what_ended_it(
+        safe_state: str, state: MotionState, reconnected: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bus failure ends with its reconnection ("reconnected", the drive holding or not as
+    the safe state left it); a drive fault cleared after it, with no bus failing in between,
+    ends with "no actuator reports a fault any more" (the reconnection is not said again)."""
+    rig = Rig(safe_state=safe_state)
+    try:
+        rig.enable()
+        _inject(rig.backend._slots[0].driver, "read", [_unplugged()], monkeypatch)
+        assert rig.cycle().state is MotionState.FAULT
+        rig.until(lambda: rig.backend.status().state is not MotionState.FAULT, limit=30)
+        status = rig.backend.status()
+        assert (status.state, status.message) == (state, reconnected)
+        request = rig.backend.enable()
+        rig.until(lambda: request.done)
+        assert request.ok, request.message
+        rig.emulator.inject_fault(NODE)
+        rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=20)
+        request = rig.backend.clear_faults()
+        status = rig.cycle()
+        assert request.ok, request.message
+        assert (status.state, status.message) == (
+            MotionState.DISABLED,
+            "no actuator reports a fault any more; torque off: enable to move again")
+    finally:
+        rig.close()
 
 
 def test_clear_faults_reports_no_fault_for_an_actuator_its_driver_says_nothing_about(
@@ -166,12 +231,23 @@ def test_a_control_rate_out_of_range_is_refused_naming_it(rate: float) -> None:
     assert str(info.value) == f"control_rate must be > 0, got {rate!r}"
 
 
-def test_a_configuration_built_with_a_zero_control_rate_is_refused() -> None:
+def test_a_configuration_built_with_a_zero_control_rate_is_refused_naming_it() -> None:
     """A configuration made in code skips the YAML's checks: a control rate of 0 there is
-    refused as one given to the backend is (not a division by zero)."""
+    refused as one given to the backend is (not a division by zero), and the message
+    names the configuration's rate (before: "got None", the argument not given)."""
     config = replace(parse_hardware_config(BUS_CONFIG, "rate.yaml"), control_rate=0.0)
-    with pytest.raises(ValueError, match=r"^control_rate must be > 0"):
+    with pytest.raises(ValueError, match=r"^control_rate must be > 0") as info:
         HardwareBackend(config.bind(load_skel(ARM).skeletons[0]))
+    assert str(info.value) == "control_rate must be > 0, got 0.0"
+
+
+def test_a_zero_control_rate_given_to_the_backend_is_refused_not_replaced() -> None:
+    """``control_rate=0.0`` overrides the YAML's rate as any other value does: it is refused
+    (before: 0 was taken for "not given" and the YAML's 200 Hz ran instead)."""
+    bound = parse_hardware_config(BUS_CONFIG, "rate.yaml").bind(load_skel(ARM).skeletons[0])
+    with pytest.raises(ValueError, match=r"^control_rate must be > 0") as info:
+        HardwareBackend(bound, control_rate=0.0)
+    assert str(info.value) == "control_rate must be > 0, got 0.0"
 
 
 def test_a_hardware_runners_core_logs_on_the_hardware_logger(
