@@ -256,7 +256,8 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, dict[str, float]] | N
         print(f"error: {exc}", file=sys.stderr)
         return None
     # The buses of this protocol move one world; the others' joints have no device here.
-    worlds = world_names({b.name: b.protocol for b in config.buses})
+    worlds = world_names({b.name: b.protocol for b in config.buses
+                          if b.protocol == args.protocol})
     worlds.update({b.name: f"not emulated by this command (a {b.protocol} bus)"
                    for b in config.buses if b.protocol != args.protocol})
     coupled = coupled_buses(bound.skeleton, {b.name: [m.name for m in config.joints_on(b.name)]

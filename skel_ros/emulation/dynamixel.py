@@ -32,7 +32,10 @@ The process is started by :func:`start_emulator` (the protocol ``dynamixel``'s e
 one JSON object per line; it exits when its stdin closes, so it never outlives its parent.
 One process may serve several buses (:func:`run_servers`, one select loop; started by
 :func:`start_group`, a handle per bus): :mod:`skel_ros.physical.host`'s buses whose
-servos move one physics world.
+servos move one physics world. The same loop also runs in a thread of the caller's
+process (:func:`start_in_thread`: the same ptys and bytes, the control requests made as
+direct calls), where the servos move a world that emulators of other buses of that
+process step too, under its lock.
 ``python -m skel_ros.emulation.dynamixel --ids 1-4`` runs one in the foreground.
 
 Packets read from the port in one piece share their arrival time, so a Sync Write and the
@@ -74,6 +77,7 @@ from skel_ros.hardware.errors import ConfigError, ProtocolError, TransportError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from skel_ros.emulation.motor import Motion
     from skel_ros.hardware.base import ActuatorSpec
@@ -94,6 +98,7 @@ __all__ = [
     "start",
     "start_emulator",
     "start_group",
+    "start_in_thread",
 ]
 
 Instruction = proto.Instruction
@@ -778,11 +783,19 @@ class EmulatorConfig:
 
 
 class _Server:
-    """One bus of the emulator: its pty's master side and its servos (:func:`_serve_all`)."""
+    """One bus of the emulator: its pty's master side and its servos (:func:`_serve_all`).
+
+    ``lock`` (default: one of its own) is held while the servos act: a packet handled, a
+    watchdog checked, a control request answered, the port opened or closed. Buses in a
+    thread of a process whose other emulators move the same physics world hold that
+    world's lock (:func:`start_in_thread`); a reply's pause is waited without it.
+    """
 
     def __init__(self, config: EmulatorConfig, control_in: IO[str] | None,
-                 control_out: IO[str] | None) -> None:
+                 control_out: IO[str] | None, lock: AbstractContextManager[Any] | None = None,
+                 ) -> None:
         self.config = config
+        self.lock: AbstractContextManager[Any] = threading.RLock() if lock is None else lock
         self.bus = config.build(time.monotonic)
         # The port is a symlink at a path of its own to the pty, so that a port that
         # vanishes and returns (a new pty) is found again at the same path.
@@ -835,17 +848,22 @@ class _Server:
         Until the port returns, or just after the first Bus Watchdog deadline, to see the
         silence (if any).
         """
+        if not self.running:
+            return math.inf  # ended by a call meanwhile: its port stays closed
         if self.master < 0 and now >= self.back_at:
             self._open_pty()
         return min(self.back_at - now, self.bus.watchdog_deadline() + 1e-3 - now)
 
     def _ready(self, ready: Sequence[int]) -> None:
         """The port's bytes read and answered, or the silence seen."""
-        if self.master >= 0 and self.master in ready:
+        with self.lock:
+            if self.master < 0 or self.master not in ready:
+                self._silence()
+                return
             read_at = time.monotonic()  # bytes not in this read come after it
-            self._on_bytes(os.read(self.master, 65536), read_at)
-        else:
-            self._silence()
+            data = os.read(self.master, 65536)
+            arrived, out = self._answers(data, read_at)
+        self._send(data, arrived, out)
 
     def _silence(self) -> None:
         """Nothing to read from the port now (or no port): expire the watchdogs it runs out."""
@@ -857,11 +875,17 @@ class _Server:
 
     def _on_bytes(self, data: bytes, read_at: float | None = None) -> None:
         """Answer the packets in ``data``, read from the port from ``read_at`` on."""
+        with self.lock:
+            arrived, out = self._answers(data, read_at)
+        self._send(data, arrived, out)
+
+    def _answers(self, data: bytes, read_at: float | None,
+                 ) -> tuple[float, list[tuple[float, bytes]]]:
+        """When ``data`` arrived, and the replies to its packets (each after its pause)."""
         arrived = time.monotonic()
         silent_until, self.silent_at = self.silent_at, arrived if read_at is None else read_at
         reader = self.reader
         reader.feed(data)
-        wire = self.config.wire_time
         out: list[tuple[float, bytes]] = []
         while True:
             try:
@@ -873,21 +897,32 @@ class _Server:
                 break
             out.extend(self.bus.handle(packet, arrived, silent_until=silent_until))
         self.bus.counts["garbage_bytes"] = reader.discarded
+        return arrived, out
+
+    def _send(self, data: bytes, arrived: float, out: Sequence[tuple[float, bytes]]) -> None:
+        """The replies to ``data`` (arrived at ``arrived``) written, each after its pause."""
         if not out:
             return
         # Each pause is measured from when the bytes arrived, so the pauses do not add up
         # the oversleeping of a loaded host; short ones (a return delay of 0.5 ms) are
         # waited without giving the CPU away (see pause_until).
+        wire = self.config.wire_time
         t = arrived
         if wire:
             t += 10.0 * len(data) / self.config.baudrate
         if all(delay == 0.0 for delay, _ in out) and not wire:
-            os.write(self.master, b"".join(reply for _, reply in out))
+            self._write(b"".join(reply for _, reply in out))
             return
         for delay, reply in out:
             t += delay + (10.0 * len(reply) / self.config.baudrate if wire else 0.0)
             pause_until(t, time.monotonic, time.sleep)
-            os.write(self.master, reply)
+            self._write(reply)
+
+    def _write(self, reply: bytes) -> None:
+        """``reply`` on the port, unless it was unplugged meanwhile (a control call's)."""
+        with self.lock:
+            if self.master >= 0:
+                os.write(self.master, reply)
 
     def _control(self, request: Mapping[str, Any]) -> dict[str, Any]:  # noqa: C901, PLR0911
         command = request["command"]
@@ -928,46 +963,87 @@ class _Server:
 
 
 def _serve_all(servers: Sequence[_Server], control_in: IO[str] | None,
-               control_out: IO[str] | None) -> None:
+               control_out: IO[str] | None, wake: int | None = None) -> None:
     """One select loop for the ports of ``servers`` (buses) and the control channel.
 
     Serves until every bus got ``quit`` or the parent is gone (the channel closed). A
-    control request goes to the bus of its ``bus`` (the server's index, default 0);
-    ``quit`` ends that bus (its port removed), the others go on.
+    control request goes to the bus of its ``bus`` (the server's index, default 0:
+    :func:`_dispatch`); ``quit`` ends that bus (its port removed), the others go on.
+    ``wake``: the read end of a pipe, for a loop whose requests come as direct calls from
+    other threads (:class:`_Thread`): a byte on it makes the loop look again at the
+    ports and at which buses still run.
     """
     control = [control_in.fileno()] if control_in else []
+    if wake is not None:
+        control.append(wake)
     live = [s for s in servers if s.running]
     while live:
         now = time.monotonic()
-        wait = min([1.0, *(s._wait(now) for s in live)])  # noqa: SLF001
+        wait = min([1.0, *(_locked(s, s._wait, now) for s in live)])  # noqa: SLF001
         fds = [s.master for s in live if s.master >= 0] + control
-        ready, _, _ = select.select(fds, [], [], max(0.0, wait))
+        try:
+            ready, _, _ = select.select(fds, [], [], max(0.0, wait))
+        except (OSError, ValueError):
+            continue  # a port closed by another thread's call meanwhile: look again
+        if wake is not None and wake in ready:
+            os.read(wake, 4096)
         for server in live:
-            server._ready(ready)  # noqa: SLF001
-        if control_in is not None and control_in.fileno() in ready:
-            line = control_in.readline()
-            if not line:
-                return  # the parent is gone
-            answer = _control_line(servers, line)
-            if control_out is not None:
-                control_out.write(json.dumps(answer) + "\n")
-                control_out.flush()
+            if server.running:
+                server._ready(ready)  # noqa: SLF001
+        if control_in is not None and control_in.fileno() in ready and not _on_control(
+                servers, control_in, control_out):
+            return  # the parent is gone
         for server in live:
             if not server.running:
-                server.cleanup()
+                _locked(server, server.cleanup)
         live = [s for s in live if s.running]
 
 
+def _on_control(servers: Sequence[_Server], control_in: IO[str],
+                control_out: IO[str] | None) -> bool:
+    """The request waiting on the control channel answered; False: the channel closed."""
+    line = control_in.readline()
+    if not line:
+        return False
+    answer = _control_line(servers, line)
+    if control_out is not None:
+        control_out.write(json.dumps(answer) + "\n")
+        control_out.flush()
+    return True
+
+
+def _locked(server: _Server, call: Callable[..., Any], *args: Any) -> Any:  # noqa: ANN401
+    """``call(*args)`` with ``server``'s lock held."""
+    with server.lock:
+        return call(*args)
+
+
 def _control_line(servers: Sequence[_Server], line: str) -> dict[str, Any]:
-    """The answer to one control request (a line of JSON) from its bus's server."""
+    """The answer to one control request (a line of JSON): :func:`_dispatch`'s."""
     try:
         request = json.loads(line)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    if not isinstance(request, dict):
+        return {"error": f"a control request is a JSON object, got {request!r}"}
+    return _dispatch(servers, request)
+
+
+def _dispatch(servers: Sequence[_Server], request: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer to one control request from its bus's server (``{"error": ...}`` if none).
+
+    The one way in for a request, whether a line of the process's channel
+    (:func:`_control_line`) or a direct call (:class:`_Thread`); the bus's lock is held.
+    """
+    try:
         index = int(request.get("bus", 0))
         if not 0 <= index < len(servers):
             return {"error": f"no bus {index} in this emulator ({len(servers)} bus(es))"}
-        if not servers[index].running:
-            return {"error": f"bus {index} of this emulator is stopped"}
-        return servers[index]._control(request)  # noqa: SLF001
+        server = servers[index]
+        with server.lock:
+            if not server.running:
+                return {"error": f"bus {index} of this emulator is stopped"}
+            return server._control(request)  # noqa: SLF001
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return {"error": str(exc)}
 
@@ -1019,7 +1095,49 @@ def run_servers(configs: Sequence[EmulatorConfig], *, control: bool) -> int:
 # ---------------------------------------------------------------- the parent's handle
 
 
-class _Process:
+class _Host:
+    """What serves a handle's bus (:class:`_Process`, :class:`_Thread`), shared by its buses'.
+
+    ``release`` counts the handles done with it; the last one stops it.
+
+    Attributes:
+        ports: each bus's port, in the buses' order.
+    """
+
+    ports: list[str]
+
+    def __init__(self, users: int) -> None:
+        self._users = users
+        self._count = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        """The id of the process serving the buses (None once stopped)."""
+        raise NotImplementedError
+
+    @property
+    def running(self) -> bool:
+        """Whether it still serves."""
+        raise NotImplementedError
+
+    def call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer to one control request (:func:`_dispatch`'s, wherever it runs)."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop serving every bus (idempotent, never raises)."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """One bus's handle is done with it: the last one stops it."""
+        with self._count:
+            self._users -= 1
+            last = self._users <= 0
+        if last:
+            self.stop()
+
+
+class _Process(_Host):
     """A running emulator process serving one bus or several, and its control channel.
 
     Started as ``python -m module --control --config JSON``; its first line says its
@@ -1046,8 +1164,8 @@ class _Process:
         if not ports or not all(isinstance(p, str) for p in ports):
             self.stop()
             raise TransportError(f"the Dynamixel emulator did not start: {first}")
-        self.ports: list[str] = ports
-        self._users = len(ports)
+        self.ports = [str(p) for p in ports]  # each one a str (checked above)
+        super().__init__(len(ports))
 
     @property
     def pid(self) -> int | None:
@@ -1092,14 +1210,6 @@ class _Process:
             raise ValueError(answer["error"])
         return answer
 
-    def release(self) -> None:
-        """One bus's handle is done with the process: the last one stops it."""
-        with self._lock:
-            self._users -= 1
-            last = self._users <= 0
-        if last:
-            self.stop()
-
     def stop(self) -> None:
         """Stop the process (idempotent, never raises)."""
         process, self._process = self._process, None
@@ -1111,6 +1221,88 @@ class _Process:
         self._finalizer.detach()
 
 
+class _Thread(_Host):
+    """Buses served by a thread of this process: the process's loop, its requests direct calls.
+
+    The same select loop over the buses' ptys as an emulator process's
+    (:func:`_serve_all`), the same answers to the same requests (:func:`_dispatch`), made
+    from the caller's thread under the buses' ``lock`` instead of as JSON lines. A call
+    that unplugs or ends a bus wakes the loop (a pipe), which then closes its port. It
+    ends when the last bus's handle lets it go (:meth:`release`) or :meth:`stop`: every
+    port closed and removed, the thread joined.
+    """
+
+    def __init__(self, configs: Sequence[EmulatorConfig],
+                 lock: AbstractContextManager[Any]) -> None:
+        self._servers: list[_Server] = []
+        try:
+            with lock:  # the servos join a world other threads may be stepping
+                for config in configs:  # one by one: those made are removed if one fails
+                    self._servers.append(_Server(config, None, None, lock))
+        except BaseException:
+            for server in self._servers:
+                server.cleanup()
+            raise
+        self.ports = [s.port for s in self._servers]
+        super().__init__(len(self._servers))
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = threading.Thread(
+            target=_serve_all, args=(self._servers, None, None, self._wake_r),
+            name="dynamixel-emulator", daemon=True)
+        self._thread.start()
+        atexit.register(self.stop)
+
+    @property
+    def pid(self) -> int | None:
+        """This process's id (the emulator's; None once stopped)."""
+        return os.getpid() if self.running else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the loop's thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer to one control request (as :meth:`_Process.call`'s).
+
+        Raises:
+            TransportError: the thread is stopped or gone.
+            ValueError: the request's error.
+        """
+        if not self.running:
+            raise TransportError("the Dynamixel emulator is stopped")
+        answer = _dispatch(self._servers, request)
+        for server in self._servers:
+            if not server.running:  # ended (quit): its port closed and removed now
+                _locked(server, server.cleanup)
+        self._wake()  # a bus unplugged or ended: its port leaves the loop's select
+        if "error" in answer:
+            raise ValueError(answer["error"])
+        return answer
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
+    def stop(self) -> None:
+        """Stop the thread, close and remove every port (idempotent, never raises)."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+        for server in self._servers:
+            server.running = False
+        self._wake()
+        thread.join(_CONTROL_TIMEOUT)
+        for server in self._servers:
+            with server.lock:
+                server.cleanup()  # the loop's own, unless it was stuck: never raises
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class DynamixelEmulator:
     """A running emulator: one bus of an emulator process (what ``start_emulator`` returns).
 
@@ -1120,12 +1312,13 @@ class DynamixelEmulator:
 
     def __init__(self, config: EmulatorConfig, timeout: float = _CONTROL_TIMEOUT, *,
                  module: str = "skel_ros.emulation.dynamixel",
-                 process: _Process | None = None, bus: int | None = None) -> None:
+                 process: _Host | None = None, bus: int | None = None) -> None:
         """Start ``python -m module --control --config JSON``, a process of its own.
 
         ``module`` serves the bus: this one, or one whose servos move a physics model
-        (:mod:`skel_ros.physical`). With ``process`` (:func:`start_group`): bus ``bus``
-        of that process instead, nothing started.
+        (:mod:`skel_ros.physical`). With ``process`` (:func:`start_group`,
+        :func:`start_in_thread`): bus ``bus`` of that process or thread instead, nothing
+        started.
         """
         self.config = config
         self._host = _Process(module, config.to_json(), timeout) if process is None \
@@ -1224,6 +1417,23 @@ def start_group(configs: Sequence[EmulatorConfig], module: str, config_json: str
         raise TransportError(f"the Dynamixel emulator serves {len(process.ports)} bus(es),"
                              f" not {len(configs)}")
     return [DynamixelEmulator(c, process=process, bus=k) for k, c in enumerate(configs)]
+
+
+def start_in_thread(configs: Sequence[EmulatorConfig],
+                    lock: AbstractContextManager[Any]) -> list[DynamixelEmulator]:
+    """The buses of ``configs`` served by a thread of this process: a handle per bus, in order.
+
+    The loop of an emulator process (:func:`run_servers`) on the buses' ptys (the driver
+    opens the port as it opens a process's), for servos that move a physics world other
+    threads of this process step: ``lock`` is that world's, held while a packet, a
+    watchdog or a control request acts on the servos. Each handle's requests are direct
+    calls; its :meth:`~DynamixelEmulator.stop` ends its bus, the last one the thread.
+
+    Raises:
+        ConfigError: a servo the configs cannot build (none served then).
+    """
+    host = _Thread(configs, lock)
+    return [DynamixelEmulator(c, process=host, bus=k) for k, c in enumerate(configs)]
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:

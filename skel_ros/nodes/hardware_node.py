@@ -606,10 +606,12 @@ class HardwareNode(LifecycleNode):
         """Start each bus's emulator (actuators at the model's initial positions).
 
         With ``physics`` (the ``physics`` option but its joints), the physics-backed ones:
-        the buses of a kind move one world of the robot (:mod:`skel_ros.physical.host`),
-        unless buses of worlds apart are coupled (refused, before any starts).
+        the buses move one world of the robot (:mod:`skel_ros.physical.host`), unless
+        buses of worlds apart are coupled (refused, before any starts); the log says
+        each bus's world and where its emulator runs.
         """
         from skel_ros.emulation import emulated_transport, emulator_for
+        from skel_ros.physical.host import emulator_places
         from skel_ros.physical.option import emulator_options
 
         initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
@@ -638,9 +640,11 @@ class HardwareNode(LifecycleNode):
         else:
             emulators = _start_physical(requests)
             self._emulators.extend(emulators)
+        places = emulator_places({spec.name: spec.protocol for spec, *_ in requests})
         for (spec, *_), emulator in zip(requests, emulators, strict=True):
             config = config.with_transport(spec.name, emulator.transport)
-            world = f"; physics: {worlds[spec.name]}" if worlds and len(requests) > 1 else ""
+            world = (f"; physics: {worlds[spec.name]}, run by {places[spec.name]}"
+                     if worlds and len(requests) > 1 else "")
             self.get_logger().info(f"bus {spec.name!r}: emulated {spec.protocol} actuators"
                                    f" at {dict(emulator.transport)}{world}")
         return config

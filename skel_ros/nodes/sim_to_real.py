@@ -239,9 +239,10 @@ def emulation(config: RunConfig, world: World | None = None) -> tuple[bool, str]
     ``physics`` None: physics when every bus of the hardware config that drives a joint has
     a physics-backed emulator (:func:`skel_ros.physical.physical_emulator_names`) and the
     worlds the buses move are the robot's motion (:func:`skel_ros.physical.option.
-    coupled_buses` on :func:`skel_ros.physical.host.world_names`: the buses of one kind
-    move one world; on ``world``: the run's model, read here if not given), else ideal
-    trackers for the whole run (one robot, one kind of emulation), and the text says why.
+    coupled_buses` on :func:`skel_ros.physical.host.world_names`: the buses of this
+    package's emulators move one world; on ``world``: the run's model, read here if not
+    given), else ideal trackers for the whole run (one robot, one kind of emulation), and
+    the text says why.
 
     Raises:
         RunError: The hardware config cannot be read (``physics`` None only).

@@ -73,8 +73,9 @@ class PhysicalEmulatorConfig(emu.EmulatorConfig):
     """An emulator configuration whose servos move a physics world.
 
     ``physics``: the ``physics`` option (:data:`PHYSICS_KEYS`), as JSON; ``world``: in
-    the emulator's process only, a world the servos of several buses move (the
-    ``physics`` option's ``world``: :mod:`skel_ros.physical.host`), never in the JSON.
+    the process that serves the servos only, a world the devices of several buses move
+    (the ``physics`` option's ``world``: :mod:`skel_ros.physical.host`; an emulator
+    process's, or the caller's when a thread of it serves them), never in the JSON.
     """
 
     physics: str = "{}"

@@ -4,10 +4,12 @@ A world is the whole robot, where the joints of the buses that move other worlds
 device and hang limp. That is exact for the legs of a robot on a stand (they meet at a
 body fixed to the world), wrong for an arm whose shoulder and wrist are on buses of two
 worlds, or for a floating base above both (:func:`skel_ros.physical.option.
-coupled_buses`). The buses of one kind share one world (:mod:`skel_ros.physical.host`),
-so an arm split over two Dynamixel buses is one robot; split over a Dynamixel bus and a
-CAN bus (a world in the emulator process, one in this process) a run falls back to ideal
-actuators, and a hardware node or ``skel-ros emulate`` asked for physics refuses.
+coupled_buses`). The buses of this package's emulators share one world
+(:mod:`skel_ros.physical.host`), so an arm split over two Dynamixel buses is one robot, and
+so is one split over a Dynamixel bus and a CAN bus (the Dynamixel bus then served by a
+thread of the hardware node's process): a run has physics, a hardware node asked for it
+starts both buses in one world. ``skel-ros emulate dynamixel`` emulates the Dynamixel
+buses alone, so there the CAN bus's joints have no device: it refuses.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ def _mixed_arm(tmp_path: Path) -> Path:
                         "  hand_bus:\n    protocol: mit\n"
                         "    transport: {interface: virtual, channel: hand}\n", 1)
     head, _, tail = text.partition("  elbow:\n")
-    tail = tail.replace("model: XM430-W350\n    mode: position", "model: AK80-9\n"
-                        "    mode: impedance").replace("model: XL430-W250\n    mode: position",
-                                                       "model: AK80-9\n    mode: impedance")
+    mit = "model: AK80-9\n    mode: impedance\n    options: {kp: 40.0, kd: 1.0}"
+    tail = tail.replace("model: XM430-W350\n    mode: position", mit).replace(
+        "model: XL430-W250\n    mode: position", mit)
     path = tmp_path / "mixed.yaml"
     path.write_text(head + "  elbow:\n" + tail, encoding="utf-8")
     return path
@@ -93,10 +95,11 @@ def test_a_floating_base_moves_every_leg(tmp_path: Path) -> None:
     assert "(no device)" in why
 
 
-def test_a_run_falls_back_to_ideal_actuators_and_emulate_refuses(tmp_path: Path) -> None:
+def test_a_run_has_physics_and_emulate_of_one_protocol_refuses(tmp_path: Path) -> None:
     """``emulate`` in a process of its own: without the check it would serve until killed.
 
-    Split over two Dynamixel buses, the arm is one world: a run has physics.
+    Split over two Dynamixel buses, or over a Dynamixel and a CAN bus, the arm is one
+    world: a run has physics.
     """
     import subprocess
     import sys
@@ -110,12 +113,7 @@ def test_a_run_falls_back_to_ideal_actuators_and_emulate_refuses(tmp_path: Path)
 
     assert run(_split_arm(tmp_path)) == (True, "emulated, physics")
     yaml = _mixed_arm(tmp_path)
-    physics, text = run(yaml)
-    assert not physics
-    assert text.startswith("emulated, ideal actuators (joint 'elbow' (bus 'hand_bus', the"
-                           " world of this process's emulators) moves with joint"
-                           " 'shoulder_pitch' (bus 'arm_bus', the world of the Dynamixel"
-                           " emulator process)")
+    assert run(yaml) == (True, "emulated, physics")
     done = subprocess.run([sys.executable, "-m", "skel_ros.cli.main", "emulate", "dynamixel",
                            "--physics", "--skel", str(example("arm.skel")), "--config",
                            str(yaml)], capture_output=True, text=True, timeout=120,
@@ -126,24 +124,29 @@ def test_a_run_falls_back_to_ideal_actuators_and_emulate_refuses(tmp_path: Path)
     assert not done.stdout
 
 
-def test_a_hardware_node_asked_for_physics_refuses(tmp_path: Path,
-                                                   ros_env: dict[str, str]) -> None:
-    """Its setup fails with the reason, before any emulator starts."""
-    import pytest
+def test_a_hardware_node_asked_for_physics_starts_one_world(tmp_path: Path,
+                                                            ros_env: dict[str, str]) -> None:
+    """The Dynamixel shoulder and the CAN hand: both emulators move one world of its process."""
+    import os
+
     import rclpy
     from rclpy.parameter import Parameter
 
-    from skel_ros.nodes.errors import NodeSetupError
     from skel_ros.nodes.hardware_node import HardwareNode
 
     yaml = _mixed_arm(tmp_path)
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
-        with pytest.raises(NodeSetupError, match=r"physics emulation: joint 'elbow'"):
-            HardwareNode(context=context, node_name="hardware_node", parameter_overrides=[
-                Parameter("skel_file", value=str(example("arm.skel"))),
-                Parameter("hardware_config", value=str(yaml)),
-                Parameter("emulate", value=True), Parameter("physics", value=True)])
+        node = HardwareNode(context=context, node_name="hardware_node", parameter_overrides=[
+            Parameter("skel_file", value=str(example("arm.skel"))),
+            Parameter("hardware_config", value=str(yaml)),
+            Parameter("emulate", value=True), Parameter("physics", value=True)])
+        try:
+            servos, motors = node._emulators  # what its setup started
+            assert servos.pid == os.getpid()  # served by a thread of the node's process
+            assert servos.config.world is motors.world
+        finally:
+            node.destroy_node()
     finally:
         rclpy.shutdown(context=context)

@@ -6,8 +6,9 @@ of this process, on a clock the test sets) the two buses move one world: every m
 ends where the same commands leave it on one bus holding all four (to 1e-6); on Dynamixel
 servos the two buses are one emulator process, the shoulder's torque on the end of the
 robot's hold for the hand's joints too. CiA 402, Feetech and MIT buses share one world and
-its lock. A robot whose buses cannot share one world (a Dynamixel bus coupled to a CAN
-bus) is refused, naming both; so are buses that disagree on the robot.
+its lock; a Dynamixel bus and a CAN bus share it too (test_mixed_world.py). A robot whose
+buses cannot share one world (a bus of another distribution's emulator, coupled to one of
+these) is refused, naming both; so are buses that disagree on the robot.
 """
 
 from __future__ import annotations
@@ -183,18 +184,27 @@ def test_two_dynamixel_buses_are_one_process_moving_one_world() -> None:
     assert not upper.running
 
 
-def test_buses_of_both_kinds_that_meet_are_refused() -> None:
-    """A Dynamixel shoulder and a CAN hand: no world can hold both; the message names them."""
+def test_only_a_world_of_its_own_is_refused() -> None:
+    """Every kind of this package shares one world; another distribution's bus cannot.
+
+    A Dynamixel shoulder and a CAN hand are one world (this process's); an entry point's
+    emulator moves a world of its own, so its hand coupled to the shoulder is refused,
+    the message naming both.
+    """
     arm = load_model(ARM).skeletons[-1]
     buses = {"upper": ["shoulder_yaw", "shoulder_pitch"], "hand": ["elbow", "wrist"]}
-    why = coupled_buses(arm, buses, world_names({"upper": "dynamixel", "hand": "mit"}))
+    for kinds in ({"upper": "dynamixel", "hand": "mit"}, {"upper": "mit", "hand": "canopen"},
+                  {"upper": "dynamixel", "hand": "dynamixel"},
+                  {"upper": "feetech", "hand": "dynamixel"}):
+        assert coupled_buses(arm, buses, world_names(kinds)) is None, kinds
+    why = coupled_buses(arm, buses, world_names({"upper": "dynamixel", "hand": "acme"}))
     assert why is not None
-    assert why.startswith("joint 'elbow' (bus 'hand', the world of this process's emulators)"
-                          " moves with joint 'shoulder_pitch' (bus 'upper', the world of the"
-                          " Dynamixel emulator process)")
-    assert coupled_buses(arm, buses, world_names({"upper": "mit", "hand": "canopen"})) is None
-    assert coupled_buses(arm, buses, world_names({"upper": "dynamixel",
-                                                  "hand": "dynamixel"})) is None
+    assert why.startswith("joint 'elbow' (bus 'hand', a world of bus 'hand''s own) moves with"
+                          " joint 'shoulder_pitch' (bus 'upper', the world of the Dynamixel"
+                          " emulator process)")
+    why = coupled_buses(arm, buses, world_names({"upper": "mit", "hand": "acme"}))
+    assert why is not None
+    assert "(bus 'upper', the world of this process's emulators)" in why
 
 
 def test_buses_that_disagree_on_the_robot_are_refused(tmp_path: Path) -> None:
