@@ -17,9 +17,14 @@ truth's (the bench's own bus and control cycle add about one 5 ms control period
 the time of the fit against the time of one MuJoCo rollout of the same length (the arm,
 1 kHz, no ROS: what an output-error fit would pay per evaluation), and the load average.
 
+With ``--payload BODY`` (a truth whose ``bodies`` adds a mass to BODY), the fit is
+``identify --payload BODY`` and the payload's mass and centre of mass are printed against
+the truth's.
+
 Asserts nothing. Usage: ``.venv/bin/python bench/identify.py [--duration S] [--seed K]
-[--truth FILE] [--out DIR] [--recording RUN.mcap]`` (default 60 s, seed 0, the truth
-below, a temporary folder; ``--recording``: fit a run already recorded with that truth).
+[--truth FILE] [--out DIR] [--recording RUN.mcap] [--payload BODY]`` (default 60 s, seed
+0, the truth below, a temporary folder; ``--recording``: fit a run already recorded with
+that truth).
 """
 
 from __future__ import annotations
@@ -90,6 +95,23 @@ def rollout_seconds(duration: float) -> float:
     return time.perf_counter() - start
 
 
+def print_payload(found: dict, truth: dict | None) -> None:
+    """The identified payload against the truth's added mass."""
+    real_mass = 0.0 if truth is None else truth["mass"]
+    real_at = [0.0, 0.0, 0.0] if truth is None else truth.get("at", [0.0, 0.0, 0.0])
+    mass = found["mass"]
+    print(f"payload on {found['body']}: mass {mass['value']:.4g} +- {mass.get('interval', 0):.2g}"
+          f" kg, truth {real_mass:g} kg ({100.0 * (mass['value'] - real_mass) / real_mass:+.1f}"
+          f" %)" if real_mass else f"payload: mass {mass['value']:.4g} kg, truth none")
+    intervals = found["com"].get("interval", [None] * 3)
+    for axis, value, interval, real in zip("xyz", found["com"]["value"], intervals, real_at,
+                                           strict=True):
+        why = found["not_identified"].get(f"com_{axis}")
+        shown = f"not identified ({why})" if why else f"{value:.4f} +- {interval:.2g} m"
+        print(f"  com {axis}: {shown}, truth {real:g} m")
+    print(f"  in the model file: {found['in_model_file']}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0)
@@ -98,6 +120,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="folder (default: a temporary one)")
     parser.add_argument("--recording", type=Path,
                         help="fit this recording (made with --truth) instead of recording one")
+    parser.add_argument("--payload", metavar="BODY", help="fit a payload on this body too")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
@@ -117,10 +140,26 @@ def main() -> int:
         print(f"recorded in {time.perf_counter() - start:.0f} s")
     start = time.perf_counter()
     run("identify", str(recording), "--skel", str(ARM), "--hardware-config",
-        str(HARDWARE), "-o", str(out / "identified"))
+        str(HARDWARE), "-o", str(out / "identified"),
+        *(["--payload", args.payload] if args.payload else []))
     fit_time = time.perf_counter() - start
-    found = yaml.safe_load((out / "identified" / "identified.yaml").read_text())["joints"]
+    document = yaml.safe_load((out / "identified" / "identified.yaml").read_text())
+    found = document["joints"]
     truth = yaml.safe_load(truth_file.read_text())["joints"]
+    if args.payload:
+        print_payload(document["payload"],
+                      (yaml.safe_load(truth_file.read_text()).get("bodies") or {})
+                      .get(args.payload))
+    print_joints(found, truth)
+    rollout = rollout_seconds(args.duration)
+    print(f"fit: {fit_time:.1f} s (the command, reading the MCAP included); one MuJoCo "
+          f"rollout of {args.duration:g} s: {rollout:.1f} s")
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def print_joints(found: dict, truth: dict) -> None:
+    """Per joint and parameter, the identified value against the real arm's."""
     rotor = rotors()
     print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
     for joint, entry in found.items():
@@ -150,11 +189,6 @@ def main() -> int:
                   f"{servo['delay_interval'][1] * 1e3:.0f}]   truth {delay * 1e3:.0f} ms")
         rms = entry["held_out_torque_rms"]
         print(f"{joint:15} held-out torque RMS {rms['model']:.3g} -> {rms['identified']:.3g} N m")
-    rollout = rollout_seconds(args.duration)
-    print(f"fit: {fit_time:.1f} s (the command, reading the MCAP included); one MuJoCo "
-          f"rollout of {args.duration:g} s: {rollout:.1f} s")
-    print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -379,7 +379,7 @@ RUN: dict[str, Run] = {
     " examples/arm.skel --hardware-config config/hardware/arm_dynamixel.yaml -o"
     " out/identified": Run(output=("not identified",), creates=(
         "out/identified/identified.yaml", "out/identified/model.skel",
-        "out/identified/report.html")),
+        "out/identified/model.xml", "out/identified/report.html")),
     ".venv/bin/sim_node --ros-args --params-file config/sim.yaml -r __ns:=/sim -p"
     " skel_file:=examples/quadruped.skel -p frame_prefix:=sim/": Run(until=SIM_NODE_UP,
                                                                     ros=True),

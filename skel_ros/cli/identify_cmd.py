@@ -77,6 +77,8 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
                    help="recordings (sim-to-real's run.mcap, or any with the joint_states)")
     _model_options(q, "the model the recordings were made with",
                    "hardware YAML: identify the joints it maps (default: every DOF)")
+    q.add_argument("--payload", metavar="BODY",
+                   help="also fit a point mass (mass and centre of mass) fixed to this body")
     q.add_argument("-o", "--out", required=True, help="output directory")
     q.set_defaults(func=_cmd_identify)
 
@@ -160,7 +162,19 @@ def _cmd_excite(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_identify(args: argparse.Namespace) -> int:
+def _payload_body(skel: Skeleton, body: str) -> None:
+    """Refuse a ``--payload`` body the skeleton does not have, naming close ones."""
+    import difflib
+
+    names = [b.name for b in skel.bodies]
+    if body not in names:
+        close = difflib.get_close_matches(body, names, n=3, cutoff=0.5)
+        hint = (f"did you mean {', '.join(map(repr, close))}?" if close
+                else f"its bodies: {', '.join(names)}")
+        raise ValueError(f"--payload {body!r}: skeleton {skel.name!r} has no such body; {hint}")
+
+
+def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     import time
 
     from skel_ros.analysis.errors import AnalysisError
@@ -170,6 +184,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     from skel_ros.identify.output import (
         dump,
         identified_document,
+        write_mjcf_model,
         write_model,
         write_report,
     )
@@ -183,6 +198,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     try:
         world = load_model_from_args(args.skel, args)
         skel, _, joints = _skeleton(world, args.hardware_config)
+        if args.payload is not None:
+            _payload_body(skel, args.payload)
         dynamics = RigidDynamics(world, skel.name)
         skipped = [j for j in joints if not dynamics.supports(j)]
         joints = tuple(j for j in joints if dynamics.supports(j))
@@ -206,7 +223,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:
         excess = f.residual_torques(fits_parts, dynamics)
         model = {d.name: {"armature": 0.0, "damping": d.damping, "friction": d.coulomb_friction}
                  for d in skel.dofs}
-        fits = f.fit_joints(fits_parts, excess, model)
+        fits, payload, held_added = _fit(fits_parts, held_parts, excess, model, dynamics,
+                                         args.payload)
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,
             OSError, ValueError) as exc:
@@ -215,24 +233,70 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        model_path, note = write_model(world, fits, out, Path(args.skel).suffix.lower())
-        held_rms = f.held_out_rms(fits, held_parts, held_excess)
+        model_path, note = write_model(world, fits, out, Path(args.skel).suffix.lower(),
+                                       payload)
+        mjcf_path, mjcf_why = write_mjcf_model(world, fits, out, skel.name, payload)
+        held_rms = f.held_out_rms(fits, held_parts, held_excess, held_added)
         document = identified_document(fits, servos, sources=args.recordings,
-                                       model_file=model_path, note=note, held_out=held_rms)
+                                       model_file=model_path, note=note, held_out=held_rms,
+                                       mjcf=(mjcf_path, mjcf_why), payload=payload)
         (out / "identified.yaml").write_text(dump(document), encoding="utf-8")
         write_report(out, fits, servos, held=held_parts[0], excess=held_excess[0],
-                     title=f"Identified: {Path(args.skel).name}")
+                     title=f"Identified: {Path(args.skel).name}",
+                     added=None if held_added is None else held_added[0])
     except (SkelError, OSError) as exc:
         print(f"error: cannot write to {out}: {exc}", file=sys.stderr)
         return 1
     _print_summary(fits, servos, held_rms)
+    if payload is not None:
+        _print_payload(payload)
+    written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
+    print(f"wrote {written} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    return 0
+
+
+def _fit(parts: Any, held: Any, excess: Any, model: Any, dynamics: Any,  # noqa: ANN401, PLR0917
+         body: str | None) -> tuple[Any, Any, Any]:
+    """(joint fits, the payload's fit or None, its torque on the held-out parts or None)."""
+    from skel_ros.identify import fit as f
+    from skel_ros.identify.payload import PayloadRegressor, fit_with_payload, payload_torques
+
+    if body is None:
+        return f.fit_joints(parts, excess, model), None, None
+    regressor = PayloadRegressor(dynamics, body)
+    fits, payload = fit_with_payload(parts, excess, model, regressor)
+    return fits, payload, payload_torques(held, regressor, payload)
+
+
+def _print_files(out: Path, model_path: Path, note: str, mjcf: tuple[Path | None, str]) -> str:
+    """Say what the model files carry and what was not written (and why); the files written."""
+    mjcf_path, mjcf_why = mjcf
     if note:
         print(f"note: {note}")
-    print(f"not in {model_path.name} (the format has no place for it): armature, delay, servo"
+    if mjcf_path is None:
+        print(f"note: {out / 'model.xml'} not written ({mjcf_why}); the other files are")
+    armature = (f"armature (in {mjcf_path.name}, MJCF), " if mjcf_path is not None
+                else "armature, ")
+    print(f"not in {model_path.name} (the format has no place for it): {armature}delay, servo"
           " gains: see identified.yaml")
-    print(f"wrote {out / 'identified.yaml'}, {model_path}, {out / 'report.html'} "
-          f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
-    return 0
+    return ", ".join(str(p) for p in (out / "identified.yaml", model_path, mjcf_path,
+                                      out / "report.html") if p is not None)
+
+
+def _print_payload(payload: Any) -> None:  # noqa: ANN401 - a PayloadFit (imported lazily)
+    if "mass" in payload.fixed:
+        print(f"  payload on {payload.body}: not identified ({payload.fixed['mass']})")
+        return
+    mass = f"mass {payload.mass:.4g} +- {payload.mass_interval:.2g} kg"
+    if not payload.added:
+        print(f"  payload on {payload.body}: {mass}, not told apart from no payload: not added"
+              " to the model")
+        return
+    parts = [mass]
+    for axis, c, interval in zip("xyz", payload.com, payload.com_intervals, strict=True):
+        parts.append(f"com {axis} not identified (0 kept)" if interval is None
+                     else f"com {axis} {c:.4g} +- {interval:.2g} m")
+    print(f"  payload on {payload.body} (centre of mass in its frame): {', '.join(parts)}")
 
 
 def _print_summary(fits: list[Any], servos: dict[str, Any],

@@ -3,7 +3,8 @@
 :mod:`~skel_ros.identify.excite` designs an excitation trajectory (a finite Fourier series
 per joint within the limits, conditioned for the fit); :mod:`~skel_ros.identify.fit`
 estimates each joint's command delay and servo gains, armature, viscous damping and
-Coulomb friction from a recording, with identifiability checks and confidence intervals;
+Coulomb friction from a recording, with identifiability checks and confidence intervals
+(and with :mod:`~skel_ros.identify.payload`, a payload's mass and centre of mass);
 :mod:`~skel_ros.identify.output` writes the results, and reads identified.yaml back for the
 simulation (``sim-to-real --sim-params``, the simulation node's ``sim_params``). The
 regressor both share is in :mod:`~skel_ros.identify.regressor`. No ROS; MuJoCo only for

@@ -34,6 +34,9 @@ solving, each fitted value gets a 95 % interval from the covariance
 residual's correlation (:func:`correlation_factor`; at least the low-pass's own: of ``n``
 filtered samples only about ``2 f_c T n`` are independent).
 
+:func:`solve` is that check, fit and interval for any bounded linear problem: the
+payload's joint problem (:mod:`skel_ros.identify.payload`) uses it too.
+
 Every recording is split: its first :data:`FIT_SHARE` is fitted, the rest held out for
 the before/after comparison. No ROS; MuJoCo through :mod:`skel_ros.sim.inverse_dynamics`.
 """
@@ -55,9 +58,9 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
-__all__ = ["FIT_SHARE", "IDENTIFIABLE", "IdentifyError", "JointFit", "Samples", "ServoFit",
-           "blind_parameters", "fit_joints", "fit_servo", "held_out_rms", "predicted", "prepare",
-           "residual_torques", "split"]
+__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "IdentifyError", "JointFit", "Samples",
+           "ServoFit", "Solution", "blind_parameters", "fit_joints", "fit_servo", "held_out_rms",
+           "mostly_noise", "predicted", "prepare", "residual_torques", "solve", "split"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -79,6 +82,8 @@ _REACH: Final = 0.4  # s, how far the low-pass's response reaches (samples near 
 _LINEAR: Final = 0.5  # the share of the errors (smallest first) a servo is fitted on
 _WEIGHS: Final = 0.3  # a parameter's share in a blind direction that makes it unidentifiable
 _GAP: Final = 3.0  # a gap longer than this many periods drops the samples beside it
+_EMPTY: Final = 1e-9  # a column this much smaller than the largest is rounding errors only
+BARELY_MOVED: Final = "the joint barely moved in the fitted part"
 
 
 class IdentifyError(ValueError):
@@ -326,19 +331,23 @@ def residual_torques(parts: Sequence[Samples], dynamics: RigidDynamics) -> list[
 
 
 def held_out_rms(fits: Sequence[JointFit], parts: Sequence[Samples],
-                 excess: Sequence[Vector]) -> dict[str, tuple[float, float]]:
+                 excess: Sequence[Vector], added: Sequence[Vector] | None = None
+                 ) -> dict[str, tuple[float, float]]:
     """Per joint, the held-out torque's RMS left unexplained: (model's values, identified).
 
     The torque beyond the links' own, in N m, on the samples each part counts valid.
+    ``added``: per part, a torque the identified model has beyond its joints' values
+    (an identified payload's, :func:`skel_ros.identify.payload.payload_torques`).
     """
     out = {}
     for k, jf in enumerate(fits):
         measured, before, after = [], [], []
-        for part, e in zip(parts, excess, strict=True):
+        for i, (part, e) in enumerate(zip(parts, excess, strict=True)):
             ok = part.valid
             measured.append(e[ok, k])
             before.append(predicted(part, k, jf.model)[ok])
-            after.append(predicted(part, k, jf.values)[ok])
+            extra = 0.0 if added is None else added[i][ok, k]
+            after.append(predicted(part, k, jf.values)[ok] + extra)
         m = np.concatenate(measured)
         out[jf.joint] = (float(np.sqrt(np.mean((m - np.concatenate(before)) ** 2))),
                          float(np.sqrt(np.mean((m - np.concatenate(after)) ** 2))))
@@ -373,22 +382,104 @@ def fit_joints(parts: Sequence[Samples], excess: Sequence[Vector],
     return fits
 
 
-def blind_parameters(y: Vector) -> tuple[dict[str, str], Vector, Vector]:
+def blind_parameters(y: Vector, names: Sequence[str] = PARAMETERS,
+                     shared: Sequence[Sequence[str]] = ()
+                     ) -> tuple[dict[str, str], Vector, Vector]:
     """The parameters regressor ``y`` cannot tell apart (module docstring), and why.
+
+    ``names``: its columns' parameters. A column the data leaves (numerically) empty is
+    one of them too. ``shared``: groups of parameters scaled alike, by the largest of
+    their column norms (the components of one vector: scaled each to unit length, an
+    axis the data barely sees would look as well seen as the others).
 
     Returns:
         (parameter -> why, the scaled regressor's singular values, its column norms).
     """
     norms = np.linalg.norm(y, axis=0)
-    norms[norms == 0.0] = 1.0
-    _, sv, vt = np.linalg.svd(y / norms, full_matrices=False)
+    for group in shared:
+        index = [names.index(n) for n in group if n in names]
+        norms[index] = norms[index].max(initial=0.0)
     fixed: dict[str, str] = {}
+    # A column of rounding errors only (a parameter no sample depends on, computed as a
+    # difference) would look like any other once scaled to unit length.
+    empty = norms <= _EMPTY * max(float(norms.max(initial=0.0)), np.finfo(float).tiny)
+    for i in np.flatnonzero(empty):
+        fixed[names[i]] = "not identifiable from this recording (no sample depends on it)"
+    norms[empty] = 1.0
+    scaled = np.where(empty, 0.0, y / norms)
+    _, sv, vt = np.linalg.svd(scaled, full_matrices=False)
     for s, v in zip(sv, vt, strict=True):
         if s < IDENTIFIABLE * sv[0]:
-            for name in (PARAMETERS[i] for i in np.flatnonzero(np.abs(v) > _WEIGHS)):
-                fixed[name] = (f"not identifiable from this recording (a singular value "
-                               f"{s / sv[0]:.1e} of the largest)")
+            for name in (names[i] for i in np.flatnonzero(np.abs(v) > _WEIGHS)):
+                fixed.setdefault(name, f"not identifiable from this recording (a singular "
+                                       f"value {s / sv[0]:.1e} of the largest)")
     return fixed, sv, norms
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A bounded linear least-squares fit with its identifiability check (:func:`solve`).
+
+    Attributes:
+        values: parameter -> value (fitted, or the prior where not identifiable).
+        intervals: parameter -> 95 % half-width (fitted parameters only).
+        fixed: parameter -> why it kept the prior.
+        free: the fitted parameters, in :attr:`covariance`'s order.
+        covariance: of the fitted parameters.
+        singular_values: of the scaled regressor, largest first.
+    """
+
+    values: dict[str, float]
+    intervals: dict[str, float]
+    fixed: dict[str, str]
+    free: tuple[str, ...]
+    covariance: Vector
+    singular_values: tuple[float, ...]
+
+
+def solve(y: Vector, b: Vector, names: Sequence[str], prior: Mapping[str, float],  # noqa: PLR0917
+          lower: Sequence[float], independent: float, shared: Sequence[Sequence[str]] = ()
+          ) -> Solution:
+    """Fit ``y x = b`` for the parameters ``names`` within ``x >= lower``, with intervals.
+
+    The parameters :func:`blind_parameters` finds (``shared`` as it takes it) are not
+    fitted and keep their ``prior``; the others get a 95 % interval from
+    ``s^2 (J^T J)^-1`` (module docstring), ``independent`` being the share of the samples
+    that are independent.
+    """
+    from scipy.optimize import least_squares
+
+    fixed, sv, norms = blind_parameters(y, names, shared)
+    free = [i for i, name in enumerate(names) if name not in fixed]
+    kept = [i for i in range(len(names)) if i not in free]
+    values = {n: float(prior[n]) for n in names}
+    intervals: dict[str, float] = {}
+    cov = np.zeros((0, 0))
+    rhs = b - y[:, kept] @ np.array([prior[names[i]] for i in kept])
+    if free:
+        a = y[:, free] / norms[free]
+        low = np.array([lower[i] for i in free], dtype=float) * norms[free]
+        # Start inside the bounds (on a bound, TRF can stall): the unbounded solution.
+        start, *_ = np.linalg.lstsq(a, rhs, rcond=None)
+        start = np.where(np.isfinite(low),
+                         np.maximum(start, low + 1e-6 * max(1.0, float(np.abs(start).max()))),
+                         start)
+        result = least_squares(lambda x, a=a, rhs=rhs: a @ x - rhs, start,
+                               jac=lambda _x, a=a: a, bounds=(low, np.inf), method="trf")
+        x = result.x / norms[free]
+        jac = y[:, free]  # the Jacobian in the parameters' units
+        residual = jac @ x - rhs
+        s2 = float(np.sum(residual ** 2)) / max(1, y.shape[0] - len(free))
+        s2 *= max(1.0 / independent, correlation_factor(residual, round(1.0 / independent)))
+        try:
+            cov = s2 * np.linalg.inv(jac.T @ jac)
+        except np.linalg.LinAlgError:
+            cov = np.full((len(free), len(free)), np.inf)
+        for j, i in enumerate(free):
+            values[names[i]] = float(x[j])
+            intervals[names[i]] = float(Z95 * math.sqrt(max(cov[j, j], 0.0)))
+    return Solution(values, intervals, fixed, tuple(names[i] for i in free), cov,
+                    tuple(float(v) for v in sv))
 
 
 def correlation_factor(residual: Vector, reach: int) -> float:
@@ -418,47 +509,25 @@ def _fit_joint(joint: str, y: Vector, b: Vector, measured: Vector,  # noqa: PLR0
     samples that are independent (the low-passed residual's samples are not: the
     covariance is scaled by its inverse, as for ``n * independent`` samples).
     """
-    from scipy.optimize import least_squares
-
     if y.shape[0] < 2 * len(PARAMETERS):
         return JointFit(joint, prior, {}, dict.fromkeys(
-            PARAMETERS, "the joint barely moved in the fitted part"), prior, math.inf, (),
-            y.shape[0], math.nan)
-    fixed, sv, norms = blind_parameters(y)
-    free = [i for i, name in enumerate(PARAMETERS) if name not in fixed]
-    kept = [i for i in range(len(PARAMETERS)) if i not in free]
-    values = dict(prior)
-    intervals: dict[str, float] = {}
-    rhs = b - y[:, kept] @ np.array([prior[PARAMETERS[i]] for i in kept])
-    if free:
-        a = y[:, free] / norms[free]
-        # Start inside the bounds (on a bound, TRF can stall): the unbounded solution.
-        start, *_ = np.linalg.lstsq(a, rhs, rcond=None)
-        start = np.maximum(start, 1e-6 * max(1.0, float(np.abs(start).max())))
-        result = least_squares(lambda x, a=a, rhs=rhs: a @ x - rhs, start,
-                               jac=lambda _x, a=a: a, bounds=(0.0, np.inf), method="trf")
-        x = result.x / norms[free]
-        jac = y[:, free]  # the Jacobian in the parameters' units
-        residual = jac @ x - rhs
-        s2 = float(np.sum(residual ** 2)) / max(1, y.shape[0] - len(free))
-        s2 *= max(1.0 / independent, correlation_factor(residual, round(1.0 / independent)))
-        try:
-            cov = s2 * np.linalg.inv(jac.T @ jac)
-        except np.linalg.LinAlgError:
-            cov = np.full((len(free), len(free)), np.inf)
-        for j, i in enumerate(free):
-            values[PARAMETERS[i]] = float(x[j])
-            intervals[PARAMETERS[i]] = float(Z95 * math.sqrt(max(cov[j, j], 0.0)))
+            PARAMETERS, BARELY_MOVED), prior, math.inf, (), y.shape[0], math.nan)
+    sol = solve(y, b, PARAMETERS, prior, (0.0,) * len(PARAMETERS), independent)
+    values, intervals, fixed = sol.values, sol.intervals, dict(sol.fixed)
     residual = b - y @ np.array([values[p] for p in PARAMETERS])
     rms = float(np.sqrt(np.mean(residual ** 2)))
     modelled = float(np.sqrt(np.mean((measured - residual) ** 2)))
-    if free and rms > modelled:
+    if sol.free and rms > modelled:
         # More of the readings is unexplained than explained: the torque readings are
         # mostly something else (a drive's chatter, a bad sensor); any value is a guess.
-        why = (f"the torque readings are mostly noise here (residual RMS {rms:.3g} N m "
-               f"above the modelled torque's {modelled:.3g} N m)")
         values, intervals = dict(prior), {}
-        fixed.update(dict.fromkeys((PARAMETERS[i] for i in free), why))
+        fixed.update(dict.fromkeys(sol.free, mostly_noise(rms, modelled)))
+    sv = sol.singular_values
     return JointFit(joint, values, intervals, fixed, prior,
-                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf,
-                    tuple(float(v) for v in sv), int(y.shape[0]), rms)
+                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf, sv, int(y.shape[0]), rms)
+
+
+def mostly_noise(rms: float, modelled: float) -> str:
+    """Why a joint whose residual RMS is above its modelled torque's RMS gets no values."""
+    return (f"the torque readings are mostly noise here (residual RMS {rms:.3g} N m "
+            f"above the modelled torque's {modelled:.3g} N m)")

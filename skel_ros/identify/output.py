@@ -11,7 +11,15 @@ gains, and which values the written model file carries::
         friction: {value: 0.041, interval: 0.002, model: 0.01, unit: N m}
         not_identified: {}
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
-    model_file: {path: model.skel, carries: [damping, friction], not_carried: [armature]}
+    payload:                   # with --payload hand (identify_cmd)
+      body: hand
+      mass: {value: 0.251, unit: kg, interval: 0.004}
+      com: {value: [0.02, 0.0, 0.06], unit: m, frame: body 'hand', interval: [0.001, null, 0.002]}
+      not_identified: {com_y: not identifiable from this recording (...)}
+      in_model_file: true
+    model_file: {path: model.skel, carries: [damping, friction, payload],
+                 not_carried: [armature],
+                 mjcf: {path: model.xml, carries: [armature, damping, friction, payload]}}
 
 :func:`load_sim_params` reads it back for the simulation (``sim-to-real --sim-params``,
 the simulation node's ``sim_params``): each joint's armature, damping and friction
@@ -19,7 +27,8 @@ the simulation node's ``sim_params``): each joint's armature, damping and fricti
 :class:`~skel_ros.sim.joint_dynamics.JointDynamics`, and each joint's servo
 (:class:`IdentifiedServo`: ``kp``, ``kd``, ``delay``) where one was identified, which the
 simulation's position controller of that joint then runs instead of its own law
-(:meth:`SimParams.gains`).
+(:meth:`SimParams.gains`). An identified payload is not read back: it is in the model
+files' body (:func:`fitted_world`), which the simulation loads as its model.
 
 No ROS, no engine.
 """
@@ -29,7 +38,7 @@ from __future__ import annotations
 import base64
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -48,32 +57,52 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
     from skel_ros.identify.fit import JointFit, Samples, ServoFit
-    from skel_ros.model.types import World
+    from skel_ros.identify.payload import PayloadFit
+    from skel_ros.model.types import Body, World
 
-__all__ = ["CARRIED", "IDENTIFIED", "IdentifiedServo", "SimParams", "SimParamsError",
-           "fitted_world", "identified_document", "load_sim_params", "parse_sim_params",
-           "write_model", "write_report"]
+__all__ = ["CARRIED", "IDENTIFIED", "MJCF_FILE", "IdentifiedServo", "SimParams",
+           "SimParamsError", "fitted_world", "identified_document", "load_sim_params",
+           "parse_sim_params", "write_mjcf_model", "write_model", "write_report"]
 
 IDENTIFIED = "identified.yaml"
 """The name of the file ``skel-ros identify`` writes its values into."""
 
 CARRIED = ("damping", "friction")
 """The parameters the SKEL and URDF formats carry (a DOF's ``<dynamics>``)."""
+MJCF_FILE = "model.xml"
+"""The fitted model as MJCF, which carries the armature too (:func:`write_mjcf_model`)."""
 
 
-def fitted_world(world: World, fits: Sequence[JointFit]) -> World:
-    """``world`` with each fitted joint's damping and friction set."""
+def fitted_world(world: World, fits: Sequence[JointFit], payload: PayloadFit | None = None
+                 ) -> World:
+    """``world`` with each fitted joint's damping and friction set, and the payload added.
+
+    The payload (when identified: :attr:`PayloadFit.added`) is a point mass at its centre
+    of mass in its body's frame (:func:`skel_ros.model.truth.with_point_mass`).
+    """
     by_name = {f.joint: JointDynamics(**{p: f.values[p] for p in CARRIED}) for f in fits}
-    return with_joint_dynamics(world, {(s.name, d.name): by_name[d.name]
-                                       for s in world.skeletons for d in s.dofs
-                                       if d.name in by_name})
+    fitted = with_joint_dynamics(world, {(s.name, d.name): by_name[d.name]
+                                         for s in world.skeletons for d in s.dofs
+                                         if d.name in by_name})
+    if payload is None or not payload.added:
+        return fitted
+    from skel_ros.model.truth import with_point_mass
+
+    def loaded(body: Body) -> Body:
+        if body.name != payload.body:
+            return body
+        return replace(body, inertia=with_point_mass(body.inertia, payload.mass, payload.com))
+
+    return replace(fitted, skeletons=tuple(
+        replace(s, bodies=tuple(loaded(b) for b in s.bodies)) for s in fitted.skeletons))
 
 
-def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: str
-                ) -> tuple[Path, str]:
+def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: str,
+                payload: PayloadFit | None = None) -> tuple[Path, str]:
     """Write the fitted model in the format of ``suffix`` (``.skel`` or ``.urdf``).
 
-    Other formats are written as SKEL (said in the returned note).
+    Other formats are written as SKEL (said in the returned note). ``payload``: added to
+    its body (:func:`fitted_world`).
 
     Returns:
         (the file, a note: "" or why the format differs from the model's).
@@ -81,7 +110,7 @@ def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: s
     from skel_ros.model.skel_writer import write_skel
     from skel_ros.model.urdf import world_to_urdf
 
-    fitted = fitted_world(world, fits)
+    fitted = fitted_world(world, fits, payload)
     if suffix == ".urdf":
         path = out_dir / "model.urdf"
         path.write_text(world_to_urdf(fitted), encoding="utf-8")
@@ -93,10 +122,39 @@ def write_model(world: World, fits: Sequence[JointFit], out_dir: Path, suffix: s
     return path, note
 
 
+def write_mjcf_model(world: World, fits: Sequence[JointFit], out_dir: Path, skeleton: str,
+                     payload: PayloadFit | None = None) -> tuple[Path | None, str]:
+    """Write ``model.xml``: the fitted model as MJCF, with each joint's armature too.
+
+    MJCF carries all three joint values (``armature``, ``damping``, ``frictionloss``); the
+    fits are ``skeleton``'s joints. A model the MJCF writer refuses costs this file only
+    (one an earlier run left in ``out_dir`` is removed).
+
+    Returns:
+        (the file, "") or (None, why it was not written).
+    """
+    from skel_ros.model.interchange_errors import ExportError
+    from skel_ros.model.mjcf import write_mjcf
+
+    path = out_dir / MJCF_FILE
+    armature = {(skeleton, f.joint): f.values["armature"] for f in fits}
+    try:
+        write_mjcf(fitted_world(world, fits, payload), path, armature=armature)
+    except (ExportError, ValueError) as exc:
+        path.unlink(missing_ok=True)  # not one of an earlier run, mistaken for this one's
+        return None, f"MJCF cannot hold this model: {exc}"
+    return path, ""
+
+
 def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None], *,
                         sources: Sequence[str], model_file: Path, note: str,
-                        held_out: Mapping[str, tuple[float, float]]) -> dict[str, Any]:
-    """The content of identified.yaml (module docstring)."""
+                        held_out: Mapping[str, tuple[float, float]],
+                        mjcf: tuple[Path | None, str] | None = None,
+                        payload: PayloadFit | None = None) -> dict[str, Any]:
+    """The content of identified.yaml (module docstring).
+
+    ``mjcf``: :func:`write_mjcf_model`'s result; ``payload``: the identified payload.
+    """
     joints: dict[str, Any] = {}
     for f in fits:
         entry: dict[str, Any] = {}
@@ -119,13 +177,35 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
         before, after = held_out.get(f.joint, (math.nan, math.nan))
         entry["held_out_torque_rms"] = {"model": _round(before), "identified": _round(after)}
         joints[f.joint] = entry
-    return {
-        "recordings": list(sources),
-        "joints": joints,
-        "model_file": {"path": model_file.name, "carries": list(CARRIED),
-                       "not_carried": [p for p in PARAMETERS if p not in CARRIED],
-                       **({"note": note} if note else {})},
-    }
+    document: dict[str, Any] = {"recordings": list(sources), "joints": joints}
+    if payload is not None:
+        document["payload"] = _payload_entry(payload)
+    carries = [*CARRIED, *(["payload"] if payload is not None and payload.added else [])]
+    document["model_file"] = {"path": model_file.name, "carries": carries,
+                              "not_carried": [p for p in PARAMETERS if p not in CARRIED],
+                              **({"note": note} if note else {})}
+    if mjcf is not None:
+        path, why = mjcf
+        document["model_file"]["mjcf"] = (
+            {"path": path.name, "carries": [*PARAMETERS, *carries[len(CARRIED):]]}
+            if path is not None else {"not_written": why})
+    return document
+
+
+def _payload_entry(payload: PayloadFit) -> dict[str, Any]:
+    """identified.yaml's ``payload``: the mass and centre of mass with their intervals."""
+    entry: dict[str, Any] = {"body": payload.body,
+                             "mass": {"value": _round(payload.mass), "unit": UNITS["mass"]}}
+    if payload.mass_interval is not None:
+        entry["mass"]["interval"] = _round(payload.mass_interval)
+    com: dict[str, Any] = {"value": [_round(c) for c in payload.com], "unit": "m",
+                           "frame": f"body {payload.body!r}"}
+    if any(i is not None for i in payload.com_intervals):
+        com["interval"] = [None if i is None else _round(i) for i in payload.com_intervals]
+    entry["com"] = com
+    entry["not_identified"] = dict(payload.fixed)
+    entry["in_model_file"] = payload.added
+    return entry
 
 
 class SimParamsError(FileLineError):
@@ -334,11 +414,12 @@ def _round(v: float) -> float | str:
 
 
 def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
-                 *, held: Samples, excess: np.ndarray, title: str) -> Path:
+                 *, held: Samples, excess: np.ndarray, title: str,
+                 added: np.ndarray | None = None) -> Path:
     """Write report.html: per joint, the held-out torque beyond the links' own.
 
     As measured, as the model's damping and friction give it, and as the identified
-    values give it.
+    values give it (with ``added``, the identified payload's torque, when there is one).
     """
     import matplotlib as mpl
 
@@ -351,7 +432,7 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
         t = held.t[ok] - held.t[0]
         measured = excess[ok, k]
         before = predicted(held, k, f.model)[ok]
-        after = predicted(held, k, f.values)[ok]
+        after = predicted(held, k, f.values)[ok] + (0.0 if added is None else added[ok, k])
         fig = Figure(figsize=(8, 3.2), dpi=100)
         ax = fig.subplots()
         ax.plot(t, measured, color="black", linewidth=1.0, label="measured")

@@ -347,9 +347,12 @@ def _translate(p: Sequence[float] | Array) -> Array:
 class _Writer:
     """Builds one MJCF document from a world (one use)."""
 
-    def __init__(self, world: World, base_dir: Path | None) -> None:
+    def __init__(self, world: World, base_dir: Path | None,
+                 armature: Mapping[tuple[str, str], float] | None = None) -> None:
         self.world = world
         self.base_dir = base_dir
+        self.armature = _checked_armature(world, armature or {})
+        self.armature_written: set[tuple[str, str]] = set()
         self.warnings: list[SkelWarning] = []
         # kind -> (message, first location, count): repeats are given once (_flush_warnings)
         self._grouped: dict[str, tuple[str, Location, int]] = {}
@@ -428,11 +431,24 @@ class _Writer:
         for element in (self.contact, self.equality):
             if element is not None:
                 self.root.append(element)
+        self._unwritten_armature()
         self._keyframe()
         self._summary_warnings()
         self._flush_warnings()
         etree.indent(self.root, space="  ")
         return str(etree.tostring(self.root, encoding="unicode", pretty_print=True))
+
+    def _unwritten_armature(self) -> None:
+        """Refuse an armature given for a DOF that got no hinge or slide of its own."""
+        for skeleton_name, dof_name in self.armature.keys() - self.armature_written:
+            skeleton = self.world.skeleton(skeleton_name)
+            joint = next(j for j in skeleton.joints
+                         if j.first_dof <= skeleton.dof_index(dof_name) < j.first_dof + j.num_dofs)
+            raise ExportError(
+                f"an armature is given for DOF {dof_name!r}, but its {joint.type.value} joint"
+                f" {joint.name!r} becomes no MJCF hinge or slide of its own"
+                f"{'' if skeleton.mobile else ' (the skeleton is immobile)'}", joint.location,
+                hint="armature is written on hinge and slide joints only")
 
     def _keyframe(self) -> None:
         """A keyframe ``initial`` when some DOF starts away from zero or moving."""
@@ -714,6 +730,9 @@ class _Writer:
                 f"DOF {dof.name!r} has a one-sided position limit ({lo}, {hi}); an MJCF range"
                 " has two finite ends", joint.location, hint="give both limits")
         self._dynamics(j, dof)
+        if (skeleton.name, dof.name) in self.armature and free is None:
+            j.set("armature", _num(self.armature[skeleton.name, dof.name]))
+            self.armature_written.add((skeleton.name, dof.name))
         if math.isfinite(dof.force_lower) and math.isfinite(dof.force_upper):
             # Bounds whatever actuator drives the joint, as DART clamps its commands.
             j.set("actuatorfrcrange", _vec((dof.force_lower, dof.force_upper)))
@@ -933,6 +952,25 @@ def _plane_pose(g: Plane) -> Array:
     return pose
 
 
+def _checked_armature(world: World, armature: Mapping[tuple[str, str], float]
+                      ) -> dict[tuple[str, str], float]:
+    """``armature`` as a dict, every key a (skeleton, DOF) of ``world``, every value >= 0.
+
+    Raises:
+        ValueError: an unknown skeleton or DOF, or a value that is not a finite number >= 0.
+    """
+    dofs = {(s.name, d.name) for s in world.skeletons for d in s.dofs}
+    out = {}
+    for key, value in armature.items():
+        if key not in dofs:
+            raise ValueError(f"armature for {key!r}: {world.source} has no such (skeleton, DOF)")
+        if isinstance(value, bool) or not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"armature of {key!r} must be a finite number >= 0, got {value!r}")
+        if value:
+            out[key] = float(value)
+    return out
+
+
 def _model_name(world: World) -> str:
     named = [s.name for s in world.skeletons if s.bodies]
     if len(named) == 1:
@@ -940,30 +978,39 @@ def _model_name(world: World) -> str:
     return Path(world.source).stem or "world"
 
 
-def world_to_mjcf(world: World, *, base_dir: str | os.PathLike[str] | None = None) -> MjcfExport:
+def world_to_mjcf(world: World, *, base_dir: str | os.PathLike[str] | None = None,
+                  armature: Mapping[tuple[str, str], float] | None = None) -> MjcfExport:
     """The MJCF document of a world, with its joint and body correspondence.
 
     Args:
         world: The world.
         base_dir: Directory the text will be saved in (mesh paths are written relative
             to it); None writes them as the model holds them.
+        armature: (skeleton name, DOF name) -> rotor inertia at the DOF (kg m^2, kg for a
+            slide), written as its joint's ``armature``: a value no SKEL or URDF file
+            carries (``skel-ros identify`` measures it). Hinges and slides only.
 
     Returns:
         The export; ``.xml`` is the text, ``.warnings`` what was dropped or approximated.
 
     Raises:
         ExportError: The model holds something MJCF cannot express (a soft body, limits
-            on a ball joint, ...), with the element's file:line.
+            on a ball joint, an armature on a ball joint, ...), with the element's file:line.
+        ValueError: An armature for a DOF the world does not have, or not a number >= 0.
     """
     base = None if base_dir is None else Path(os.fspath(base_dir)).resolve()
-    writer = _Writer(world, base)
+    writer = _Writer(world, base, armature)
     xml = writer.build()
     return MjcfExport(xml, tuple(writer.joints), tuple(writer.bodies), tuple(writer.warnings))
 
 
-def write_mjcf(world: World, path: str | os.PathLike[str]) -> MjcfExport:
-    """Write ``world`` as MJCF to ``path`` (mesh paths relative to its directory)."""
+def write_mjcf(world: World, path: str | os.PathLike[str], *,
+               armature: Mapping[tuple[str, str], float] | None = None) -> MjcfExport:
+    """Write ``world`` as MJCF to ``path`` (mesh paths relative to its directory).
+
+    ``armature``: as :func:`world_to_mjcf`'s. Nothing is written when the export fails.
+    """
     out = Path(os.fspath(path))
-    export = world_to_mjcf(world, base_dir=out.resolve().parent)
+    export = world_to_mjcf(world, base_dir=out.resolve().parent, armature=armature)
     out.write_text(export.xml, encoding="utf-8")
     return export

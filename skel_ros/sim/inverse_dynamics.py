@@ -6,6 +6,11 @@ links as recorded, before any damping, friction or rotor inertia. Computed by Mu
 model's damping, friction and limits taken out and every constraint off, so what is left
 is the links' own dynamics, the same in either engine. ``mujoco`` is imported when a
 :class:`RigidDynamics` is built.
+
+:meth:`RigidDynamics.with_point_mass` gives the same model with a point mass fixed to a
+body (a payload): inverse dynamics is linear in each body's mass, first moment and
+inertia, so differences of such models are the columns of a payload's regressor
+(:mod:`skel_ros.identify.payload`).
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ class RigidDynamics:
         self._data = mujoco.MjData(self._model)
         self._mujoco = mujoco
         skel = world.skeleton(skeleton)
+        self._world, self._skeleton = world, skeleton
         self.names: tuple[str, ...] = tuple(d.name for d in skel.dofs)
         addresses = {}
         for joint in export.joints:
@@ -85,6 +91,29 @@ class RigidDynamics:
                     int(self._model.jnt_qposadr[jid]), int(self._model.jnt_dofadr[jid]),
                     float(joint.scale))
         self._addresses = addresses
+
+    def with_point_mass(self, body: str, mass: float, at: Sequence[float]) -> RigidDynamics:
+        """The same model with a point mass ``mass`` (kg) fixed at ``at`` (m, ``body``'s frame).
+
+        The body's mass, centre of mass and inertia become the sum's
+        (:func:`skel_ros.model.truth.with_point_mass`, as a truth file's added mass).
+
+        Raises:
+            DynamicsError: ``body`` is no body of the skeleton.
+        """
+        from skel_ros.model.truth import with_point_mass
+
+        skel = self._world.skeleton(self._skeleton)
+        if body not in {b.name for b in skel.bodies}:
+            raise DynamicsError(f"{self._world.source}: skeleton {self._skeleton!r} has no body "
+                                f"{body!r}")
+        point = (float(at[0]), float(at[1]), float(at[2]))
+        bodies = tuple(replace(b, inertia=with_point_mass(b.inertia, mass, point))
+                       if b.name == body else b for b in skel.bodies)
+        loaded = replace(self._world, skeletons=tuple(
+            replace(s, bodies=bodies) if s.name == self._skeleton else s
+            for s in self._world.skeletons))
+        return RigidDynamics(loaded, self._skeleton)
 
     def supports(self, name: str) -> bool:
         """Whether DOF ``name`` is a hinge or slide this can give torques for."""

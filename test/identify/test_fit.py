@@ -23,6 +23,7 @@ from skel_ros.cli.main import main
 from skel_ros.hardware.dynamixel.control_table import MODELS
 from skel_ros.identify import design_excitation
 from skel_ros.identify import fit as f
+from skel_ros.identify.payload import PayloadFit
 from skel_ros.identify.regressor import PARAMETERS
 from skel_ros.model import load_model
 from skel_ros.model.limits import LimitSet
@@ -52,11 +53,16 @@ def _world() -> tuple[object, object]:
 
 
 def engine_run(truth: dict[str, tuple[float, float, float]], seed: int,
-               duration: float = 10.0) -> JointSeries:
-    """The arm with ``truth`` in MuJoCo along an excitation, sampled at 50 Hz."""
+               duration: float = 10.0, *, bodies: str = "",
+               joints: tuple[str, ...] | None = None) -> JointSeries:
+    """The arm with ``truth`` in MuJoCo along an excitation, sampled at 50 Hz.
+
+    ``bodies``: a truth file's ``bodies`` section (masses added to the real arm);
+    ``joints``: the joints excited (default all; the others hold their centre).
+    """
     world, skel = _world()
     text = "joints:\n" + "".join(f"  {j}: {{armature: {a}, damping: {d}, friction: {c}}}\n"
-                                 for j, (a, d, c) in truth.items())
+                                 for j, (a, d, c) in truth.items()) + bodies
     real = apply_truth(world, parse_truth(text))
     # The real motors bound their own torque: no force limits in the engine.
     real = replace(real, skeletons=tuple(replace(s, dofs=tuple(
@@ -66,7 +72,7 @@ def engine_run(truth: dict[str, tuple[float, float, float]], seed: int,
     for name, (armature, _, _) in truth.items():
         engine.set_armature(name, armature)
     excitation = design_excitation(LimitSet.from_skeleton(skel), duration=duration,
-                                   harmonics=4, base_frequency=0.3, seed=seed)
+                                   harmonics=4, base_frequency=0.3, seed=seed, joints=joints)
     dynamics = RigidDynamics(world, skel.name)
     names = engine.dof_names
     index = np.arange(len(names))
@@ -74,7 +80,8 @@ def engine_run(truth: dict[str, tuple[float, float, float]], seed: int,
     every = round(0.02 / dt)
     times, q_rows, qd_rows, tau_rows = [], [], [], []
     t_all = np.arange(round((excitation.lead_in + excitation.duration) / dt)) * dt
-    ref, ref_v, _ = excitation.sample(t_all)
+    order = [excitation.joint_names.index(n) for n in names]  # the engine's DOF order
+    ref, ref_v = (r[:, order] for r in excitation.sample(t_all)[:2])
     for k, t in enumerate(t_all):
         q, qd = engine.positions(), engine.velocities()
         gravity = dynamics.torques(names, q[None], np.zeros((1, q.size)),
@@ -238,15 +245,23 @@ def test_without_the_sysid_extra_the_command_says_what_to_install(
     assert err == ["error: skel-ros identify needs mujoco: pip install skel_ros[sysid]"]
 
 
+def _fitted_arm() -> tuple[object, object, list[f.JointFit], PayloadFit]:
+    """The arm, values of our own for its joints, and a payload in its hand."""
+    world, skel = _world()
+    fits = [f.JointFit(d.name, {"armature": 0.01 + 0.002 * i, "damping": 0.1 + 0.01 * i,
+                                "friction": 0.02 + 0.001 * i}, {}, {}, {}, 1.0, (), 0, 0.0)
+            for i, d in enumerate(skel.dofs)]
+    payload = PayloadFit("hand", 0.2, (0.01, 0.0, 0.04), 0.01, (0.001, None, 0.001),
+                         {"com_y": "not identifiable"})
+    return world, skel, fits, payload
+
+
 @pytest.mark.parametrize("suffix", [".skel", ".urdf"])
 def test_the_fitted_values_survive_export_and_reimport(tmp_path: Path, suffix: str) -> None:
     from skel_ros.identify.output import write_model
 
-    world, skel = _world()
-    fits = [f.JointFit(d.name, {"armature": 0.01, "damping": 0.1 + 0.01 * i,
-                                "friction": 0.02 + 0.001 * i}, {}, {}, {}, 1.0, (), 0, 0.0)
-            for i, d in enumerate(skel.dofs)]
-    path, note = write_model(world, fits, tmp_path, suffix)
+    world, _, fits, payload = _fitted_arm()
+    path, note = write_model(world, fits, tmp_path, suffix, payload)
     assert path.suffix == suffix
     assert note == ""
     reloaded = load_model(path, fixed_base=True)
@@ -254,3 +269,43 @@ def test_the_fitted_values_survive_export_and_reimport(tmp_path: Path, suffix: s
     for jf in fits:
         assert dofs[jf.joint].damping == pytest.approx(jf.values["damping"])
         assert dofs[jf.joint].coulomb_friction == pytest.approx(jf.values["friction"])
+    # The payload is in the hand: 0.1 kg of its own at its origin, 0.2 kg at the payload's.
+    hand = next(b for s in reloaded.skeletons for b in s.bodies if b.name == "hand")
+    assert hand.inertia.mass == pytest.approx(0.3)
+    assert np.asarray(hand.inertia.com) == pytest.approx(np.array([0.01, 0.0, 0.04]) * 2 / 3,
+                                                         abs=1e-12)
+
+
+def test_the_mjcf_model_carries_armature_damping_friction_and_the_payload(tmp_path: Path
+                                                                           ) -> None:
+    """model.xml as MuJoCo loads it: every joint's three values, the hand's added mass."""
+    import mujoco
+
+    from skel_ros.identify.output import write_mjcf_model
+
+    world, skel, fits, payload = _fitted_arm()
+    path, why = write_mjcf_model(world, fits, tmp_path, skel.name, payload)
+    assert (path, why) == (tmp_path / "model.xml", "")
+    model = mujoco.MjModel.from_xml_path(str(path))
+    for jf in fits:
+        dof = model.jnt_dofadr[model.joint(jf.joint).id]
+        assert model.dof_armature[dof] == pytest.approx(jf.values["armature"])
+        assert model.dof_damping[dof] == pytest.approx(jf.values["damping"])
+        assert model.dof_frictionloss[dof] == pytest.approx(jf.values["friction"])
+    assert model.body("hand").mass[0] == pytest.approx(0.3)
+
+
+def test_a_model_mjcf_cannot_hold_costs_the_mjcf_file_only(tmp_path: Path) -> None:
+    from skel_ros.identify.output import write_mjcf_model
+
+    world, skel, fits, _ = _fitted_arm()
+    stale = tmp_path / "model.xml"
+    stale.write_text("an earlier run's")
+    one_sided = replace(world, skeletons=tuple(replace(s, dofs=tuple(
+        replace(d, position_upper=math.inf) if d.name == "wrist" else d for d in s.dofs))
+        for s in world.skeletons))
+    path, why = write_mjcf_model(one_sided, fits, tmp_path, skel.name)
+    assert path is None
+    assert "MJCF cannot hold this model" in why
+    assert "one-sided position limit" in why
+    assert not stale.exists()
