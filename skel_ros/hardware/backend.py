@@ -99,6 +99,9 @@ __all__ = [
 _LOG = logging.getLogger("skel_ros.hardware")
 _DIAG_PERIOD = 0.05  # s between diagnostics snapshots (they allocate; joint data is per cycle)
 _MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to the last is skipped
+# Position goals at most this many control periods apart are a stream, spread over the
+# cycles between two of them (_streamed); further apart, each is a step, taken at once.
+_STREAM_PERIODS = 4
 # How far outside its position limits a DOF may measure and still be enabled (it is then
 # held at the limit): sensor noise of a joint resting on its mechanical stop.
 ENABLE_TOLERANCE = 0.02
@@ -340,6 +343,14 @@ class HardwareBackend(RobotBackend):
         self._goal_e = np.zeros(n)
         self._target = np.full(n, np.nan)
         self._measured = np.zeros(n, dtype=bool)
+        # A stream of position goals, spread over the cycles between two of them: the goal
+        # it leaves from, the one it goes to, the cycle before it came, the time between.
+        self._stream_from = np.full(n, np.nan)
+        self._stream_to = np.full(n, np.nan)
+        self._stream_base = np.full(n, np.nan)
+        self._stream_span = np.full(n, np.nan)
+        self._arrived = np.full(n, np.nan)
+        self._goal_used = np.full(n, np.nan)
         self._read_stamp = math.nan
         self._reading = RobotState(math.nan, self._q.copy(), self._v.copy(), self._e.copy(),
                                    self._measured.copy())
@@ -918,6 +929,7 @@ class HardwareBackend(RobotBackend):
         hold_q = np.clip(self._q, lim.q_lo, lim.q_hi)
         self._clear_commands("enabled again")
         self._limiter.reset(hold_q)
+        self._arrived.fill(np.nan)  # a stream starts again after an enable
         self._goal_q = np.where(self._limiter.position_mask, hold_q, np.nan)
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
@@ -973,6 +985,7 @@ class HardwareBackend(RobotBackend):
         self._core.stop_trajectory(why)
 
     def _hold_goals(self) -> None:
+        self._arrived.fill(np.nan)
         self._goal_q = self._limiter.hold()
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
@@ -1111,6 +1124,7 @@ class HardwareBackend(RobotBackend):
         # open: its target is never written (writes go to open, torqued buses only) and
         # the next open or enable restarts it from its measurement.
         lim.reset(np.where(np.isfinite(start), start, 0.0))
+        self._arrived.fill(np.nan)
         self._goal_q = np.where(lim.position_mask, start, np.nan)
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
@@ -1122,7 +1136,7 @@ class HardwareBackend(RobotBackend):
     def _control(self, now: float, *, read_cycle: bool) -> None:
         """Take the goals handed in, compute the targets and write them."""
         torque = [s for s in self._slots if s.is_open and s.torque]
-        self._take_handed_in()
+        self._take_handed_in(now)
         if not torque:
             return
         last = self._last_compute
@@ -1132,7 +1146,9 @@ class HardwareBackend(RobotBackend):
         if dt <= 0:
             dt = self.period
         self._last_compute = now
-        q, v, e = self._limiter.step(self._goal_q, self._goal_v, self._goal_e, self._q, dt)
+        goal = self._streamed(now)
+        self._goal_used = goal
+        q, v, e = self._limiter.step(goal, self._goal_v, self._goal_e, self._q, dt)
         self._target = q
         commands = self._commands_for(q, v, e)
         for slot in torque:
@@ -1141,7 +1157,23 @@ class HardwareBackend(RobotBackend):
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
                 self._fail_bus(slot, exc, classify(exc), f"write failed: {exc}", now)
 
-    def _take_handed_in(self) -> None:
+    def _streamed(self, now: float) -> Array:
+        """The position goals of this cycle: a stream's goal spread over its cycles.
+
+        A position goal that came ``span`` after the one before it (a stream slower than
+        the loop) is reached in even steps over the cycles of that span, starting from
+        the goal of the cycle before it came; so the targets, and the velocity sent with
+        them, move every cycle instead of a stream's step in one cycle and none in the
+        next. A goal changed since (a hold, an enable) is taken as it is.
+        """
+        goal = self._goal_q.copy()
+        on = np.isfinite(self._stream_span) & (self._stream_to == goal)
+        if on.any():
+            share = np.clip((now - self._stream_base[on]) / self._stream_span[on], 0.0, 1.0)
+            goal[on] = self._stream_from[on] + (goal[on] - self._stream_from[on]) * share
+        return goal
+
+    def _take_handed_in(self, now: float = math.nan) -> None:
         """Take the goals handed in since the last cycle."""
         with self._lock:
             new = self._pending_new
@@ -1154,6 +1186,7 @@ class HardwareBackend(RobotBackend):
             if self._state is MotionState.ENABLED and new:
                 self._follow_leaders(self._pending_q, self._pending_v)
                 self._limiter.commanded(np.isfinite(self._pending_q))
+                self._stream(np.isfinite(self._pending_q), now)
                 for pending, goal in ((self._pending_q, self._goal_q),
                                       (self._pending_v, self._goal_v),
                                       (self._pending_e, self._goal_e)):
@@ -1161,6 +1194,19 @@ class HardwareBackend(RobotBackend):
                     goal[given] = pending[given]
                     pending.fill(np.nan)
             self._pending_new = False
+
+    def _stream(self, given: npt.NDArray[np.bool_], now: float) -> None:
+        """Position goals arrive at ``now`` for the DOFs ``given`` (:meth:`_streamed`)."""
+        last = self._last_compute
+        span = now - self._arrived[given]
+        used = np.where(np.isfinite(self._goal_used[given]), self._goal_used[given],
+                        self._goal_q[given])
+        self._stream_from[given] = used
+        self._stream_to[given] = self._pending_q[given]
+        self._stream_base[given] = now if last is None else last
+        stream = (span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
+        self._stream_span[given] = np.where(stream, span, np.nan)
+        self._arrived[given] = now
 
     def _follow_leaders(self, q: Array, v: Array) -> None:
         """Each follower's goal from its leader's goal handed in (in place).
