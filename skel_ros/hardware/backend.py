@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skel_ros.core import Capabilities, LoggingLog, RobotBackend, RobotState, Runner
-from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec
+from skel_ros.hardware.base import ActuatorCommand, ActuatorSpec, ControlMode
 from skel_ros.hardware.config import SafeState
 from skel_ros.hardware.diagnostics import (
     ActuatorDiagnostics,
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from skel_ros.core import CoreLog, LoopListener
-    from skel_ros.hardware.base import ActuatorBus, ActuatorState, BusSpec, ControlMode
+    from skel_ros.hardware.base import ActuatorBus, ActuatorState, BusSpec
     from skel_ros.hardware.config import BoundConfig
     from skel_ros.model.types import Array
 
@@ -100,7 +100,8 @@ _LOG = logging.getLogger("skel_ros.hardware")
 _DIAG_PERIOD = 0.05  # s between diagnostics snapshots (they allocate; joint data is per cycle)
 _MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to the last is skipped
 # Position goals at most this many control periods apart are a stream, spread over the
-# cycles between two of them (_streamed); further apart, each is a step, taken at once.
+# cycles between two of them for DOFs in impedance mode (_streamed); further apart, or for
+# the other DOFs, each is a step, taken at once.
 _STREAM_PERIODS = 4
 # How far outside its position limits a DOF may measure and still be enabled (it is then
 # held at the limit): sensor noise of a joint resting on its mechanical stop.
@@ -345,6 +346,11 @@ class HardwareBackend(RobotBackend):
         self._measured = np.zeros(n, dtype=bool)
         # A stream of position goals, spread over the cycles between two of them: the goal
         # it leaves from, the one it goes to, the cycle before it came, the time between.
+        # Only for the DOFs sent the velocity of their targets (impedance mode: an MIT
+        # motor's v_des), which a target stepping once in several cycles makes jump;
+        # a position-mode device is sent no velocity, and a spread goal would only reach
+        # it a stream period later.
+        self._spread = np.array([m is ControlMode.IMPEDANCE for m in self._modes], dtype=bool)
         self._stream_from = np.full(n, np.nan)
         self._stream_to = np.full(n, np.nan)
         self._stream_base = np.full(n, np.nan)
@@ -1204,7 +1210,8 @@ class HardwareBackend(RobotBackend):
         self._stream_from[given] = used
         self._stream_to[given] = self._pending_q[given]
         self._stream_base[given] = now if last is None else last
-        stream = (span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
+        stream = ((span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
+                  & self._spread[given])
         self._stream_span[given] = np.where(stream, span, np.nan)
         self._arrived[given] = now
 

@@ -22,6 +22,8 @@ the emulator's clocks one manual clock); what the motor got is what the firmware
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from skel_ros.emulation.mit import start_emulator
@@ -45,9 +47,16 @@ V_LSB = 100.0 / 4095  # rad/s of v_des on the wire (12 bits over +-50 rad/s)
 
 def _v_des_along_a_ramp(every: int) -> list[float]:
     """``v_des`` the motor decoded at each of 40 cycles of a ramp commanded every ``every``."""
+    return [v for _, v in _along_a_ramp(every)]
+
+
+def _along_a_ramp(every: int, mode: str = "impedance") -> list[tuple[float, float]]:
+    """``(p_des, v_des)`` the motor decoded at each of 40 cycles of a ramp commanded every
+    ``every`` cycles, the joint in ``mode``."""
     t = [0.0]
     skeleton = load_skel(example("arm.skel")).skeletons[0]
-    config = parse_hardware_config(CONFIG, "rig.yaml")
+    config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
+                                   "rig.yaml")
     emulator = start_emulator({}, [m.actuator for m in config.joints],
                               {"clock": lambda: t[0], "initial_positions": {1: 0.0}})
     backend = HardwareBackend(config.with_transport("b", emulator.transport).bind(skeleton),
@@ -76,7 +85,7 @@ def _v_des_along_a_ramp(every: int) -> list[float]:
             cycle()
             command = emulator.command(1)
             assert command is not None
-            got.append(command[1])
+            got.append((command[0], command[1]))
         return got[-40:]  # past the start of the ramp
     finally:
         runner.cleanup()
@@ -96,3 +105,24 @@ def test_goals_further_apart_than_a_stream_are_steps() -> None:
     v_des = _v_des_along_a_ramp(5)
     assert sum(v > 0.5 * SPEED for v in v_des) == 8  # one cycle in five, 40 cycles
     assert min(v_des) <= 2 * V_LSB
+
+
+P_LSB = 25.0 / 65535  # rad of p_des on the wire (16 bits over +-12.5 rad)
+
+
+@pytest.mark.parametrize(("mode", "first_share"), [("impedance", 0.5), ("position", 1.0)])
+def test_only_a_joint_sent_its_velocity_has_its_stream_spread(mode: str,
+                                                              first_share: float) -> None:
+    """Commands every other cycle: an impedance joint's p_des goes half way in the cycle
+    after each command, a position-mode joint (sent no velocity: nothing to buzz) is sent
+    each command whole at once, without the stream period's lag."""
+    sent = _along_a_ramp(2, mode)
+    steps = [b[0] - a[0] for a, b in itertools.pairwise(sent)]
+    step = SPEED * 2 * 0.005  # one command's step along the ramp, two 5 ms cycles
+    if first_share == 1.0:
+        whole = [round(x / step) for x in steps]  # every other cycle the whole step
+        assert set(whole) == {0, 1}, steps
+        assert abs(whole.count(1) - whole.count(0)) <= 1, steps
+    else:
+        assert all(abs(x - step / 2) <= 2 * P_LSB for x in steps), steps
+
