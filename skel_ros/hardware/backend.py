@@ -1127,14 +1127,18 @@ class HardwareBackend(RobotBackend):
         start = np.where(measured | ~np.isfinite(current), np.clip(self._q, lim.q_lo, lim.q_hi),
                          current)
         # A position DOF with neither a measurement nor a target is on a bus that is not
-        # open: its target is never written (writes go to open, torqued buses only) and
-        # the next open or enable restarts it from its measurement.
-        lim.reset(np.where(np.isfinite(start), start, 0.0))
+        # open: its target is never written (writes go to open, torqued buses only), its
+        # status says none was sent, and the next open or enable restarts it from its
+        # measurement. Its goal is that same finite stand-in: a goal that is not a number
+        # would stop the limiter, and the loop with it.
+        held = np.where(np.isfinite(start), start, 0.0)
+        lim.reset(held)
         self._arrived.fill(np.nan)
-        self._goal_q = np.where(lim.position_mask, start, np.nan)
+        self._goal_q = np.where(lim.position_mask, held, np.nan)
         self._goal_v = np.zeros(len(self.names))
         self._goal_e = np.zeros(len(self.names))
-        self._target = lim.position_targets
+        self._target = self._sent(lim.position_targets,
+                                  [s for s in self._slots if s.is_open and s.torque])
         self._last_compute = None
         _LOG.warning("bus %r: %d actuator(s) kept torque through the outage; holding their"
                      " measured positions", slot.spec.name, len(torqued))
@@ -1155,13 +1159,23 @@ class HardwareBackend(RobotBackend):
         goal = self._streamed(now)
         self._goal_used = goal
         q, v, e = self._limiter.step(goal, self._goal_v, self._goal_e, self._q, dt)
-        self._target = q
+        self._target = self._sent(q, torque)
         commands = self._commands_for(q, v, e)
         for slot in torque:
             try:
                 slot.driver.write(commands[id(slot)])
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
                 self._fail_bus(slot, exc, classify(exc), f"write failed: {exc}", now)
+
+    def _sent(self, targets: Array, slots: Sequence[_Slot]) -> Array:
+        """``targets`` of the DOFs on ``slots`` (the buses written to), NaN for the others.
+
+        What :attr:`HardwareStatus.target` says: a target no bus was sent is none.
+        """
+        sent = np.full(len(self.names), np.nan)
+        for slot in slots:
+            sent[slot.dofs] = targets[slot.dofs]
+        return sent
 
     def _streamed(self, now: float) -> Array:
         """The position goals of this cycle: a stream's goal spread over its cycles.

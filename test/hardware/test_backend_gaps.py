@@ -40,21 +40,12 @@ from skel_ros.model import load_model, load_skel
 from skel_ros.model.limits import CommandKind
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 GRIPPER = REPO / "examples" / "gripper_arm.urdf"
 FAULT_CODE = 0x2310  # the emulator's default fault: over-current
 TOLERANCE = 0.02  # the backend's ENABLE_TOLERANCE (rad), written out: the test states it
-
-
-@pytest.fixture
-def rig() -> Iterator[Rig]:
-    r = Rig()
-    try:
-        yield r
-    finally:
-        r.close()
 
 
 def _inject(driver: Any, method: str, errors: Sequence[Exception | None],

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import pytest
 from cia402_rig import ARM, NODE, Rig
@@ -29,9 +28,6 @@ from skel_ros.hardware.diagnostics import Level
 from skel_ros.model import load_skel
 from skel_ros.model.limits import CommandKind
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
 LOGGER = "skel_ros.hardware"
 BUS_CONFIG = """\
 buses:
@@ -39,15 +35,6 @@ buses:
 joints:
   wrist: {bus: b, id: 4}
 """
-
-
-@pytest.fixture
-def rig() -> Iterator[Rig]:
-    r = Rig()
-    try:
-        yield r
-    finally:
-        r.close()
 
 
 def _lines(caplog: pytest.LogCaptureFixture, level: int = logging.DEBUG) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -25,18 +24,6 @@ from cia402_rig import NODE, Rig
 from skel_ros.hardware import MotionState
 from skel_ros.hardware import backend as backend_module
 from skel_ros.model.limits import CommandKind
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-@pytest.fixture
-def rig() -> Iterator[Rig]:
-    r = Rig()
-    try:
-        yield r
-    finally:
-        r.close()
 
 
 def test_a_command_is_written_when_the_loop_is_woken_not_at_the_next_cycle(rig: Rig) -> None:
