@@ -1,9 +1,9 @@
 """End to end: the gate catches a robot that is not its model (the bundled arm).
 
 A model with the wrong joint damping fails the arm's shipped criteria naming the
-simulation's checks; a truth file's payload in the real arm's hand fails them naming the
-loaded joints. Separate from test_sim_to_real.py (whose helpers these runs share) so that
-the two files' sim-to-real runs, each about 17 s, go to both test workers.
+simulation's checks. Separate from test_sim_to_real.py (whose helpers it shares) so that
+the files' sim-to-real runs, about 17 s each, go to both test workers. (A payload in the
+real arm's hand is judged in one process: test/physical/test_fault_gate.py.)
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import pytest
 from test_sim_to_real import (
     _sim_to_real,
-    _skip_if_gate_starved,
     _skip_if_the_hardware_starved,
     _starved,
     stall_allowance,
@@ -76,35 +75,3 @@ def test_a_model_with_wrong_damping_fails_the_shipped_criteria(
         for check in run["checks"]:
             if check["pair"] == ["real", "command"] and check["metric"] == "max":
                 assert check["value"] < check["bound"] + stall[check["joint"]], (check, stall)
-
-
-@pytest.mark.parametrize(("truth", "named"), [
-    # The empty truth is every default run's (test_sim_to_real_run).
-    # 0.5 kg in the hand (0.1 kg in the model): every joint that carries it is named, the
-    # yaw joint (its axis vertical: it does not carry the weight) is not.
-    ("bodies:\n  hand: {mass: 0.5, at: [0, 0, 0.04]}\n", {"elbow"}),
-])
-def test_a_truth_file_rehearses_the_real_robot(ros_env: dict[str, str], tmp_path: Path,
-                                               truth: str, named: set[str]) -> None:
-    """``--truth``: the emulated servos move one physics model of the arm (their control
-    law, skel_ros.physical); a payload in the hand fails the arm's criteria naming the
-    loaded joints (docs/sim_to_real.md, "Rehearsing before the robot arrives")."""
-    from skel_ros.cli import exit_codes
-
-    path = tmp_path / "truth.yaml"
-    path.write_text(truth, encoding="utf-8")
-    out = tmp_path / "out"
-    result = _sim_to_real("--truth", str(path), "--trajectory",
-                          str(example("arm_trajectory.yaml")), "--criteria",
-                          "package://skel_ros/config/criteria/arm.yaml", "--out", str(out),
-                          "--json", str(out / "report.json"), env=ros_env)
-    output = result.stdout + result.stderr
-    _skip_if_the_hardware_starved(output, "arm")
-    _skip_if_gate_starved(result.returncode, output)
-    run, = json.loads((out / "report.json").read_text(encoding="utf-8"))["runs"]
-    failed = {c["joint"] for c in run["checks"] if c["outcome"] == "failed"}
-    if not named:
-        assert result.returncode == 0, output
-        return
-    assert result.returncode == exit_codes.FAILED, output
-    assert named <= failed <= {"shoulder_pitch", "elbow", "wrist"}, (failed, output)
