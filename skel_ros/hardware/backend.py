@@ -1043,14 +1043,23 @@ class HardwareBackend(RobotBackend):
             self._after_open(slot)
         self._note_faults(slot, states, now)
         if slot.torque and not any(states[a.id].torque_enabled for a in slot.actuators):
-            self._torque_lost(slot, states)
+            self._torque_lost(slot, states, now)
 
-    def _torque_lost(self, slot: _Slot, states: Mapping[int, ActuatorState]) -> None:
+    def _torque_lost(self, slot: _Slot, states: Mapping[int, ActuatorState], now: float,
+                     ) -> None:
         """The devices of ``slot`` cut the torque the backend switched on: the bus's is off.
 
-        None of them reports torque on any more: a fault cut it (a Dynamixel Hardware
-        Error, a CiA 402 drive in Fault, an MIT motor's error, which :meth:`_note_faults`
-        has taken). Nothing is written to the bus, and only an enable switches it on again.
+        None of them reports torque on any more. Usually a fault cut it (a Dynamixel
+        Hardware Error, a CiA 402 drive in Fault, an MIT motor's error, which
+        :meth:`_note_faults` has taken). Nothing is written to the bus, and only an
+        enable switches it on again.
+
+        Without a fault reported (a servo that lost its power and came back, a drive reset
+        by hand), motion stops all the same, as for a device fault: commands and the
+        trajectory end, the safe state goes to the other buses, and the state says what
+        happened: ``disabled`` (``holding`` where other buses hold), so that an enable
+        moves again. Else the state would still say "enabled" while this bus gets
+        nothing, and an enable would answer "already enabled".
 
         A read never switches :attr:`_Slot.torque` on: a device found with torque on is
         held at its measured position only after a reopening (:meth:`_after_open`).
@@ -1060,6 +1069,20 @@ class HardwareBackend(RobotBackend):
         _LOG.warning("bus %r: no actuator reports torque on any more%s; nothing is written to"
                      " it until torque is switched on again", slot.spec.name,
                      f" (in fault: {', '.join(faulty)})" if faulty else "")
+        if not faulty and self._state in (MotionState.ENABLED, MotionState.HOLDING):
+            names = ", ".join(a.name for a in slot.actuators)
+            message = (f"bus {slot.spec.name!r}: {names} switched torque off without"
+                       " reporting a fault (a power loss? a reset?): enable to move again")
+            slot.last_error = message
+            _LOG.error("%s", message)
+            self._clear_commands(message)
+            if self.safe_state is SafeState.HOLD:
+                self._hold_goals()
+            else:
+                self._torque_off_all(now)
+            self._state = (MotionState.HOLDING if any(s.torque for s in self._slots)
+                           else MotionState.DISABLED)
+            self._message = message
 
     def _derive_followers(self) -> None:
         """The state of each follower without an actuator: its leader's, through the rule.

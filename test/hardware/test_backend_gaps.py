@@ -819,3 +819,41 @@ def test_servos_whose_hardware_errors_cut_their_torque_get_no_goal_until_an_enab
     finally:
         rig.close()
         emulators.close()
+
+
+def test_devices_that_switch_torque_off_without_a_fault_stop_the_motion(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The drive on ``b`` reports torque off but no fault (a power loss it came back from,
+    a reset by hand) while enabled: motion stops (``torque_off``: every bus off, the state
+    ``disabled``), the status says why, naming the bus; ``b`` gets no target; an enable
+    moves again. Before, the state kept saying ``enabled`` while ``b`` got nothing, and an
+    enable answered "already enabled"."""
+    two = TwoBuses("torque_off")
+    try:
+        two.enable()
+        writes = {"b": 0}
+        driver = two.drivers["b"]
+
+        def counted(commands: Any, write: Any = driver.write) -> None:
+            writes["b"] += 1
+            write(commands)
+
+        monkeypatch.setattr(driver, "write", counted)
+        _reporting(driver, [{"torque_enabled": False}] * 6, monkeypatch)
+        status = two.cycle()
+        assert (status.state, status.message) == (
+            MotionState.DISABLED,
+            ("bus 'b': wrist switched torque off without reporting a fault (a power loss? a"
+             " reset?): enable to move again"))
+        assert not two.torque("c")
+        writes["b"] = 0
+        for _ in range(3):
+            two.cycle()
+        assert writes["b"] == 0
+        request = two.backend.enable()
+        two.until(lambda: request.done)
+        assert request.ok, request.message
+        assert two.backend.status().state is MotionState.ENABLED
+        assert writes["b"] > 0
+    finally:
+        two.close()
