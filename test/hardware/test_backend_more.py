@@ -13,7 +13,10 @@ joints restart inside their limits, the other bus's targets stay where they were
 a later sample: an enable's answers, ``activate``'s refusal, a drive fault's log line, the
 command timeout's one line, a reopened bus's count of missed reads, torque offs that fail
 after a failed enable and after a drive fault, an e-stop naming the device watchdog, and
-an enable that reads again only the bus that missed.
+an enable that reads again only the bus that missed; and, from a third: a hold on the wire
+(and a leader's held follower), a command woken too soon after a cycle's write, a reopening's
+log lines, a disable ending the trajectory, clear_faults' log, a drive fault as the bus's
+last error, "no data yet", and an enable the loop does not answer.
 
 The rigs: :mod:`cia402_rig` (the wrist on an emulated CiA 402 drive, one manual clock, a
 bus analyser) and :mod:`test_backend_gaps`' two buses of one drive each.
@@ -24,18 +27,23 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 from cia402_rig import NODE, START, Rig
 from test_backend_gaps import TwoBuses, _inject, _late, _reporting, _unplugged
 
+from skel_ros.core import FollowOutcome
 from skel_ros.hardware import MotionState
 from skel_ros.hardware.config import ReconnectPolicy
 from skel_ros.hardware.diagnostics import Level
 from skel_ros.hardware.errors import HardwareError
 from skel_ros.model.limits import CommandKind
+from skel_ros.trajectory.points import PointTrajectory, TrajectoryPoint
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOGGER = "skel_ros.hardware"
 
@@ -561,3 +569,149 @@ def test_a_drive_found_with_torque_on_while_another_bus_never_connected_is_held(
         assert math.isnan(status.target[yaw])  # HardwareStatus.target: NaN, none sent
     finally:
         two.close()
+
+
+# ------------------------------------------------------------------ the seed-7 sample's survivors
+
+
+def test_a_hold_stops_a_joint_short_of_its_goal_on_the_wire(rig: Rig) -> None:
+    """The core's hold of a DOF (a trajectory canceled or aborted): the wrist, on its way
+    to 2 rad at its velocity limit, stops where its target was: the wire's targets stop
+    there, far from the goal."""
+    rig.enable()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [2.0]).ok
+    for _ in range(3):
+        rig.cycle()
+    rig.backend.hold(rig.t, np.array([rig.index]))
+    rig.sent()
+    for _ in range(10):
+        rig.cycle()
+    sent = rig.sent()
+    assert sent[-1] == sent[-2]
+    assert sent[-1] < START + 0.5
+
+
+def test_a_hold_on_a_leader_holds_its_follower(tmp_path: Path) -> None:
+    """The gripper's finger_right follows finger_left by the rule (a servo each): a hold
+    of the leader alone stops both where their targets were."""
+    # Imported here: that module skips itself without the Dynamixel emulator.
+    from test_mimic_hardware import Rig as Gripper
+    from test_mimic_hardware import _two_servos
+
+    two = Gripper(tmp_path, _two_servos())
+    try:
+        two.enable()
+        assert two.runner.core.command(CommandKind.POSITION, ["finger_left"], [0.02]).ok
+        two.cycle()
+        left = two.backend.names.index("finger_left")
+        two.backend.hold(two.t, np.array([left]))
+        two.cycle()
+        held = two.backend.status().target.copy()
+        two.cycle(5)
+        assert two.backend.status().target == pytest.approx(held, abs=1e-12)
+    finally:
+        two.close()
+
+
+def test_a_command_woken_right_after_a_cycle_waits_for_the_next_one(rig: Rig) -> None:
+    """A command written at once (the loop woken) a hundredth of a period after a cycle
+    wrote: nothing goes to the wire then (too soon after the last write); the next cycle
+    writes it."""
+    rig.enable()
+    rig.cycle()
+    rig.sent()
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.3]).ok
+    rig.backend.serve(rig.t + 0.01 * rig.backend.period)
+    assert rig.sent() == []
+    rig.cycle()
+    assert len(rig.sent()) == 1
+
+
+def test_a_bus_that_cannot_be_reopened_says_why_in_the_log(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A bus fails and its reopening fails twice: the first failure is a warning naming
+    the error, the second (within the log's period) a debug line with the wait and the
+    error."""
+    rig.enable()
+    driver = rig.backend._slots[0].driver
+    _inject(driver, "read", [_unplugged()], monkeypatch)
+    _inject(driver, "open", [_unplugged(), _unplugged()], monkeypatch)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    caplog.clear()
+    rig.until(lambda: rig.backend.status().buses[0].connected, limit=60)
+    lines = [r.getMessage() for r in caplog.records if r.name == LOGGER
+             and "cannot" in r.getMessage()]
+    assert lines == [
+        "bus 'b': cannot reopen (attempt 2), retrying: CAN adapter unplugged (injected)",
+        ("bus 'b': cannot open (attempt 3), retrying in 0.1 s: CAN adapter unplugged"
+         " (injected)")]
+
+
+class _Ends:
+    """A trajectory observer that keeps how it ended."""
+
+    def __init__(self) -> None:
+        self.ends: list[tuple[Any, str]] = []
+
+    def on_cycle(self, *args: Any) -> None:  # noqa: ARG002 - only the end matters
+        return None
+
+    def on_end(self, now: float, outcome: Any, message: str) -> None:  # noqa: ARG002
+        self.ends.append((outcome, message))
+
+
+def test_a_disable_stops_the_trajectory_saying_disabled(rig: Rig) -> None:
+    rig.enable()
+    ends = _Ends()
+    rig.core.follow(PointTrajectory(["wrist"], [TrajectoryPoint(1.0, (0.5,))], [START]),
+                    observer=ends)
+    rig.cycle()
+    request = rig.backend.disable()
+    rig.cycle()
+    assert request.ok, request.message
+    assert ends.ends == [(FollowOutcome.STOPPED, "disabled")]
+
+
+def test_clear_faults_logs_what_it_did_per_joint(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    rig.enable()
+    _inject(rig.backend._slots[0].driver, "clear_faults", [_unplugged()], monkeypatch)
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    caplog.clear()
+    rig.backend.clear_faults()
+    rig.cycle()
+    assert [line for line in _warnings(caplog) if line.startswith("clear_faults")] == [
+        ("clear_faults: bus(es) not connected: b (wrist: clear_faults failed on bus 'b': CAN"
+         " adapter unplugged (injected))")]
+
+
+def test_a_drive_fault_is_the_buss_last_error(rig: Rig) -> None:
+    rig.enable()
+    rig.emulator.inject_fault(NODE, persistent=True)
+    rig.until(lambda: rig.backend.status().state is MotionState.FAULT, limit=20)
+    (bus,) = rig.backend.status().buses
+    assert bus.last_error == (
+        "'wrist' (bus 'b' id 4) reports a fault: FAULT: error code 0x2310 (EMCY 0x2310"
+        " Current); ~/clear_faults runs the device's recovery")
+
+
+def test_a_drive_not_heard_from_yet_has_no_data_yet(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bus's first read brings no state from the drive: its diagnostics say no data
+    yet (stale), the bus one failed cycle."""
+    _reporting(rig.backend._slots[0].driver, [None], monkeypatch)
+    status = rig.cycle()
+    (wrist,) = status.actuators
+    assert (wrist.level, wrist.message) == (Level.STALE, "no data yet")
+    assert status.buses[0].consecutive_failures == 1
+
+
+def test_an_enable_the_loop_does_not_answer_is_named(
+        rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lifecycle's activate with no loop running: the error names the enable."""
+    from skel_ros.hardware import backend as module
+
+    monkeypatch.setattr(module, "LIFECYCLE_WAIT", 0.01)
+    with pytest.raises(HardwareError, match=r"^the control loop did not answer the enable"
+                       r" within 0\.01 s$"):
+        rig.backend.activate()
