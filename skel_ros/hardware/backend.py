@@ -351,6 +351,7 @@ class HardwareBackend(RobotBackend):
         # a position-mode device is sent no velocity, and a spread goal would only reach
         # it a stream period later.
         self._spread = np.array([m is ControlMode.IMPEDANCE for m in self._modes], dtype=bool)
+        self._any_spread = bool(self._spread.any())  # else no stream work at all per cycle
         self._stream_from = np.full(n, np.nan)
         self._stream_to = np.full(n, np.nan)
         self._stream_base = np.full(n, np.nan)
@@ -1209,6 +1210,8 @@ class HardwareBackend(RobotBackend):
         them, move every cycle instead of a stream's step in one cycle and none in the
         next. A goal changed since (a hold, an enable) is taken as it is.
         """
+        if not self._any_spread:
+            return self._goal_q
         goal = self._goal_q.copy()
         on = np.isfinite(self._stream_span) & (self._stream_to == goal)
         if on.any():
@@ -1229,7 +1232,8 @@ class HardwareBackend(RobotBackend):
             if self._state is MotionState.ENABLED and new:
                 self._follow_leaders(self._pending_q, self._pending_v)
                 self._limiter.commanded(np.isfinite(self._pending_q))
-                self._stream(np.isfinite(self._pending_q), now)
+                if self._any_spread:
+                    self._stream(np.isfinite(self._pending_q) & self._spread, now)
                 for pending, goal in ((self._pending_q, self._goal_q),
                                       (self._pending_v, self._goal_v),
                                       (self._pending_e, self._goal_e)):
@@ -1239,7 +1243,7 @@ class HardwareBackend(RobotBackend):
             self._pending_new = False
 
     def _stream(self, given: npt.NDArray[np.bool_], now: float) -> None:
-        """Position goals arrive at ``now`` for the DOFs ``given`` (:meth:`_streamed`)."""
+        """Position goals arrive at ``now`` for the spread DOFs ``given`` (:meth:`_streamed`)."""
         last = self._last_compute
         span = now - self._arrived[given]
         used = np.where(np.isfinite(self._goal_used[given]), self._goal_used[given],
@@ -1247,8 +1251,7 @@ class HardwareBackend(RobotBackend):
         self._stream_from[given] = used
         self._stream_to[given] = self._pending_q[given]
         self._stream_base[given] = now if last is None else last
-        stream = ((span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
-                  & self._spread[given])
+        stream = (span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
         self._stream_span[given] = np.where(stream, span, np.nan)
         self._arrived[given] = now
 
