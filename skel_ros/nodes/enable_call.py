@@ -40,7 +40,9 @@ lifecycle node's ``~/enable``: the enable is then never sent again, nor when the
 saying that the answer was lost and why re-sending could undo an e-stop.
 
 :class:`HardwareStateWatch` also serves the callers while they play: they stop and report
-an ``estop`` or ``fault`` the node's summary shows instead of claiming success. The
+an ``estop`` or ``fault`` the node's summary shows, or a ``holding`` or ``disabled`` (a bus
+fault that reconnected within a diagnostics period shows only ``holding``), instead of
+claiming success. The
 diagnostics name a node by its name without namespace, as the hardware node does: two
 hardware nodes of the same name in different namespaces are not told apart (a stop of one
 is reported to both callers).
@@ -90,7 +92,10 @@ DIAGNOSTICS_WAIT = 3.0
 (the hardware node publishes it once a second)."""
 
 STOPPED_STATES = frozenset({"estop", "fault"})
-"""The summary states a player reports as a stop of the robot while it plays."""
+"""The summary states a player reports as a stop of the robot while it plays, from the
+first summary after the enable on. Any other state but ``enabled`` (``holding``,
+``disabled``) is one too from the second summary on (:meth:`HardwareStateWatch.stopped_since`).
+"""
 
 _ENABLED = "enabled"
 _ACTIVE, _INACTIVE = "active", "inactive"
@@ -151,6 +156,7 @@ class HardwareStateWatch:
         self._lock = threading.Lock()
         self._latest: HardwareState | None = None
         self._last_stop: HardwareState | None = None
+        self._last_idle: HardwareState | None = None  # the newest not enabled
         self._subscription = node.create_subscription(
             DiagnosticArray, "/diagnostics", self.on_diagnostics, 10)
 
@@ -167,10 +173,24 @@ class HardwareStateWatch:
         return latest if latest is not None and latest.index > mark else None
 
     def stopped_since(self, mark: int) -> HardwareState | None:
-        """The newest summary after ``mark`` in :data:`STOPPED_STATES`, else None."""
+        """A summary since ``mark`` saying the node no longer follows commands, else None.
+
+        ``mark`` is the :attr:`count` when the enable was answered. The newest in
+        :data:`STOPPED_STATES` after ``mark``, else the newest in any other state but
+        ``enabled`` from ``mark + 2`` on. A bus fault that reconnects within one
+        diagnostics period shows no ``fault`` at all: the summaries go from ``enabled``
+        straight to ``holding`` (torque on where the devices kept it, commands refused until
+        the next enable), and a run going on would record an arm standing still. The first
+        summary after the mark may have been published before the enable was served
+        (``disabled``, or ``holding`` before an ``~/enable``) and only delivered after its
+        answer: it is not taken for a stop. The second was published a diagnostics period
+        after the first, so after the enable.
+        """
         with self._lock:
-            stop = self._last_stop
-        return stop if stop is not None and stop.index > mark else None
+            stop, idle = self._last_stop, self._last_idle
+        if stop is not None and stop.index > mark:
+            return stop
+        return idle if idle is not None and idle.index >= mark + 2 else None
 
     def on_diagnostics(self, msg: Any) -> None:  # noqa: ANN401 - DiagnosticArray
         """Take the node's summary from a ``/diagnostics`` message (the subscription's)."""
@@ -185,6 +205,8 @@ class HardwareStateWatch:
                 self._latest = HardwareState(values["state"], status.message, index)
                 if self._latest.state in STOPPED_STATES:
                     self._last_stop = self._latest
+                if self._latest.state != _ENABLED:
+                    self._last_idle = self._latest
 
 
 @dataclass(frozen=True)

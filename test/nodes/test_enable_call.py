@@ -467,3 +467,31 @@ def test_the_real_hardware_node_answers_as_the_rules_expect(
             hardware.kill()
             output, _ = hardware.communicate()
     assert "Traceback" not in output, output
+
+
+def test_a_node_holding_or_disabled_after_the_enable_is_a_stop() -> None:
+    """A bus fault that reconnects within one diagnostics period shows no ``fault``: the
+    summaries go from ``enabled`` to ``holding`` (commands refused until an enable). The
+    first summary after the enable's answer may predate the enable, so only from the
+    second on is a state other than ``enabled`` a stop; ``estop`` and ``fault`` always.
+    """
+    watch = HardwareStateWatch(_Node(), "/real/hardware_node")
+    watch.on_diagnostics(_summary("disabled"))
+    mark = watch.count  # the enable was answered here
+    watch.on_diagnostics(_summary("disabled"))  # published before the enable was served
+    assert watch.stopped_since(mark) is None
+    watch.on_diagnostics(_summary("enabled"))
+    assert watch.stopped_since(mark) is None
+    watch.on_diagnostics(_summary("holding"))  # the bus failed and came back, torque kept
+    stop = watch.stopped_since(mark)
+    assert stop is not None
+    assert (stop.state, stop.message, stop.index) == ("holding", "holding: by the test", 4)
+    # Enabled again: a later mark does not see the old stop.
+    mark = watch.count
+    watch.on_diagnostics(_summary("enabled"))
+    watch.on_diagnostics(_summary("enabled"))
+    assert watch.stopped_since(mark) is None
+    # A fault is a stop from the first summary on.
+    mark = watch.count
+    watch.on_diagnostics(_summary("fault"))
+    assert watch.stopped_since(mark).state == "fault"
