@@ -249,7 +249,8 @@ class HardwareBackend(RobotBackend):
             hands it over).
         write_on_command: when a command arrives between cycles, compute and write its
             targets at once (no read) instead of at the next deadline; the rate limiter
-            uses the real time elapsed, so the limits hold either way.
+            uses the real time elapsed, so the limits hold either way. Not the goals of a
+            stream the cycles spread (impedance DOFs): they wait for the next cycle.
 
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
@@ -1170,9 +1171,9 @@ class HardwareBackend(RobotBackend):
     def _control(self, now: float, *, read_cycle: bool) -> None:
         """Take the goals handed in, compute the targets and write them."""
         torque = [s for s in self._slots if s.is_open and s.torque]
-        self._take_handed_in(now)
-        if not torque:
-            return
+        stepped = self._take_handed_in(now)
+        if not torque or (not read_cycle and not stepped):
+            return  # only a stream's goals, which the cycles spread: they wait for them
         last = self._last_compute
         dt = self.period if last is None else min(now - last, 2.0 * self.period)
         if not read_cycle and dt < _MIN_DT_FRACTION * self.period:
@@ -1219,8 +1220,17 @@ class HardwareBackend(RobotBackend):
             goal[on] = self._stream_from[on] + (goal[on] - self._stream_from[on]) * share
         return goal
 
-    def _take_handed_in(self, now: float = math.nan) -> None:
-        """Take the goals handed in since the last cycle."""
+    def _take_handed_in(self, now: float = math.nan) -> bool:
+        """Take the goals handed in since the last cycle.
+
+        Returns:
+            Whether a goal changed other than by a stream the cycles spread (a hold, a
+            step, a velocity or effort goal): what a write between cycles is for. A
+            spread stream's goal written between cycles would only cut short the hold of
+            the cycle's command (an MIT motor's torque reply, read at its end, then no
+            longer matches a control period's hold: ``skel-ros identify``'s correction).
+        """
+        stepped = False
         with self._lock:
             new = self._pending_new
             if self._pending_hold.any():
@@ -1229,18 +1239,24 @@ class HardwareBackend(RobotBackend):
                     held[self._f] |= held[self._f_lead]
                 self._goal_q[held] = self._limiter.hold()[held]
                 held[:] = False
+                stepped = True
             if self._state is MotionState.ENABLED and new:
                 self._follow_leaders(self._pending_q, self._pending_v)
-                self._limiter.commanded(np.isfinite(self._pending_q))
+                given = np.isfinite(self._pending_q)
+                self._limiter.commanded(given)
                 if self._any_spread:
-                    self._stream(np.isfinite(self._pending_q) & self._spread, now)
+                    self._stream(given & self._spread, now)
+                    given &= ~(self._spread & np.isfinite(self._stream_span))
+                stepped = stepped or bool(given.any() or np.isfinite(self._pending_v).any()
+                                          or np.isfinite(self._pending_e).any())
                 for pending, goal in ((self._pending_q, self._goal_q),
                                       (self._pending_v, self._goal_v),
                                       (self._pending_e, self._goal_e)):
-                    given = np.isfinite(pending)
-                    goal[given] = pending[given]
+                    taken = np.isfinite(pending)
+                    goal[taken] = pending[taken]
                     pending.fill(np.nan)
             self._pending_new = False
+        return stepped
 
     def _stream(self, given: npt.NDArray[np.bool_], now: float) -> None:
         """Position goals arrive at ``now`` for the spread DOFs ``given`` (:meth:`_streamed`)."""

@@ -23,6 +23,7 @@ the emulator's clocks one manual clock); what the motor got is what the firmware
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -126,3 +127,78 @@ def test_only_a_joint_sent_its_velocity_has_its_stream_spread(mode: str,
     else:
         assert all(abs(x - step / 2) <= 2 * P_LSB for x in steps), steps
 
+
+
+def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]]:
+    """Commands every other cycle, each handed in half a period after a cycle and served
+    there (the loop woken, ``write_on_command``): frames the motor got over 20 cycles, the
+    commands, and the ``p_des`` it had after each cycle."""
+    t = [0.0]
+    skeleton = load_skel(example("arm.skel")).skeletons[0]
+    config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
+                                   "rig.yaml")
+    emulator = start_emulator({}, [m.actuator for m in config.joints],
+                              {"clock": lambda: t[0], "initial_positions": {1: 0.0}})
+    backend = HardwareBackend(config.with_transport("b", emulator.transport).bind(skeleton),
+                              clock=lambda: t[0], reenable_velocity=1.0)
+    runner = hardware_runner(backend)
+
+    def cycle() -> None:
+        t[0] += backend.period
+        runner.cycle()
+
+    def frames() -> int:  # the emulator's thread counts what reached it: wait for it
+        deadline = time.monotonic() + 5.0
+        count = emulator.frames_received(1)
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            if (now := emulator.frames_received(1)) == count:
+                return count
+            count = now
+        return count
+
+    try:
+        cycle()
+        request = backend.enable()
+        for _ in range(100):
+            cycle()
+            if request.done:
+                break
+        assert request.ok, request.message
+        for _ in range(4):  # the stream's first goals: a step, then a stream
+            assert runner.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
+            cycle()
+            cycle()
+        start, before, commands, p_des = t[0], frames(), 0, []
+        for k in range(20):
+            if k % 2 == 0:
+                t[0] += backend.period / 2
+                result = runner.core.command(CommandKind.POSITION, ["elbow"],
+                                             [SPEED * (t[0] - start)])
+                assert result.ok, result.message
+                commands += 1
+                backend.serve(t[0])
+                t[0] -= backend.period / 2
+            cycle()
+            command = emulator.command(1)
+            assert command is not None
+            p_des.append(command[0])
+        return frames() - before, commands, p_des
+    finally:
+        runner.cleanup()
+        emulator.stop()
+
+
+def test_a_spread_stream_is_written_by_the_cycles_only() -> None:
+    """A stream's goals the cycles spread (impedance mode) are not also written when they
+    arrive between two cycles: the motor holds each cycle's command for a whole period, as
+    ``skel-ros identify``'s correction of its torque replies assumes, and the bus carries a
+    frame a cycle; written on arrival, the ramp went in uneven steps (the write cut the
+    cycle's step short). A position-mode joint's goals (steps, taken at once) still go on the wire
+    as they come (``write_on_command``)."""
+    frames, commands, p_des = _frames_of_a_stream_between_cycles("impedance")
+    assert frames == 20, (frames, commands)
+    steps = [b - a for a, b in itertools.pairwise(p_des[3:])]  # past the stream's start
+    assert all(abs(x - SPEED * 0.005) <= 2 * P_LSB for x in steps), steps  # an even ramp
+    frames, commands, _ = _frames_of_a_stream_between_cycles("position")
+    assert frames == 20 + commands
