@@ -21,10 +21,18 @@ With ``--payload BODY`` (a truth whose ``bodies`` adds a mass to BODY), the fit 
 ``identify --payload BODY`` and the payload's mass and centre of mass are printed against
 the truth's.
 
-Asserts nothing. Usage: ``.venv/bin/python bench/identify.py [--duration S] [--seed K]
-[--truth FILE] [--out DIR] [--recording RUN.mcap] [--payload BODY]`` (default 60 s, seed
-0, the truth below, a temporary folder; ``--recording``: fit a run already recorded with
-that truth).
+With ``--robot quadruped``: the bundled quadruped (``examples/quadruped.skel`` on
+``config/hardware/quadruped_mit.yaml``, twelve MIT motors in impedance mode, no rotor of
+their own: the real armature is the truth's) and its truth below, fitted twice: the motors'
+torque readings as they are (``identify --no-hold-correction``) and corrected for the
+motors' hold (``--law-step`` the model's time step, the bench's world step; docs/identify.md,
+The method). ``--no-delay`` writes the truth (the one below) without its command delay.
+
+Asserts nothing. Usage: ``.venv/bin/python bench/identify.py [--robot arm|quadruped]
+[--no-delay] [--duration S] [--seed K] [--truth FILE] [--out DIR] [--recording RUN.mcap]
+[--payload BODY] [--publish-rate HZ]`` (default the arm, 60 s, seed 0, the truth below, a
+temporary folder, joint_states at the loop's 200 Hz; ``--recording``: fit a run already
+recorded with that truth).
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ REPO = Path(__file__).resolve().parent.parent
 SKEL_ROS = str(REPO / ".venv" / "bin" / "skel-ros")
 ARM = REPO / "examples" / "arm.skel"
 HARDWARE = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
+QUADRUPED = REPO / "examples" / "quadruped.skel"
+QUADRUPED_HARDWARE = REPO / "config" / "hardware" / "quadruped_mit.yaml"
 # Damping and friction 40-60 % above the model's (0.05/0.01, 0.05/0.01, 0.04/0.01,
 # 0.02/0.005), armature of its own, 10 ms of command delay (two 5 ms control periods).
 TRUTH = """\
@@ -55,6 +65,14 @@ joints:
 """
 
 
+# The quadruped: damping and friction 50 % above the model's (0.1, 0.02), an armature of
+# its own, 10 ms of command delay, on every joint.
+QUADRUPED_TRUTH = "joints:\n" + "".join(
+    f"  {side}_{joint}: {{damping: 0.15, friction: 0.03, armature: "
+    f"{0.003 if joint == 'knee' else 0.004}, delay: 0.01}}\n"
+    for side in ("fl", "fr", "hl", "hr") for joint in ("hip_abd", "hip_pitch", "knee"))
+
+
 def run(*words: str) -> str:
     """Run a skel-ros command; its output (stops the bench with it on a failure)."""
     done = subprocess.run([SKEL_ROS, *words], capture_output=True, text=True, check=False,  # noqa: S603
@@ -64,27 +82,29 @@ def run(*words: str) -> str:
     return done.stdout + done.stderr
 
 
-def rotors() -> dict[str, float]:
-    """Each joint's Dynamixel rotor inertia at the joint (what the bench adds)."""
+def rotors(hardware: Path = HARDWARE) -> dict[str, float]:
+    """Each Dynamixel joint's rotor inertia at the joint (what the bench adds; MIT: none)."""
     from skel_ros.hardware.config import load_hardware_config
     from skel_ros.hardware.dynamixel.control_table import MODELS
     from skel_ros.physical.servo_law import MECHANICAL_TIME_CONSTANT
 
-    config = load_hardware_config(HARDWARE)
+    config = load_hardware_config(hardware)
     out = {}
     for joint in config.joints:
+        if config.bus(joint.bus).protocol != "dynamixel":
+            continue
         model = MODELS[joint.actuator.model]
         out[joint.name] = (MECHANICAL_TIME_CONSTANT * model.stall_torque / model.no_load_speed
                            * joint.gear_ratio ** 2)
     return out
 
 
-def rollout_seconds(duration: float) -> float:
-    """Wall time of one MuJoCo rollout of the arm for ``duration`` s, torques held."""
+def rollout_seconds(duration: float, skel: Path = ARM) -> float:
+    """Wall time of one MuJoCo rollout of the robot for ``duration`` s, torques held."""
     from skel_ros.model import load_model
     from skel_ros.sim import MujocoEngine
 
-    engine = MujocoEngine(load_model(ARM), enforce_limits=False)
+    engine = MujocoEngine(load_model(skel), enforce_limits=False)
     index = np.arange(engine.num_dofs)
     torques = np.zeros(engine.num_dofs)
     start = time.perf_counter()
@@ -121,46 +141,68 @@ def main() -> int:
     parser.add_argument("--recording", type=Path,
                         help="fit this recording (made with --truth) instead of recording one")
     parser.add_argument("--payload", metavar="BODY", help="fit a payload on this body too")
+    parser.add_argument("--publish-rate", type=float, default=200.0, metavar="HZ",
+                        help="Hz of the recorded /real/joint_states (default 200: the arm's"
+                             " control loop, as docs/identify.md's workflow records)")
+    parser.add_argument("--robot", choices=("arm", "quadruped"), default="arm")
+    parser.add_argument("--no-delay", action="store_true",
+                        help="the truth (the one above) without its command delay")
     args = parser.parse_args()
+    skel, hardware = (QUADRUPED, QUADRUPED_HARDWARE) if args.robot == "quadruped" else (
+        ARM, HARDWARE)
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
     truth_file = args.truth or out / "truth.yaml"
     if args.truth is None:
-        truth_file.write_text(TRUTH, encoding="utf-8")
+        text = QUADRUPED_TRUTH if args.robot == "quadruped" else TRUTH
+        truth_file.write_text(text.replace(", delay: 0.01", "") if args.no_delay else text,
+                              encoding="utf-8")
     print(f"load average at start: {os.getloadavg()[0]:.2f}  (folder {out})")
     recording = args.recording or out / "run" / "run.mcap"
     if args.recording is None:
         excite = out / "excite.yaml"
-        print(run("excite", "--skel", str(ARM), "--hardware-config", str(HARDWARE), "-o",
+        print(run("excite", "--skel", str(skel), "--hardware-config", str(hardware), "-o",
                   str(excite), "--duration", f"{args.duration:g}", "--seed", str(args.seed))
               .strip().splitlines()[-2])
         start = time.perf_counter()
-        run("sim-to-real", "--skel", str(ARM), "--hardware-config", str(HARDWARE), "--truth",
-            str(truth_file), "--trajectory", str(excite), "--out", str(out / "run"))
+        run("sim-to-real", "--skel", str(skel), "--hardware-config", str(hardware), "--truth",
+            str(truth_file), "--trajectory", str(excite), "--out", str(out / "run"),
+            "--publish-rate", f"{args.publish_rate:g}")
         print(f"recorded in {time.perf_counter() - start:.0f} s")
+    truth = yaml.safe_load(truth_file.read_text())["joints"]
+    law_step = []
+    if args.robot == "quadruped":
+        from skel_ros.model import load_model
+
+        law_step = ["--law-step", f"{load_model(skel).time_step:g}"]  # the world's step
+        run("identify", str(recording), "--skel", str(skel), "--hardware-config",
+            str(hardware), "--no-hold-correction", "-o", str(out / "as_read"))
+        print("the motors' torque readings as they are (--no-hold-correction):")
+        print_joints(yaml.safe_load((out / "as_read" / "identified.yaml").read_text())["joints"],
+                     truth, hardware)
+        print(f"corrected for the motors' hold ({' '.join(law_step)}):")
     start = time.perf_counter()
-    run("identify", str(recording), "--skel", str(ARM), "--hardware-config",
-        str(HARDWARE), "-o", str(out / "identified"),
-        *(["--payload", args.payload] if args.payload else []))
+    run("identify", str(recording), "--skel", str(skel), "--hardware-config",
+        str(hardware), "-o", str(out / "identified"),
+        *(["--payload", args.payload] if args.payload else []), *law_step)
     fit_time = time.perf_counter() - start
     document = yaml.safe_load((out / "identified" / "identified.yaml").read_text())
     found = document["joints"]
-    truth = yaml.safe_load(truth_file.read_text())["joints"]
     if args.payload:
         print_payload(document["payload"],
                       (yaml.safe_load(truth_file.read_text()).get("bodies") or {})
                       .get(args.payload))
-    print_joints(found, truth)
-    rollout = rollout_seconds(args.duration)
+    print_joints(found, truth, hardware)
+    rollout = rollout_seconds(args.duration, skel)
     print(f"fit: {fit_time:.1f} s (the command, reading the MCAP included); one MuJoCo "
           f"rollout of {args.duration:g} s: {rollout:.1f} s")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 
 
-def print_joints(found: dict, truth: dict) -> None:
-    """Per joint and parameter, the identified value against the real arm's."""
-    rotor = rotors()
+def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
+    """Per joint and parameter, the identified value against the real robot's."""
+    rotor = rotors(hardware)
     print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
     for joint, entry in found.items():
         real = {"damping": truth.get(joint, {}).get("damping", entry["damping"]["model"]),

@@ -204,7 +204,8 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             physics=True if args.physics else False if args.ideal_actuators else None,
             truth=resolve(args.truth) if args.truth else None,
             sim_params=resolve(args.sim_params) if args.sim_params else None,
-            port=args.port, can_interface=args.can_interface, can_channel=args.can_channel,
+            publish_rate=args.publish_rate, port=args.port,
+            can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
         try:
@@ -345,6 +346,10 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
                    help="run the simulation with every value skel-ros identify wrote into"
                         " this identified.yaml: each joint's armature, damping and friction"
                         " (replacing the model's) (docs/identify.md)")
+    p.add_argument("--publish-rate", type=_positive, metavar="HZ",
+                   help="rate of the hardware's /real/joint_states (default: the hardware"
+                        " node's, 50 Hz); record an identification run at the control loop's"
+                        " rate (docs/identify.md)")
     p.add_argument("--port", default="",
                    help="serial port for every serial bus (Dynamixel, Feetech)")
     p.add_argument("--can-interface", default="",

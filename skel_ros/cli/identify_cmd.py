@@ -19,7 +19,10 @@ from skel_ros.cli.paths import input_file
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping, Sequence
 
+    from skel_ros.hardware.config import HardwareConfig
+    from skel_ros.identify.fit import HoldCorrection, JointFit, ServoFit
     from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Skeleton, World
 
@@ -79,6 +82,14 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
                    "hardware YAML: identify the joints it maps (default: every DOF)")
     q.add_argument("--payload", metavar="BODY",
                    help="also fit a point mass (mass and centre of mass) fixed to this body")
+    q.add_argument("--law-step", type=float, default=0.0, metavar="S",
+                   help="s between two evaluations of the MIT motors' law, for the correction"
+                        " of their torque readings (default 0: a real motor's current loop;"
+                        " the physics bench: the model's time step, 0.001 for the bundled"
+                        " models)")
+    q.add_argument("--no-hold-correction", action="store_true",
+                   help="fit the MIT motors' torque readings as they are (docs/identify.md:"
+                        " when a reading is not taken at the end of its command's hold)")
     q.add_argument("-o", "--out", required=True, help="output directory")
     q.set_defaults(func=_cmd_identify)
 
@@ -104,13 +115,19 @@ def _pose(words: list[str]) -> dict[str, float]:
     return out
 
 
-def _skeleton(world: World, hardware: str | None) -> tuple[Skeleton, LimitSet, tuple[str, ...]]:
-    """The skeleton, its limits (tightened by the hardware YAML) and the mapped joints."""
+def _hardware(path: str | None) -> HardwareConfig | None:
+    """The hardware YAML at ``path`` (None without one)."""
     from skel_ros.hardware.config import load_hardware_config
+
+    return load_hardware_config(path) if path else None
+
+
+def _skeleton(world: World, config: HardwareConfig | None,
+              ) -> tuple[Skeleton, LimitSet, tuple[str, ...]]:
+    """The skeleton, its limits (tightened by the hardware YAML) and the mapped joints."""
     from skel_ros.model.limits import LimitSet
 
-    if hardware:
-        config = load_hardware_config(hardware)
+    if config is not None:
         skel = config.select_skeleton(world)
         bound = config.bind(skel)
         mapped = tuple(j.name for j in config.joints)
@@ -132,7 +149,8 @@ def _cmd_excite(args: argparse.Namespace) -> int:
 
     try:
         world = load_model_from_args(args.skel, args)
-        skel, limits, mapped = _skeleton(world, args.hardware_config)
+        config = _hardware(args.hardware_config)
+        skel, limits, mapped = _skeleton(world, config)
         excitation = design_excitation(
             limits, duration=args.duration, harmonics=args.harmonics,
             base_frequency=args.base_frequency, seed=args.seed, fraction=args.fraction,
@@ -159,6 +177,9 @@ def _cmd_excite(args: argparse.Namespace) -> int:
           f"({len(excitation.joints)} joints x armature, damping, friction)")
     print(f"wrote {args.output} ({excitation.lead_in + excitation.duration:g} s)",
           file=sys.stderr)
+    if config is not None:  # one read in four at joint_states' default 50 Hz
+        print(f"record it at the control loop's rate: skel-ros sim-to-real ... --publish-rate"
+              f" {config.control_rate:g} (docs/identify.md)")
     return 0
 
 
@@ -197,7 +218,10 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     started = time.perf_counter()
     try:
         world = load_model_from_args(args.skel, args)
-        skel, _, joints = _skeleton(world, args.hardware_config)
+        config = _hardware(args.hardware_config)
+        skel, _, joints = _skeleton(world, config)
+        holds = ({} if config is None or args.no_hold_correction
+                 else hold_corrections(config, joints, args.law_step))
         if args.payload is not None:
             _payload_body(skel, args.payload)
         dynamics = RigidDynamics(world, skel.name)
@@ -215,8 +239,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             if "real" not in streams:
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
-            fit_part, held = f.split(f.prepare(path, streams["real"], streams.get("command"),
-                                               joints))
+            fit_part, held = f.split(f.hold_corrected(
+                f.prepare(path, streams["real"], streams.get("command"), joints), holds))
             fits_parts.append(fit_part)
             held_parts.append(held)
         servos = {j: f.fit_servo(fits_parts, j) for j in joints}
@@ -225,6 +249,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                  for d in skel.dofs}
         fits, payload, held_added = _fit(fits_parts, held_parts, excess, model, dynamics,
                                          args.payload)
+        fits = bound_bus_servos(fits, servos, config)
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,
             OSError, ValueError) as exc:
@@ -239,7 +264,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         held_rms = f.held_out_rms(fits, held_parts, held_excess, held_added)
         document = identified_document(fits, servos, sources=args.recordings,
                                        model_file=model_path, note=note, held_out=held_rms,
-                                       mjcf=(mjcf_path, mjcf_why), payload=payload)
+                                       mjcf=(mjcf_path, mjcf_why), payload=payload,
+                                       holds=holds)
         (out / "identified.yaml").write_text(dump(document), encoding="utf-8")
         write_report(out, fits, servos, held=held_parts[0], excess=held_excess[0],
                      title=f"Identified: {Path(args.skel).name}",
@@ -247,12 +273,108 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     except (SkelError, OSError) as exc:
         print(f"error: cannot write to {out}: {exc}", file=sys.stderr)
         return 1
+    _print_holds(holds)
     _print_summary(fits, servos, held_rms)
     if payload is not None:
         _print_payload(payload)
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
     print(f"wrote {written} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def hold_corrections(config: HardwareConfig, joints: Sequence[str], law_step: float,
+                     ) -> dict[str, HoldCorrection]:
+    """The joints among ``joints`` whose torque readings an MIT motor's hold biases.
+
+    Those on an ``mit`` bus in a mode whose law depends on the motion (docs/identify.md,
+    The method): impedance and position mode hold ``kp`` and ``kd``, velocity mode ``kd``
+    alone (as :class:`~skel_ros.hardware.mit.bus.MitBus` frames them); effort mode and
+    every other bus: none. The hold is the control loop's period; ``law_step`` the time
+    between two evaluations of the law (``--law-step``).
+
+    Raises:
+        ConfigError: a gain the mode uses that is not a number >= 0 (``file:line``), or a
+            ``law_step`` below 0 or longer than the period.
+    """
+    from skel_ros.hardware.base import ControlMode
+    from skel_ros.hardware.errors import ConfigError
+    from skel_ros.identify.fit import HoldCorrection, IdentifyError
+
+    uses = {ControlMode.IMPEDANCE: ("kp", "kd"), ControlMode.POSITION: ("kp", "kd"),
+            ControlMode.VELOCITY: ("kd",)}
+    period = 1.0 / config.control_rate
+    holds = {}
+    for jm in config.joints:
+        used = uses.get(jm.actuator.mode, ())
+        if jm.name not in joints or config.bus(jm.bus).protocol != "mit" or not used:
+            continue
+        gains = dict.fromkeys(("kp", "kd"), 0.0)
+        for key in used:
+            value = jm.actuator.options.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ConfigError(f"{config.source}:{jm.actuator_line or jm.line}: joint "
+                                  f"{jm.name!r} ({jm.actuator.mode.value} mode on an MIT bus)"
+                                  f": option {key!r} must be a number >= 0 to correct its "
+                                  f"torque readings, got {value!r}")
+            gains[key] = float(value)
+        try:
+            holds[jm.name] = HoldCorrection(gains["kp"], gains["kd"], jm.gear_ratio, period,
+                                            law_step)
+        except IdentifyError as exc:
+            raise ConfigError(f"--law-step {law_step:g} with {config.source} (control_rate "
+                              f"{config.control_rate:g} Hz): {exc}") from None
+    return holds
+
+
+def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
+                     config: HardwareConfig | None) -> list[JointFit]:
+    """``fits``, each joint of a bus servo in position mode bounded by its hold.
+
+    A Dynamixel or a Feetech servo in position mode is read at a phase of its command's
+    hold the recording does not show: its damping and armature are widened by that
+    (:func:`~skel_ros.identify.hold_phase.widen_for_hold`, the servo's fitted gains, the
+    control loop's period); one whose readings its own law explains less than
+    :data:`~skel_ros.identify.fit.SERVO_R2` of gets no values
+    (:func:`~skel_ros.identify.hold_phase.not_its_servos_torque`). Without a hardware
+    YAML, or a servo fit (no commands recorded), a fit is kept as it is.
+    """
+    from skel_ros.hardware.base import ControlMode
+    from skel_ros.identify.fit import SERVO_R2, HoldCorrection
+    from skel_ros.identify.hold_phase import not_its_servos_torque, widen_for_hold
+
+    if config is None:
+        return list(fits)
+    held = {jm.name for jm in config.joints if jm.actuator.mode is ControlMode.POSITION
+            and config.bus(jm.bus).protocol in ("dynamixel", "feetech")}
+    out = []
+    for fit in fits:
+        servo = servos.get(fit.joint)
+        if fit.joint not in held or servo is None:
+            out.append(fit)
+        elif servo.r2 < SERVO_R2:
+            out.append(not_its_servos_torque(fit, servo.r2, SERVO_R2))
+        else:
+            hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0,
+                                  1.0 / config.control_rate, 0.0)
+            out.append(widen_for_hold(fit, hold))
+    return out
+
+
+def _print_holds(holds: Mapping[str, HoldCorrection]) -> None:
+    """Say which joints' torque readings were corrected for their MIT motor's hold."""
+    if not holds:
+        return
+    first = next(iter(holds.values()))
+    damping = sorted({round(h.offsets()[0], 6) for h in holds.values()})
+    armature = sorted({round(h.offsets()[1], 7) for h in holds.values()})
+    print(f"note: the torque readings of {len(holds)} joint(s) on MIT motors corrected for the"
+          f" motor's hold (period {first.period * 1e3:g} ms, law step {first.law_step * 1e3:g}"
+          f" ms): it adds about {_span(damping)} N m s/rad to the damping and {_span(armature)}"
+          " kg m^2 to the armature the readings alone give (identified.yaml: torque_correction)")
+
+
+def _span(values: Sequence[float]) -> str:
+    return f"{values[0]:.3g}" if len(values) == 1 else f"{values[0]:.3g} to {values[-1]:.3g}"
 
 
 def _fit(parts: Any, held: Any, excess: Any, model: Any, dynamics: Any,  # noqa: ANN401, PLR0917

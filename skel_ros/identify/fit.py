@@ -37,6 +37,32 @@ filtered samples only about ``2 f_c T n`` are independent).
 :func:`solve` is that check, fit and interval for any bounded linear problem: the
 payload's joint problem (:mod:`skel_ros.identify.payload`) uses it too.
 
+**An MIT motor's torque reading** (:func:`hold_corrected`, before both problems). An MIT
+motor in impedance or position mode holds each command ``(p*, v*, kp, kd, t_ff)`` for one
+control period ``T`` and evaluates ``u = kp (p* - p) + kd (v* - v) + t_ff`` every ``dt``
+(its current loop; the physics bench's world step, :mod:`skel_ros.physical.mit`), each
+value acting for ``dt``. Within a hold only ``p`` and ``v`` change, so the ``n = T / dt``
+values fall along a line: ``u_i = u_0 - a i dt``, ``a = kp v + kd v'`` (``v'`` the motor's
+acceleration). The joint moves by their mean, ``u_0 - a (n - 1) dt / 2``, which acts over
+the whole hold (its centre ``T / 2`` before the hold's end). The motor answers the next
+command before applying it, and its reply carries the last value, ``u_0 - a (n - 1) dt``,
+with the position and velocity of that instant (the bench: the world stepped to the
+frame's time, the command queued): the reading ``r`` is the hold's mean less ``a (T - dt)
+/ 2``, and late by ``T / 2``. At the joint (motor position ``direction * gear_ratio * q``
+plus an offset, joint torque ``direction * gear_ratio * u``) ``a`` becomes ``g^2 (kp qd +
+kd qdd)``, ``g`` the gear ratio, and the hold that ends at ``t + T / 2`` is centred at
+``t``: the torque that moved the joint at ``t`` is ``r(t + T / 2) + g^2 (kp qd(t) + kd
+qdd(t)) (T - dt) / 2``. Uncorrected, a fit finds the damping short by ``g^2 kp (T - dt) /
+2`` and the armature by ``g^2 kd (T - dt) / 2`` (:meth:`HoldCorrection.offsets`), and the
+half-period lag biases both further through the torque's own rate of change (the armature
+by ``T / 2`` times the damping the readings show). Velocity mode holds ``kd`` alone
+(``kp`` 0); effort mode's torque does not depend on the motion. All this takes each
+command to be held for one whole period: a command written between two cycles (the
+hardware backend writes one that arrives then at once) cuts a hold short, and the physics
+bench's motor applies a truth's ``delay`` after answering, so its reading falls anywhere
+in the hold unless the delay is a whole number of periods and the loop keeps time to the
+world's step. Such readings carry less of the bias (docs/identify.md measures it).
+
 Every recording is split: its first :data:`FIT_SHARE` is fitted, the rest held out for
 the before/after comparison. No ROS; MuJoCo through :mod:`skel_ros.sim.inverse_dynamics`.
 """
@@ -58,9 +84,10 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
-__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "IdentifyError", "JointFit", "Samples",
-           "ServoFit", "Solution", "blind_parameters", "fit_joints", "fit_servo", "held_out_rms",
-           "mostly_noise", "predicted", "prepare", "residual_torques", "solve", "split"]
+__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
+           "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "fit_joints",
+           "fit_servo", "held_out_rms", "hold_corrected", "mostly_noise", "predicted", "prepare",
+           "residual_torques", "solve", "split"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -205,6 +232,76 @@ def prepare(source: str, measured: JointSeries, command: JointSeries | None,
                             else np.full(grid.shape, np.nan) for j in joints])
            if command is not None else np.full(q.shape, np.nan))
     return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window)
+
+
+@dataclass(frozen=True)
+class HoldCorrection:
+    """A joint's motor as it holds each command for a control period.
+
+    An MIT motor replies at the hold's end: :func:`hold_corrected` puts back what that
+    reading misses. A bus servo (Dynamixel, Feetech) is read at a phase of its hold the
+    recording does not show: :func:`~skel_ros.identify.hold_phase.widen_for_hold` widens
+    the intervals by as much. :meth:`offsets` is that amount, for both.
+
+    Attributes:
+        kp: N m/rad, the law's position gain at the motor (the hardware YAML's; a bus
+            servo's fitted one, at the joint, with gear ratio 1).
+        kd: N m s/rad, its velocity gain at the motor.
+        gear_ratio: motor turns per joint turn.
+        period: s, how long each command is held (the control loop's period).
+        law_step: s between two evaluations of the law (a real motor's current loop:
+            tens of microseconds, 0 for this; the physics bench: its world's step).
+    """
+
+    kp: float
+    kd: float
+    gear_ratio: float
+    period: float
+    law_step: float
+
+    def __post_init__(self) -> None:
+        """Refuse what no motor holds: negative gains, a law slower than the hold."""
+        if not (self.kp >= 0.0 and self.kd >= 0.0 and self.gear_ratio > 0.0):
+            raise IdentifyError(f"a motor's hold needs kp, kd >= 0 and a gear ratio > 0, got"
+                                f" kp {self.kp}, kd {self.kd}, gear ratio {self.gear_ratio}")
+        if not (self.period > 0.0 and 0.0 <= self.law_step <= self.period):
+            raise IdentifyError(f"a motor's law step ({self.law_step} s) must be from 0 to its"
+                                f" hold's period ({self.period} s)")
+
+    @property
+    def gains(self) -> tuple[float, float]:
+        """(kp, kd) at the joint: the motor's times the gear ratio squared."""
+        g2 = self.gear_ratio * self.gear_ratio
+        return self.kp * g2, self.kd * g2
+
+    def offsets(self) -> tuple[float, float]:
+        """(damping, armature) by which the held law's readings fall short: ``k (T - dt) / 2``."""
+        kp, kd = self.gains
+        half = 0.5 * (self.period - self.law_step)
+        return kp * half, kd * half
+
+
+def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Samples:
+    """``samples`` with each held joint's torque as the one that moved it (module docstring).
+
+    Joints not in ``holds`` keep their readings. Per held joint, from its readings ``r``:
+    ``tau(t) = r(t + T/2) + (kp qd(t) + kd qdd(t)) (T - dt) / 2`` with the joint-side gains
+    (:attr:`HoldCorrection.gains`), ``r`` linear between samples.
+    """
+    tau = samples.tau.copy()
+    t = samples.t
+    for k, joint in enumerate(samples.joints):
+        hold = holds.get(joint)
+        if hold is None:
+            continue
+        kp, kd = hold.gains
+        reading = tau[:, k]
+        ahead = np.interp(t + 0.5 * hold.period, t, reading)  # the last sample: its own
+        tau[:, k] = np.where(np.isfinite(ahead), ahead, reading) + (
+            kp * samples.qd[:, k] + kd * samples.qdd[:, k]) * (0.5 * (hold.period - hold.law_step))
+    return Samples(samples.source, samples.joints, t, samples.q, samples.qd, samples.qdd, tau,
+                   samples.command, samples.valid & np.all(np.isfinite(tau), axis=1),
+                   samples.window)
 
 
 def split(samples: Samples, share: float = FIT_SHARE) -> tuple[Samples, Samples]:

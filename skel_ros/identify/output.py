@@ -10,7 +10,11 @@ gains, and which values the written model file carries::
         damping:  {value: 0.071, interval: 0.004, model: 0.04, unit: N m s/rad}
         friction: {value: 0.041, interval: 0.002, model: 0.01, unit: N m}
         not_identified: {}
+        notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
+        torque_correction:     # an MIT motor's joint, with --hardware-config (identify_cmd)
+          {kind: mit_hold, kp: 30.0, kd: 0.8, gear_ratio: 1.0, period: 0.005, law_step: 0.0,
+           adds: {damping: 0.075, armature: 0.002}}
     payload:                   # with --payload hand (identify_cmd)
       body: hand
       mass: {value: 0.251, unit: kg, interval: 0.004}
@@ -56,7 +60,7 @@ from skel_ros.sim.joint_dynamics import JointDynamics, with_joint_dynamics
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
-    from skel_ros.identify.fit import JointFit, Samples, ServoFit
+    from skel_ros.identify.fit import HoldCorrection, JointFit, Samples, ServoFit
     from skel_ros.identify.payload import PayloadFit
     from skel_ros.model.types import Body, World
 
@@ -150,10 +154,13 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                         sources: Sequence[str], model_file: Path, note: str,
                         held_out: Mapping[str, tuple[float, float]],
                         mjcf: tuple[Path | None, str] | None = None,
-                        payload: PayloadFit | None = None) -> dict[str, Any]:
+                        payload: PayloadFit | None = None,
+                        holds: Mapping[str, HoldCorrection] | None = None) -> dict[str, Any]:
     """The content of identified.yaml (module docstring).
 
-    ``mjcf``: :func:`write_mjcf_model`'s result; ``payload``: the identified payload.
+    ``mjcf``: :func:`write_mjcf_model`'s result; ``payload``: the identified payload;
+    ``holds``: the joints whose torque readings were corrected for their MIT motor's hold
+    (:func:`~skel_ros.identify.fit.hold_corrected`), each said in its ``torque_correction``.
     """
     joints: dict[str, Any] = {}
     for f in fits:
@@ -165,6 +172,8 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                 item["interval"] = _round(f.intervals[p])
             entry[p] = item
         entry["not_identified"] = dict(f.fixed)
+        if f.notes:  # what widened the intervals beyond the noise (hold_phase)
+            entry["notes"] = list(f.notes)
         entry["condition_number"] = _round(f.condition)
         entry["samples"] = f.samples
         servo = servos.get(f.joint)
@@ -174,6 +183,14 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                               "kp": _round(servo.kp), "kd": _round(servo.kd),
                               "r2": _round(servo.r2),
                               **({"not_identified": servo.problem} if servo.problem else {})}
+        hold = (holds or {}).get(f.joint)
+        if hold is not None:
+            damping, armature = hold.offsets()
+            entry["torque_correction"] = {
+                "kind": "mit_hold", "kp": _round(hold.kp), "kd": _round(hold.kd),
+                "gear_ratio": _round(hold.gear_ratio), "period": _round(hold.period),
+                "law_step": _round(hold.law_step),
+                "adds": {"damping": _round(damping), "armature": _round(armature)}}
         before, after = held_out.get(f.joint, (math.nan, math.nan))
         entry["held_out_torque_rms"] = {"model": _round(before), "identified": _round(after)}
         joints[f.joint] = entry

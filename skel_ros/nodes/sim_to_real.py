@@ -90,6 +90,9 @@ class RunConfig:
         sim_params: an identified.yaml (``skel-ros identify``): the simulation nodes'
             ``sim_params``, the joints' armature, damping and friction.
         command_rate: rate of the streamed position commands, Hz.
+        publish_rate: the hardware node's ``publish_rate`` (Hz of ``/real/joint_states``);
+            None: the node's default (50 Hz). An identification run records at the
+            control loop's rate (docs/identify.md, the workflow).
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
         report_format: ``"html"`` or ``"md"``.
@@ -112,6 +115,7 @@ class RunConfig:
     truth: Path | None = None
     sim_params: Path | None = None
     command_rate: float = 100.0
+    publish_rate: float | None = None
     settle: float = 1.0
     startup_timeout: float = 60.0
     report_format: str = "html"
@@ -332,6 +336,7 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
             **_model_params(config), "hardware_config": str(config.hardware_config),
             "emulate": config.emulate, "frame_prefix": "real/", **transport,
             **({"physics": True} if emulation(config)[0] else {}),
+            **({"publish_rate": float(config.publish_rate)} if config.publish_rate else {}),
             **({"truth": str(config.truth)} if config.truth else {})}),
     }
 

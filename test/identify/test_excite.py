@@ -98,6 +98,7 @@ def test_the_command_writes_the_file_and_prints_the_condition_number(
                  "--duration", "5", "--harmonics", "3", "--base-frequency", "0.4"]) == 0
     printed = capsys.readouterr().out
     assert "condition number of the identification problem:" in printed
+    assert "skel-ros sim-to-real ... --publish-rate 200 " in printed  # the YAML's loop rate
     number = float(printed.split("problem:")[1].split()[0])
     assert math.isfinite(number)
     trajectory = parse_trajectory_yaml(out.read_text(), str(out))

@@ -187,6 +187,42 @@ def test_a_bench_run_gives_the_truth_within_the_intervals(bench_output: tuple[in
     assert "interval" not in wrist["damping"]
 
 
+def test_a_bus_servos_intervals_hold_the_phase_of_its_reads(bench_output: tuple[int, Path]
+                                                            ) -> None:
+    """An XM430 in position mode is read at a phase of its 5 ms hold the recording does not
+    show: its damping and armature intervals include ``kp T / 2`` and ``kd T / 2`` with its
+    fitted gains, and identified.yaml says so (hold_phase.widen_for_hold)."""
+    _, out = bench_output
+    doc = yaml.safe_load((out / "identified.yaml").read_text())
+    for joint in ("shoulder_yaw", "shoulder_pitch", "elbow"):
+        entry = doc["joints"][joint]
+        kp, kd = entry["servo"]["kp"], entry["servo"]["kd"]
+        assert entry["damping"]["interval"] >= kp * 0.005 / 2, joint
+        assert entry["armature"]["interval"] >= kd * 0.005 / 2, joint
+        assert any("5 ms hold" in note for note in entry["notes"]), entry.get("notes")
+
+
+def test_readings_a_position_servos_law_does_not_explain_give_no_values() -> None:
+    """The servo fit's R^2 below SERVO_R2: a position servo's torque is its law's, so
+    readings the law does not explain are not the torque that moved the joint."""
+    from skel_ros.cli.identify_cmd import bound_bus_servos
+    from skel_ros.hardware.config import load_hardware_config
+    from skel_ros.identify.fit import SERVO_R2, JointFit, ServoFit
+
+    fit = JointFit("wrist", {"armature": 0.01, "damping": 0.05, "friction": 0.04},
+                   {"armature": 0.001, "damping": 0.01, "friction": 0.005}, {},
+                   {"armature": 0.0, "damping": 0.02, "friction": 0.005}, 3.0, (1.0,), 500,
+                   0.01)
+    config = load_hardware_config(HARDWARE)
+    low = ServoFit("wrist", 0.01, (0.005, 0.015), 5.0, 0.2, SERVO_R2 - 0.05, "r2")
+    (got,) = bound_bus_servos([fit], {"wrist": low}, config)
+    assert got.values == fit.model
+    assert got.intervals == {}
+    assert all("do not follow the servo's own law" in why for why in got.fixed.values())
+    (kept,) = bound_bus_servos([fit], {"wrist": low}, None)  # no hardware YAML: as fitted
+    assert kept == fit
+
+
 def test_the_fitted_model_carries_damping_and_friction_and_loads_again(
         bench_output: tuple[int, Path]) -> None:
     _, out = bench_output

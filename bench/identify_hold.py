@@ -1,0 +1,188 @@
+"""Benchmark: how the phase of a bus servo's reads within its held goal biases identification.
+
+Issue 29's measurement behind :mod:`skel_ros.identify.hold_phase`. The bundled arm's four
+physics-backed Dynamixels (``examples/arm.skel`` on ``config/hardware/arm_dynamixel.yaml``,
+the truth of ``bench/identify.py``) in this process, on a clock of the bench's (no ROS, no
+timing jitter: every run is the same), driven as the hardware loop drives them: every
+control period (5 ms) one read of Present Current, Velocity and Position of every servo,
+then each servo's Goal Position from ``skel-ros excite``'s excitation. The truth's
+command delay sets when, within a period, each goal takes effect, and so the phase at
+which every read samples the servo's hold: a delay of whole periods makes each read the
+hold's last moment. Per delay, the recording is fitted as ``identify`` fits it, with
+every read (the loop's 200 Hz) and with one in four (joint_states' default 50 Hz).
+
+Printed per delay and rate: each XM430 joint's armature, damping and friction error
+against the real arm (an asterisk: the truth outside the 95 % interval) and the delay
+found. ``--profile``: each goal is written with a Profile Velocity that spreads it over
+the period (the servo's own profile ramps the goal instead of stepping it), the fix
+proposed for the Dynamixel backend.
+
+Asserts nothing. Usage: ``.venv/bin/python bench/identify_hold.py [--duration S]
+[--seed K] [--delays MS,MS,...] [--profile]`` (default 60 s, seed 0, delays 10, 11, 12, 13
+and 14 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from skel_ros.analysis.series import JointSeries
+from skel_ros.hardware.config import load_hardware_config
+from skel_ros.hardware.dynamixel import control_table as ct
+from skel_ros.identify import fit as f
+from skel_ros.identify.excite import design_excitation
+from skel_ros.model import load_model
+from skel_ros.physical.dynamixel import PhysicalEmulatorConfig
+from skel_ros.sim.inverse_dynamics import RigidDynamics
+
+# The bench beside this one (the script's folder is first on the path): its arm and truth.
+from identify import ARM, HARDWARE, TRUTH, rotors  # isort: skip
+
+
+class Arm:
+    """The arm's model, hardware config, servos and excitation."""
+
+    def __init__(self, duration: float, seed: int) -> None:
+        self.world = load_model(ARM)
+        self.config = load_hardware_config(HARDWARE)
+        self.skel = self.config.select_skeleton(self.world)
+        bound = self.config.bind(self.skel)
+        self.joints = tuple(j.name for j in self.config.joints)
+        self.period = 1.0 / self.config.control_rate
+        self.excitation = design_excitation(
+            bound.limits, duration=duration, seed=seed, joints=self.joints,
+            start={d.name: d.initial_position for d in self.skel.dofs})
+
+    def record(self, truth: Path, *, profile: bool) -> tuple[JointSeries, JointSeries]:
+        """(readings, goals) of one run of the excitation on ``truth``'s arm."""
+        joints = self.config.joints
+        physics = {"model": str(ARM), "truth": str(truth), "joints": {
+            str(j.actuator.id): {"joint": j.name, "direction": j.direction} for j in joints}}
+        clock = [10.0]
+        servos = PhysicalEmulatorConfig(
+            tuple((j.actuator.id, j.actuator.model, 0.0, None) for j in joints),
+            physics=json.dumps(physics)).build(lambda: clock[0]).all_servos
+        models = [ct.model_by_name(j.actuator.model) for j in joints]
+
+        def read(dxl_id: int, field: ct.Field) -> int:
+            _, data = servos[dxl_id].read(field.address, field.size, clock[0])
+            return int.from_bytes(data, "little", signed=field.signed)
+
+        def write(dxl_id: int, field: ct.Field, value: int) -> None:
+            servos[dxl_id].write(field.address, value.to_bytes(field.size, "little",
+                                                               signed=field.signed), clock[0])
+
+        for j in joints:
+            write(j.actuator.id, ct.TORQUE_ENABLE, 1)
+        order = list(self.excitation.joint_names)
+        column = [order.index(j.name) for j in joints]
+        count = round((self.excitation.lead_in + self.excitation.duration + 1.0) / self.period)
+        times = np.arange(count) * self.period
+        goals = self.excitation.sample(times)[0][:, column]
+        rows = np.empty((count, 3, len(joints)))
+        start = clock[0]
+        for k in range(count):
+            clock[0] = start + times[k]
+            for i, (j, model) in enumerate(zip(joints, models, strict=True)):
+                dxl = j.actuator.id
+                raw = read(dxl, ct.PRESENT_CURRENT)
+                torque = (raw * model.current_unit * model.torque_constant
+                          if model.current_unit is not None
+                          else raw * ct.LOAD_UNIT * model.stall_torque)
+                rows[k, :, i] = j.direction * np.array([
+                    (read(dxl, ct.PRESENT_POSITION) - ct.CENTER_TICK) * ct.RAD_PER_TICK,
+                    read(dxl, ct.PRESENT_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT, torque])
+            for i, j in enumerate(joints):
+                if profile:  # the servo's profile spreads the step over the period
+                    step = abs(goals[k, i] - goals[max(k - 1, 0), i]) / self.period
+                    write(j.actuator.id, ct.PROFILE_VELOCITY,
+                          max(1, math.ceil(step / ct.RAD_S_PER_VELOCITY_UNIT)))
+                write(j.actuator.id, ct.GOAL_POSITION,
+                      round(j.direction * goals[k, i] / ct.RAD_PER_TICK) + ct.CENTER_TICK)
+        names = [j.name for j in joints]
+        stamps = start + times
+        return (JointSeries.from_samples("real", stamps, names, rows[:, 0], rows[:, 1],
+                                         rows[:, 2]),
+                JointSeries.from_samples("command", stamps, names, goals))
+
+    def fit(self, real: JointSeries, command: JointSeries, every: int
+            ) -> tuple[list[f.JointFit], dict[str, f.ServoFit | None]]:
+        """Fit one read in ``every`` as ``identify`` does."""
+        if every > 1:
+            pick = slice(None, None, every)
+            real = JointSeries.from_samples("real", real.times[pick], list(real.joint_names),
+                                            real.positions[pick], real.velocities[pick],
+                                            real.efforts[pick])
+        part, _ = f.split(f.prepare("bench", real, command, self.joints))
+        dynamics = RigidDynamics(self.world, self.skel.name)
+        model = {d.name: {"armature": 0.0, "damping": d.damping,
+                          "friction": d.coulomb_friction} for d in self.skel.dofs}
+        servos = {j: f.fit_servo([part], j) for j in self.joints}
+        return f.fit_joints([part], f.residual_torques([part], dynamics), model), servos
+
+
+def errors(fits: list[f.JointFit], servos: dict[str, f.ServoFit | None], truth: dict,
+           rotor: dict[str, float]) -> list[str]:
+    """One line per XM430 joint: each parameter's error against the real arm, the delay."""
+    lines = []
+    for jf in fits:
+        if jf.joint not in rotor or not jf.intervals:
+            continue
+        real = {"damping": truth[jf.joint]["damping"], "friction": truth[jf.joint]["friction"],
+                "armature": truth[jf.joint]["armature"] + rotor[jf.joint]}
+        parts = []
+        for name in ("armature", "damping", "friction"):
+            if name not in jf.intervals:
+                parts.append(f"{name} n.i.")
+                continue
+            error = 100.0 * (jf.values[name] - real[name]) / real[name]
+            outside = "*" if abs(jf.values[name] - real[name]) > jf.intervals[name] else " "
+            parts.append(f"{name} {error:+6.1f}%{outside}")
+        servo = servos.get(jf.joint)
+        delay = ("none" if servo is None or servo.problem else f"{servo.delay * 1e3:.0f} ms")
+        lines.append(f"  {jf.joint:15} " + "  ".join(parts) + f"  delay {delay}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--delays", default="10,11,12,13,14",
+                        help="the truth's command delays, ms, comma-separated")
+    parser.add_argument("--profile", action="store_true",
+                        help="spread each goal over the period with Profile Velocity")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    arm = Arm(args.duration, args.seed)
+    base = yaml.safe_load(TRUTH)["joints"]
+    rotor = {k: v for k, v in rotors().items() if k != "wrist"}  # the XL430 reads noise
+    folder = Path(tempfile.mkdtemp(prefix="bench_identify_hold_"))
+    for ms in (float(word) for word in args.delays.split(",")):
+        truth = {name: {**values, "delay": ms / 1e3} for name, values in base.items()}
+        path = folder / f"truth_{ms:g}ms.yaml"
+        path.write_text(yaml.safe_dump({"joints": truth}), encoding="utf-8")
+        start = time.perf_counter()
+        real, command = arm.record(path, profile=args.profile)
+        took = time.perf_counter() - start
+        for every in (1, 4):
+            fits, servos = arm.fit(real, command, every)
+            print(f"delay {ms:g} ms, {1.0 / (every * arm.period):g} Hz"
+                  f"{', profile' if args.profile else ''} (run {took:.0f} s):")
+            print("\n".join(errors(fits, servos, truth, rotor)))
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

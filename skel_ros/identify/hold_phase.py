@@ -1,0 +1,99 @@
+"""What a position servo's held goal leaves open in a torque balance: the phase of its reads.
+
+A bus servo in position mode (a Dynamixel X or a Feetech servo, Profile Velocity 0) gets
+a new goal once per control period ``T`` and holds it until the next. While it holds one,
+its torque ``tau = kp (goal - q) - kd qd`` slides as the joint moves:
+``d tau / dt = -(kp qd + kd qdd)`` (``kd``: the motor's back-EMF and the derivative gain;
+``kp`` and ``kd`` are what :func:`~skel_ros.identify.fit.fit_servo` measures). The joint
+moves by the torque's mean over the hold; the bus reads it once per period, ``s`` after
+the goal took effect, where it differs from that mean by
+
+    tau_read - tau_mean = (kp qd + kd qdd) ((T - dt) / 2 - s)
+
+(``dt`` the servo's own control step, 0 for a fine one). That is
+``kp ((T - dt) / 2 - s)`` of damping and ``kd ((T - dt) / 2 - s)`` of armature in the
+torque balance: the same columns as the joint's own, so no fit of one recording can tell
+them apart. ``s`` is the command's delay, plus the write's offset after the read, modulo
+the period: the part of the delay within one control period, which the readings cannot
+show either (every delay within one period leaves each read the same held goal). An
+MIT motor replies at a known ``s`` (the end of the hold, :class:`~skel_ros.identify.fit.
+HoldCorrection` puts it back); a bus servo's ``s`` is anywhere from 0 to ``T - dt``, so
+its damping and armature are known only within ``+-kp (T - dt) / 2`` and
+``+-kd (T - dt) / 2`` of the fitted values. Friction (``sign(qd)``) is not in that span.
+
+Measured on the physics bench (``bench/identify_hold.py``, the bundled arm's three
+XM430 joints: ``kp`` 18.9 N m/rad, ``kd`` 0.85 N m s/rad, ``T`` 5 ms, world step 1 ms):
+read at the hold's last step, every damping came out 48-63 % short and every armature
+13-18 % short; read at its first step, 51-63 % and 13-17 % over; read at its middle,
+within 3 % and 2 %. A goal the servo's own profile spreads over the period (Profile
+Velocity, no step left to hold) gave every damping within 6 % and armature within 6 %,
+read at any of the five phases.
+
+:func:`widen_for_hold` adds that bound to a fitted joint's intervals. No ROS, no engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skel_ros.identify.fit import HoldCorrection, JointFit
+
+__all__ = ["not_its_servos_torque", "widen_for_hold"]
+
+
+def widen_for_hold(fit: JointFit, hold: HoldCorrection) -> JointFit:
+    """``fit`` with its damping's and armature's intervals widened by the reads' phase.
+
+    The half-widths (module docstring) are ``hold``'s :meth:`~skel_ros.identify.fit.
+    HoldCorrection.offsets`, ``kp (T - dt) / 2`` and ``kd (T - dt) / 2`` at the joint, added
+    to the statistical ones (a bias bound, not noise: added, not in quadrature). A fitted
+    value no larger than its bound is not told by the recording: it keeps the model's value
+    and is listed under ``fixed`` with why. Parameters that were not fitted are left as they
+    are.
+
+    Args:
+        fit: a joint's fit (:func:`~skel_ros.identify.fit.fit_joints`).
+        hold: the servo's hold: its gains at the joint (a :class:`~skel_ros.identify.fit.
+            ServoFit`'s ``kp`` and ``kd``, gear ratio 1), the control loop's period, the
+            servo's own control step (0: a fine one).
+    """
+    damping, armature = hold.offsets()
+    bound = {"damping": damping, "armature": armature}
+    values, intervals, fixed = dict(fit.values), dict(fit.intervals), dict(fit.fixed)
+    notes = list(fit.notes)
+    period = hold.period
+    for name, extra in bound.items():
+        if name not in intervals or extra <= 0.0:
+            continue
+        if extra >= values[name]:
+            why = (f"not told by this recording: the phase of the servo's reads within its "
+                   f"{period * 1e3:g} ms hold leaves +-{extra:.2g} open, more than the "
+                   f"value {values[name]:.2g}")
+            values[name] = fit.model[name]
+            del intervals[name]
+            fixed[name] = why
+        else:
+            intervals[name] += extra
+    notes.append(f"the reads' phase in the servo's {period * 1e3:g} ms hold: damping "
+                 f"+-{damping:.2g}, armature +-{armature:.2g} added to the intervals")
+    return replace(fit, values=values, intervals=intervals, fixed=fixed, notes=notes)
+
+
+def not_its_servos_torque(fit: JointFit, r2: float, least: float) -> JointFit:
+    """``fit`` without values: a position servo's readings its own law does not explain.
+
+    A servo in position mode gives the torque of its law, ``kp (goal - q) - kd qd`` (no
+    feed-forward, no integral): readings of which that law explains less than ``least`` of
+    the variance (``r2``: :class:`~skel_ros.identify.fit.ServoFit`'s) are mostly something
+    else (an XL430's Present Load, a PWM, with its derivative gain's chatter), and a value
+    fitted to them is a guess, however narrow its interval. Every fitted parameter keeps the
+    model's value and is listed under ``fixed`` with why.
+    """
+    why = (f"the readings do not follow the servo's own law (R^2 {r2:.2f} < {least}): they "
+           "are not the torque that moved the joint")
+    fixed = dict(fit.fixed)
+    fixed.update(dict.fromkeys(fit.intervals, why))
+    values = {k: (fit.model[k] if k in fit.intervals else v) for k, v in fit.values.items()}
+    return replace(fit, values=values, intervals={}, fixed=fixed)
