@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,55 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# Files whose tests each run a whole workflow (sim-to-real, sim-to-sim, sweeps, benchmarks:
+# node processes for 10-30 s a test). pytest-xdist's --dist loadfile (scripts/test.sh) hands
+# the files out most tests first, which left these, one or two tests each, to the end, where
+# a worker takes the next file while its last test runs: one worker ran three of them (45 s)
+# while the other had finished (a run of the suite on 2026-11-29: 36 s apart).
+WORKFLOW_FILES = ("test/nodes/test_sim_to_", "test/sweep/", "test/test_bench.py")
+
+
+class _WorkQueue(OrderedDict):
+    """pytest-xdist's work queue (a file -> its tests, most tests first) whose next file
+    (``popitem(last=False)``) is the first of :data:`WORKFLOW_FILES` or the first of the
+    others, as :attr:`workflows` says (the others, or the workflows, once none is left)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.workflows = True
+
+    def popitem(self, last: bool = True) -> tuple[Any, Any]:
+        if last or not self:
+            return super().popitem(last=last)
+        scope = next((s for s in self if s.startswith(WORKFLOW_FILES) == self.workflows),
+                     next(iter(self)))
+        return scope, self.pop(scope)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile``: xdist's file scheduling, with the workflow files on the
+    first worker, one after the other from the start, and the other files first on the
+    others: no two workflows side by side (they starve each other's nodes), and the run
+    ends on short files on every worker (two runs of the suite that evening: the workers
+    ended 0.8 and 6 s apart)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    if not hasattr(LoadFileScheduling, "_assign_work_unit"):  # pytest-xdist's own, >= 3.6
+        return None
+
+    class WorkflowsOnOneWorker(LoadFileScheduling):
+        def _assign_work_unit(self, node: Any) -> None:
+            self.workqueue.workflows = node is self.nodes[0]
+            super()._assign_work_unit(node)
+
+    scheduler = WorkflowsOnOneWorker(config, log)
+    scheduler.workqueue = _WorkQueue()
+    return scheduler
 
 
 @pytest.fixture(scope="session")

@@ -108,10 +108,13 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
     The emulated servos keep their own clock: their Bus Watchdog stops them when no packet
     came for the device watchdog's time (0.25 s by default, ``device_watchdog``), and the
     hardware node then reports the fault and the run ends (``RunError``: "the hardware
-    stopped during the run"). When the node's own stream has a gap beyond the criteria's
+    stopped during the run"). A bus the starved emulator did not answer in time ("no answer
+    within ... ms") fails and reconnects, and the node reports ``holding`` ("reconnected,
+    torque on where the devices kept it"), which ends the run too. When the node's own
+    stream has a gap beyond the criteria's
     ``max_gap`` (its loop neither read nor wrote: the machine starved it), the run cannot
-    be judged, as :func:`_skip_if_starved` says of a starved stream. Any other stop, or a
-    Bus Watchdog that expired without such a gap, is for the caller to judge (a failure).
+    be judged, as :func:`_skip_if_starved` says of a starved stream. Any other stop, or one
+    of those two without such a gap, is for the caller to judge (a failure).
 
     Args:
         message: The RunError's message (or the ``sim-to-real`` command's output).
@@ -121,7 +124,7 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
     from skel_ros.analysis import Outcome, compare, judge, load_criteria, read_recording
     from skel_ros.hardware.dynamixel.control_table import BUS_WATCHDOG_TEXT
 
-    if BUS_WATCHDOG_TEXT not in message:
+    if BUS_WATCHDOG_TEXT not in message and "reconnected" not in message:
         return
     if recording is None:
         named = re.search(r"\(the recording is (\S+)\)", message)
@@ -133,8 +136,9 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
     starved = [c.message for c in verdict.checks if c.metric == "gap" and c.stream == "real"
                and c.outcome is Outcome.NOT_JUDGED]
     if starved:
-        pytest.skip("the machine starved the hardware node (its servos' Bus Watchdog expired"
-                    " and the run ended), the run cannot be judged: " + "; ".join(starved))
+        pytest.skip("the machine starved the hardware node or its emulator (a Bus Watchdog"
+                    " expired, or a bus went unanswered and reconnected, and the run ended),"
+                    " the run cannot be judged: " + "; ".join(starved))
 
 
 def _run_and_check(tmp_path: Path, skel: Path, hardware: str, trajectory: Path, *,
