@@ -51,46 +51,62 @@ def _v_des_along_a_ramp(every: int) -> list[float]:
     return [v for _, v in _along_a_ramp(every)]
 
 
-def _along_a_ramp(every: int, mode: str = "impedance") -> list[tuple[float, float]]:
-    """``(p_des, v_des)`` the motor decoded at each of 40 cycles of a ramp commanded every
-    ``every`` cycles, the joint in ``mode``."""
-    t = [0.0]
-    skeleton = load_skel(example("arm.skel")).skeletons[0]
-    config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
-                                   "rig.yaml")
-    emulator = start_emulator({}, [m.actuator for m in config.joints],
-                              {"clock": lambda: t[0], "initial_positions": {1: 0.0}})
-    backend = HardwareBackend(config.with_transport("b", emulator.transport).bind(skeleton),
-                              clock=lambda: t[0], reenable_velocity=1.0)
-    runner = hardware_runner(backend)
+class _Elbow:
+    """The elbow on one emulated AK80-9 in ``mode``, enabled; one manual clock for both."""
 
-    def cycle() -> None:
-        t[0] += backend.period
-        runner.cycle()
+    def __init__(self, mode: str) -> None:
+        self.t = 0.0
+        skeleton = load_skel(example("arm.skel")).skeletons[0]
+        config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
+                                       "rig.yaml")
+        self.emulator = start_emulator({}, [m.actuator for m in config.joints],
+                                       {"clock": lambda: self.t, "initial_positions": {1: 0.0}})
+        self.backend = HardwareBackend(
+            config.with_transport("b", self.emulator.transport).bind(skeleton),
+            clock=lambda: self.t, reenable_velocity=1.0)
+        self.runner = hardware_runner(self.backend)
 
-    try:
-        cycle()
-        assert backend.status().state is MotionState.DISABLED
-        request = backend.enable()
+    def __enter__(self) -> _Elbow:
+        self.cycle()
+        assert self.backend.status().state is MotionState.DISABLED
+        request = self.backend.enable()
         for _ in range(100):
-            cycle()
+            self.cycle()
             if request.done:
                 break
         assert request.ok, request.message
-        start, got = t[0], []
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.runner.cleanup()
+        self.emulator.stop()
+
+    def cycle(self) -> None:
+        self.t += self.backend.period
+        self.runner.cycle()
+
+    def command(self, value: float) -> None:
+        result = self.runner.core.command(CommandKind.POSITION, ["elbow"], [value])
+        assert result.ok, result.message
+
+    def sent(self) -> tuple[float, float]:
+        """``(p_des, v_des)`` the motor decoded last."""
+        command = self.emulator.command(1)
+        assert command is not None
+        return command[0], command[1]
+
+
+def _along_a_ramp(every: int, mode: str = "impedance") -> list[tuple[float, float]]:
+    """``(p_des, v_des)`` the motor decoded at each of 40 cycles of a ramp commanded every
+    ``every`` cycles, the joint in ``mode``."""
+    with _Elbow(mode) as rig:
+        start, got = rig.t, []
         for k in range(60):
             if k % every == 0:
-                result = runner.core.command(CommandKind.POSITION, ["elbow"],
-                                             [SPEED * (t[0] - start)])
-                assert result.ok, result.message
-            cycle()
-            command = emulator.command(1)
-            assert command is not None
-            got.append((command[0], command[1]))
+                rig.command(SPEED * (rig.t - start))
+            rig.cycle()
+            got.append(rig.sent())
         return got[-40:]  # past the start of the ramp
-    finally:
-        runner.cleanup()
-        emulator.stop()
 
 
 @pytest.mark.parametrize("every", [1, 2, 4])
@@ -133,60 +149,34 @@ def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]
     """Commands every other cycle, each handed in half a period after a cycle and served
     there (the loop woken, ``write_on_command``): frames the motor got over 20 cycles, the
     commands, and the ``p_des`` it had after each cycle."""
-    t = [0.0]
-    skeleton = load_skel(example("arm.skel")).skeletons[0]
-    config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
-                                   "rig.yaml")
-    emulator = start_emulator({}, [m.actuator for m in config.joints],
-                              {"clock": lambda: t[0], "initial_positions": {1: 0.0}})
-    backend = HardwareBackend(config.with_transport("b", emulator.transport).bind(skeleton),
-                              clock=lambda: t[0], reenable_velocity=1.0)
-    runner = hardware_runner(backend)
+    with _Elbow(mode) as rig:
 
-    def cycle() -> None:
-        t[0] += backend.period
-        runner.cycle()
+        def frames() -> int:  # the emulator's thread counts what reached it: wait for it
+            deadline = time.monotonic() + 5.0
+            count = rig.emulator.frames_received(1)
+            while time.monotonic() < deadline:
+                time.sleep(0.02)
+                if (now := rig.emulator.frames_received(1)) == count:
+                    return count
+                count = now
+            return count
 
-    def frames() -> int:  # the emulator's thread counts what reached it: wait for it
-        deadline = time.monotonic() + 5.0
-        count = emulator.frames_received(1)
-        while time.monotonic() < deadline:
-            time.sleep(0.02)
-            if (now := emulator.frames_received(1)) == count:
-                return count
-            count = now
-        return count
-
-    try:
-        cycle()
-        request = backend.enable()
-        for _ in range(100):
-            cycle()
-            if request.done:
-                break
-        assert request.ok, request.message
         for _ in range(4):  # the stream's first goals: a step, then a stream
-            assert runner.core.command(CommandKind.POSITION, ["elbow"], [0.0]).ok
-            cycle()
-            cycle()
-        start, before, commands, p_des = t[0], frames(), 0, []
+            rig.command(0.0)
+            rig.cycle()
+            rig.cycle()
+        start, before, commands, p_des = rig.t, frames(), 0, []
+        half = rig.backend.period / 2
         for k in range(20):
             if k % 2 == 0:
-                t[0] += backend.period / 2
-                result = runner.core.command(CommandKind.POSITION, ["elbow"],
-                                             [SPEED * (t[0] - start)])
-                assert result.ok, result.message
+                rig.t += half  # half a period after the cycle
+                rig.command(SPEED * (rig.t - start))
                 commands += 1
-                backend.serve(t[0])
-                t[0] -= backend.period / 2
-            cycle()
-            command = emulator.command(1)
-            assert command is not None
-            p_des.append(command[0])
+                rig.backend.serve(rig.t)
+                rig.t -= half
+            rig.cycle()
+            p_des.append(rig.sent()[0])
         return frames() - before, commands, p_des
-    finally:
-        runner.cleanup()
-        emulator.stop()
 
 
 def test_a_spread_stream_is_written_by_the_cycles_only() -> None:
