@@ -120,7 +120,8 @@ TARGETS: dict[str, Target] = {
                "test/hardware/test_backend_paths.py", "test/hardware/test_mimic_hardware.py",
                "test/hardware/test_limits_on_wire.py", "test/hardware/can/test_manager_can.py",
                "test/hardware/test_backend_gaps.py", "test/hardware/test_backend_messages.py",
-               "test/hardware/test_backend_more.py", "test/hardware/test_stream_feedforward.py"),
+               "test/hardware/test_backend_more.py", "test/hardware/test_stream_feedforward.py",
+               "test/hardware/test_backend_branches.py"),
         why="the hardware backend: enable / E-stop / faults / watchdog / reconnect",
         sample=120),
     "dynamixel": Target(

@@ -698,6 +698,7 @@ class HardwareBackend(RobotBackend):
             return
         if not all(s.is_open and s.fresh for s in self._slots) or self._device_faults():
             return
+        refused = ""
         if self._resume_wanted and resume and self.auto_resume:
             ok, message = self._do_enable(now)
             if ok:
@@ -706,6 +707,8 @@ class HardwareBackend(RobotBackend):
             self._message = f"auto_resume failed: {message}"
             if self._state is not MotionState.FAULT or not all(s.is_open for s in self._slots):
                 return  # (a bus failed in the enable: FAULT, reconnecting)
+            refused = f" (auto_resume failed: {message})"
+            _LOG.warning("auto_resume failed after the bus failure: %s", message)
         self._resume_wanted = False
         # No bus failed since the fault: a device fault is gone (clear_faults, or by itself).
         fault_gone = self._state is MotionState.FAULT and not self._bus_failed
@@ -721,6 +724,7 @@ class HardwareBackend(RobotBackend):
                              " again" if fault_gone else
                              "reconnected; torque off: enable to move again" if was_fault
                              else "connected; torque off: enable to move")
+        self._message += refused
 
     def _fail_bus(self, slot: _Slot, exc: HardwareError | None, kind: ErrorKind,
                   message: str, now: float, *, hard: bool = False,
@@ -1082,6 +1086,8 @@ class HardwareBackend(RobotBackend):
                 self._hold_goals()
             else:
                 self._torque_off_all(now)
+            if self._state is MotionState.FAULT:  # a bus failed in that torque off
+                return  # (reconnecting: the fault says so, and _settle ends it)
             self._state = (MotionState.HOLDING if any(s.torque for s in self._slots)
                            else MotionState.DISABLED)
             self._message = message

@@ -113,6 +113,7 @@ def test_an_effort_not_read_in_this_cycle_is_not_in_the_diagnostics(
     _inject(rig.backend._slots[0].driver, "read", [_late()], monkeypatch)
     (wrist,) = rig.cycle().actuators
     assert (wrist.level, wrist.effort, wrist.torque_enabled) == (Level.STALE, None, None)
+    assert wrist.message == "no fresh data: no answer within 50 ms (injected)"
     (wrist,) = rig.cycle().actuators
     assert wrist.effort is not None
     assert wrist.torque_enabled is True
@@ -313,15 +314,22 @@ def test_an_estop_before_the_first_cycle_names_the_bus_not_connected(rig: Rig) -
 def test_torque_lost_without_a_fault_is_logged_and_nothing_is_written(
         rig: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """The drive stops reporting torque on with no fault: the log says so (naming no fault)
+    and why motion stopped (an error, which the bus's last error and the state repeat),
     and no target goes to the bus from then on."""
     rig.enable()
     caplog.set_level(logging.WARNING, logger=LOGGER)
     caplog.clear()
     _reporting(rig.backend._slots[0].driver, [{"torque_enabled": False}] * 5, monkeypatch)
-    rig.cycle()
+    status = rig.cycle()
     assert _warnings(caplog) == [
         ("bus 'b': no actuator reports torque on any more; nothing is written to it until"
          " torque is switched on again")]
+    why = ("bus 'b': wrist switched torque off without reporting a fault (a power loss? a"
+           " reset?): enable to move again")
+    assert [r.getMessage() for r in caplog.records
+            if r.name == LOGGER and r.levelno == logging.ERROR] == [why]
+    assert (status.state, status.message, status.buses[0].last_error) == (
+        MotionState.DISABLED, why, why)
     rig.sent()
     rig.cycle()
     assert rig.sent() == []
@@ -356,10 +364,11 @@ def test_a_bus_reopened_holding_restarts_its_joints_inside_their_limits(
 
 
 def test_a_bus_reopened_holding_leaves_the_other_buses_targets_where_they_were(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """``safe_state: hold`` over two buses: the shoulder's drive on ``c`` holds 0.05 rad
     off its target (a load), bus ``b`` fails and comes back holding: the wrist restarts at
-    its measured position, the shoulder's target stays where it was (not its measurement)."""
+    its measured position, the shoulder's target stays where it was (not its measurement),
+    and the log says how many actuators of ``b`` kept their torque."""
     two = TwoBuses("hold")
     try:
         two.enable()
@@ -370,7 +379,10 @@ def test_a_bus_reopened_holding_leaves_the_other_buses_targets_where_they_were(
         assert before == pytest.approx(START, abs=1e-4)
         _inject(two.drivers["b"], "read", [_unplugged()], monkeypatch)
         assert not two.cycle().buses[0].connected
+        caplog.set_level(logging.WARNING, logger=LOGGER)
         two.until(lambda: two.backend.status().state is MotionState.HOLDING, limit=30)
+        assert _warnings(caplog)[-1] == ("bus 'b': 1 actuator(s) kept torque through the"
+                                         " outage; holding their measured positions")
         assert two.backend.status().position[yaw] == pytest.approx(START + 0.05)
         assert two.cycle().target[yaw] == before
     finally:
@@ -577,7 +589,8 @@ def test_a_drive_found_with_torque_on_while_another_bus_never_connected_is_held(
 def test_a_hold_stops_a_joint_short_of_its_goal_on_the_wire(rig: Rig) -> None:
     """The core's hold of a DOF (a trajectory canceled or aborted): the wrist, on its way
     to 2 rad at its velocity limit, stops where its target was: the wire's targets stop
-    there, far from the goal."""
+    there, far from the goal. The hold is done once: a command after it moves the wrist
+    all the way to its goal."""
     rig.enable()
     assert rig.core.command(CommandKind.POSITION, ["wrist"], [2.0]).ok
     for _ in range(3):
@@ -589,6 +602,8 @@ def test_a_hold_stops_a_joint_short_of_its_goal_on_the_wire(rig: Rig) -> None:
     sent = rig.sent()
     assert sent[-1] == sent[-2]
     assert sent[-1] < START + 0.5
+    assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.5]).ok
+    rig.until(lambda: rig.backend.status().target[rig.index] == pytest.approx(0.5), limit=20)
 
 
 def test_a_hold_on_a_leader_holds_its_follower(tmp_path: Path) -> None:
