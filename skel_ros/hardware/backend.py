@@ -1248,19 +1248,17 @@ class HardwareBackend(RobotBackend):
                 stepped = True
             if self._state is MotionState.ENABLED and new:
                 self._follow_leaders(self._pending_q, self._pending_v)
-                given = np.isfinite(self._pending_q)
-                self._limiter.commanded(given)
-                if self._any_spread:
-                    self._stream(given & self._spread, now)
-                    given &= ~(self._spread & np.isfinite(self._stream_span))
-                stepped = stepped or bool(given.any() or np.isfinite(self._pending_v).any()
-                                          or np.isfinite(self._pending_e).any())
-                for pending, goal in ((self._pending_q, self._goal_q),
-                                      (self._pending_v, self._goal_v),
-                                      (self._pending_e, self._goal_e)):
-                    taken = np.isfinite(pending)
-                    goal[taken] = pending[taken]
-                    pending.fill(np.nan)
+                pending = (self._pending_q, self._pending_v, self._pending_e)
+                given_q, given_v, given_e = given = [np.isfinite(p) for p in pending]
+                self._limiter.commanded(given_q)
+                if self._any_spread:  # a spread stream's goals are no step
+                    self._stream(given_q & self._spread, now)
+                    given_q = given_q & ~(self._spread & np.isfinite(self._stream_span))
+                stepped = stepped or bool(given_q.any() or given_v.any() or given_e.any())
+                for values, goal, taken in zip(pending, (self._goal_q, self._goal_v,
+                                                         self._goal_e), given, strict=True):
+                    goal[taken] = values[taken]
+                    values.fill(np.nan)
             self._pending_new = False
         return stepped
 

@@ -94,6 +94,13 @@ def _reopened_after_its_backoff(rig: Rig, failed: float) -> None:
     assert not rig.emulator.state(NODE).torque_enabled
 
 
+def _bus_fails_then_returns(rig: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bus's next read fails (``fault``), then cycles until it has reconnected."""
+    _inject(rig.backend._slots[0].driver, "read", [_unplugged()], monkeypatch)
+    assert rig.cycle().state is MotionState.FAULT
+    rig.until(lambda: rig.backend.state is not MotionState.FAULT, limit=30)
+
+
 def _stays_disabled_after_the_reconnection(rig: Rig, why: str = "") -> None:
     """Three more cycles: ``disabled`` since the bus reconnected, the drive's torque off;
     ``why``: the reason auto_resume was refused, which the message keeps."""
@@ -814,9 +821,7 @@ def test_auto_resume_does_not_resume_a_robot_disabled_before_its_bus_failed(
         request = rig.backend.disable()
         rig.cycle()
         assert request.ok, request.message
-        _inject(rig.backend._slots[0].driver, "read", [_unplugged()], monkeypatch)
-        assert rig.cycle().state is MotionState.FAULT
-        rig.until(lambda: rig.backend.state is not MotionState.FAULT, limit=30)
+        _bus_fails_then_returns(rig, monkeypatch)
         _stays_disabled_after_the_reconnection(rig)
     finally:
         rig.close()
@@ -830,9 +835,7 @@ def test_auto_resume_does_not_enable_a_robot_never_enabled(
     try:
         assert rig.cycle().state is MotionState.DISABLED
         for _ in range(2):
-            _inject(rig.backend._slots[0].driver, "read", [_unplugged()], monkeypatch)
-            assert rig.cycle().state is MotionState.FAULT
-            rig.until(lambda: rig.backend.state is not MotionState.FAULT, limit=30)
+            _bus_fails_then_returns(rig, monkeypatch)
             _stays_disabled_after_the_reconnection(rig)
     finally:
         rig.close()
