@@ -43,12 +43,17 @@ class ContendedLock:
         """
         self._on_take = callback
 
-    def acquire(self) -> None:
-        """Take the lock (waiting as long as needed)."""
+    def acquire(self, timeout: float = -1) -> bool:
+        """Take the lock, waiting at most ``timeout`` seconds (-1: as long as needed).
+
+        Returns:
+            Whether it was taken.
+        """
         if not self._lock.acquire(blocking=False):
             self._waiting.append(None)
             try:
-                self._lock.acquire()
+                if not self._lock.acquire(timeout=timeout):
+                    return False
             finally:
                 self._waiting.pop()
         self._depth += 1
@@ -58,6 +63,7 @@ class ContendedLock:
             except BaseException:
                 self.release()
                 raise
+        return True
 
     def release(self) -> None:
         """Let go of the lock."""

@@ -296,10 +296,25 @@ class RobotCore:
         """Activate the backend (power on, holding the measured positions)."""
         self.backend.activate()
 
-    def deactivate(self) -> None:
-        """End any trajectory (``STOPPED``) and deactivate the backend (power off)."""
-        self.stop_trajectory("deactivated")
+    def deactivate(self, wait: float | None = None) -> None:
+        """End any trajectory (``STOPPED``) and deactivate the backend (power off).
+
+        Args:
+            wait: Seconds to wait for the loop to let go of the core (None: as long as
+                it takes). A loop stuck in a cycle (a bus that does not answer) must not
+                hold the power off back: past the wait the backend is deactivated all the
+                same (a hardware backend asks its loop and raises when it does not answer
+                in time), and the trajectory is ended after it.
+        """
+        taken = self._lock.acquire(-1 if wait is None else wait)
+        if taken:
+            try:
+                self.stop_trajectory("deactivated")
+            finally:
+                self._lock.release()
         self.backend.deactivate()
+        if not taken:  # the loop answered: it lets go of the core now
+            self.stop_trajectory("deactivated")
 
     def close(self) -> None:
         """End any trajectory (``STOPPED``) and close the backend."""

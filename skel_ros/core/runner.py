@@ -306,9 +306,12 @@ class Runner:
         self.core.activate()
         self.core.restart_timeout(self.core.now())
 
-    def deactivate(self) -> None:
-        """End any trajectory and power off; the loop goes on measuring."""
-        self.core.deactivate()
+    def deactivate(self, wait: float | None = None) -> None:
+        """End any trajectory and power off; the loop goes on measuring.
+
+        ``wait``: as :meth:`RobotCore.deactivate`'s.
+        """
+        self.core.deactivate(wait)
         self.core.disarm_timeout()
 
     def cleanup(self) -> None:

@@ -130,7 +130,12 @@ from std_msgs.msg import Bool
 from std_srvs.srv import SetBool, Trigger
 
 from skel_ros.hardware import HardwareBackend, Level, MotionState, load_hardware_config
-from skel_ros.hardware.backend import MAX_START_DELAY, LoopNotAnsweringError, hardware_runner
+from skel_ros.hardware.backend import (
+    LIFECYCLE_WAIT,
+    MAX_START_DELAY,
+    LoopNotAnsweringError,
+    hardware_runner,
+)
 from skel_ros.hardware.errors import ConfigError, HardwareError
 from skel_ros.hardware.plugins import protocol
 from skel_ros.model.limits import LimitError
@@ -459,7 +464,7 @@ class HardwareNode(LifecycleNode):
         """Torque off; a torque off not confirmed is an error (``on_error``)."""
         self._active = False
         try:
-            self.runner.deactivate()
+            self.runner.deactivate(wait=LIFECYCLE_WAIT)
         except HardwareError as exc:
             self._transition_message = str(exc)
             self.get_logger().error(f"deactivate: torque off not confirmed: {exc}")

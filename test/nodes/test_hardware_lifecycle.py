@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -273,6 +274,16 @@ def test_configure_without_the_device_fails_back_to_unconfigured(
     assert "Traceback" not in output, output
 
 
+def _soon(condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` holds within TIMEOUT (polled each millisecond)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def test_autostart_active_refusal_and_error_processing(ros_env: dict[str, str],
                                                        servos: Any) -> None:
     """In-process: autostart active, an activate refused, a torque-off not confirmed.
@@ -330,6 +341,10 @@ def test_autostart_active_refusal_and_error_processing(ros_env: dict[str, str],
         holder = threading.Thread(target=stall)
         holder.start()
         stalled.wait(TIMEOUT)
+        # The loop's next cycle blocks on the bus holding the core's lock: deactivate must
+        # not wait for it longer than its own bound (a deactivate that waited as long as the
+        # loop was stuck ended in SUCCESS 30 s later on a loaded CI run).
+        assert _soon(lambda: runner.lock._depth > 0), "the loop never took the core's lock"
         result = node.trigger_deactivate()
         holder.join(TIMEOUT)
         assert result == TransitionCallbackReturn.ERROR
