@@ -335,6 +335,11 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
     than its residual's 95 % noise band (an F-like test on the residual sum of squares).
     """
     k = parts[0].joints.index(joint)
+    torques = np.concatenate([p.tau[p.valid, k] for p in parts])
+    if torques.size and np.ptp(torques) == 0.0:  # torque off, or a drive that reports none
+        return ServoFit(joint, math.nan, (math.nan, math.nan), math.nan, math.nan, 0.0,
+                        f"the torque does not change in this recording (always "
+                        f"{torques[0]:g} N m): no servo law to fit")
     # A servo's drive saturates on large errors (its PWM or current limit), where its
     # torque no longer follows the error: only the smaller errors are fitted.
     small = []
@@ -370,9 +375,7 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
     if best is None:
         return None
     d, x, r = best
-    total = float(np.sum((np.concatenate([p.tau[p.valid, k] for p in parts])
-                          - np.mean(np.concatenate([p.tau[p.valid, k] for p in parts])))
-                         ** 2))
+    total = float(np.sum((torques - np.mean(torques)) ** 2))
     # Candidates within the noise: rss <= best (1 + 3.84 / n), n the independent samples.
     near = delays[rss <= r * (1.0 + 3.84 / max(count, 1.0))]
     r2 = 1.0 - r / total if total > 0.0 else 0.0

@@ -223,6 +223,20 @@ def test_readings_a_position_servos_law_does_not_explain_give_no_values() -> Non
     assert kept == fit
 
 
+def test_a_servo_whose_torque_never_changes_is_reported_not_a_crash() -> None:
+    """A joint that read one torque all along (torque off, a drive that reports 0): its
+    servo fit says so, instead of failing on an empty set of delays (it did)."""
+    n = 400
+    t = np.arange(n) * 0.005
+    q = 0.3 * np.sin(t)
+    samples = f.Samples("constructed", ("j",), t, q.reshape(n, 1), (0.3 * np.cos(t)).reshape(n, 1),
+                        np.zeros((n, 1)), np.zeros((n, 1)), (q + 0.01).reshape(n, 1),
+                        np.ones(n, dtype=bool), 5)
+    servo = f.fit_servo([samples], "j")
+    assert servo is not None
+    assert "does not change" in servo.problem
+
+
 def test_the_fitted_model_carries_damping_and_friction_and_loads_again(
         bench_output: tuple[int, Path]) -> None:
     _, out = bench_output
