@@ -340,14 +340,7 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
         return ServoFit(joint, math.nan, (math.nan, math.nan), math.nan, math.nan, 0.0,
                         f"the torque does not change in this recording (always "
                         f"{torques[0]:g} N m): no servo law to fit")
-    # A servo's drive saturates on large errors (its PWM or current limit), where its
-    # torque no longer follows the error: only the smaller errors are fitted.
-    small = []
-    for p in parts:
-        error = np.abs(p.command[:, k] - p.q[:, k])
-        seen = p.valid & np.isfinite(error)
-        small.append(seen & (error <= np.quantile(error[seen], _LINEAR)) if seen.any()
-                     else seen)
+    small = [_linear_part(p, k) for p in parts]
     delays = np.arange(0.0, max_delay + 0.5 * step, step)
     rss = np.full(delays.size, np.inf)
     best: tuple[float, Vector, float] | None = None
@@ -390,6 +383,19 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
                    " torque as well (the delay trades off with the servo's damping here)")
     return ServoFit(joint, d, (float(near.min()), float(near.max())), float(x[0]), float(x[1]),
                     r2, problem)
+
+
+def _linear_part(part: Samples, k: int) -> npt.NDArray[np.bool_]:
+    """Joint ``k``'s samples whose servo error is small enough to follow its law.
+
+    A servo's drive saturates on large errors (its PWM or current limit), where its
+    torque no longer follows the error: only the smaller errors are fitted.
+    """
+    error = np.abs(part.command[:, k] - part.q[:, k])
+    seen = part.valid & np.isfinite(error)
+    if not seen.any():
+        return seen
+    return seen & (error <= np.quantile(error[seen], _LINEAR))
 
 
 @dataclass(frozen=True)
