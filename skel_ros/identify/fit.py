@@ -86,8 +86,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
            "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "fit_joints",
-           "fit_servo", "held_out_rms", "hold_corrected", "mostly_noise", "predicted", "prepare",
-           "residual_torques", "solve", "split"]
+           "fit_servo", "held_out_rms", "hold_corrected", "mean_speed", "mostly_noise",
+           "predicted", "prepare", "residual_torques", "solve", "split"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -412,6 +412,9 @@ class JointFit:
         singular_values: of the scaled regressor, largest first.
         samples: how many samples were fitted.
         rms: N m, the torque residual's RMS at the solution.
+        notes: what widened the intervals beyond the noise (:mod:`skel_ros.identify.
+            hold_phase`).
+        speed: rad/s (m/s), the mean speed of the fitted samples (NaN: none fitted).
     """
 
     joint: str
@@ -424,6 +427,12 @@ class JointFit:
     samples: int
     rms: float
     notes: list[str] = field(default_factory=list)
+    speed: float = math.nan
+
+
+def mean_speed(y: Vector) -> float:
+    """The mean speed of a joint's fitted samples, from its regressor ``y`` (NaN: none)."""
+    return float(np.mean(np.abs(y[:, 1]))) if y.shape[0] else math.nan
 
 
 def residual_torques(parts: Sequence[Samples], dynamics: RigidDynamics) -> list[Vector]:
@@ -630,7 +639,8 @@ def _fit_joint(joint: str, y: Vector, b: Vector, measured: Vector,  # noqa: PLR0
         fixed.update(dict.fromkeys(sol.free, mostly_noise(rms, modelled)))
     sv = sol.singular_values
     return JointFit(joint, values, intervals, fixed, prior,
-                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf, sv, int(y.shape[0]), rms)
+                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf, sv, int(y.shape[0]), rms,
+                    speed=mean_speed(y))
 
 
 def mostly_noise(rms: float, modelled: float) -> str:
