@@ -207,6 +207,39 @@ def test_a_goal_ended_by_something_else_says_what_ended_it(end: str, outcome: Fo
     assert result == (outcome, code, message)
 
 
+def test_deactivate_does_not_wait_longer_than_asked_for_a_loop_that_holds_the_core() -> None:
+    """A loop stuck in a cycle (a bus that does not answer) holds the core's lock: a
+    deactivate with a wait powers off all the same after it, and ends the trajectory once
+    the lock is free (it waited as long as the loop was stuck)."""
+    import threading
+
+    core, backend, _ = _core()
+    monitor = GoalMonitor(["a", "b"], Tolerances.defaults(["a", "b"]), 1.0)
+    core.follow(_ramp(core), None, monitor, GOAL)
+    powered_off = threading.Event()
+    backend.deactivate = powered_off.set  # type: ignore[method-assign]
+    held, release = threading.Event(), threading.Event()
+
+    def stuck_cycle() -> None:
+        with core.lock:
+            held.set()
+            release.wait(10.0)
+
+    loop = threading.Thread(target=stuck_cycle)
+    loop.start()
+    held.wait(10.0)
+    caller = threading.Thread(target=core.deactivate, kwargs={"wait": 0.05})
+    caller.start()
+    assert powered_off.wait(5.0), "the power off waited for the stuck loop"
+    assert monitor.result is None  # the trajectory ends once the loop lets go of the core
+    release.set()
+    caller.join(10.0)
+    loop.join(10.0)
+    assert not caller.is_alive()
+    assert monitor.result is not None
+    assert monitor.result[2] == "stopped: deactivated"
+
+
 def test_activity_says_holding_after_the_timeout_and_a_trajectory_waiting_to_start() -> None:
     core, backend, _ = _core(0.5)
     core.restart_timeout(0.0)
