@@ -228,6 +228,8 @@ SKIPPED: dict[str, str] = {
         "joins a Ray cluster on another machine (a network, several machines)",
     ".venv/bin/skel-ros sweep spec.yaml -o /shared/sweep --backend ray --address"
     " 10.0.0.1:6379": "needs a Ray cluster of several machines and a shared file system",
+    ".venv/bin/python bench/sweep.py --trials 100": BENCH
+        + " (300 sim-to-real runs, about an hour on 2 cores)",
     ".venv/bin/python bench/sweep.py --trials 6": BENCH + " (18 sim-to-real runs, about 6 min;"
         " even --quick runs 6, so test_bench.py skips it)",
     ".venv/bin/python bench/sweep.py --trials 100 --modes local,ray": BENCH

@@ -51,14 +51,20 @@ class Rig:
         from skel_ros.hardware import load_hardware_config
         from skel_ros.nodes.hardware_node import HardwareNode
 
-        config = load_hardware_config(ARM_YAML)
+        # The bundled YAML with a longer device watchdog: this process runs the node, its
+        # loop and the tap between it and the servos, and a loaded machine can starve
+        # them past the default 0.25 s (the servos then fault: seen once in a full run).
+        yaml_file = tmp / "arm_dynamixel.yaml"
+        yaml_file.write_text(ARM_YAML.read_text(encoding="utf-8")
+                             + "\ndevice_watchdog: 2.0\n", encoding="utf-8")
+        config = load_hardware_config(yaml_file)
         (bus,) = config.buses
         self.servos = emulator_for(bus.protocol)(
             bus.transport, [m.actuator for m in config.joints_on(bus.name)], {})
         self.tap = SyncWriteTap(self.servos.transport["port"], tmp / "ttyDXL")
         self.node = HardwareNode(context=context, node_name="reenable_hw", parameter_overrides=[
             Parameter("skel_file", value=str(ARM)),
-            Parameter("hardware_config", value=str(ARM_YAML)),
+            Parameter("hardware_config", value=str(yaml_file)),
             Parameter("port", value=str(tmp / "ttyDXL")),
         ])
         self.stream = rclpy.create_node("stream", context=context)
