@@ -12,14 +12,20 @@ hold's last moment. Per delay, the recording is fitted as ``identify`` fits it, 
 every read (the loop's 200 Hz) and with one in four (joint_states' default 50 Hz).
 
 Printed per delay and rate: each XM430 joint's armature, damping and friction error
-against the real arm (an asterisk: the truth outside the 95 % interval) and the delay
-found. ``--profile``: each goal is written with a Profile Velocity that spreads it over
-the period (the servo's own profile ramps the goal instead of stepping it), the fix
-proposed for the Dynamixel backend.
+against the real arm (an asterisk: the truth outside the 95 % interval), the friction's
+error as a share of the hold's slide ``S = kp (T - dt) / 2 * mean |qd|``
+(:mod:`skel_ros.identify.hold_phase`: ``identify`` widens a bus servo's friction interval
+by 0.3 ``S``) and the delay found. ``--profile``: each goal is written with a Profile
+Velocity that spreads it over the period (the servo's own profile ramps the goal instead
+of stepping it), the fix proposed for the Dynamixel backend. ``--fraction`` sets the
+excitation's share of the limits (its speed), ``--period`` the loop's period, ``--only``
+moves some joints and holds the others (the friction's bias comes from the joints'
+coupling: one joint alone shows little of it).
 
 Asserts nothing. Usage: ``.venv/bin/python bench/identify_hold.py [--duration S]
-[--seed K] [--delays MS,MS,...] [--profile]`` (default 60 s, seed 0, delays 10, 11, 12, 13
-and 14 ms).
+[--seed K] [--delays MS,MS,...] [--profile] [--fraction F] [--period S] [--only J,J]``
+(default 60 s, seed 0, delays 10, 11, 12, 13 and 14 ms, fraction 0.8, the hardware
+YAML's period, every joint).
 """
 
 from __future__ import annotations
@@ -52,15 +58,17 @@ from identify import ARM, HARDWARE, TRUTH, rotors  # isort: skip
 class Arm:
     """The arm's model, hardware config, servos and excitation."""
 
-    def __init__(self, duration: float, seed: int) -> None:
+    def __init__(self, duration: float, seed: int, *, fraction: float = 0.8,
+                 period: float | None = None, only: tuple[str, ...] = ()) -> None:
         self.world = load_model(ARM)
         self.config = load_hardware_config(HARDWARE)
         self.skel = self.config.select_skeleton(self.world)
         bound = self.config.bind(self.skel)
         self.joints = tuple(j.name for j in self.config.joints)
-        self.period = 1.0 / self.config.control_rate
+        self.period = period or 1.0 / self.config.control_rate
+        self.only = only
         self.excitation = design_excitation(
-            bound.limits, duration=duration, seed=seed, joints=self.joints,
+            bound.limits, duration=duration, seed=seed, joints=self.joints, fraction=fraction,
             start={d.name: d.initial_position for d in self.skel.dofs})
 
     def record(self, truth: Path, *, profile: bool) -> tuple[JointSeries, JointSeries]:
@@ -89,6 +97,9 @@ class Arm:
         count = round((self.excitation.lead_in + self.excitation.duration + 1.0) / self.period)
         times = np.arange(count) * self.period
         goals = self.excitation.sample(times)[0][:, column]
+        for i, j in enumerate(joints):
+            if self.only and j.name not in self.only:
+                goals[:, i] = goals[0, i]  # held where it starts
         rows = np.empty((count, 3, len(joints)))
         start = clock[0]
         for k in range(count):
@@ -132,8 +143,9 @@ class Arm:
 
 
 def errors(fits: list[f.JointFit], servos: dict[str, f.ServoFit | None], truth: dict,
-           rotor: dict[str, float]) -> list[str]:
-    """One line per XM430 joint: each parameter's error against the real arm, the delay."""
+           rotor: dict[str, float], period: float = 0.005) -> list[str]:
+    """One line per XM430 joint: each parameter's error against the real arm, the
+    friction's error over the hold's slide, the delay."""
     lines = []
     for jf in fits:
         if jf.joint not in rotor or not jf.intervals:
@@ -150,6 +162,11 @@ def errors(fits: list[f.JointFit], servos: dict[str, f.ServoFit | None], truth: 
             parts.append(f"{name} {error:+6.1f}%{outside}")
         servo = servos.get(jf.joint)
         delay = ("none" if servo is None or servo.problem else f"{servo.delay * 1e3:.0f} ms")
+        if servo is not None and not math.isnan(servo.kp) and "friction" in jf.intervals:
+            # As identify computes it (a servo's own control step taken as fine: 0).
+            slide = f.HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0, period,
+                                     0.0).offsets()[0] * jf.speed
+            parts.append(f"friction/S {(jf.values['friction'] - real['friction']) / slide:+.2f}")
         lines.append(f"  {jf.joint:15} " + "  ".join(parts) + f"  delay {delay}")
     return lines
 
@@ -162,9 +179,16 @@ def main() -> int:
                         help="the truth's command delays, ms, comma-separated")
     parser.add_argument("--profile", action="store_true",
                         help="spread each goal over the period with Profile Velocity")
+    parser.add_argument("--fraction", type=float, default=0.8,
+                        help="the excitation's share of the limits (its speed)")
+    parser.add_argument("--period", type=float, default=None,
+                        help="s, the loop's period (default: the hardware YAML's)")
+    parser.add_argument("--only", default="",
+                        help="joints to move, comma-separated (the others held)")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    arm = Arm(args.duration, args.seed)
+    arm = Arm(args.duration, args.seed, fraction=args.fraction, period=args.period,
+              only=tuple(w for w in args.only.split(",") if w))
     base = yaml.safe_load(TRUTH)["joints"]
     rotor = {k: v for k, v in rotors().items() if k != "wrist"}  # the XL430 reads noise
     folder = Path(tempfile.mkdtemp(prefix="bench_identify_hold_"))
@@ -179,7 +203,7 @@ def main() -> int:
             fits, servos = arm.fit(real, command, every)
             print(f"delay {ms:g} ms, {1.0 / (every * arm.period):g} Hz"
                   f"{', profile' if args.profile else ''} (run {took:.0f} s):")
-            print("\n".join(errors(fits, servos, truth, rotor)))
+            print("\n".join(errors(fits, servos, truth, rotor, arm.period)))
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -27,14 +27,14 @@ slides, through the arm's coupled inertia too, which the kinematics sampled once
 cannot show, and what the read phase leaves of it after the fit's low-pass is not a
 function of the joint's own ``qd`` and ``qdd``. Its share along ``sign(qd)`` biases the
 friction, deterministically (the same in every part of a recording), so the intervals,
-which count noise, cannot show it. Measured in-process on the physics bench (the arm
-below, every joint moving; five read phases across the hold, at the excitation's speed
-and at half of it, with a 5 ms and a 2.5 ms period): the XM430 frictions came out off
-by up to 0.16 of the hold's slide at the fitted samples' mean speed,
-``S = kp (T - dt) / 2 * mean |qd|`` (0.0043 N m for a friction of 0.015; the exact
-torques and accelerations of the same runs gave every friction within 3 %, a single
-joint moving alone within 3.4 %), and by up to about 0.2 of it in runs through ROS.
-The friction's interval is widened by :data:`FRICTION_SHARE` of ``S``.
+which count noise, cannot show it. As a share of the hold's slide at the fitted samples'
+mean speed, ``S = kp (T - dt) / 2 * mean |qd|`` (``identify`` takes ``dt`` as 0), the
+XM430 frictions of ``bench/identify_hold.py`` (every joint moving, five read phases; two
+excitations, half the speed, a 2.5 ms period) came out off by at most 0.12 ``S`` read at
+200 Hz and 0.21 ``S`` at 50 Hz, the elbow moving alone by 0.02 ``S``; through ROS, by up
+to about 0.16 ``S``. (With the exact torques and accelerations of the same runs, recorded
+at the world's steps, every friction was within 3 %: the bias is the reads'.) The
+friction's interval is widened by :data:`FRICTION_SHARE` of ``S``.
 
 Measured on the physics bench (``bench/identify_hold.py``, the bundled arm's three
 XM430 joints: ``kp`` 18.9 N m/rad, ``kd`` 0.85 N m s/rad, ``T`` 5 ms, world step 1 ms):
@@ -60,7 +60,7 @@ __all__ = ["FRICTION_SHARE", "not_its_servos_torque", "widen_for_hold"]
 
 FRICTION_SHARE: Final = 0.3
 """The share of the hold's slide ``kp (T - dt) / 2 * mean |qd|`` a bus servo's friction
-interval is widened by (module docstring: up to about 0.2 of it measured)."""
+interval is widened by (module docstring: up to 0.21 of it measured)."""
 
 
 def widen_for_hold(fit: JointFit, hold: HoldCorrection) -> JointFit:
