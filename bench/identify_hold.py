@@ -3,9 +3,10 @@
 Issue 29's measurement behind :mod:`skel_ros.identify.hold_phase`. The bundled arm's four
 physics-backed Dynamixels (``examples/arm.skel`` on ``config/hardware/arm_dynamixel.yaml``,
 the truth of ``bench/identify.py``) in this process, on a clock of the bench's (no ROS, no
-timing jitter: every run is the same), driven as the hardware loop drives them: every
-control period (5 ms) one read of Present Current, Velocity and Position of every servo,
-then each servo's Goal Position from ``skel-ros excite``'s excitation. The truth's
+timing jitter: every run is the same), driven as the hardware loop drives them
+(:func:`skel_ros.physical.rehearsal.drive`): every control period (5 ms) each servo's
+Goal Position from ``skel-ros excite``'s excitation, then one read of its Present
+Current, Velocity and Position. The truth's
 command delay sets when, within a period, each goal takes effect, and so the phase at
 which every read samples the servo's hold: a delay of whole periods makes each read the
 hold's last moment. Per delay, the recording is fitted as ``identify`` fits it, with
@@ -31,7 +32,6 @@ YAML's period, every joint).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -44,11 +44,10 @@ import yaml
 
 from skel_ros.analysis.series import JointSeries
 from skel_ros.hardware.config import load_hardware_config
-from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.identify import fit as f
 from skel_ros.identify.excite import design_excitation
 from skel_ros.model import load_model
-from skel_ros.physical.dynamixel import PhysicalEmulatorConfig
+from skel_ros.physical.rehearsal import drive
 from skel_ros.sim.inverse_dynamics import RigidDynamics
 
 # The bench beside this one (the script's folder is first on the path): its arm and truth.
@@ -73,58 +72,18 @@ class Arm:
 
     def record(self, truth: Path, *, profile: bool) -> tuple[JointSeries, JointSeries]:
         """(readings, goals) of one run of the excitation on ``truth``'s arm."""
-        joints = self.config.joints
-        physics = {"model": str(ARM), "truth": str(truth), "joints": {
-            str(j.actuator.id): {"joint": j.name, "direction": j.direction} for j in joints}}
-        clock = [10.0]
-        servos = PhysicalEmulatorConfig(
-            tuple((j.actuator.id, j.actuator.model, 0.0, None) for j in joints),
-            physics=json.dumps(physics)).build(lambda: clock[0]).all_servos
-        models = [ct.model_by_name(j.actuator.model) for j in joints]
-
-        def read(dxl_id: int, field: ct.Field) -> int:
-            _, data = servos[dxl_id].read(field.address, field.size, clock[0])
-            return int.from_bytes(data, "little", signed=field.signed)
-
-        def write(dxl_id: int, field: ct.Field, value: int) -> None:
-            servos[dxl_id].write(field.address, value.to_bytes(field.size, "little",
-                                                               signed=field.signed), clock[0])
-
-        for j in joints:
-            write(j.actuator.id, ct.TORQUE_ENABLE, 1)
-        order = list(self.excitation.joint_names)
-        column = [order.index(j.name) for j in joints]
+        names = [j.name for j in self.config.joints]
+        column = [list(self.excitation.joint_names).index(n) for n in names]
         count = round((self.excitation.lead_in + self.excitation.duration + 1.0) / self.period)
         times = np.arange(count) * self.period
         goals = self.excitation.sample(times)[0][:, column]
-        for i, j in enumerate(joints):
-            if self.only and j.name not in self.only:
+        for i, name in enumerate(names):
+            if self.only and name not in self.only:
                 goals[:, i] = goals[0, i]  # held where it starts
-        rows = np.empty((count, 3, len(joints)))
-        start = clock[0]
-        for k in range(count):
-            clock[0] = start + times[k]
-            for i, (j, model) in enumerate(zip(joints, models, strict=True)):
-                dxl = j.actuator.id
-                raw = read(dxl, ct.PRESENT_CURRENT)
-                torque = (raw * model.current_unit * model.torque_constant
-                          if model.current_unit is not None
-                          else raw * ct.LOAD_UNIT * model.stall_torque)
-                rows[k, :, i] = j.direction * np.array([
-                    (read(dxl, ct.PRESENT_POSITION) - ct.CENTER_TICK) * ct.RAD_PER_TICK,
-                    read(dxl, ct.PRESENT_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT, torque])
-            for i, j in enumerate(joints):
-                if profile:  # the servo's profile spreads the step over the period
-                    step = abs(goals[k, i] - goals[max(k - 1, 0), i]) / self.period
-                    write(j.actuator.id, ct.PROFILE_VELOCITY,
-                          max(1, math.ceil(step / ct.RAD_S_PER_VELOCITY_UNIT)))
-                write(j.actuator.id, ct.GOAL_POSITION,
-                      round(j.direction * goals[k, i] / ct.RAD_PER_TICK) + ct.CENTER_TICK)
-        names = [j.name for j in joints]
-        stamps = start + times
-        return (JointSeries.from_samples("real", stamps, names, rows[:, 0], rows[:, 1],
-                                         rows[:, 2]),
-                JointSeries.from_samples("command", stamps, names, goals))
+        run = drive(ARM, HARDWARE, goals, truth=truth, period=self.period, profile=profile)
+        return (JointSeries.from_samples("real", run.times + self.period, names, run.real,
+                                         run.velocity, run.effort),
+                JointSeries.from_samples("command", run.times, names, run.command))
 
     def fit(self, real: JointSeries, command: JointSeries, every: int
             ) -> tuple[list[f.JointFit], dict[str, f.ServoFit | None]]:
@@ -166,7 +125,9 @@ def errors(fits: list[f.JointFit], servos: dict[str, f.ServoFit | None], truth: 
             # As identify computes it (a servo's own control step taken as fine: 0).
             slide = f.HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0, period,
                                      0.0).offsets()[0] * jf.speed
-            parts.append(f"friction/S {(jf.values['friction'] - real['friction']) / slide:+.2f}")
+            if slide > 0.0:  # a servo fit with no gain (a profile's ramp): no slide
+                parts.append(f"friction/S "
+                             f"{(jf.values['friction'] - real['friction']) / slide:+.2f}")
         lines.append(f"  {jf.joint:15} " + "  ".join(parts) + f"  delay {delay}")
     return lines
 

@@ -1,23 +1,27 @@
 """A trajectory played on the physics-backed Dynamixel servos in this process, without ROS.
 
-:func:`rehearse` builds the emulated servos of a hardware YAML's Dynamixel joints
+:func:`drive` builds the emulated servos of a hardware YAML's Dynamixel joints
 (:mod:`skel_ros.physical.dynamixel`: one physics world of the robot, the truth file's
 real robot) on a clock of its own, writes each joint's goal to its servo's control
 table every ``period`` (the hardware node's control loop: 200 Hz for the bundled arm),
-as the driver writes Goal Position, and reads Present Position after each step of the
-clock. What comes back is the command and what the servos read, sample by sample: the
-``command`` and ``real`` streams of a sim-to-real run, with no node, no transport and
-no scheduler between them, so two runs of the same inputs give the same figures on any
-machine. What it leaves out is the rest of a run: the simulation, the nodes' own
-latency (part of a ROS run's lag) and the wire.
+as the driver writes Goal Position, and reads Present Current (or Load), Velocity and
+Position after each step of the clock, as the driver's Sync Read does. What comes back
+is the command and what the servos read, sample by sample: the ``command`` and ``real``
+streams of a sim-to-real run, with no node, no transport and no scheduler between them,
+so two runs of the same inputs give the same figures on any machine. What it leaves out
+is the rest of a run: the simulation, the nodes' own latency (part of a ROS run's lag)
+and the wire. :func:`rehearse` plays a trajectory that way.
 
-Used by the gate's fault tests (``test/physical/test_fault_gate.py``) and
-``bench/truth_cases.py --in-process``.
+Used by the gate's fault tests (``test/physical/test_fault_gate.py``),
+``bench/truth_cases.py --in-process``, and the identification's bench and tests of a
+servo's hold (``bench/identify_hold.py``, ``test/identify/test_recovery_coupled.py``).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     from skel_ros.emulation.dynamixel import EmulatedServo
     from skel_ros.trajectory import PointTrajectory
 
-__all__ = ["Rehearsal", "rehearse"]
+__all__ = ["Rehearsal", "drive", "rehearse"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,9 @@ class Rehearsal:
         command: rad, the goal written at each time (shape (N, J)).
         real: rad, what each servo read one period later, at ``times + period``.
         period: s, between two goals.
+        velocity: rad/s, each servo's Present Velocity, read with ``real``.
+        effort: N m, the torque each servo's Present Current (a model without a current
+            sensor: Present Load) says, read with ``real``; at the joint.
     """
 
     joints: tuple[str, ...]
@@ -57,6 +64,8 @@ class Rehearsal:
     command: npt.NDArray[np.float64]
     real: npt.NDArray[np.float64]
     period: float
+    velocity: npt.NDArray[np.float64]
+    effort: npt.NDArray[np.float64]
 
 
 def rehearse(model: Path, hardware: Path, trajectory: PointTrajectory, *,
@@ -73,19 +82,42 @@ def rehearse(model: Path, hardware: Path, trajectory: PointTrajectory, *,
             the YAML or the truth cannot be used (``file:line``).
     """
     config = load_hardware_config(hardware)
+    maps = config.joints
+    for m in maps:
+        if m.name not in trajectory.joint_names:
+            raise ConfigError(f"{config.source}:{m.line}: joint {m.name!r} is not in the "
+                              "trajectory")
+    column = [trajectory.joint_names.index(m.name) for m in maps]
+    steps = round((trajectory.duration + tail) / period)
+    goals = np.array([trajectory.sample(min(k * period, trajectory.duration))[0][column]
+                      for k in range(steps)])
+    return drive(model, hardware, goals, truth=truth, period=period)
+
+
+def drive(model: Path, hardware: Path, goals: npt.NDArray[np.float64], *,
+          truth: Path | None = None, period: float = 0.005,
+          profile: bool = False) -> Rehearsal:
+    """Write ``goals`` to the servos of ``hardware`` moving ``model`` (module docstring).
+
+    ``goals``: rad, shape (N, J), the hardware YAML's joints in its order, one row every
+    ``period``; each servo starts at its first goal.
+
+    ``profile``: each goal is written with the Profile Velocity that spreads its step
+    over the period (the servo ramps to it instead of stepping).
+
+    Raises:
+        ConfigError: a joint on another protocol; the model, the YAML or the truth
+            cannot be used (``file:line``).
+    """
+    config = load_hardware_config(hardware)
     protocols = {b.name: b.protocol for b in config.buses}
     maps = config.joints
     for m in maps:
         if protocols.get(m.bus) != "dynamixel":
             raise ConfigError(f"{config.source}:{m.line}: joint {m.name!r} is on a "
                               f"{protocols.get(m.bus)} bus: only Dynamixel servos rehearse here")
-        if m.name not in trajectory.joint_names:
-            raise ConfigError(f"{config.source}:{m.line}: joint {m.name!r} is not in the "
-                              "trajectory")
-    column = [trajectory.joint_names.index(m.name) for m in maps]
-    first = trajectory.sample(0.0)[0]
-    options = emulator_options(maps, {m.name: float(first[c]) for m, c in zip(maps, column,
-                                                                          strict=True)},
+    goals = np.asarray(goals, dtype=float)
+    options = emulator_options(maps, {m.name: float(goals[0, j]) for j, m in enumerate(maps)},
                                {"model": str(model), "truth": truth and str(truth)})
     now = [0.0]
     servos = PhysicalEmulatorConfig(
@@ -94,25 +126,49 @@ def rehearse(model: Path, hardware: Path, trajectory: PointTrajectory, *,
         physics=json.dumps(options["physics"])).build(lambda: now[0]).all_servos
     for m in maps:
         _write(servos[m.actuator.id], ct.TORQUE_ENABLE, 1, now[0])
-    steps = round((trajectory.duration + tail) / period)
-    command = np.zeros((steps, len(maps)))
-    real = np.zeros((steps, len(maps)))
+    torque_unit = [_torque_unit(m.actuator.model) for m in maps]
+    steps = goals.shape[0]
+    real, velocity, effort = (np.zeros((steps, len(maps))) for _ in range(3))
     for k in range(steps):
-        goal = trajectory.sample(min(k * period, trajectory.duration))[0]
         for j, m in enumerate(maps):
-            command[k, j] = goal[column[j]]
-            ticks = round(m.to_actuator(command[k, j]) / ct.RAD_PER_TICK) + ct.CENTER_TICK
-            _write(servos[m.actuator.id], ct.GOAL_POSITION, ticks, now[0])
+            servo = servos[m.actuator.id]
+            if profile:
+                step = abs(goals[k, j] - goals[max(k - 1, 0), j]) * m.gear_ratio / period
+                _write(servo, ct.PROFILE_VELOCITY,
+                       max(1, math.ceil(step / ct.RAD_S_PER_VELOCITY_UNIT)), now[0])
+            ticks = round(m.to_actuator(goals[k, j]) / ct.RAD_PER_TICK) + ct.CENTER_TICK
+            _write(servo, ct.GOAL_POSITION, ticks, now[0])
         now[0] = (k + 1) * period
         for servo in servos.values():
             servo.sync(now[0])
         for j, m in enumerate(maps):
-            error, data = servos[m.actuator.id].read(ct.PRESENT_POSITION.address,
-                                                     ct.PRESENT_POSITION.size, now[0])
-            ticks = int.from_bytes(data, "little", signed=True) - ct.CENTER_TICK
-            real[k, j] = m.from_actuator(ticks * ct.RAD_PER_TICK) if error == 0 else np.nan
+            error, data = servos[m.actuator.id].read(_PRESENT_START, _PRESENT_SIZE, now[0])
+            if error:
+                real[k, j] = velocity[k, j] = effort[k, j] = np.nan
+                continue
+            current, speed, ticks = _PRESENT.unpack(data)
+            real[k, j] = m.from_actuator((ticks - ct.CENTER_TICK) * ct.RAD_PER_TICK)
+            sign = m.direction * m.gear_ratio
+            velocity[k, j] = speed * ct.RAD_S_PER_VELOCITY_UNIT / sign
+            effort[k, j] = current * torque_unit[j] * sign
     return Rehearsal(tuple(m.name for m in maps), period * np.arange(steps, dtype=np.float64),
-                     command, real, period)
+                     goals, real, period, velocity, effort)
+
+
+# Present Current (or Load), Velocity and Position: one read, as the driver's Sync Read.
+_PRESENT = struct.Struct("<hii")
+_PRESENT_START = ct.PRESENT_CURRENT.address
+_PRESENT_SIZE = ct.PRESENT_POSITION.address + ct.PRESENT_POSITION.size - _PRESENT_START
+
+
+def _torque_unit(model_name: str) -> float:
+    """N m per Present Current unit (a model without a current sensor: per Load unit)."""
+    model = ct.model_by_name(model_name)
+    if model is None:
+        raise ConfigError(f"emulated servo: unknown Dynamixel model {model_name!r}")
+    if model.current_unit is not None:
+        return model.current_unit * model.torque_constant
+    return ct.LOAD_UNIT * model.stall_torque
 
 
 def _write(servo: EmulatedServo, fld: ct.Field, value: int, t: float) -> None:

@@ -1,8 +1,8 @@
 """A bus servo's friction on an arm: the reads' phase biases it too; the bound says so.
 
-The bundled arm's four physics-backed Dynamixels (:mod:`skel_ros.physical.dynamixel`) on
-the test's clock, driven as the hardware loop drives them: every 5 ms one read of Present
-Current, Velocity and Position of every servo, then each one's Goal Position from a 20 s
+The bundled arm's four physics-backed Dynamixels on the test's clock, driven as the
+hardware loop drives them (:func:`skel_ros.physical.rehearsal.drive`): every 5 ms each
+one's Goal Position, then one read of its Present Current, Velocity and Position, from a 20 s
 ``skel-ros excite`` excitation; the truth's 13 ms command delay puts each read 1 ms into
 its servo's hold. Fitted as ``identify`` fits, the XM430 joints' frictions miss the truth
 by more than their intervals (noise only) allow: with every joint moving, what a read
@@ -14,7 +14,6 @@ the value is reported not identified.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +31,7 @@ from skel_ros.identify import fit as f
 from skel_ros.identify.hold_phase import widen_for_hold
 from skel_ros.identify.regressor import PARAMETERS
 from skel_ros.model import load_model
-from skel_ros.physical.dynamixel import PhysicalEmulatorConfig
+from skel_ros.physical.rehearsal import drive
 from skel_ros.physical.servo_law import rotor_inertia
 from skel_ros.resources import example, resolve
 from skel_ros.sim.inverse_dynamics import RigidDynamics
@@ -50,13 +49,11 @@ DELAY = 0.013  # s: two periods and 3 ms, each read 1 ms into its hold (world st
 XM430 = ("shoulder_yaw", "shoulder_pitch", "elbow")  # the wrist's XL430 reads a load
 
 
-def _record(tmp: Path) -> tuple[JointSeries, JointSeries, list[str], float]:
-    """(readings, goals, joints, period) of the excitation on the truth's arm."""
+def _record(tmp: Path) -> tuple[JointSeries, JointSeries, list[str]]:
+    """(readings, goals, joints) of the excitation on the truth's arm."""
     config = load_hardware_config(HARDWARE)
-    world = load_model(ARM)
-    skel = config.select_skeleton(world)
-    joints = config.joints
-    names = [j.name for j in joints]
+    skel = config.select_skeleton(load_model(ARM))
+    names = [j.name for j in config.joints]
     period = 1.0 / config.control_rate
     excitation = design_excitation(config.bind(skel).limits, duration=20.0, seed=0,
                                    joints=names,
@@ -64,51 +61,23 @@ def _record(tmp: Path) -> tuple[JointSeries, JointSeries, list[str], float]:
     truth = tmp / "truth.yaml"
     truth.write_text(yaml.safe_dump({"joints": {n: {**v, "delay": DELAY}
                                                 for n, v in TRUTH.items()}}), encoding="utf-8")
-    physics = {"model": str(ARM), "truth": str(truth), "joints": {
-        str(j.actuator.id): {"joint": j.name, "direction": j.direction} for j in joints}}
-    clock = [10.0]
-    servos = PhysicalEmulatorConfig(
-        tuple((j.actuator.id, j.actuator.model, 0.0, None) for j in joints),
-        physics=json.dumps(physics)).build(lambda: clock[0]).all_servos
-    models = [ct.model_by_name(j.actuator.model) for j in joints]
-
-    def read(dxl_id: int, field: ct.Field) -> int:
-        _, data = servos[dxl_id].read(field.address, field.size, clock[0])
-        return int.from_bytes(data, "little", signed=field.signed)
-
-    for j in joints:
-        servos[j.actuator.id].write(ct.TORQUE_ENABLE.address, b"\x01", clock[0])
     column = [list(excitation.joint_names).index(n) for n in names]
-    count = round((excitation.lead_in + excitation.duration + 1.0) / period)
-    times = np.arange(count) * period
-    goals = excitation.sample(times)[0][:, column]
-    rows = np.empty((count, 3, len(joints)))
-    for k in range(count):
-        clock[0] = 10.0 + times[k]
-        for i, (j, model) in enumerate(zip(joints, models, strict=True)):
-            raw = read(j.actuator.id, ct.PRESENT_CURRENT)
-            torque = (raw * model.current_unit * model.torque_constant
-                      if model.current_unit is not None
-                      else raw * ct.LOAD_UNIT * model.stall_torque)
-            rows[k, :, i] = j.direction * np.array([
-                (read(j.actuator.id, ct.PRESENT_POSITION) - ct.CENTER_TICK) * ct.RAD_PER_TICK,
-                read(j.actuator.id, ct.PRESENT_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT, torque])
-        for i, j in enumerate(joints):
-            tick = round(j.direction * goals[k, i] / ct.RAD_PER_TICK) + ct.CENTER_TICK
-            servos[j.actuator.id].write(ct.GOAL_POSITION.address, tick.to_bytes(4, "little"),
-                                        clock[0])
-    stamps = 10.0 + times
-    return (JointSeries.from_samples("real", stamps, names, rows[:, 0], rows[:, 1], rows[:, 2]),
-            JointSeries.from_samples("command", stamps, names, goals), names, period)
+    times = np.arange(round((excitation.lead_in + excitation.duration + 1.0) / period)) * period
+    run = drive(ARM, HARDWARE, excitation.sample(times)[0][:, column], truth=truth,
+                period=period)
+    return (JointSeries.from_samples("real", run.times + period, names, run.real, run.velocity,
+                                     run.effort),
+            JointSeries.from_samples("command", run.times, names, run.command), names)
 
 
 @pytest.fixture(scope="module")
 def fits(tmp_path_factory: pytest.TempPathFactory
          ) -> dict[str, tuple[f.JointFit, f.JointFit]]:
     """Joint -> (its fit, the same widened for its servo's hold), for the XM430 joints."""
-    real, command, names, period = _record(tmp_path_factory.mktemp("coupled"))
+    real, command, names = _record(tmp_path_factory.mktemp("coupled"))
+    config = load_hardware_config(HARDWARE)
     world = load_model(ARM)
-    skel = load_hardware_config(HARDWARE).select_skeleton(world)
+    skel = config.select_skeleton(world)
     part, _ = f.split(f.prepare("arm", real, command, names))
     model = {d.name: {"armature": 0.0, "damping": d.damping, "friction": d.coulomb_friction}
              for d in skel.dofs}
@@ -119,7 +88,7 @@ def fits(tmp_path_factory: pytest.TempPathFactory
             servo = f.fit_servo([part], fit.joint)
             assert servo is not None
             assert not servo.problem, servo.problem
-            hold = f.HoldCorrection(servo.kp, servo.kd, 1.0, period, 0.0)
+            hold = f.HoldCorrection(servo.kp, servo.kd, 1.0, 1.0 / config.control_rate, 0.0)
             out[fit.joint] = (fit, widen_for_hold(fit, hold))
     return out
 
