@@ -83,6 +83,11 @@ class Rig:
         self.runner.cycle()
         return self.backend.status()
 
+    def serve(self) -> bool:
+        """The loop woken half a period after the last cycle (a command, a request): serve."""
+        self.t += self.backend.period / 2
+        return self.backend.serve(self.t)
+
     def until(self, predicate: Callable[[], bool], limit: int = 300) -> None:
         for _ in range(limit):
             self.cycle()

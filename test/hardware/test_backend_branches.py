@@ -429,8 +429,7 @@ def test_a_velocity_or_effort_command_is_written_when_the_loop_is_woken(
         rig.cycle()
         rig.sent()
         assert rig.core.command(kind, ["wrist"], [value]).ok
-        rig.t += rig.backend.period / 2
-        rig.backend.serve(rig.t)
+        rig.serve()
         assert len(rig.sent()) == 1
     finally:
         rig.close()
@@ -722,9 +721,8 @@ def test_an_auto_resume_in_a_wake_between_cycles_starts_the_command_timeout(
         _fail_then_reopen(rig, monkeypatch, late=1)
         assert rig.backend.state is MotionState.FAULT
         request = rig.backend.enable()
-        rig.t += rig.backend.period / 2
         caplog.set_level(logging.WARNING, logger=LOGGER)
-        assert rig.backend.serve(rig.t) is True  # the status changed: the loop sends it
+        assert rig.serve() is True  # the status changed: the loop sends it
         assert request.ok, request.message
         assert rig.backend.state is MotionState.ENABLED
         assert rig.core.read().stamp == rig.backend.status().read_stamp == rig.t
@@ -749,8 +747,7 @@ def test_clear_faults_after_a_bus_failure_never_resumes(
         rig.enable()
         _fail_then_reopen(rig, monkeypatch, late=2)
         request = rig.backend.clear_faults()
-        rig.t += rig.backend.period / 2
-        rig.backend.serve(rig.t)
+        rig.serve()
         assert request.ok, request.message
         _stays_disabled_after_the_reconnection(rig)
     finally:
@@ -985,8 +982,7 @@ def test_without_write_on_command_a_command_waits_for_the_next_cycle() -> None:
         rig.cycle()
         rig.sent()
         assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.3]).ok
-        rig.t += rig.backend.period / 2
-        rig.backend.serve(rig.t)
+        rig.serve()
         assert rig.sent() == []
         rig.cycle()
         assert len(rig.sent()) == 1

@@ -157,8 +157,7 @@ def test_a_wake_without_a_new_command_writes_nothing(rig: Rig) -> None:
     rig.cycle()
     rig.sent()
     request = rig.backend.enable()  # already enabled: nothing changes
-    rig.t += rig.backend.period / 2
-    rig.backend.serve(rig.t)
+    rig.serve()
     assert request.ok, request.message
     assert rig.sent() == []
     rig.cycle()
