@@ -20,6 +20,8 @@ so the emulator's and this script's are not counted. Phases, each ``--seconds`` 
    share of its 200 cycles a second the loop ran (goal >= 99 %).
 
 Asserts nothing. Usage: .venv/bin/python bench/hardware_node.py [--seconds S]
+[--param NAME:=VALUE ...] (more parameters of the hardware node, e.g.
+``write_on_command:=false``)
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _wait_or_kill(proc: subprocess.Popen[Any], timeout: float = 15.0) -> None:
         proc.wait()
 
 
-def run(seconds: float) -> list[str]:
+def run(seconds: float, params: list[str]) -> list[str]:
     import yaml
 
     from skel_ros.nodes.sim_to_real import ros_environment
@@ -164,10 +166,11 @@ def run(seconds: float) -> list[str]:
         "-p", f"skel_file:={arm}",
         "-p", f"hardware_config:={config}",
         "-p", "emulate:=true", "-p", "autostart:=active", "-p", "command_timeout:=0.0",
+        *[arg for param in params for arg in ("-p", param)],
         "--log-level", "warn"], env=env)
     ref = subprocess.Popen([sys.executable, __file__, "--reference"], env=env)  # noqa: S603
     busy: subprocess.Popen[bytes] | None = None
-    rclpy.init()
+    rclpy.init(args=[])  # this script's own arguments are not ROS arguments
     from skel_ros.nodes.shutdown import make_executor
 
     executor = type(make_executor()).__name__
@@ -212,7 +215,8 @@ def run(seconds: float) -> list[str]:
     ]
     lines = [(f"hardware node, arm (4 emulated Dynamixel servos, 200 Hz), executor {executor};"
               f" {os.cpu_count()} CPU(s), load average {load:.2f} at the start,"
-              f" {seconds:g} s a phase")]
+              f" {seconds:g} s a phase"
+              + (f"; node parameters {' '.join(params)}" if params else ""))]
     for label, value, goal, sense in rows:
         met = value <= goal if sense == "<=" else value >= goal
         lines.append(f"  {label:42s} {value:7.3f}  (goal {sense} {goal:g}:"
@@ -231,12 +235,14 @@ def run(seconds: float) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--param", action="append", default=[], metavar="NAME:=VALUE",
+                        help="one more parameter of the hardware node (repeatable)")
     parser.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:
         reference()
         return 0
-    for line in run(args.seconds):
+    for line in run(args.seconds, args.param):
         print(line, flush=True)
     return 0
 

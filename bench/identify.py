@@ -99,6 +99,18 @@ def rotors(hardware: Path = HARDWARE) -> dict[str, float]:
     return out
 
 
+def with_profile_time(hardware: Path, seconds: float, copy: Path) -> Path:
+    """``copy``: ``hardware`` with ``profile_time: seconds`` on every Dynamixel joint."""
+    document = yaml.safe_load(hardware.read_text(encoding="utf-8"))
+    buses = {name for name, bus in document["buses"].items()
+             if bus.get("protocol") == "dynamixel"}
+    for joint in document["joints"].values():
+        if joint.get("bus") in buses:
+            joint.setdefault("options", {})["profile_time"] = seconds
+    copy.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return copy
+
+
 def rollout_seconds(duration: float, skel: Path = ARM) -> float:
     """Wall time of one MuJoCo rollout of the robot for ``duration`` s, torques held."""
     from skel_ros.model import load_model
@@ -147,11 +159,17 @@ def main() -> int:
     parser.add_argument("--robot", choices=("arm", "quadruped"), default="arm")
     parser.add_argument("--no-delay", action="store_true",
                         help="the truth (the one above) without its command delay")
+    parser.add_argument("--profile-time", type=float, metavar="S",
+                        help="every Dynamixel servo with this profile_time (a time-based"
+                             " profile: each goal ramped to over S s; the loop's period"
+                             " ramps every goal over the whole period)")
     args = parser.parse_args()
     skel, hardware = (QUADRUPED, QUADRUPED_HARDWARE) if args.robot == "quadruped" else (
         ARM, HARDWARE)
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
+    if args.profile_time is not None:
+        hardware = with_profile_time(hardware, args.profile_time, out / "hardware.yaml")
     truth_file = args.truth or out / "truth.yaml"
     if args.truth is None:
         text = QUADRUPED_TRUTH if args.robot == "quadruped" else TRUTH

@@ -8,7 +8,11 @@ motor puts on the output shaft, with the settings of its control table:
   Acceleration (108, 214.577 rev/min^2): both 0, a step; acceleration 0, a rectangle of
   velocity; both set, a trapezoid (a triangle when the move is short). The generator is
   re-planned from the present desired state whenever the goal changes, as the e-Manual's
-  profile is.
+  profile is. **Time-based** (Drive Mode bit 2 set): Profile Velocity is the time the
+  move to a new goal takes (ms) and Profile Acceleration the time of its speeding up and
+  of its slowing down (ms, at most half the move's: the e-Manual clips it); each new
+  goal is planned from where the desired position is, to arrive after that time (0: a
+  step). The jerk smoothing the e-Manual mentions is not followed.
 * **Position PID** (Position P / I / D Gain at 84 / 82 / 80, the e-Manual's scaling
   ``KPP = P / 128``, ``KPI = I / 65536``, ``KPD = D / 16``): on the error in pulses
   (4096 per turn) of the encoder's reading, giving PWM (885 = 100 %) within PWM Limit
@@ -162,6 +166,9 @@ class XServoLaw(ServoLaw):
         self.kvp = self.kvi = 0.0
         self.profile_velocity = 0.0  # rad/s, 0: none
         self.profile_acceleration = 0.0  # rad/s^2, 0: none
+        self.profile_time: float | None = None  # s, time-based profile (None: velocity-based)
+        self.profile_ramp = 0.0  # s, its speeding-up (and slowing-down) time
+        self._planned_goal: float | None = None  # the goal the time-based plan is for
         self.goal_torque = 0.0
         self.pwm = 0.0  # the last step's output
 
@@ -178,8 +185,14 @@ class XServoLaw(ServoLaw):
         self.kvp = u(ct.VELOCITY_P_GAIN) / 128.0
         self.kvi = u(ct.VELOCITY_I_GAIN) / 65536.0
         self.pwm_limit = float(min(u(ct.PWM_LIMIT), PWM_FULL))
-        self.profile_velocity = u(ct.PROFILE_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT
-        self.profile_acceleration = u(ct.PROFILE_ACCELERATION) * PROFILE_ACCELERATION_UNIT
+        if table[ct.DRIVE_MODE.address] & ct.DRIVE_MODE_TIME_BASED:
+            self.profile_time = u(ct.PROFILE_VELOCITY) * 1e-3
+            self.profile_ramp = min(u(ct.PROFILE_ACCELERATION) * 1e-3, self.profile_time / 2.0)
+        else:
+            self.profile_time = None
+            self.profile_velocity = u(ct.PROFILE_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT
+            self.profile_acceleration = u(ct.PROFILE_ACCELERATION) * PROFILE_ACCELERATION_UNIT
+        self._planned_goal = None
         self.mode = table[ct.OPERATING_MODE.address]
 
     def torque(self, position: float, velocity: float, dt: float) -> float:
@@ -222,10 +235,24 @@ class XServoLaw(ServoLaw):
 
     def _advance_profile(self, dt: float) -> None:
         """Move the desired position towards the goal within the profile's limits."""
+        if self.profile_time is not None and self.goal_position != self._planned_goal:
+            self._plan_time_based()
         self.desired, self.desired_velocity = profile_step(
             self.desired, self.desired_velocity, self.goal_position,
             max_velocity=self.profile_velocity, acceleration=self.profile_acceleration,
             deceleration=self.profile_acceleration, dt=dt)
+
+    def _plan_time_based(self) -> None:
+        """The velocity and acceleration that reach the new goal in the profile's time."""
+        self._planned_goal = goal = self.goal_position
+        span = self.profile_time or 0.0
+        if span <= 0.0:  # time 0: no profile
+            self.profile_velocity = self.profile_acceleration = 0.0
+            return
+        cruise = span - self.profile_ramp  # a trapezoid's distance is v (span - ramp)
+        self.profile_velocity = max(abs(goal - self.desired) / cruise, 1e-12)
+        self.profile_acceleration = (self.profile_velocity / self.profile_ramp
+                                     if self.profile_ramp > 0.0 else 0.0)
 
 
 def dc_motor_torque(duty: float, velocity: float, stall_torque: float,

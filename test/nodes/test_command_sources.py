@@ -154,6 +154,9 @@ def test_two_publishers_by_default_the_latest_wins_and_both_are_named(context: A
         # and the commands alternate every few milliseconds: the target leaves 0.3 toward
         # 0.6 without reaching it. (Refused, as with exclusive_commands, it stays at 0.3.)
         rig.spin_until(lambda: rig.target() > 0.32, "the script's commands taken")
+        # The log line comes through /rosout, after the target moved (a loaded machine).
+        rig.spin_until(lambda: any("two sources" in line for line in rig.log),
+                       "the log line naming both sources")
         said = [line for line in rig.log if "two sources" in line]
         assert said == [("two sources command elbow: joint_commands (/teleop) and"
                         " joint_commands (/script); the latest command wins;"

@@ -190,6 +190,38 @@ def test_profile_velocity_sets_the_speed_of_a_move(tmp_path: Path) -> None:
     assert bench.present(1) == pytest.approx(1.0, abs=2 * PULSE)
 
 
+@pytest.mark.parametrize(("ramp_ms", "cruise"), [(0, 1.0 / 0.4), (100, 1.0 / 0.3)])
+def test_a_time_based_profile_reaches_each_goal_in_its_time(tmp_path: Path, ramp_ms: int,
+                                                            cruise: float) -> None:
+    # Drive Mode bit 2: Profile Velocity is the move's time (400 ms), Profile
+    # Acceleration its speeding-up time (0: a rectangle of velocity; 100 ms: a trapezoid,
+    # whose cruise covers the distance in 400 - 100 ms).
+    bench = Bench(TWO_SERVOS, {1: "joint1"}, tmp_path)
+    bench.write(1, ct.DRIVE_MODE, ct.DRIVE_MODE_TIME_BASED | 1)  # bit 0 (reverse) kept
+    bench.write(1, ct.PROFILE_VELOCITY, 400)
+    bench.write(1, ct.PROFILE_ACCELERATION, ramp_ms)
+    bench.write(1, ct.TORQUE_ENABLE, 1)
+    bench.goal(1, 1.0)
+    bench.run(0.15)
+    before, t0 = bench.joint(1), bench.t
+    bench.run(0.1)
+    assert (bench.joint(1) - before) / (bench.t - t0) == pytest.approx(cruise, rel=0.05)
+    bench.run(0.4)
+    assert bench.present(1) == pytest.approx(1.0, abs=2 * PULSE)
+    # Velocity-based again: Profile Velocity 400 is 400 * 0.229 rev/min, about 9.6 rad/s.
+    bench.write(1, ct.TORQUE_ENABLE, 0)
+    bench.write(1, ct.DRIVE_MODE, 0)
+    bench.write(1, ct.PROFILE_VELOCITY, 20)  # 0.48 rad/s
+    bench.write(1, ct.PROFILE_ACCELERATION, 0)
+    bench.write(1, ct.TORQUE_ENABLE, 1)
+    bench.goal(1, 0.5)
+    bench.run(0.3)
+    before, t0 = bench.joint(1), bench.t
+    bench.run(0.2)
+    assert (bench.joint(1) - before) / (bench.t - t0) == pytest.approx(
+        -20 * ct.RAD_S_PER_VELOCITY_UNIT, rel=0.05)
+
+
 def test_the_robot_stands_held_until_a_servo_first_drives_it(tmp_path: Path) -> None:
     bench = Bench(PENDULUM, {1: "hinge"}, tmp_path)
     bench.run(0.5)  # every motor off, the link horizontal: it stays (on its stand)

@@ -123,7 +123,7 @@ _BROADCAST_PING_WAIT: Final = 253  # answers a broadcast PING may bring
 INDIRECT_BLOCK_NO_WATCHDOG: Final = b"".join(
     struct.pack("<H", a) for a in (*INDIRECT_TARGETS[:-1], ct.TORQUE_ENABLE.address))
 # What open reads of each servo before writing anything (the fields its model has).
-_OPEN_FIELDS: Final = (ct.RETURN_DELAY_TIME, ct.OPERATING_MODE, ct.CURRENT_LIMIT,
+_OPEN_FIELDS: Final = (ct.RETURN_DELAY_TIME, ct.DRIVE_MODE, ct.OPERATING_MODE, ct.CURRENT_LIMIT,
                        ct.VELOCITY_LIMIT, ct.MAX_POSITION_LIMIT, ct.MIN_POSITION_LIMIT,
                        ct.TORQUE_ENABLE, ct.HARDWARE_ERROR_STATUS, ct.BUS_WATCHDOG,
                        ct.PRESENT_POSITION)
@@ -131,7 +131,8 @@ _OPEN_FIELDS: Final = (ct.RETURN_DELAY_TIME, ct.OPERATING_MODE, ct.CURRENT_LIMIT
 _POSITION_MODES: Final = {"position": ct.MODE_POSITION,
                           "extended_position": ct.MODE_EXTENDED_POSITION,
                           "current_based_position": ct.MODE_CURRENT_BASED_POSITION}
-_ACTUATOR_OPTIONS: Final = frozenset({"torque_constant", "operating_mode"})
+_ACTUATOR_OPTIONS: Final = frozenset({"torque_constant", "operating_mode", "profile_time"})
+PROFILE_TIME_MAX: Final = 32.737  # s: the time-based Profile Velocity's largest (32737 ms)
 _BUS_OPTIONS: Final = frozenset({"fast_sync_read", "return_delay_us", "timeout"})
 _PING_REPLY: Final = proto.STATUS_OVERHEAD + 3
 _EXTENDED_RANGE: Final = 1_048_575
@@ -159,6 +160,7 @@ class _Servo:
     goal_lo: int = -_EXTENDED_RANGE  # the goal field's encoded range: limits, inward
     goal_hi: int = _EXTENDED_RANGE
     clamp_logged: bool = False
+    profile_ms: int | None = None  # the YAML's profile_time (ms): a time-based profile
 
     @property
     def indirect_block(self) -> bytes:
@@ -270,7 +272,7 @@ class DynamixelBus(ActuatorBus):
             raise ConfigError(f"{where}: Dynamixel servos have no {spec.mode.value} mode")
         if "operating_mode" in spec.options and spec.mode is not ControlMode.POSITION:
             raise ConfigError(f"{where}: operating_mode is for position actuators only")
-        servo = _Servo(spec, mode, kt, model)
+        servo = _Servo(spec, mode, kt, model, profile_ms=_profile_ms(spec, where))
         if model is not None:
             self._check_model(servo, model)
         return servo
@@ -416,7 +418,7 @@ class DynamixelBus(ActuatorBus):
                                              signed=fld.signed)
         return values
 
-    def _configure(self, servo: _Servo, found: tuple[int, int], *,  # noqa: C901
+    def _configure(self, servo: _Servo, found: tuple[int, int], *,
                    keep_torque: bool) -> bool:
         """Check and configure one servo; whether it kept its torque (see :meth:`open`)."""
         dxl_id = servo.spec.id
@@ -436,18 +438,11 @@ class DynamixelBus(ActuatorBus):
         hw_error = values[ct.HARDWARE_ERROR_STATUS]
         watchdog = values.get(ct.BUS_WATCHDOG, 0)  # 0xFF (-1): expired
         present = values[ct.PRESENT_POSITION]
-        return_delay = values[ct.RETURN_DELAY_TIME]
-        operating_mode = values[ct.OPERATING_MODE]
+        settings = self._eeprom_differences(servo, values)
         indirect_at = _read_area(model, self._where).address
         block = servo.indirect_block
         indirect = self._attempts(self.read_register, dxl_id, indirect_at, len(block))
-        differs = []
-        if return_delay != self._return_delay:
-            differs.append(f"Return Delay Time {return_delay * 2} us, the YAML"
-                           f" {self._return_delay * 2} us")
-        if operating_mode != servo.operating_mode:
-            differs.append(f"Operating Mode {operating_mode}, the YAML needs"
-                           f" {servo.operating_mode}")
+        differs = [why for _, why in settings.values()]
         if indirect != block:
             differs.append("its Indirect Addresses are not this driver's read block")
         self._set_limits(servo, model, values)
@@ -458,19 +453,55 @@ class DynamixelBus(ActuatorBus):
             _LOG.warning("%s: id %d held torque but %s: switching its torque off to"
                          " reconfigure it", self._where, dxl_id, why)
         if hold:
+            self._set_profile(servo)
             self._rearm_held(servo, watchdog, present)
             return True
         self._attempts(self.write_register, dxl_id, ct.TORQUE_ENABLE.address, b"\x00")
-        if return_delay != self._return_delay:  # EEPROM: written only when it differs
-            self._attempts(self.write_register, dxl_id, ct.RETURN_DELAY_TIME.address,
-                           bytes((self._return_delay,)))
-        if operating_mode != servo.operating_mode:
-            self._attempts(self.write_register, dxl_id, ct.OPERATING_MODE.address,
-                           bytes((servo.operating_mode,)))
+        for fld, (value, _) in settings.items():  # EEPROM: written only when it differs
+            self._attempts(self.write_register, dxl_id, fld.address, bytes((value,)))
+        self._set_profile(servo)
         if indirect != block:
             self._attempts(self.write_register, dxl_id, indirect_at, block)
         self._arm_watchdog(dxl_id, watchdog)
         return False
+
+    def _eeprom_differences(self, servo: _Servo, values: Mapping[ct.Field, int],
+                            ) -> dict[ct.Field, tuple[int, str]]:
+        """The one-byte EEPROM settings the YAML needs that ``values`` (read) lack.
+
+        ``{field: (the value to write, what differs)}``, in the order they are written:
+        Return Delay Time, Operating Mode, Drive Mode (bit 2 for ``profile_time``, its
+        other bits kept).
+        """
+        out = {}
+        delay = values[ct.RETURN_DELAY_TIME]
+        if delay != self._return_delay:
+            why = f"Return Delay Time {delay * 2} us, the YAML {self._return_delay * 2} us"
+            out[ct.RETURN_DELAY_TIME] = (self._return_delay, why)
+        mode = values[ct.OPERATING_MODE]
+        if mode != servo.operating_mode:
+            why = f"Operating Mode {mode}, the YAML needs {servo.operating_mode}"
+            out[ct.OPERATING_MODE] = (servo.operating_mode, why)
+        drive = values[ct.DRIVE_MODE]
+        if servo.profile_ms is not None and not drive & ct.DRIVE_MODE_TIME_BASED:
+            why = ("its profile is velocity-based, the YAML's profile_time needs a time-based"
+                   " one (Drive Mode bit 2)")
+            out[ct.DRIVE_MODE] = (drive | ct.DRIVE_MODE_TIME_BASED, why)
+        return out
+
+    def _set_profile(self, servo: _Servo) -> None:
+        """Profile Velocity = the YAML's ``profile_time`` (ms), Profile Acceleration 0.
+
+        RAM (a reboot or a power cycle sets both to 0, a step): written at open and after
+        a reboot. Nothing for a servo without ``profile_time`` (its profile is left as
+        it is).
+        """
+        if servo.profile_ms is None:
+            return
+        self._attempts(self.write_register, servo.spec.id, ct.PROFILE_ACCELERATION.address,
+                       struct.pack("<I", 0))
+        self._attempts(self.write_register, servo.spec.id, ct.PROFILE_VELOCITY.address,
+                       struct.pack("<I", servo.profile_ms))
 
     def _rearm_held(self, servo: _Servo, watchdog: int, present: int) -> None:
         """Bus Watchdog of a servo that keeps its torque (nothing if it has none).
@@ -651,6 +682,7 @@ class DynamixelBus(ActuatorBus):
             servo = self._servos[dxl_id]
             area = _read_area(servo.model, self._where)
             self._attempts(self.write_register, dxl_id, area.address, servo.indirect_block)
+            self._set_profile(servo)
             self._arm_watchdog(dxl_id, 0)
         after = self._attempts(self.read)
         answers = {}
@@ -1049,6 +1081,27 @@ def _read_area(model: ct.ModelInfo | None, where: str, dxl_id: int | None = None
         raise ConfigError(f"{where}: {model.name} has {area.count} indirect entries from"
                           f" {area.data}, the read block needs {len(INDIRECT_TARGETS)}")
     return area
+
+
+def _profile_ms(spec: ActuatorSpec, where: str) -> int | None:
+    """The option ``profile_time`` (s) as the time-based Profile Velocity (ms), or None.
+
+    Each goal is then reached that long after it is written, along a straight line
+    from where the servo's profile was (Profile Acceleration 0): a stream of goals at
+    the control rate with ``profile_time`` one control period becomes a continuous
+    ramp instead of a step each period.
+    """
+    value = spec.options.get("profile_time")
+    if value is None:
+        return None
+    if spec.mode is not ControlMode.POSITION:
+        raise ConfigError(f"{where}: profile_time is for position actuators only")
+    seconds = positive(value, "profile_time", where)
+    ms = round(seconds * 1e3)
+    if not 1 <= ms <= round(PROFILE_TIME_MAX * 1e3):
+        raise ConfigError(f"{where}: profile_time must be 0.001..{PROFILE_TIME_MAX:g} s"
+                          f" (whole ms), got {value!r}")
+    return ms
 
 
 def return_delay_units(value: Any, where: str) -> int:  # noqa: ANN401 - YAML value

@@ -76,6 +76,8 @@ ID: Final = _f("ID", 7, 1, _E)
 BAUD_RATE: Final = _f("Baud Rate", 8, 1, _E)
 RETURN_DELAY_TIME: Final = _f("Return Delay Time", 9, 1, _E)  # RETURN_DELAY_UNIT
 DRIVE_MODE: Final = _f("Drive Mode", 10, 1, _E)
+DRIVE_MODE_TIME_BASED: Final = 0x04
+"""Drive Mode bit 2: Profile Velocity and Acceleration are times (ms), not rates."""
 OPERATING_MODE: Final = _f("Operating Mode", 11, 1, _E)
 SECONDARY_ID: Final = _f("Secondary ID", 12, 1, _E)
 PROTOCOL_TYPE: Final = _f("Protocol Type", 13, 1, _E)

@@ -158,6 +158,42 @@ def test_hardware_error_is_reported_and_blocks_torque(emulator: DynamixelEmulato
     assert info.value.actuator_id == 4
 
 
+def test_profile_time_sets_a_time_based_profile_and_keeps_it(
+        emulator: DynamixelEmulator, make_bus: Callable[..., DynamixelBus],
+        caplog: pytest.LogCaptureFixture) -> None:
+    plain = make_bus(emulator.transport)
+    plain.open()
+    plain.write_register(1, ct.DRIVE_MODE.address, b"\x01")  # reverse mode, set elsewhere
+    plain.set_torque(True)
+    plain.close(torque_off=False)
+    acts = [ActuatorSpec(1, ControlMode.POSITION, "XM430-W350",
+                         options={"profile_time": 0.005}),
+            ActuatorSpec(2, ControlMode.POSITION, "XM430-W350")]
+    bus = make_bus(emulator.transport, acts)
+    with caplog.at_level("WARNING"):
+        bus.open(keep_torque=True)
+    # Held torque, but its profile was velocity-based: torque off to write the EEPROM bit.
+    assert "id 1 held torque but its profile is velocity-based" in caplog.text
+    assert emulator.register(1, "Drive Mode") == ct.DRIVE_MODE_TIME_BASED | 1
+    assert emulator.register(1, "Profile Velocity") == 5  # ms
+    assert emulator.register(1, "Profile Acceleration") == 0
+    assert emulator.register(2, "Drive Mode") == 0  # no profile_time: left as it was
+    assert emulator.register(2, "Profile Velocity") == 0
+    # A reboot puts the RAM back to its power-on values: the profile is written again.
+    emulator.inject_fault(1, 0x04)
+    bus.clear_faults([1])
+    assert emulator.register(1, "Profile Velocity") == 5
+    bus.set_torque(True)
+    bus.close(torque_off=False)
+    caplog.clear()
+    held = make_bus(emulator.transport, acts)
+    with caplog.at_level("WARNING"):
+        held.open(keep_torque=True)  # time-based already: it keeps its torque
+    assert "held torque but" not in caplog.text
+    assert emulator.state(1).torque_enabled
+    assert emulator.register(1, "Profile Velocity") == 5
+
+
 def test_wrong_model_and_missing_servo(emulator: DynamixelEmulator,
                                        make_bus: Callable[..., DynamixelBus]) -> None:
     wrong = [ActuatorSpec(1, ControlMode.POSITION, "XL430-W250")]
@@ -278,6 +314,13 @@ def test_corrupt_answer_is_a_protocol_error(make_bus: Callable[..., DynamixelBus
     ([ActuatorSpec(1, ControlMode.POSITION)], {"fast_sync_read": "yes"}, "fast_sync_read"),
     ([ActuatorSpec(1, ControlMode.POSITION)], {"return_delay_us": 1000}, "return_delay_us"),
     ([ActuatorSpec(1, ControlMode.POSITION)], {"speed": 1}, "unknown Dynamixel bus option"),
+    ([ActuatorSpec(1, ControlMode.VELOCITY, options={"profile_time": 0.005})], {},
+     "profile_time is for position actuators only"),
+    ([ActuatorSpec(1, ControlMode.POSITION, options={"profile_time": 0})], {}, "positive"),
+    ([ActuatorSpec(1, ControlMode.POSITION, options={"profile_time": 40})], {},
+     r"profile_time must be 0.001..32.737 s"),
+    ([ActuatorSpec(1, ControlMode.POSITION, options={"profile_time": 0.0004})], {},
+     r"profile_time must be 0.001..32.737 s"),
 ])
 def test_configuration_errors(acts: list[ActuatorSpec], options: dict[str, object],
                               match: str) -> None:
