@@ -99,6 +99,15 @@ def rotors(hardware: Path = HARDWARE) -> dict[str, float]:
     return out
 
 
+def profile_times(hardware: Path) -> dict[str, float]:
+    """Each joint's ``profile_time`` in ``hardware`` (s; joints without one: absent)."""
+    from skel_ros.hardware.config import load_hardware_config
+
+    return {j.name: float(j.actuator.options["profile_time"])
+            for j in load_hardware_config(hardware).joints
+            if "profile_time" in j.actuator.options}
+
+
 def with_profile_time(hardware: Path, seconds: float, copy: Path) -> Path:
     """``copy``: ``hardware`` with ``profile_time: seconds`` on every Dynamixel joint."""
     document = yaml.safe_load(hardware.read_text(encoding="utf-8"))
@@ -221,6 +230,7 @@ def main() -> int:
 def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
     """Per joint and parameter, the identified value against the real robot's."""
     rotor = rotors(hardware)
+    ramps = profile_times(hardware)
     print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
     for joint, entry in found.items():
         real = {"damping": truth.get(joint, {}).get("damping", entry["damping"]["model"]),
@@ -241,12 +251,16 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
                   f"{error:+6.1f}%  {inside}")
         servo = entry.get("servo", {})
         delay = truth.get(joint, {}).get("delay", 0.0)
+        ramp = ramps.get(joint, 0.0)
         if "not_identified" in servo:
             print(f"{joint:15} delay     not identified ({servo['not_identified']})")
         elif servo:
+            # A time-based profile of T reaches each goal T after it is written: T later.
             print(f"{joint:15} delay     {servo['delay'] * 1e3:6.0f} ms "
                   f"[{servo['delay_interval'][0] * 1e3:.0f}, "
-                  f"{servo['delay_interval'][1] * 1e3:.0f}]   truth {delay * 1e3:.0f} ms")
+                  f"{servo['delay_interval'][1] * 1e3:.0f}]   truth {delay * 1e3:.0f} ms"
+                  + (f" + the profile's {ramp * 1e3:g} ms = {(delay + ramp) * 1e3:g} ms"
+                     if ramp else ""))
         rms = entry["held_out_torque_rms"]
         print(f"{joint:15} held-out torque RMS {rms['model']:.3g} -> {rms['identified']:.3g} N m")
 

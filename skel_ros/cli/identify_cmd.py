@@ -333,9 +333,7 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     A Dynamixel or a Feetech servo in position mode is read at a phase of its command's
     hold the recording does not show: its damping and armature are widened by that
     (:func:`~skel_ros.identify.hold_phase.widen_for_hold`, the servo's fitted gains, the
-    part of the control loop's period it holds a goal: all of it, less a Dynamixel's
-    ``profile_time``, whose time-based profile ramps to each goal instead of stepping;
-    none when that covers the period); one whose readings its own law explains less than
+    control loop's period); one whose readings its own law explains less than
     :data:`~skel_ros.identify.fit.SERVO_R2` of gets no values
     (:func:`~skel_ros.identify.hold_phase.not_its_servos_torque`). Without a hardware
     YAML, or a servo fit (no commands recorded), a fit is kept as it is.
@@ -346,9 +344,7 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
 
     if config is None:
         return list(fits)
-    period = 1.0 / config.control_rate
-    held = {jm.name: period - _ramp_time(jm.actuator.options, period)
-            for jm in config.joints if jm.actuator.mode is ControlMode.POSITION
+    held = {jm.name for jm in config.joints if jm.actuator.mode is ControlMode.POSITION
             and config.bus(jm.bus).protocol in ("dynamixel", "feetech")}
     out = []
     for fit in fits:
@@ -357,25 +353,11 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
             out.append(fit)
         elif servo.r2 < SERVO_R2:
             out.append(not_its_servos_torque(fit, servo.r2, SERVO_R2))
-        elif held[fit.joint] <= 0.0:  # a ramp over the whole period: no step to hold
-            out.append(fit)
         else:
             hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0,
-                                  held[fit.joint], 0.0)
+                                  1.0 / config.control_rate, 0.0)
             out.append(widen_for_hold(fit, hold))
     return out
-
-
-def _ramp_time(options: Mapping[str, object], period: float) -> float:
-    """S of each control period a servo ramps to its goal (a Dynamixel's ``profile_time``).
-
-    The time-based profile reaches a goal ``profile_time`` after it is written, on a
-    straight line: at most the period (a longer one is still moving at the next goal).
-    """
-    value = options.get("profile_time")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    return min(max(float(value), 0.0), period)
 
 
 def _print_holds(holds: Mapping[str, HoldCorrection]) -> None:

@@ -40,9 +40,11 @@ Measured on the physics bench (``bench/identify_hold.py``, the bundled arm's thr
 XM430 joints: ``kp`` 18.9 N m/rad, ``kd`` 0.85 N m s/rad, ``T`` 5 ms, world step 1 ms):
 read at the hold's last step, every damping came out 48-63 % short and every armature
 13-18 % short; read at its first step, 51-63 % and 13-17 % over; read at its middle,
-within 3 % and 2 %. A goal the servo's own profile spreads over the period (Profile
-Velocity, no step left to hold) gave every damping within 6 % and armature within 6 %,
-read at any of the five phases.
+within 3 % and 2 %. A goal the servo's time-based profile ramps to over the period (the
+Dynamixel backend's ``profile_time``, no step left to hold) gave every damping within
++17 % and armature within 9 % over the five phases, the frictions no better (within
+0.18 ``S``): the torque still bends at each goal, and the phase still reaches the fit.
+A ramped servo is widened as a held one (the bound holds; its values sit inside it).
 
 :func:`widen_for_hold` adds that bound to a fitted joint's intervals. No ROS, no engine.
 """

@@ -20,7 +20,6 @@ servo's hold (``bench/identify_hold.py``, ``test/identify/test_recovery_coupled.
 from __future__ import annotations
 
 import json
-import math
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -102,8 +101,9 @@ def drive(model: Path, hardware: Path, goals: npt.NDArray[np.float64], *,
     ``goals``: rad, shape (N, J), the hardware YAML's joints in its order, one row every
     ``period``; each servo starts at its first goal.
 
-    ``profile``: each goal is written with the Profile Velocity that spreads its step
-    over the period (the servo ramps to it instead of stepping).
+    ``profile``: the servos get the time-based profile the Dynamixel backend sets for
+    ``profile_time`` one period (Drive Mode bit 2, Profile Velocity the period in ms,
+    Profile Acceleration 0): each ramps to a goal over the period instead of stepping.
 
     Raises:
         ConfigError: a joint on another protocol; the model, the YAML or the truth
@@ -125,6 +125,11 @@ def drive(model: Path, hardware: Path, goals: npt.NDArray[np.float64], *,
                None) for m in maps),
         physics=json.dumps(options["physics"])).build(lambda: now[0]).all_servos
     for m in maps:
+        if profile:
+            servo = servos[m.actuator.id]
+            _write(servo, ct.DRIVE_MODE, ct.DRIVE_MODE_TIME_BASED, now[0])
+            _write(servo, ct.PROFILE_ACCELERATION, 0, now[0])
+            _write(servo, ct.PROFILE_VELOCITY, max(1, round(period * 1e3)), now[0])
         _write(servos[m.actuator.id], ct.TORQUE_ENABLE, 1, now[0])
     torque_unit = [_torque_unit(m.actuator.model) for m in maps]
     steps = goals.shape[0]
@@ -132,10 +137,6 @@ def drive(model: Path, hardware: Path, goals: npt.NDArray[np.float64], *,
     for k in range(steps):
         for j, m in enumerate(maps):
             servo = servos[m.actuator.id]
-            if profile:
-                step = abs(goals[k, j] - goals[max(k - 1, 0), j]) * m.gear_ratio / period
-                _write(servo, ct.PROFILE_VELOCITY,
-                       max(1, math.ceil(step / ct.RAD_S_PER_VELOCITY_UNIT)), now[0])
             ticks = round(m.to_actuator(goals[k, j]) / ct.RAD_PER_TICK) + ct.CENTER_TICK
             _write(servo, ct.GOAL_POSITION, ticks, now[0])
         now[0] = (k + 1) * period
