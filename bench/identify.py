@@ -108,14 +108,17 @@ def profile_times(hardware: Path) -> dict[str, float]:
             if "profile_time" in j.actuator.options}
 
 
-def with_profile_time(hardware: Path, seconds: float, copy: Path) -> Path:
-    """``copy``: ``hardware`` with ``profile_time: seconds`` on every Dynamixel joint."""
+def with_options(hardware: Path, copy: Path, profile_time: float | None, *,
+                 write_on_command: bool) -> Path:
+    """``copy``: ``hardware`` with ``profile_time`` (s, unless None) on every Dynamixel
+    joint and ``write_on_command``."""
     document = yaml.safe_load(hardware.read_text(encoding="utf-8"))
+    document["write_on_command"] = write_on_command
     buses = {name for name, bus in document["buses"].items()
              if bus.get("protocol") == "dynamixel"}
     for joint in document["joints"].values():
-        if joint.get("bus") in buses:
-            joint.setdefault("options", {})["profile_time"] = seconds
+        if profile_time is not None and joint.get("bus") in buses:
+            joint.setdefault("options", {})["profile_time"] = profile_time
     copy.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return copy
 
@@ -172,13 +175,17 @@ def main() -> int:
                         help="every Dynamixel servo with this profile_time (a time-based"
                              " profile: each goal ramped to over S s; the loop's period"
                              " ramps every goal over the whole period)")
+    parser.add_argument("--no-write-on-command", action="store_true",
+                        help="the hardware YAML's write_on_command false: every goal is"
+                             " written by the loop's cycle, right after its read")
     args = parser.parse_args()
     skel, hardware = (QUADRUPED, QUADRUPED_HARDWARE) if args.robot == "quadruped" else (
         ARM, HARDWARE)
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
-    if args.profile_time is not None:
-        hardware = with_profile_time(hardware, args.profile_time, out / "hardware.yaml")
+    if args.profile_time is not None or args.no_write_on_command:
+        hardware = with_options(hardware, out / "hardware.yaml", args.profile_time,
+                                write_on_command=not args.no_write_on_command)
     truth_file = args.truth or out / "truth.yaml"
     if args.truth is None:
         text = QUADRUPED_TRUTH if args.robot == "quadruped" else TRUTH

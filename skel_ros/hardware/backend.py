@@ -251,6 +251,7 @@ class HardwareBackend(RobotBackend):
             targets at once (no read) instead of at the next deadline; the rate limiter
             uses the real time elapsed, so the limits hold either way. Not the goals of a
             stream the cycles spread (impedance DOFs): they wait for the next cycle.
+            Default: the YAML's ``write_on_command`` (itself true by default).
 
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.
@@ -270,7 +271,7 @@ class HardwareBackend(RobotBackend):
         safe_state: SafeState | None = None,
         auto_resume: bool | None = None,
         reenable_velocity: float | None = None,
-        write_on_command: bool = True,
+        write_on_command: bool | None = None,
     ) -> None:
         cfg = bound.config
         self.bound = bound
@@ -283,7 +284,8 @@ class HardwareBackend(RobotBackend):
         self.auto_resume = cfg.auto_resume if auto_resume is None else auto_resume
         self.fault_threshold = cfg.fault_threshold
         self.reconnect_policy = cfg.reconnect
-        self.write_on_command = write_on_command
+        self.write_on_command = (cfg.write_on_command if write_on_command is None
+                                 else write_on_command)
         self.command_timeout = float(cfg.command_timeout if command_timeout is None
                                      else command_timeout)
         """Seconds without a command before the safe state (the YAML's; the core counts)."""

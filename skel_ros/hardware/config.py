@@ -8,6 +8,8 @@ A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one
     auto_resume: false            # after a fault and reconnect: enable again by itself?
     reenable_velocity: 0.2        # after an enable: fraction of the velocity limits until
                                   #   a commanded goal is reached
+    write_on_command: true        # a command between cycles written at once (false: by
+                                  #   the next cycle, after its read)
     buses:
       arm_bus:
         protocol: dynamixel       # dynamixel | canopen | mit | a plugin's name
@@ -162,6 +164,7 @@ class RawConfig(TypedDict, total=False):
     safe_state: str
     auto_resume: bool
     reenable_velocity: float
+    write_on_command: bool
     fault_threshold: int
     device_watchdog: float
     timeout_margin: float
@@ -244,6 +247,10 @@ class HardwareConfig:
             (only if motion was enabled when the fault happened).
         reenable_velocity: after an enable, each position DOF moves at most this fraction
             of its velocity limits until it has reached a commanded goal, in (0, 1].
+        write_on_command: a command that arrives between two cycles is limited and written
+            at once (True), or waits for the next cycle, which writes it right after its
+            read (False: fewer writes and less CPU with a fast stream, a fixed time
+            between each read and the write after it, up to a period more latency).
         fault_threshold: consecutive failed cycles of a bus (timeouts, bad frames)
             tolerated before it counts as failed; a vanished port or a drive in fault
             fails it at once.
@@ -268,6 +275,7 @@ class HardwareConfig:
     safe_state: SafeState = SafeState.HOLD
     auto_resume: bool = False
     reenable_velocity: float = DEFAULT_REENABLE_VELOCITY
+    write_on_command: bool = True
     fault_threshold: int = 3
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     device_watchdog: float = 0.0
@@ -726,6 +734,7 @@ class _Parser:
             raise self.fail(_line(top, "reenable_velocity"),
                             f"{what} reenable_velocity must be in (0, 1] (a fraction of the"
                             f" velocity limits), got {reenable_velocity:g}")
+        write_on_command = self.boolean(top, "write_on_command", what, default=True)
         fault_threshold = self.integer(top, "fault_threshold", what, 3, minimum=1)
         device_watchdog = self.number(
             top, "device_watchdog", what,
@@ -751,7 +760,8 @@ class _Parser:
         return HardwareConfig(
             source=self.source, buses=buses, joints=joints, control_rate=control_rate,
             command_timeout=command_timeout, safe_state=safe_state, auto_resume=auto_resume,
-            reenable_velocity=reenable_velocity, fault_threshold=fault_threshold,
+            reenable_velocity=reenable_velocity, write_on_command=write_on_command,
+            fault_threshold=fault_threshold,
             reconnect=reconnect,
             device_watchdog=device_watchdog, timeout_margin=timeout_margin, skeleton=skeleton,
             limit_overrides=tuple(overrides), lerobot_motors=lerobot_motors,

@@ -151,26 +151,27 @@ def test_a_hardware_runner_is_named_and_refuses_trajectories_5_s_ahead(rig: Rig)
 
 def test_the_arguments_override_the_yamls_values() -> None:
     """The backend's arguments win over the YAML's (``safe_state: hold``, no auto_resume,
-    100 Hz, no command timeout, the default re-enable bound); without them, the YAML's."""
+    100 Hz, no command timeout, the default re-enable bound, write_on_command off); without
+    them, the YAML's."""
     skeleton = load_skel(ARM).skeletons[0]
     config = parse_hardware_config(
         "control_rate: 100.0\ncommand_timeout: 0.0\nsafe_state: hold\nauto_resume: false\n"
-        "fault_threshold: 7\n"
+        "fault_threshold: 7\nwrite_on_command: false\n"
         "reconnect: {initial_delay: 0.25, max_delay: 2.0, factor: 3.0}\n"
         "buses:\n  b: {protocol: canopen, transport: {interface: virtual, channel: x}}\n"
         "joints:\n  wrist: {bus: b, id: 4}\n", "over.yaml").bind(skeleton)
     given = HardwareBackend(config, control_rate=50.0, command_timeout=0.5,
                             safe_state=SafeState.TORQUE_OFF, auto_resume=True,
-                            reenable_velocity=0.5, write_on_command=False)
+                            reenable_velocity=0.5, write_on_command=True)
     from_yaml = HardwareBackend(config)
     try:
         assert (given.control_rate, given.period, given.command_timeout) == (50.0, 0.02, 0.5)
         assert (given.safe_state, given.auto_resume) == (SafeState.TORQUE_OFF, True)
-        assert (given.reenable_velocity, given.write_on_command) == (0.5, False)
+        assert (given.reenable_velocity, given.write_on_command) == (0.5, True)
         assert (from_yaml.control_rate, from_yaml.period, from_yaml.command_timeout) == (
             100.0, 0.01, 0.0)
         assert (from_yaml.safe_state, from_yaml.auto_resume) == (SafeState.HOLD, False)
-        assert (from_yaml.reenable_velocity, from_yaml.write_on_command) == (0.2, True)
+        assert (from_yaml.reenable_velocity, from_yaml.write_on_command) == (0.2, False)
         for backend in (given, from_yaml):
             assert backend.fault_threshold == 7
             assert backend.reconnect_policy.delay(1) == 0.75

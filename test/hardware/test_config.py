@@ -66,6 +66,8 @@ def test_defaults_and_fields() -> None:
     assert cfg.auto_resume is False
     assert cfg.reenable_velocity == 0.2
     assert parse_hardware_config("reenable_velocity: 1\n" + BASE).reenable_velocity == 1.0
+    assert cfg.write_on_command is True
+    assert parse_hardware_config("write_on_command: false\n" + BASE).write_on_command is False
     assert cfg.reconnect == ReconnectPolicy()
     j = cfg.joints[0]
     assert (j.name, j.bus, j.actuator.id, j.actuator.mode) == (
@@ -114,6 +116,8 @@ def test_mapping_math_round_trips() -> None:
                                       " hold | torque_off")),
         ("auto_resume: 1\n" + BASE, ("hw.yaml:1: configuration auto_resume must be true or"
                                     " false")),
+        ("write_on_command: later\n" + BASE, ("hw.yaml:1: configuration write_on_command must"
+                                             " be true or false")),
         ("reenable_velocity: 0\n" + BASE, ("hw.yaml:1: configuration reenable_velocity must"
                                           " be > 0")),
         ("reenable_velocity: 1.5\n" + BASE, ("hw.yaml:1: configuration reenable_velocity must"
