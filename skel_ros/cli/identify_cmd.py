@@ -249,7 +249,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                  for d in skel.dofs}
         fits, payload, held_added = _fit(fits_parts, held_parts, excess, model, dynamics,
                                          args.payload)
-        fits = bound_bus_servos(fits, servos, config)
+        fits = bound_bus_servos(fits, servos, config,
+                                sample_period=max(part.period for part in fits_parts))
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,
             OSError, ValueError) as exc:
@@ -327,7 +328,8 @@ def hold_corrections(config: HardwareConfig, joints: Sequence[str], law_step: fl
 
 
 def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
-                     config: HardwareConfig | None) -> list[JointFit]:
+                     config: HardwareConfig | None, *, sample_period: float = 0.0,
+                     ) -> list[JointFit]:
     """``fits``, each joint of a bus servo in position mode bounded by its hold.
 
     A Dynamixel or a Feetech servo in position mode is read at a phase of its command's
@@ -337,6 +339,9 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     :data:`~skel_ros.identify.fit.SERVO_R2` of gets no values
     (:func:`~skel_ros.identify.hold_phase.not_its_servos_torque`). Without a hardware
     YAML, or a servo fit (no commands recorded), a fit is kept as it is.
+    ``sample_period``: s between the recording's samples (its slowest, for several); one
+    longer than the loop's period (by half) means reads the recording does not hold,
+    which widens the friction more.
     """
     from skel_ros.hardware.base import ControlMode
     from skel_ros.identify.fit import SERVO_R2, HoldCorrection
@@ -354,9 +359,9 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
         elif servo.r2 < SERVO_R2:
             out.append(not_its_servos_torque(fit, servo.r2, SERVO_R2))
         else:
-            hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0,
-                                  1.0 / config.control_rate, 0.0)
-            out.append(widen_for_hold(fit, hold))
+            period = 1.0 / config.control_rate
+            hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0, period, 0.0)
+            out.append(widen_for_hold(fit, hold, every_read=sample_period <= 1.5 * period))
     return out
 
 
