@@ -10,6 +10,12 @@ carries of its hold beyond the linear slide reaches the friction too (a single j
 not show it: test_recovery_hold.py). :func:`~skel_ros.identify.hold_phase.widen_for_hold`
 widens the friction by its share of the hold's slide, and the truth is inside again, or
 the value is reported not identified.
+
+Goals on a ramp (the servos' time-based profile over the period, the Dynamixel
+backend's ``profile_time``) leave no step to hold: with a delay of whole periods (each
+read at a ramp's kink, as with the hardware YAML's ``write_on_command: false`` and a
+servo that takes each goal at once) every value comes back within 10 %, where the same
+goals stepped leave every damping half short.
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ DELAY = 0.013  # s: two periods and 3 ms, each read 1 ms into its hold (world st
 XM430 = ("shoulder_yaw", "shoulder_pitch", "elbow")  # the wrist's XL430 reads a load
 
 
-def _record(tmp: Path) -> tuple[JointSeries, JointSeries, list[str]]:
+def _record(tmp: Path, delay: float = DELAY, *, profile: bool = False,
+            ) -> tuple[JointSeries, JointSeries, list[str]]:
     """(readings, goals, joints) of the excitation on the truth's arm."""
     config = load_hardware_config(HARDWARE)
     skel = config.select_skeleton(load_model(ARM))
@@ -59,12 +66,12 @@ def _record(tmp: Path) -> tuple[JointSeries, JointSeries, list[str]]:
                                    joints=names,
                                    start={d.name: d.initial_position for d in skel.dofs})
     truth = tmp / "truth.yaml"
-    truth.write_text(yaml.safe_dump({"joints": {n: {**v, "delay": DELAY}
+    truth.write_text(yaml.safe_dump({"joints": {n: {**v, "delay": delay}
                                                 for n, v in TRUTH.items()}}), encoding="utf-8")
     column = [list(excitation.joint_names).index(n) for n in names]
     times = np.arange(round((excitation.lead_in + excitation.duration + 1.0) / period)) * period
     run = drive(ARM, HARDWARE, excitation.sample(times)[0][:, column], truth=truth,
-                period=period)
+                period=period, profile=profile)
     return (JointSeries.from_samples("real", run.times + period, names, run.real, run.velocity,
                                      run.effort),
             JointSeries.from_samples("command", run.times, names, run.command), names)
@@ -118,3 +125,26 @@ def test_the_widened_intervals_hold_the_truth_or_say_not_identified(fits: dict) 
             else:
                 assert "hold" in widened.fixed[name], (joint, name, widened.fixed)
         assert any("friction +-" in note for note in widened.notes), widened.notes
+
+
+def _errors(tmp: Path, *, profile: bool) -> dict[str, dict[str, float]]:
+    """XM430 joint -> parameter -> relative error, delay 10 ms (whole periods)."""
+    real, command, names = _record(tmp, 0.010, profile=profile)
+    world = load_model(ARM)
+    skel = load_hardware_config(HARDWARE).select_skeleton(world)
+    part, _ = f.split(f.prepare("arm", real, command, names))
+    model = {d.name: {"armature": 0.0, "damping": d.damping, "friction": d.coulomb_friction}
+             for d in skel.dofs}
+    fits = f.fit_joints([part], f.residual_torques([part], RigidDynamics(world, skel.name)),
+                        model)
+    return {fit.joint: {name: fit.values[name] / _real(fit.joint)[name] - 1.0
+                        for name in PARAMETERS}
+            for fit in fits if fit.joint in XM430}
+
+
+def test_goals_on_a_ramp_read_at_its_kinks_come_back_within_ten_percent(
+        tmp_path: Path) -> None:
+    ramp = _errors(tmp_path, profile=True)
+    assert all(abs(e) < 0.10 for joint in ramp.values() for e in joint.values()), ramp
+    step = _errors(tmp_path, profile=False)  # the same goals, each held for the period
+    assert all(joint["damping"] < -0.30 for joint in step.values()), step
