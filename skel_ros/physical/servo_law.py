@@ -186,13 +186,17 @@ class XServoLaw(ServoLaw):
         self.kvi = u(ct.VELOCITY_I_GAIN) / 65536.0
         self.pwm_limit = float(min(u(ct.PWM_LIMIT), PWM_FULL))
         if table[ct.DRIVE_MODE.address] & ct.DRIVE_MODE_TIME_BASED:
-            self.profile_time = u(ct.PROFILE_VELOCITY) * 1e-3
-            self.profile_ramp = min(u(ct.PROFILE_ACCELERATION) * 1e-3, self.profile_time / 2.0)
+            span = u(ct.PROFILE_VELOCITY) * 1e-3
+            ramp = min(u(ct.PROFILE_ACCELERATION) * 1e-3, span / 2.0)
+            if (span, ramp) != (self.profile_time, self.profile_ramp):
+                # New times: the move under way is planned again. Any other write to the
+                # table (a goal, the watchdog) leaves it as it is.
+                self.profile_time, self.profile_ramp = span, ramp
+                self._planned_goal = None
         else:
             self.profile_time = None
             self.profile_velocity = u(ct.PROFILE_VELOCITY) * ct.RAD_S_PER_VELOCITY_UNIT
             self.profile_acceleration = u(ct.PROFILE_ACCELERATION) * PROFILE_ACCELERATION_UNIT
-        self._planned_goal = None
         self.mode = table[ct.OPERATING_MODE.address]
 
     def torque(self, position: float, velocity: float, dt: float) -> float:
