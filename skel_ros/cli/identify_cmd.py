@@ -339,9 +339,9 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     :data:`~skel_ros.identify.fit.SERVO_R2` of gets no values
     (:func:`~skel_ros.identify.hold_phase.not_its_servos_torque`). Without a hardware
     YAML, or a servo fit (no commands recorded), a fit is kept as it is.
-    ``sample_period``: s between the recording's samples (its slowest, for several); one
-    longer than the loop's period (by half) means reads the recording does not hold,
-    which widens the friction more.
+    A Dynamixel with ``profile_time`` ramps to each goal: its friction is widened more, and
+    more again when ``sample_period`` (s between the recording's samples, its slowest for
+    several) is longer than the loop's period by half (reads the recording does not hold).
     """
     from skel_ros.hardware.base import ControlMode
     from skel_ros.identify.fit import SERVO_R2, HoldCorrection
@@ -351,6 +351,8 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
         return list(fits)
     held = {jm.name for jm in config.joints if jm.actuator.mode is ControlMode.POSITION
             and config.bus(jm.bus).protocol in ("dynamixel", "feetech")}
+    ramps = {jm.name for jm in config.joints if config.bus(jm.bus).protocol == "dynamixel"
+             and "profile_time" in jm.actuator.options}  # a time-based profile
     out = []
     for fit in fits:
         servo = servos.get(fit.joint)
@@ -361,7 +363,8 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
         else:
             period = 1.0 / config.control_rate
             hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0, period, 0.0)
-            out.append(widen_for_hold(fit, hold, every_read=sample_period <= 1.5 * period))
+            out.append(widen_for_hold(fit, hold, ramp=fit.joint in ramps,
+                                      every_read=sample_period <= 1.5 * period))
     return out
 
 

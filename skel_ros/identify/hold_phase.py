@@ -34,11 +34,14 @@ excitations, half the speed, a 2.5 ms period) came out off by at most 0.12 ``S``
 200 Hz and 0.21 ``S`` at 50 Hz, the elbow moving alone by 0.02 ``S``; through ROS, by up
 to about 0.16 ``S``. (With the exact torques and accelerations of the same runs, recorded
 at the world's steps, every friction was within 3 %: the bias is the reads'.) A servo
-whose time-based profile ramps to each goal (the Dynamixel's ``profile_time``) does no
-better for friction: over the same five phases and three excitations it came out off by
-up to 0.40 ``S`` read at 200 Hz and 0.68 ``S`` at 50 Hz (the hold's step: 0.11 and 0.25).
-The friction's interval is widened by :data:`FRICTION_SHARE` of ``S`` when the recording
-has every read of the loop, by :data:`FRICTION_SHARE_SPARSE` when it has fewer.
+whose time-based profile ramps to each goal (the Dynamixel's ``profile_time``) does
+worse for friction away from the ramp's kinks: over the same five phases and three
+excitations it came out off by up to 0.67 ``S`` read at 200 Hz and 0.91 ``S`` at 50 Hz
+(the same runs stepping: 0.11 and 0.25), and within 3.4 % at the kinks (a delay of whole
+periods). The friction's interval is widened by :data:`FRICTION_SHARE` of ``S`` for a
+servo that steps, by :data:`FRICTION_SHARE_RAMP` for one that ramps (the hardware YAML's
+``profile_time``), :data:`FRICTION_SHARE_RAMP_SPARSE` when the recording has fewer reads
+than the loop made.
 
 Measured on the physics bench (``bench/identify_hold.py``, the bundled arm's three
 XM430 joints: ``kp`` 18.9 N m/rad, ``kd`` 0.85 N m s/rad, ``T`` 5 ms, world step 1 ms):
@@ -46,9 +49,10 @@ read at the hold's last step, every damping came out 48-63 % short and every arm
 13-18 % short; read at its first step, 51-63 % and 13-17 % over; read at its middle,
 within 3 % and 2 %. A goal the servo's time-based profile ramps to over the period (the
 Dynamixel backend's ``profile_time``, no step left to hold) gave every damping within
-+17 % and armature within 9 % over the five phases, the frictions no better (within
-0.18 ``S``): the torque still bends at each goal, and the phase still reaches the fit.
-A ramped servo is widened as a held one (the bound holds; its values sit inside it).
+24 % and armature within 18 % over the five phases and three excitations (within 3.1 %
+at the ramp's kinks): the torque still bends at each goal, and the phase still reaches
+the fit. A ramped servo's damping and armature are widened as a held one's (the bound
+holds).
 
 :func:`widen_for_hold` adds that bound to a fitted joint's intervals. No ROS, no engine.
 """
@@ -62,27 +66,30 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from skel_ros.identify.fit import HoldCorrection, JointFit
 
-__all__ = ["FRICTION_SHARE", "FRICTION_SHARE_SPARSE", "not_its_servos_torque",
-           "widen_for_hold"]
+__all__ = ["FRICTION_SHARE", "FRICTION_SHARE_RAMP", "FRICTION_SHARE_RAMP_SPARSE",
+           "not_its_servos_torque", "widen_for_hold"]
 
-FRICTION_SHARE: Final = 0.45
+FRICTION_SHARE: Final = 0.3
 """The share of the hold's slide ``kp (T - dt) / 2 * mean |qd|`` a bus servo's friction
-interval is widened by, read at the control loop's rate (module docstring: up to 0.40 of
-it measured, with a profile's ramp; 0.11 without)."""
-FRICTION_SHARE_SPARSE: Final = 0.75
-"""The same, from a recording with fewer reads than the loop made (joint_states slower
-than ``control_rate``: up to 0.68 measured at a quarter of it)."""
+interval is widened by (module docstring: up to 0.25 of it measured)."""
+FRICTION_SHARE_RAMP: Final = 0.7
+"""The same for a servo that ramps to each goal (a time-based profile), read at the
+control loop's rate (up to 0.67 measured)."""
+FRICTION_SHARE_RAMP_SPARSE: Final = 1.0
+"""The same from a recording with fewer reads than the loop made (joint_states slower
+than ``control_rate``: up to 0.91 measured at a quarter of it)."""
 
 
-def widen_for_hold(fit: JointFit, hold: HoldCorrection, *, every_read: bool = True,
-                   ) -> JointFit:
+def widen_for_hold(fit: JointFit, hold: HoldCorrection, *, ramp: bool = False,
+                   every_read: bool = True) -> JointFit:
     """``fit`` with its intervals widened by the reads' phase in the servo's hold.
 
     The half-widths (module docstring) are ``hold``'s :meth:`~skel_ros.identify.fit.
     HoldCorrection.offsets`, ``kp (T - dt) / 2`` and ``kd (T - dt) / 2`` at the joint, for
-    the damping and the armature, and :data:`FRICTION_SHARE` (``every_read`` False:
-    :data:`FRICTION_SHARE_SPARSE`) of the first times the fitted samples' mean speed for
-    the friction, added
+    the damping and the armature, and :data:`FRICTION_SHARE` (``ramp``:
+    :data:`FRICTION_SHARE_RAMP`, or :data:`FRICTION_SHARE_RAMP_SPARSE` without
+    ``every_read``) of the first times the fitted samples' mean speed for the friction,
+    added
     to the statistical ones (a bias bound, not noise: added, not in quadrature). A fitted
     value no larger than its bound is not told by the recording: it keeps the model's value
     and is listed under ``fixed`` with why. Parameters that were not fitted are left as they
@@ -93,11 +100,14 @@ def widen_for_hold(fit: JointFit, hold: HoldCorrection, *, every_read: bool = Tr
         hold: the servo's hold: its gains at the joint (a :class:`~skel_ros.identify.fit.
             ServoFit`'s ``kp`` and ``kd``, gear ratio 1), the control loop's period, the
             servo's own control step (0: a fine one).
+        ramp: whether the servo ramps to each goal (a time-based profile) instead of
+            stepping to it.
         every_read: whether the recording holds every read the control loop made (its
             joint_states at the loop's rate), or fewer.
     """
     damping, armature = hold.offsets()
-    share = FRICTION_SHARE if every_read else FRICTION_SHARE_SPARSE
+    share = (FRICTION_SHARE if not ramp else FRICTION_SHARE_RAMP if every_read
+             else FRICTION_SHARE_RAMP_SPARSE)
     friction = share * damping * fit.speed if math.isfinite(fit.speed) else 0.0
     bound = {"damping": damping, "armature": armature, "friction": friction}
     values, intervals, fixed = dict(fit.values), dict(fit.intervals), dict(fit.fixed)
