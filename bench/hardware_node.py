@@ -21,7 +21,8 @@ so the emulator's and this script's are not counted. Phases, each ``--seconds`` 
 
 Asserts nothing. Usage: .venv/bin/python bench/hardware_node.py [--seconds S]
 [--param NAME:=VALUE ...] (more parameters of the hardware node, e.g.
-``write_on_command:=false``)
+``control_rate:=100.0``; the hardware YAML's keys, such as ``write_on_command``, are not
+parameters)
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ Printed per delay and rate: each XM430 joint's armature, damping and friction er
 against the real arm (an asterisk: the truth outside the 95 % interval), the friction's
 error as a share of the hold's slide ``S = kp (T - dt) / 2 * mean |qd|``
 (:mod:`skel_ros.identify.hold_phase`: ``identify`` widens a bus servo's friction interval
-by 0.3 ``S``) and the delay found. ``--profile``: the servos' time-based profile ramps each
-goal over the period instead of stepping it (the Dynamixel backend's ``profile_time``
-of one period). ``--fraction`` sets the
+by 0.3 ``S``, 0.7 ``S`` for one on a ramp) and the delay found. ``--profile``: the
+servos' time-based profile ramps each goal over the period instead of stepping it (the
+Dynamixel backend's ``profile_time`` of one period). ``--fraction`` sets the
 excitation's share of the limits (its speed), ``--period`` the loop's period, ``--only``
 moves some joints and holds the others (the friction's bias comes from the joints'
 coupling: one joint alone shows little of it).
