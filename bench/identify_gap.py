@@ -28,8 +28,10 @@ included), and the RMS of the difference between the two simulated motions is pr
 per joint, beside each one's RMS error against the command.
 
 The identified values come from ``--from DIR``, a folder ``bench/identify.py --out DIR``
-wrote (its ``truth.yaml`` and ``identified/``); without it, ``bench/identify.py`` is run
-first into ``--out`` (a 60 s excitation recorded and fitted: about 3 minutes).
+wrote (its ``truth.yaml`` and ``identified/``, and the ``hardware.yaml`` it ran with
+when it was given ``--profile-time`` or ``--no-write-on-command``: the held-out runs use
+that one too); without it, ``bench/identify.py`` is run first into ``--out`` (a 60 s
+excitation recorded and fitted: about 3 minutes).
 
 Asserts nothing. Usage: ``.venv/bin/python bench/identify_gap.py [--from DIR] [--out DIR]
 [--trajectory FILE] [--engines dart mujoco] [--repeat N] [--criteria FILE] [--joints-only]``.
@@ -57,11 +59,11 @@ CRITERIA = REPO / "config" / "criteria" / "arm.yaml"
 
 
 def gate(folder: Path, truth: Path, trajectory: Path, criteria: Path, *, engine: str,
-         extra: list[str]) -> dict[str, Any]:
+         extra: list[str], hardware: Path = HARDWARE) -> dict[str, Any]:
     """One sim-to-real run (:func:`read_verdict`)."""
     verdict = folder / "verdict.json"
     done = subprocess.run(  # noqa: S603 - our own command line
-        [SKEL_ROS, "sim-to-real", "--skel", str(ARM), "--hardware-config", str(HARDWARE),
+        [SKEL_ROS, "sim-to-real", "--skel", str(ARM), "--hardware-config", str(hardware),
          "--truth", str(truth), "--trajectory", str(trajectory), "--criteria", str(criteria),
          "--engines", engine, "--json", str(verdict), "--format", "md", "--out",
          str(folder), *extra], capture_output=True, text=True, check=False,
@@ -183,6 +185,10 @@ def main() -> int:
                         str(source)], check=True)
     truth = source / "truth.yaml"
     identified = source / "identified"
+    # The robot runs as it was identified: bench/identify.py's copy of the hardware YAML
+    # (--profile-time, --no-write-on-command) when it wrote one.
+    hardware = source / "hardware.yaml" if (source / "hardware.yaml").exists() else HARDWARE
+    print(f"hardware YAML: {hardware}")
     variants = {"model": [],
                 "identified": ["--skel", str(identified / "model.skel"), "--sim-params",
                                str(identified / "identified.yaml")]}
@@ -198,7 +204,8 @@ def main() -> int:
             for name, extra in variants.items():
                 # --skel given twice: argparse keeps the last (the identified model).
                 r = gate(out / f"{engine}_{name.replace(' ', '_')}_{k}", truth,
-                         args.trajectory, args.criteria, engine=engine, extra=extra)
+                         args.trajectory, args.criteria, engine=engine, extra=extra,
+                         hardware=hardware)
                 results.setdefault((engine, name), []).append(r)
                 report(engine, name, k, r)
     for engine in args.engines:
