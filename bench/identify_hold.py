@@ -18,13 +18,15 @@ error as a share of the hold's slide ``S = kp (T - dt) / 2 * mean |qd|``
 (:mod:`skel_ros.identify.hold_phase`: ``identify`` widens a bus servo's friction interval
 by 0.3 ``S``, 0.7 ``S`` for one on a ramp) and the delay found. ``--profile``: the
 servos' time-based profile ramps each goal over the period instead of stepping it (the
-Dynamixel backend's ``profile_time`` of one period). ``--fraction`` sets the
+Dynamixel backend's ``profile_time`` of one period); ``--exact-pulses``, an experiment,
+lets the servos' PID err in fractions of an encoder pulse. ``--fraction`` sets the
 excitation's share of the limits (its speed), ``--period`` the loop's period, ``--only``
 moves some joints and holds the others (the friction's bias comes from the joints'
 coupling: one joint alone shows little of it).
 
 Asserts nothing. Usage: ``.venv/bin/python bench/identify_hold.py [--duration S]
-[--seed K] [--delays MS,MS,...] [--profile] [--fraction F] [--period S] [--only J,J]``
+[--seed K] [--delays MS,MS,...] [--profile] [--exact-pulses] [--fraction F] [--period S]
+[--only J,J]``
 (default 60 s, seed 0, delays 10, 11, 12, 13 and 14 ms, fraction 0.8, the hardware
 YAML's period, every joint).
 """
@@ -132,6 +134,28 @@ def errors(fits: list[f.JointFit], servos: dict[str, f.ServoFit | None], truth: 
     return lines
 
 
+def exact_pulses() -> None:
+    """Every X-series servo law of this process errs in fractions of a pulse (--exact-pulses).
+
+    A real servo counts its encoder's whole pulses (4096 a turn), and so does the law
+    (:class:`~skel_ros.physical.servo_law.XServoLaw`); this experiment swaps its position
+    PID for the same PID on the exact error, to show how much of a bias the whole pulses
+    make (one pulse is ``kp`` times 1.5e-3 rad of torque: 0.029 N m on the XM430s).
+    """
+    from skel_ros.hardware.dynamixel import control_table as ct
+    from skel_ros.physical import servo_law
+
+    def exact(law: servo_law.XServoLaw, position: float, dt: float) -> float:
+        error = (law.desired - position) / ct.RAD_PER_TICK  # not rounded: the experiment
+        periods = dt / servo_law.CONTROL_PERIOD
+        law._integral += error * periods  # noqa: SLF001 - the law's own state
+        last = error if law._last_error is None else law._last_error  # noqa: SLF001
+        law._last_error = error  # noqa: SLF001
+        return law.kpp * error + law.kpi * law._integral + law.kpd * (error - last) / periods  # noqa: SLF001
+
+    servo_law.XServoLaw._position_pid = exact  # noqa: SLF001 - this process only
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0)
@@ -139,7 +163,10 @@ def main() -> int:
     parser.add_argument("--delays", default="10,11,12,13,14",
                         help="the truth's command delays, ms, comma-separated")
     parser.add_argument("--profile", action="store_true",
-                        help="spread each goal over the period with Profile Velocity")
+                        help="ramp to each goal over the period (a time-based profile)")
+    parser.add_argument("--exact-pulses", action="store_true",
+                        help="an experiment no real servo allows: the servos' position"
+                             " PID errs in fractions of an encoder pulse, not whole ones")
     parser.add_argument("--fraction", type=float, default=0.8,
                         help="the excitation's share of the limits (its speed)")
     parser.add_argument("--period", type=float, default=None,
@@ -147,6 +174,8 @@ def main() -> int:
     parser.add_argument("--only", default="",
                         help="joints to move, comma-separated (the others held)")
     args = parser.parse_args()
+    if args.exact_pulses:
+        exact_pulses()
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     arm = Arm(args.duration, args.seed, fraction=args.fraction, period=args.period,
               only=tuple(w for w in args.only.split(",") if w))
@@ -163,7 +192,8 @@ def main() -> int:
         for every in (1, 4):
             fits, servos = arm.fit(real, command, every)
             print(f"delay {ms:g} ms, {1.0 / (every * arm.period):g} Hz"
-                  f"{', profile' if args.profile else ''} (run {took:.0f} s):")
+                  f"{', profile' if args.profile else ''}"
+                  f"{', exact pulses' if args.exact_pulses else ''} (run {took:.0f} s):")
             print("\n".join(errors(fits, servos, truth, rotor, arm.period)))
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0

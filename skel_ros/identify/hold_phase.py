@@ -52,7 +52,11 @@ Dynamixel backend's ``profile_time``, no step left to hold) gave every damping w
 24 % and armature within 18 % over the five phases and three excitations (within 3.1 %
 at the ramp's kinks): the torque still bends at each goal, and the phase still reaches
 the fit. A ramped servo's damping and armature are widened as a held one's (the bound
-holds).
+holds). What the ramp leaves is the encoder's whole pulses: the servo's PID errs in them,
+so its torque moves in steps of ``kp`` times a pulse (0.029 N m here, twice the
+friction), in a pattern that starts again at each goal (a whole number of pulses) and is
+read at one phase of it; with the PID erring in exact fractions of a pulse (an experiment,
+``--exact-pulses``) every value of the ramped servos came back within 4.7 % at any phase.
 
 :func:`widen_for_hold` adds that bound to a fitted joint's intervals. No ROS, no engine.
 """
