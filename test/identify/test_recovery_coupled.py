@@ -56,13 +56,13 @@ XM430 = ("shoulder_yaw", "shoulder_pitch", "elbow")  # the wrist's XL430 reads a
 
 
 def _record(tmp: Path, delay: float = DELAY, *, profile: bool = False,
-            ) -> tuple[JointSeries, JointSeries, list[str]]:
+            duration: float = 20.0) -> tuple[JointSeries, JointSeries, list[str]]:
     """(readings, goals, joints) of the excitation on the truth's arm."""
     config = load_hardware_config(HARDWARE)
     skel = config.select_skeleton(load_model(ARM))
     names = [j.name for j in config.joints]
     period = 1.0 / config.control_rate
-    excitation = design_excitation(config.bind(skel).limits, duration=20.0, seed=0,
+    excitation = design_excitation(config.bind(skel).limits, duration=duration, seed=0,
                                    joints=names,
                                    start={d.name: d.initial_position for d in skel.dofs})
     truth = tmp / "truth.yaml"
@@ -129,7 +129,7 @@ def test_the_widened_intervals_hold_the_truth_or_say_not_identified(fits: dict) 
 
 def _errors(tmp: Path, *, profile: bool) -> dict[str, dict[str, float]]:
     """XM430 joint -> parameter -> relative error, delay 10 ms (whole periods)."""
-    real, command, names = _record(tmp, 0.010, profile=profile)
+    real, command, names = _record(tmp, 0.010, profile=profile, duration=10.0)
     world = load_model(ARM)
     skel = load_hardware_config(HARDWARE).select_skeleton(world)
     part, _ = f.split(f.prepare("arm", real, command, names))
