@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping, Sequence
 
+    from skel_ros.analysis.series import JointSeries
     from skel_ros.hardware.config import HardwareConfig
-    from skel_ros.identify.fit import HoldCorrection, JointFit, ServoFit
+    from skel_ros.identify.fit import HoldCorrection, JointFit, Pulses, ServoFit
     from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Skeleton, World
 
@@ -239,8 +240,9 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             if "real" not in streams:
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
+            command = sent_goals(streams.get("command"), config)
             fit_part, held = f.split(f.hold_corrected(
-                f.prepare(path, streams["real"], streams.get("command"), joints), holds))
+                f.prepare(path, streams["real"], command, joints), holds))
             fits_parts.append(fit_part)
             held_parts.append(held)
         servos = {j: f.fit_servo(fits_parts, j) for j in joints}
@@ -281,6 +283,43 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
     print(f"wrote {written} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def sent_goals(command: JointSeries | None, config: HardwareConfig | None,
+               ) -> JointSeries | None:
+    """The recorded commands as the hardware YAML's servos get them (whole pulses)."""
+    from skel_ros.identify.fit import on_pulses
+
+    if command is None or config is None:
+        return command
+    return on_pulses(command, goal_pulses(config))
+
+
+def goal_pulses(config: HardwareConfig) -> dict[str, Pulses]:
+    """Each position servo's pulse (a Dynamixel's or a Feetech's), at its transmission.
+
+    Their drivers write whole pulses of each goal (:func:`~skel_ros.identify.fit.on_pulses`);
+    a Feetech model the YAML does not name is left out (its pulse is the model's).
+    """
+    from skel_ros.hardware.base import ControlMode
+    from skel_ros.hardware.dynamixel import control_table as dxl
+    from skel_ros.hardware.feetech import control_table as sts
+    from skel_ros.identify.fit import Pulses
+
+    out = {}
+    for jm in config.joints:
+        if jm.actuator.mode is not ControlMode.POSITION:
+            continue
+        protocol = config.bus(jm.bus).protocol
+        size = None
+        if protocol == "dynamixel":
+            size = dxl.RAD_PER_TICK
+        elif protocol == "feetech":
+            model = sts.model_by_name(jm.actuator.model) if jm.actuator.model else None
+            size = None if model is None else model.rad_per_tick
+        if size is not None:
+            out[jm.name] = Pulses(size, jm.zero_offset, jm.direction * jm.gear_ratio)
+    return out
 
 
 def hold_corrections(config: HardwareConfig, joints: Sequence[str], law_step: float,

@@ -256,6 +256,27 @@ def test_a_ramping_servos_friction_is_widened_more_and_more_with_fewer_reads() -
             share, period)
 
 
+def test_the_goals_a_servo_gets_are_whole_pulses_through_its_transmission() -> None:
+    """on_pulses: each mapped joint's command at the nearest whole pulse of its actuator
+    (zero offset, direction and gear ratio as the driver maps them); others untouched."""
+    from skel_ros.identify.fit import Pulses, on_pulses
+
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1.0, 1.0, size=(50, 2))
+    q[5, 0] = np.nan
+    command = JointSeries.from_samples("command", np.arange(50) * 0.005, ["a", "b"], q)
+    size = 2 * math.pi / 4096
+    pulse = Pulses(size, zero_offset=0.1, scale=-2.0)
+    got = on_pulses(command, {"a": pulse})
+    actuator = 0.1 - 2.0 * got.positions[:, 0]
+    ok = np.isfinite(q[:, 0])
+    assert np.allclose(actuator[ok] / size, np.round((0.1 - 2.0 * q[ok, 0]) / size))
+    assert np.all(np.abs(got.positions[ok, 0] - q[ok, 0]) <= size / 4 + 1e-12)  # half a pulse / 2
+    assert np.isnan(got.positions[5, 0])
+    assert np.array_equal(got.positions[:, 1], q[:, 1])
+    assert on_pulses(command, {}) is command
+
+
 def test_a_servo_whose_torque_never_changes_is_reported_not_a_crash() -> None:
     """A joint that read one torque all along (torque off, a drive that reports 0): its
     servo fit says so, instead of failing on an empty set of delays (it did)."""

@@ -78,10 +78,17 @@ def _record(tmp: Path, delay: float = DELAY, *, profile: bool = False,
 
 
 @pytest.fixture(scope="module")
-def fits(tmp_path_factory: pytest.TempPathFactory
+def recording(tmp_path_factory: pytest.TempPathFactory,
+              ) -> tuple[JointSeries, JointSeries, list[str]]:
+    """The excitation's readings, goals and joints, DELAY on the truth's arm."""
+    return _record(tmp_path_factory.mktemp("coupled"))
+
+
+@pytest.fixture(scope="module")
+def fits(recording: tuple[JointSeries, JointSeries, list[str]],
          ) -> dict[str, tuple[f.JointFit, f.JointFit]]:
     """Joint -> (its fit, the same widened for its servo's hold), for the XM430 joints."""
-    real, command, names = _record(tmp_path_factory.mktemp("coupled"))
+    real, command, names = recording
     config = load_hardware_config(HARDWARE)
     world = load_model(ARM)
     skel = config.select_skeleton(world)
@@ -148,3 +155,27 @@ def test_goals_on_a_ramp_read_at_its_kinks_come_back_within_ten_percent(
     assert all(abs(e) < 0.10 for joint in ramp.values() for e in joint.values()), ramp
     step = _errors(tmp_path, profile=False)  # the same goals, each held for the period
     assert all(joint["damping"] < -0.30 for joint in step.values()), step
+
+
+def test_the_servo_fits_follow_the_goals_as_the_servos_get_them(
+        recording: tuple[JointSeries, JointSeries, list[str]]) -> None:
+    """The servos follow whole pulses of each goal (the driver rounds, the PID errs in
+    pulses): fitted against those (``identify``'s ``sent_goals``), every XM430's servo shows
+    the same delay and gain; against the commanded positions, the shoulder yaw, which
+    carries no gravity and errs by a few pulses, shows a gain and a delay of its own."""
+    from skel_ros.cli.identify_cmd import sent_goals
+
+    real, command, names = recording
+
+    def servos(goals: JointSeries) -> dict[str, f.ServoFit]:
+        part, _ = f.split(f.prepare("arm", real, goals, names))
+        out = {j: f.fit_servo([part], j) for j in XM430}
+        assert all(s is not None and not s.problem for s in out.values()), out
+        return out  # type: ignore[return-value]
+
+    sent = servos(sent_goals(command, load_hardware_config(HARDWARE)))  # type: ignore[arg-type]
+    delays = {round(s.delay * 1e3) for s in sent.values()}
+    assert max(delays) - min(delays) <= 1, sent
+    assert all(abs(s.kp / sent["shoulder_pitch"].kp - 1.0) < 0.05 for s in sent.values()), sent
+    raw = servos(command)
+    assert abs(raw["shoulder_yaw"].delay - sent["shoulder_yaw"].delay) >= 0.003, raw
