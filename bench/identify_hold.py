@@ -138,22 +138,18 @@ def exact_pulses() -> None:
     """Every X-series servo law of this process errs in fractions of a pulse (--exact-pulses).
 
     A real servo counts its encoder's whole pulses (4096 a turn), and so does the law
-    (:class:`~skel_ros.physical.servo_law.XServoLaw`); this experiment swaps its position
-    PID for the same PID on the exact error, to show how much of a bias the whole pulses
-    make (one pulse is ``kp`` times 1.5e-3 rad of torque: 0.029 N m on the XM430s).
+    (:class:`~skel_ros.physical.servo_law.XServoLaw`); this experiment gives its position
+    PID the exact error instead (its :meth:`~skel_ros.physical.servo_law.XServoLaw.
+    pulse_error`), to show how much of a bias the whole pulses make (one pulse is ``kp``
+    times 1.5e-3 rad of torque: 0.029 N m on the XM430s).
     """
     from skel_ros.hardware.dynamixel import control_table as ct
     from skel_ros.physical import servo_law
 
-    def exact(law: servo_law.XServoLaw, position: float, dt: float) -> float:
-        error = (law.desired - position) / ct.RAD_PER_TICK  # not rounded: the experiment
-        periods = dt / servo_law.CONTROL_PERIOD
-        law._integral += error * periods  # noqa: SLF001 - the law's own state
-        last = error if law._last_error is None else law._last_error  # noqa: SLF001
-        law._last_error = error  # noqa: SLF001
-        return law.kpp * error + law.kpi * law._integral + law.kpd * (error - last) / periods  # noqa: SLF001
+    def exact(law: servo_law.XServoLaw, position: float) -> float:
+        return (law.desired - position) / ct.RAD_PER_TICK  # not rounded: the experiment
 
-    servo_law.XServoLaw._position_pid = exact  # noqa: SLF001 - this process only
+    servo_law.XServoLaw.pulse_error = exact  # type: ignore[method-assign] - this process only
 
 
 def main() -> int:

@@ -222,9 +222,12 @@ class XServoLaw(ServoLaw):
         """The speed the motor turns at unloaded with the last step's PWM (rad/s)."""
         return self.pwm / PWM_FULL * self.model.no_load_speed
 
+    def pulse_error(self, position: float) -> float:
+        """The position error the PID sees: whole pulses, as the encoder counts them."""
+        return round(self.desired / ct.RAD_PER_TICK) - round(position / ct.RAD_PER_TICK)
+
     def _position_pid(self, position: float, dt: float) -> float:
-        # The encoder counts whole pulses: the error the servo sees is an integer.
-        error = round(self.desired / ct.RAD_PER_TICK) - round(position / ct.RAD_PER_TICK)
+        error = self.pulse_error(position)
         periods = dt / CONTROL_PERIOD
         self._integral += error * periods
         last = error if self._last_error is None else self._last_error
