@@ -13,7 +13,9 @@ Printed per joint and parameter: the identified value with its 95 % interval, wh
 real arm has (the truth's damping and friction; its armature plus the Dynamixel's rotor,
 which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
 percent, and whether the truth is inside the interval; the delay found against the
-truth's (the bench's own bus and control cycle add about one 5 ms control period). Then
+truth's, plus half a ``profile_time`` (a ramped goal's middle), plus half the loop's period
+with ``write_on_command: false`` (the mean wait for the next cycle; the ROS path adds about
+a millisecond more). Then
 the time of the fit against the time of one MuJoCo rollout of the same length (the arm,
 1 kHz, no ROS: what an output-error fit would pay per evaluation), and the load average.
 
@@ -44,9 +46,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
+
+if TYPE_CHECKING:
+    from skel_ros.hardware.config import HardwareConfig
 
 REPO = Path(__file__).resolve().parent.parent
 SKEL_ROS = str(REPO / ".venv" / "bin" / "skel-ros")
@@ -99,12 +105,9 @@ def rotors(hardware: Path = HARDWARE) -> dict[str, float]:
     return out
 
 
-def profile_times(hardware: Path) -> dict[str, float]:
-    """Each joint's ``profile_time`` in ``hardware`` (s; joints without one: absent)."""
-    from skel_ros.hardware.config import load_hardware_config
-
-    return {j.name: float(j.actuator.options["profile_time"])
-            for j in load_hardware_config(hardware).joints
+def profile_times(config: HardwareConfig) -> dict[str, float]:
+    """Each joint's ``profile_time`` in ``config`` (s; joints without one: absent)."""
+    return {j.name: float(j.actuator.options["profile_time"]) for j in config.joints
             if "profile_time" in j.actuator.options}
 
 
@@ -237,7 +240,11 @@ def main() -> int:
 def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
     """Per joint and parameter, the identified value against the real robot's."""
     rotor = rotors(hardware)
-    ramps = profile_times(hardware)
+    from skel_ros.hardware.config import load_hardware_config
+
+    config = load_hardware_config(hardware)
+    ramps = profile_times(config)
+    wait = 0.0 if config.write_on_command else 0.5 / config.control_rate
     print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
     for joint, entry in found.items():
         real = {"damping": truth.get(joint, {}).get("damping", entry["damping"]["model"]),
@@ -258,16 +265,20 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
                   f"{error:+6.1f}%  {inside}")
         servo = entry.get("servo", {})
         delay = truth.get(joint, {}).get("delay", 0.0)
-        ramp = ramps.get(joint, 0.0)
+        # Against goals held from one to the next (as identify fits a stream): a
+        # time-based profile of T ramps to each goal, its middle T / 2 after the write;
+        # a goal left to the loop waits for its next cycle, half a period on average.
+        added = {"half the profile": 0.5 * ramps.get(joint, 0.0),
+                 "half a loop period": wait}
+        expected = delay + sum(added.values())
         if "not_identified" in servo:
             print(f"{joint:15} delay     not identified ({servo['not_identified']})")
         elif servo:
-            # A time-based profile of T reaches each goal T after it is written: T later.
             print(f"{joint:15} delay     {servo['delay'] * 1e3:6.0f} ms "
                   f"[{servo['delay_interval'][0] * 1e3:.0f}, "
                   f"{servo['delay_interval'][1] * 1e3:.0f}]   truth {delay * 1e3:.0f} ms"
-                  + (f" + the profile's {ramp * 1e3:g} ms = {(delay + ramp) * 1e3:g} ms"
-                     if ramp else ""))
+                  + "".join(f" + {what} {v * 1e3:g}" for what, v in added.items() if v)
+                  + (f" = {expected * 1e3:g} ms" if expected != delay else ""))
         rms = entry["held_out_torque_rms"]
         print(f"{joint:15} held-out torque RMS {rms['model']:.3g} -> {rms['identified']:.3g} N m")
 

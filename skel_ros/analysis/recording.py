@@ -23,13 +23,15 @@ JointTrajectory commands are sampled as the receiving node follows them
 nodes): from its header stamp (a zero stamp: its arrival), starting from the joints'
 present target (the last command for them, else the position the robot measured at the
 arrival: what it holds before any command), holding its last point after its end, until
-the next trajectory, or a JointState command for one of its joints, replaces it.
+the next trajectory, or a JointState command for one of its joints, replaces it. A
+command stream of JointState targets only is marked :attr:`JointSeries.held`: the robots
+hold each target until the next one.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -294,10 +296,13 @@ def read_recording(
     streams = {name: c.series(origin) for name, c in collectors.items()}
     if commands:
         try:
-            streams["command"] = _commands(commands, streams, origin, t_last,
-                                           followers or {}).series(origin)
+            command = _commands(commands, streams, origin, t_last, followers or {})
         except ValueError as exc:
             raise RecordingError(f"{path}: a command the nodes reject: {exc}") from None
+        # Streamed targets are held by the robot until the next one; trajectories are
+        # sampled as followed (a continuous signal between the samples).
+        streams["command"] = replace(command.series(origin),
+                                     held=all(k == JOINT_STATE for _, k, _ in commands))
     return streams
 
 

@@ -36,6 +36,9 @@ class JointSeries:
         time_base: ``"stamp"`` when ``times`` are the messages' header stamps, ``"log"``
             when they are when the recorder received them (or a synthetic series).
         time_base_note: why a stream with stamps is not placed at them ("" otherwise).
+        held: each sample is a target the robot holds until the next one (a stream of
+            JointState commands: :meth:`held_at` is what the robot was sent), not a
+            sample of a continuous signal.
     """
 
     name: str
@@ -46,6 +49,7 @@ class JointSeries:
     efforts: Array
     time_base: str = "log"
     time_base_note: str = ""
+    held: bool = False
 
     @classmethod
     def from_samples(  # noqa: PLR0917 - mirrors the JointState fields
@@ -59,6 +63,7 @@ class JointSeries:
         *,
         time_base: str = "log",
         time_base_note: str = "",
+        held: bool = False,
     ) -> JointSeries:
         """Build a series, sorting the samples by time.
 
@@ -81,7 +86,7 @@ class JointSeries:
         for a in fields:
             a.setflags(write=False)
         return cls(name, fields[0], names, fields[1], fields[2], fields[3], time_base,
-                   time_base_note)
+                   time_base_note, held)
 
     def __len__(self) -> int:
         return int(self.times.size)
@@ -105,3 +110,19 @@ class JointSeries:
         out = np.interp(grid, t, v)
         out[(grid < t[0]) | (grid > t[-1])] = np.nan
         return out
+
+    def held_at(self, joint: str, times: Array, field: str = "positions") -> Array:
+        """One joint's last sample at or before each of ``times``.
+
+        What a robot that holds each target until the next one was sent (:attr:`held`).
+        NaN outside the samples' span, as in :meth:`resample` (after the last target the
+        robot may stop holding it: a command timeout); samples with NaN are skipped.
+        """
+        values = self.column(joint, field)
+        ok = np.isfinite(values)
+        if not ok.any():
+            return np.full(np.shape(times), np.nan)
+        t, v = self.times[ok], values[ok]
+        at = np.searchsorted(t, times, side="right") - 1
+        out = v[np.clip(at, 0, None)]
+        return np.where((at >= 0) & (times <= t[-1]), out, np.nan)

@@ -130,6 +130,8 @@ class Samples:
         command: the commanded positions (NaN before the first command).
         valid: per sample, whether it is away from gaps and edges.
         window: samples the low-pass's response reaches.
+        sent: the command stream itself, for :meth:`commanded` between the grid's
+            samples (None: ``command`` linear between them).
     """
 
     source: str
@@ -142,6 +144,7 @@ class Samples:
     command: Vector
     valid: npt.NDArray[np.bool_]
     window: int = 1
+    sent: JointSeries | None = None
 
     @property
     def period(self) -> float:
@@ -150,8 +153,19 @@ class Samples:
 
     def part(self, keep: npt.NDArray[np.bool_]) -> Samples:
         """The same recording with only the samples ``keep`` counted valid."""
-        return Samples(self.source, self.joints, self.t, self.q, self.qd, self.qdd, self.tau,
-                       self.command, self.valid & keep, self.window)
+        return replace(self, valid=self.valid & keep)
+
+    def commanded(self, k: int, times: Vector) -> Vector:
+        """Joint ``k``'s command at ``times`` as its robot had it (NaN before the first).
+
+        A stream of targets (:attr:`JointSeries.held`) is held from each to the next, as
+        the robot holds it (and the simulation: :mod:`skel_ros.sim.actuation`); samples of
+        a followed trajectory are joined by straight lines.
+        """
+        sent = self.sent
+        if sent is not None and sent.held and self.joints[k] in sent.joint_names:
+            return sent.held_at(self.joints[k], times)
+        return np.interp(times, self.t, self.command[:, k], left=np.nan)
 
     @property
     def cutoff(self) -> float:
@@ -267,10 +281,11 @@ def prepare(source: str, measured: JointSeries, command: JointSeries | None,
     bad = np.convolve(gap.astype(float), np.ones(window), mode="same") > 0
     bad[: window] = bad[-window:] = True
     valid = ~bad & np.all(np.isfinite(q), axis=1) & np.all(np.isfinite(tau), axis=1)
-    cmd = (np.column_stack([command.resample(j, grid) if j in command.joint_names
-                            else np.full(grid.shape, np.nan) for j in joints])
+    cmd = (np.column_stack([(command.held_at if command.held else command.resample)(j, grid)
+                            if j in command.joint_names else np.full(grid.shape, np.nan)
+                            for j in joints])
            if command is not None else np.full(q.shape, np.nan))
-    return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window)
+    return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window, command)
 
 
 @dataclass(frozen=True)
@@ -338,9 +353,7 @@ def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Sam
         ahead = np.interp(t + 0.5 * hold.period, t, reading)  # the last sample: its own
         tau[:, k] = np.where(np.isfinite(ahead), ahead, reading) + (
             kp * samples.qd[:, k] + kd * samples.qdd[:, k]) * (0.5 * (hold.period - hold.law_step))
-    return Samples(samples.source, samples.joints, t, samples.q, samples.qd, samples.qdd, tau,
-                   samples.command, samples.valid & np.all(np.isfinite(tau), axis=1),
-                   samples.window)
+    return replace(samples, tau=tau, valid=samples.valid & np.all(np.isfinite(tau), axis=1))
 
 
 def split(samples: Samples, share: float = FIT_SHARE) -> tuple[Samples, Samples]:
@@ -387,7 +400,7 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
     for i, d in enumerate(delays):
         rows, target = [], []
         for p, linear in zip(parts, small, strict=True):
-            cmd = np.interp(p.t - d, p.t, p.command[:, k], left=np.nan)
+            cmd = p.commanded(k, p.t - d)
             ok = linear & np.isfinite(cmd)
             rows.append(np.column_stack([cmd[ok] - p.q[ok, k], -p.qd[ok, k],
                                          np.ones(ok.sum())]))

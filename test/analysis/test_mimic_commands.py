@@ -47,7 +47,9 @@ def test_the_gripper_examples_followers_are_read_from_the_model() -> None:
 def test_a_follower_is_judged_against_its_leaders_command(tmp_path: Path) -> None:
     t = np.arange(0.0, 2.0, 0.01)
     path = _recording(tmp_path / "run.mcap", -0.4 * np.sin(2.0 * np.pi * 0.5 * t))
-    comparison = compare(list(read_recording(path, followers=FOLLOWERS).values()))
+    streams = read_recording(path, followers=FOLLOWERS)
+    assert streams["command"].held  # JointState targets only: each held until the next
+    comparison = compare(list(streams.values()))
     right = next(j for j in comparison.joints if j.joint == "finger_right")
     left = next(j for j in comparison.joints if j.joint == "finger_left")
     error, leader = right.error("real", "command"), left.error("real", "command")

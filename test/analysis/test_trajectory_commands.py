@@ -75,6 +75,7 @@ def _follow(t: np.ndarray, segments: Sequence[tuple[float, float, PointTrajector
 
 def _errors(path: Path) -> tuple[float, float]:
     streams = read_recording(path)
+    assert not streams["command"].held  # a trajectory's samples: a continuous signal
     comparison = compare(list(streams.values()))
     error = comparison.joints[0].error("real", "command")
     return error.max_abs, comparison.duration

@@ -277,6 +277,57 @@ def test_the_goals_a_servo_gets_are_whole_pulses_through_its_transmission() -> N
     assert on_pulses(command, {}) is command
 
 
+def _servo_run(delay: float, *, held: bool) -> tuple[JointSeries, JointSeries]:
+    """A position servo's joint driven by a 100 Hz stream of targets, read at 200 Hz.
+
+    The stream and the reads keep clocks of their own (as a player and a control loop
+    do: 10.03 ms against 5 ms), so the reads meet the targets at every phase. The servo
+    holds each target until the next and answers it ``delay`` after it was sent:
+    ``tau = kp (q_cmd(t - delay) - q) - kd qd`` on an inertia with damping,
+    integrated every 0.1 ms. Returns (measured, command), the command marked ``held``.
+    """
+    dt, kp, kd, inertia, damping = 1e-4, 18.0, 0.8, 0.02, 0.07
+    sent_t = np.arange(0.0, 12.0, 0.01003)
+    rng = np.random.default_rng(5)
+    phases = rng.uniform(0.0, 2 * math.pi, 3)
+    targets = sum(0.3 * np.sin(2 * math.pi * f0 * sent_t + ph)
+                  for f0, ph in zip((0.4, 0.9, 1.7), phases, strict=True))
+    q = qd = 0.0
+    rows = []
+    for i in range(round(12.0 / dt)):
+        t = i * dt
+        at = np.searchsorted(sent_t, t - delay + 1e-12, side="right") - 1
+        goal = targets[at] if at >= 0 else 0.0
+        tau = kp * (goal - q) - kd * qd
+        if i % 50 == 0:  # 200 Hz reads
+            rows.append((t, q, qd, tau))
+        qd += dt * (tau - damping * qd) / inertia
+        q += dt * qd
+    t, q_, qd_, tau_ = (np.array(c) for c in zip(*rows, strict=True))
+    measured = JointSeries.from_samples("real", t, ["j"], q_[:, None], qd_[:, None], tau_[:, None])
+    command = JointSeries.from_samples("command", sent_t, ["j"], targets[:, None], held=held)
+    return measured, command
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.015])
+def test_a_stream_of_targets_is_fitted_as_held_and_gives_the_servos_own_delay(
+        delay: float) -> None:
+    """A servo holds each streamed target until the next: fitted as held (the recording
+    marks a JointState stream so), the delay found is the servo's own, within a
+    millisecond, not that plus half the stream's period (what straight lines between the
+    targets gave: 5 ms more at 100 Hz)."""
+    measured, command = _servo_run(delay, held=True)
+    part, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
+    servo = f.fit_servo([part], "j")
+    assert servo is not None
+    assert not servo.problem, servo
+    assert abs(servo.delay - delay) <= 0.001, servo
+    assert servo.kp == pytest.approx(18.0, rel=0.05), servo
+    # The same targets read as samples of a continuous signal: half a period later.
+    linear, _ = f.split(f.prepare("constructed", measured, replace(command, held=False), ["j"]))
+    assert f.fit_servo([linear], "j").delay >= delay + 0.004
+
+
 def test_a_servo_whose_torque_never_changes_is_reported_not_a_crash() -> None:
     """A joint that read one torque all along (torque off, a drive that reports 0): its
     servo fit says so, instead of failing on an empty set of delays (it did)."""
