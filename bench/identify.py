@@ -26,9 +26,11 @@ the truth's.
 With ``--robot quadruped``: the bundled quadruped (``examples/quadruped.skel`` on
 ``config/hardware/quadruped_mit.yaml``, twelve MIT motors in impedance mode, no rotor of
 their own: the real armature is the truth's) and its truth below, fitted twice: the motors'
-torque readings as they are (``identify --no-hold-correction``) and corrected for the
-motors' hold (``--law-step`` the model's time step, the bench's world step; docs/identify.md,
-The method). ``--no-delay`` writes the truth (the one below) without its command delay.
+torque readings as they are (``identify --no-hold-correction``), as they are but bounded by
+the replies' unknown phase in the hold (``--reply-phase unknown``), and corrected for the
+motors' hold, each reply at its end (``--law-step`` the model's time step, the bench's world
+step; docs/identify.md, The method). ``--no-delay`` writes the truth (the one below)
+without its command delay.
 
 Asserts nothing. Usage: ``.venv/bin/python bench/identify.py [--robot arm|quadruped]
 [--no-delay] [--duration S] [--seed K] [--truth FILE] [--out DIR] [--recording RUN.mcap]
@@ -209,15 +211,7 @@ def main() -> int:
     truth = yaml.safe_load(truth_file.read_text())["joints"]
     law_step = []
     if args.robot == "quadruped":
-        from skel_ros.model import load_model
-
-        law_step = ["--law-step", f"{load_model(skel).time_step:g}"]  # the world's step
-        run("identify", str(recording), "--skel", str(skel), "--hardware-config",
-            str(hardware), "--no-hold-correction", "-o", str(out / "as_read"))
-        print("the motors' torque readings as they are (--no-hold-correction):")
-        print_joints(yaml.safe_load((out / "as_read" / "identified.yaml").read_text())["joints"],
-                     truth, hardware)
-        print(f"corrected for the motors' hold ({' '.join(law_step)}):")
+        law_step = mit_variants(recording, skel, hardware, truth, out)
     start = time.perf_counter()
     run("identify", str(recording), "--skel", str(skel), "--hardware-config",
         str(hardware), "-o", str(out / "identified"),
@@ -235,6 +229,29 @@ def main() -> int:
           f"rollout of {args.duration:g} s: {rollout:.1f} s")
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
+
+
+def mit_variants(recording: Path, skel: Path, hardware: Path, truth: dict, out: Path,
+                 ) -> list[str]:
+    """Fit and print the MIT motors' readings as they are, and bounded by the replies'
+    unknown phase; return the ``--law-step`` option for the corrected fit (the world's step).
+    """
+    from skel_ros.model import load_model
+
+    law_step = ["--law-step", f"{load_model(skel).time_step:g}"]
+    for folder, options, title in (
+            ("as_read", ["--no-hold-correction"],
+             "the motors' torque readings as they are (--no-hold-correction):"),
+            ("bounded", ["--reply-phase", "unknown", *law_step],
+             ("as read, bounded by the replies' unknown phase in the hold"
+              " (--reply-phase unknown):"))):
+        run("identify", str(recording), "--skel", str(skel), "--hardware-config",
+            str(hardware), *options, "-o", str(out / folder))
+        print(title)
+        print_joints(yaml.safe_load((out / folder / "identified.yaml").read_text())["joints"],
+                     truth, hardware)
+    print(f"corrected for the motors' hold, each reply at its end ({' '.join(law_step)}):")
+    return law_step
 
 
 def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:

@@ -88,9 +88,16 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers 
                         " of their torque readings (default 0: a real motor's current loop;"
                         " the physics bench: the model's time step, 0.001 for the bundled"
                         " models)")
+    q.add_argument("--reply-phase", choices=("end", "unknown"), default="end",
+                   help="where in its command's hold an MIT motor's reply reads the torque:"
+                        " 'end' (default: a motor that applies each command as it answers"
+                        " it; the readings are corrected), 'unknown' (one that applies it"
+                        " later, by a delay of its own: the readings are fitted as they are"
+                        " and the damping, armature and friction bounded by the hold,"
+                        " docs/identify.md)")
     q.add_argument("--no-hold-correction", action="store_true",
-                   help="fit the MIT motors' torque readings as they are (docs/identify.md:"
-                        " when a reading is not taken at the end of its command's hold)")
+                   help="fit the MIT motors' torque readings as they are, neither corrected"
+                        " nor bounded (a comparison)")
     q.add_argument("-o", "--out", required=True, help="output directory")
     q.set_defaults(func=_cmd_identify)
 
@@ -221,8 +228,10 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         world = load_model_from_args(args.skel, args)
         config = _hardware(args.hardware_config)
         skel, _, joints = _skeleton(world, config)
-        holds = ({} if config is None or args.no_hold_correction
-                 else hold_corrections(config, joints, args.law_step))
+        mit = ({} if config is None or args.no_hold_correction
+               else hold_corrections(config, joints, args.law_step))
+        # Replies at the hold's end are corrected; at a phase not known, bounded.
+        holds, bounded = (mit, {}) if args.reply_phase == "end" else ({}, mit)
         if args.payload is not None:
             _payload_body(skel, args.payload)
         dynamics = RigidDynamics(world, skel.name)
@@ -253,6 +262,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                                          args.payload)
         fits = bound_bus_servos(fits, servos, config,
                                 sample_period=max(part.period for part in fits_parts))
+        fits = bound_mit_replies(fits, bounded)
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,
             OSError, ValueError) as exc:
@@ -276,7 +286,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     except (SkelError, OSError) as exc:
         print(f"error: cannot write to {out}: {exc}", file=sys.stderr)
         return 1
-    _print_holds(holds)
+    _print_holds(holds, bounded)
     _print_summary(fits, servos, held_rms)
     if payload is not None:
         _print_payload(payload)
@@ -407,8 +417,29 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     return out
 
 
-def _print_holds(holds: Mapping[str, HoldCorrection]) -> None:
-    """Say which joints' torque readings were corrected for their MIT motor's hold."""
+def bound_mit_replies(fits: Sequence[JointFit], holds: Mapping[str, HoldCorrection],
+                      ) -> list[JointFit]:
+    """``fits``, each joint of ``holds`` bounded by the phase of its MIT motor's replies.
+
+    A motor that applies each command some time after it answers it (a delay of its own,
+    ``--reply-phase unknown``) reads its torque at a phase of the hold that delay modulo
+    the period sets, which the recording does not show: as a bus servo's reads
+    (:func:`~skel_ros.identify.hold_phase.widen_for_hold`, the motor's gains at the joint
+    from the hardware YAML), not corrected as a reply at the hold's end.
+    """
+    from skel_ros.identify.hold_phase import widen_for_hold
+
+    return [widen_for_hold(fit, holds[fit.joint]) if fit.joint in holds else fit
+            for fit in fits]
+
+
+def _print_holds(holds: Mapping[str, HoldCorrection],
+                 bounded: Mapping[str, HoldCorrection]) -> None:
+    """Say which joints' readings were corrected (or bounded) for their MIT motor's hold."""
+    if bounded:
+        print(f"note: the torque readings of {len(bounded)} joint(s) on MIT motors fitted as"
+              " they are, their damping, armature and friction bounded by the unknown phase"
+              " of each reply in its command's hold (--reply-phase unknown)")
     if not holds:
         return
     first = next(iter(holds.values()))

@@ -25,7 +25,7 @@ pytest.importorskip("mujoco")
 pytest.importorskip("scipy")
 
 from skel_ros.analysis.series import JointSeries
-from skel_ros.cli.identify_cmd import hold_corrections
+from skel_ros.cli.identify_cmd import bound_mit_replies, hold_corrections
 from skel_ros.hardware.base import ActuatorSpec, ControlMode
 from skel_ros.hardware.config import load_hardware_config
 from skel_ros.hardware.errors import ConfigError
@@ -57,6 +57,11 @@ def _excitation(t: float) -> tuple[float, float]:
 
 def _record(truth_file: Path) -> f.Samples:
     """The motor's readings at the joint, one command per control period."""
+    return f.prepare("pendulum", _readings(truth_file), None, ["hinge"])
+
+
+def _readings(truth_file: Path) -> JointSeries:
+    """The motor's readings at the joint (position, velocity, torque), as a stream."""
     clock = [10.0]
     spec = ActuatorSpec(1, ControlMode.IMPEDANCE, "AK80-9", {}, name="hinge")
     codec = MitCodec(*resolve("AK80-9", {}))
@@ -92,9 +97,8 @@ def _record(truth_file: Path) -> f.Samples:
         bus.shutdown()
         emulator.stop()
     t, q, v, tau = (np.array(c) for c in zip(*rows, strict=True))
-    series = JointSeries.from_samples("real", t, ["hinge"], q[:, None], v[:, None],
-                                      tau[:, None])
-    return f.prepare("pendulum", series, None, ["hinge"])
+    return JointSeries.from_samples("real", t, ["hinge"], q[:, None], v[:, None],
+                                    tau[:, None])
 
 
 HOLD = f.HoldCorrection(KP, KD, GEAR, PERIOD, STEP)
@@ -136,6 +140,100 @@ def test_the_readings_as_they_are_miss_what_the_derivation_says(
     # late too, adds kp (T/2) (T - dt)/2.
     lag = (TRUTH["damping"] + 0.01) * PERIOD / 2 - damping * PERIOD / 2
     assert raw["armature"] == pytest.approx(TRUTH["armature"] - armature - lag, abs=5e-5)
+
+
+DELAY = 0.007  # s: the motor applies each command 7 ms after answering it
+
+
+@pytest.fixture(scope="module")
+def delayed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, f.JointFit]:
+    """A motor with a command delay of its own, not a whole number of periods: each
+    reply reads the torque ``T - (DELAY mod T)`` = 3 ms into its hold, not at its end.
+    The fit corrected as for a reply at the end, and bounded for an unknown phase
+    (``identify --reply-phase unknown``: the readings as they are, widened)."""
+    truth = tmp_path_factory.mktemp("delayed") / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + f", delay: {DELAY}}}\n")
+    samples = _record(truth)
+    world = load_model(PENDULUM)
+    dynamics = RigidDynamics(world, next(s for s in world.skeletons if s.num_dofs).name)
+    corrected = f.hold_corrected(samples, {"hinge": HOLD})
+    (end,) = f.fit_joints([corrected], f.residual_torques([corrected], dynamics), MODEL)
+    raw = f.fit_joints([samples], f.residual_torques([samples], dynamics), MODEL)
+    (unknown,) = bound_mit_replies(raw, {"hinge": HOLD})
+    return {"end": end, "unknown": unknown}
+
+
+def test_a_motor_that_applies_commands_late_is_bounded_not_corrected(
+        delayed: dict[str, f.JointFit]) -> None:
+    """Corrected as a reply at the hold's end, the delayed motor's damping comes out far
+    over the truth, well outside its interval (a confident wrong value); bounded for the
+    unknown phase, every truth is inside its interval and the note says why."""
+    end = delayed["end"]
+    assert end.values["damping"] - TRUTH["damping"] > 3.0 * end.intervals["damping"], end
+    bounded = delayed["unknown"]
+    for name, truth in TRUTH.items():
+        if name in bounded.intervals:
+            assert abs(bounded.values[name] - truth) <= bounded.intervals[name], (name, bounded)
+        else:
+            assert "not told" in bounded.fixed[name], bounded
+    assert "damping" in bounded.intervals, bounded  # the damping is still told, widely
+    assert any("hold" in note for note in bounded.notes), bounded.notes
+
+
+PENDULUM_MIT = f"""\
+control_rate: {1.0 / PERIOD:g}
+buses:
+  can: {{protocol: mit, transport: {{interface: virtual, channel: x}}}}
+joints:
+  hinge: {{bus: can, id: 1, model: AK80-9, mode: impedance, gear_ratio: {GEAR:g},
+          direction: {DIRECTION}, options: {{kp: {KP:g}, kd: {KD:g}}}}}
+"""
+
+
+def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``skel-ros identify --reply-phase unknown`` on the delayed motor's recording: no
+    torque correction, the truth inside every interval, the command says so; by default
+    (each reply at its hold's end) the readings are corrected and the damping is off."""
+    import yaml
+    from joint_state_mcap import write_joint_states
+
+    from skel_ros.cli.main import main
+
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + f", delay: {DELAY}}}\n")
+    series = _readings(truth)
+    messages = []
+    for i, x in enumerate(series.times):
+        ns = round((1_790_000_000 + x) * 1e9)
+        msg = {"header": {"stamp": {"sec": ns // 10**9, "nanosec": ns % 10**9}, "frame_id": ""},
+               "name": ["hinge"], "position": [float(series.positions[i, 0])],
+               "velocity": [float(series.velocities[i, 0])],
+               "effort": [float(series.efforts[i, 0])]}
+        messages.append((ns, "real", msg))
+    run = write_joint_states(tmp_path / "run.mcap", messages)
+    hardware = tmp_path / "pendulum_mit.yaml"
+    hardware.write_text(PENDULUM_MIT)
+    found = {}
+    for phase in ("unknown", "end"):
+        out = tmp_path / phase
+        assert main(["identify", str(run), "--skel", str(PENDULUM), "--hardware-config",
+                     str(hardware), "--law-step", str(STEP), "--reply-phase", phase,
+                     "-o", str(out)]) == 0
+        found[phase] = yaml.safe_load((out / "identified.yaml").read_text())["joints"]["hinge"]
+        printed = capsys.readouterr().out
+        assert ("bounded by the unknown phase" in printed) == (phase == "unknown"), printed
+    bounded, end = found["unknown"], found["end"]
+    assert "torque_correction" not in bounded
+    assert any("hold" in note for note in bounded["notes"]), bounded
+    for name, value in TRUTH.items():
+        item = bounded[name]
+        assert "interval" in item, bounded
+        assert abs(item["value"] - value) <= item["interval"], (name, bounded)
+    assert end["torque_correction"]["kind"] == "mit_hold"
+    assert end["damping"]["value"] - TRUTH["damping"] > end["damping"]["interval"], end
 
 
 def test_a_joint_without_a_hold_keeps_its_readings() -> None:
