@@ -60,8 +60,12 @@ def _record(truth_file: Path) -> f.Samples:
     return f.prepare("pendulum", _readings(truth_file), None, ["hinge"])
 
 
-def _readings(truth_file: Path) -> JointSeries:
-    """The motor's readings at the joint (position, velocity, torque), as a stream."""
+def _readings(truth_file: Path, *, feed_forward: bool = True) -> JointSeries:
+    """The motor's readings at the joint (position, velocity, torque), as a stream.
+
+    ``feed_forward``: each frame carries the target's velocity (impedance mode), else 0
+    (position mode: the plain law ``kp (p* - p) - kd v``).
+    """
     clock = [10.0]
     spec = ActuatorSpec(1, ControlMode.IMPEDANCE, "AK80-9", {}, name="hinge")
     codec = MitCodec(*resolve("AK80-9", {}))
@@ -86,7 +90,8 @@ def _readings(truth_file: Path) -> JointSeries:
         for k in range(round(DURATION / PERIOD)):
             clock[0] = start + k * PERIOD
             q, v = _excitation(k * PERIOD)
-            send(codec.encode(DIRECTION * GEAR * q, DIRECTION * GEAR * v, KP, KD, 0.0))
+            send(codec.encode(DIRECTION * GEAR * q, DIRECTION * GEAR * v * feed_forward, KP, KD,
+                              0.0))
             if k % EVERY == 0:
                 # What the reply carries (within half a step of the wire:
                 # test/physical/test_mit_torque_balance.py), at the joint.
@@ -191,20 +196,11 @@ joints:
 """
 
 
-def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``skel-ros identify --reply-phase unknown`` on the delayed motor's recording: no
-    torque correction, the truth inside every interval, the command says so; by default
-    (each reply at its hold's end) the readings are corrected and the damping is off."""
-    import yaml
-    from joint_state_mcap import write_joint_states
+def _recording(path: Path, series: JointSeries) -> Path:
+    """An MCAP of the motor's readings on /real/joint_states and of the commands sent to
+    it, one a period, on /joint_commands (what sim-to-real records)."""
+    from joint_state_mcap import joint_state, write_joint_states
 
-    from skel_ros.cli.main import main
-
-    truth = tmp_path / "truth.yaml"
-    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
-                     + f", delay: {DELAY}}}\n")
-    series = _readings(truth)
     messages = []
     for i, x in enumerate(series.times):
         ns = round((1_790_000_000 + x) * 1e9)
@@ -213,7 +209,57 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
                "velocity": [float(series.velocities[i, 0])],
                "effort": [float(series.efforts[i, 0])]}
         messages.append((ns, "real", msg))
-    run = write_joint_states(tmp_path / "run.mcap", messages)
+    for k in range(round(DURATION / PERIOD)):  # the commands, one a period (as sent)
+        ns = round((1_790_000_000 + series.times[0] + k * PERIOD) * 1e9)
+        messages.append((ns - 1, "command", joint_state(
+            (ns // 10**9, ns % 10**9), ["hinge"], [_excitation(k * PERIOD)[0]])))
+    messages.sort(key=lambda m: m[0])
+    return write_joint_states(path, messages)
+
+
+def test_a_position_mode_motors_servo_is_fitted_to_its_replies_as_they_are(
+        tmp_path: Path) -> None:
+    """An MIT motor in position mode (no velocity fed forward) with a delay of its own:
+    ``identify`` fits its servo law to the replies as read, each the law's value at its
+    instant, not to the hold-corrected torques (the hold's mean, half a period earlier),
+    which gave a delay of 1-5 ms for the truth's 7 and kp 4.5 % short."""
+    import yaml
+
+    from skel_ros.cli.main import main
+
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + f", delay: {DELAY}}}\n")
+    run = _recording(tmp_path / "run.mcap", _readings(truth, feed_forward=False))
+    hardware = tmp_path / "pendulum_mit.yaml"
+    hardware.write_text(PENDULUM_MIT.replace("mode: impedance", "mode: position"))
+    assert main(["identify", str(run), "--skel", str(PENDULUM), "--hardware-config",
+                 str(hardware), "--law-step", str(STEP), "-o", str(tmp_path / "out")]) == 0
+    joint = yaml.safe_load((tmp_path / "out" / "identified.yaml").read_text())["joints"]["hinge"]
+    servo = joint["servo"]
+    assert "not_identified" not in servo, servo
+    # The replies meet the commands once a period: any delay in the same period fits.
+    low, high = servo["delay_interval"]
+    assert low - 0.001 <= DELAY <= high + 0.001, servo
+    assert servo["kp"] == pytest.approx(GEAR * GEAR * KP, rel=0.03), servo
+    assert "torque_correction" in joint  # the joint balance still corrected
+
+
+def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``skel-ros identify --reply-phase unknown`` on the delayed motor's recording: no
+    torque correction, the truth inside every interval, the command says so; by default
+    (each reply at its hold's end) the readings are corrected and the damping is off.
+    Either way the impedance-mode motor's servo fit is not given (:data:`FED_FORWARD`)."""
+    import yaml
+
+    from skel_ros.cli.identify_cmd import FED_FORWARD
+    from skel_ros.cli.main import main
+
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + f", delay: {DELAY}}}\n")
+    run = _recording(tmp_path / "run.mcap", _readings(truth))
     hardware = tmp_path / "pendulum_mit.yaml"
     hardware.write_text(PENDULUM_MIT)
     found = {}
@@ -233,6 +279,8 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
         assert "interval" in item, bounded
         assert abs(item["value"] - value) <= item["interval"], (name, bounded)
     assert end["torque_correction"]["kind"] == "mit_hold"
+    # Impedance mode: the command's velocity is fed forward, so no servo law is claimed.
+    assert bounded["servo"]["not_identified"] == end["servo"]["not_identified"] == FED_FORWARD
     assert end["damping"]["value"] - TRUTH["damping"] > end["damping"]["interval"], end
 
 
@@ -255,6 +303,23 @@ def test_the_quadrupeds_mit_joints_are_corrected_with_their_yamls_gains() -> Non
     assert holds["hr_knee"] == f.HoldCorrection(30.0, 0.6, 1.0, 0.005, 0.001)
     # Only the joints identified.
     assert set(hold_corrections(config, ("fl_knee",), 0.0)) == {"fl_knee"}
+
+
+def test_an_impedance_joints_servo_fit_is_not_given() -> None:
+    """The quadruped's MIT motors in impedance mode are sent the targets' velocity: a servo
+    fit of the plain law, however well it explains the torque, is marked not identified
+    (so the simulation keeps its own controller for them); a position servo's is kept."""
+    from skel_ros.cli.identify_cmd import FED_FORWARD, fed_forward
+
+    config = load_hardware_config(REPO / "config" / "hardware" / "quadruped_mit.yaml")
+    good = f.ServoFit("fl_knee", 0.069, (0.069, 0.069), 30.0, 0.6, 0.97)
+    got = fed_forward({"fl_knee": good, "fr_knee": None}, config)
+    assert got["fl_knee"].problem == FED_FORWARD
+    assert got["fr_knee"] is None
+    arm = load_hardware_config(REPO / "config" / "hardware" / "arm_dynamixel.yaml")
+    servo = f.ServoFit("elbow", 0.012, (0.011, 0.013), 18.9, 0.85, 0.99)
+    assert fed_forward({"elbow": servo}, arm) == {"elbow": servo}
+    assert fed_forward({"elbow": servo}, None) == {"elbow": servo}
 
 
 def test_a_dynamixel_arm_gets_no_correction() -> None:
