@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
+    from skel_ros.analysis.series import JointSeries
+
 TOPICS = {"command": "/joint_commands", "sim": "/sim/joint_states",
           "real": "/real/joint_states"}
 """Stream name -> topic, as a sim-to-real session records them."""
@@ -51,3 +53,27 @@ def write_joint_states(path: Path, messages: Iterable[tuple[int, str, dict[str, 
             writer.write_message(TOPICS[stream], schema, msg, log_time=ns, publish_time=ns)
         writer.finish()
     return path
+
+
+WALL = 1_790_000_000.0  # s: the recorder's clock in write_run
+
+
+def write_run(path: Path, real: JointSeries,
+              commands: Iterable[tuple[float, Sequence[str], Sequence[float]]]) -> Path:
+    """A sim-to-real recording of a robot alone: ``real`` on /real/joint_states (positions,
+    velocities, efforts), and ``(time, joints, positions)`` commands on /joint_commands;
+    times in s from :data:`WALL` (a command just before a read of the same time)."""
+    def stamp(ns: int) -> tuple[int, int]:
+        return ns // 10**9, ns % 10**9
+
+    messages = []
+    for i, x in enumerate(real.times):
+        ns = round((WALL + x) * 1e9)
+        msg = joint_state(stamp(ns), real.joint_names, real.positions[i].tolist())
+        msg["velocity"], msg["effort"] = real.velocities[i].tolist(), real.efforts[i].tolist()
+        messages.append((ns, "real", msg))
+    for x, names, positions in commands:
+        ns = round((WALL + x) * 1e9) - 1
+        messages.append((ns, "command", joint_state(stamp(ns), names, list(positions))))
+    messages.sort(key=lambda m: m[0])
+    return write_joint_states(path, messages)

@@ -233,6 +233,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                else hold_corrections(config, joints, args.law_step))
         # Replies at the hold's end are corrected; at a phase not known, bounded.
         holds, bounded = (mit, {}) if args.reply_phase == "end" else ({}, mit)
+        duties = {} if config is None else duty_readings(config)
         if args.payload is not None:
             _payload_body(skel, args.payload)
         dynamics = RigidDynamics(world, skel.name)
@@ -251,7 +252,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
             command = sent_goals(streams.get("command"), config)
-            read = f.prepare(path, streams["real"], command, joints)
+            read = f.drive_torques(f.prepare(path, streams["real"], command, joints), duties)
             fit_part, held = f.split(f.hold_corrected(read, holds))
             fits_parts.append(fit_part)
             held_parts.append(held)
@@ -333,6 +334,28 @@ def goal_pulses(config: HardwareConfig) -> dict[str, Pulses]:
             size = None if model is None else model.rad_per_tick
         if size is not None:
             out[jm.name] = Pulses(size, jm.zero_offset, jm.direction * jm.gear_ratio)
+    return out
+
+
+def duty_readings(config: HardwareConfig) -> dict[str, float]:
+    """The joints whose effort is their drive's duty: each one's back-EMF damping at the joint.
+
+    A Feetech servo's driver reads Present_Load, the drive's duty cycle times the stall
+    torque (:func:`~skel_ros.identify.fit.drive_torques` makes it a torque): ``stall_torque
+    / no_load_speed`` of its model, times the gear ratio squared. A Feetech model the YAML
+    does not name is left out (its figures are the model's), as are other buses (a
+    Dynamixel's driver reads Present Current, a torque; an MIT motor replies with its
+    torque).
+    """
+    from skel_ros.hardware.feetech import control_table as sts
+
+    out = {}
+    for jm in config.joints:
+        if config.bus(jm.bus).protocol != "feetech" or not jm.actuator.model:
+            continue
+        model = sts.model_by_name(jm.actuator.model)
+        if model is not None:
+            out[jm.name] = model.stall_torque / model.no_load_speed * jm.gear_ratio ** 2
     return out
 
 

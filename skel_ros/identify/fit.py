@@ -85,7 +85,8 @@ if TYPE_CHECKING:
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
 __all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
-           "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "fit_joints",
+           "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "drive_torques",
+           "fit_joints",
            "fit_servo", "held_out_rms", "hold_corrected", "mean_speed", "mostly_noise",
            "predicted", "prepare", "residual_torques", "solve", "split"]
 
@@ -238,6 +239,29 @@ def on_pulses(command: JointSeries, pulses: Mapping[str, Pulses]) -> JointSeries
         positions[:, k] = (np.round(actuator / p.size) * p.size - p.zero_offset) / p.scale
     positions.setflags(write=False)
     return replace(command, positions=positions)
+
+
+def drive_torques(samples: Samples, back_emf: Mapping[str, float]) -> Samples:
+    """``samples`` with each joint of ``back_emf`` read as its drive's duty, made a torque.
+
+    A servo whose effort reading is its drive's duty cycle times its stall torque (a
+    Feetech's Present_Load: "the voltage duty cycle of the drive", not the current)
+    reports the torque its motor would give at rest. Turning, the motor's back-EMF takes
+    ``stall_torque / no_load_speed`` times its speed off that (the DC motor's torque
+    ``stall_torque (duty - speed / no_load_speed)``): at the joint ``b qd``, ``b`` that
+    ratio times the gear ratio squared (``back_emf``'s value). Left as read, the fit would
+    give the joint's damping plus ``b`` (0.41 N m s/rad on an STS3215-C001, ten times an
+    arm joint's own), and the servo fit a ``kd`` short by as much; made torques, the joint
+    keeps its own damping and the servo's law carries the motor's.
+    """
+    if not back_emf:
+        return samples
+    tau = samples.tau.copy()
+    for k, joint in enumerate(samples.joints):
+        b = back_emf.get(joint)
+        if b is not None:
+            tau[:, k] -= b * samples.qd[:, k]
+    return replace(samples, tau=tau)
 
 
 def prepare(source: str, measured: JointSeries, command: JointSeries | None,

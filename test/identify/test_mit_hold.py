@@ -199,22 +199,11 @@ joints:
 def _recording(path: Path, series: JointSeries) -> Path:
     """An MCAP of the motor's readings on /real/joint_states and of the commands sent to
     it, one a period, on /joint_commands (what sim-to-real records)."""
-    from joint_state_mcap import joint_state, write_joint_states
+    from joint_state_mcap import write_run
 
-    messages = []
-    for i, x in enumerate(series.times):
-        ns = round((1_790_000_000 + x) * 1e9)
-        msg = {"header": {"stamp": {"sec": ns // 10**9, "nanosec": ns % 10**9}, "frame_id": ""},
-               "name": ["hinge"], "position": [float(series.positions[i, 0])],
-               "velocity": [float(series.velocities[i, 0])],
-               "effort": [float(series.efforts[i, 0])]}
-        messages.append((ns, "real", msg))
-    for k in range(round(DURATION / PERIOD)):  # the commands, one a period (as sent)
-        ns = round((1_790_000_000 + series.times[0] + k * PERIOD) * 1e9)
-        messages.append((ns - 1, "command", joint_state(
-            (ns // 10**9, ns % 10**9), ["hinge"], [_excitation(k * PERIOD)[0]])))
-    messages.sort(key=lambda m: m[0])
-    return write_joint_states(path, messages)
+    return write_run(path, series, [(series.times[0] + k * PERIOD, ["hinge"],
+                                     [_excitation(k * PERIOD)[0]])
+                                    for k in range(round(DURATION / PERIOD))])
 
 
 def test_a_position_mode_motors_servo_is_fitted_to_its_replies_as_they_are(
