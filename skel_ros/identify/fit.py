@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from skel_ros.identify.regressor import PARAMETERS, joint_regressor, moving
+from skel_ros.identify.regressor import PARAMETERS, STILL_SPEED, joint_regressor, moving
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -111,7 +111,8 @@ _LINEAR: Final = 0.5  # the share of the errors (smallest first) a servo is fitt
 _WEIGHS: Final = 0.3  # a parameter's share in a blind direction that makes it unidentifiable
 _GAP: Final = 3.0  # a gap longer than this many periods drops the samples beside it
 _EMPTY: Final = 1e-9  # a column this much smaller than the largest is rounding errors only
-BARELY_MOVED: Final = "the joint barely moved in the fitted part"
+BARELY_MOVED: Final = (f"the joint moved faster than {STILL_SPEED:g} rad/s (m/s on a slide joint)"
+                       " in too few samples of the fitted part")
 
 
 class IdentifyError(ValueError):
