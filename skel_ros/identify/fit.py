@@ -86,9 +86,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
            "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "drive_torques",
-           "fit_joints",
-           "fit_servo", "held_out_rms", "hold_corrected", "mean_speed", "mostly_noise",
-           "predicted", "prepare", "residual_torques", "solve", "split"]
+           "fit_joints", "fit_servo", "held_out_rms", "hold_corrected", "mean_speed",
+           "mostly_noise", "predicted", "prepare", "residual_torques", "solve", "split"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -251,7 +250,7 @@ def drive_torques(samples: Samples, back_emf: Mapping[str, float]) -> Samples:
     ``stall_torque / no_load_speed`` times its speed off that (the DC motor's torque
     ``stall_torque (duty - speed / no_load_speed)``): at the joint ``b qd``, ``b`` that
     ratio times the gear ratio squared (``back_emf``'s value). Left as read, the fit would
-    give the joint's damping plus ``b`` (0.41 N m s/rad on an STS3215-C001, ten times an
+    give the joint's damping plus ``b`` (0.41 N m s/rad on an STS3215-C001, five to ten times an
     arm joint's own), and the servo fit a ``kd`` short by as much; made torques, the joint
     keeps its own damping and the servo's law carries the motor's.
     """

@@ -2,7 +2,7 @@
 
 The driver reads Present_Load, the drive's duty cycle times the stall torque, which is
 the torque the motor gives at rest; turning, its back-EMF takes ``stall_torque /
-no_load_speed`` times its speed off that (0.40 N m s/rad on an STS3215-C001). The
+no_load_speed`` times its speed off that (0.41 N m s/rad on an STS3215-C001). The
 physics bench's servo (:mod:`skel_ros.physical.feetech`) on a pendulum with a truth of
 its own, driven on the test's clock as the driver does (a goal and a read every 5 ms),
 recorded as sim-to-real records it, then ``skel-ros identify --hardware-config``: the
