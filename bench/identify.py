@@ -23,6 +23,10 @@ With ``--payload BODY`` (a truth whose ``bodies`` adds a mass to BODY), the fit 
 ``identify --payload BODY`` and the payload's mass and centre of mass are printed against
 the truth's.
 
+With ``--robot so101``: the bundled SO-101 (``examples/so101_arm.urdf`` on
+``config/hardware/so101_feetech.yaml``, six Feetech STS3215 servos, each with its rotor
+as the bench adds it) and its truth below.
+
 With ``--robot quadruped``: the bundled quadruped (``examples/quadruped.skel`` on
 ``config/hardware/quadruped_mit.yaml``, twelve MIT motors in impedance mode, no rotor of
 their own: the real armature is the truth's) and its truth below, fitted twice: the motors'
@@ -62,6 +66,8 @@ ARM = REPO / "examples" / "arm.skel"
 HARDWARE = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
 QUADRUPED = REPO / "examples" / "quadruped.skel"
 QUADRUPED_HARDWARE = REPO / "config" / "hardware" / "quadruped_mit.yaml"
+SO101 = REPO / "examples" / "so101_arm.urdf"
+SO101_HARDWARE = REPO / "config" / "hardware" / "so101_feetech.yaml"
 # Damping and friction 40-60 % above the model's (0.05/0.01, 0.05/0.01, 0.04/0.01,
 # 0.02/0.005), armature of its own, 10 ms of command delay (two 5 ms control periods).
 TRUTH = """\
@@ -81,6 +87,22 @@ QUADRUPED_TRUTH = "joints:\n" + "".join(
     for side in ("fl", "fr", "hl", "hr") for joint in ("hip_abd", "hip_pitch", "knee"))
 
 
+# The SO-101: damping and friction 40-50 % above the model's (0.05/0.01, 0.05/0.01,
+# 0.04/0.01, 0.02/0.005 x3), an armature of its own, 10 ms of command delay.
+SO101_TRUTH = """\
+joints:
+  shoulder_pan: {damping: 0.07, friction: 0.015, armature: 0.003, delay: 0.01}
+  shoulder_lift: {damping: 0.075, friction: 0.014, armature: 0.004, delay: 0.01}
+  elbow_flex: {damping: 0.06, friction: 0.015, armature: 0.003, delay: 0.01}
+  wrist_flex: {damping: 0.03, friction: 0.008, armature: 0.001, delay: 0.01}
+  wrist_roll: {damping: 0.03, friction: 0.007, armature: 0.001, delay: 0.01}
+  gripper: {damping: 0.03, friction: 0.007, armature: 0.001, delay: 0.01}
+"""
+ROBOTS = {"arm": (ARM, HARDWARE, TRUTH), "quadruped": (QUADRUPED, QUADRUPED_HARDWARE,
+                                                        QUADRUPED_TRUTH),
+          "so101": (SO101, SO101_HARDWARE, SO101_TRUTH)}
+
+
 def run(*words: str) -> str:
     """Run a skel-ros command; its output (stops the bench with it on a failure)."""
     done = subprocess.run([SKEL_ROS, *words], capture_output=True, text=True, check=False,  # noqa: S603
@@ -91,19 +113,21 @@ def run(*words: str) -> str:
 
 
 def rotors(hardware: Path = HARDWARE) -> dict[str, float]:
-    """Each Dynamixel joint's rotor inertia at the joint (what the bench adds; MIT: none)."""
+    """Each bus servo's rotor inertia at the joint (what the bench adds; MIT: none)."""
     from skel_ros.hardware.config import load_hardware_config
     from skel_ros.hardware.dynamixel.control_table import MODELS
-    from skel_ros.physical.servo_law import MECHANICAL_TIME_CONSTANT
+    from skel_ros.hardware.feetech.control_table import model_by_name
+    from skel_ros.physical.servo_law import rotor_inertia
 
     config = load_hardware_config(hardware)
     out = {}
     for joint in config.joints:
-        if config.bus(joint.bus).protocol != "dynamixel":
-            continue
-        model = MODELS[joint.actuator.model]
-        out[joint.name] = (MECHANICAL_TIME_CONSTANT * model.stall_torque / model.no_load_speed
-                           * joint.gear_ratio ** 2)
+        protocol = config.bus(joint.bus).protocol
+        model = (MODELS[joint.actuator.model] if protocol == "dynamixel"
+                 else model_by_name(joint.actuator.model) if protocol == "feetech" else None)
+        if model is not None:
+            out[joint.name] = (rotor_inertia(model.stall_torque, model.no_load_speed)
+                               * joint.gear_ratio ** 2)
     return out
 
 
@@ -173,7 +197,7 @@ def main() -> int:
     parser.add_argument("--publish-rate", type=float, default=200.0, metavar="HZ",
                         help="Hz of the recorded /real/joint_states (default 200: the arm's"
                              " control loop, as docs/identify.md's workflow records)")
-    parser.add_argument("--robot", choices=("arm", "quadruped"), default="arm")
+    parser.add_argument("--robot", choices=tuple(ROBOTS), default="arm")
     parser.add_argument("--no-delay", action="store_true",
                         help="the truth (the one above) without its command delay")
     parser.add_argument("--profile-time", type=float, metavar="S",
@@ -184,8 +208,7 @@ def main() -> int:
                         help="the hardware YAML's write_on_command false: every goal is"
                              " written by the loop's cycle, right after its read")
     args = parser.parse_args()
-    skel, hardware = (QUADRUPED, QUADRUPED_HARDWARE) if args.robot == "quadruped" else (
-        ARM, HARDWARE)
+    skel, hardware, robot_truth = ROBOTS[args.robot]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
     if args.profile_time is not None or args.no_write_on_command:
@@ -193,8 +216,8 @@ def main() -> int:
                                 write_on_command=not args.no_write_on_command)
     truth_file = args.truth or out / "truth.yaml"
     if args.truth is None:
-        text = QUADRUPED_TRUTH if args.robot == "quadruped" else TRUTH
-        truth_file.write_text(text.replace(", delay: 0.01", "") if args.no_delay else text,
+        truth_file.write_text(robot_truth.replace(", delay: 0.01", "") if args.no_delay
+                              else robot_truth,
                               encoding="utf-8")
     print(f"load average at start: {os.getloadavg()[0]:.2f}  (folder {out})")
     recording = args.recording or out / "run" / "run.mcap"

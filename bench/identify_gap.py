@@ -33,8 +33,13 @@ when it was given ``--profile-time`` or ``--no-write-on-command``: the held-out 
 that one too); without it, ``bench/identify.py`` is run first into ``--out`` (a 60 s
 excitation recorded and fitted: about 3 minutes).
 
-Asserts nothing. Usage: ``.venv/bin/python bench/identify_gap.py [--from DIR] [--out DIR]
-[--trajectory FILE] [--engines dart mujoco] [--repeat N] [--criteria FILE] [--joints-only]``.
+``--robot so101`` or ``quadruped``: that robot of ``bench/identify.py`` (its model, hardware
+YAML and truth), held out on its bundled trajectory (``examples/so101_trajectory.yaml``,
+``examples/quadruped_trajectory.yaml``) with its shipped criteria.
+
+Asserts nothing. Usage: ``.venv/bin/python bench/identify_gap.py [--robot arm|so101|quadruped]
+[--from DIR] [--out DIR] [--trajectory FILE] [--engines dart mujoco] [--repeat N]
+[--criteria FILE] [--joints-only]``.
 """
 
 from __future__ import annotations
@@ -50,20 +55,26 @@ from typing import Any
 
 import numpy as np
 
+# The bench beside this one (the script's folder is first on the path): its robots.
+from identify import ROBOTS  # isort: skip
+
 REPO = Path(__file__).resolve().parent.parent
 SKEL_ROS = str(REPO / ".venv" / "bin" / "skel-ros")
-ARM = REPO / "examples" / "arm.skel"
-HARDWARE = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
-HELD_OUT = REPO / "examples" / "arm_trajectory.yaml"
-CRITERIA = REPO / "config" / "criteria" / "arm.yaml"
+# Per robot of bench/identify.py: its held-out trajectory and the shipped criteria.
+HELD_OUT = {"arm": (REPO / "examples" / "arm_trajectory.yaml",
+                    REPO / "config" / "criteria" / "arm.yaml"),
+            "so101": (REPO / "examples" / "so101_trajectory.yaml",
+                      REPO / "config" / "criteria" / "so101.yaml"),
+            "quadruped": (REPO / "examples" / "quadruped_trajectory.yaml",
+                          REPO / "config" / "criteria" / "quadruped.yaml")}
 
 
 def gate(folder: Path, truth: Path, trajectory: Path, criteria: Path, *, engine: str,
-         extra: list[str], hardware: Path = HARDWARE) -> dict[str, Any]:
+         extra: list[str], hardware: Path, model: Path) -> dict[str, Any]:
     """One sim-to-real run (:func:`read_verdict`)."""
     verdict = folder / "verdict.json"
     done = subprocess.run(  # noqa: S603 - our own command line
-        [SKEL_ROS, "sim-to-real", "--skel", str(ARM), "--hardware-config", str(hardware),
+        [SKEL_ROS, "sim-to-real", "--skel", str(model), "--hardware-config", str(hardware),
          "--truth", str(truth), "--trajectory", str(trajectory), "--criteria", str(criteria),
          "--engines", engine, "--json", str(verdict), "--format", "md", "--out",
          str(folder), *extra], capture_output=True, text=True, check=False,
@@ -125,23 +136,23 @@ def follow(engine_name: str, skel: Path, trajectory: Path, params: Path | None
     return np.array(commanded), np.array(simulated)
 
 
-def sensitivity(engine: str, identified: Path, trajectory: Path) -> str:
+def sensitivity(engine: str, model: Path, identified: Path, trajectory: Path) -> str:
     """Per joint: RMS of sim(identified) - sim(model), and of sim(model) - command (rad)."""
-    command, before = follow(engine, ARM, trajectory, None)
-    _, after = follow(engine, identified / "model.skel", trajectory,
+    command, before = follow(engine, model, trajectory, None)
+    _, after = follow(engine, identified / f"model{model.suffix}", trajectory,
                       identified / "identified.yaml")
     moved = np.sqrt(np.mean((after - before) ** 2, axis=0))
     lag = np.sqrt(np.mean((before - command) ** 2, axis=0))
-    names = load_names(trajectory)
+    names = load_names(model, trajectory)
     return ", ".join(f"{n} {m:.5f} (sim-command {e:.4f})"
                      for n, m, e in zip(names, moved, lag, strict=True))
 
 
-def load_names(trajectory: Path) -> list[str]:
+def load_names(model: Path, trajectory: Path) -> list[str]:
     """The joints of ``trajectory``, in its order."""
     from skel_ros.trajectory import load_trajectory, load_trajectory_model
 
-    return list(load_trajectory(trajectory, load_trajectory_model(ARM)).joint_names)
+    return list(load_trajectory(trajectory, load_trajectory_model(model)).joint_names)
 
 
 def joints_only(identified: Path, folder: Path) -> Path:
@@ -167,14 +178,20 @@ def main() -> int:
     parser.add_argument("--from", dest="source", type=Path,
                         help="a bench/identify.py output folder (truth.yaml, identified/)")
     parser.add_argument("--out", type=Path, help="folder (default: a temporary one)")
-    parser.add_argument("--trajectory", type=Path, default=HELD_OUT,
-                        help="the held-out trajectory (default: %(default)s)")
+    parser.add_argument("--robot", choices=tuple(HELD_OUT), default="arm",
+                        help="bench/identify.py's robot (default: arm)")
+    parser.add_argument("--trajectory", type=Path,
+                        help="the held-out trajectory (default: the robot's bundled one)")
     parser.add_argument("--engines", nargs="+", default=["dart", "mujoco"])
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--criteria", type=Path, default=CRITERIA)
+    parser.add_argument("--criteria", type=Path,
+                        help="criteria (default: the robot's shipped ones)")
     parser.add_argument("--joints-only", action="store_true",
                         help="a third run: the identified joint values without the servos")
     args = parser.parse_args()
+    model, robot_hardware, _ = ROBOTS[args.robot]
+    trajectory = args.trajectory or HELD_OUT[args.robot][0]
+    criteria = args.criteria or HELD_OUT[args.robot][1]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_gap_"))
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {os.getloadavg()[0]:.2f}  (folder {out})")
@@ -182,30 +199,32 @@ def main() -> int:
     if source is None:
         source = out / "identify"
         subprocess.run([sys.executable, str(REPO / "bench" / "identify.py"), "--out",  # noqa: S603
-                        str(source)], check=True)
+                        str(source), "--robot", args.robot], check=True)
     truth = source / "truth.yaml"
     identified = source / "identified"
     # The robot runs as it was identified: bench/identify.py's copy of the hardware YAML
     # (--profile-time, --no-write-on-command) when it wrote one.
-    hardware = source / "hardware.yaml" if (source / "hardware.yaml").exists() else HARDWARE
+    hardware = (source / "hardware.yaml" if (source / "hardware.yaml").exists()
+                else robot_hardware)
     print(f"hardware YAML: {hardware}")
+    fitted = str(identified / f"model{model.suffix}")  # identify writes the model's format
     variants = {"model": [],
-                "identified": ["--skel", str(identified / "model.skel"), "--sim-params",
+                "identified": ["--skel", fitted, "--sim-params",
                                str(identified / "identified.yaml")]}
     if args.joints_only:
-        variants["joints only"] = ["--skel", str(identified / "model.skel"), "--sim-params",
+        variants["joints only"] = ["--skel", fitted, "--sim-params",
                                    str(joints_only(identified, out))]
     for engine in args.engines:
         print(f"{engine} alone, RMS of sim(identified) - sim(model) per joint: "
-              f"{sensitivity(engine, identified, args.trajectory)}", flush=True)
+              f"{sensitivity(engine, model, identified, trajectory)}", flush=True)
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for engine in args.engines:
         for k in range(args.repeat):
             for name, extra in variants.items():
                 # --skel given twice: argparse keeps the last (the identified model).
                 r = gate(out / f"{engine}_{name.replace(' ', '_')}_{k}", truth,
-                         args.trajectory, args.criteria, engine=engine, extra=extra,
-                         hardware=hardware)
+                         trajectory, criteria, engine=engine, extra=extra,
+                         hardware=hardware, model=model)
                 results.setdefault((engine, name), []).append(r)
                 report(engine, name, k, r)
     for engine in args.engines:
