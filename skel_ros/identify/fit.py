@@ -11,8 +11,10 @@ a gap left out):
    explains the torque best. ``kp`` and ``kd`` describe the robot's servo as the
    recording saw it (its position gain, its motor's back-EMF and derivative gain). Large
    errors, where a drive saturates, are left out; a fit that explains less than
-   :data:`SERVO_R2` of the torque's variance, or whose delay interval is wider than
-   :data:`DELAY_SPREAD`, gives no delay (reported, with why).
+   :data:`SERVO_R2` of the torque's variance, whose delay interval is wider than
+   :data:`DELAY_SPREAD`, or whose residual has a rival minimum (:data:`ALIAS_MARGIN`)
+   gives no delay (reported, with why). ``q_cmd`` is the command as the robot had it
+   (:meth:`Samples.commanded`: a stream of targets held, a trajectory's samples joined).
 2. **Armature, viscous damping, Coulomb friction** (:func:`fit_joints`), from the
    torques: what the motors give beyond the links' own dynamics
    (:class:`~skel_ros.sim.inverse_dynamics.RigidDynamics`) is
