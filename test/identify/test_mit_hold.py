@@ -9,7 +9,9 @@ clock) on a pendulum through a 2:1 transmission turned the other way, with a tru
 own: the fit of its readings as they are finds the damping short by the derivation's
 ``g^2 kp (T - dt) / 2`` (80 % of the truth here); corrected, every value comes back.
 Which joints are corrected, from the hardware YAML (``skel-ros identify
---hardware-config``), and what identified.yaml says of it.
+--hardware-config``), and what identified.yaml says of it. A motor that applies each
+command 7 ms after answering it: bounded (``--reply-phase unknown``), not corrected; in
+position mode its servo law fitted to the replies as read; in impedance mode no servo fit.
 """
 
 from __future__ import annotations
