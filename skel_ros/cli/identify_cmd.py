@@ -314,7 +314,7 @@ def goal_pulses(config: HardwareConfig) -> dict[str, Pulses]:
     """Each position servo's pulse (a Dynamixel's or a Feetech's), at its transmission.
 
     Their drivers write whole pulses of each goal (:func:`~skel_ros.identify.fit.on_pulses`);
-    a Feetech model the YAML does not name is left out (its pulse is the model's).
+    a Feetech joint whose YAML names no model is the driver's default model.
     """
     from skel_ros.hardware.base import ControlMode
     from skel_ros.hardware.dynamixel import control_table as dxl
@@ -330,7 +330,7 @@ def goal_pulses(config: HardwareConfig) -> dict[str, Pulses]:
         if protocol == "dynamixel":
             size = dxl.RAD_PER_TICK
         elif protocol == "feetech":
-            model = sts.model_by_name(jm.actuator.model) if jm.actuator.model else None
+            model = sts.model_by_name(jm.actuator.model or sts.DEFAULT_MODEL)
             size = None if model is None else model.rad_per_tick
         if size is not None:
             out[jm.name] = Pulses(size, jm.zero_offset, jm.direction * jm.gear_ratio)
@@ -342,18 +342,17 @@ def duty_readings(config: HardwareConfig) -> dict[str, float]:
 
     A Feetech servo's driver reads Present_Load, the drive's duty cycle times the stall
     torque (:func:`~skel_ros.identify.fit.drive_torques` makes it a torque): ``stall_torque
-    / no_load_speed`` of its model, times the gear ratio squared. A Feetech model the YAML
-    does not name is left out (its figures are the model's), as are other buses (a
-    Dynamixel's driver reads Present Current, a torque; an MIT motor replies with its
-    torque).
+    / no_load_speed`` of its model (the driver's default where the YAML names none),
+    times the gear ratio squared. Other buses are left out (a Dynamixel's driver reads
+    Present Current, a torque; an MIT motor replies with its torque).
     """
     from skel_ros.hardware.feetech import control_table as sts
 
     out = {}
     for jm in config.joints:
-        if config.bus(jm.bus).protocol != "feetech" or not jm.actuator.model:
+        if config.bus(jm.bus).protocol != "feetech":
             continue
-        model = sts.model_by_name(jm.actuator.model)
+        model = sts.model_by_name(jm.actuator.model or sts.DEFAULT_MODEL)
         if model is not None:
             out[jm.name] = model.stall_torque / model.no_load_speed * jm.gear_ratio ** 2
     return out

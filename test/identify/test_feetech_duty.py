@@ -102,6 +102,11 @@ def test_the_back_emf_of_each_feetech_joint_comes_from_its_model(tmp_path: Path)
     geared.write_text(YAML.replace("mode: position}", "mode: position, gear_ratio: 2.0}"))
     assert duty_readings(load_hardware_config(geared))["hinge"] == pytest.approx(
         4 * STS3215.stall_torque / STS3215.no_load_speed)
+    unnamed = tmp_path / "unnamed.yaml"  # the driver's default model, as it drives it
+    unnamed.write_text(YAML.replace("model: STS3215-C001, ", ""))
+    assert duty_readings(load_hardware_config(unnamed))["hinge"] == pytest.approx(
+        STS3215.stall_torque / STS3215.no_load_speed)
+    assert ct.DEFAULT_MODEL == "STS3215-C001"
     arm = load_hardware_config(REPO / "config" / "hardware" / "arm_dynamixel.yaml")
     assert duty_readings(arm) == {}  # Present Current: a torque already
 
