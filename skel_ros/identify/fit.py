@@ -111,7 +111,7 @@ command period, so delays a period apart fit its steps alike and only the servo'
 response tells them apart; on a joint that carries little load (a few encoder pulses of
 error, a Feetech's startup torque) that part is faint. On the physics bench's recordings
 (seven of the arm, two of the SO-101, 2026-11-29 23:24 to 2026-11-30 02:19) the four
-delays more than a period off their truth had a rival within 0-3.5 %, the 26 others none
+delays more than a period off their truth had a rival within 0-3.5 %, the 29 others none
 closer than 5.6 %."""
 CUTOFF: Final = 3.0
 """Hz: the low-pass every term of the torque balance goes through (at most a quarter of
