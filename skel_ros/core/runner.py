@@ -333,8 +333,11 @@ class Runner:
         self._stop.clear()
         with self.lock:
             self.pacer.anchor(self.backend.now())
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
+        # Known to stop() only once started: a stop that lands while it starts (a signal
+        # handler, run between two bytecodes of this thread) would join an unstarted thread.
+        thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        thread.start()
+        self._thread = thread
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the loop thread (idempotent)."""

@@ -193,6 +193,31 @@ def test_the_lifecycle_goes_through_the_seam_and_the_loop_runs_in_its_thread() -
     assert runner.cycles == stopped
 
 
+def test_a_stop_while_the_loop_thread_starts_neither_raises_nor_leaves_it_running(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop that lands while ``start`` starts the thread (a SIGINT's handler runs in the
+    main thread between two bytecodes: a node stopped while it starts): it joined the
+    thread before it was started (``RuntimeError: cannot join thread before it is
+    started``, seen once as a sim_node's exit status 1). Now the stop takes, and the loop
+    ends at once."""
+    runner = Runner.over(NumpyBackend(), real_time_factor=0.0)
+    real_start = threading.Thread.start
+
+    def start_with_a_stop_in_between(thread: threading.Thread) -> None:
+        if thread.name == runner.name:
+            runner.stop()  # what the signal handler would do at this instant
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start_with_a_stop_in_between)
+    runner.start()
+    monkeypatch.undo()
+    runner.stop()
+    assert not runner.running
+    stopped = runner.cycles
+    time.sleep(0.05)
+    assert runner.cycles == stopped  # the stop was not lost: no loop runs
+
+
 def test_a_wake_from_the_backend_is_served_between_cycles() -> None:
     backend = NumpyBackend()
     served = threading.Event()
