@@ -111,6 +111,14 @@ class JointSeries:
         out[(grid < t[0]) | (grid > t[-1])] = np.nan
         return out
 
+    def target_at(self, joint: str, times: Array) -> Array:
+        """A command stream's position target of one joint at ``times``, as the robot had it.
+
+        Held from each sample to the next (:meth:`held_at`) for a :attr:`held` series,
+        else linear between the samples (:meth:`resample`); NaN outside their span.
+        """
+        return (self.held_at if self.held else self.resample)(joint, times)
+
     def held_at(self, joint: str, times: Array, field: str = "positions") -> Array:
         """One joint's last sample at or before each of ``times``.
 

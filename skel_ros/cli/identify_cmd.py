@@ -252,11 +252,11 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
             command = sent_goals(streams.get("command"), config)
-            read = f.drive_torques(f.prepare(path, streams["real"], command, joints), duties)
-            fit_part, held = f.split(f.hold_corrected(read, holds))
-            fits_parts.append(fit_part)
-            held_parts.append(held)
-            read_parts.append(f.split(read)[0])
+            read, held = f.split(
+                f.drive_torques(f.prepare(path, streams["real"], command, joints), duties))
+            read_parts.append(read)
+            fits_parts.append(f.hold_corrected(read, holds))
+            held_parts.append(f.hold_corrected(held, holds))
         # A servo's law is fitted to its readings as they are: each is the law's value at
         # its instant (an MIT reply, the hold's last); the hold's mean moves the joint.
         servos = fed_forward({j: f.fit_servo(read_parts, j) for j in joints}, config)
@@ -330,7 +330,7 @@ def goal_pulses(config: HardwareConfig) -> dict[str, Pulses]:
         if protocol == "dynamixel":
             size = dxl.RAD_PER_TICK
         elif protocol == "feetech":
-            model = sts.model_by_name(jm.actuator.model or sts.DEFAULT_MODEL)
+            model = sts.model_by_name(jm.actuator.model)
             size = None if model is None else model.rad_per_tick
         if size is not None:
             out[jm.name] = Pulses(size, jm.zero_offset, jm.direction * jm.gear_ratio)
@@ -352,7 +352,7 @@ def duty_readings(config: HardwareConfig) -> dict[str, float]:
     for jm in config.joints:
         if config.bus(jm.bus).protocol != "feetech":
             continue
-        model = sts.model_by_name(jm.actuator.model or sts.DEFAULT_MODEL)
+        model = sts.model_by_name(jm.actuator.model)
         if model is not None:
             out[jm.name] = model.stall_torque / model.no_load_speed * jm.gear_ratio ** 2
     return out

@@ -170,13 +170,14 @@ class Samples:
     def commanded(self, k: int, times: Vector) -> Vector:
         """Joint ``k``'s command at ``times`` as its robot had it (NaN before the first).
 
-        A stream of targets (:attr:`JointSeries.held`) is held from each to the next, as
-        the robot holds it (and the simulation: :mod:`skel_ros.sim.actuation`); samples of
-        a followed trajectory are joined by straight lines.
+        From the command stream itself (:meth:`JointSeries.target_at`: a stream of targets
+        held from each to the next, as the robot holds it and the simulation too,
+        :mod:`skel_ros.sim.actuation`; a followed trajectory's samples joined by straight
+        lines); without it, ``command`` linear between the grid's samples.
         """
-        sent = self.sent
-        if sent is not None and sent.held and self.joints[k] in sent.joint_names:
-            return sent.held_at(self.joints[k], times)
+        joint = self.joints[k]
+        if self.sent is not None and joint in self.sent.joint_names:
+            return self.sent.target_at(joint, times)
         return np.interp(times, self.t, self.command[:, k], left=np.nan)
 
     @property
@@ -316,9 +317,8 @@ def prepare(source: str, measured: JointSeries, command: JointSeries | None,
     bad = np.convolve(gap.astype(float), np.ones(window), mode="same") > 0
     bad[: window] = bad[-window:] = True
     valid = ~bad & np.all(np.isfinite(q), axis=1) & np.all(np.isfinite(tau), axis=1)
-    cmd = (np.column_stack([(command.held_at if command.held else command.resample)(j, grid)
-                            if j in command.joint_names else np.full(grid.shape, np.nan)
-                            for j in joints])
+    cmd = (np.column_stack([command.target_at(j, grid) if j in command.joint_names
+                            else np.full(grid.shape, np.nan) for j in joints])
            if command is not None else np.full(q.shape, np.nan))
     return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window, command)
 

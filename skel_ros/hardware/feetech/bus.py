@@ -244,7 +244,7 @@ class FeetechBus(ActuatorBus):
         if unknown:
             raise ConfigError(f"{where}: unknown Feetech option(s) {sorted(unknown)};"
                               f" known: {sorted(_ACTUATOR_OPTIONS)}")
-        model = ct.model_by_name(spec.model or ct.DEFAULT_MODEL)
+        model = ct.model_by_name(spec.model)
         if model is None:
             raise ConfigError(f"{where}: unknown Feetech model {spec.model!r}; known:"
                               f" {', '.join(ct.MODELS)} (STS3215 means STS3215-C001)")

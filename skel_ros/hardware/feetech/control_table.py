@@ -268,9 +268,12 @@ DEFAULT_MODEL: Final = "STS3215-C001"
 ALIASES: Final = MappingProxyType({"STS3215": "STS3215-C001"})
 
 
-def model_by_name(name: str) -> ModelInfo | None:
-    """The model named ``name`` (case-insensitive; ``STS3215`` is the 7.4 V C001)."""
-    key = name.upper()
+def model_by_name(name: str | None) -> ModelInfo | None:
+    """The model named ``name`` (case-insensitive; ``STS3215`` is the 7.4 V C001).
+
+    None or "" (a YAML that names no model): :data:`DEFAULT_MODEL`, as the driver takes it.
+    """
+    key = (name or DEFAULT_MODEL).upper()
     key = ALIASES.get(key, key)
     return next((m for m in _MODELS if m.name == key), None)
 

@@ -204,7 +204,7 @@ def model_for(name: str, where: str) -> ct.ModelInfo:
     Raises:
         ConfigError: an unknown model.
     """
-    model = ct.model_by_name(name or ct.DEFAULT_MODEL)
+    model = ct.model_by_name(name)
     if model is None:
         raise ConfigError(f"{where}: unknown Feetech model {name!r}; known:"
                           f" {', '.join(ct.MODELS)}")
