@@ -9,8 +9,10 @@ run through ``skel-ros sim-to-real --truth`` twice per engine and repeat:
 * **identified**: with the fitted model and every identified value
   (``--skel OUT/identified/model.skel --sim-params OUT/identified/identified.yaml``):
   the joints' armature, damping and friction, and each identified servo's law (its
-  ``kp``, ``kd`` and delay, no feed-forward, integral or gravity compensation), which
-  the simulation's position controller of that joint then runs;
+  ``kp``, ``kd`` and delay, no feed-forward, integral or gravity compensation; an MIT
+  motor in impedance mode: the hardware YAML's ``kp`` and ``kd`` with the targets'
+  velocity fed forward), which the simulation's position controller of that joint then
+  runs;
 * with ``--joints-only``, **joints only** too: the same without the servos (a copy of
   identified.yaml without its ``servo`` entries), the simulation's own position
   controller running every joint: how much of the gap the joint values close alone.

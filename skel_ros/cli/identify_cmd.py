@@ -10,7 +10,6 @@ report (docs/identify.md).
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 
     from skel_ros.analysis.series import JointSeries
     from skel_ros.hardware.config import HardwareConfig
-    from skel_ros.identify.fit import HoldCorrection, JointFit, Pulses, ServoFit
+    from skel_ros.identify.fit import HoldCorrection, JointFit, MotorLaw, Pulses, ServoFit
     from skel_ros.model.limits import LimitSet
     from skel_ros.model.types import Skeleton, World
 
@@ -259,7 +258,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             held_parts.append(f.hold_corrected(held, holds))
         # A servo's law is fitted to its readings as they are: each is the law's value at
         # its instant (an MIT reply, the hold's last); the hold's mean moves the joint.
-        servos = fed_forward({j: f.fit_servo(read_parts, j) for j in joints}, config)
+        laws = impedance_laws(config, joints)
+        servos = {j: f.fit_servo(read_parts, j) for j in joints if j not in laws}
         excess = f.residual_torques(fits_parts, dynamics)
         model = {d.name: {"armature": 0.0, "damping": d.damping, "friction": d.coulomb_friction}
                  for d in skel.dofs}
@@ -283,16 +283,16 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         document = identified_document(fits, servos, sources=args.recordings,
                                        model_file=model_path, note=note, held_out=held_rms,
                                        mjcf=(mjcf_path, mjcf_why), payload=payload,
-                                       holds=holds)
+                                       holds=holds, laws=laws)
         (out / "identified.yaml").write_text(dump(document), encoding="utf-8")
-        write_report(out, fits, servos, held=held_parts[0], excess=held_excess[0],
+        write_report(out, fits, servos, laws, held=held_parts[0], excess=held_excess[0],
                      title=f"Identified: {Path(args.skel).name}",
                      added=None if held_added is None else held_added[0])
     except (SkelError, OSError) as exc:
         print(f"error: cannot write to {out}: {exc}", file=sys.stderr)
         return 1
     _print_holds(holds, bounded)
-    _print_summary(fits, servos, held_rms)
+    _print_summary(fits, servos, laws, held_rms)
     if payload is not None:
         _print_payload(payload)
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
@@ -390,8 +390,8 @@ def hold_corrections(config: HardwareConfig, joints: Sequence[str], law_step: fl
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ConfigError(f"{config.source}:{jm.actuator_line or jm.line}: joint "
                                   f"{jm.name!r} ({jm.actuator.mode.value} mode on an MIT bus)"
-                                  f": option {key!r} must be a number >= 0 to correct its "
-                                  f"torque readings, got {value!r}")
+                                  f": option {key!r} must be a number >= 0 (its motor's law: "
+                                  f"its torque readings, its simulation), got {value!r}")
             gains[key] = float(value)
         try:
             holds[jm.name] = HoldCorrection(gains["kp"], gains["kd"], jm.gear_ratio, period,
@@ -443,31 +443,29 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     return out
 
 
-FED_FORWARD = ("an MIT motor in impedance mode is sent the command's velocity too (its law"
-               " kp (p* - p) + kd (v* - v)), which the servo fit's law kp (q* - q) - kd v"
-               " lacks: no delay or gains from it")
-"""Why an impedance-mode joint's servo fit is not given (:func:`fed_forward`)."""
+def impedance_laws(config: HardwareConfig | None, joints: Sequence[str]) -> dict[str, MotorLaw]:
+    """The motor's law of each joint among ``joints`` the hardware YAML puts in impedance mode.
 
+    The hardware backend sends such a joint's MIT motor its gains and the velocity of its
+    targets (``v_des``), so its torque follows ``kp (p* - p) + kd (v* - v)``: the servo
+    fit's plain law (:func:`~skel_ros.identify.fit.fit_servo`) would find a delay and gains
+    that trade off against the missing ``kd v*`` (the quadruped on the physics bench: 0 to
+    69 ms with narrow intervals for a truth of 0 or 10), so it is not run for them. The law
+    itself is known: the YAML's gains, at the joint (:attr:`HoldCorrection.gains`), which
+    the simulation runs (:class:`~skel_ros.identify.fit.MotorLaw`).
 
-def fed_forward(servos: Mapping[str, ServoFit | None], config: HardwareConfig | None,
-                ) -> dict[str, ServoFit | None]:
-    """``servos``, each joint the hardware YAML puts in impedance mode marked not identified.
-
-    The hardware backend sends such a joint's motor the velocity of its targets (an MIT
-    motor's ``v_des``), so its torque follows ``kp (p* - p) + kd (v* - v)``: the servo
-    fit's plain law (:func:`~skel_ros.identify.fit.fit_servo`) then finds a delay and
-    gains that trade off against the missing ``kd v*`` (the quadruped on the physics
-    bench: 0 to 69 ms with narrow intervals for a truth of 0 or 10), and a simulation run
-    with them would be confidently wrong. The joint keeps the simulation's own controller,
-    which feeds the setpoint's velocity forward as the motor does.
+    Raises:
+        ConfigError: a gain of such a joint that is not a number >= 0 (``file:line``).
     """
     from skel_ros.hardware.base import ControlMode
+    from skel_ros.identify.fit import MotorLaw
 
-    impedance = set() if config is None else {
-        jm.name for jm in config.joints if jm.actuator.mode is ControlMode.IMPEDANCE}
-    return {joint: (replace(servo, problem=FED_FORWARD)
-                    if servo is not None and joint in impedance else servo)
-            for joint, servo in servos.items()}
+    if config is None:
+        return {}
+    impedance = [jm.name for jm in config.joints if jm.actuator.mode is ControlMode.IMPEDANCE]
+    holds = hold_corrections(config, [j for j in joints if j in impedance], 0.0)
+    return {joint: MotorLaw(joint, *hold.gains, f"{config.source} (impedance mode)")
+            for joint, hold in holds.items()}
 
 
 def bound_mit_replies(fits: Sequence[JointFit], holds: Mapping[str, HoldCorrection],
@@ -552,7 +550,7 @@ def _print_payload(payload: Any) -> None:  # noqa: ANN401 - a PayloadFit (import
     print(f"  payload on {payload.body} (centre of mass in its frame): {', '.join(parts)}")
 
 
-def _print_summary(fits: list[Any], servos: dict[str, Any],
+def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any],
                    held_rms: dict[str, tuple[float, float]]) -> None:
     from skel_ros.identify.regressor import PARAMETERS
 
@@ -563,8 +561,11 @@ def _print_summary(fits: list[Any], servos: dict[str, Any],
                 parts.append(f"{p} {jf.values[p]:.4g} +- {jf.intervals[p]:.2g}")
             else:
                 parts.append(f"{p} {jf.values[p]:.4g} (not identified: model's)")
-        servo = servos.get(jf.joint)
-        if servo is not None and servo.problem:
+        servo, law = servos.get(jf.joint), laws.get(jf.joint)
+        if law is not None:
+            parts.append(f"the motor's law kp {law.kp:.4g}, kd {law.kd:.4g} (impedance mode: "
+                         f"the hardware YAML's gains; delay not identified)")
+        elif servo is not None and servo.problem:
             parts.append(f"delay not identified ({servo.problem})")
         elif servo is not None:
             parts.append(f"delay {servo.delay * 1e3:.0f} ms "

@@ -15,6 +15,8 @@ a gap left out):
    :data:`DELAY_SPREAD`, or whose residual has a rival minimum (:data:`ALIAS_MARGIN`)
    gives no delay (reported, with why). ``q_cmd`` is the command as the robot had it
    (:meth:`Samples.commanded`: a stream of targets held, a trajectory's samples joined).
+   An MIT motor in impedance mode is sent the targets' velocity too: it gets no fit, its
+   law is the hardware YAML's (:class:`MotorLaw`).
 2. **Armature, viscous damping, Coulomb friction** (:func:`fit_joints`), from the
    torques: what the motors give beyond the links' own dynamics
    (:class:`~skel_ros.sim.inverse_dynamics.RigidDynamics`) is
@@ -86,10 +88,11 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
-__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
-           "JointFit", "Samples", "ServoFit", "Solution", "blind_parameters", "drive_torques",
-           "fit_joints", "fit_servo", "held_out_rms", "hold_corrected", "mean_speed",
-           "mostly_noise", "predicted", "prepare", "residual_torques", "solve", "split"]
+__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "IMPEDANCE_DELAY", "HoldCorrection",
+           "IdentifyError", "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution",
+           "blind_parameters", "drive_torques", "fit_joints", "fit_servo", "held_out_rms",
+           "hold_corrected", "mean_speed", "mostly_noise", "predicted", "prepare",
+           "residual_torques", "solve", "split"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -412,6 +415,38 @@ class ServoFit:
     r2: float
     problem: str = ""
     """Why the delay is not to be trusted ("" when it is)."""
+
+
+@dataclass(frozen=True)
+class MotorLaw:
+    """A joint's motor law as the hardware YAML sets it: given, not fitted.
+
+    An MIT motor in impedance mode runs ``kp (p* - p) + kd (v* - v)`` with the gains the
+    hardware node sends it (the YAML's) and the velocity of its targets ``v*``: no delay
+    or gains come from the servo fit's plain law (:data:`IMPEDANCE_DELAY`), and the
+    simulation runs this law instead (identified.yaml's ``servo`` with
+    ``velocity_feedforward``; no delay, no integral, no gravity compensation: the motor
+    has none of them).
+
+    Attributes:
+        joint: the DOF.
+        kp: N m/rad at the joint (the motor's times its gear ratio squared).
+        kd: N m s/rad at the joint.
+        source: where the gains come from (the hardware YAML's path and the mode).
+    """
+
+    joint: str
+    kp: float
+    kd: float
+    source: str
+
+
+IMPEDANCE_DELAY: Final = (
+    "an MIT motor in impedance mode is sent the targets' velocity too (its law kp (p* - p)"
+    " + kd (v* - v)), which the servo fit's law kp (q* - q) - kd v lacks: no delay from it;"
+    " the simulation runs the motor's law with the hardware YAML's gains, each target at"
+    " once")
+"""Why an impedance-mode joint's delay is not identified (:class:`MotorLaw`)."""
 
 
 def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,

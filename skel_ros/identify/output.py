@@ -12,6 +12,9 @@ gains, and which values the written model file carries::
         not_identified: {}
         notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
+        # an MIT motor in impedance mode: its law, from the hardware YAML (not fitted)
+        # servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, delay: 0.0,
+        #         gains_from: ..., delay_not_identified: ...}
         torque_correction:     # an MIT motor's joint, with --hardware-config (identify_cmd)
           {kind: mit_hold, kp: 30.0, kd: 0.8, gear_ratio: 1.0, period: 0.005, law_step: 0.0,
            adds: {damping: 0.075, armature: 0.002}}
@@ -29,7 +32,8 @@ gains, and which values the written model file carries::
 the simulation node's ``sim_params``): each joint's armature, damping and friction
 ``value`` (the model's where not identified), as
 :class:`~skel_ros.sim.joint_dynamics.JointDynamics`, and each joint's servo
-(:class:`IdentifiedServo`: ``kp``, ``kd``, ``delay``) where one was identified, which the
+(:class:`IdentifiedServo`: ``kp``, ``kd``, ``delay``, ``velocity_feedforward``) where one
+was identified or its law is known (an MIT motor in impedance mode), which the
 simulation's position controller of that joint then runs instead of its own law
 (:meth:`SimParams.gains`). An identified payload is not read back: it is in the model
 files' body (:func:`fitted_world`), which the simulation loads as its model.
@@ -50,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
-from skel_ros.identify.fit import predicted
+from skel_ros.identify.fit import IMPEDANCE_DELAY, predicted
 from skel_ros.identify.regressor import PARAMETERS, UNITS
 from skel_ros.model.errors import FileLineError
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
@@ -60,7 +64,7 @@ from skel_ros.sim.joint_dynamics import JointDynamics, with_joint_dynamics
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
-    from skel_ros.identify.fit import HoldCorrection, JointFit, Samples, ServoFit
+    from skel_ros.identify.fit import HoldCorrection, JointFit, MotorLaw, Samples, ServoFit
     from skel_ros.identify.payload import PayloadFit
     from skel_ros.model.types import Body, World
 
@@ -155,12 +159,15 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                         held_out: Mapping[str, tuple[float, float]],
                         mjcf: tuple[Path | None, str] | None = None,
                         payload: PayloadFit | None = None,
-                        holds: Mapping[str, HoldCorrection] | None = None) -> dict[str, Any]:
+                        holds: Mapping[str, HoldCorrection] | None = None,
+                        laws: Mapping[str, MotorLaw] | None = None) -> dict[str, Any]:
     """The content of identified.yaml (module docstring).
 
     ``mjcf``: :func:`write_mjcf_model`'s result; ``payload``: the identified payload;
     ``holds``: the joints whose torque readings were corrected for their MIT motor's hold
-    (:func:`~skel_ros.identify.fit.hold_corrected`), each said in its ``torque_correction``.
+    (:func:`~skel_ros.identify.fit.hold_corrected`), each said in its ``torque_correction``;
+    ``laws``: the joints whose motor's law the hardware YAML gives, each its ``servo``
+    (gains not fitted, the targets' velocity fed forward, no delay: :class:`MotorLaw`).
     """
     joints: dict[str, Any] = {}
     for f in fits:
@@ -176,8 +183,13 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
             entry["notes"] = list(f.notes)
         entry["condition_number"] = _round(f.condition)
         entry["samples"] = f.samples
-        servo = servos.get(f.joint)
-        if servo is not None:
+        servo, law = servos.get(f.joint), (laws or {}).get(f.joint)
+        if law is not None:
+            entry["servo"] = {"kp": _round(law.kp), "kd": _round(law.kd),
+                              "velocity_feedforward": True, "delay": 0.0,
+                              "gains_from": law.source,
+                              "delay_not_identified": IMPEDANCE_DELAY}
+        elif servo is not None:
             entry["servo"] = {"delay": _round(servo.delay),
                               "delay_interval": [_round(v) for v in servo.delay_interval],
                               "kp": _round(servo.kp), "kd": _round(servo.kd),
@@ -231,27 +243,34 @@ class SimParamsError(FileLineError):
 
 @dataclass(frozen=True)
 class IdentifiedServo:
-    """A joint's servo as ``identify`` measured it: ``tau = kp (q_cmd(t - delay) - q) - kd qd``.
+    """A joint's servo as ``identify`` found it: ``tau = kp (q_cmd(t - delay) - q) - kd qd``.
+
+    Or, with ``velocity_feedforward``, an MIT motor's impedance law ``kp (q_cmd(t - delay)
+    - q) + kd (v_cmd(t - delay) - qd)``, its gains the hardware YAML's
+    (:class:`~skel_ros.identify.fit.MotorLaw`).
 
     Attributes:
         kp: N m/rad.
         kd: N m s/rad (the servo's derivative gain and its motor's back-EMF).
         delay: s from the command to the servo's torque.
+        velocity_feedforward: the command's velocity is fed forward (``kd v_cmd``).
     """
 
     kp: float
     kd: float
     delay: float
+    velocity_feedforward: bool = False
 
     def gains(self) -> dict[str, float | bool]:
         """The simulation's per-DOF gains that run this law (:mod:`skel_ros.sim.gains`).
 
-        No integral, no gravity compensation, no feed-forward of the setpoint's velocity:
-        a servo in position mode has none of them (a Dynamixel's feed-forward gains are 0
-        unless set), which is why it trails a moving command and sags under a load.
+        No integral, no gravity compensation: neither a servo in position mode nor an MIT
+        motor has them (the hardware node sends no gravity torque), which is why both sag
+        under a load. A servo in position mode feeds no velocity forward either (a
+        Dynamixel's feed-forward gains are 0 unless set): it trails a moving command.
         """
         return {"kp": self.kp, "kd": self.kd, "ki": 0.0, "gravity_compensation": False,
-                "velocity_feedforward": False, "delay": self.delay}
+                "velocity_feedforward": self.velocity_feedforward, "delay": self.delay}
 
 
 @dataclass(frozen=True)
@@ -410,11 +429,16 @@ def _servo(entry: Mapping[str, Any], name: str, line: int, source: str
         values[key] = float(value)
     if item.get("not_identified"):
         return None, f"not identified: {item['not_identified']}"
+    feed = item.get("velocity_feedforward", False)
+    if not isinstance(feed, bool):
+        raise SimParamsError(f"joint {name!r}: servo velocity_feedforward must be true or "
+                             f"false, got {feed!r}", source,
+                             key_line(item, "velocity_feedforward", at))
     bad = [f"{k} {values[k]:g}" for k in ("kp", "kd", "delay")
            if values[k] < 0.0 or (k == "kp" and values[k] == 0.0)]
     if bad:
         return None, f"{', '.join(bad)}: not a servo's position law (kp > 0, kd and delay >= 0)"
-    return IdentifiedServo(**values), ""
+    return IdentifiedServo(**values, velocity_feedforward=feed), ""
 
 
 def dump(document: dict[str, Any]) -> str:
@@ -431,6 +455,7 @@ def _round(v: float) -> float | str:
 
 
 def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
+                 laws: Mapping[str, MotorLaw] | None = None,
                  *, held: Samples, excess: np.ndarray, title: str,
                  added: np.ndarray | None = None) -> Path:
     """Write report.html: per joint, the held-out torque beyond the links' own.
@@ -470,8 +495,11 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
             (f"{f.values[p]:.4g} &plusmn; {f.intervals[p]:.2g}" if p in f.intervals
              else f"{f.values[p]:.4g} (model's: {html.escape(f.fixed.get(p, ''))})")
             for p in PARAMETERS]
-        cells.append("&ndash;" if servo is None else f"{servo.delay * 1e3:.0f}"
-                     + (" (not identified)" if servo.problem else ""))
+        if f.joint in (laws or {}):
+            cells.append("not identified (the motor's law: the hardware YAML's gains)")
+        else:
+            cells.append("&ndash;" if servo is None else f"{servo.delay * 1e3:.0f}"
+                         + (" (not identified)" if servo.problem else ""))
         cells.append(f"{_rms(measured - before):.3g} &rarr; {_rms(measured - after):.3g}")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("joint", *(f"{p} ({UNITS[p]})" for p in PARAMETERS),

@@ -29,8 +29,9 @@ Parameters (read-only ones are fixed at start):
     sim_params (string, read-only): an ``identified.yaml`` of ``skel-ros identify``
         ("" = none): every joint's armature, damping and friction from it, the damping
         and friction replacing the model's (:mod:`skel_ros.sim.joint_dynamics`), and
-        where a joint's servo was identified, its position controller runs that servo's
-        law (``kp``, ``kd``, the command delay; no feed-forward, integral or gravity
+        where a joint's servo was identified (or its MIT motor's impedance law is known),
+        its position controller runs that law (``kp``, ``kd``, the command delay, the
+        velocity fed forward only where the file says so; no integral or gravity
         compensation) over ``gains_file``'s; a joint the world lacks, a bad value, a
         file of another kind: an error at its line, and the node does not start.
     frame_prefix (string, read-only): prefix of every TF frame, the world included;
@@ -278,9 +279,11 @@ class SimNode(Node):
                          f"{', '.join(params.joints) or 'no joint'}")
                 if params.servos:
                     out.info("position control as the robot's servos (kp, kd, delay; no "
-                             "feed-forward, integral or gravity compensation): " + ", ".join(
+                             "integral or gravity compensation): " + ", ".join(
                                  f"{j} ({s.kp:.3g} N m/rad, {s.kd:.3g} N m s/rad, "
-                                 f"{s.delay * 1e3:.0f} ms)" for j, s in params.servos.items()))
+                                 f"{s.delay * 1e3:.0f} ms"
+                                 + (", velocity fed forward" if s.velocity_feedforward else "")
+                                 + ")" for j, s in params.servos.items()))
                 for joint, why in params.unused_servos.items():
                     out.warning(f"{params.source}: joint {joint!r}: its servo is not simulated"
                                 f" ({why}); the default position controller runs it")

@@ -241,11 +241,13 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
     """``skel-ros identify --reply-phase unknown`` on the delayed motor's recording: no
     torque correction, the truth inside every interval, the command says so; by default
     (each reply at its hold's end) the readings are corrected and the damping is off.
-    Either way the impedance-mode motor's servo fit is not given (:data:`FED_FORWARD`)."""
+    Either way the impedance-mode motor's servo is its law with the hardware YAML's gains
+    at the joint, the velocity fed forward, no delay (:data:`~skel_ros.identify.fit.
+    IMPEDANCE_DELAY`), and the simulation reads it so."""
     import yaml
 
-    from skel_ros.cli.identify_cmd import FED_FORWARD
     from skel_ros.cli.main import main
+    from skel_ros.identify.output import IdentifiedServo, load_sim_params
 
     truth = tmp_path / "truth.yaml"
     truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
@@ -270,8 +272,14 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
         assert "interval" in item, bounded
         assert abs(item["value"] - value) <= item["interval"], (name, bounded)
     assert end["torque_correction"]["kind"] == "mit_hold"
-    # Impedance mode: the command's velocity is fed forward, so no servo law is claimed.
-    assert bounded["servo"]["not_identified"] == end["servo"]["not_identified"] == FED_FORWARD
+    # Impedance mode: the motor's own law, not a fit of the plain one.
+    law = {"kp": GEAR * GEAR * KP, "kd": GEAR * GEAR * KD, "velocity_feedforward": True,
+           "delay": 0.0, "gains_from": f"{hardware} (impedance mode)",
+           "delay_not_identified": f.IMPEDANCE_DELAY}
+    assert bounded["servo"] == end["servo"] == law, end["servo"]
+    assert load_sim_params(tmp_path / "end" / "identified.yaml").servos == {
+        "hinge": IdentifiedServo(GEAR * GEAR * KP, GEAR * GEAR * KD, 0.0,
+                                 velocity_feedforward=True)}
     assert end["damping"]["value"] - TRUTH["damping"] > end["damping"]["interval"], end
 
 
@@ -296,21 +304,22 @@ def test_the_quadrupeds_mit_joints_are_corrected_with_their_yamls_gains() -> Non
     assert set(hold_corrections(config, ("fl_knee",), 0.0)) == {"fl_knee"}
 
 
-def test_an_impedance_joints_servo_fit_is_not_given() -> None:
-    """The quadruped's MIT motors in impedance mode are sent the targets' velocity: a servo
-    fit of the plain law, however well it explains the torque, is marked not identified
-    (so the simulation keeps its own controller for them); a position servo's is kept."""
-    from skel_ros.cli.identify_cmd import FED_FORWARD, fed_forward
+def test_an_impedance_joints_law_is_the_yamls() -> None:
+    """The quadruped's MIT motors in impedance mode are sent the targets' velocity: no
+    servo fit of the plain law is made for them (it finds delays of 0-69 ms for a truth of
+    0 or 10); their law is the hardware YAML's, at the joint. A bus servo's is fitted."""
+    from skel_ros.cli.identify_cmd import impedance_laws
 
     config = load_hardware_config(REPO / "config" / "hardware" / "quadruped_mit.yaml")
-    good = f.ServoFit("fl_knee", 0.069, (0.069, 0.069), 30.0, 0.6, 0.97)
-    got = fed_forward({"fl_knee": good, "fr_knee": None}, config)
-    assert got["fl_knee"].problem == FED_FORWARD
-    assert got["fr_knee"] is None
+    laws = impedance_laws(config, tuple(j.name for j in config.joints))
+    assert len(laws) == 12
+    assert laws["fl_knee"] == f.MotorLaw("fl_knee", 30.0, 0.6,
+                                         f"{config.source} (impedance mode)")
+    assert (laws["hr_hip_pitch"].kp, laws["hr_hip_pitch"].kd) == (30.0, 0.8)
+    assert set(impedance_laws(config, ("fl_knee", "nope"))) == {"fl_knee"}
     arm = load_hardware_config(REPO / "config" / "hardware" / "arm_dynamixel.yaml")
-    servo = f.ServoFit("elbow", 0.012, (0.011, 0.013), 18.9, 0.85, 0.99)
-    assert fed_forward({"elbow": servo}, arm) == {"elbow": servo}
-    assert fed_forward({"elbow": servo}, None) == {"elbow": servo}
+    assert impedance_laws(arm, tuple(j.name for j in arm.joints)) == {}
+    assert impedance_laws(None, ("fl_knee",)) == {}
 
 
 def test_a_dynamixel_arm_gets_no_correction() -> None:
@@ -371,3 +380,68 @@ def test_identified_yaml_says_which_joints_were_corrected(fits: dict[str, f.Join
     plain = identified_document([fit], {}, sources=["run.mcap"], model_file=Path("m.skel"),
                                 note="", held_out={})
     assert "torque_correction" not in plain["joints"]["hinge"]
+
+
+def _held_by_the_motor(truth_file: Path, target: float, seconds: float) -> float:
+    """Where the physics bench's MIT motor (impedance mode, the test's gains) holds the
+    pendulum after ``seconds`` of one command a period to stay at ``target`` (joint)."""
+    clock = [10.0]
+    spec = ActuatorSpec(1, ControlMode.IMPEDANCE, "AK80-9", {}, name="hinge")
+    codec = MitCodec(*resolve("AK80-9", {}))
+    emulator = PhysicalMitEmulator({}, [spec], {
+        "clock": lambda: clock[0], "initial_positions": {1: DIRECTION * GEAR * target},
+        "physics": {"model": str(PENDULUM), "truth": str(truth_file), "joints": {
+            1: {"joint": "hinge", "direction": DIRECTION, "gear_ratio": GEAR}}}})
+    bus = can.Bus(interface="virtual", channel=emulator.transport["channel"],
+                  receive_own_messages=False)
+    try:
+        for data in [ENTER_MODE] + [codec.encode(DIRECTION * GEAR * target, 0.0, KP, KD, 0.0)
+                                    ] * round(seconds / PERIOD):
+            clock[0] += PERIOD
+            emulator._handle(1, data)  # as its receiving thread would (see _readings)
+            assert bus.recv(timeout=10.0) is not None, "no reply"
+        return DIRECTION * emulator.state(1).position / GEAR
+    finally:
+        bus.shutdown()
+        emulator.stop()
+
+
+@pytest.mark.parametrize("engine", ["dart", "mujoco"])
+def test_the_simulation_runs_the_motors_law_and_sags_as_it_does(
+        tmp_path: Path, engine: str) -> None:
+    """The gap an impedance-mode motor's law leaves when the simulation runs its own
+    controller: the motor sends no gravity torque, so the pendulum held level sags by
+    ``m g l / kp`` (0.196 / 20 = 0.0098 rad); the simulation's default controller
+    (gravity compensation, an integral) holds it level. Run with identified.yaml's law
+    (the YAML's gains, the velocity fed forward, no integral or gravity compensation), the
+    simulation sags as the motor does."""
+    from skel_ros.cli.identify_cmd import impedance_laws
+    from skel_ros.identify.output import IdentifiedServo, SimParams
+    from skel_ros.sim import ENGINES
+    from skel_ros.sim.joint_dynamics import JointDynamics
+
+    if engine == "mujoco":
+        pytest.importorskip("mujoco")
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + "}\n")
+    real = _held_by_the_motor(truth, 0.0, 2.0)
+    hardware = tmp_path / "pendulum_mit.yaml"
+    hardware.write_text(PENDULUM_MIT)
+    law = impedance_laws(load_hardware_config(hardware), ["hinge"])["hinge"]
+    params = SimParams({"hinge": JointDynamics(**TRUTH)}, {"hinge": 1}, "identified.yaml",
+                       {"hinge": IdentifiedServo(law.kp, law.kd, 0.0,
+                                                 velocity_feedforward=True)})
+    world = load_model(PENDULUM)
+    held = {}
+    for name, gains in (("own", None), ("law", params.gains())):
+        sim = ENGINES[engine](world, gains=gains, joint_dynamics=params.joints)
+        sim.set_commands("position", ["hinge"], [0.0])
+        sim.step(2000)
+        held[name] = float(sim.positions()[sim.dof_names.index("hinge")])
+    sag = 0.2 * 9.81 * 0.1 / (GEAR * GEAR * KP)
+    assert abs(real) == pytest.approx(sag, rel=0.1)
+    # Within the engines' friction (the truth's 0.01 N m holds 5 % of the load on the
+    # bench; DART's joint friction less of it: 0.0102 rad against the bench's 0.0092).
+    assert held["law"] == pytest.approx(real, rel=0.15)
+    assert abs(held["own"]) < 0.1 * sag

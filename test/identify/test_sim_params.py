@@ -71,6 +71,27 @@ def test_an_identified_servo_runs_its_law_over_the_gains_file() -> None:
                             "identified.yaml").gains(base) is base
 
 
+def test_an_mit_motors_impedance_law_feeds_the_velocity_forward() -> None:
+    """A servo written as an MIT motor's impedance law (``velocity_feedforward: true``, the
+    hardware YAML's gains): the simulation runs kp (q* - q) + kd (v* - qd), no integral,
+    no gravity compensation; a value that is not true or false is refused at its line."""
+    text = IDENTIFIED.replace(
+        "servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33, r2: 0.99}",
+        "servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, delay: 0.0, gains_from: hw,"
+        " delay_not_identified: impedance}")
+    params = parse_sim_params(text, "identified.yaml")
+    assert params.servos == {"elbow": IdentifiedServo(30.0, 0.8, 0.0, velocity_feedforward=True)}
+    elbow = params.gains().gains_for("elbow", 0.01)
+    assert (elbow.kp, elbow.kd, elbow.ki, elbow.delay) == (30.0, 0.8, 0.0, 0.0)
+    assert elbow.velocity_feedforward
+    assert not elbow.gravity_compensation
+    with pytest.raises(SimParamsError, match="velocity_feedforward must be true or false"
+                       ) as caught:
+        parse_sim_params(text.replace("velocity_feedforward: true", "velocity_feedforward: 1"),
+                         "identified.yaml")
+    assert str(caught.value).startswith("identified.yaml:9: ")
+
+
 @pytest.mark.parametrize(("edit", "why"), [
     ("kp: 19.1", "kp -19.1: not a servo's position law (kp > 0, kd and delay >= 0)"),
     ("kd: 0.33", "kd -0.33: not a servo's position law"),
