@@ -52,7 +52,9 @@ def test_an_empty_file_checks_nothing() -> None:
     assert not c.for_joint("any").errors
 
 
-@pytest.mark.parametrize(("name", "count"), [("arm.yaml", 9), ("quadruped.yaml", 8)])
+@pytest.mark.parametrize(("name", "count"), [("arm.yaml", 9), ("quadruped.yaml", 8),
+                                           ("arm_identified.yaml", 10),
+                                           ("quadruped_identified.yaml", 8)])
 def test_shipped_criteria_load(name: str, count: int) -> None:
     c = load_criteria(REPO / "config" / "criteria" / name)
     bounds = c.for_joint("any joint")
