@@ -307,7 +307,7 @@ def test_the_quadrupeds_mit_joints_are_corrected_with_their_yamls_gains() -> Non
 def test_an_impedance_joints_law_is_the_yamls() -> None:
     """The quadruped's MIT motors in impedance mode are sent the targets' velocity: no
     servo fit of the plain law is made for them (it finds delays of 0-69 ms for a truth of
-    0 or 10); their law is the hardware YAML's, at the joint. A bus servo's is fitted."""
+    0 or 10); their law is the hardware YAML's, at the joint. A Dynamixel arm has none."""
     from skel_ros.cli.identify_cmd import impedance_laws
 
     config = load_hardware_config(REPO / "config" / "hardware" / "quadruped_mit.yaml")
