@@ -313,10 +313,13 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
         expected = delay + sum(added.values())
         if "not_identified" in servo:
             print(f"{joint:15} delay     not identified ({servo['not_identified']})")
-        elif "gains_from" in servo:  # an MIT motor's impedance law: the YAML's, not fitted
-            print(f"{joint:15} servo     the motor's law from {servo['gains_from']}: kp "
-                  f"{servo['kp']:g}, kd {servo['kd']:g}, velocity fed forward; delay not "
-                  f"identified (truth {delay * 1e3:.0f} ms)")
+        elif "gains_from" in servo:  # an MIT motor's impedance law: the YAML's gains
+            print(f"{joint:15} servo     the motor's law (the YAML's kp {servo['kp']:g}, kd "
+                  f"{servo['kd']:g}, velocity fed forward); delay "
+                  + (f"not identified ({servo['delay_not_identified']})"
+                     if "delay_not_identified" in servo else
+                     f"{servo['delay'] * 1e3:.0f} ms [{servo['delay_interval'][0] * 1e3:.0f}, "
+                     f"{servo['delay_interval'][1] * 1e3:.0f}]") + f"   truth {delay * 1e3:.0f} ms")
         elif servo:
             print(f"{joint:15} delay     {servo['delay'] * 1e3:6.0f} ms "
                   f"[{servo['delay_interval'][0] * 1e3:.0f}, "

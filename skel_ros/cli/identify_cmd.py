@@ -206,6 +206,8 @@ def _payload_body(skel: Skeleton, body: str) -> None:
 def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     import time
 
+    import numpy as np
+
     from skel_ros.analysis.errors import AnalysisError
     from skel_ros.analysis.recording import model_followers, read_recording
     from skel_ros.hardware.errors import ConfigError
@@ -244,13 +246,14 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         if skipped:
             print(f"note: not identified (only hinge and slide joints are): "
                   f"{', '.join(skipped)}")
-        fits_parts, held_parts, read_parts = [], [], []
+        fits_parts, held_parts, read_parts, spreads = [], [], [], []
         for path in args.recordings:
             streams = read_recording(path, followers=model_followers(world))
             if "real" not in streams:
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
             command = sent_goals(streams.get("command"), config)
+            spreads.append(0.0 if config is None else _spread(command, config))
             read, held = f.split(
                 f.drive_torques(f.prepare(path, streams["real"], command, joints), duties))
             read_parts.append(read)
@@ -258,7 +261,9 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             held_parts.append(f.hold_corrected(held, holds))
         # A servo's law is fitted to its readings as they are: each is the law's value at
         # its instant (an MIT reply, the hold's last); the hold's mean moves the joint.
-        laws = impedance_laws(config, joints)
+        laws = {j: f.fit_law_delay(read_parts, law, 1.0 / config.control_rate,
+                                   float(np.median(spreads)))
+                for j, law in impedance_laws(config, joints).items()} if config else {}
         servos = {j: f.fit_servo(read_parts, j) for j in joints if j not in laws}
         excess = f.residual_torques(fits_parts, dynamics)
         model = {d.name: {"armature": 0.0, "damping": d.damping, "friction": d.coulomb_friction}
@@ -468,6 +473,24 @@ def impedance_laws(config: HardwareConfig | None, joints: Sequence[str]) -> dict
             for joint, hold in holds.items()}
 
 
+def _spread(command: JointSeries | None, config: HardwareConfig) -> float:
+    """S the hardware node spreads each target of a recorded stream over (0: none).
+
+    The backend spreads a stream's position goals for its impedance-mode joints over the
+    cycles between two of them, when they come at most ``STREAM_PERIODS`` control periods
+    apart (:meth:`~skel_ros.hardware.backend.HardwareBackend._streamed`); a trajectory is
+    evaluated at every cycle. The stream's period is its median.
+    """
+    import numpy as np
+
+    from skel_ros.hardware.backend import STREAM_PERIODS
+
+    if command is None or not command.held or command.times.size < 2:  # noqa: PLR2004
+        return 0.0
+    period = float(np.median(np.diff(command.times)))
+    return period if period <= STREAM_PERIODS / config.control_rate else 0.0
+
+
 def bound_mit_replies(fits: Sequence[JointFit], holds: Mapping[str, HoldCorrection],
                       ) -> list[JointFit]:
     """``fits``, each joint of ``holds`` bounded by the phase of its MIT motor's replies.
@@ -564,7 +587,10 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
         servo, law = servos.get(jf.joint), laws.get(jf.joint)
         if law is not None:
             parts.append(f"the motor's law kp {law.kp:.4g}, kd {law.kd:.4g} (impedance mode: "
-                         f"the hardware YAML's gains; delay not identified)")
+                         f"the hardware YAML's gains), " + (
+                             f"delay not identified ({law.problem})" if law.problem else
+                             f"delay {law.delay * 1e3:.0f} ms [{law.delay_interval[0] * 1e3:.0f}"
+                             f", {law.delay_interval[1] * 1e3:.0f}]"))
         elif servo is not None and servo.problem:
             parts.append(f"delay not identified ({servo.problem})")
         elif servo is not None:

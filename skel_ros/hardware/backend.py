@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from skel_ros.model.types import Array
 
 __all__ = [
+    "STREAM_PERIODS",
     "HardwareBackend",
     "HardwareStatus",
     "LoopNotAnsweringError",
@@ -102,7 +103,7 @@ _MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to th
 # Position goals at most this many control periods apart are a stream, spread over the
 # cycles between two of them for DOFs in impedance mode (_streamed); further apart, or for
 # the other DOFs, each is a step, taken at once.
-_STREAM_PERIODS = 4
+STREAM_PERIODS = 4
 # How far outside its position limits a DOF may measure and still be enabled (it is then
 # held at the limit): sensor noise of a joint resting on its mechanical stop.
 ENABLE_TOLERANCE = 0.02
@@ -1273,7 +1274,7 @@ class HardwareBackend(RobotBackend):
         self._stream_from[given] = used
         self._stream_to[given] = self._pending_q[given]
         self._stream_base[given] = now if last is None else last
-        stream = (span > 0.0) & (span <= _STREAM_PERIODS * self.period + 1e-9)
+        stream = (span > 0.0) & (span <= STREAM_PERIODS * self.period + 1e-9)
         self._stream_span[given] = np.where(stream, span, np.nan)
         self._arrived[given] = now
 

@@ -15,8 +15,9 @@ a gap left out):
    :data:`DELAY_SPREAD`, or whose residual has a rival minimum (:data:`ALIAS_MARGIN`)
    gives no delay (reported, with why). ``q_cmd`` is the command as the robot had it
    (:meth:`Samples.commanded`: a stream of targets held, a trajectory's samples joined).
-   An MIT motor in impedance mode is sent the targets' velocity too: it gets no fit, its
-   law is the hardware YAML's (:class:`MotorLaw`).
+   An MIT motor in impedance mode is sent the targets' velocity too: its law's gains are
+   the hardware YAML's, and only its delay is fitted (:class:`MotorLaw`,
+   :func:`fit_law_delay`).
 2. **Armature, viscous damping, Coulomb friction** (:func:`fit_joints`), from the
    torques: what the motors give beyond the links' own dynamics
    (:class:`~skel_ros.sim.inverse_dynamics.RigidDynamics`) is
@@ -88,9 +89,9 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
-__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "IMPEDANCE_DELAY", "HoldCorrection",
-           "IdentifyError", "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution",
-           "blind_parameters", "drive_torques", "fit_joints", "fit_servo", "held_out_rms",
+__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
+           "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution", "blind_parameters",
+           "drive_torques", "fit_joints", "fit_law_delay", "fit_servo", "held_out_rms",
            "hold_corrected", "mean_speed", "mostly_noise", "predicted", "prepare",
            "residual_torques", "solve", "split"]
 
@@ -419,34 +420,107 @@ class ServoFit:
 
 @dataclass(frozen=True)
 class MotorLaw:
-    """A joint's motor law as the hardware YAML sets it: given, not fitted.
+    """A joint's motor law as the hardware YAML sets it: its gains given, its delay fitted.
 
     An MIT motor in impedance mode runs ``kp (p* - p) + kd (v* - v)`` with the gains the
-    hardware node sends it (the YAML's) and the velocity of its targets ``v*``: no delay
-    or gains come from the servo fit's plain law (:data:`IMPEDANCE_DELAY`), and the
-    simulation runs this law instead (identified.yaml's ``servo`` with
-    ``velocity_feedforward``; no delay, no integral, no gravity compensation: the motor
-    has none of them).
+    hardware node sends it (the YAML's) and the velocity of its targets ``v*``: the servo
+    fit's plain law lacks ``kd v*`` and would trade it against its delay and gains, so the
+    gains are the YAML's and only the delay is fitted (:func:`fit_law_delay`). The
+    simulation runs this law (identified.yaml's ``servo`` with ``velocity_feedforward``;
+    no integral, no gravity compensation: the motor has none of them).
 
     Attributes:
         joint: the DOF.
         kp: N m/rad at the joint (the motor's times its gear ratio squared).
         kd: N m s/rad at the joint.
         source: where the gains come from (the hardware YAML's path and the mode).
+        delay: s from the command's arrival at the hardware node to the motor's law taking
+            it, beyond what the node's own cycle adds (0 when not identified).
+        delay_interval: s, the delays the readings do not tell apart from it.
+        problem: why the delay is not identified ("" when it is).
     """
 
     joint: str
     kp: float
     kd: float
     source: str
+    delay: float = 0.0
+    delay_interval: tuple[float, float] = (math.nan, math.nan)
+    problem: str = ""
 
 
-IMPEDANCE_DELAY: Final = (
-    "an MIT motor in impedance mode is sent the targets' velocity too (its law kp (p* - p)"
-    " + kd (v* - v)), which the servo fit's law kp (q* - q) - kd v lacks: no delay from it;"
-    " the simulation runs the motor's law with the hardware YAML's gains, each target at"
-    " once")
-"""Why an impedance-mode joint's delay is not identified (:class:`MotorLaw`)."""
+def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread: float, *,
+                  step: float = 1e-3, max_delay: float = MAX_DELAY) -> MotorLaw:
+    """``law`` with the delay its readings show (:class:`MotorLaw`).
+
+    The law is known, so its readings give the target the motor held: from a reading
+    ``r`` with the joint at ``q``, ``qd``, ``s = q + (r + kd qd) / kp = p* + (kd / kp)
+    v*``: the held target about ``kd / kp`` ahead. ``s`` is compared with the command as
+    the robot had it (:meth:`Samples.commanded`) ``lag - kd / kp`` earlier, for every
+    ``lag``; the best
+    one is the whole way from a command to the law: the motor's delay, one control period
+    (``period``: a reply carries the law under the target of the cycle before) and half
+    the time the hardware node spreads a stream's target over (``spread``: the stream's
+    period when it does, 0 for a trajectory). Its interval: the lags within the noise (as
+    :func:`fit_servo`), widened by half a period (where a stream's target arrives within
+    a cycle, which the recording does not show).
+    """
+    if not (law.kp > 0.0 and parts):
+        return replace(law, problem="no position gain (kp) to read the held target with")
+    k = parts[0].joints.index(law.joint)
+    ahead = law.kd / law.kp
+    signal = [p.q[:, k] + (p.tau[:, k] + law.kd * p.qd[:, k]) / law.kp for p in parts]
+    lags = np.arange(0.0, max_delay + period + spread + 0.5 * step, step)
+    rss = np.full(lags.size, np.inf)
+    best: tuple[float, Vector] | None = None
+    for i, lag in enumerate(lags):
+        errors = []
+        for p, s in zip(parts, signal, strict=True):
+            cmd = _spread_command(p, k, p.t - lag + ahead)
+            ok = p.valid & np.isfinite(cmd) & np.isfinite(s)
+            errors.append(s[ok] - cmd[ok])
+        e = np.concatenate(errors)
+        if e.size < 10:  # noqa: PLR2004
+            continue
+        e = e - np.mean(e)  # an offset (a sag the law's readings already carry) is no lag
+        rss[i] = float(np.sum(e ** 2))
+        if best is None or rss[i] < float(np.sum(best[1] ** 2)):
+            best = (float(lag), e)
+    if best is None:
+        return replace(law, problem="too few samples with a command to fit a delay")
+    lag, residual = best
+    near = lags[rss <= float(np.sum(residual ** 2)) * (1.0 + 3.84 / _independent(residual))]
+    base = period + spread
+    low, high = near.min() - base - 0.5 * period, near.max() - base + 0.5 * period
+    if lag >= lags[-1] - 0.5 * step:
+        return replace(law, problem=f"the best delay is the end of the range searched "
+                                    f"({max_delay:g} s)")
+    if high - low > DELAY_SPREAD + period:
+        return replace(law, problem=(f"delays from {low * 1e3:.0f} to {high * 1e3:.0f} ms "
+                                     "explain the readings as well"))
+    return replace(law, delay=max(lag - base, 0.0),
+                   delay_interval=(max(low, 0.0), max(high, 0.0)))
+
+
+def _spread_command(part: Samples, k: int, times: Vector) -> Vector:
+    """Joint ``k``'s commands at ``times`` joined by straight lines (NaN outside them).
+
+    A stream's targets as the hardware node spreads them, one stream period later
+    (:func:`fit_law_delay`); a trajectory's as the node follows it.
+    """
+    joint = part.joints[k]
+    if part.sent is not None and joint in part.sent.joint_names:
+        return part.sent.resample(joint, times)
+    return np.interp(times, part.t, part.command[:, k], left=np.nan, right=np.nan)
+
+
+def _independent(residual: Vector) -> float:
+    """How many of ``residual``'s samples count as independent (at least 1).
+
+    ``n (1 - rho) / (1 + rho)``, ``rho`` its lag-one autocorrelation.
+    """
+    rho = float(np.clip(np.corrcoef(residual[:-1], residual[1:])[0, 1], 0.0, 0.99))
+    return max(residual.size * (1.0 - rho) / (1.0 + rho), 1.0)
 
 
 def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
@@ -483,16 +557,14 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
         rss[i] = float(np.sum(residual ** 2))
         if best is None or rss[i] < best[2]:
             best = (float(d), x, rss[i])
-            # The residual's samples are not independent: count them as n (1-rho)/(1+rho),
-            # rho its lag-one autocorrelation (within each recording's run of samples).
-            rho = float(np.clip(np.corrcoef(residual[:-1], residual[1:])[0, 1], 0.0, 0.99))
-            count = a.shape[0] * (1.0 - rho) / (1.0 + rho)
+            # The residual's samples are not independent (within each recording's run).
+            count = _independent(residual)
     if best is None:
         return None
     d, x, r = best
     total = float(np.sum((torques - np.mean(torques)) ** 2))
     # Candidates within the noise: rss <= best (1 + 3.84 / n), n the independent samples.
-    near = delays[rss <= r * (1.0 + 3.84 / max(count, 1.0))]
+    near = delays[rss <= r * (1.0 + 3.84 / count)]
     r2 = 1.0 - r / total if total > 0.0 else 0.0
     return ServoFit(joint, d, (float(near.min()), float(near.max())), float(x[0]), float(x[1]),
                     r2, _servo_problem(r2, d, delays, rss, near))

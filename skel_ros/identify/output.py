@@ -12,9 +12,9 @@ gains, and which values the written model file carries::
         not_identified: {}
         notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
-        # an MIT motor in impedance mode: its law, from the hardware YAML (not fitted)
-        # servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, delay: 0.0,
-        #         gains_from: ..., delay_not_identified: ...}
+        # an MIT motor in impedance mode: its law, the hardware YAML's gains, its delay
+        # servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, gains_from: ...,
+        #         delay: 0.009, delay_interval: [0.006, 0.012]}
         torque_correction:     # an MIT motor's joint, with --hardware-config (identify_cmd)
           {kind: mit_hold, kp: 30.0, kd: 0.8, gear_ratio: 1.0, period: 0.005, law_step: 0.0,
            adds: {damping: 0.075, armature: 0.002}}
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
-from skel_ros.identify.fit import IMPEDANCE_DELAY, predicted
+from skel_ros.identify.fit import predicted
 from skel_ros.identify.regressor import PARAMETERS, UNITS
 from skel_ros.model.errors import FileLineError
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
@@ -186,9 +186,10 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
         servo, law = servos.get(f.joint), (laws or {}).get(f.joint)
         if law is not None:
             entry["servo"] = {"kp": _round(law.kp), "kd": _round(law.kd),
-                              "velocity_feedforward": True, "delay": 0.0,
-                              "gains_from": law.source,
-                              "delay_not_identified": IMPEDANCE_DELAY}
+                              "velocity_feedforward": True, "gains_from": law.source,
+                              "delay": _round(law.delay),
+                              **({"delay_not_identified": law.problem} if law.problem else
+                                 {"delay_interval": [_round(v) for v in law.delay_interval]})}
         elif servo is not None:
             entry["servo"] = {"delay": _round(servo.delay),
                               "delay_interval": [_round(v) for v in servo.delay_interval],
@@ -495,8 +496,9 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
             (f"{f.values[p]:.4g} &plusmn; {f.intervals[p]:.2g}" if p in f.intervals
              else f"{f.values[p]:.4g} (model's: {html.escape(f.fixed.get(p, ''))})")
             for p in PARAMETERS]
-        if f.joint in (laws or {}):
-            cells.append("not identified (the motor's law: the hardware YAML's gains)")
+        law = (laws or {}).get(f.joint)
+        if law is not None:  # the motor's law: the hardware YAML's gains
+            cells.append("not identified" if law.problem else f"{law.delay * 1e3:.0f}")
         else:
             cells.append("&ndash;" if servo is None else f"{servo.delay * 1e3:.0f}"
                          + (" (not identified)" if servo.problem else ""))

@@ -12,7 +12,7 @@ over one cycle, so a new command every other cycle gave twice the speed, then no
 quadruped's MIT motors (kd 0.6-0.8) buzzed at 100 Hz by about ``kd`` times the joint's
 speed, and joint_states at 50 Hz, every fourth cycle, read that torque at one phase of the
 buzz: identification took it for damping (0.35-0.63 N m s/rad for a truth of 0.15, issue
-29). Now a stream of goals at most ``_STREAM_PERIODS`` control periods apart is spread
+29). Now a stream of goals at most ``STREAM_PERIODS`` control periods apart is spread
 over the cycles between two of them; goals further apart stay steps, taken at once.
 
 One elbow of the bundled arm on an AK80-9 (the protocol-level emulator, the backend's and

@@ -489,3 +489,56 @@ def test_a_model_mjcf_cannot_hold_costs_the_mjcf_file_only(tmp_path: Path) -> No
     assert "MJCF cannot hold this model" in why
     assert "one-sided position limit" in why
     assert not stale.exists()
+
+
+def _impedance_run(delay: float, *, load: float = 0.0) -> tuple[JointSeries, JointSeries]:
+    """An MIT motor in impedance mode (kp 30, kd 0.8) on a 200 Hz loop, read every cycle,
+    sent a 100 Hz stream of targets that its hardware node spreads over the cycles between
+    two of them (each target reached one stream period after it came, straight lines,
+    their velocity sent too). The motor takes each cycle's target ``delay`` later; its
+    reply carries the law under the target before. The joint lags its target and sags
+    under ``load``; the readings are the law's torque at each read."""
+    kp, kd, period, stream = 30.0, 0.8, 0.005, 0.01
+    sent_t = np.arange(0.0, 12.0, stream)
+    goals = 0.5 * np.sin(2 * np.pi * 0.4 * sent_t) + 0.2 * np.sin(2 * np.pi * 1.1 * sent_t)
+    reads = np.arange(0.2, 11.8, period)
+    # The target of the cycle at c: the stream's straight line one stream period late.
+    target = lambda c: np.interp(c - stream, sent_t, goals)  # noqa: E731
+    speed = lambda c: (target(c + 1e-4) - target(c - 1e-4)) / 2e-4  # noqa: E731
+    applied = reads - period - delay  # the cycle whose target the law held
+    cycle = np.floor(applied / period) * period
+    q_star, v_star = target(cycle), speed(cycle)
+    q = np.interp(reads - 0.02, sent_t, goals) - load / kp  # a joint that trails and sags
+    v = np.gradient(q, reads)
+    tau = kp * (q_star - q) + kd * (v_star - v)
+    measured = JointSeries.from_samples("real", reads, ["j"], q[:, None], v[:, None],
+                                        tau[:, None])
+    command = JointSeries.from_samples("command", sent_t, ["j"], goals[:, None], held=True)
+    return measured, command
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.015])
+def test_an_impedance_motors_delay_is_read_from_its_known_law(delay: float) -> None:
+    """The law known (the hardware YAML's gains), the readings give the held target; its
+    lag behind the stream, less the node's own cycle and spreading, is the motor's delay:
+    within a control period of the truth, the truth inside its interval, under a load."""
+    measured, command = _impedance_run(delay, load=0.4)
+    read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
+    law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
+    assert not law.problem, law
+    assert law.delay == pytest.approx(delay, abs=0.005), law
+    assert law.delay_interval[0] <= delay <= law.delay_interval[1], law
+    # Not told when the node's spreading is not taken off (a trajectory has none): the
+    # delay found is a stream period longer.
+    plain = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.0)
+    assert plain.delay == pytest.approx(delay + 0.01, abs=0.005), plain
+
+
+def test_an_impedance_motor_that_does_not_move_gives_no_delay() -> None:
+    measured, command = _impedance_run(0.0)
+    still = JointSeries.from_samples("command", command.times, ["j"],
+                                     np.zeros((command.times.size, 1)), held=True)
+    read, _ = f.split(f.prepare("constructed", measured, still, ["j"]))
+    law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
+    assert law.problem, law
+    assert law.delay == 0.0, law

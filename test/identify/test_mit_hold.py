@@ -242,8 +242,7 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
     torque correction, the truth inside every interval, the command says so; by default
     (each reply at its hold's end) the readings are corrected and the damping is off.
     Either way the impedance-mode motor's servo is its law with the hardware YAML's gains
-    at the joint, the velocity fed forward, no delay (:data:`~skel_ros.identify.fit.
-    IMPEDANCE_DELAY`), and the simulation reads it so."""
+    at the joint, the velocity fed forward, and the simulation reads it so."""
     import yaml
 
     from skel_ros.cli.main import main
@@ -272,13 +271,17 @@ def test_identify_reply_phase_unknown_bounds_what_end_would_correct(
         assert "interval" in item, bounded
         assert abs(item["value"] - value) <= item["interval"], (name, bounded)
     assert end["torque_correction"]["kind"] == "mit_hold"
-    # Impedance mode: the motor's own law, not a fit of the plain one.
+    # Impedance mode: the motor's own law, not a fit of the plain one. (Its delay is not
+    # checked here: the commands reach this motor each period without a hardware node,
+    # whose spreading of a stream the delay's fit takes off: test_fit.py checks that.)
     law = {"kp": GEAR * GEAR * KP, "kd": GEAR * GEAR * KD, "velocity_feedforward": True,
-           "delay": 0.0, "gains_from": f"{hardware} (impedance mode)",
-           "delay_not_identified": f.IMPEDANCE_DELAY}
-    assert bounded["servo"] == end["servo"] == law, end["servo"]
+           "gains_from": f"{hardware} (impedance mode)"}
+    for servo in (bounded["servo"], end["servo"]):
+        assert {k: servo[k] for k in law} == law, servo
+        assert "delay" in servo, servo
+    delay = end["servo"]["delay"]
     assert load_sim_params(tmp_path / "end" / "identified.yaml").servos == {
-        "hinge": IdentifiedServo(GEAR * GEAR * KP, GEAR * GEAR * KD, 0.0,
+        "hinge": IdentifiedServo(GEAR * GEAR * KP, GEAR * GEAR * KD, delay,
                                  velocity_feedforward=True)}
     assert end["damping"]["value"] - TRUTH["damping"] > end["damping"]["interval"], end
 
