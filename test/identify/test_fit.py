@@ -534,7 +534,8 @@ def test_an_impedance_motors_delay_is_read_from_its_known_law(delay: float) -> N
     assert plain.delay == pytest.approx(delay + 0.01, abs=0.005), plain
 
 
-def test_an_impedance_motor_that_does_not_move_gives_no_delay() -> None:
+def test_commands_the_readings_do_not_follow_give_no_delay() -> None:
+    """Readings of a moving motor against commands that stay put: no lag explains them."""
     measured, command = _impedance_run(0.0)
     still = JointSeries.from_samples("command", command.times, ["j"],
                                      np.zeros((command.times.size, 1)), held=True)
