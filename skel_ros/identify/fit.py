@@ -461,7 +461,8 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     one is the whole way from a command to the law: the motor's delay, one control period
     (``period``: a reply carries the law under the target of the cycle before) and half
     the time the hardware node spreads a stream's target over (``spread``: the stream's
-    period when it does, 0 for a trajectory). Its interval: the lags within the noise (as
+    period when it does, 0 for a trajectory), on the samples where the joint moves near
+    its command. Its interval: the lags within the noise (as
     :func:`fit_servo`), widened by half a period (where a stream's target arrives within
     a cycle, which the recording does not show).
     """
@@ -470,14 +471,19 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     k = parts[0].joints.index(law.joint)
     ahead = law.kd / law.kp
     signal = [p.q[:, k] + (p.tau[:, k] + law.kd * p.qd[:, k]) / law.kp for p in parts]
+    # Only while the joint moves (at rest, before the commands start and after they end,
+    # the node may hold what it measured), and near its command (the smaller errors, as
+    # for a servo: a command far away, the run's first move to its start, reaches the
+    # motor through the node's motion limiter).
+    moved = [_linear_part(p, k) & moving(p.qd[:, k]) for p in parts]
     lags = np.arange(0.0, max_delay + period + spread + 0.5 * step, step)
     rss = np.full(lags.size, np.inf)
     best: tuple[float, Vector] | None = None
     for i, lag in enumerate(lags):
         errors = []
-        for p, s in zip(parts, signal, strict=True):
+        for p, s, on in zip(parts, signal, moved, strict=True):
             cmd = _spread_command(p, k, p.t - lag + ahead)
-            ok = p.valid & np.isfinite(cmd) & np.isfinite(s)
+            ok = on & np.isfinite(cmd) & np.isfinite(s)
             errors.append(s[ok] - cmd[ok])
         e = np.concatenate(errors)
         if e.size < 10:  # noqa: PLR2004

@@ -491,13 +491,16 @@ def test_a_model_mjcf_cannot_hold_costs_the_mjcf_file_only(tmp_path: Path) -> No
     assert not stale.exists()
 
 
-def _impedance_run(delay: float, *, load: float = 0.0) -> tuple[JointSeries, JointSeries]:
+def _impedance_run(delay: float, *, load: float = 0.0, lead_in: float = 0.0,
+                   ) -> tuple[JointSeries, JointSeries]:
     """An MIT motor in impedance mode (kp 30, kd 0.8) on a 200 Hz loop, read every cycle,
     sent a 100 Hz stream of targets that its hardware node spreads over the cycles between
     two of them (each target reached one stream period after it came, straight lines,
     their velocity sent too). The motor takes each cycle's target ``delay`` later; its
     reply carries the law under the target before. The joint lags its target and sags
-    under ``load``; the readings are the law's torque at each read."""
+    under ``load``; the readings are the law's torque at each read. For ``lead_in`` s the
+    node holds the joint elsewhere (at 0.8 rad: a run's first move, which its motion
+    limiter takes slowly), whatever the stream says."""
     kp, kd, period, stream = 30.0, 0.8, 0.005, 0.01
     sent_t = np.arange(0.0, 12.0, stream)
     goals = 0.5 * np.sin(2 * np.pi * 0.4 * sent_t) + 0.2 * np.sin(2 * np.pi * 1.1 * sent_t)
@@ -509,6 +512,9 @@ def _impedance_run(delay: float, *, load: float = 0.0) -> tuple[JointSeries, Joi
     cycle = np.floor(applied / period) * period
     q_star, v_star = target(cycle), speed(cycle)
     q = np.interp(reads - 0.02, sent_t, goals) - load / kp  # a joint that trails and sags
+    held = reads < reads[0] + lead_in
+    q_star[held], v_star[held] = 0.8, 0.0
+    q[held] = 0.8 - load / kp + 0.01 * np.sin(2 * np.pi * 2.0 * reads[held])
     v = np.gradient(q, reads)
     tau = kp * (q_star - q) + kd * (v_star - v)
     measured = JointSeries.from_samples("real", reads, ["j"], q[:, None], v[:, None],
@@ -521,8 +527,11 @@ def _impedance_run(delay: float, *, load: float = 0.0) -> tuple[JointSeries, Joi
 def test_an_impedance_motors_delay_is_read_from_its_known_law(delay: float) -> None:
     """The law known (the hardware YAML's gains), the readings give the held target; its
     lag behind the stream, less the node's own cycle and spreading, is the motor's delay:
-    within a control period of the truth, the truth inside its interval, under a load."""
-    measured, command = _impedance_run(delay, load=0.4)
+    within a control period of the truth, the truth inside its interval, under a load, and
+    with a first second where the node held the joint away from the stream (left out:
+    the joint is far from its command; in it, the bench's quadruped knees were not
+    identified, 2026-11-30 04:40)."""
+    measured, command = _impedance_run(delay, load=0.4, lead_in=1.0)
     read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
     law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
     assert not law.problem, law
