@@ -455,15 +455,15 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
 
     The law is known, so its readings give the target the motor held: from a reading
     ``r`` with the joint at ``q``, ``qd``, ``s = q + (r + kd qd) / kp = p* + (kd / kp)
-    v*``: the held target about ``kd / kp`` ahead. ``s`` is compared with the command as
-    the robot had it (:meth:`Samples.commanded`) ``lag - kd / kp`` earlier, for every
-    ``lag``; the best
-    one is the whole way from a command to the law: the motor's delay, one control period
-    (``period``: a reply carries the law under the target of the cycle before) and half
-    the time the hardware node spreads a stream's target over (``spread``: the stream's
-    period when it does, 0 for a trajectory), on the samples where the joint moves near
-    its command. Its interval: the lags within the noise (as
-    :func:`fit_servo`), widened by half a period (where a stream's target arrives within
+    v*``, about the held target ``kd / kp`` later. ``s`` is compared with the commands
+    joined by straight lines (:func:`_spread_command`) ``lag - kd / kp`` earlier, for
+    every ``lag``, on the samples where the joint moves near its command
+    (:func:`_linear_part`); the best ``lag`` is the whole way from a command to the law:
+    the motor's delay, one control period (``period``: a reply carries the law under the
+    cycle before's target) and one stream period (``spread``: the hardware node reaches
+    each of a stream's targets when the next one comes, 0 for a trajectory, which it
+    follows at every cycle). The interval: the lags within the noise (as
+    :func:`fit_servo`), widened by half a period each way (where a target arrives within
     a cycle, which the recording does not show).
     """
     if not (law.kp > 0.0 and parts):
