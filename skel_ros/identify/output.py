@@ -167,7 +167,8 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
     ``holds``: the joints whose torque readings were corrected for their MIT motor's hold
     (:func:`~skel_ros.identify.fit.hold_corrected`), each said in its ``torque_correction``;
     ``laws``: the joints whose motor's law the hardware YAML gives, each its ``servo``
-    (gains not fitted, the targets' velocity fed forward, no delay: :class:`MotorLaw`).
+    (its gains the YAML's, the targets' velocity fed forward, its delay as fitted or why
+    not: :class:`MotorLaw`).
     """
     joints: dict[str, Any] = {}
     for f in fits:
