@@ -171,17 +171,19 @@ class Samples:
         """The same recording with only the samples ``keep`` counted valid."""
         return replace(self, valid=self.valid & keep)
 
-    def commanded(self, k: int, times: Vector) -> Vector:
+    def commanded(self, k: int, times: Vector, *, joined: bool = False) -> Vector:
         """Joint ``k``'s command at ``times`` as its robot had it (NaN before the first).
 
         From the command stream itself (:meth:`JointSeries.target_at`: a stream of targets
         held from each to the next, as the robot holds it and the simulation too,
         :mod:`skel_ros.sim.actuation`; a followed trajectory's samples joined by straight
-        lines); without it, ``command`` linear between the grid's samples.
+        lines); without it, ``command`` linear between the grid's samples. ``joined``:
+        a stream's targets joined by straight lines too (as the hardware node spreads
+        them for an impedance-mode joint: :func:`fit_law_delay`).
         """
         joint = self.joints[k]
         if self.sent is not None and joint in self.sent.joint_names:
-            return self.sent.target_at(joint, times)
+            return (self.sent.resample if joined else self.sent.target_at)(joint, times)
         return np.interp(times, self.t, self.command[:, k], left=np.nan)
 
     @property
@@ -456,7 +458,7 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     The law is known, so its readings give the target the motor held: from a reading
     ``r`` with the joint at ``q``, ``qd``, ``s = q + (r + kd qd) / kp = p* + (kd / kp)
     v*``, about the held target ``kd / kp`` later. ``s`` is compared with the commands
-    joined by straight lines (:func:`_spread_command`) ``lag - kd / kp`` earlier, for
+    joined by straight lines (:meth:`Samples.commanded`) ``lag - kd / kp`` earlier, for
     every ``lag``, on the samples where the joint moves near its command
     (:func:`_linear_part`); the best ``lag`` is the whole way from a command to the law:
     the motor's delay, one control period (``period``: a reply carries the law under the
@@ -478,11 +480,11 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     moved = [_linear_part(p, k) & moving(p.qd[:, k]) for p in parts]
     lags = np.arange(0.0, max_delay + period + spread + 0.5 * step, step)
     rss = np.full(lags.size, np.inf)
-    best: tuple[float, Vector] | None = None
+    best: tuple[float, Vector, float] | None = None
     for i, lag in enumerate(lags):
         errors = []
         for p, s, on in zip(parts, signal, moved, strict=True):
-            cmd = _spread_command(p, k, p.t - lag + ahead)
+            cmd = p.commanded(k, p.t - lag + ahead, joined=True)
             ok = on & np.isfinite(cmd) & np.isfinite(s)
             errors.append(s[ok] - cmd[ok])
         e = np.concatenate(errors)
@@ -490,12 +492,12 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
             continue
         e = e - np.mean(e)  # an offset (a sag the law's readings already carry) is no lag
         rss[i] = float(np.sum(e ** 2))
-        if best is None or rss[i] < float(np.sum(best[1] ** 2)):
-            best = (float(lag), e)
+        if best is None or rss[i] < best[2]:
+            best = (float(lag), e, rss[i])
     if best is None:
         return replace(law, problem="too few samples with a command to fit a delay")
-    lag, residual = best
-    near = lags[rss <= float(np.sum(residual ** 2)) * (1.0 + 3.84 / _independent(residual))]
+    lag, residual, r = best
+    near = lags[rss <= r * (1.0 + 3.84 / _independent(residual))]
     base = period + spread
     low, high = near.min() - base - 0.5 * period, near.max() - base + 0.5 * period
     if lag >= lags[-1] - 0.5 * step:
@@ -506,18 +508,6 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
                                      "explain the readings as well"))
     return replace(law, delay=max(lag - base, 0.0),
                    delay_interval=(max(low, 0.0), max(high, 0.0)))
-
-
-def _spread_command(part: Samples, k: int, times: Vector) -> Vector:
-    """Joint ``k``'s commands at ``times`` joined by straight lines (NaN outside them).
-
-    A stream's targets as the hardware node spreads them, one stream period later
-    (:func:`fit_law_delay`); a trajectory's as the node follows it.
-    """
-    joint = part.joints[k]
-    if part.sent is not None and joint in part.sent.joint_names:
-        return part.sent.resample(joint, times)
-    return np.interp(times, part.t, part.command[:, k], left=np.nan, right=np.nan)
 
 
 def _independent(residual: Vector) -> float:
