@@ -30,6 +30,13 @@ registers (7 MST_ID, 8 ESC_ID, 9 TIMEOUT (writable, ``0x55``), 10 CTRL_MODE = 1 
 14 sw_ver, 21-23 PMAX/VMAX/TMAX) and feedback requests (``id_l id_h 0xCC``: the state
 reply, changing nothing).
 
+A frame acts at the moment it arrived, as on a motor, which takes it within its current
+loop: the receiving thread may get to it later (the scheduler, another thread of the
+process holding the interpreter, for up to its switch interval of 5 ms), so with the
+default clock each frame is handled at its time on the wire (python-can's stamp, on the
+wall clock, made an age on the emulator's clock); its reply reports the motor at that
+time. With an injected ``clock``, frames act when they are handled.
+
 CAN timeouts, checked on the emulator's clock by the receiving thread: a Damiao motor
 with TIMEOUT (register 9, units of 50 µs) > 0 that is enabled and gets no frame for that
 long disables itself and reports status 0xD "lost communication" (until *clear error*);
@@ -93,6 +100,10 @@ if TYPE_CHECKING:
 __all__ = ["DAMIAO_REGISTER_ID", "MitEmulator", "MitMotion", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
+
+_MAX_FRAME_AGE = 0.1
+"""s: a frame's age on the wall clock is believed up to this (a wall clock that jumped,
+NTP, must not move a motor's time far back); older frames act this long ago."""
 DAMIAO_REGISTER_ID = 0x7FF
 _REG_READ, _REG_WRITE, _REG_STORE, _REG_FEEDBACK = 0x33, 0x55, 0xAA, 0xCC
 _TIMEOUT_RID = 9
@@ -171,6 +182,10 @@ class MitEmulator:
         tr = can_arguments(transport, "mit")
         self.transport: Mapping[str, Any] = dict(tr)
         self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
+        # Frames act at their time on the wire when the clock is the host's own (module
+        # docstring); an injected clock has no known relation to the frames' stamps.
+        self._wire_time = "clock" not in opts
+        self._last_frame_time = -math.inf
         self.master_id = int(opts.get("master_id", 0))
         self.temperature = float(opts.get("temperature", 30.0))
         initial = dict(opts.get("initial_positions") or {})
@@ -316,10 +331,27 @@ class MitEmulator:
             if msg is None or msg.is_error_frame or msg.is_remote_frame:
                 continue
             try:
-                self._handle(msg.arbitration_id, bytes(msg.data))
+                self._handle(msg.arbitration_id, bytes(msg.data), self._frame_time(msg))
             except Exception:  # noqa: BLE001 - one bad frame never stops the emulator
                 _LOG.exception("MIT emulator: frame 0x%03X %s not handled",
                                msg.arbitration_id, bytes(msg.data).hex())
+
+    def _frame_time(self, msg: can.Message) -> float | None:
+        """When ``msg`` went on the wire, on the emulator's clock (None: now).
+
+        A motor takes a frame the moment it arrives; this thread may take it later (the
+        scheduler, another thread holding the interpreter). python-can stamps a frame
+        with the wall clock when it is sent (``virtual``) or received (SocketCAN): its
+        age on that clock, taken from the emulator's, is when it arrived. Never before an
+        earlier frame's time, nor after now.
+        """
+        if not self._wire_time or not msg.timestamp:
+            return None
+        now = self.clock()
+        age = min(max(time.time() - msg.timestamp, 0.0), _MAX_FRAME_AGE)
+        at = max(now - age, self._last_frame_time)
+        self._last_frame_time = at
+        return at
 
     def _any_timeout(self) -> bool:
         with self._lock:
@@ -346,9 +378,10 @@ class MitEmulator:
                         p, v = m.command[:2]
                         m.command = (p, v, 0.0, 0.0, 0.0)
 
-    def _handle(self, arbitration_id: int, data: bytes) -> None:
+    def _handle(self, arbitration_id: int, data: bytes, at: float | None = None) -> None:
+        """One frame, acting at emulator time ``at`` (None: now)."""
         if arbitration_id == DAMIAO_REGISTER_ID:
-            self._register(data)
+            self._register(data, at)
             return
         with self._lock:
             m = self._motors.get(arbitration_id)
@@ -358,7 +391,7 @@ class MitEmulator:
                 m.drop -= 1
                 return
             m.frames += 1
-            now = self.clock()
+            now = self.clock() if at is None else at
             m.last_rx, m.timed_out = now, False
             model = m.model
             model.step(now)
@@ -415,7 +448,7 @@ class MitEmulator:
                                     temperature=self.temperature, error_code=m.error,
                                     enabled=s.torque_enabled)
 
-    def _register(self, data: bytes) -> None:
+    def _register(self, data: bytes, at: float | None = None) -> None:
         if len(data) < 4:  # noqa: PLR2004
             return
         motor_id = data[0] | (data[1] << 8)
@@ -424,7 +457,7 @@ class MitEmulator:
             if m is None or m.codec.variant is not Variant.DAMIAO or m.silent:
                 return
             m.frames += 1
-            now = self.clock()
+            now = self.clock() if at is None else at
             m.last_rx, m.timed_out = now, False
             if data[2] == _REG_FEEDBACK:
                 m.model.step(now)

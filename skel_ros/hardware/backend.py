@@ -1022,9 +1022,13 @@ class HardwareBackend(RobotBackend):
                 continue
             self._take_states(slot, states, now)
         self._derive_followers()
-        # What read() gives the core and its observers (copies: the loop refills the arrays).
-        self._reading = RobotState(now, self._q.copy(), self._v.copy(), self._e.copy(),
-                                   self._measured.copy())
+        # What read() gives the core and its observers (copies: the loop refills the arrays),
+        # stamped when it was measured: the cycle's time, or the oldest reading of a bus
+        # whose devices measured before it (an MIT motor's reply to the last cycle's frame).
+        measured = [st.stamp for slot in self._slots if slot.fresh
+                    for st in slot.states.values() if st.stamp < now]
+        self._reading = RobotState(min(measured, default=now), self._q.copy(),
+                                   self._v.copy(), self._e.copy(), self._measured.copy())
 
     def _take_states(self, slot: _Slot, states: Mapping[int, ActuatorState],
                      now: float) -> None:

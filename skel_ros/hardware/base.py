@@ -212,7 +212,9 @@ class ActuatorState:
         fault: a readable description of ``error_code`` or ``""``.
         temperature: degrees Celsius.
         voltage: volts.
-        stamp: the driver clock's time when the values were received.
+        stamp: the driver clock's time when the values were measured, as near as the
+            driver knows (when they were received; an MIT motor's: when it got the
+            frame it answers).
     """
 
     position: float = NAN

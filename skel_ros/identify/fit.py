@@ -461,12 +461,17 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     joined by straight lines (:meth:`Samples.commanded`) ``lag - kd / kp`` earlier, for
     every ``lag``, on the samples where the joint moves near its command
     (:func:`_linear_part`); the best ``lag`` is the whole way from a command to the law:
-    the motor's delay, one control period (``period``: a reply carries the law under the
-    cycle before's target) and one stream period (``spread``: the hardware node reaches
-    each of a stream's targets when the next one comes, 0 for a trajectory, which it
-    follows at every cycle). The interval: the lags within the noise (as
-    :func:`fit_servo`), widened by half a period each way (where a target arrives within
-    a cycle, which the recording does not show).
+    the motor's delay, one stream period (``spread``: the hardware node reaches each of a
+    stream's targets when the next one comes, 0 for a trajectory, which it follows at
+    every cycle) and half a control period (``period``): a reading is stamped when the
+    motor measured it, and carries the law under the latest frame that reached it by
+    then; with a frame every cycle, that frame left the node on average half a period
+    before the instant the motor's delay reaches back to (a loop that keeps time only
+    to a fraction of a millisecond, a delay that is not a whole number of periods). A
+    motor with no delay at all answers each frame before it takes it, a whole period: its
+    delay comes out up to half a period long. The interval: the lags within the noise
+    (as :func:`fit_servo`), widened by half a period each way (where, within its
+    period, the frame in effect was sent).
     """
     if not (law.kp > 0.0 and parts):
         return replace(law, problem="no position gain (kp) to read the held target with")
@@ -498,7 +503,7 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
         return replace(law, problem="too few samples with a command to fit a delay")
     lag, residual, r = best
     near = lags[rss <= r * (1.0 + 3.84 / _independent(residual))]
-    base = period + spread
+    base = 0.5 * period + spread
     low, high = near.min() - base - 0.5 * period, near.max() - base + 0.5 * period
     if lag >= lags[-1] - 0.5 * step:
         return replace(law, problem=f"the best delay is the end of the range searched "

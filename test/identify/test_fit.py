@@ -492,24 +492,29 @@ def test_a_model_mjcf_cannot_hold_costs_the_mjcf_file_only(tmp_path: Path) -> No
 
 
 def _impedance_run(delay: float, *, load: float = 0.0, lead_in: float = 0.0,
-                   ) -> tuple[JointSeries, JointSeries]:
+                   jitter: float = 0.0) -> tuple[JointSeries, JointSeries]:
     """An MIT motor in impedance mode (kp 30, kd 0.8) on a 200 Hz loop, read every cycle,
     sent a 100 Hz stream of targets that its hardware node spreads over the cycles between
     two of them (each target reached one stream period after it came, straight lines,
-    their velocity sent too). The motor takes each cycle's target ``delay`` later; its
-    reply carries the law under the target before. The joint lags its target and sags
-    under ``load``; the readings are the law's torque at each read. For ``lead_in`` s the
-    node holds the joint elsewhere (at 0.8 rad: a run's first move, which its motion
-    limiter takes slowly), whatever the stream says."""
+    their velocity sent too). The motor takes each cycle's frame ``delay`` after it was
+    sent and answers each frame before taking it: a reading (stamped when its frame was
+    sent) carries the law under the latest frame sent more than ``delay`` before. The
+    cycles keep time to ``jitter`` (s, the standard deviation of each one's start). The
+    joint lags its target and sags under ``load``; the readings are the law's torque at
+    each read. For ``lead_in`` s the node holds the joint elsewhere (at 0.8 rad: a run's
+    first move, which its motion limiter takes slowly), whatever the stream says."""
     kp, kd, period, stream = 30.0, 0.8, 0.005, 0.01
     sent_t = np.arange(0.0, 12.0, stream)
     goals = 0.5 * np.sin(2 * np.pi * 0.4 * sent_t) + 0.2 * np.sin(2 * np.pi * 1.1 * sent_t)
     reads = np.arange(0.2, 11.8, period)
+    reads += np.clip(np.random.default_rng(7).normal(0.0, jitter, reads.size), -0.002, 0.002)
     # The target of the cycle at c: the stream's straight line one stream period late.
     target = lambda c: np.interp(c - stream, sent_t, goals)  # noqa: E731
     speed = lambda c: (target(c + 1e-4) - target(c - 1e-4)) / 2e-4  # noqa: E731
-    applied = reads - period - delay  # the cycle whose target the law held
-    cycle = np.floor(applied / period) * period
+    # The frame in effect at each read: the latest one in the law by then (one sent at
+    # the read itself is answered first).
+    taken = np.searchsorted(reads + delay, reads - 1e-9) - 1
+    cycle = np.where(taken >= 0, reads[np.maximum(taken, 0)], reads[0] - period)
     q_star, v_star = target(cycle), speed(cycle)
     q = np.interp(reads - 0.02, sent_t, goals) - load / kp  # a joint that trails and sags
     held = reads < reads[0] + lead_in
@@ -541,6 +546,22 @@ def test_an_impedance_motors_delay_is_read_from_its_known_law(delay: float) -> N
     # delay found is a stream period longer.
     plain = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.0)
     assert plain.delay == pytest.approx(delay + 0.01, abs=0.005), plain
+
+
+def test_a_motor_on_a_loop_that_keeps_time_to_a_fraction_of_a_millisecond() -> None:
+    """A 10 ms motor whose loop's cycles start within 0.6 ms of their time (as the
+    hardware node's on the physics bench): each reading, stamped when the motor measured
+    it, carries the law under the latest frame that reached the motor by then, sent on
+    average half a period before the instant 10 ms back. The delay comes back within
+    1.5 ms, inside its interval (planted: a whole period taken off, as for readings
+    stamped a cycle late: 8 ms; the bench's quadruped gave 6-8 ms for 10 that way,
+    2026-11-30 05:33)."""
+    measured, command = _impedance_run(0.01, load=0.4, jitter=0.0006)
+    read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
+    law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
+    assert not law.problem, law
+    assert law.delay == pytest.approx(0.01, abs=0.0015), law
+    assert law.delay_interval[0] <= 0.01 <= law.delay_interval[1], law
 
 
 def test_commands_the_readings_do_not_follow_give_no_delay() -> None:

@@ -12,7 +12,9 @@ enter, exit, zero) with one state reply, and sends nothing on its own. So:
 
 Replies to :meth:`write` are thus read one control cycle later: the measured values
 are at most one cycle older than on a bus that waits after every command, and writing
-never blocks the control loop. A motor reporting an error is reported by :meth:`read`
+never blocks the control loop. Each reading carries the time its values were measured
+(``ActuatorState.stamp``): when the frame it answers was sent, not when it was read. A
+motor reporting an error is reported by :meth:`read`
 (``error_code``, ``fault``), not raised.
 
 What the firmware keeps (Ben Katz's mbed firmware, which CubeMars AK MIT mode derives
@@ -140,7 +142,8 @@ class _Motor:
     enabled: bool = False
     last_frame: bytes | None = None
     reply: MitReply | None = None
-    stamp: float = math.nan
+    stamp: float = math.nan       # when the latest reply's values were measured
+    sent: float = math.nan        # when the latest frame to the motor was sent
     timeout_armed: bool = False
     limp: bytes = b""             # kp = kd = t_ff = 0: sent before every exit
     position: float = math.nan    # the last position read (any reply)
@@ -557,6 +560,7 @@ class MitBus(ActuatorBus):
             if m is None:
                 raise ConfigError(f"bus {self.spec.name!r}: no MIT actuator with id {motor_id}")
             frame = self._frame(m, cmd)
+            m.sent = self.clock()
             can_transport.send(bus, motor_id, frame, what=f"command to id {motor_id}")
             m.last_frame = frame
             self._fresh.add(motor_id)
@@ -635,6 +639,7 @@ class MitBus(ActuatorBus):
         return self._bus
 
     def _send(self, motor_id: int, frame: bytes, what: str) -> None:
+        self._motors[motor_id].sent = self.clock()
         can_transport.send(self._require_open(), motor_id, frame,
                            what=f"{what} to id {motor_id}")
 
@@ -648,6 +653,7 @@ class MitBus(ActuatorBus):
         """
         m = self._motors[motor_id]
         if frame is None:
+            m.sent = self.clock()
             can_transport.send(self._require_open(), _DAMIAO_REGISTER_ID,
                                bytes((motor_id & 0xFF, motor_id >> 8, _REG_FEEDBACK,
                                       0, 0, 0, 0, 0)),
@@ -826,7 +832,9 @@ class MitBus(ActuatorBus):
                 raise ProtocolError(f"bus {self.spec.name!r} id {motor_id}: {exc}") from None
             self._track_wraps(m, reply.position)
             m.reply = reply
-            m.stamp = self.clock()
+            # The motor measured what it replies when it took the frame it answers: the
+            # latest one sent (a reply read a cycle later is that old, not new).
+            m.stamp = m.sent if math.isfinite(m.sent) else self.clock()
             if motor_id in waiting:
                 waiting[motor_id] -= 1
                 if waiting[motor_id] <= 0:

@@ -125,3 +125,27 @@ def test_manager_drives_the_can_emulators(case: str) -> None:
         assert all(rig.emulator.state(i).torque_enabled for i in (1, 3, 4))
     finally:
         rig.close()
+
+
+def test_an_mit_reading_is_stamped_when_the_motors_measured_it() -> None:
+    """A reply read a cycle after its frame carries that frame's time, not the read's.
+
+    An MIT motor answers each frame with its state the moment it takes it; the driver
+    collects the replies to a cycle's commands in the next cycle's read. The core's
+    reading (what joint_states is stamped with) is when the motors measured it: the last
+    cycle's write, one period before the read (planted: the read's own time).
+    """
+    protocol, start, joint, options = CASES["mit"]
+    rig = Rig(protocol, start, joint, options)
+    try:
+        request = rig.backend.enable()
+        rig.until(lambda: request.done)
+        assert request.ok, request.message
+        assert rig.core.command(CommandKind.POSITION, ["wrist"], [0.3]).ok
+        for _ in range(5):
+            rig.step()
+            reading = rig.backend.read(rig.t)
+            assert reading.stamp == pytest.approx(rig.t - rig.backend.period, abs=1e-9)
+            assert reading.fresh.all()
+    finally:
+        rig.close()
