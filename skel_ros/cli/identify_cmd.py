@@ -252,6 +252,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             if "real" not in streams:
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
+            _note_stamps(str(path), streams["real"], joints)
             command = sent_goals(streams.get("command"), config)
             spreads.append(0.0 if config is None else _spread(command, config))
             read, held = f.split(
@@ -303,6 +304,15 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
     print(f"wrote {written} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def _note_stamps(source: str, measured: JointSeries, joints: Sequence[str]) -> None:
+    """Say so when the measured stream's stamps do not follow its joints' motion."""
+    from skel_ros.identify.stamps import stamp_agreement, stamps_note
+
+    note = stamps_note(source, stamp_agreement(measured, joints))
+    if note:
+        print(f"note: {note}")
 
 
 def sent_goals(command: JointSeries | None, config: HardwareConfig | None,
