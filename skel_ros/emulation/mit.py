@@ -100,10 +100,6 @@ if TYPE_CHECKING:
 __all__ = ["DAMIAO_REGISTER_ID", "MitEmulator", "MitMotion", "start_emulator"]
 
 _LOG = logging.getLogger(__name__)
-
-_MAX_FRAME_AGE = 0.1
-"""s: a frame's age on the wall clock is believed up to this (a wall clock that jumped,
-NTP, must not move a motor's time far back); older frames act this long ago."""
 DAMIAO_REGISTER_ID = 0x7FF
 _REG_READ, _REG_WRITE, _REG_STORE, _REG_FEEDBACK = 0x33, 0x55, 0xAA, 0xCC
 _TIMEOUT_RID = 9
@@ -337,19 +333,16 @@ class MitEmulator:
                                msg.arbitration_id, bytes(msg.data).hex())
 
     def _frame_time(self, msg: can.Message) -> float | None:
-        """When ``msg`` went on the wire, on the emulator's clock (None: now).
+        """When ``msg`` arrived, on the emulator's clock (None: now).
 
-        A motor takes a frame the moment it arrives; this thread may take it later (the
-        scheduler, another thread holding the interpreter). python-can stamps a frame
-        with the wall clock when it is sent (``virtual``) or received (SocketCAN): its
-        age on that clock, taken from the emulator's, is when it arrived. Never before an
-        earlier frame's time, nor after now.
+        A motor takes a frame the moment it arrives; this thread may take it later
+        (:func:`~skel_ros.hardware.can_transport.arrived_at`). Never before an earlier
+        frame's time.
         """
-        if not self._wire_time or not msg.timestamp:
+        at = can_transport.arrived_at(self.clock, msg.timestamp) if self._wire_time else None
+        if at is None:
             return None
-        now = self.clock()
-        age = min(max(time.time() - msg.timestamp, 0.0), _MAX_FRAME_AGE)
-        at = max(now - age, self._last_frame_time)
+        at = max(at, self._last_frame_time)
         self._last_frame_time = at
         return at
 

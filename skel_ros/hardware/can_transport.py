@@ -145,6 +145,25 @@ def recv(bus: can.BusABC, deadline: float, clock: Callable[[], float] = time.mon
                              ) from None
 
 
+MAX_FRAME_AGE = 1.0
+"""s: a frame's age on the wall clock is believed up to this (a wall clock that jumped,
+NTP, must not move a time far back); an older frame counts as this old."""
+
+
+def arrived_at(clock: Callable[[], float], timestamp: float | None) -> float | None:
+    """When a frame python-can stamped ``timestamp`` arrived, on ``clock`` (None: no stamp).
+
+    python-can stamps a frame with the wall clock (``time.time()``) when it is sent on a
+    ``virtual`` channel or received from SocketCAN; a thread that takes it later (the
+    scheduler, another thread holding the interpreter) sees its age on that clock. Only
+    for a ``clock`` that runs in real time (the host's monotonic one): a manual clock has
+    no known relation to the wall clock.
+    """
+    if not timestamp:
+        return None
+    return clock() - min(max(time.time() - timestamp, 0.0), MAX_FRAME_AGE)
+
+
 def frame_bits(data_bytes: int) -> int:
     """Worst-case bits of one standard (11-bit id) CAN data frame with ``data_bytes`` bytes.
 

@@ -271,3 +271,32 @@ def test_scan_reads_identity(rig: Rig) -> None:
 def test_udp_multicast_is_refused() -> None:
     with pytest.raises(TransportError, match="udp_multicast"):
         canopen402.scan({"interface": "udp_multicast", "channel": "239.74.163.2"}, [1], 0.1)
+
+
+
+
+def test_a_tpdo_taken_late_keeps_the_time_it_arrived(rig: Rig) -> None:
+    """The drive samples at the SYNC and sends its TPDOs at once; the driver's notifier
+    thread may take them later (another thread holding the interpreter or, here, holding
+    the thread itself for 0.3 s at the first TPDO). Their values are stamped when they
+    arrived, not when the thread got to them (planted: the thread's time)."""
+    rig.bus.open()
+    rig.bus.read()
+    network = rig.bus._require_open()
+    drives = rig.bus._drives
+    first = drives[1].node.tpdo[1]
+    with rig.bus._cond:
+        for d in drives.values():
+            d.received.clear()
+    with first.receive_condition:  # the notifier thread waits here for the first TPDO
+        sent = time.monotonic()
+        network.sync.transmit()
+        time.sleep(0.3)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        with rig.bus._cond:
+            if all({1, 2} <= d.received for d in drives.values()):
+                break
+        time.sleep(0.01)
+    stamps = [d.stamp - sent for d in drives.values()]
+    assert all(0.0 <= s < 0.15 for s in stamps), stamps

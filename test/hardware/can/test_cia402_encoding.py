@@ -268,8 +268,16 @@ class _Node:
 
 
 def _owner(clock: float = 12.5, waiting: set[int] | None = None) -> Any:
-    return SimpleNamespace(_cond=threading.Condition(), clock=lambda: clock,
-                           _waiting=set() if waiting is None else waiting)
+    owner = SimpleNamespace(_cond=threading.Condition(), clock=lambda: clock,
+                            _waiting=set() if waiting is None else waiting)
+    owner._received_at = lambda timestamp: Cia402Bus._received_at(owner, timestamp)
+    return owner
+
+
+class _Pdo(list):
+    """A received TPDO's variables, as canopen's PdoMap iterates them (no stamp here)."""
+
+    timestamp = None
 
 
 def _fill(d: _Drive) -> tuple[int, int]:
@@ -317,13 +325,13 @@ def test_a_tpdo_stores_its_values_and_stamps_the_drive() -> None:
     d = _drive(ControlMode.POSITION, Units(1.0, 1.0))
     owner = _owner(clock=3.25, waiting={3, 4})
     on_tpdo = Cia402Bus._tpdo_callback(owner, d, 1)
-    on_tpdo([_Var(0x6041, 0x27), _Var(0x6064, 1234)])
+    on_tpdo(_Pdo([_Var(0x6041, 0x27), _Var(0x6064, 1234)]))
     assert d.values == {0x6041: 0x27, 0x6064: 1234}
     assert d.received == {1}
     assert d.stamp == 3.25
     assert not d.quick_stop
     assert owner._waiting == {3, 4}  # TPDO1 alone: still waited for
-    Cia402Bus._tpdo_callback(owner, d, 2)([_Var(0x606C, -5)])
+    Cia402Bus._tpdo_callback(owner, d, 2)(_Pdo([_Var(0x606C, -5)]))
     assert d.received == {1, 2}
     assert owner._waiting == {4}
 
@@ -331,17 +339,17 @@ def test_a_tpdo_stores_its_values_and_stamps_the_drive() -> None:
 def test_only_tpdo2_does_not_complete_a_round() -> None:
     d = _drive(ControlMode.POSITION, Units(1.0, 1.0))
     owner = _owner(waiting={3})
-    Cia402Bus._tpdo_callback(owner, d, 2)([_Var(0x606C, -5)])
+    Cia402Bus._tpdo_callback(owner, d, 2)(_Pdo([_Var(0x606C, -5)]))
     assert owner._waiting == {3}
 
 
 def test_a_quick_stop_statusword_is_latched_unless_enabling() -> None:
     d = _drive(ControlMode.POSITION, Units(1.0, 1.0))
-    Cia402Bus._tpdo_callback(_owner(), d, 1)([_Var(0x6041, 0x07)])
+    Cia402Bus._tpdo_callback(_owner(), d, 1)(_Pdo([_Var(0x6041, 0x07)]))
     assert d.quick_stop
     e = _drive(ControlMode.POSITION, Units(1.0, 1.0))
     e.enabling = True
-    Cia402Bus._tpdo_callback(_owner(), e, 1)([_Var(0x6041, 0x07)])
+    Cia402Bus._tpdo_callback(_owner(), e, 1)(_Pdo([_Var(0x6041, 0x07)]))
     assert not e.quick_stop
 
 
@@ -355,6 +363,6 @@ def test_a_failing_tpdo_is_logged_and_does_not_raise(caplog: pytest.LogCaptureFi
         def raw(self) -> int:
             raise RuntimeError("no value")
 
-    Cia402Bus._tpdo_callback(_owner(), d, 1)([_Bad()])
+    Cia402Bus._tpdo_callback(_owner(), d, 1)(_Pdo([_Bad()]))
     assert [r.getMessage() for r in caplog.records] == ["TPDO handling failed"]
     assert d.received == set()
