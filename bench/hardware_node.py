@@ -52,16 +52,25 @@ def process_cpu(pid: int) -> float:
 
 # ---------------------------------------------------------------- the reference process
 
-def reference() -> None:
-    """A bare subscriber of ``joint_commands``, spun as the hardware node is spun."""
+def reference(like: tuple[int, int] | None = None) -> None:
+    """A bare subscriber of ``joint_commands``, spun as the hardware node is spun.
+
+    ``like`` ``(services, subscriptions)``: the context reference instead, a node with
+    the hardware node's ROS entities beside those every rclpy node has (that many more
+    services, that many subscriptions, ``joint_commands``'s told its publisher as the
+    node's is, a FollowJointTrajectory action server, three timers), doing nothing.
+    """
     import rclpy
     from sensor_msgs.msg import JointState
 
     from skel_ros.nodes.shutdown import make_executor
 
     rclpy.init()
-    node = rclpy.create_node("bench_reference")
-    node.create_subscription(JointState, "joint_commands", lambda _msg: None, 10)
+    if like is None:
+        node = rclpy.create_node("bench_reference")
+        node.create_subscription(JointState, "joint_commands", lambda _msg: None, 10)
+    else:
+        node = _entities_node(*like)
     executor = make_executor()
     executor.add_node(node)
     try:
@@ -71,6 +80,45 @@ def reference() -> None:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def _entities_node(services: int, subscriptions: int) -> Any:  # noqa: ANN401 - an rclpy Node
+    """The context reference's node (:func:`reference`)."""
+    import rclpy
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.action import ActionServer, GoalResponse
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
+
+    from skel_ros.nodes.sources import subscribe_with_source
+
+    node = rclpy.create_node("bench_reference_entities")
+    for i in range(services):
+        node.create_service(Trigger, f"~/service_{i}", lambda _req, res: res)
+    subscribe_with_source(node, JointState, "joint_commands", lambda _msg, _source: None, 10)
+    for i in range(subscriptions - 1):
+        node.create_subscription(JointState, f"~/topic_{i}", lambda _msg: None, 10)
+    ActionServer(node, FollowJointTrajectory, "~/follow_joint_trajectory",
+                 execute_callback=lambda _handle: FollowJointTrajectory.Result(),
+                 goal_callback=lambda _goal: GoalResponse.REJECT)
+    for _ in range(3):
+        node.create_timer(1.0, lambda: None)
+    return node
+
+
+def _entities(driver: Driver, name: str, bare: str) -> tuple[int, int]:
+    """(services, subscriptions) node ``name`` has beyond what node ``bare`` has, less the
+    action server's own three services."""
+    graph = driver.node
+
+    def count(node: str) -> tuple[int, int]:
+        return (len(graph.get_service_names_and_types_by_node(node, "/")),
+                len(graph.get_subscriber_names_and_types_by_node(node, "/")))
+
+    (node_services, node_subs), (bare_services, bare_subs) = count(name), count(bare)
+    actions = sum("/_action/" in n for n, _ in
+                  graph.get_service_names_and_types_by_node(name, "/"))
+    return node_services - bare_services - actions, node_subs - bare_subs + 1
 
 
 # ---------------------------------------------------------------- the driver (this process)
@@ -170,6 +218,7 @@ def run(seconds: float, params: list[str]) -> list[str]:
         *[arg for param in params for arg in ("-p", param)],
         "--log-level", "warn"], env=env)
     ref = subprocess.Popen([sys.executable, __file__, "--reference"], env=env)  # noqa: S603
+    alike: subprocess.Popen[bytes] | None = None
     busy: subprocess.Popen[bytes] | None = None
     rclpy.init(args=[])  # this script's own arguments are not ROS arguments
     from skel_ros.nodes.shutdown import make_executor
@@ -183,7 +232,11 @@ def run(seconds: float, params: list[str]) -> list[str]:
         if driver.state != "enabled":
             return [f"the hardware node did not come up enabled (state {driver.state!r})"]
         driver.spin(1.0)  # settle
-        pids = {"node": node.pid, "reference": ref.pid}
+        like = _entities(driver, "hardware_node", "bench_reference")
+        alike = subprocess.Popen([sys.executable, __file__, "--reference-like",  # noqa: S603
+                                  *map(str, like)], env=env)
+        driver.spin(3.0)  # its joint_commands matched
+        pids = {"node": node.pid, "reference": ref.pid, "entities": alike.pid}
         load = os.getloadavg()[0]
         hold = phase(driver, pids, seconds)
         driver.streaming = True
@@ -197,11 +250,20 @@ def run(seconds: float, params: list[str]) -> list[str]:
         if busy is not None:
             busy.kill()
             busy.wait()
-        for proc in (node, ref):
+        procs = [p for p in (node, ref, alike) if p is not None]
+        for proc in procs:
             proc.send_signal(2)
-        for proc in (node, ref):
+        for proc in procs:
             _wait_or_kill(proc)
         rclpy.try_shutdown()
+
+    return _report(executor, load, seconds, params, like, (hold, stream, loaded))
+
+
+def _report(executor: str, load: float, seconds: float, params: list[str],  # noqa: PLR0917
+            like: tuple[int, int], phases: tuple[dict[str, float], ...]) -> list[str]:
+    """The printed lines: the goals, then the figures behind them."""
+    hold, stream, loaded = phases
 
     def per_command(who: str) -> float:
         return (stream[who] - hold[who]) / stream["rate"]
@@ -225,6 +287,10 @@ def run(seconds: float, params: list[str]) -> list[str]:
     lines += [
         (f"  per command: node {per_command('node') * 1e3:.3f} ms of CPU, bare subscriber"
          f" {per_command('reference') * 1e3:.3f} ms; {stream['rate']:.1f} commands/s sent"),
+        (f"  context: per command, node / a node with its ROS entities"
+         f" ({like[0]} more services, {like[1]} subscriptions, the action server; doing"
+         f" nothing) {per_command('node') / per_command('entities'):.3f}"
+         f" ({per_command('entities') * 1e3:.3f} ms)"),
         (f"  reference CPU-s/s: idle {hold['reference']:.3f}, stream {stream['reference']:.3f};"
          f" node loop cycles/s: holding {hold['cycles']:.1f}, stream {stream['cycles']:.1f},"
          f" beside a busy process {loaded['cycles']:.1f} (node CPU-s/s there"
@@ -239,9 +305,10 @@ def main() -> int:
     parser.add_argument("--param", action="append", default=[], metavar="NAME:=VALUE",
                         help="one more parameter of the hardware node (repeatable)")
     parser.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reference-like", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.reference:
-        reference()
+    if args.reference or args.reference_like:
+        reference(tuple(args.reference_like) if args.reference_like else None)
         return 0
     for line in run(args.seconds, args.param):
         print(line, flush=True)
