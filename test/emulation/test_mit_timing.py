@@ -52,7 +52,9 @@ def test_a_frame_acts_when_it_arrived_not_when_the_thread_got_to_it() -> None:
         for bus in buses:
             _reply(bus)
         time.sleep(0.2)
+        before = time.monotonic()
         moved = [prompt.state(1).position, late.state(1).position]
+        between = time.monotonic() - before  # a busy machine may pause between the reads
     finally:
         for bus in buses:
             bus.shutdown()
@@ -60,4 +62,4 @@ def test_a_frame_acts_when_it_arrived_not_when_the_thread_got_to_it() -> None:
             e.stop()
     assert moved[0] > 0.2, moved  # it turns
     # Had the late one started when its thread took the frame: SPEED * HELD (0.6 rad) less.
-    assert moved[1] == pytest.approx(moved[0], abs=0.2 * SPEED * HELD), moved
+    assert moved[1] == pytest.approx(moved[0], abs=0.2 * SPEED * HELD + SPEED * between), moved

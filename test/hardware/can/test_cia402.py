@@ -278,8 +278,8 @@ def test_udp_multicast_is_refused() -> None:
 def test_a_tpdo_taken_late_keeps_the_time_it_arrived(rig: Rig) -> None:
     """The drive samples at the SYNC and sends its TPDOs at once; the driver's notifier
     thread may take them later (another thread holding the interpreter or, here, holding
-    the thread itself for 0.3 s at the first TPDO). Their values are stamped when they
-    arrived, not when the thread got to them (planted: the thread's time)."""
+    the thread itself for 0.5 s at the first TPDO). Their values are stamped when they
+    arrived, not when the thread got to them (planted: the thread's time, 0.5 s late)."""
     rig.bus.open()
     rig.bus.read()
     network = rig.bus._require_open()
@@ -291,7 +291,7 @@ def test_a_tpdo_taken_late_keeps_the_time_it_arrived(rig: Rig) -> None:
     with first.receive_condition:  # the notifier thread waits here for the first TPDO
         sent = time.monotonic()
         network.sync.transmit()
-        time.sleep(0.3)
+        time.sleep(0.5)
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:
         with rig.bus._cond:
@@ -299,4 +299,4 @@ def test_a_tpdo_taken_late_keeps_the_time_it_arrived(rig: Rig) -> None:
                 break
         time.sleep(0.01)
     stamps = [d.stamp - sent for d in drives.values()]
-    assert all(0.0 <= s < 0.15 for s in stamps), stamps
+    assert all(0.0 <= s < 0.35 for s in stamps), stamps  # the emulator's own lateness
