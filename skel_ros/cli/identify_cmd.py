@@ -477,14 +477,14 @@ def impedance_laws(config: HardwareConfig | None, joints: Sequence[str]) -> dict
 
     if config is None:
         return {}
-    impedance = [jm.name for jm in config.joints if jm.actuator.mode is ControlMode.IMPEDANCE]
+    impedance = {jm.name for jm in config.joints if jm.actuator.mode is ControlMode.IMPEDANCE}
     holds = hold_corrections(config, [j for j in joints if j in impedance], 0.0)
     return {joint: MotorLaw(joint, *hold.gains, f"{config.source} (impedance mode)")
             for joint, hold in holds.items()}
 
 
 def _spread(command: JointSeries | None, config: HardwareConfig) -> float:
-    """S the hardware node spreads each target of a recorded stream over (0: none).
+    """Seconds the hardware node spreads each target of a recorded stream over (0: none).
 
     The backend spreads a stream's position goals for its impedance-mode joints over the
     cycles between two of them, when they come at most ``STREAM_PERIODS`` control periods

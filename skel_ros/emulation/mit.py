@@ -35,7 +35,7 @@ loop: the receiving thread may get to it later (the scheduler, another thread of
 process holding the interpreter, for up to its switch interval of 5 ms), so with the
 default clock each frame is handled at its time on the wire (python-can's stamp, on the
 wall clock, made an age on the emulator's clock); its reply reports the motor at that
-time. With an injected ``clock``, frames act when they are handled.
+time. With another ``clock`` (a manual one), frames act when they are handled.
 
 CAN timeouts, checked on the emulator's clock by the receiving thread: a Damiao motor
 with TIMEOUT (register 9, units of 50 µs) > 0 that is enabled and gets no frame for that
@@ -178,9 +178,6 @@ class MitEmulator:
         tr = can_arguments(transport, "mit")
         self.transport: Mapping[str, Any] = dict(tr)
         self.clock: Callable[[], float] = opts.get("clock", time.monotonic)
-        # Frames act at their time on the wire when the clock is the host's own (module
-        # docstring); an injected clock has no known relation to the frames' stamps.
-        self._wire_time = "clock" not in opts
         self._last_frame_time = -math.inf
         self.master_id = int(opts.get("master_id", 0))
         self.temperature = float(opts.get("temperature", 30.0))
@@ -339,7 +336,7 @@ class MitEmulator:
         (:func:`~skel_ros.hardware.can_transport.arrived_at`). Never before an earlier
         frame's time.
         """
-        at = can_transport.arrived_at(self.clock, msg.timestamp) if self._wire_time else None
+        at = can_transport.arrived_at(self.clock, msg.timestamp)
         if at is None:
             return None
         at = max(at, self._last_frame_time)

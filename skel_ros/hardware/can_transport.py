@@ -151,15 +151,15 @@ NTP, must not move a time far back); an older frame counts as this old."""
 
 
 def arrived_at(clock: Callable[[], float], timestamp: float | None) -> float | None:
-    """When a frame python-can stamped ``timestamp`` arrived, on ``clock`` (None: no stamp).
+    """When a frame python-can stamped ``timestamp`` arrived, on ``clock``.
 
     python-can stamps a frame with the wall clock (``time.time()``) when it is sent on a
     ``virtual`` channel or received from SocketCAN; a thread that takes it later (the
-    scheduler, another thread holding the interpreter) sees its age on that clock. Only
-    for a ``clock`` that runs in real time (the host's monotonic one): a manual clock has
-    no known relation to the wall clock.
+    scheduler, another thread holding the interpreter) sees its age on that clock. None
+    without a stamp, or for a ``clock`` other than the host's monotonic one (a manual
+    clock has no known relation to the wall clock): the caller takes its clock's now.
     """
-    if not timestamp:
+    if not timestamp or clock is not time.monotonic:
         return None
     return clock() - min(max(time.time() - timestamp, 0.0), MAX_FRAME_AGE)
 

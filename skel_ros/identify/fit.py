@@ -483,7 +483,8 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     # for a servo: a command far away, the run's first move to its start, reaches the
     # motor through the node's motion limiter).
     moved = [_linear_part(p, k) & moving(p.qd[:, k]) for p in parts]
-    lags = np.arange(0.0, max_delay + period + spread + 0.5 * step, step)
+    base = 0.5 * period + spread  # the node's own part of a lag (docstring)
+    lags = np.arange(0.0, max_delay + base + 0.5 * step, step)
     rss = np.full(lags.size, np.inf)
     best: tuple[float, Vector, float] | None = None
     for i, lag in enumerate(lags):
@@ -503,7 +504,6 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
         return replace(law, problem="too few samples with a command to fit a delay")
     lag, residual, r = best
     near = lags[rss <= r * (1.0 + 3.84 / _independent(residual))]
-    base = 0.5 * period + spread
     low, high = near.min() - base - 0.5 * period, near.max() - base + 0.5 * period
     if lag >= lags[-1] - 0.5 * step:
         return replace(law, problem=f"the best delay is the end of the range searched "

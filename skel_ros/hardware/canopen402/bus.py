@@ -1055,25 +1055,15 @@ class Cia402Bus(ActuatorBus):
 
     # ------------------------------------------------------------------ cycle steps
 
-    def _received_at(self, timestamp: float | None) -> float:
-        """When a TPDO arrived, on the driver's clock.
-
-        The drive sampled it at the SYNC and sent it at once; the notifier thread may take
-        it later (:func:`~skel_ros.hardware.can_transport.arrived_at`: its python-can stamp,
-        with the host's monotonic clock); with another clock, or no stamp, now.
-        """
-        if self.clock is time.monotonic:
-            at = can_transport.arrived_at(self.clock, timestamp)
-            if at is not None:
-                return at
-        return self.clock()
-
     def _tpdo_callback(self, d: _Drive, number: int) -> Callable[[PdoMap], None]:
         def on_tpdo(pdo: PdoMap) -> None:
             """Notifier thread: store the TPDO's values (must never raise)."""
             try:
                 values = {var.index: int(var.raw) for var in pdo}
-                arrived = self._received_at(pdo.timestamp)
+                # The drive sampled it at the SYNC and sent it at once; this thread may
+                # take it later: its time is when it arrived.
+                arrived = can_transport.arrived_at(self.clock, pdo.timestamp)
+                arrived = self.clock() if arrived is None else arrived
                 with self._cond:
                     d.values.update(values)
                     if state_of(values.get(0x6041, 0)) == _QUICK_STOP and not d.enabling:

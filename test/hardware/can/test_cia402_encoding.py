@@ -268,10 +268,8 @@ class _Node:
 
 
 def _owner(clock: float = 12.5, waiting: set[int] | None = None) -> Any:
-    owner = SimpleNamespace(_cond=threading.Condition(), clock=lambda: clock,
-                            _waiting=set() if waiting is None else waiting)
-    owner._received_at = lambda timestamp: Cia402Bus._received_at(owner, timestamp)
-    return owner
+    return SimpleNamespace(_cond=threading.Condition(), clock=lambda: clock,
+                           _waiting=set() if waiting is None else waiting)
 
 
 class _Pdo(list):
