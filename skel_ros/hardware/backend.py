@@ -100,9 +100,11 @@ __all__ = [
 _LOG = logging.getLogger("skel_ros.hardware")
 _DIAG_PERIOD = 0.05  # s between diagnostics snapshots (they allocate; joint data is per cycle)
 _MIN_DT_FRACTION = 0.05  # a write-through cycle closer than this * period to the last is skipped
-# Position goals at most this many control periods apart are a stream, spread over the
-# cycles between two of them for DOFs in impedance mode (_streamed); further apart, or for
-# the other DOFs, each is a step, taken at once.
+# Goals at most this many control periods apart are a stream. Its goals are written by the
+# cycles (with write_on_command only the first goal after a pause, or a hold, is written
+# between cycles: a stream's sample would double the bus's writes to arrive at most a
+# period sooner), and its position goals are spread over the cycles between two of them
+# for DOFs in impedance mode (_streamed).
 STREAM_PERIODS = 4
 # How far outside its position limits a DOF may measure and still be enabled (it is then
 # held at the limit): sensor noise of a joint resting on its mechanical stop.
@@ -380,6 +382,8 @@ class HardwareBackend(RobotBackend):
         self._pending_v = np.full(n, np.nan)
         self._pending_e = np.full(n, np.nan)
         self._pending_new = False
+        self._pending_step = False  # a goal handed in that is no stream's (write it at once)
+        self._handed_at = np.full(n, -math.inf)  # the clock when each DOF's goal came
         self._pending_hold = np.zeros(n, dtype=bool)  # DOFs to stop at their targets
         self._requests: list[Request] = []
         self._estop_requested = False
@@ -550,15 +554,21 @@ class HardwareBackend(RobotBackend):
         """New goals for some DOFs (through the core's gate); the next actuate takes them.
 
         From another thread with ``write_on_command``, the loop is woken to write them at
-        once (:meth:`serve`); the loop's own cycle writes them in its actuate.
+        once (:meth:`serve`), unless they are a stream's: every DOF had a goal at most
+        :data:`STREAM_PERIODS` control periods before (the next cycle writes them, as it
+        writes goals in its actuate).
         """
+        at = self._clock()
         with self._lock:
             target = {CommandKind.POSITION: self._pending_q, CommandKind.VELOCITY:
                       self._pending_v, CommandKind.EFFORT: self._pending_e}[kind]
             target[index] = values
+            step = bool(np.any(at - self._handed_at[index] > STREAM_PERIODS * self.period + 1e-9))
+            self._handed_at[index] = at
+            self._pending_step = self._pending_step or step
             self._pending_new = True
             self._timeout_tripped = False
-        if self.write_on_command:
+        if step and self.write_on_command:
             self._wake_loop()
 
     def hold(self, now: float, index: npt.NDArray[np.intp]) -> None:  # noqa: ARG002
@@ -997,6 +1007,8 @@ class HardwareBackend(RobotBackend):
             self._pending_e.fill(np.nan)
             self._pending_hold[:] = False
             self._pending_new = False
+            self._pending_step = False
+            self._handed_at.fill(-math.inf)  # a stream starts again
         self._core.stop_trajectory(why)
 
     def _hold_goals(self) -> None:
@@ -1237,11 +1249,12 @@ class HardwareBackend(RobotBackend):
         """Take the goals handed in since the last cycle.
 
         Returns:
-            Whether a goal changed other than by a stream the cycles spread (a hold, a
-            step, a velocity or effort goal): what a write between cycles is for. A
-            spread stream's goal written between cycles would only cut short the hold of
-            the cycle's command (an MIT motor's torque reply, read at its end, then no
-            longer matches a control period's hold: ``skel-ros identify``'s correction).
+            Whether a goal changed other than by a stream (a hold, a goal after a pause:
+            :meth:`write`): what a write between cycles is for. A stream's goal written
+            between cycles would double the bus's writes to arrive at most a period
+            sooner, and for a spread stream cut short the hold of the cycle's command (an
+            MIT motor's torque reply, read at its end, then no longer matches a control
+            period's hold: ``skel-ros identify``'s correction).
         """
         stepped = False
         with self._lock:
@@ -1256,17 +1269,18 @@ class HardwareBackend(RobotBackend):
             if self._state is MotionState.ENABLED and new:
                 self._follow_leaders(self._pending_q, self._pending_v)
                 pending = (self._pending_q, self._pending_v, self._pending_e)
-                given_q, given_v, given_e = given = [np.isfinite(p) for p in pending]
+                given = [np.isfinite(p) for p in pending]
+                given_q = given[0]
                 self._limiter.commanded(given_q)
-                if self._any_spread:  # a spread stream's goals are no step
+                if self._any_spread:
                     self._stream(given_q & self._spread, now)
-                    given_q = given_q & ~(self._spread & np.isfinite(self._stream_span))
-                stepped = stepped or bool(given_q.any() or given_v.any() or given_e.any())
+                stepped = stepped or self._pending_step
                 for values, goal, taken in zip(pending, (self._goal_q, self._goal_v,
                                                          self._goal_e), given, strict=True):
                     goal[taken] = values[taken]
                     values.fill(np.nan)
             self._pending_new = False
+            self._pending_step = False
         return stepped
 
     def _stream(self, given: npt.NDArray[np.bool_], now: float) -> None:

@@ -17,6 +17,19 @@
   publish from its loop (:meth:`~skel_ros.nodes.follow_joint_trajectory.
   FollowJointTrajectoryServer.publish_state`).
 
+**Threads.** The two command topics have a node and an executor thread of their own
+(:class:`CommandTopics`): ``<node name>_commands``, in the node's namespace, subscribed to
+the topics as the node resolves them (its remappings hold), with no parameter services,
+no rosout and no type description service. rclpy's executors go through every entity of
+their nodes in Python at each wake-up, and a robot node has many (parameter and
+lifecycle services, its own services, the action server, timers, QoS event handlers): on
+the node's own executor each command paid for all of them. On its own, a command costs
+what it costs any small rclpy subscriber, plus what the core does with it. The action
+server and everything else stay on the node and its executor; the core's lock orders
+what the two threads hand in. A command callback that raises (a defect) is logged with
+its traceback (throttled) and the thread takes the next message: the core holds what it
+had.
+
 Each message names its source (:mod:`skel_ros.nodes.sources`: the publisher's node where
 rclpy says which publisher sent it, else the topic), so the core tells commanders apart
 (:mod:`skel_ros.core.commanders`): a second source on the same joints while the first is
@@ -41,8 +54,13 @@ actuator is the core's to refuse (said once for a command; a trajectory is refus
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+import traceback
+from typing import TYPE_CHECKING, Any
 
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -52,20 +70,21 @@ from skel_ros.nodes.errors import CommandMessageError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
 from skel_ros.nodes.parameters import Param, declare, read
 from skel_ros.nodes.qos import COMMAND_QOS
-from skel_ros.nodes.sources import subscribe_with_source
+from skel_ros.nodes.shutdown import make_executor, spin
+from skel_ros.nodes.sources import PublisherSources, subscribe_with_source
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.trajectory.points import PointTrajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    from rclpy.node import Node
+    from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.core import RobotCore
     from skel_ros.core.commanders import Source
     from skel_ros.nodes.time_base import TimeBase
 
-__all__ = ["PARAMETERS", "CommandIntake"]
+__all__ = ["PARAMETERS", "CommandIntake", "CommandTopics"]
+
+_JOIN = 0.5  # s: the executor thread's wait at most (shutdown.SPIN_WAKE), doubled to join it
 
 PARAMETERS: dict[str, Param] = {
     "exclusive_commands": Param(
@@ -105,16 +124,23 @@ class CommandIntake:
         self._info = node.get_logger().info
         self._known = known
         self._prefix = joint_prefix
-        self._commands = subscribe_with_source(node, JointState, "joint_commands",
-                                               self.on_joint_command, COMMAND_QOS)
-        self._trajectories = subscribe_with_source(node, JointTrajectory, "joint_trajectory",
-                                                   self.on_trajectory, COMMAND_QOS)
         self.trajectory_controller = FollowJointTrajectoryServer(
             node, core, time_base=time_base, joint_prefix=joint_prefix, state_timer=False)
         """FollowJointTrajectory, as joint_trajectory_controller offers it."""
+        self.topics = CommandTopics(node)
+        """The command topics' own node and executor thread."""
+        self._commands = self.topics.subscribe(JointState, "joint_commands",
+                                               self.on_joint_command)
+        self._trajectories = self.topics.subscribe(JointTrajectory, "joint_trajectory",
+                                                   self.on_trajectory)
+        self.topics.start()
 
     def destroy(self) -> None:
-        """Destroy the action server (the node's ``destroy_node`` does not)."""
+        """Stop the command topics, then destroy the action server.
+
+        The node's ``destroy_node`` does neither.
+        """
+        self.topics.destroy()
         self.trajectory_controller.destroy()
 
     # ---------------------------------------------------------------- joint_commands
@@ -200,3 +226,73 @@ class CommandIntake:
                                  f" drives {self._prefix}*)", "other skeletons")
         return PointTrajectory([self._dof(n) for n in names], trajectory.points,
                                trajectory.start_positions)
+
+
+class CommandTopics:
+    """A node for a robot node's command subscriptions, spun by an executor thread of its own.
+
+    ``<node name>_commands`` in the node's namespace and context. It takes no process-wide
+    arguments (a ``__node:=`` remapping would give it the node's own name): the caller
+    subscribes it to the names the node resolves (``node.resolve_topic_name``), so the
+    node's remappings hold. No parameter services, rosout or type description service:
+    it has only the subscriptions, and its executor's wake-ups cost a small node's.
+
+    Args:
+        node: The robot node (its name, namespace, context and logger).
+    """
+
+    def __init__(self, node: Node) -> None:
+        self.node = Node(f"{node.get_name()}_commands", namespace=node.get_namespace(),
+                         context=node.context, use_global_arguments=False,
+                         enable_rosout=False, start_parameter_services=False,
+                         parameter_overrides=[Parameter("start_type_description_service",
+                                                        value=False)])
+        self._robot = node
+        self._context = node.context
+        self._error = Throttle(node.get_logger().error, period=10.0)
+        self._executor = make_executor(node.context)
+        self._executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="skel_ros-commands",
+                                        daemon=True)
+
+    def subscribe(self, msg_type: Any, topic: str,  # noqa: ANN401 - a message type
+                  callback: Callable[[Any, Source], None]) -> PublisherSources:
+        """Subscribe ``callback(message, source)`` to ``topic`` as the robot node resolves it.
+
+        :data:`COMMAND_QOS`; the sources are named by ``topic`` as given (the name the
+        docs use), whatever it is remapped to.
+        """
+        resolved = self._robot.resolve_topic_name(topic)
+        return subscribe_with_source(self.node, msg_type, resolved, callback, COMMAND_QOS,
+                                     sources=PublisherSources(self.node, resolved, topic))
+
+    def start(self) -> None:
+        """Start the executor thread (once the subscriptions exist)."""
+        self._thread.start()
+
+    def _run(self) -> None:
+        while self._context.ok() and not self._stop.is_set():
+            try:
+                spin(self._executor, self._context, self._stop)
+            except ExternalShutdownException:  # noqa: PERF203 - the process stops (Ctrl-C)
+                return
+            except Exception as exc:  # noqa: BLE001 - a defect: said, spin on
+                self._said(exc)
+
+    def _said(self, exc: Exception) -> None:
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        self._error(f"a command callback failed (the message is lost; the joints keep"
+                    f" their targets): {''.join(lines).rstrip()}",
+                    key=f"{type(exc).__name__}: {exc}")
+
+    def destroy(self) -> None:
+        """Stop the thread, then destroy the node (idempotent)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._executor.wake()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(2.0 * _JOIN)
+        self._executor.shutdown(timeout_sec=0)
+        self.node.destroy_node()

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from rclpy.executors import Executor
     from rclpy.node import Node
 
-__all__ = ["EXIT_SETUP", "NodeStopSignal", "make_executor", "run_node", "sigint_flag"]
+__all__ = ["EXIT_SETUP", "NodeStopSignal", "make_executor", "run_node", "sigint_flag", "spin"]
 
 EXIT_SETUP = 2
 """The exit status of a node that cannot start (a bad parameter, model or configuration)."""
@@ -169,14 +169,17 @@ SPIN_WAKE = 0.5
 """Seconds a node process's executor waits at most before it looks at its context again."""
 
 
-def _spin(executor: Executor, context: Context) -> None:
-    """``executor.spin()``, but the context is looked at every :data:`SPIN_WAKE` s.
+def spin(executor: Executor, context: Context, stop: threading.Event | None = None) -> None:
+    """``executor.spin()``, but the context (and ``stop``) is looked at every :data:`SPIN_WAKE` s.
 
     rclpy's SIGTERM handler shuts the context down and wakes the executor; once in some
     tens of runs here the wake was lost and the process spun on, shut down, until killed.
     A wait with a timeout ends within :data:`SPIN_WAKE` s of the shutdown whatever wakes it.
+    ``stop``: also end when it is set (an executor thread of a node's part that is
+    destroyed before the process ends: :mod:`skel_ros.nodes.intake`); whoever sets it
+    wakes the executor (``executor.wake()``) to end at once.
     """
-    while context.ok():
+    while context.ok() and not (stop is not None and stop.is_set()):
         executor.spin_once(timeout_sec=SPIN_WAKE)
 
 
@@ -214,7 +217,7 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
         node = make_node()
         executor = make_executor()
         executor.add_node(node)
-        _spin(executor, rclpy.get_default_context())
+        spin(executor, rclpy.get_default_context())
     except tuple(codes) as exc:
         _exit(name, exc, next(c for kind, c in codes.items() if isinstance(exc, kind)))
     except (KeyboardInterrupt, ExternalShutdownException):

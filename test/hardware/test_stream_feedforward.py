@@ -145,10 +145,11 @@ def test_only_a_joint_sent_its_velocity_has_its_stream_spread(mode: str,
 
 
 
-def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]]:
+def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float], int]:
     """Commands every other cycle, each handed in half a period after a cycle and served
     there (the loop woken, ``write_on_command``): frames the motor got over 20 cycles, the
-    commands, and the ``p_des`` it had after each cycle."""
+    commands, and the ``p_des`` it had after each cycle; then, after a pause of 20 cycles,
+    the frames of one more command served the same way and the cycle after it."""
     with _Elbow(mode) as rig:
 
         def frames() -> int:  # the emulator's thread counts what reached it: wait for it
@@ -176,19 +177,31 @@ def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]
                 rig.t -= half
             rig.cycle()
             p_des.append(rig.sent()[0])
-        return frames() - before, commands, p_des
+        streamed = frames() - before
+        for _ in range(20):  # a pause: no command for 20 cycles
+            rig.cycle()
+        before = frames()
+        rig.t += half
+        rig.command(0.0)  # a goal after the pause
+        rig.backend.serve(rig.t)
+        rig.t -= half
+        rig.cycle()
+        return streamed, commands, p_des, frames() - before
 
 
-def test_a_spread_stream_is_written_by_the_cycles_only() -> None:
-    """A stream's goals the cycles spread (impedance mode) are not also written when they
-    arrive between two cycles: the motor holds each cycle's command for a whole period, as
-    ``skel-ros identify``'s correction of its torque replies assumes, and the bus carries a
-    frame a cycle; written on arrival, the ramp went in uneven steps (the write cut the
-    cycle's step short). A position-mode joint's goals (steps, taken at once) still go on the wire
-    as they come (``write_on_command``)."""
-    frames, commands, p_des = _frames_of_a_stream_between_cycles("impedance")
-    assert frames == 20, (frames, commands)
-    steps = [b - a for a, b in itertools.pairwise(p_des[3:])]  # past the stream's start
-    assert all(abs(x - SPEED * 0.005) <= 2 * P_LSB for x in steps), steps  # an even ramp
-    frames, commands, _ = _frames_of_a_stream_between_cycles("position")
-    assert frames == 20 + commands
+@pytest.mark.parametrize("mode", ["impedance", "position"])
+def test_a_stream_is_written_by_the_cycles_only(mode: str) -> None:
+    """A stream's goals are not also written when they arrive between two cycles
+    (``write_on_command``): the bus carries a frame a cycle, where writing them on arrival
+    doubled its writes at a stream at the control rate (issue 33: the node's CPU per
+    command), for a goal at most a period sooner. For a spread stream (impedance mode) the
+    motor also holds each cycle's command for a whole period, as ``skel-ros identify``'s
+    correction of its torque replies assumes; written on arrival, the ramp went in uneven
+    steps (the write cut the cycle's step short). A goal after a pause still goes on the
+    wire at once: one frame more than the cycles'."""
+    frames, commands, p_des, after_pause = _frames_of_a_stream_between_cycles(mode)
+    assert (frames, commands) == (20, 10)
+    assert after_pause == 2  # written at once, then the cycle's
+    if mode == "impedance":
+        steps = [b - a for a, b in itertools.pairwise(p_des[3:])]  # past the stream's start
+        assert all(abs(x - SPEED * 0.005) <= 2 * P_LSB for x in steps), steps  # an even ramp
