@@ -19,12 +19,14 @@ so the emulator's and this script's are not counted. Phases, each ``--seconds`` 
 3. **beside one busy process** (``python3 -c 'while 1: pass'``) with the stream on: the
    share of its 200 cycles a second the loop ran (goal >= 99 %).
 
-Context, not a goal: a second reference, started once the node is up, has the node's ROS
+Context, not a goal: a second reference, started once the node is up, is the node as it
+was before ``joint_commands`` had a node and an executor thread of its own
+(``<node>_commands``, docs/hardware.md "The node"): one node with the hardware node's ROS
 entities beyond those every rclpy node has (as many more services and subscriptions as
-the ROS graph shows the node with, ``joint_commands`` told its publisher as the node's
-is, a FollowJointTrajectory action server, three timers) and does nothing with a
-command: the node's per-command CPU over that one's is what the node does with a
-command, beyond what rclpy's executor costs a node of its size.
+the ROS graph shows the node and its command stream's node with, ``joint_commands`` told
+its publisher as the node's is, a FollowJointTrajectory action server, three timers), on
+one executor, doing nothing with a command. Its CPU per command over the bare
+subscriber's is what rclpy's executor alone charged a command on a node of that size.
 
 Asserts nothing. Usage: .venv/bin/python bench/hardware_node.py [--seconds S]
 [--param NAME:=VALUE ...] (more parameters of the hardware node, e.g.
@@ -114,8 +116,8 @@ def _entities_node(services: int, subscriptions: int) -> Any:  # noqa: ANN401 - 
 
 
 def _entities(driver: Driver, name: str, bare: str) -> tuple[int, int]:
-    """(services, subscriptions) node ``name`` has beyond what node ``bare`` has, less the
-    action server's own three services."""
+    """(services, subscriptions) node ``name`` and its command stream's node have beyond
+    what node ``bare`` has, less the action server's own three services."""
     graph = driver.node
 
     def count(node: str) -> tuple[int, int]:
@@ -123,6 +125,7 @@ def _entities(driver: Driver, name: str, bare: str) -> tuple[int, int]:
                 len(graph.get_subscriber_names_and_types_by_node(node, "/")))
 
     (node_services, node_subs), (bare_services, bare_subs) = count(name), count(bare)
+    node_subs += count(f"{name}_commands")[1]
     actions = sum("/_action/" in n for n, _ in
                   graph.get_service_names_and_types_by_node(name, "/"))
     return node_services - bare_services - actions, node_subs - bare_subs + 1
@@ -300,10 +303,12 @@ def _report(executor: str, load: float, seconds: float, params: list[str],  # no
     lines += [
         (f"  per command: node {per_command('node') * 1e3:.3f} ms of CPU, bare subscriber"
          f" {per_command('reference') * 1e3:.3f} ms; {stream['rate']:.1f} commands/s sent"),
-        (f"  context: per command, node / a node with its ROS entities"
+        (f"  context: per command, one node with the node's ROS entities on one executor"
          f" ({like[0]} more services, {like[1]} subscriptions, the action server; doing"
-         f" nothing) {per_command('node') / per_command('entities'):.3f}"
-         f" ({per_command('entities') * 1e3:.3f} ms)"),
+         f" nothing) / bare subscriber"
+         f" {per_command('entities') / per_command('reference'):.3f}"
+         f" ({per_command('entities') * 1e3:.3f} ms); node / that node"
+         f" {per_command('node') / per_command('entities'):.3f}"),
         (f"  reference CPU-s/s: idle {hold['reference']:.3f}, stream {stream['reference']:.3f};"
          f" node loop cycles/s: holding {hold['cycles']:.1f}, stream {stream['cycles']:.1f},"
          f" beside a busy process {loaded['cycles']:.1f} (node CPU-s/s there"

@@ -126,7 +126,7 @@ def test_hardware_node_bench_prints_its_four_goals(clone: Path, tmp_path: Path,
     for goal in ("holding, node CPU-s/s", "200 Hz stream, node CPU-s/s",
                  "per command, node / bare subscriber",
                  "loop cycles kept beside 1 busy process",
-                 "context: per command, node / a node with its ROS entities"):
+                 "context: per command, one node with the node's ROS entities"):
         assert goal in run.stdout, run.stdout
     assert "did not come up" not in run.stdout
 

@@ -250,10 +250,10 @@ class HardwareBackend(RobotBackend):
         control_rate, command_timeout, safe_state, auto_resume, reenable_velocity: override
             the YAML's values (``command_timeout`` is the core's: :attr:`command_timeout`
             hands it over).
-        write_on_command: when a command arrives between cycles, compute and write its
-            targets at once (no read) instead of at the next deadline; the rate limiter
-            uses the real time elapsed, so the limits hold either way. Not the goals of a
-            stream the cycles spread (impedance DOFs): they wait for the next cycle.
+        write_on_command: when a goal arrives between cycles after a pause, compute and
+            write its targets at once (no read) instead of at the next deadline; the
+            rate limiter uses the real time elapsed, so the limits hold either way. Not
+            a stream's goals (:data:`STREAM_PERIODS`): the cycles write them.
             Default: the YAML's ``write_on_command`` (itself true by default).
 
     Raises:

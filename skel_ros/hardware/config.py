@@ -8,8 +8,8 @@ A file looks like this (``config/hardware/arm_dynamixel.yaml`` is a complete one
     auto_resume: false            # after a fault and reconnect: enable again by itself?
     reenable_velocity: 0.2        # after an enable: fraction of the velocity limits until
                                   #   a commanded goal is reached
-    write_on_command: true        # a command between cycles written at once (false: by
-                                  #   the next cycle, after its read)
+    write_on_command: true        # a goal after a pause written at once, a stream's by
+                                  #   the cycles (false: every goal by the next cycle)
     buses:
       arm_bus:
         protocol: dynamixel       # dynamixel | canopen | mit | a plugin's name
@@ -247,10 +247,12 @@ class HardwareConfig:
             (only if motion was enabled when the fault happened).
         reenable_velocity: after an enable, each position DOF moves at most this fraction
             of its velocity limits until it has reached a commanded goal, in (0, 1].
-        write_on_command: a command that arrives between two cycles is limited and written
-            at once (True), or waits for the next cycle, which writes it right after its
-            read (False: fewer writes and less CPU with a fast stream, a fixed time
-            between each read and the write after it, up to a period more latency).
+        write_on_command: a goal that arrives between two cycles after a pause (its DOFs
+            had none in the last ``STREAM_PERIODS`` control periods) is limited and
+            written at once (True); a stream's goals are written by the cycles either
+            way. False: every goal waits for the next cycle, which writes it right after
+            its read (a fixed time between each read and the write after it, up to a
+            period more latency for a single command).
         fault_threshold: consecutive failed cycles of a bus (timeouts, bad frames)
             tolerated before it counts as failed; a vanished port or a drive in fault
             fails it at once.

@@ -1,6 +1,7 @@
 """Command intake, one for both robot nodes: joint commands, trajectories, FollowJointTrajectory.
 
-:class:`CommandIntake` takes a node, as tf2_ros's helpers do, and creates on it:
+:class:`CommandIntake` takes a node, as tf2_ros's helpers do, and creates on it (or, for
+``joint_commands``, beside it: Threads, below):
 
 * the ``joint_commands`` subscription (sensor_msgs/JointState, :data:`COMMAND_QOS`):
   each message read by the one parser (:mod:`skel_ros.nodes.commands`, over
@@ -17,18 +18,18 @@
   publish from its loop (:meth:`~skel_ros.nodes.follow_joint_trajectory.
   FollowJointTrajectoryServer.publish_state`).
 
-**Threads.** The two command topics have a node and an executor thread of their own
-(:class:`CommandTopics`): ``<node name>_commands``, in the node's namespace, subscribed to
-the topics as the node resolves them (its remappings hold), with no parameter services,
-no rosout and no type description service. rclpy's executors go through every entity of
+**Threads.** ``joint_commands``, the stream, has a node and an executor thread of its own
+(:class:`CommandStream`): ``<node name>_commands``, in the node's namespace, subscribed to
+the topic as the node resolves it (its remappings hold), with no parameter services, no
+rosout and no type description service. rclpy's executors go through every entity of
 their nodes in Python at each wake-up, and a robot node has many (parameter and
 lifecycle services, its own services, the action server, timers, QoS event handlers): on
 the node's own executor each command paid for all of them. On its own, a command costs
-what it costs any small rclpy subscriber, plus what the core does with it. The action
-server and everything else stay on the node and its executor; the core's lock orders
-what the two threads hand in. A command callback that raises (a defect) is logged with
-its traceback (throttled) and the thread takes the next message: the core holds what it
-had.
+what it costs any small rclpy subscriber, plus what the core does with it. The rest (a
+``joint_trajectory`` message carries a whole motion; the action server) stays on the
+node and its executor; the core's lock orders what the two threads hand in. A
+``joint_commands`` callback that raises (a defect) is logged with its traceback
+(throttled) and the thread takes the next message: the core holds what it had.
 
 Each message names its source (:mod:`skel_ros.nodes.sources`: the publisher's node where
 rclpy says which publisher sent it, else the topic), so the core tells commanders apart
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
     from skel_ros.core.commanders import Source
     from skel_ros.nodes.time_base import TimeBase
 
-__all__ = ["PARAMETERS", "CommandIntake", "CommandTopics"]
+__all__ = ["PARAMETERS", "CommandIntake", "CommandStream"]
 
 _JOIN = 0.5  # s: the executor thread's wait at most (shutdown.SPIN_WAKE), doubled to join it
 
@@ -127,20 +128,20 @@ class CommandIntake:
         self.trajectory_controller = FollowJointTrajectoryServer(
             node, core, time_base=time_base, joint_prefix=joint_prefix, state_timer=False)
         """FollowJointTrajectory, as joint_trajectory_controller offers it."""
-        self.topics = CommandTopics(node)
-        """The command topics' own node and executor thread."""
-        self._commands = self.topics.subscribe(JointState, "joint_commands",
+        self.stream = CommandStream(node)
+        """``joint_commands``' own node and executor thread."""
+        self._commands = self.stream.subscribe(JointState, "joint_commands",
                                                self.on_joint_command)
-        self._trajectories = self.topics.subscribe(JointTrajectory, "joint_trajectory",
-                                                   self.on_trajectory)
-        self.topics.start()
+        self._trajectories = subscribe_with_source(node, JointTrajectory, "joint_trajectory",
+                                                   self.on_trajectory, COMMAND_QOS)
+        self.stream.start()
 
     def destroy(self) -> None:
-        """Stop the command topics, then destroy the action server.
+        """Stop ``joint_commands``' thread, then destroy the action server.
 
         The node's ``destroy_node`` does neither.
         """
-        self.topics.destroy()
+        self.stream.destroy()
         self.trajectory_controller.destroy()
 
     # ---------------------------------------------------------------- joint_commands
@@ -228,14 +229,15 @@ class CommandIntake:
                                trajectory.start_positions)
 
 
-class CommandTopics:
-    """A node for a robot node's command subscriptions, spun by an executor thread of its own.
+class CommandStream:
+    """A node for a robot node's command stream, spun by an executor thread of its own.
 
     ``<node name>_commands`` in the node's namespace and context. It takes no process-wide
     arguments (a ``__node:=`` remapping would give it the node's own name): the caller
-    subscribes it to the names the node resolves (``node.resolve_topic_name``), so the
-    node's remappings hold. No parameter services, rosout or type description service:
-    it has only the subscriptions, and its executor's wake-ups cost a small node's.
+    subscribes it (:meth:`subscribe`) to the name the node resolves
+    (``node.resolve_topic_name``), so the node's remappings hold. No parameter services,
+    rosout or type description service: it has only its subscription, and its
+    executor's wake-ups cost a small node's.
 
     Args:
         node: The robot node (its name, namespace, context and logger).
@@ -268,7 +270,7 @@ class CommandTopics:
                                      sources=PublisherSources(self.node, resolved, topic))
 
     def start(self) -> None:
-        """Start the executor thread (once the subscriptions exist)."""
+        """Start the executor thread (once the subscription exists)."""
         self._thread.start()
 
     def _run(self) -> None:

@@ -1,14 +1,14 @@
-"""The command topics' own node and executor thread (:class:`skel_ros.nodes.intake.CommandTopics`).
+"""``joint_commands``' own node and executor thread (:class:`skel_ros.nodes.intake.CommandStream`).
 
-A robot node's ``joint_commands`` and ``joint_trajectory`` are served by a node of their
-own, ``<node name>_commands``, spun by an executor thread of its own, so a command does
-not pay for rclpy's walk over the robot node's many entities at each wake-up (issue 33:
-the hardware node's CPU per command, ``bench/hardware_node.py``). Here, in this process,
+A robot node's ``joint_commands`` is served by a node of its own, ``<node name>_commands``,
+spun by an executor thread of its own, so a command does not pay for rclpy's walk over
+the robot node's many entities at each wake-up (issue 33: the hardware node's CPU per
+command, ``bench/hardware_node.py``). Here, in this process,
 with the hardware node on emulated servos (``autostart:=active``, so it is enabled when
 constructed):
 
 * commands are taken while nobody spins the hardware node itself;
-* the topics are the ones the node resolves: its remappings and a ``__node:=`` rename
+* the topic is the one the node resolves: its remappings and a ``__node:=`` rename
   (which would otherwise give the second node the robot node's own name) hold;
 * destroying the node stops the thread and removes the second node from the graph.
 
@@ -86,7 +86,7 @@ def remapped() -> Iterator[Any]:
 def test_commands_are_taken_while_nobody_spins_the_robot_node(ros_env: dict[str, str],
                                                               context: Any) -> None:
     """A stream on ``joint_commands`` moves the elbow's target though the test spins only
-    the publisher: the command topics have an executor thread of their own. (On the
+    the publisher: ``joint_commands`` has an executor thread of its own. (On the
     node's own executor, as before, nothing took them here.)"""
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
@@ -113,7 +113,7 @@ def test_commands_are_taken_while_nobody_spins_the_robot_node(ros_env: dict[str,
         node.destroy_node()
 
 
-def test_the_command_topics_follow_the_node_s_remappings_and_name(ros_env: dict[str, str],
+def test_the_command_stream_follows_the_node_s_remappings_and_name(ros_env: dict[str, str],
                                                                   remapped: Any) -> None:
     """With ``-r joint_commands:=/arm/cmd -r __node:=renamed_arm`` for the whole process,
     the second node is ``renamed_arm_commands`` (not a second ``renamed_arm``) and
