@@ -63,7 +63,8 @@ half-period lag biases both further through the torque's own rate of change (the
 by ``T / 2`` times the damping the readings show). Velocity mode holds ``kd`` alone
 (``kp`` 0); effort mode's torque does not depend on the motion. All this takes each
 command to be held for one whole period: a command written between two cycles (the
-hardware backend writes one that arrives then at once) cuts a hold short, and the physics
+hardware backend writes one at once when it comes after a pause; a stream's go with the
+cycles) cuts a hold short, and the physics
 bench's motor applies a truth's ``delay`` after answering, so its reading falls anywhere
 in the hold unless the delay is a whole number of periods and the loop keeps time to the
 world's step. Such readings carry less of the bias (docs/identify.md measures it).
