@@ -946,7 +946,12 @@ def _geom_plane(g: Element, r: _SkelReader, _: Path | None) -> Geometry:
         point = r.child(g, "point")
         if point is not None:
             r.warn("<point> of <plane> is deprecated; use <offset>", point)
-            offset = float(normal @ np.array(r.vector(point, 3)))
+            px, py, pz = r.vector(point, 3)
+            # As DART (Eigen's dot of two 3-vectors): products summed left to right, in
+            # double precision. numpy's ``@`` goes to BLAS, whose kernels may fuse a
+            # multiply and an add and round differently (a last bit off: 1e-15 here).
+            nx, ny, nz = (float(c) for c in normal)
+            offset = (nx * px + ny * py) + nz * pz
         else:
             r.warn("<plane> has no <offset>; DART uses 0", g)
             offset = 0.0

@@ -280,6 +280,8 @@ class CommandStream:
             except ExternalShutdownException:  # noqa: PERF203 - the process stops (Ctrl-C)
                 return
             except Exception as exc:  # noqa: BLE001 - a defect: said, spin on
+                if not self._context.ok() or self._stop.is_set():
+                    return  # the context went down under the wait (rclpy's own error)
                 self._said(exc)
 
     def _said(self, exc: Exception) -> None:

@@ -157,3 +157,33 @@ def test_the_command_stream_follows_the_node_s_remappings_and_name(ros_env: dict
               "renamed_arm_commands gone", lambda: executor.spin_once(timeout_sec=0.01))
     finally:
         talker.destroy_node()
+
+
+def test_an_error_from_a_context_gone_down_is_no_defect(ros_env: dict[str, str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process stops (SIGINT shuts the context down) while the thread is between two
+    waits: rclpy raises from the next one (``RCLError: failed to initialize wait set: the
+    given context is not valid``, seen once under ``sim_node``'s Ctrl-C). The thread ends
+    quietly; it logged that error as a failed command callback, with its traceback."""
+    from rclpy.context import Context
+
+    from skel_ros.nodes import intake
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    robot = rclpy.create_node("stream_shutdown", context=ctx)
+    said: list[str] = []
+    monkeypatch.setattr(robot.get_logger(), "error", said.append)
+
+    def spin_then_shutdown(*_args: object) -> None:  # the context goes down mid-spin
+        rclpy.shutdown(context=ctx)
+        raise RuntimeError("failed to initialize wait set: the given context is not valid")
+
+    monkeypatch.setattr(intake, "spin", spin_then_shutdown)
+    stream = intake.CommandStream(robot)
+    stream.start()
+    stream._thread.join(5.0)
+    assert not stream._thread.is_alive()
+    assert said == []
+    stream.destroy()
+    robot.destroy_node()

@@ -74,7 +74,9 @@ and ``axis3`` elements in 89 and 65.
 Rules the generator (or probes it suggested) found, each fixed with its own test
 below: DART keeps universal-joint axes as written; ``std::stod`` reads
 hexadecimal floats; names, keywords and booleans are compared with their
-surrounding whitespace.
+surrounding whitespace; a plane's ``<point>`` gives its offset as Eigen sums the
+dot product (seed 715922 in a full run, 2026-11-30: numpy's ``@`` went through BLAS
+and came out a last bit off).
 """
 
 from __future__ import annotations
@@ -577,6 +579,23 @@ def test_universal_axes_are_used_as_written() -> None:
     joint = load_skel(text).skeletons[0].joint("u")
     np.testing.assert_array_equal(joint.axes[0], [0.70710678, 0.70710678, 0.0])
     check_against_skelparser(text)
+
+
+def test_a_plane_s_point_gives_dart_s_offset_to_the_bit() -> None:
+    """A ``<plane>`` with the deprecated ``<point>``: DART's offset is ``normal . point``
+    with the products summed left to right (Eigen). Computed with numpy's ``@`` (BLAS,
+    which may fuse a multiply and an add) it was -14.3864 here, DART's
+    -14.386400000000002 (the generated document of seed 715922)."""
+    doc = ('<skel><world name="w"><skeleton name="s"><body name="b"><inertia><mass>1</mass>'
+           "</inertia><visualization_shape><geometry><plane><normal>0 -0.28 0.96</normal>"
+           "<point>-0.438 72.5 6.16</point></plane></geometry></visualization_shape>"
+           '</body><joint type="free" name="j"><parent>world</parent><child>b</child>'
+           "</joint></skeleton></world></skel>")
+    ref = dartpy.utils.SkelParser.readWorldXML(doc)
+    theirs = ref.getSkeleton(0).getBodyNode(0).getShapeNodes()[0].getShape().getOffset()
+    ours = load_skel(doc).skeletons[0].bodies[0].shapes[0].geometry.offset
+    assert ours == theirs == -14.386400000000002
+    check_against_skelparser(doc)
 
 
 @pytest.mark.parametrize("xyz", ["1 1 0", "0 0 2", "0.7071 0.7071 0"])
