@@ -14,8 +14,9 @@ real arm has (the truth's damping and friction; its armature plus the Dynamixel'
 which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
 percent, and whether the truth is inside the interval; the delay found against the
 truth's, plus half a ``profile_time`` (a ramped goal's middle), plus half the loop's period
-with ``write_on_command: false`` (the mean wait for the next cycle; the ROS path adds about
-a millisecond more). Then
+(the mean wait for the next cycle: the player's 100 Hz stream is written by the loop's
+cycles, and with ``write_on_command: false`` any goal is; the ROS path adds about a
+millisecond more). Then
 the time of the fit against the time of one MuJoCo rollout of the same length (the arm,
 1 kHz, no ROS: what an output-error fit would pay per evaluation), and the load average.
 
@@ -206,7 +207,8 @@ def main() -> int:
                              " ramps every goal over the whole period)")
     parser.add_argument("--no-write-on-command", action="store_true",
                         help="the hardware YAML's write_on_command false: every goal is"
-                             " written by the loop's cycle, right after its read")
+                             " written by the loop's cycle, right after its read (a"
+                             " stream's are either way: the player's first is not)")
     args = parser.parse_args()
     skel, hardware, robot_truth = ROBOTS[args.robot]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
@@ -284,7 +286,14 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
 
     config = load_hardware_config(hardware)
     ramps = profile_times(config)
-    wait = 0.0 if config.write_on_command else 0.5 / config.control_rate
+    # The player's stream (sim-to-real's command rate) is written by the loop's cycles when
+    # its goals come at most STREAM_PERIODS control periods apart, whatever the YAML says;
+    # else only with write_on_command false.
+    from skel_ros.hardware.backend import STREAM_PERIODS
+    from skel_ros.nodes.sim_to_real import RunConfig
+
+    stream = RunConfig.command_rate * STREAM_PERIODS >= config.control_rate
+    wait = 0.5 / config.control_rate if stream or not config.write_on_command else 0.0
     print(f"{'joint':15} {'parameter':9} {'identified':>20} {'real':>9} {'error':>7}  in interval")
     for joint, entry in found.items():
         real = {"damping": truth.get(joint, {}).get("damping", entry["damping"]["model"]),
