@@ -71,7 +71,7 @@ from skel_ros.nodes.errors import CommandMessageError
 from skel_ros.nodes.follow_joint_trajectory import FollowJointTrajectoryServer
 from skel_ros.nodes.parameters import Param, declare, read
 from skel_ros.nodes.qos import COMMAND_QOS
-from skel_ros.nodes.shutdown import make_executor, spin
+from skel_ros.nodes.shutdown import SPIN_WAKE, make_executor, spin
 from skel_ros.nodes.sources import PublisherSources, subscribe_with_source
 from skel_ros.nodes.throttle import Throttle
 from skel_ros.trajectory.points import PointTrajectory
@@ -84,8 +84,6 @@ if TYPE_CHECKING:
     from skel_ros.nodes.time_base import TimeBase
 
 __all__ = ["PARAMETERS", "CommandIntake", "CommandStream"]
-
-_JOIN = 0.5  # s: the executor thread's wait at most (shutdown.SPIN_WAKE), doubled to join it
 
 PARAMETERS: dict[str, Param] = {
     "exclusive_commands": Param(
@@ -130,10 +128,15 @@ class CommandIntake:
         """FollowJointTrajectory, as joint_trajectory_controller offers it."""
         self.stream = CommandStream(node)
         """``joint_commands``' own node and executor thread."""
-        self._commands = self.stream.subscribe(JointState, "joint_commands",
-                                               self.on_joint_command)
-        self._trajectories = subscribe_with_source(node, JointTrajectory, "joint_trajectory",
-                                                   self.on_trajectory, COMMAND_QOS)
+        try:
+            self._commands = self.stream.subscribe(JointState, "joint_commands",
+                                                   self.on_joint_command)
+            self._trajectories = subscribe_with_source(
+                node, JointTrajectory, "joint_trajectory", self.on_trajectory, COMMAND_QOS)
+        except BaseException:  # the caller gets no intake to destroy: leave no node behind
+            self.stream.destroy()
+            self.trajectory_controller.destroy()
+            raise
         self.stream.start()
 
     def destroy(self) -> None:
@@ -297,6 +300,6 @@ class CommandStream:
         self._stop.set()
         self._executor.wake()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(2.0 * _JOIN)
+            self._thread.join(2.0 * SPIN_WAKE)  # its wait ends within SPIN_WAKE
         self._executor.shutdown(timeout_sec=0)
         self.node.destroy_node()

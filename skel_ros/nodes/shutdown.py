@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from rclpy.executors import Executor
     from rclpy.node import Node
 
-__all__ = ["EXIT_SETUP", "NodeStopSignal", "make_executor", "run_node", "sigint_flag", "spin"]
+__all__ = ["EXIT_SETUP", "SPIN_WAKE", "NodeStopSignal", "make_executor", "run_node", "sigint_flag",
+           "spin"]
 
 EXIT_SETUP = 2
 """The exit status of a node that cannot start (a bad parameter, model or configuration)."""
