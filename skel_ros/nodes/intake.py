@@ -298,8 +298,9 @@ class CommandStream:
         if self._stop.is_set():
             return
         self._stop.set()
-        self._executor.wake()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(2.0 * SPIN_WAKE)  # its wait ends within SPIN_WAKE
+        # Ends the executor's wait at once (a wake() would not: rclpy's wait goes on until
+        # its timeout when no callback is ready); the thread then sees the stop.
         self._executor.shutdown(timeout_sec=0)
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(2.0 * SPIN_WAKE)  # its wait ends within SPIN_WAKE anyway
         self.node.destroy_node()
