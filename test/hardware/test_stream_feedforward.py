@@ -145,12 +145,15 @@ def test_only_a_joint_sent_its_velocity_has_its_stream_spread(mode: str,
 
 
 
-def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float], int]:
+def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float], int, int]:
     """Commands every other cycle, each handed in half a period after a cycle and served
-    there (the loop woken, ``write_on_command``): frames the motor got over 20 cycles, the
-    commands, and the ``p_des`` it had after each cycle; then, after a pause of 20 cycles,
-    the frames of one more command served the same way and the cycle after it."""
+    there (as the loop does when woken, ``write_on_command``): frames the motor got over 20
+    cycles, the commands, and the ``p_des`` it had after each cycle; then, after a pause of
+    20 cycles, the frames of one more command served the same way and the cycle after it;
+    and how often the backend woke the loop for those 11 commands."""
     with _Elbow(mode) as rig:
+        wakes: list[float] = []
+        rig.backend.bind_wake(lambda: wakes.append(rig.t))
 
         def frames() -> int:  # the emulator's thread counts what reached it: wait for it
             deadline = time.monotonic() + 5.0
@@ -167,6 +170,7 @@ def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]
             rig.cycle()
             rig.cycle()
         start, before, commands, p_des = rig.t, frames(), 0, []
+        wakes.clear()
         half = rig.backend.period / 2
         for k in range(20):
             if k % 2 == 0:
@@ -186,7 +190,7 @@ def _frames_of_a_stream_between_cycles(mode: str) -> tuple[int, int, list[float]
         rig.backend.serve(rig.t)
         rig.t -= half
         rig.cycle()
-        return streamed, commands, p_des, frames() - before
+        return streamed, commands, p_des, frames() - before, len(wakes)
 
 
 @pytest.mark.parametrize("mode", ["impedance", "position"])
@@ -198,10 +202,11 @@ def test_a_stream_is_written_by_the_cycles_only(mode: str) -> None:
     motor also holds each cycle's command for a whole period, as ``skel-ros identify``'s
     correction of its torque replies assumes; written on arrival, the ramp went in uneven
     steps (the write cut the cycle's step short). A goal after a pause still goes on the
-    wire at once: one frame more than the cycles'."""
-    frames, commands, p_des, after_pause = _frames_of_a_stream_between_cycles(mode)
+    wire at once: one frame more than the cycles', and the loop is woken for it alone."""
+    frames, commands, p_des, after_pause, wakes = _frames_of_a_stream_between_cycles(mode)
     assert (frames, commands) == (20, 10)
     assert after_pause == 2  # written at once, then the cycle's
+    assert wakes == 1  # the goal after the pause; none for the stream's
     if mode == "impedance":
         steps = [b - a for a, b in itertools.pairwise(p_des[3:])]  # past the stream's start
         assert all(abs(x - SPEED * 0.005) <= 2 * P_LSB for x in steps), steps  # an even ramp
