@@ -549,22 +549,22 @@ class HardwareBackend(RobotBackend):
             return ""
         return f"motion is not enabled (state {state.value})"
 
-    def write(self, now: float, kind: CommandKind,  # noqa: ARG002 - the cycle's time
+    def write(self, now: float, kind: CommandKind,
               index: npt.NDArray[np.intp], values: Array) -> None:
         """New goals for some DOFs (through the core's gate); the next actuate takes them.
 
         From another thread with ``write_on_command``, the loop is woken to write them at
         once (:meth:`serve`), unless they are a stream's: every DOF had a goal at most
-        :data:`STREAM_PERIODS` control periods before (the next cycle writes them, as it
-        writes goals in its actuate).
+        :data:`STREAM_PERIODS` control periods before ``now`` (the backend's clock, as the
+        core reads it; the next cycle writes them, as it writes goals in its actuate).
         """
-        at = self._clock()
         with self._lock:
             target = {CommandKind.POSITION: self._pending_q, CommandKind.VELOCITY:
                       self._pending_v, CommandKind.EFFORT: self._pending_e}[kind]
             target[index] = values
-            step = bool(np.any(at - self._handed_at[index] > STREAM_PERIODS * self.period + 1e-9))
-            self._handed_at[index] = at
+            step = bool(np.any(now - self._handed_at[index] > STREAM_PERIODS * self.period
+                               + 1e-9))
+            self._handed_at[index] = now
             self._pending_step = self._pending_step or step
             self._pending_new = True
             self._timeout_tripped = False
