@@ -373,13 +373,15 @@ def write_report(comparison: Comparison, out_dir: Path, *,
 
 
 def write_runs_report(sections: Sequence[RunSection], out_dir: Path, *,
-                      title: str = "sim-to-real comparison", fmt: str = "html") -> Report:
+                      title: str = "sim-to-real comparison", fmt: str = "html",
+                      view: str | None = None) -> Report:
     """One page for several runs: the overall verdict, then a section per run.
 
-    Each run's plots go to ``out_dir / <run name>/``. Run names must differ.
+    Each run's plots go to ``out_dir / <run name>/``. Run names must differ. ``view``: as
+    :func:`write_report`'s (one run that stopped half-way: its recording's replay).
     """
     names = [_slug(s.name) for s in sections]
     if len(set(names)) != len(names):
         raise ValueError(f"run names must differ: {[s.name for s in sections]}")
     return _write(sections, out_dir, [out_dir / n for n in names], title=title, fmt=fmt,
-                  titled=True)
+                  titled=True, view=view if fmt == "html" else None)

@@ -171,7 +171,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
     from skel_ros.hardware.errors import ConfigError
     from skel_ros.identify.output import SimParamsError
     from skel_ros.model import SkelError
-    from skel_ros.nodes.sim_to_real import RunConfig, RunError, run_sim_to_real
+    from skel_ros.nodes.sim_to_real import RECORDING, RunConfig, RunError, run_sim_to_real
     from skel_ros.resources import resolve
     from skel_ros.sim import SimError
     from skel_ros.trajectory import TrajectoryError
@@ -208,17 +208,21 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
+        replay = len(trajectories) == 1 and args.format == "html"
         try:
             result = run_sim_to_real(config)
         except (RunError, AnalysisError) as exc:
             gate.error(exc)
             sections.append(RunSection(name, None, Verdict.not_judged(str(exc)),
                                        (f"trajectory: {trajectory}",)))
+            # What was recorded up to the stop shows what went wrong.
+            if replay and (recording := config.out_dir / RECORDING).is_file():
+                view = _export_view(recording, out / VIEW_PAGE)
             continue
         print(f"recording: {result.recording.resolve()}  (MCAP: Foxglove, ros2 bag)")
         verdict = judge(result.comparison, criteria) if criteria is not None else None
         sections.append(RunSection(name, result.comparison, verdict, result.notes))
-        if len(trajectories) == 1 and args.format == "html":
+        if replay:
             view = _export_view(result.recording, out / VIEW_PAGE)
     return gate.finish(sections, out, criteria, title="sim-to-real comparison", fmt=args.format,
                        junit=args.junit, json=args.json, view=view)

@@ -80,7 +80,8 @@ def finish(sections: Sequence[RunSection], out: Path, criteria: Criteria | None,
     """Write the report (and the JUnit/JSON files), say the verdict; the exit status.
 
     One run: the report as before (plots next to the page; ``view``, a page in ``out``,
-    shown beside the verdict); several: one section each.
+    shown beside the verdict, also when the run was not compared); several: one section
+    each.
     Without criteria the status is OK, or NOT_JUDGED when a run could not be compared.
     """
     from skel_ros.analysis.ci_reports import gate_outcome, write_json, write_junit
@@ -93,7 +94,8 @@ def finish(sections: Sequence[RunSection], out: Path, criteria: Criteria | None,
         report = write_report(single.comparison, out, title=title, fmt=fmt, notes=s.notes,
                               verdict=s.verdict, view=view)
     else:
-        report = write_runs_report(sections, out, title=title, fmt=fmt)
+        report = write_runs_report(sections, out, title=title, fmt=fmt,
+                                   view=view if single is not None else None)
     write(f"report: {report.page.resolve()}")
     if junit:
         write(f"JUnit: {write_junit(Path(junit), sections).resolve()}")

@@ -63,6 +63,10 @@ ParamValue = str | bool | int | float
 """A node parameter given on the command line (see ``_param_text``)."""
 
 
+RECORDING = "run.mcap"
+"""The run's recording in its output folder; a run that stops half-way leaves what it had."""
+
+
 class RunError(RuntimeError):
     """The run could not be completed; the message says which step failed and why."""
 
@@ -464,7 +468,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     # stops every child whatever comes, a second Ctrl-C included.
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor(context=context)
-    recording = out / "run.mcap"
+    recording = out / RECORDING
     recorder: McapRecorder | None = None
     spin_thread: threading.Thread | None = None
     stack = contextlib.ExitStack()

@@ -74,6 +74,11 @@ def _results(folder: Path, damping: dict[str, float]) -> dict[str, dict]:
             for i in damping}
 
 
+def _log(trial: Path) -> str:
+    log = trial / "trial.log"
+    return log.read_text(encoding="utf-8", errors="replace")[-3000:] if log.is_file() else ""
+
+
 def test_each_trial_is_a_judged_run_with_its_files(
         sweep: tuple[Path, subprocess.CompletedProcess[str], dict[str, float]]) -> None:
     """The verdicts are the runs' own; a loaded machine may starve a run (not judged)."""
@@ -86,12 +91,18 @@ def test_each_trial_is_a_judged_run_with_its_files(
         assert result["verdict"] in ({"passed", "not judged"} if value < 1 else
                                      {"failed", "not judged"}), result
         assert json.loads((trial / "verdict.json").read_text())["verdict"] == result["verdict"]
-        for name in ("run.mcap", "junit.xml", "report.html", "truth.yaml", "view.html"):
-            assert (trial / name).is_file(), name
-        # The trial's report shows its 3-D replay (skel-ros view's export) beside the verdict.
-        page = (trial / "report.html").read_text(encoding="utf-8")
-        assert page.index("id='verdict'") < page.index("<iframe src='view.html'")
+        for name in ("run.mcap", "junit.xml", "report.html", "truth.yaml"):
+            assert (trial / name).is_file(), (name, _log(trial))
         assert f"damping: {value}" in (trial / "truth.yaml").read_text()
+        # The trial's report shows its 3-D replay (skel-ros view's export) beside the
+        # verdict; a run starved before any joint state was recorded has none, and says so.
+        page = (trial / "report.html").read_text(encoding="utf-8")
+        if (trial / "view.html").is_file():
+            assert page.index("id='verdict'") < page.index("<iframe src='view.html'")
+        else:
+            assert result["verdict"] == "not judged", _log(trial)
+            assert "no 3-D replay" in _log(trial), _log(trial)
+            assert "joint_states" in _log(trial), _log(trial)
     verdicts = [r["verdict"] for r in results.values()]
     passed = verdicts.count("passed")
     assert done.returncode == (4 if "not judged" in verdicts else 3), done.stdout + done.stderr

@@ -16,7 +16,7 @@ from joint_state_mcap import JOINT_STATE_MSGDEF, joint_state
 if TYPE_CHECKING:
     from skel_ros.model.types import World
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 ARM = REPO / "examples" / "arm.skel"
 JOINTS = ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
 RATE = 50.0  # Hz
