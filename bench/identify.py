@@ -13,10 +13,12 @@ Printed per joint and parameter: the identified value with its 95 % interval, wh
 real arm has (the truth's damping and friction; its armature plus the Dynamixel's rotor,
 which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
 percent, and whether the truth is inside the interval; the delay found against the
-truth's, plus half a ``profile_time`` (a ramped goal's middle), plus half the loop's period
-(the mean wait for the next cycle: the player's 100 Hz stream is written by the loop's
-cycles, and with ``write_on_command: false`` any goal is; the ROS path adds about a
-millisecond more). Then
+truth's, plus half a ``profile_time`` (a ramped goal's middle), plus the wait of the
+goals for the loop's cycle that wrote them (the player's 100 Hz stream is written by the
+loop's cycles, and with ``write_on_command: false`` any goal is): as ``identify``
+measured it from the goals written, which the run records (``sim-to-real
+--record-goals``), else half the loop's period (the ROS path adds about a millisecond
+more). Then
 the time of the fit against the time of one MuJoCo rollout of the same length (the arm,
 1 kHz, no ROS: what an output-error fit would pay per evaluation), and the load average.
 
@@ -231,7 +233,7 @@ def main() -> int:
         start = time.perf_counter()
         run("sim-to-real", "--skel", str(skel), "--hardware-config", str(hardware), "--truth",
             str(truth_file), "--trajectory", str(excite), "--out", str(out / "run"),
-            "--publish-rate", f"{args.publish_rate:g}")
+            "--publish-rate", f"{args.publish_rate:g}", "--record-goals")
         print(f"recorded in {time.perf_counter() - start:.0f} s")
     truth = yaml.safe_load(truth_file.read_text())["joints"]
     law_step = []
@@ -318,7 +320,8 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
         # time-based profile of T ramps to each goal, its middle T / 2 after the write;
         # a goal left to the loop waits for its next cycle, half a period on average.
         added = {"half the profile": 0.5 * ramps.get(joint, 0.0),
-                 "half a loop period": wait}
+                 **({"the wait for the write": servo["write_wait"]} if "write_wait" in servo
+                    else {"half a loop period": wait})}
         expected = delay + sum(added.values())
         if "not_identified" in servo:
             print(f"{joint:15} delay     not identified ({servo['not_identified']})")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
 
 TOPICS = {"command": "/joint_commands", "sim": "/sim/joint_states",
-          "real": "/real/joint_states"}
+          "real": "/real/joint_states", "written": "/real/written_goals"}
 """Stream name -> topic, as a sim-to-real session records them."""
 
 JOINT_STATE_MSGDEF = """\
@@ -59,10 +59,13 @@ WALL = 1_790_000_000.0  # s: the recorder's clock in write_run
 
 
 def write_run(path: Path, real: JointSeries,
-              commands: Iterable[tuple[float, Sequence[str], Sequence[float]]]) -> Path:
+              commands: Iterable[tuple[float, Sequence[str], Sequence[float]]], *,
+              written: Iterable[tuple[float, Sequence[str], Sequence[float]]] = ()) -> Path:
     """A sim-to-real recording of a robot alone: ``real`` on /real/joint_states (positions,
     velocities, efforts), and ``(time, joints, positions)`` commands on /joint_commands;
-    times in s from :data:`WALL` (a command just before a read of the same time)."""
+    times in s from :data:`WALL` (a command just before a read of the same time).
+    ``written``: the goals as the hardware wrote them, ``(time, joints, positions)`` on
+    /real/written_goals (stamped then, received 1 ms later)."""
     def stamp(ns: int) -> tuple[int, int]:
         return ns // 10**9, ns % 10**9
 
@@ -75,5 +78,9 @@ def write_run(path: Path, real: JointSeries,
     for x, names, positions in commands:
         ns = round((WALL + x) * 1e9) - 1
         messages.append((ns, "command", joint_state(stamp(ns), names, list(positions))))
+    for x, names, positions in written:
+        ns = round((WALL + x) * 1e9)
+        messages.append((ns + 1_000_000, "written", joint_state(stamp(ns), names,
+                                                                list(positions))))
     messages.sort(key=lambda m: m[0])
     return write_joint_states(path, messages)

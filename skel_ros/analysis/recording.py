@@ -72,6 +72,8 @@ class StreamTopics:
     engines: tuple[tuple[str, str], ...] = (("dart", "/dart/joint_states"),
                                             ("mujoco", "/mujoco/joint_states"))
     """A further simulation per engine (stream name, topic): ``sim-to-real --engines``."""
+    written: str = "/real/written_goals"
+    """The hardware's goals as it wrote them (``sim-to-real --record-goals``)."""
 
 
 def _schema_name(name: str) -> str:
@@ -234,7 +236,7 @@ def _commands(events: list[tuple[float, str, Any]], measured: Mapping[str, Joint
 
 def read_recording(
     path: str | Path, topics: StreamTopics | None = None, *,
-    followers: Followers | None = None) -> dict[str, JointSeries]:
+    followers: Followers | None = None, goals: bool = False) -> dict[str, JointSeries]:
     """Read the command, simulation and hardware streams of a recorded run.
 
     Commands may be JointState messages (streamed targets: their positions are the
@@ -243,11 +245,13 @@ def read_recording(
     a measured stream's header stamps when they are on the recorder's clock, else its
     log times (see the module's doc; :attr:`JointSeries.time_base` says which).
     ``followers`` (mimic joints by public name, :func:`model_followers`) are added to the
-    command stream from their leaders' commands.
+    command stream from their leaders' commands. ``goals``: also the hardware's goals as
+    it wrote them (:attr:`StreamTopics.written`), held from each write to the next, at
+    their stamps: not a measurement, so never among the streams compared.
 
     Returns:
         ``{"command": ..., "sim": ..., "real": ...}`` (and ``"dart"``, ``"mujoco"``
-        for further engines), only the streams present.
+        for further engines; ``"written"`` with ``goals``), only the streams present.
 
     Raises:
         RecordingError: the file cannot be read or decoded, a topic has another type,
@@ -261,7 +265,8 @@ def read_recording(
     path = Path(path)
     wanted: Mapping[str, str] = {topics.sim: "sim", topics.real: "real",
                                  **{topic: name for name, topic in topics.engines},
-                                 **dict.fromkeys(topics.command, "command")}
+                                 **dict.fromkeys(topics.command, "command"),
+                                 **({topics.written: "written"} if goals else {})}
     collectors: dict[str, _Collector] = {}
     commands: list[tuple[float, str, Any]] = []
     t_first: float | None = None
@@ -294,6 +299,8 @@ def read_recording(
         raise AnalysisError(f"{path}: none of the topics {sorted(wanted)} was recorded")
     origin = t_first or 0.0
     streams = {name: c.series(origin) for name, c in collectors.items()}
+    if "written" in streams:  # each write's goals stay on the wire until the next
+        streams["written"] = replace(streams["written"], held=True)
     if commands:
         try:
             command = _commands(commands, streams, origin, t_last, followers or {})

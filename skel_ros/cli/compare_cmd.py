@@ -204,7 +204,7 @@ def _cmd_sim_to_real(args: argparse.Namespace) -> int:
             physics=True if args.physics else False if args.ideal_actuators else None,
             truth=resolve(args.truth) if args.truth else None,
             sim_params=resolve(args.sim_params) if args.sim_params else None,
-            publish_rate=args.publish_rate, port=args.port,
+            publish_rate=args.publish_rate, record_goals=args.record_goals, port=args.port,
             can_interface=args.can_interface, can_channel=args.can_channel,
             engines=args.engines, model_args=" ".join(args.xacro_args),
             fixed_base=args.fixed_base)
@@ -354,6 +354,9 @@ def register(sub: Any) -> None:  # noqa: ANN401 - argparse subparsers action
                    help="rate of the hardware's /real/joint_states (default: the hardware"
                         " node's, 50 Hz); record an identification run at the control loop's"
                         " rate (docs/identify.md)")
+    p.add_argument("--record-goals", action="store_true",
+                   help="record the goals as the hardware wrote them (/real/written_goals):"
+                        " skel-ros identify fits a servo's delay to them (docs/identify.md)")
     p.add_argument("--port", default="",
                    help="serial port for every serial bus (Dynamixel, Feetech)")
     p.add_argument("--can-interface", default="",

@@ -248,15 +248,16 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                   f"{', '.join(skipped)}")
         fits_parts, held_parts, read_parts, spreads = [], [], [], []
         for path in args.recordings:
-            streams = read_recording(path, followers=model_followers(world))
+            streams = read_recording(path, followers=model_followers(world), goals=True)
             if "real" not in streams:
                 raise f.IdentifyError(f"{path}: no /real/joint_states recorded (it has "  # noqa: TRY301 - reported below
                                       f"{', '.join(sorted(streams))})")
             _note_stamps(str(path), streams["real"], joints)
             command = sent_goals(streams.get("command"), config)
             spreads.append(0.0 if config is None else _spread(command, config))
-            read, held = f.split(
-                f.drive_torques(f.prepare(path, streams["real"], command, joints), duties))
+            samples = f.prepare(path, streams["real"], command, joints,
+                                written=sent_goals(streams.get("written"), config))
+            read, held = f.split(f.drive_torques(samples, duties))
             read_parts.append(read)
             fits_parts.append(f.hold_corrected(read, holds))
             held_parts.append(f.hold_corrected(held, holds))

@@ -57,6 +57,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -90,10 +91,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STREAM_PERIODS",
+    "WRITES_KEPT",
     "HardwareBackend",
     "HardwareStatus",
     "LoopNotAnsweringError",
     "Request",
+    "WrittenGoals",
     "hardware_runner",
 ]
 
@@ -115,6 +118,9 @@ ENABLE_READ_ATTEMPTS = 3
 _UNREACHED_LOG_PERIOD = 10.0
 # Seconds activate / deactivate wait for the loop to answer the enable / disable.
 LIFECYCLE_WAIT = 2.0
+# Written goals kept for take_writes (record_writes): a second of a 200 Hz loop's
+# cycles; a reader that falls further behind loses the oldest.
+WRITES_KEPT = 256
 # A trajectory may start at most this many seconds after it arrives (the hardware's
 # default for the core's max_start_delay: a wrong stamp would keep the robot waiting).
 MAX_START_DELAY = 5.0
@@ -228,6 +234,21 @@ class _Slot:
     faults_reported: set[int] = field(default_factory=set)  # ids whose fault was logged
 
 
+@dataclass(frozen=True, eq=False)
+class WrittenGoals:
+    """The position goals one write put on the buses (:meth:`HardwareBackend.take_writes`).
+
+    Attributes:
+        stamp: When they were written: the backend's clock just before the first bus's
+            write.
+        positions: Per DOF (:attr:`HardwareBackend.names`), the position target sent
+            (after the limits), NaN for a DOF whose bus was not written or failed to be.
+    """
+
+    stamp: float
+    positions: Array
+
+
 def _default_factory(spec: BusSpec, actuators: Sequence[ActuatorSpec],
                      clock: Callable[[], float]) -> ActuatorBus:
     return bus_class(spec.protocol)(spec, actuators, clock)
@@ -254,6 +275,9 @@ class HardwareBackend(RobotBackend):
             write its targets at once (no read) instead of at the next deadline; the
             rate limiter uses the real time elapsed, so the limits hold either way. Not
             a stream's goals (:data:`STREAM_PERIODS`): the cycles write them.
+        record_writes: keep each write's position goals and time for
+            :meth:`take_writes` (the hardware node's ``publish_goals``: what ``skel-ros
+            identify`` fits a servo's delay to).
             Default: the YAML's ``write_on_command`` (itself true by default).
 
     Raises:
@@ -275,6 +299,7 @@ class HardwareBackend(RobotBackend):
         auto_resume: bool | None = None,
         reenable_velocity: float | None = None,
         write_on_command: bool | None = None,
+        record_writes: bool = False,
     ) -> None:
         cfg = bound.config
         self.bound = bound
@@ -338,7 +363,21 @@ class HardwareBackend(RobotBackend):
             _LOG.warning("%s: %d DOF(s) of skeleton %r have no actuator and are not driven: %s",
                          cfg.source, len(bound.unmapped), bound.skeleton.name,
                          ", ".join(bound.unmapped))
+        self._writes: deque[WrittenGoals] | None = (deque(maxlen=WRITES_KEPT) if record_writes
+                                                    else None)
         self._status = self._make_status(math.nan)
+
+    def take_writes(self) -> list[WrittenGoals]:
+        """The writes since the last call, oldest first (none unless ``record_writes``).
+
+        One reader at a time (the hardware node's publisher thread; the loop only
+        appends); at most :data:`WRITES_KEPT` are kept between two calls.
+        """
+        writes = self._writes
+        taken: list[WrittenGoals] = []
+        while writes:
+            taken.append(writes.popleft())
+        return taken
 
     def _init_state(self) -> None:
         n = len(self.names)
@@ -964,10 +1003,14 @@ class HardwareBackend(RobotBackend):
         for slot in self._slots:
             try:
                 # Goals = measured before torque goes on, and again after: no jump.
+                stamp = self._clock()
                 slot.driver.write(hold[id(slot)])
+                self._recorded(stamp, self._target, [slot])
                 slot.driver.set_torque(True)
                 slot.torque = True
+                stamp = self._clock()
                 slot.driver.write(hold[id(slot)])
+                self._recorded(stamp, self._target, [slot])
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
                 slot.torque = False  # a failed enable ends with torque off everywhere
                 self._fail_bus(slot, exc, classify(exc), str(exc), now, hard=True,
@@ -1211,11 +1254,21 @@ class HardwareBackend(RobotBackend):
         q, v, e = self._limiter.step(goal, self._goal_v, self._goal_e, self._q, dt)
         self._target = self._sent(q, torque)
         commands = self._commands_for(q, v, e)
+        stamp = self._clock()
+        written = []
         for slot in torque:
             try:
                 slot.driver.write(commands[id(slot)])
             except HardwareError as exc:  # noqa: PERF203 - each bus fails on its own
                 self._fail_bus(slot, exc, classify(exc), f"write failed: {exc}", now)
+            else:
+                written.append(slot)
+        self._recorded(stamp, q, written)
+
+    def _recorded(self, stamp: float, q: Array, slots: Sequence[_Slot]) -> None:
+        """Keep the position goals ``q`` written at ``stamp`` to ``slots`` (take_writes)."""
+        if self._writes is not None and slots:
+            self._writes.append(WrittenGoals(stamp, _arr(self._sent(q, slots))))
 
     def _sent(self, targets: Array, slots: Sequence[_Slot]) -> Array:
         """``targets`` of the DOFs on ``slots`` (the buses written to), NaN for the others.

@@ -14,7 +14,8 @@ a gap left out):
    :data:`SERVO_R2` of the torque's variance, whose delay interval is wider than
    :data:`DELAY_SPREAD`, or whose residual has a rival minimum (:data:`ALIAS_MARGIN`)
    gives no delay (reported, with why). ``q_cmd`` is the command as the robot had it
-   (:meth:`Samples.commanded`: a stream of targets held, a trajectory's samples joined).
+   (:meth:`Samples.commanded`: a stream of targets held, a trajectory's samples joined;
+   the goals as the hardware wrote them when the recording has them, :func:`write_wait`).
    An MIT motor in impedance mode is sent the targets' velocity too: its law's gains are
    the hardware YAML's, and only its delay is fitted (:class:`MotorLaw`,
    :func:`fit_law_delay`).
@@ -94,7 +95,7 @@ __all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "Ident
            "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution", "blind_parameters",
            "drive_torques", "fit_joints", "fit_law_delay", "fit_servo", "held_out_rms",
            "hold_corrected", "mean_speed", "mostly_noise", "predicted", "prepare",
-           "residual_torques", "solve", "split"]
+           "residual_torques", "solve", "split", "write_wait"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -149,6 +150,10 @@ class Samples:
         window: samples the low-pass's response reaches.
         sent: the command stream itself, for :meth:`commanded` between the grid's
             samples (None: ``command`` linear between them).
+        written: the goals as the hardware wrote them, stamped when written
+            (``/real/written_goals``), for :meth:`commanded` (None: not recorded).
+        wait: s, how long a stream's goals waited on average from their arrival to
+            their write (:func:`write_wait`; 0 without ``written``).
     """
 
     source: str
@@ -162,6 +167,8 @@ class Samples:
     valid: npt.NDArray[np.bool_]
     window: int = 1
     sent: JointSeries | None = None
+    written: JointSeries | None = None
+    wait: float = 0.0
 
     @property
     def period(self) -> float:
@@ -180,9 +187,12 @@ class Samples:
         :mod:`skel_ros.sim.actuation`; a followed trajectory's samples joined by straight
         lines); without it, ``command`` linear between the grid's samples. ``joined``:
         a stream's targets joined by straight lines too (as the hardware node spreads
-        them for an impedance-mode joint: :func:`fit_law_delay`).
+        them for an impedance-mode joint: :func:`fit_law_delay`); else the goals as the
+        hardware wrote them when recorded (:attr:`written`).
         """
         joint = self.joints[k]
+        if not joined and self.written is not None and joint in self.written.joint_names:
+            return self.written.held_at(joint, times)
         if self.sent is not None and joint in self.sent.joint_names:
             return (self.sent.resample if joined else self.sent.target_at)(joint, times)
         return np.interp(times, self.t, self.command[:, k], left=np.nan)
@@ -260,6 +270,24 @@ def on_pulses(command: JointSeries, pulses: Mapping[str, Pulses]) -> JointSeries
     return replace(command, positions=positions)
 
 
+def write_wait(command: JointSeries, written: JointSeries) -> float:
+    """s, how long a stream's goals waited on average for the write that sent them.
+
+    The hardware node writes a stream's goals with its control loop's cycles
+    (docs/hardware.md, "The node"): a goal waits for the next cycle, and of two in one
+    period only the later is written. Each write took the last command that arrived
+    before it (the recorder's receive time: about the node's, one machine); over the
+    writes that took a new one, the mean of the difference. A simulation takes each goal
+    as it comes: the delay it is to use is the servo's from the write plus this.
+    """
+    times = command.times
+    inside = written.times[written.times >= times[0]]
+    last = np.searchsorted(times, inside, side="right") - 1
+    new = np.ones(last.shape, dtype=bool)
+    new[1:] = last[1:] != last[:-1]
+    return float(np.mean(inside[new] - times[last[new]])) if new.any() else 0.0
+
+
 def drive_torques(samples: Samples, back_emf: Mapping[str, float]) -> Samples:
     """``samples`` with each joint of ``back_emf`` read as its drive's duty, made a torque.
 
@@ -284,8 +312,11 @@ def drive_torques(samples: Samples, back_emf: Mapping[str, float]) -> Samples:
 
 
 def prepare(source: str, measured: JointSeries, command: JointSeries | None,
-            joints: Sequence[str]) -> Samples:
+            joints: Sequence[str], *, written: JointSeries | None = None) -> Samples:
     """Put a recording's measured stream (and its commands) on a uniform grid.
+
+    ``written``: the goals as the hardware wrote them (``/real/written_goals``), the
+    servo's input as it had it (:attr:`Samples.written`).
 
     Raises:
         IdentifyError: a joint the stream does not have, no torques recorded, or too
@@ -327,7 +358,10 @@ def prepare(source: str, measured: JointSeries, command: JointSeries | None,
     cmd = (np.column_stack([command.target_at(j, grid) if j in command.joint_names
                             else np.full(grid.shape, np.nan) for j in joints])
            if command is not None else np.full(q.shape, np.nan))
-    return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window, command)
+    wait = (write_wait(command, written) if written is not None and len(written)
+            and command is not None and command.held and len(command) else 0.0)
+    return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window, command,
+                   written if written is not None and len(written) else None, wait)
 
 
 @dataclass(frozen=True)
@@ -419,6 +453,9 @@ class ServoFit:
     r2: float
     problem: str = ""
     """Why the delay is not to be trusted ("" when it is)."""
+    wait: float = 0.0
+    """s of ``delay`` that a stream's goals waited for the hardware's write
+    (:func:`write_wait`: fitted from the goals as written; 0 otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -568,8 +605,12 @@ def fit_servo(parts: Sequence[Samples], joint: str, step: float = 1e-3,
     # Candidates within the noise: rss <= best (1 + 3.84 / n), n the independent samples.
     near = delays[rss <= r * (1.0 + 3.84 / count)]
     r2 = 1.0 - r / total if total > 0.0 else 0.0
-    return ServoFit(joint, d, (float(near.min()), float(near.max())), float(x[0]), float(x[1]),
-                    r2, _servo_problem(r2, d, delays, rss, near))
+    problem = _servo_problem(r2, d, delays, rss, near)
+    # From the goals as written, the delay is the servo's from the write; a simulation
+    # takes each goal as it comes, so the delay it uses adds the wait for the write.
+    wait = float(np.mean([p.wait for p in parts]))
+    return ServoFit(joint, d + wait, (float(near.min()) + wait, float(near.max()) + wait),
+                    float(x[0]), float(x[1]), r2, problem, wait)
 
 
 def _servo_problem(r2: float, best: float, delays: Vector, rss: Vector, near: Vector) -> str:

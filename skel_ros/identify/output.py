@@ -12,6 +12,8 @@ gains, and which values the written model file carries::
         not_identified: {}
         notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
+        # fitted to the goals as written (sim-to-real --record-goals): write_wait, the
+        # share of the delay that a stream's goals waited for the loop's write
         # an MIT motor in impedance mode: its law, the hardware YAML's gains, its delay
         # servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, gains_from: ...,
         #         delay: 0.009, delay_interval: [0.006, 0.012]}
@@ -196,6 +198,7 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                               "delay_interval": [_round(v) for v in servo.delay_interval],
                               "kp": _round(servo.kp), "kd": _round(servo.kd),
                               "r2": _round(servo.r2),
+                              **({"write_wait": _round(servo.wait)} if servo.wait else {}),
                               **({"not_identified": servo.problem} if servo.problem else {})}
         hold = (holds or {}).get(f.joint)
         if hold is not None:

@@ -70,6 +70,10 @@ Parameters:
     truth (string): with ``emulate``, a truth file (:mod:`skel_ros.model.truth`): how the
         real robot differs from the model; implies ``physics``. "" = none.
     publish_rate (double): rate of ``joint_states`` and ``/tf`` in Hz.
+    publish_goals (bool): also publish ``written_goals`` (sensor_msgs/JointState): the
+        position goals of every write to the buses, after the limits, stamped when they
+        were written; ``skel-ros identify`` fits a servo's delay to them (``skel-ros
+        sim-to-real --record-goals`` records them). Default false.
     port, can_interface, can_channel (string): override every serial / CAN bus's
         transport ("" = as in the YAML).
     connect_timeout (double): seconds the configure transition waits for every bus to
@@ -87,7 +91,8 @@ a bad value); for a string or bool parameter, the node refuses to start (exit co
 
 Topics: subscribes ``joint_commands`` (sensor_msgs/JointState), ``joint_trajectory``
 (trajectory_msgs/JointTrajectory), ``~/estop`` (std_msgs/Bool, true = stop); publishes
-``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics``.
+``joint_states``, ``/tf``, ``/tf_static``, ``robot_description``, ``/diagnostics`` (and
+``written_goals`` with ``publish_goals``).
 Services: ``~/enable`` (std_srvs/SetBool: true = enable, false = torque off; see above),
 ``~/estop`` (std_srvs/Trigger), ``~/clear_faults`` (std_srvs/Trigger: each protocol's
 fault recovery; the answer lists what was done per actuator). FollowJointTrajectory for
@@ -123,9 +128,11 @@ import traceback
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 from std_srvs.srv import SetBool, Trigger
 
@@ -144,7 +151,7 @@ from skel_ros.model.urdf import skeleton_namespace
 from skel_ros.model.urdf_reader import parse_xacro_args
 from skel_ros.nodes.errors import NodeSetupError
 from skel_ros.nodes.parameters import Param, at_least, declare, read, required, within
-from skel_ros.nodes.qos import quiet_publisher_events
+from skel_ros.nodes.qos import GOALS_QOS, quiet_publisher_events
 from skel_ros.nodes.shell import MODEL_PARAMETERS, RobotShell, load_world
 from skel_ros.nodes.shutdown import run_node
 from skel_ros.nodes.throttle import NodeLog
@@ -156,6 +163,7 @@ if TYPE_CHECKING:
 
     from rclpy.context import Context
     from rclpy.parameter import Parameter
+    from rclpy.publisher import Publisher
 
     from skel_ros.core import RobotCore, Runner
     from skel_ros.core.commanders import Conflict
@@ -229,6 +237,9 @@ PARAMETERS: dict[str, Param] = {
     "publish_rate": Param(50.0, "rate of joint_states and /tf in Hz", read_only=True,
                           number=True, convert=within(0.0, MAX_PUBLISH_RATE, open_low=True,
                                                       unit="Hz")),
+    "publish_goals": Param(default=False, description="publish written_goals: the position"
+                           " goals of every write to the buses, stamped when written (for"
+                           " skel-ros identify)", read_only=True),
     "port": Param("", "serial port for every serial bus ('' = as in the YAML)",
                   read_only=True),
     "can_interface": Param("", "python-can interface for every CAN bus ('' = as in the"
@@ -369,6 +380,7 @@ class HardwareNode(LifecycleNode):
         self._transition_message = ""  # why the last transition failed, for ~/enable
         self._configure_error: NodeSetupError | HardwareNotConnectedError | None = None
         self.shell: RobotShell | None = None
+        self._goals_pub: Publisher | None = None
         """The ROS side shared with the simulation node (exists while configured)."""
         self._log_handler = _RosLogHandler(self)
         for name in _LOGGERS:
@@ -561,7 +573,8 @@ class HardwareNode(LifecycleNode):
                 bound, control_rate=p["control_rate"] or None,
                 command_timeout=None if p["command_timeout"] < 0 else p["command_timeout"],
                 auto_resume=p["auto_resume"],
-                reenable_velocity=None if p["reenable_velocity"] < 0 else p["reenable_velocity"])
+                reenable_velocity=None if p["reenable_velocity"] < 0 else p["reenable_velocity"],
+                record_writes=p["publish_goals"])
         except (ConfigError, LimitError) as exc:
             raise NodeSetupError(str(exc)) from None
         self._runner = hardware_runner(self._backend, log=NodeLog(self.get_logger()),
@@ -659,6 +672,12 @@ class HardwareNode(LifecycleNode):
                                                       DIAGNOSTICS_QOS,
                                                       event_callbacks=quiet_publisher_events())
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
+        # The goals as written go out with the reads (the publisher thread): none lost.
+        self._goals_pub = (self.create_publisher(JointState, "written_goals", GOALS_QOS,
+                                                 event_callbacks=quiet_publisher_events())
+                           if p["publish_goals"] else None)
+        prefix = skeleton_namespace(self.world, self.skeleton)
+        self._goal_names = [prefix + n for n in self.backend.names]
         # The loop's reads pick the moments to publish (_after_cycle): one read per period of
         # publish_rate, on a fixed grid; a read may come up to half a loop period early.
         half_cycle = 0.5 * self.backend.period
@@ -727,8 +746,21 @@ class HardwareNode(LifecycleNode):
             return  # nothing measured since the last message: send nothing
         self._published_read = state.stamp
         shell.publish(state)
+        self._publish_goals(shell)
         if self._controller_state_due(state.stamp):
             shell.trajectory_controller.publish_state()
+
+    def _publish_goals(self, shell: RobotShell) -> None:
+        """``written_goals``: each write since the last message (publisher thread)."""
+        if self._goals_pub is None:
+            return
+        for written in self.backend.take_writes():
+            sent = np.isfinite(written.positions)
+            msg = JointState()
+            msg.header.stamp = shell.time_base.stamp(written.stamp)
+            msg.name = [n for n, s in zip(self._goal_names, sent, strict=True) if s]
+            msg.position = written.positions[sent].tolist()
+            self._goals_pub.publish(msg)
 
     def _check_connection(self) -> None:
         if self._connected_logged:

@@ -29,6 +29,12 @@ STATE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
                        reliability=ReliabilityPolicy.RELIABLE)
 """``joint_states``, ``~/urdf_joint_states``."""
 
+GOALS_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST,
+                       durability=DurabilityPolicy.VOLATILE,
+                       reliability=ReliabilityPolicy.RELIABLE)
+"""``written_goals``: the writes between two reads, published in one burst (a loop at
+1 kHz beside joint_states at 10 Hz: 100)."""
+
 COMMAND_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.VOLATILE,
                          reliability=ReliabilityPolicy.RELIABLE)

@@ -97,6 +97,9 @@ class RunConfig:
         publish_rate: the hardware node's ``publish_rate`` (Hz of ``/real/joint_states``);
             None: the node's default (50 Hz). An identification run records at the
             control loop's rate (docs/identify.md, the workflow).
+        record_goals: the hardware node publishes the goals as it wrote them (its
+            ``publish_goals``) and the recording keeps them (``/real/written_goals``):
+            what ``skel-ros identify`` fits a servo's delay to.
         settle: seconds recorded after the trajectory ends.
         startup_timeout: seconds to wait for both nodes to publish joint_states.
         report_format: ``"html"`` or ``"md"``.
@@ -120,6 +123,7 @@ class RunConfig:
     sim_params: Path | None = None
     command_rate: float = 100.0
     publish_rate: float | None = None
+    record_goals: bool = False
     settle: float = 1.0
     startup_timeout: float = 60.0
     report_format: str = "html"
@@ -341,6 +345,7 @@ def node_commands(config: RunConfig) -> dict[str, list[str]]:
             "emulate": config.emulate, "frame_prefix": "real/", **transport,
             **({"physics": True} if emulation(config)[0] else {}),
             **({"publish_rate": float(config.publish_rate)} if config.publish_rate else {}),
+            **({"publish_goals": True} if config.record_goals else {}),
             **({"truth": str(config.truth)} if config.truth else {})}),
     }
 
@@ -438,6 +443,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     from trajectory_msgs.msg import JointTrajectory
 
     from skel_ros.analysis import compare, model_followers, read_recording, write_report
+    from skel_ros.analysis.recording import StreamTopics
     from skel_ros.nodes.enable_call import start_enable
     from skel_ros.nodes.qos import LATCHED_QOS
     from skel_ros.nodes.recorder import McapRecorder, robot_topics
@@ -480,7 +486,8 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         recorder = McapRecorder(node, recording, {
             "/joint_commands": JointState, "/joint_trajectory": JointTrajectory,
             **{f"/{name}/joint_states": JointState for name in sims},
-            "/real/joint_states": JointState, **robot_topics((*sims, "real"))},
+            "/real/joint_states": JointState, **robot_topics((*sims, "real")),
+            **({StreamTopics.written: JointState} if config.record_goals else {})},
             drawn_first={f"/{ns}/joint_states": f"/{ns}/robot_description"
                          for ns in (*sims, "real")})
         counts = recorder.counts
