@@ -198,7 +198,7 @@ SKIPPED: dict[str, str] = {
     ".venv/bin/skel-ros sim-to-real --truth payload.yaml --criteria config/criteria/arm.yaml":
         SIM_TO_REAL,
     ".venv/bin/skel-ros sim-to-real --truth truth.yaml --trajectory excite.yaml"
-    " --publish-rate 200 --out out/excite":
+    " --publish-rate 200 --record-goals --out out/excite":
         SIM_TO_REAL + " (60 s of excitation; test/identify/data holds a recording made so,"
                       " which the identify command there fits)",
     ".venv/bin/skel-ros sim-to-real --truth truth.yaml --skel out/identified/model.skel"

@@ -3,8 +3,9 @@
 The hardware node runs in this process on the arm's emulated Dynamixel servos, which the
 test owns: the node reaches them through ``port:=``, a tap between them
 (test/sync_write_tap.py) decodes every Sync Write, so the Goal Positions checked are what
-the servos received. A second node streams ``joint_commands`` at 100 Hz (the elbow to
-1.2 rad) and never stops, across activate, deactivate and activate again; between the two
+the servos received (test/tapped_arm.py). A second node streams ``joint_commands`` at
+100 Hz (the elbow to 1.2 rad) and never stops, across activate, deactivate and activate
+again; between the two
 activations the elbow is put back at 0 by hand (torque is off). After each activation the
 goals sent move at most ``reenable_velocity`` (0.2) of the elbow's velocity limit
 (4.8 rad/s) until they reach the stream's target: per write (the limiter's step is at
@@ -14,95 +15,34 @@ most two periods), and on average over the slew. Waits spin with timeouts, never
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
-from sync_write_tap import CENTER, TICK, SyncWriteTap
+from sync_write_tap import TICK
+from tapped_arm import ELBOW, TappedArm
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
+    from pathlib import Path
 
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(240)]
 
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("skel_ros.hardware.dynamixel")
 
-REPO = Path(__file__).resolve().parents[2]
-ARM = REPO / "examples" / "arm.skel"
-ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
-ELBOW = 3  # its id; direction 1, zero 0, gear 1 in the YAML: ticks -> rad directly
 TARGET = 1.2  # rad, the stream's elbow target
 LIMIT = 4.8  # rad/s, the elbow's velocity limit (examples/arm.skel)
 REENABLE = 0.2  # the default reenable_velocity
 PERIOD = 1.0 / 200.0  # the YAML's control_rate
-TIMEOUT = 30.0  # s: generous, the machine is shared
-
-
-class Rig:
-    """The node over the tapped servos, a streaming node, one executor."""
-
-    def __init__(self, context: Any, tmp: Path) -> None:
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.parameter import Parameter
-        from sensor_msgs.msg import JointState
-
-        from skel_ros.emulation import emulator_for
-        from skel_ros.hardware import load_hardware_config
-        from skel_ros.nodes.hardware_node import HardwareNode
-
-        # The bundled YAML with a longer device watchdog: this process runs the node, its
-        # loop and the tap between it and the servos, and a loaded machine can starve
-        # them past the default 0.25 s (the servos then fault: seen once in a full run).
-        yaml_file = tmp / "arm_dynamixel.yaml"
-        yaml_file.write_text(ARM_YAML.read_text(encoding="utf-8")
-                             + "\ndevice_watchdog: 2.0\n", encoding="utf-8")
-        config = load_hardware_config(yaml_file)
-        (bus,) = config.buses
-        self.servos = emulator_for(bus.protocol)(
-            bus.transport, [m.actuator for m in config.joints_on(bus.name)], {})
-        self.tap = SyncWriteTap(self.servos.transport["port"], tmp / "ttyDXL")
-        self.node = HardwareNode(context=context, node_name="reenable_hw", parameter_overrides=[
-            Parameter("skel_file", value=str(ARM)),
-            Parameter("hardware_config", value=str(yaml_file)),
-            Parameter("port", value=str(tmp / "ttyDXL")),
-        ])
-        self.stream = rclpy.create_node("stream", context=context)
-        publisher = self.stream.create_publisher(JointState, "joint_commands", 10)
-        message = JointState(name=["elbow"], position=[TARGET])
-        self.stream.create_timer(0.01, lambda: publisher.publish(message))  # never stops
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.executor.add_node(self.stream)
-
-    def spin_until(self, done: Callable[[], bool], what: str) -> None:
-        clock = self.stream.get_clock()
-        end = clock.now().nanoseconds + int(TIMEOUT * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def elbow_goals(self, since: int) -> list[tuple[float, float]]:
-        """(time, elbow goal in rad) of every Sync Write from index ``since`` on."""
-        return [(t, (goals[ELBOW] - CENTER) * TICK)
-                for t, goals in zip(self.tap.times[since:], self.tap.goals[since:],
-                                    strict=True) if ELBOW in goals]
-
-    def close(self) -> None:
-        self.node.destroy_node()
-        self.stream.destroy_node()
-        self.tap.close()
-        self.servos.stop()
 
 
 @pytest.fixture
-def rig(ros_env: dict[str, str], tmp_path: Path) -> Iterator[Rig]:
+def rig(ros_env: dict[str, str], tmp_path: Path) -> Iterator[TappedArm]:
     from rclpy.context import Context
 
     context = Context()
     rclpy.init(context=context)
-    r = Rig(context, tmp_path)
+    r = TappedArm(context, tmp_path, target=TARGET, node_name="reenable_hw")
     try:
         yield r
     finally:
@@ -110,7 +50,7 @@ def rig(ros_env: dict[str, str], tmp_path: Path) -> Iterator[Rig]:
         rclpy.shutdown(context=context)
 
 
-def _activate_and_slew(rig: Rig) -> list[tuple[float, float]]:
+def _activate_and_slew(rig: TappedArm) -> list[tuple[float, float]]:
     """Activate with the stream running; the elbow goals until the target is reached."""
     from rclpy.lifecycle import TransitionCallbackReturn
 
@@ -139,7 +79,7 @@ def _check_bounded(goals: list[tuple[float, float]], start: float) -> None:
     assert abs(q1 - q0) / (t1 - t0) <= 1.15 * bound, (q0, q1, t1 - t0)
 
 
-def test_a_stream_that_never_stopped_is_reached_at_the_reenable_speed(rig: Rig) -> None:
+def test_a_stream_that_never_stopped_is_reached_at_the_reenable_speed(rig: TappedArm) -> None:
     from rclpy.lifecycle import TransitionCallbackReturn
 
     from skel_ros.hardware import MotionState

@@ -102,7 +102,8 @@ def loop(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
     criteria.write_text(CRITERIA, encoding="utf-8")
     # One after the other (the module docstring says why).
     runs = {}
-    for name, extra in (("model", ()),
+    # The model's run records the goals as written too (--record-goals: identify's input).
+    for name, extra in (("model", ("--record-goals",)),
                         ("identified", ("--sim-params", str(identified / "identified.yaml")))):
         out = folder / name
         runs[name] = (_sim_to_real(
@@ -148,3 +149,29 @@ def test_the_gate_passes_the_simulation_with_the_identified_values(
     assert run.returncode == exit_codes.OK, (_rms(verdict), run.stdout + run.stderr)
     assert judged["verdict"] == "passed"
     assert "joint dynamics from" in " ".join(judged["notes"])
+
+
+def test_record_goals_keeps_the_goals_the_arm_was_sent(
+        loop: dict[str, tuple[subprocess.CompletedProcess[str], Path]]) -> None:
+    """``--record-goals``: ``/real/written_goals`` in the recording, each write's goals
+    stamped on the recorder's clock, at the held-out motion's last goal once it was sent;
+    not recorded without it."""
+    import numpy as np
+
+    from skel_ros.analysis.recording import read_recording
+
+    for name in ("model", "identified"):
+        _judged(*loop[name])  # a starved run skips
+    recorded = read_recording(loop["model"][1].parent / "run.mcap", goals=True)
+    written, command = recorded["written"], recorded["command"]
+    assert written.held
+    assert written.time_base == "stamp"
+    assert set(written.joint_names) == {"shoulder_yaw", "shoulder_pitch", "elbow", "wrist"}
+    assert len(written) > 100 * (command.times[-1] - command.times[0])  # the cycles' 200 Hz
+    after = np.array([command.times[-1] + 0.05])  # a stream's last goal, a cycle or so on
+    for joint in written.joint_names:
+        assert written.held_at(joint, after)[0] == pytest.approx(command.column(joint)[-1],
+                                                                 abs=2e-3), joint
+    assert np.all(np.diff(written.times) > 0)
+    plain = read_recording(loop["identified"][1].parent / "run.mcap", goals=True)
+    assert "written" not in plain
