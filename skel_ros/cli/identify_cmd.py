@@ -607,7 +607,9 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
         elif servo is not None:
             parts.append(f"delay {servo.delay * 1e3:.0f} ms "
                          f"[{servo.delay_interval[0] * 1e3:.0f}, "
-                         f"{servo.delay_interval[1] * 1e3:.0f}]")
+                         f"{servo.delay_interval[1] * 1e3:.0f}]"
+                         + (f" (with the goals' {servo.wait * 1e3:.1f} ms wait for their"
+                            " write)" if servo.wait else ""))
         before, after = held_rms[jf.joint]
         parts.append(f"held-out torque RMS {before:.3g} -> {after:.3g} N m")
         print(f"  {jf.joint}: " + ", ".join(parts))
