@@ -14,6 +14,7 @@ import math
 from typing import TYPE_CHECKING
 
 import pytest
+from test_sim_to_real import STARVED
 
 from skel_ros.resources import example, resolve
 
@@ -47,5 +48,12 @@ def test_so101_sim_to_real_run(ros_env: dict[str, str], tmp_path: Path) -> None:
     verdict = judge(comparison, load_criteria(
         resolve("package://skel_ros/config/criteria/so101.yaml")))
     failed = [c for c in verdict.checks if c.outcome is Outcome.FAILED]
-    assert verdict.outcome is Outcome.PASSED, failed
+    unjudged = [c.message for c in verdict.checks if c.outcome is Outcome.NOT_JUDGED]
+    if unjudged and not failed and all(c.metric in {"gap", "rate"} or
+                                       any(s in c.message for s in STARVED)
+                                       for c in verdict.checks
+                                       if c.outcome is Outcome.NOT_JUDGED):
+        pytest.skip("the machine starved a node, the run cannot be judged: "
+                    + "; ".join(unjudged))
+    assert verdict.outcome is Outcome.PASSED, (failed, unjudged)
     assert {c.joint for c in verdict.checks if c.joint} == set(JOINTS)
