@@ -365,6 +365,8 @@ class HardwareBackend(RobotBackend):
                          ", ".join(bound.unmapped))
         self._writes: deque[WrittenGoals] | None = (deque(maxlen=WRITES_KEPT) if record_writes
                                                     else None)
+        self.writes_lost = 0
+        """Writes :meth:`take_writes` never handed over: the oldest, past :data:`WRITES_KEPT`."""
         self._status = self._make_status(math.nan)
 
     def take_writes(self) -> list[WrittenGoals]:
@@ -1268,6 +1270,8 @@ class HardwareBackend(RobotBackend):
     def _recorded(self, stamp: float, q: Array, slots: Sequence[_Slot]) -> None:
         """Keep the position goals ``q`` written at ``stamp`` to ``slots`` (take_writes)."""
         if self._writes is not None and slots:
+            if len(self._writes) == WRITES_KEPT:
+                self.writes_lost += 1  # the deque drops its oldest
             self._writes.append(WrittenGoals(stamp, _arr(self._sent(q, slots))))
 
     def _sent(self, targets: Array, slots: Sequence[_Slot]) -> Array:

@@ -140,6 +140,7 @@ from skel_ros.hardware import HardwareBackend, Level, MotionState, load_hardware
 from skel_ros.hardware.backend import (
     LIFECYCLE_WAIT,
     MAX_START_DELAY,
+    WRITES_KEPT,
     LoopNotAnsweringError,
     hardware_runner,
 )
@@ -154,7 +155,7 @@ from skel_ros.nodes.parameters import Param, at_least, declare, read, required, 
 from skel_ros.nodes.qos import GOALS_QOS, quiet_publisher_events
 from skel_ros.nodes.shell import MODEL_PARAMETERS, RobotShell, load_world
 from skel_ros.nodes.shutdown import run_node
-from skel_ros.nodes.throttle import NodeLog
+from skel_ros.nodes.throttle import NodeLog, Throttle
 from skel_ros.nodes.time_base import TimeBase
 from skel_ros.resources import resolve
 
@@ -381,6 +382,8 @@ class HardwareNode(LifecycleNode):
         self._configure_error: NodeSetupError | HardwareNotConnectedError | None = None
         self.shell: RobotShell | None = None
         self._goals_pub: Publisher | None = None
+        self._writes_lost = 0
+        self._warn = Throttle(self.get_logger().warning)
         """The ROS side shared with the simulation node (exists while configured)."""
         self._log_handler = _RosLogHandler(self)
         for name in _LOGGERS:
@@ -676,6 +679,7 @@ class HardwareNode(LifecycleNode):
         self._goals_pub = (self.create_publisher(JointState, "written_goals", GOALS_QOS,
                                                  event_callbacks=quiet_publisher_events())
                            if p["publish_goals"] else None)
+        self._writes_lost = 0  # this configure's backend's count
         prefix = skeleton_namespace(self.world, self.skeleton)
         self._goal_names = [prefix + n for n in self.backend.names]
         # The loop's reads pick the moments to publish (_after_cycle): one read per period of
@@ -754,7 +758,13 @@ class HardwareNode(LifecycleNode):
         """``written_goals``: each write since the last message (publisher thread)."""
         if self._goals_pub is None:
             return
-        for written in self.backend.take_writes():
+        backend = self.backend
+        if backend.writes_lost > self._writes_lost:  # the publisher fell behind: said
+            self._writes_lost = backend.writes_lost
+            self._warn(f"written_goals: {self._writes_lost} write(s) in all were not"
+                       " published (the publisher fell more than"
+                       f" {WRITES_KEPT} writes behind the loop)", key="written_goals lost")
+        for written in backend.take_writes():
             sent = np.isfinite(written.positions)
             msg = JointState()
             msg.header.stamp = shell.time_base.stamp(written.stamp)

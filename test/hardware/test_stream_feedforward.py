@@ -52,9 +52,12 @@ def _v_des_along_a_ramp(every: int) -> list[float]:
 
 
 class _Elbow:
-    """The elbow on one emulated AK80-9 in ``mode``, enabled; one manual clock for both."""
+    """The elbow on one emulated AK80-9 in ``mode``, enabled; one manual clock for both.
 
-    def __init__(self, mode: str) -> None:
+    ``options``: more of the backend's (``record_writes``).
+    """
+
+    def __init__(self, mode: str, **options: bool) -> None:
         self.t = 0.0
         skeleton = load_skel(example("arm.skel")).skeletons[0]
         config = parse_hardware_config(CONFIG.replace("mode: impedance", f"mode: {mode}"),
@@ -63,7 +66,7 @@ class _Elbow:
                                        {"clock": lambda: self.t, "initial_positions": {1: 0.0}})
         self.backend = HardwareBackend(
             config.with_transport("b", self.emulator.transport).bind(skeleton),
-            clock=lambda: self.t, reenable_velocity=1.0)
+            clock=lambda: self.t, reenable_velocity=1.0, **options)
         self.runner = hardware_runner(self.backend)
 
     def __enter__(self) -> _Elbow:
