@@ -275,10 +275,10 @@ class HardwareBackend(RobotBackend):
             write its targets at once (no read) instead of at the next deadline; the
             rate limiter uses the real time elapsed, so the limits hold either way. Not
             a stream's goals (:data:`STREAM_PERIODS`): the cycles write them.
+            Default: the YAML's ``write_on_command`` (itself true by default).
         record_writes: keep each write's position goals and time for
             :meth:`take_writes` (the hardware node's ``publish_goals``: what ``skel-ros
             identify`` fits a servo's delay to).
-            Default: the YAML's ``write_on_command`` (itself true by default).
 
     Raises:
         ConfigError: a protocol that cannot be loaded, actuator ids used twice on a bus.

@@ -381,10 +381,10 @@ class HardwareNode(LifecycleNode):
         self._transition_message = ""  # why the last transition failed, for ~/enable
         self._configure_error: NodeSetupError | HardwareNotConnectedError | None = None
         self.shell: RobotShell | None = None
-        self._goals_pub: Publisher | None = None
+        """The ROS side shared with the simulation node (exists while configured)."""
+        self._goals_pub: Publisher | None = None  # written_goals, with publish_goals
         self._writes_lost = 0
         self._warn = Throttle(self.get_logger().warning)
-        """The ROS side shared with the simulation node (exists while configured)."""
         self._log_handler = _RosLogHandler(self)
         for name in _LOGGERS:
             logging.getLogger(name).addHandler(self._log_handler)
@@ -675,7 +675,8 @@ class HardwareNode(LifecycleNode):
                                                       DIAGNOSTICS_QOS,
                                                       event_callbacks=quiet_publisher_events())
         self.create_timer(_DIAGNOSTICS_PERIOD, self._publish_diagnostics)
-        # The goals as written go out with the reads (the publisher thread): none lost.
+        # The goals as written go out with the reads (the publisher thread), every one in
+        # order, unless it falls WRITES_KEPT writes behind (said: _publish_goals).
         self._goals_pub = (self.create_publisher(JointState, "written_goals", GOALS_QOS,
                                                  event_callbacks=quiet_publisher_events())
                            if p["publish_goals"] else None)
