@@ -5,7 +5,8 @@ The node reaches the servos the test owns through ``port:=``; a tap between them
 are what the servos received. A second node streams ``joint_commands`` (one elbow
 target, every 10 ms, never stopping); both spin on one executor, and waits spin with
 timeouts, never sleep. Used by the re-enable test (test/nodes/test_hardware_reenable.py)
-and the written-goals test (test/nodes/test_hardware_written_goals.py).
+and the written-goals test (test/nodes/test_hardware_written_goals.py); its model and
+hardware files and its timeout by the other in-process hardware node tests too.
 """
 
 from __future__ import annotations

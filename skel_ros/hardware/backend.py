@@ -1256,7 +1256,7 @@ class HardwareBackend(RobotBackend):
         q, v, e = self._limiter.step(goal, self._goal_v, self._goal_e, self._q, dt)
         self._target = self._sent(q, torque)
         commands = self._commands_for(q, v, e)
-        stamp = self._clock()
+        stamp = self._clock() if self._writes is not None else math.nan  # record_writes
         written = []
         for slot in torque:
             try:

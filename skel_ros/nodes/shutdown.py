@@ -177,8 +177,9 @@ def spin(executor: Executor, context: Context, stop: threading.Event | None = No
     tens of runs here the wake was lost and the process spun on, shut down, until killed.
     A wait with a timeout ends within :data:`SPIN_WAKE` s of the shutdown whatever wakes it.
     ``stop``: also end when it is set (an executor thread of a node's part that is
-    destroyed before the process ends: :mod:`skel_ros.nodes.intake`); whoever sets it
-    wakes the executor (``executor.wake()``) to end at once.
+    destroyed before the process ends: :mod:`skel_ros.nodes.intake`); to end at once,
+    whoever sets it shuts the executor down (``executor.shutdown(timeout_sec=0)``: a
+    ``wake()`` does not end rclpy's wait when no callback is ready).
     """
     while context.ok() and not (stop is not None and stop.is_set()):
         executor.spin_once(timeout_sec=SPIN_WAKE)

@@ -46,6 +46,9 @@ from skel_ros.child_process import ending_with_parent
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from rclpy.context import Context
+    from rclpy.executors import Executor
+
     from skel_ros.analysis import Comparison
     from skel_ros.model.types import World
 
@@ -477,6 +480,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
     recording = out / RECORDING
     recorder: McapRecorder | None = None
     spin_thread: threading.Thread | None = None
+    stop_spin = threading.Event()  # set: the spin thread ends (within SPIN_WAKE)
     stack = contextlib.ExitStack()
     interrupted = stack.enter_context(sigint_flag())
     try:
@@ -495,7 +499,10 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         # places them, so RViz or one 3D panel of a recording shows every robot.
         placement = node.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
         placement.publish(side_by_side(("real", *sims)))
-        spin_thread = threading.Thread(target=executor.spin, daemon=True)
+        # The one spin loop (skel_ros.nodes.shutdown.spin): its waits end within SPIN_WAKE,
+        # so a lost wake-up cannot keep the thread, or the run's end, waiting for ever.
+        spin_thread = threading.Thread(target=_spin_quietly,
+                                       args=(executor, context, stop_spin), daemon=True)
         spin_thread.start()
 
         for name, command in node_commands(config).items():
@@ -562,6 +569,7 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
             if recorder is not None:
                 recorder.close()
             procs.stop()
+            stop_spin.set()
             executor.shutdown()
             rclpy.try_shutdown(context=context)
             if spin_thread is not None:
@@ -587,6 +595,16 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         log(f"largest {config.engines[0]}-vs-{other} error "
             f"{_largest(comparison, 'sim', other):.4g}")
     return RunResult(report, recording, logs, comparison, notes)
+
+
+def _spin_quietly(executor: Executor, context: Context, stop: threading.Event) -> None:
+    """``spin(executor, context, stop)``, ending quietly when the context goes down first."""
+    from rclpy.executors import ExternalShutdownException
+
+    from skel_ros.nodes.shutdown import spin
+
+    with contextlib.suppress(ExternalShutdownException):
+        spin(executor, context, stop)
 
 
 def _largest(comparison: Comparison, a: str, b: str) -> float:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from tapped_arm import ARM, ARM_YAML, TIMEOUT
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -33,10 +34,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.timeout(180)]
 rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("skel_ros.hardware.dynamixel")
 
-REPO = Path(__file__).resolve().parents[2]
-ARM = REPO / "examples" / "arm.skel"
-ARM_YAML = REPO / "config" / "hardware" / "arm_dynamixel.yaml"
-TIMEOUT = 30.0  # s: generous, the machine is shared
 ELBOW = 2  # its index in the node's DOFs
 
 
