@@ -109,10 +109,11 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
     came for the device watchdog's time (0.25 s by default, ``device_watchdog``), and the
     hardware node then reports the fault and the run ends (``RunError``: "the hardware
     stopped during the run"). A bus the starved emulator did not answer in time ("no answer
-    within ... ms") fails and reconnects, and the node reports ``holding`` ("reconnected,
-    torque on where the devices kept it"), which ends the run too. When the node's own
-    stream has a gap beyond the criteria's
-    ``max_gap`` (its loop neither read nor wrote: the machine starved it), the run cannot
+    from id(s) ... within ... ms", ``fault_threshold`` cycles in a row) fails ("bus ...
+    failed") and reconnects, and the node reports ``fault`` and then ``holding``
+    ("reconnected, torque on where the devices kept it"), either of which ends the run.
+    When the node's own stream has a gap beyond the criteria's ``max_gap`` (its loop
+    neither read nor wrote: the machine starved it), the run cannot
     be judged, as :func:`_skip_if_starved` says of a starved stream. Any other stop, or one
     of those two without such a gap, is for the caller to judge (a failure).
 
@@ -124,7 +125,8 @@ def _skip_if_the_hardware_starved(message: str, criteria: str,
     from skel_ros.analysis import Outcome, compare, judge, load_criteria, read_recording
     from skel_ros.hardware.dynamixel.control_table import BUS_WATCHDOG_TEXT
 
-    if BUS_WATCHDOG_TEXT not in message and "reconnected" not in message:
+    if (BUS_WATCHDOG_TEXT not in message and "reconnected" not in message
+            and not re.search(r"bus '[^']+' failed: .*no answer from", message)):
         return
     if recording is None:
         named = re.search(r"\(the recording is (\S+)\)", message)

@@ -45,8 +45,9 @@ the baud rate, the bytes both ways, the return delays and ``BusSpec.timeout_marg
 A request has one deadline: everything it waits for (its answer, the rest of a split or
 garbled one) is waited for within that one timeout.
 
-Garbage bytes before or between status packets are skipped (counted in
-:attr:`DynamixelBus.stats`); a packet with a bad CRC raises ProtocolError, a status
+Garbage bytes before or between status packets are skipped, and so is a late Fast Sync
+Read answer to an earlier request of other ids (both counted in :attr:`DynamixelBus.stats`:
+``garbage_bytes``, ``late_answers``); a packet with a bad CRC raises ProtocolError, a status
 packet with an error raises DeviceError, missing answers TransportTimeoutError.
 
 Speed: :meth:`DynamixelBus.read` asks the transport for the whole expected answer at
@@ -240,6 +241,7 @@ class DynamixelBus(ActuatorBus):
         self.fast_sync_read = False
         self._read_groups: list[_ReadGroup] = []  # one per Indirect Data address, at open
         self.stats = self._link.stats
+        self.stats["late_answers"] = 0
 
     def _servo(self, spec: ActuatorSpec) -> _Servo:  # noqa: C901 - one check per setting
         where = f"{self._where}: actuator {spec.name or spec.id!r} (id {spec.id})"
@@ -919,14 +921,31 @@ class DynamixelBus(ActuatorBus):
 
     def _receive_fast(self, group: _ReadGroup, first: bytes,
                       deadline: float) -> list[tuple[int, int, bytes]]:
-        packet = self._receive([proto.BROADCAST_ID], group.reply_size, "Fast Sync Read",
-                               group.timeout, first, deadline=deadline)[proto.BROADCAST_ID]
-        try:
-            records = proto.split_fast_status(packet, READ_SIZE)
-        except ProtocolError as exc:
-            self._link.dirty = True
-            raise ProtocolError(f"{self._where}: {exc}") from None
-        got = [r[0] for r in records]
+        """The records of ``group``'s Fast Sync Read answer, within ``deadline``.
+
+        Every Fast Sync Read answer has the broadcast id: only its records say which
+        request it answers. A complete answer for other ids is a late answer to an earlier
+        request (the servos, or an emulator its host kept from running, answered after
+        that request's timeout, when the next request had been sent): it is dropped,
+        counted in ``stats["late_answers"]``, and this request's own answer is read on
+        within the same deadline. Taken for this answer, it would fail this read and, as
+        each late answer is read in place of the next one, the reads after it. (A late
+        answer to an earlier request of the same ids cannot be told from this one's; its
+        values are at most that request's timeout older than they are stamped.)
+        """
+        while True:
+            packet = self._receive([proto.BROADCAST_ID], group.reply_size, "Fast Sync Read",
+                                   group.timeout, first, deadline=deadline)[proto.BROADCAST_ID]
+            first = b""
+            try:
+                records = proto.split_fast_status(packet, READ_SIZE)
+            except ProtocolError as exc:
+                self._link.dirty = True
+                raise ProtocolError(f"{self._where}: {exc}") from None
+            got = [r[0] for r in records]
+            if got == list(group.ids) or not self._answers_another(got):
+                break
+            self.stats["late_answers"] += 1
         if got != list(group.ids):
             self._link.dirty = True
             missing = [i for i in group.ids if i not in got]
@@ -936,6 +955,10 @@ class DynamixelBus(ActuatorBus):
             raise ProtocolError(f"{self._where}: Fast Sync Read answered ids {got},"
                                 f" asked {list(group.ids)}")
         return records
+
+    def _answers_another(self, ids: list[int]) -> bool:
+        """Whether records of ``ids`` answer another of this bus's read requests."""
+        return any(list(g.ids) == ids for g in self._read_groups)
 
     # ---------------------------------------------------------------- single instructions
 

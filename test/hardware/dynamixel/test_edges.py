@@ -34,7 +34,7 @@ from skel_ros.hardware.base import (
 from skel_ros.hardware.dynamixel import control_table as ct
 from skel_ros.hardware.dynamixel import protocol as p
 from skel_ros.hardware.dynamixel.bus import DynamixelBus
-from skel_ros.hardware.errors import DeviceError, TransportError
+from skel_ros.hardware.errors import DeviceError, TransportError, TransportTimeoutError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -561,3 +561,47 @@ def test_emulator_return_delays_do_not_stretch_on_a_loaded_host(
     assert len(written) == 4
     assert written[-1] - start < 0.005, [round((t - start) * 1e3, 1) for t in written]
     assert written[0] - start >= 0.0005  # the return delay itself is kept
+
+
+def test_a_late_fast_sync_read_answer_is_dropped_not_taken_for_the_next_requests(
+        make_emulator: Callable[..., DynamixelEmulator]) -> None:
+    """Two kinds of servo on one bus are read with two Fast Sync Reads a cycle (their
+    Indirect Data addresses differ). The emulator's process is stopped (a loaded host) while
+    the first is asked: that read times out, and once it runs again the emulator answers the
+    lost request too. That late answer reaches the host when it asks the second group: it is
+    dropped (it answers other ids), never taken for that group's answer, and no read after
+    the stalled one fails (CI, 2026-11-30: the late answers were read one request behind,
+    three failed cycles in a row failed the bus, and a sim-to-real run ended)."""
+    acts = [ActuatorSpec(1, ControlMode.POSITION, "XM430-W350"),
+            ActuatorSpec(2, ControlMode.POSITION, "XM430-W350"),
+            ActuatorSpec(3, ControlMode.POSITION, "XL330-M288")]
+    emulator = make_emulator(acts, initial_positions={1: 0.3, 2: -0.2, 3: 0.5})
+    # A generous margin: the reads after the stall have time to be answered under load.
+    bus = DynamixelBus(BusSpec("arm", "dynamixel", dict(emulator.transport),
+                               {"fast_sync_read": True}, timeout_margin=1.0),
+                       acts, time.monotonic)
+    try:
+        bus.open()
+        assert len(bus._read_groups) == 2  # the two requests a cycle
+        bus.read()
+        assert emulator.pid is not None
+        os.kill(emulator.pid, signal.SIGSTOP)
+        resume = threading.Timer(0.3, os.kill, (emulator.pid, signal.SIGCONT))
+        try:
+            with pytest.raises(TransportTimeoutError, match=r"no answer from id\(s\) \[1, 2\]"):
+                bus.read()
+            # The next cycle's requests are sent before the emulator runs again: it then
+            # answers the lost request first.
+            resume.start()
+            first = bus.read()
+        finally:
+            resume.cancel()
+            os.kill(emulator.pid, signal.SIGCONT)
+        assert first[3].position == pytest.approx(0.5, abs=0.01)
+        for _ in range(5):
+            states = bus.read()
+            assert states[3].position == pytest.approx(0.5, abs=0.01)
+            assert states[1].position == pytest.approx(0.3, abs=0.01)
+        assert bus.stats["late_answers"] == 1
+    finally:
+        bus.close()
