@@ -7,7 +7,9 @@ on a machine without DART or ROS.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -119,8 +121,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def dump_stacks_on_sigusr1() -> None:
+    """``kill -USR1 PID`` prints the stack of every thread of this process to stderr.
+
+    For a command that seems stuck (a run that does not end): what each thread waits
+    for, without stopping it. Where the platform has no SIGUSR1, nothing.
+    """
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``skel-ros``; returns the exit status."""
+    dump_stacks_on_sigusr1()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

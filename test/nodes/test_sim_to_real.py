@@ -343,9 +343,26 @@ all:
 """
 
 
+RUN_TIMEOUT = 280.0  # s a ``skel-ros sim-to-real`` process may take in these tests
+
+
 def _sim_to_real(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SKEL_ROS), "sim-to-real", "--format", "md", *args],
-                          capture_output=True, text=True, env=env, timeout=280, check=False)
+    """``skel-ros sim-to-real --format md ARGS``; one that does not end in RUN_TIMEOUT fails
+    the test with what it printed and the stack of each of its threads (``kill -USR1``:
+    ``skel_ros.cli.main.dump_stacks_on_sigusr1``), then is killed."""
+    process = subprocess.Popen([str(SKEL_ROS), "sim-to-real", "--format", "md", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)
+    try:
+        out, err = process.communicate(timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(2.0)  # time to write the stacks
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"skel-ros sim-to-real did not end in {RUN_TIMEOUT:g} s; its output and"
+                    f" the stacks of its threads:\n{out}\n{err}")
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def test_several_trajectories_one_verdict(ros_env: dict[str, str], tmp_path: Path) -> None:
