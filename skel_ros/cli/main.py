@@ -7,6 +7,7 @@ on a machine without DART or ROS.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import json
 import signal
@@ -125,15 +126,23 @@ def dump_stacks_on_sigusr1() -> None:
     """``kill -USR1 PID`` prints the stack of every thread of this process to stderr.
 
     For a command that seems stuck (a run that does not end): what each thread waits
-    for, without stopping it. Where the platform has no SIGUSR1, nothing.
+    for, without stopping it. Where the platform has no SIGUSR1, or stderr is no file
+    (nowhere to write), nothing.
     """
     if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # no file behind it
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``skel-ros``; returns the exit status."""
-    dump_stacks_on_sigusr1()
+    """Run ``skel-ros``; returns the exit status.
+
+    Run as the program (``argv`` None: its own process, the console script), it also
+    dumps its threads' stacks on SIGUSR1 (:func:`dump_stacks_on_sigusr1`); called with
+    arguments from other Python code, it installs no signal handler in that process.
+    """
+    if argv is None:
+        dump_stacks_on_sigusr1()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -25,7 +25,7 @@ _STUCK = textwrap.dedent("""
             return type("Args", (), {"func": staticmethod(waits_for_nothing)})()
 
     cli.build_parser = Parser
-    sys.exit(cli.main([]))
+    sys.exit(cli.main())  # as the console script runs it: its arguments from sys.argv
 """)
 
 
