@@ -261,10 +261,12 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             read_parts.append(read)
             fits_parts.append(f.hold_corrected(read, holds))
             held_parts.append(f.hold_corrected(held, holds))
+        # What the loop held: the goals as written, where recorded (else its period).
+        holds, bounded = f.measured_holds(holds, read_parts), f.measured_holds(bounded, read_parts)
         # A servo's law is fitted to its readings as they are: each is the law's value at
         # its instant (an MIT reply, the hold's last); the hold's mean moves the joint.
-        laws = {j: f.fit_law_delay(read_parts, law, 1.0 / config.control_rate,
-                                   float(np.median(spreads)))
+        laws = {j: f.fit_law_delay(read_parts, law, f.measured_hold(read_parts, j)
+                                   or 1.0 / config.control_rate, float(np.median(spreads)))
                 for j, law in impedance_laws(config, joints).items()} if config else {}
         servos = {j: f.fit_servo(read_parts, j) for j in joints if j not in laws}
         excess = f.residual_torques(fits_parts, dynamics)
@@ -273,7 +275,8 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         fits, payload, held_added = _fit(fits_parts, held_parts, excess, model, dynamics,
                                          args.payload)
         fits = bound_bus_servos(fits, servos, config,
-                                sample_period=max(part.period for part in fits_parts))
+                                sample_period=max(part.period for part in fits_parts),
+                                holds={j: f.measured_hold(read_parts, j) for j in joints})
         fits = bound_mit_replies(fits, bounded)
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,
@@ -420,7 +423,7 @@ def hold_corrections(config: HardwareConfig, joints: Sequence[str], law_step: fl
 
 def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | None],
                      config: HardwareConfig | None, *, sample_period: float = 0.0,
-                     ) -> list[JointFit]:
+                     holds: Mapping[str, float | None] | None = None) -> list[JointFit]:
     """``fits``, each joint of a bus servo in position mode bounded by its hold.
 
     A Dynamixel or a Feetech servo in position mode is read at a phase of its command's
@@ -433,6 +436,9 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
     A Dynamixel with ``profile_time`` ramps to each goal: its friction is widened more, and
     more again when ``sample_period`` (s between the recording's samples, its slowest for
     several) is longer than the loop's period by half (reads the recording does not hold).
+    ``holds``: per joint, how long its goals were held on average as the recording's
+    goals as written show (:func:`~skel_ros.identify.fit.measured_hold`; None or absent:
+    the loop's period).
     """
     from skel_ros.hardware.base import ControlMode
     from skel_ros.identify.fit import SERVO_R2, HoldCorrection
@@ -452,7 +458,7 @@ def bound_bus_servos(fits: Sequence[JointFit], servos: Mapping[str, ServoFit | N
         elif servo.r2 < SERVO_R2:
             out.append(not_its_servos_torque(fit, servo.r2, SERVO_R2))
         else:
-            period = 1.0 / config.control_rate
+            period = (holds or {}).get(fit.joint) or 1.0 / config.control_rate
             hold = HoldCorrection(max(servo.kp, 0.0), max(servo.kd, 0.0), 1.0, period, 0.0)
             out.append(widen_for_hold(fit, hold, ramp=fit.joint in ramps,
                                       every_read=sample_period <= 1.5 * period))

@@ -94,7 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
            "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution", "blind_parameters",
            "drive_torques", "fit_joints", "fit_law_delay", "fit_servo", "held_out_rms",
-           "hold_corrected", "mean_speed", "mostly_noise", "predicted", "prepare",
+           "hold_corrected", "hold_lengths", "mean_speed", "measured_hold", "measured_holds",
+           "mostly_noise", "predicted", "prepare",
            "residual_torques", "solve", "split", "write_wait"]
 
 Vector = npt.NDArray[np.float64]
@@ -154,6 +155,8 @@ class Samples:
             (``/real/written_goals``), for :meth:`commanded` (None: not recorded).
         wait: s, how long a stream's goals waited on average from their arrival to
             their write (:func:`write_wait`; 0 without ``written``).
+        readings: the measured stream as recorded, at its own stamps (for
+            :func:`hold_corrected`, which places each reading in the hold it ends).
     """
 
     source: str
@@ -169,6 +172,7 @@ class Samples:
     sent: JointSeries | None = None
     written: JointSeries | None = None
     wait: float = 0.0
+    readings: JointSeries | None = None
 
     @property
     def period(self) -> float:
@@ -361,7 +365,7 @@ def prepare(source: str, measured: JointSeries, command: JointSeries | None,
     wait = (write_wait(command, written) if written is not None and len(written)
             and command is not None and command.held and len(command) else 0.0)
     return Samples(source, tuple(joints), grid, q, qd, qdd, tau, cmd, valid, window, command,
-                   written if written is not None and len(written) else None, wait)
+                   written if written is not None and len(written) else None, wait, measured)
 
 
 @dataclass(frozen=True)
@@ -378,7 +382,8 @@ class HoldCorrection:
             servo's fitted one, at the joint, with gear ratio 1).
         kd: N m s/rad, its velocity gain at the motor.
         gear_ratio: motor turns per joint turn.
-        period: s, how long each command is held (the control loop's period).
+        period: s, how long each command is held: the control loop's period, or the mean
+            hold the goals as written show (:func:`measured_holds`).
         law_step: s between two evaluations of the law (a real motor's current loop:
             tens of microseconds, 0 for this; the physics bench: its world's step).
     """
@@ -411,14 +416,68 @@ class HoldCorrection:
         return kp * half, kd * half
 
 
+def hold_lengths(samples: Samples, k: int, nominal: float) -> Vector:
+    """Per sample, s that joint ``k``'s goal in effect then was held.
+
+    From its write to the next one (:attr:`Samples.written`); ``nominal`` where the goals
+    as written were not recorded, and outside them. A control loop that keeps its period
+    holds each goal one period; one the machine slows (a loaded robot computer, a bus
+    that takes longer) holds them longer, and what a hold's reading misses grows with it
+    (:func:`hold_corrected`): 40 % more on the physics bench's quadruped, whose loop ran
+    cycles of 7.1 ms on average for its 5 ms on 2026-11-30.
+    """
+    lengths = np.full(samples.t.shape, nominal)
+    written, joint = samples.written, samples.joints[k]
+    if written is None or joint not in written.joint_names:
+        return lengths
+    column = written.joint_names.index(joint)
+    stamps = written.times[np.isfinite(written.positions[:, column])]
+    after = np.searchsorted(stamps, samples.t, side="right")
+    inside = (after > 0) & (after < stamps.size)
+    lengths[inside] = stamps[after[inside]] - stamps[after[inside] - 1]
+    return lengths
+
+
+def measured_hold(parts: Sequence[Samples], joint: str) -> float | None:
+    """S, how long ``joint``'s goals were held on average; None without the goals as written.
+
+    Over the valid samples of ``parts`` (:func:`hold_lengths`: each instant counts, so a
+    long hold counts as long as it lasted).
+    """
+    lengths = [hold_lengths(p, p.joints.index(joint), math.nan)[p.valid] for p in parts
+               if p.written is not None and joint in p.written.joint_names]
+    values = np.concatenate(lengths) if lengths else np.zeros(0)
+    values = values[np.isfinite(values)]
+    return float(np.mean(values)) if values.size else None
+
+
+def measured_holds(holds: Mapping[str, HoldCorrection],
+                   parts: Sequence[Samples]) -> dict[str, HoldCorrection]:
+    """``holds``, each with its joint's :func:`measured_hold` as its period where recorded.
+
+    What the loop held, where the recordings have the goals as written: for the
+    intervals' bounds, the offsets identified.yaml reports and a hold's share of a delay.
+    """
+    out = {}
+    for joint, hold in holds.items():
+        length = measured_hold(parts, joint)
+        out[joint] = (hold if length is None or length < hold.law_step
+                      else replace(hold, period=length))
+    return out
+
+
 def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Samples:
     """``samples`` with each held joint's torque as the one that moved it (module docstring).
 
-    Joints not in ``holds`` keep their readings. Per held joint, from its readings ``r``:
-    ``tau(t) = r(t + T/2) + (kp qd(t) + kd qdd(t)) (T - dt) / 2`` with the joint-side gains
-    (:attr:`HoldCorrection.gains`), ``r`` linear between samples.
+    Joints not in ``holds`` keep their readings. A held joint's reading ``r`` is the law's
+    value at the end of a hold of ``T`` (a command held from its write to the next): the
+    mean over the hold is ``r + (kp qd + kd qdd) (T - dt) / 2`` with the joint-side gains
+    (:attr:`HoldCorrection.gains`). Without the goals as written, every hold is the
+    control period: ``tau(t) = r(t + T/2) + (kp qd(t) + kd qdd(t)) (T - dt) / 2``, ``r``
+    linear between samples. With them (:attr:`Samples.written`), each hold has its own
+    ``T`` (:func:`_per_hold`): a loop the machine slows holds some goals longer than others.
     """
-    tau = samples.tau.copy()
+    tau, qd, qdd = samples.tau.copy(), samples.qd.copy(), samples.qdd.copy()
     t = samples.t
     for k, joint in enumerate(samples.joints):
         hold = holds.get(joint)
@@ -427,9 +486,115 @@ def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Sam
         kp, kd = hold.gains
         reading = tau[:, k]
         ahead = np.interp(t + 0.5 * hold.period, t, reading)  # the last sample: its own
-        tau[:, k] = np.where(np.isfinite(ahead), ahead, reading) + (
+        nominal = np.where(np.isfinite(ahead), ahead, reading) + (
             kp * samples.qd[:, k] + kd * samples.qdd[:, k]) * (0.5 * (hold.period - hold.law_step))
-    return replace(samples, tau=tau, valid=samples.valid & np.all(np.isfinite(tau), axis=1))
+        held = _per_hold(samples, k, hold)
+        if held is None:
+            tau[:, k] = nominal
+            continue
+        placed = np.isfinite(held[0])
+        tau[:, k] = np.where(placed, held[0], nominal)
+        qd[:, k] = np.where(placed, held[1], qd[:, k])
+        qdd[:, k] = np.where(placed, held[2], qdd[:, k])
+    return replace(samples, tau=tau, qd=qd, qdd=qdd,
+                   valid=samples.valid & np.all(np.isfinite(tau), axis=1))
+
+
+def _per_hold(samples: Samples, k: int, hold: HoldCorrection
+              ) -> tuple[Vector, Vector, Vector] | None:
+    """Joint ``k``'s torque, velocity and acceleration on the grid, hold by hold.
+
+    (:func:`hold_corrected`.) Each reading of :attr:`Samples.readings` (stamped when
+    measured: a reply, just after the write it answers) ends the hold from the write
+    before: over that hold, the torque's mean is the reading plus ``(kp v + kd a) (T -
+    dt) / 2``, the velocity's mean ``v`` the position's change over the hold by ``T``, the
+    acceleration's ``a`` the velocity's. Each grid sample is the mean of these over its
+    own period: the motion's balance holds over each hold whatever its length, where
+    values joined by lines from the holds' middles, or velocities read at the holds' ends
+    joined by lines, weigh a long hold as its neighbours' average while the joint moves
+    on under it (damping 25-35 % off where holds of 3 to 14 ms mix). A hold without its
+    reading is counted in the next one's. NaN outside the holds read; None without the
+    goals as written or the readings as recorded.
+    """
+    joint, written, readings = samples.joints[k], samples.written, samples.readings
+    if (written is None or readings is None or joint not in written.joint_names
+            or joint not in readings.joint_names):
+        return None
+    writes = written.times[np.isfinite(written.positions[:, written.joint_names.index(joint)])]
+    column = readings.joint_names.index(joint)
+    q, v, effort = (getattr(readings, name)[:, column]
+                    for name in ("positions", "velocities", "efforts"))
+    stamps = readings.times
+    answered = np.searchsorted(writes, stamps, side="right") - 1  # the write each answers
+    ok = (answered >= 1) & np.isfinite(effort) & np.isfinite(q) & np.isfinite(v)
+    if np.count_nonzero(ok) < 3:  # noqa: PLR2004
+        return None
+    knots = writes[answered[ok]]  # each kept reading's hold ends at the write it answers
+    length = np.diff(knots)
+    between = np.diff(stamps[ok])
+    valid = (length > 0.0) & (between > 0.0)
+    velocity = np.where(valid, np.diff(q[ok]) / np.where(valid, between, 1.0), np.nan)
+    acceleration = np.where(valid, np.diff(v[ok]) / np.where(valid, between, 1.0), np.nan)
+    kp, kd = hold.gains
+    own = knots[1:] - writes[answered[ok][1:] - 1]  # each reading's own hold
+    # The law's evaluations in the hold, on the motion between the two readings (cubic:
+    # positions and velocities at both ends); the reading is the last one.
+    at, last = _law_instants(np.where(valid, between, 1.0), np.minimum(own, between),
+                             hold.law_step)
+    ends = (q[ok][:-1], v[ok][:-1], q[ok][1:], v[ok][1:])
+    pos, vel = _hermite(ends, np.where(valid, between, 1.0), at)
+    pos_last, vel_last = _hermite(ends, np.where(valid, between, 1.0), last[:, None])
+    torque = effort[ok][1:] + kp * (pos_last[:, 0] - np.nanmean(pos, axis=1)) + kd * (
+        vel_last[:, 0] - np.nanmean(vel, axis=1))
+    half = 0.5 * samples.period
+    low, high = samples.t - half, samples.t + half
+    outside = (low < knots[0]) | (high > knots[-1])
+    out = []
+    for values in (torque, velocity, acceleration):
+        integral = np.concatenate([[0.0], np.cumsum(np.nan_to_num(values) * length)])
+        mean = (np.interp(high, knots, integral) - np.interp(low, knots, integral)) / (2 * half)
+        # a grid period over a hold without a value (two readings at one instant) is not one
+        bad = np.concatenate([[0.0], np.cumsum(~np.isfinite(values) * length)])
+        mean[(np.interp(high, knots, bad) - np.interp(low, knots, bad) > 0.0) | outside] = np.nan
+        out.append(mean)
+    return out[0], out[1], out[2]
+
+
+def _law_instants(span: Vector, held: Vector, step: float) -> tuple[Vector, Vector]:
+    """The instants at which a motor's law is evaluated in a hold, and the last of them.
+
+    Per segment of ``span`` s whose last ``held`` s are one hold: a row of instants (s from
+    the segment's start, NaN-padded). ``step``: the law's (0: continuous, for which 32
+    instants in the hold stand).
+    """
+    count = np.maximum(np.rint(held / step), 1).astype(int) if step > 0.0 else \
+        np.full(held.shape, 32)
+    k = np.arange(int(count.max()))[None, :]
+    if step > 0.0:  # each step's start; the last one starts a step before the hold's end
+        at = span[:, None] - step * (k + 1)
+        last = span - step
+    else:  # the middles of equal parts of the hold; the law's last value at its end
+        at = span[:, None] - held[:, None] * (k + 0.5) / count[:, None]
+        last = span
+    return np.where(k < count[:, None], at, np.nan), last
+
+
+def _hermite(ends: tuple[Vector, Vector, Vector, Vector], span: Vector,
+             at: Vector) -> tuple[Vector, Vector]:
+    """Position and velocity at ``at`` on the cubic of each segment.
+
+    ``ends``: ``(q0, v0, q1, v1)``, each segment's position and velocity at its start and
+    end, ``span`` s apart; ``at``: s from each segment's start, a row per segment.
+    """
+    q0, v0, q1, v1 = ends
+    t = span[:, None]
+    x = at / t
+    x2, x3 = x * x, x * x * x
+    pos = ((2 * x3 - 3 * x2 + 1) * q0[:, None] + (x3 - 2 * x2 + x) * t * v0[:, None]
+           + (-2 * x3 + 3 * x2) * q1[:, None] + (x3 - x2) * t * v1[:, None])
+    vel = ((6 * x2 - 6 * x) * q0[:, None] / t + (3 * x2 - 4 * x + 1) * v0[:, None]
+           + (-6 * x2 + 6 * x) * q1[:, None] / t + (3 * x2 - 2 * x) * v1[:, None])
+    return pos, vel
 
 
 def split(samples: Samples, share: float = FIT_SHARE) -> tuple[Samples, Samples]:

@@ -18,6 +18,7 @@ gains, and which values the written model file carries::
         # servo: {kp: 30.0, kd: 0.8, velocity_feedforward: true, gains_from: ...,
         #         delay: 0.009, delay_interval: [0.006, 0.012]}
         torque_correction:     # an MIT motor's joint, with --hardware-config (identify_cmd)
+          # period: the loop's, or the mean hold of the goals as written where recorded
           {kind: mit_hold, kp: 30.0, kd: 0.8, gear_ratio: 1.0, period: 0.005, law_step: 0.0,
            adds: {damping: 0.075, armature: 0.002}}
     payload:                   # with --payload hand (identify_cmd)
