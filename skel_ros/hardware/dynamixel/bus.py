@@ -933,8 +933,9 @@ class DynamixelBus(ActuatorBus):
         answer to an earlier request of the same ids cannot be told from this one's; its
         values are at most that request's timeout older than they are stamped.)
         """
+        expected = group.reply_size
         while True:
-            packet = self._receive([proto.BROADCAST_ID], group.reply_size, "Fast Sync Read",
+            packet = self._receive([proto.BROADCAST_ID], expected, "Fast Sync Read",
                                    group.timeout, first, deadline=deadline)[proto.BROADCAST_ID]
             first = b""
             try:
@@ -946,6 +947,9 @@ class DynamixelBus(ActuatorBus):
             if got == list(group.ids) or not self._answers_another(got):
                 break
             self.stats["late_answers"] += 1
+            # The start of this answer may have come with the late one: ask for the rest
+            # only (a port waits its whole timeout for bytes that never come).
+            expected = max(1, group.reply_size - len(self._link.reader.buffer))
         if got != list(group.ids):
             self._link.dirty = True
             missing = [i for i in group.ids if i not in got]

@@ -285,3 +285,35 @@ def test_the_return_delay_counts_once_in_the_timeout(
         assert group.timeout == pytest.approx(wire + 4 * 500e-6 + 0.5, abs=1e-9)
     finally:
         bus.close()
+
+
+def test_a_shorter_late_answer_before_its_own_costs_no_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two servo kinds, two Fast Sync Reads a cycle. The [1, 2] request finds a late
+    answer to an earlier [3] request on the line before its own: the late one is dropped
+    (counted), and only the rest of its own answer is asked for, not a whole answer's
+    worth, which a real port would wait the whole timeout for."""
+    late = p.build_fast_status([(3, 0, _values(3, stuffing=False))])
+    own = _answer(True)
+    asked: list[list[int]] = []
+
+    def answer(packet: p.Packet) -> bytes:
+        ids = list(packet.params[4:])
+        asked.append(ids)
+        return (late if len(asked) == 1 else b"") + own(packet)
+
+    line = _Line(answer)
+    monkeypatch.setattr(bus_module, "time", SimpleNamespace(monotonic=line.monotonic,
+                                                            sleep=time.sleep))
+    spec = BusSpec("arm", "dynamixel", {"port": "line", "timeout": 0.05})
+    bus = DynamixelBus(spec, _acts({1: "XM430-W350", 2: "XM430-W350", 3: "XL330-M288"}),
+                       line.monotonic, transport=line)
+    bus._open = True
+    bus.fast_sync_read = True
+    bus._build_read_packet()
+    states = bus.read()
+    assert asked == [[1, 2], [3]]
+    assert line.waits == []
+    assert bus.stats["late_answers"] == 1
+    for i in (1, 2, 3):
+        assert states[i].position == pytest.approx(100 * i * ct.RAD_PER_TICK)
