@@ -257,16 +257,18 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             spreads.append(0.0 if config is None else _spread(command, config))
             samples = f.prepare(path, streams["real"], command, joints,
                                 written=sent_goals(streams.get("written"), config))
-            read, held = f.split(f.drive_torques(samples, duties))
-            read_parts.append(read)
-            fits_parts.append(f.hold_corrected(read, holds))
-            held_parts.append(f.hold_corrected(held, holds))
+            driven = f.drive_torques(samples, duties)
+            read_parts.append(f.split(driven)[0])
+            fitted, held = f.split(f.hold_corrected(driven, holds))  # corrected once, split
+            fits_parts.append(fitted)
+            held_parts.append(held)
         # What the loop held: the goals as written, where recorded (else its period).
-        holds, bounded = f.measured_holds(holds, read_parts), f.measured_holds(bounded, read_parts)
+        measured = {j: f.measured_hold(read_parts, j) for j in joints}
+        holds, bounded = f.measured_holds(holds, measured), f.measured_holds(bounded, measured)
         # A servo's law is fitted to its readings as they are: each is the law's value at
         # its instant (an MIT reply, the hold's last); the hold's mean moves the joint.
-        laws = {j: f.fit_law_delay(read_parts, law, f.measured_hold(read_parts, j)
-                                   or 1.0 / config.control_rate, float(np.median(spreads)))
+        laws = {j: f.fit_law_delay(read_parts, law, measured[j] or 1.0 / config.control_rate,
+                                   float(np.median(spreads)))
                 for j, law in impedance_laws(config, joints).items()} if config else {}
         servos = {j: f.fit_servo(read_parts, j) for j in joints if j not in laws}
         excess = f.residual_torques(fits_parts, dynamics)
@@ -276,7 +278,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
                                          args.payload)
         fits = bound_bus_servos(fits, servos, config,
                                 sample_period=max(part.period for part in fits_parts),
-                                holds={j: f.measured_hold(read_parts, j) for j in joints})
+                                holds=measured)
         fits = bound_mit_replies(fits, bounded)
         held_excess = f.residual_torques(held_parts, dynamics)
     except (SkelError, ConfigError, LimitError, DynamicsError, AnalysisError, f.IdentifyError,

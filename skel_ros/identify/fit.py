@@ -452,15 +452,16 @@ def measured_hold(parts: Sequence[Samples], joint: str) -> float | None:
 
 
 def measured_holds(holds: Mapping[str, HoldCorrection],
-                   parts: Sequence[Samples]) -> dict[str, HoldCorrection]:
-    """``holds``, each with its joint's :func:`measured_hold` as its period where recorded.
+                   lengths: Mapping[str, float | None]) -> dict[str, HoldCorrection]:
+    """``holds``, each with its joint's measured hold as its period where recorded.
 
-    What the loop held, where the recordings have the goals as written: for the
-    intervals' bounds, the offsets identified.yaml reports and a hold's share of a delay.
+    ``lengths``: per joint, :func:`measured_hold` (None or absent: not recorded). What the
+    loop held, where the recordings have the goals as written: for the intervals' bounds,
+    the offsets identified.yaml reports and a hold's share of a delay.
     """
     out = {}
     for joint, hold in holds.items():
-        length = measured_hold(parts, joint)
+        length = lengths.get(joint)
         out[joint] = (hold if length is None or length < hold.law_step
                       else replace(hold, period=length))
     return out

@@ -84,7 +84,7 @@ def _errors(values: dict[str, float]) -> dict[str, float]:
 def test_unequal_holds_from_the_goals_as_written_give_back_the_truth() -> None:
     readings, written = _run(UNEQUAL)
     errors = _errors(_fit(readings, written))
-    assert all(abs(e) < 0.08 for e in errors.values()), errors  # noqa: PLR2004
+    assert all(abs(e) < 0.08 for e in errors.values()), errors
 
 
 def test_unequal_holds_taken_for_the_period_are_a_quarter_short() -> None:
@@ -92,8 +92,8 @@ def test_unequal_holds_taken_for_the_period_are_a_quarter_short() -> None:
     them when the loop may be slowed)."""
     readings, _ = _run(UNEQUAL)
     errors = _errors(_fit(readings, None))
-    assert errors["damping"] < -0.2, errors  # noqa: PLR2004
-    assert errors["armature"] < -0.2, errors  # noqa: PLR2004
+    assert errors["damping"] < -0.2, errors
+    assert errors["armature"] < -0.2, errors
 
 
 def test_equal_holds_give_the_same_values_either_way() -> None:
@@ -112,7 +112,10 @@ def test_the_measured_hold_is_the_mean_hold_each_instant_sees() -> None:
     weighted = float(np.sum(lengths ** 2) / np.sum(lengths))  # a long hold lasts longer
     assert f.measured_hold([samples], "j") == pytest.approx(weighted, rel=0.05)
     hold = f.HoldCorrection(KP, KD, 1.0, PERIOD, LAW_STEP)
-    (measured,) = f.measured_holds({"j": hold}, [samples]).values()
+    (measured,) = f.measured_holds({"j": hold}, {"j": f.measured_hold([samples], "j")}
+                                   ).values()
     assert measured.period == pytest.approx(weighted, rel=0.05)
-    assert f.measured_holds({"j": hold}, [f.prepare("motor", readings, None, ["j"])]) == {
+    unwritten = f.prepare("motor", readings, None, ["j"])
+    assert f.measured_hold([unwritten], "j") is None
+    assert f.measured_holds({"j": hold}, {"j": f.measured_hold([unwritten], "j")}) == {
         "j": hold}
