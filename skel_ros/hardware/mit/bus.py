@@ -13,7 +13,9 @@ enter, exit, zero) with one state reply, and sends nothing on its own. So:
 Replies to :meth:`write` are thus read one control cycle later: the measured values
 are at most one cycle older than on a bus that waits after every command, and writing
 never blocks the control loop. Each reading carries the time its values were measured
-(``ActuatorState.stamp``): when the frame it answers was sent, not when it was read. A
+(``ActuatorState.stamp``): when the frame it answers was sent, not when it was read; a
+motor answers its frames in order, so a reply answers the oldest frame still awaiting one
+(a late reply is as old as its own frame, :meth:`MitBus._answered`). A
 motor reporting an error is reported by :meth:`read`
 (``error_code``, ``fault``), not raised.
 
@@ -75,6 +77,7 @@ from __future__ import annotations
 import logging
 import math
 import struct
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -118,6 +121,11 @@ __all__ = ["WRAP_FAULT", "ZERO_WAIT", "MitBus"]
 _LOG = logging.getLogger(__name__)
 _MAX_STD_ID = 0x7FF
 _MOTOR_TURNAROUND = 0.005        # s a motor may take to answer a frame
+# s (or four reply timeouts if longer) of reads ending with a frame unanswered before one
+# frame is no longer awaited (MitBus._give_up_lost): far beyond a motor's turnaround and
+# a loaded host's stall.
+_LOST_AFTER = 0.5
+_IN_FLIGHT = 64                  # frames kept awaiting their replies, per motor
 _DAMIAO_REGISTER_ID = 0x7FF
 _REG_READ, _REG_WRITE, _REG_FEEDBACK = 0x33, 0x55, 0xCC
 _DAMIAO_TIMEOUT_RID = 9          # CAN timeout, units of 50 us (damiao-motor register table)
@@ -143,7 +151,9 @@ class _Motor:
     last_frame: bytes | None = None
     reply: MitReply | None = None
     stamp: float = math.nan       # when the latest reply's values were measured
-    sent: float = math.nan        # when the latest frame to the motor was sent
+    # when each frame the motor has not answered yet was sent, oldest first
+    sent: deque[float] = field(default_factory=lambda: deque(maxlen=_IN_FLIGHT))
+    behind_since: float = math.nan  # reads have ended with a frame unanswered since then
     timeout_armed: bool = False
     limp: bytes = b""             # kp = kd = t_ff = 0: sent before every exit
     position: float = math.nan    # the last position read (any reply)
@@ -311,6 +321,8 @@ class MitBus(ActuatorBus):
         if self._bus is not None:
             self.close(torque_off=not keep_torque)
         self._bus = can_transport.open_bus(self.spec.transport)
+        for m in self._motors.values():  # a new connection: no frame awaits its reply
+            m.sent.clear()
         try:
             self._drain()
             keep = self._keep(keep_torque)
@@ -560,7 +572,7 @@ class MitBus(ActuatorBus):
             if m is None:
                 raise ConfigError(f"bus {self.spec.name!r}: no MIT actuator with id {motor_id}")
             frame = self._frame(m, cmd)
-            m.sent = self.clock()
+            m.sent.append(self.clock())
             can_transport.send(bus, motor_id, frame, what=f"command to id {motor_id}")
             m.last_frame = frame
             self._fresh.add(motor_id)
@@ -588,6 +600,7 @@ class MitBus(ActuatorBus):
                 expected[motor_id] = self._poll(motor_id, "poll")
         missing = self._collect(expected)
         self._fresh.clear()
+        self._give_up_lost(self.clock())
         if missing:
             raise TransportTimeoutError(
                 f"bus {self.spec.name!r} ({self._where}, "
@@ -639,7 +652,7 @@ class MitBus(ActuatorBus):
         return self._bus
 
     def _send(self, motor_id: int, frame: bytes, what: str) -> None:
-        self._motors[motor_id].sent = self.clock()
+        self._motors[motor_id].sent.append(self.clock())
         can_transport.send(self._require_open(), motor_id, frame,
                            what=f"{what} to id {motor_id}")
 
@@ -653,7 +666,7 @@ class MitBus(ActuatorBus):
         """
         m = self._motors[motor_id]
         if frame is None:
-            m.sent = self.clock()
+            m.sent.append(self.clock())
             can_transport.send(self._require_open(), _DAMIAO_REGISTER_ID,
                                bytes((motor_id & 0xFF, motor_id >> 8, _REG_FEEDBACK,
                                       0, 0, 0, 0, 0)),
@@ -732,6 +745,37 @@ class MitBus(ActuatorBus):
         while (msg := can_transport.recv(bus, 0.0, lambda: 1.0)) is not None:
             self._take(msg, {}, heard)
         return waiting
+
+    def _answered(self, m: _Motor) -> float:
+        """When the frame a reply of ``m`` answers was sent: when the motor measured it.
+
+        A motor answers its frames in the order they came (one CAN id, one queue), so a
+        reply answers the oldest frame not answered yet: a reply that came late (read a
+        cycle later, after the next frame went out) is as old as its own frame, not the
+        latest one. No frame awaiting a reply (one the motor sent on its own, or after
+        :meth:`open`): now. A frame whose reply never comes: :meth:`_give_up_lost`.
+        """
+        return m.sent.popleft() if m.sent else self.clock()
+
+    def _give_up_lost(self, now: float) -> None:
+        """Stop awaiting a reply that is overdue (at the end of each read).
+
+        A read ends with every frame answered unless a reply is late or lost: the host
+        cannot tell which (replies carry no frame number), but a late one comes within a
+        few cycles, while after a lost one every later reply would answer the frame
+        before its own and the motor's readings would stay a frame older than stamped.
+        A motor still awaiting a reply at the end of every read for :data:`_LOST_AFTER`
+        (or four ``reply_timeout``) has one frame less awaiting it.
+        """
+        patience = max(_LOST_AFTER, 4.0 * self.reply_timeout)
+        for m in self._motors.values():
+            if not m.sent:
+                m.behind_since = math.nan
+            elif math.isnan(m.behind_since):
+                m.behind_since = now
+            elif now - m.behind_since > patience:
+                m.sent.popleft()
+                m.behind_since = now
 
     def _write_register(self, motor_id: int, rid: int, value: int, what: str) -> None:
         """Write a Damiao register (RAM) and read it back.
@@ -816,13 +860,11 @@ class MitBus(ActuatorBus):
 
     def _take(self, msg: can.Message, waiting: dict[int, int], heard: _Heard) -> int | None:
         """Take one frame; the motor whose awaited replies are now complete, if any."""
-        if msg.is_error_frame or msg.is_remote_frame:
-            return None
-        if msg.arbitration_id in self._motors:
-            heard.on_motor_ids += 1
-            return None  # another node's command (or our own echo), not a reply
-        data = bytes(msg.data)
-        if len(data) < 6 or self._register_answer(data):  # noqa: PLR2004
+        if msg.arbitration_id in self._motors and not (msg.is_error_frame
+                                                        or msg.is_remote_frame):
+            heard.on_motor_ids += 1  # another node's command (or our own echo)
+        data = self._reply_data(msg)
+        if data is None:
             return None
         for motor_id in self._candidates(data):
             m = self._motors[motor_id]
@@ -832,9 +874,7 @@ class MitBus(ActuatorBus):
                 raise ProtocolError(f"bus {self.spec.name!r} id {motor_id}: {exc}") from None
             self._track_wraps(m, reply.position)
             m.reply = reply
-            # The motor measured what it replies when it took the frame it answers: the
-            # latest one sent (a reply read a cycle later is that old, not new).
-            m.stamp = m.sent if math.isfinite(m.sent) else self.clock()
+            m.stamp = self._answered(m)
             if motor_id in waiting:
                 waiting[motor_id] -= 1
                 if waiting[motor_id] <= 0:
@@ -878,11 +918,27 @@ class MitBus(ActuatorBus):
     def _drain(self) -> None:
         """Drop the frames waiting to be received; the next read awaits none of them."""
         bus = self._require_open()
-        while can_transport.recv(bus, 0.0, lambda: 1.0) is not None:
-            pass
+        while (msg := can_transport.recv(bus, 0.0, lambda: 1.0)) is not None:
+            data = self._reply_data(msg)
+            candidates = self._candidates(data) if data is not None else []
+            if candidates:  # a dropped reply still answered its frame
+                self._answered(self._motors[candidates[0]])
         # The replies a write left for the next read are gone (or are taken as the answers
         # of what follows): a write, then torque off (an e-stop), then a read, timed out.
         self._fresh.clear()
+
+    def _reply_data(self, msg: can.Message) -> bytes | None:
+        """``msg``'s data if it may be a motor's state reply, else None.
+
+        Not: an error or remote frame, a frame on a motor's id (another node's command,
+        our own echo), a short frame, a Damiao register answer.
+        """
+        if msg.is_error_frame or msg.is_remote_frame or msg.arbitration_id in self._motors:
+            return None
+        data = bytes(msg.data)
+        if len(data) < 6 or self._register_answer(data):  # noqa: PLR2004
+            return None
+        return data
 
     def _device_error(self, ids: Sequence[int], context: str) -> DeviceError:
         faults = [(i, *self._fault(self._motors[i])) for i in ids]

@@ -16,6 +16,7 @@ import logging
 import math
 import random
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -354,5 +355,76 @@ def test_a_damiao_motor_with_other_ranges_is_a_device_error() -> None:
                                               r"12.5/45/10, the motor maps 12.5/30/10"):
             r.bus.open()
         assert not r.bus.is_open
+    finally:
+        r.close()
+
+
+def test_a_late_reply_is_stamped_when_its_own_frame_was_sent() -> None:
+    """A reply read after the next frame went out is as old as the frame it answers.
+
+    An MIT motor answers its frames in order, each with its state when it took the
+    frame. A motor (or the emulator's thread, on a loaded machine) that answers a frame
+    late, after the host's next write, has its reply read a cycle later than usual:
+    stamped with the next frame's time (the latest sent), it claimed values one cycle
+    fresher than they were (planted: that stamp), and ``identify`` took the hold it ended
+    for the next one.
+    """
+    r = Rig([_spec(1, "AK80-9")], reply_timeout=0.5)
+    handle = r.emulator._handle
+    gate = threading.Semaphore(0)
+
+    def late(*args: Any) -> None:
+        gate.acquire()
+        handle(*args)
+
+    try:
+        r.bus.open()
+        r.bus.set_torque(True)
+        command = {1: ActuatorCommand(position=0.1, velocity=0.0, effort=0.0)}
+        r.bus.write(command)
+        r.bus.read()
+        r.emulator._handle = late
+        before = time.monotonic()
+        r.bus.write(command)    # frame k: its reply comes late
+        sent = time.monotonic()
+        with pytest.raises(TransportTimeoutError):
+            r.bus.read()
+        after = time.monotonic()
+        r.bus.write(command)    # frame k + 1
+        gate.release()          # the motor answers frame k only
+        late_state = r.bus.read()[1]
+        assert before <= late_state.stamp <= sent, (late_state.stamp - before, after - before)
+        gate.release()          # and then frame k + 1
+        state = r.bus.read()[1]
+        assert state.stamp >= after
+    finally:
+        r.emulator._handle = handle
+        gate.release(100)
+        r.close()
+
+
+def test_a_lost_reply_stops_shifting_the_stamps_once_it_is_overdue() -> None:
+    """Replies answer the oldest frame still awaiting one, so a frame whose reply never
+    comes (lost on the bus) would leave every later reply stamped a frame early; past
+    ``_LOST_AFTER`` (0.5 s here) it no longer awaits one (planted: never given up)."""
+    r = Rig([_spec(1, "AK80-9")], reply_timeout=0.05)
+    try:
+        r.bus.open()
+        r.bus.set_torque(True)
+        command = {1: ActuatorCommand(position=0.1, velocity=0.0, effort=0.0)}
+        r.bus.write(command)
+        r.bus.read()
+        r.emulator.drop_frames(1, 1)
+        r.bus.write(command)    # lost: no reply
+        with pytest.raises(TransportTimeoutError):
+            r.bus.read()
+        start = time.monotonic()
+        while time.monotonic() - start < 0.7:
+            before = time.monotonic()
+            r.bus.write(command)
+            sent = time.monotonic()
+            state = r.bus.read()[1]
+            time.sleep(0.01)
+        assert before <= state.stamp <= sent
     finally:
         r.close()
