@@ -127,6 +127,14 @@ _REACH: Final = 0.4  # s, how far the low-pass's response reaches (samples near 
 _LINEAR: Final = 0.5  # the share of the errors (smallest first) a servo is fitted on
 _WEIGHS: Final = 0.3  # a parameter's share in a blind direction that makes it unidentifiable
 _GAP: Final = 3.0  # a gap longer than this many periods drops the samples beside it
+ANSWER_WITHIN: Final = 5e-4
+"""s: a reading stamped this soon after a write answers it: it was measured as the frame
+came, under the command before (a reading is stamped when its frame was sent, just after
+the write's own stamp; on the physics bench 99.9 % within 0.2 ms)."""
+HOLD_BRIDGE: Final = 0.05
+"""s: the longest span of holds without a reading of their own whose law is taken from
+their written goals and their neighbours' laws (:func:`_per_hold`)."""
+_INSTANTS: Final = 64  # a hold's law evaluations at most (a longer hold: spread evenly)
 _EMPTY: Final = 1e-9  # a column this much smaller than the largest is rounding errors only
 BARELY_MOVED: Final = (f"the joint moved faster than {STILL_SPEED:g} rad/s (m/s on a slide joint)"
                        " in too few samples of the fitted part")
@@ -157,6 +165,9 @@ class Samples:
             their write (:func:`write_wait`; 0 without ``written``).
         readings: the measured stream as recorded, at its own stamps (for
             :func:`hold_corrected`, which places each reading in the hold it ends).
+        direction: per sample and joint, the share of the sample's period the joint
+            moved forward less the share it moved back (the friction's column, from the
+            motion inside each hold: :func:`hold_corrected`); None or NaN: ``sign(qd)``.
     """
 
     source: str
@@ -173,6 +184,7 @@ class Samples:
     written: JointSeries | None = None
     wait: float = 0.0
     readings: JointSeries | None = None
+    direction: Vector | None = None
 
     @property
     def period(self) -> float:
@@ -220,15 +232,20 @@ class Samples:
 
     def regressor(self, k: int) -> Vector:
         """Joint ``k``'s regressor rows, every column low-passed (module docstring)."""
-        return self.lowpass(joint_regressor(self.qd[:, k], self.qdd[:, k]))
+        direction = None if self.direction is None else self.direction[:, k]
+        return self.lowpass(joint_regressor(self.qd[:, k], self.qdd[:, k], direction))
 
     def steady(self, k: int) -> npt.NDArray[np.bool_]:
         """Joint ``k``'s samples that enter its regressor.
 
         Valid, moving, and no reversal of its velocity within the low-pass's reach (a
-        friction's step there is where the models of friction differ most).
+        friction's step there is where the models of friction differ most). The velocity
+        as the fit sees it, low-passed: a loop whose goals jump (a slowed loop's uneven
+        holds) swings the measured velocity across zero between reversals, and counting
+        those left a few of the samples, not a fair share of them (armature 25 % off on
+        ``test/identify/test_irregular_holds.py``'s jumping goals).
         """
-        sign = np.sign(self.qd[:, k])
+        sign = np.sign(self.lowpass(self.qd[:, k]))
         flips = np.zeros(sign.shape, dtype=bool)
         flips[1:] = sign[1:] != sign[:-1]
         near = np.convolve(flips.astype(float), np.ones(self.window), mode="same") > 0
@@ -479,6 +496,8 @@ def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Sam
     ``T`` (:func:`_per_hold`): a loop the machine slows holds some goals longer than others.
     """
     tau, qd, qdd = samples.tau.copy(), samples.qd.copy(), samples.qdd.copy()
+    direction = (np.full(qd.shape, np.nan) if samples.direction is None
+                 else samples.direction.copy())
     t = samples.t
     for k, joint in enumerate(samples.joints):
         hold = holds.get(joint)
@@ -493,112 +512,158 @@ def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Sam
         if held is None:
             tau[:, k] = nominal
             continue
-        placed = np.isfinite(held[0])
+        placed = np.isfinite(held[0]) & np.isfinite(held[1]) & np.isfinite(held[2])
         tau[:, k] = np.where(placed, held[0], nominal)
         qd[:, k] = np.where(placed, held[1], qd[:, k])
         qdd[:, k] = np.where(placed, held[2], qdd[:, k])
-    return replace(samples, tau=tau, qd=qd, qdd=qdd,
+        direction[:, k] = np.where(placed, held[3], np.nan)
+    return replace(samples, tau=tau, qd=qd, qdd=qdd, direction=direction,
                    valid=samples.valid & np.all(np.isfinite(tau), axis=1))
 
 
-def _per_hold(samples: Samples, k: int, hold: HoldCorrection
-              ) -> tuple[Vector, Vector, Vector] | None:
-    """Joint ``k``'s torque, velocity and acceleration on the grid, hold by hold.
+def _per_hold(samples: Samples, k: int, hold: HoldCorrection) -> tuple[Vector, ...] | None:
+    """Joint ``k``'s torque, velocity, acceleration and direction on the grid, hold by hold.
 
-    (:func:`hold_corrected`.) Each reading of :attr:`Samples.readings` (stamped when
-    measured: a reply, just after the write it answers) ends the hold from the write
-    before: over that hold the motion is the cubic through the two readings' positions
-    and velocities, the torque's mean the reading plus the law's change along that cubic
-    from its evaluations in the hold to the last one (about ``(kp v + kd a) (T - dt) /
-    2``), the velocity's mean ``v`` the position's change over the hold by ``T``, the
-    acceleration's ``a`` the velocity's. Each grid sample is the mean of these over its
-    own period: the motion's balance holds over each hold whatever its length. Values
-    joined by lines from the holds' middles weigh a long hold as its neighbours' average
-    while its mean differs with its length, and a line for the motion inside a long hold
-    misses the law's own swing (holds of 3 to 14 ms on a synthetic motor: damping 33 % and
-    18 % high; with the cubic, 4 %: ``test/identify/test_irregular_holds.py``). A hold without its
-    reading is counted in the next one's. NaN outside the holds read; None without the
-    goals as written or the readings as recorded.
+    (:func:`hold_corrected`.) A hold runs from a write (:attr:`Samples.written`) to the
+    next, from when its frame went (the write's stamp plus the median time from a write's
+    stamp to the reading that answers it, stamped when its frame went: ``kp`` times an
+    error there is a damping's); its command's law is ``u(t) = c - kp p(t) - kd v(t)``
+    with ``c = kp p* + kd v* + t_ff`` the command's own. A reading
+    (:attr:`Samples.readings`, stamped when the motor measured it) is measured under the
+    command before the write it answers
+    (stamped within :data:`ANSWER_WITHIN` of it) or, taken between writes (a read that
+    repeated the last frame), under the command of its hold: the last such reading of a
+    hold gives its ``c``. A hold without one (its reading not recorded: a publisher
+    slower than the loop at that moment) gets ``c`` from its written goal and its
+    neighbours': ``c - kp p*`` is ``kd v* + t_ff``, which changes slowly, so it is taken
+    linear between the holds that have it (within :data:`HOLD_BRIDGE`). The motion
+    between two readings is the cubic through their positions and velocities; the
+    hold's torque is the law's mean over its evaluations (every ``law_step``, the last a
+    step before its end), its velocity and acceleration the position's and velocity's
+    change over it, its direction the mean sign of the velocity there. Each grid sample
+    is the mean of these over its own period (each hold weighs as long as it lasted).
+
+    Values joined by lines from the holds' middles weigh a long hold as its neighbours'
+    average while its mean differs with its length, and a line for the motion inside a
+    long hold misses the law's own swing (holds of 3 to 14 ms on a synthetic motor:
+    damping 33 % and 18 % high; with the cubic, 4 %); a hold without its reading merged
+    into the next one took that hold's law for both (armature -16 to +48 % with one
+    reading in twenty missing): ``test/identify/test_irregular_holds.py``. NaN outside the holds
+    read; None without the goals as written or the readings as recorded.
     """
     joint, written, readings = samples.joints[k], samples.written, samples.readings
     if (written is None or readings is None or joint not in written.joint_names
             or joint not in readings.joint_names):
         return None
-    writes = written.times[np.isfinite(written.positions[:, written.joint_names.index(joint)])]
+    goal = written.positions[:, written.joint_names.index(joint)]
+    writes, goal = written.times[np.isfinite(goal)], goal[np.isfinite(goal)]
     column = readings.joint_names.index(joint)
-    q, v, effort = (getattr(readings, name)[:, column]
-                    for name in ("positions", "velocities", "efforts"))
-    stamps = readings.times
-    answered = np.searchsorted(writes, stamps, side="right") - 1  # the write each answers
-    ok = (answered >= 1) & np.isfinite(effort) & np.isfinite(q) & np.isfinite(v)
-    if np.count_nonzero(ok) < 3:  # noqa: PLR2004
+    stamps, q, v, r = (readings.times, readings.positions[:, column],
+                       readings.velocities[:, column], readings.efforts[:, column])
+    keep = np.isfinite(q) & np.isfinite(v) & np.isfinite(r)
+    keep[1:] &= np.diff(stamps) > 0.0
+    stamps, q, v, r = stamps[keep], q[keep], v[keep], r[keep]
+    if stamps.size < 3 or writes.size < 2:  # noqa: PLR2004
         return None
-    knots = writes[answered[ok]]  # each kept reading's hold ends at the write it answers
-    length = np.diff(knots)
-    between = np.diff(stamps[ok])
-    valid = (length > 0.0) & (between > 0.0)
-    velocity = np.where(valid, np.diff(q[ok]) / np.where(valid, between, 1.0), np.nan)
-    acceleration = np.where(valid, np.diff(v[ok]) / np.where(valid, between, 1.0), np.nan)
     kp, kd = hold.gains
-    own = knots[1:] - writes[answered[ok][1:] - 1]  # each reading's own hold
-    # The law's evaluations in the hold, on the motion between the two readings (cubic:
-    # positions and velocities at both ends); the reading is the last one.
-    at, last = _law_instants(np.where(valid, between, 1.0), np.minimum(own, between),
-                             hold.law_step)
-    ends = (q[ok][:-1], v[ok][:-1], q[ok][1:], v[ok][1:])
-    pos, vel = _hermite(ends, np.where(valid, between, 1.0), at)
-    pos_last, vel_last = _hermite(ends, np.where(valid, between, 1.0), last[:, None])
-    torque = effort[ok][1:] + kp * (pos_last[:, 0] - np.nanmean(pos, axis=1)) + kd * (
-        vel_last[:, 0] - np.nanmean(vel, axis=1))
+    # The command each reading was measured under; each hold's last one gives its law.
+    under = np.searchsorted(writes, stamps - ANSWER_WITHIN, side="left") - 1
+    # A hold starts when its frame reaches the motor: when a reading answering it is
+    # stamped, a little after the write's own stamp (the median of that little).
+    after = stamps - writes[np.clip(np.searchsorted(writes, stamps, side="right") - 1, 0, None)]
+    answers = (after >= 0.0) & (after < ANSWER_WITHIN)
+    frames = writes + (float(np.median(after[answers])) if answers.any() else 0.0)
+    length = np.diff(frames)
+    at = _law_instants(frames[1:], length, hold.law_step)
+    pos, vel = _cubic(stamps, q, v, at)
+    own = np.full(length.size, -1)
+    inside = (under >= 0) & (under < length.size)
+    own[under[inside]] = np.flatnonzero(inside)  # in order: the last one stays
+    last_pos, last_vel = _cubic(stamps, q, v, stamps[own] - hold.law_step)
+    constant = np.where(own >= 0, r[own] + kp * last_pos + kd * last_vel, np.nan)
+    constant = _bridged(constant - kp * goal[:-1], writes[:-1]) + kp * goal[:-1]
+    p0, v0 = _cubic(stamps, q, v, frames[:-1])
+    p1, v1 = _cubic(stamps, q, v, frames[1:])
+    per_hold = (constant - kp * _row_means(pos) - kd * _row_means(vel),
+                (p1 - p0) / length, (v1 - v0) / length, _row_means(np.sign(vel)))
+    return tuple(_grid_means(samples, frames, length, values) for values in per_hold)
+
+
+def _row_means(values: Vector) -> Vector:
+    """Each row's mean over its finite values (NaN: none)."""
+    count = np.count_nonzero(np.isfinite(values), axis=1)
+    total = np.sum(np.nan_to_num(values), axis=1)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _law_instants(ends: Vector, length: Vector, step: float) -> Vector:
+    """The instants at which a motor's law is evaluated in each hold (a row per hold).
+
+    A hold of ``length`` s ending at ``ends``. ``step``: the law's; each evaluation at a
+    step's start, the last a step before the hold's end (0: continuous, for which the
+    middles of 32 equal parts stand). At most :data:`_INSTANTS` per hold: a longer one's
+    spread evenly over it. NaN-padded.
+    """
+    steps = (np.maximum(np.rint(length / step), 1) if step > 0.0
+             else np.full(length.shape, 32.0))
+    count = np.minimum(steps, _INSTANTS)
+    k = np.arange(int(count.max()))[None, :]
+    if step > 0.0:
+        spacing = np.where(steps > _INSTANTS, length / count, step)[:, None]
+        at = ends[:, None] - spacing * (k + 1)
+    else:
+        at = ends[:, None] - length[:, None] * (k + 0.5) / count[:, None]
+    return np.where(k < count[:, None], at, np.nan)
+
+
+def _cubic(stamps: Vector, q: Vector, v: Vector, at: Vector) -> tuple[Vector, Vector]:
+    """Position and velocity at the times ``at`` (any shape; NaN outside the readings).
+
+    Between two readings, the cubic through their positions and velocities.
+    """
+    inside = np.isfinite(at) & (at >= stamps[0]) & (at <= stamps[-1])
+    t = np.where(inside, at, stamps[0])
+    i = np.clip(np.searchsorted(stamps, t, side="right") - 1, 0, stamps.size - 2)
+    span = stamps[i + 1] - stamps[i]
+    x = (t - stamps[i]) / span
+    x2, x3 = x * x, x * x * x
+    q0, v0, q1, v1 = q[i], v[i], q[i + 1], v[i + 1]
+    pos = ((2 * x3 - 3 * x2 + 1) * q0 + (x3 - 2 * x2 + x) * span * v0
+           + (-2 * x3 + 3 * x2) * q1 + (x3 - x2) * span * v1)
+    vel = ((6 * x2 - 6 * x) * (q0 - q1) / span + (3 * x2 - 4 * x + 1) * v0
+           + (3 * x2 - 2 * x) * v1)
+    return np.where(inside, pos, np.nan), np.where(inside, vel, np.nan)
+
+
+def _bridged(values: Vector, times: Vector) -> Vector:
+    """``values`` with each NaN between two known ones taken on the line between them.
+
+    Only where those two are at most :data:`HOLD_BRIDGE` apart in ``times``.
+    """
+    known = np.isfinite(values)
+    if np.count_nonzero(known) < 2:  # noqa: PLR2004
+        return values
+    at = times[known]
+    after = np.searchsorted(at, times)
+    between = ~known & (after > 0) & (after < at.size)
+    ends = np.clip(after, 1, at.size - 1)
+    between &= at[ends] - at[ends - 1] <= HOLD_BRIDGE
+    return np.where(between, np.interp(times, at, values[known]), values)
+
+
+def _grid_means(samples: Samples, knots: Vector, length: Vector, values: Vector) -> Vector:
+    """The mean of per-hold ``values`` (holds between ``knots``) over each grid period.
+
+    NaN where a period reaches a hold without a value or beyond the holds.
+    """
     half = 0.5 * samples.period
     low, high = samples.t - half, samples.t + half
-    outside = (low < knots[0]) | (high > knots[-1])
-    out = []
-    for values in (torque, velocity, acceleration):
-        integral = np.concatenate([[0.0], np.cumsum(np.nan_to_num(values) * length)])
-        mean = (np.interp(high, knots, integral) - np.interp(low, knots, integral)) / (2 * half)
-        # a grid period over a hold without a value (two readings at one instant) is not one
-        bad = np.concatenate([[0.0], np.cumsum(~np.isfinite(values) * length)])
-        mean[(np.interp(high, knots, bad) - np.interp(low, knots, bad) > 0.0) | outside] = np.nan
-        out.append(mean)
-    return out[0], out[1], out[2]
-
-
-def _law_instants(span: Vector, held: Vector, step: float) -> tuple[Vector, Vector]:
-    """The instants at which a motor's law is evaluated in a hold, and the last of them.
-
-    Per segment of ``span`` s whose last ``held`` s are one hold: a row of instants (s from
-    the segment's start, NaN-padded). ``step``: the law's (0: continuous, for which 32
-    instants in the hold stand).
-    """
-    count = np.maximum(np.rint(held / step), 1).astype(int) if step > 0.0 else \
-        np.full(held.shape, 32)
-    k = np.arange(int(count.max()))[None, :]
-    if step > 0.0:  # each step's start; the last one starts a step before the hold's end
-        at = span[:, None] - step * (k + 1)
-        last = span - step
-    else:  # the middles of equal parts of the hold; the law's last value at its end
-        at = span[:, None] - held[:, None] * (k + 0.5) / count[:, None]
-        last = span
-    return np.where(k < count[:, None], at, np.nan), last
-
-
-def _hermite(ends: tuple[Vector, Vector, Vector, Vector], span: Vector,
-             at: Vector) -> tuple[Vector, Vector]:
-    """Position and velocity at ``at`` on the cubic of each segment.
-
-    ``ends``: ``(q0, v0, q1, v1)``, each segment's position and velocity at its start and
-    end, ``span`` s apart; ``at``: s from each segment's start, a row per segment.
-    """
-    q0, v0, q1, v1 = ends
-    t = span[:, None]
-    x = at / t
-    x2, x3 = x * x, x * x * x
-    pos = ((2 * x3 - 3 * x2 + 1) * q0[:, None] + (x3 - 2 * x2 + x) * t * v0[:, None]
-           + (-2 * x3 + 3 * x2) * q1[:, None] + (x3 - x2) * t * v1[:, None])
-    vel = ((6 * x2 - 6 * x) * q0[:, None] / t + (3 * x2 - 4 * x + 1) * v0[:, None]
-           + (-6 * x2 + 6 * x) * q1[:, None] / t + (3 * x2 - 2 * x) * v1[:, None])
-    return pos, vel
+    integral = np.concatenate([[0.0], np.cumsum(np.nan_to_num(values) * length)])
+    mean = (np.interp(high, knots, integral) - np.interp(low, knots, integral)) / (2 * half)
+    unknown = np.concatenate([[0.0], np.cumsum(~np.isfinite(values) * length)])
+    gap = np.interp(high, knots, unknown) - np.interp(low, knots, unknown) > 0.0
+    mean[gap | (low < knots[0]) | (high > knots[-1])] = np.nan
+    return mean
 
 
 def split(samples: Samples, share: float = FIT_SHARE) -> tuple[Samples, Samples]:

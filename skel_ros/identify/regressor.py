@@ -37,10 +37,17 @@ def moving(qd: Vector) -> npt.NDArray[np.bool_]:
     return np.abs(np.asarray(qd, dtype=float)) >= STILL_SPEED
 
 
-def joint_regressor(qd: Vector, qdd: Vector) -> Vector:
-    """The rows ``[qdd, qd, sign(qd)]`` of one joint's samples (all of them; see :func:`moving`)."""
+def joint_regressor(qd: Vector, qdd: Vector, direction: Vector | None = None) -> Vector:
+    """The rows ``[qdd, qd, sign(qd)]`` of one joint's samples (all of them; see :func:`moving`).
+
+    ``direction``: the friction's column where known (a sample's share of time moving
+    forward less back, from the motion inside it; NaN: ``sign(qd)``).
+    """
     qd = np.asarray(qd, dtype=float)
-    return np.column_stack([np.asarray(qdd, dtype=float), qd, np.sign(qd)])
+    sign = np.sign(qd)
+    if direction is not None:
+        sign = np.where(np.isfinite(direction), direction, sign)
+    return np.column_stack([np.asarray(qdd, dtype=float), qd, sign])
 
 
 def condition_number(regressor: Vector) -> float:
