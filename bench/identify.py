@@ -141,9 +141,10 @@ def profile_times(config: HardwareConfig) -> dict[str, float]:
 
 
 def with_options(hardware: Path, copy: Path, profile_time: float | None, *,
-                 write_on_command: bool) -> Path:
+                 write_on_command: bool, acceleration: float | None = None) -> Path:
     """``copy``: ``hardware`` with ``profile_time`` (s, unless None) on every Dynamixel
-    joint and ``write_on_command``."""
+    joint, ``write_on_command``, and every joint's acceleration limit ``acceleration``
+    (rad/s^2, unless None)."""
     document = yaml.safe_load(hardware.read_text(encoding="utf-8"))
     document["write_on_command"] = write_on_command
     buses = {name for name, bus in document["buses"].items()
@@ -151,6 +152,8 @@ def with_options(hardware: Path, copy: Path, profile_time: float | None, *,
     for joint in document["joints"].values():
         if profile_time is not None and joint.get("bus") in buses:
             joint.setdefault("options", {})["profile_time"] = profile_time
+        if acceleration is not None:
+            joint.setdefault("limits", {})["acceleration"] = acceleration
     copy.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return copy
 
@@ -211,13 +214,19 @@ def main() -> int:
                         help="the hardware YAML's write_on_command false: every goal is"
                              " written by the loop's cycle, right after its read (a"
                              " stream's are either way: the player's first is not)")
+    parser.add_argument("--acceleration", type=float, metavar="RAD_S2",
+                        help="every joint's acceleration limited to this in the hardware"
+                             " YAML (a copy): the excitation moves within it, the hardware"
+                             " node lets it through (an armature is told by the"
+                             " accelerations)")
     args = parser.parse_args()
     skel, hardware, robot_truth = ROBOTS[args.robot]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_identify_"))
     out.mkdir(parents=True, exist_ok=True)
-    if args.profile_time is not None or args.no_write_on_command:
+    if args.profile_time is not None or args.no_write_on_command or args.acceleration:
         hardware = with_options(hardware, out / "hardware.yaml", args.profile_time,
-                                write_on_command=not args.no_write_on_command)
+                                write_on_command=not args.no_write_on_command,
+                                acceleration=args.acceleration)
     truth_file = args.truth or out / "truth.yaml"
     if args.truth is None:
         truth_file.write_text(robot_truth.replace(", delay: 0.01", "") if args.no_delay

@@ -359,6 +359,16 @@ def test_a_damiao_motor_with_other_ranges_is_a_device_error() -> None:
         r.close()
 
 
+def _holding(r: Rig) -> dict[int, ActuatorCommand]:
+    """Open, enable, one command written and its reply read: the command."""
+    r.bus.open()
+    r.bus.set_torque(True)
+    command = {1: ActuatorCommand(position=0.1, velocity=0.0, effort=0.0)}
+    r.bus.write(command)
+    r.bus.read()
+    return command
+
+
 def test_a_late_reply_is_stamped_when_its_own_frame_was_sent() -> None:
     """A reply read after the next frame went out is as old as the frame it answers.
 
@@ -378,11 +388,7 @@ def test_a_late_reply_is_stamped_when_its_own_frame_was_sent() -> None:
         handle(*args)
 
     try:
-        r.bus.open()
-        r.bus.set_torque(True)
-        command = {1: ActuatorCommand(position=0.1, velocity=0.0, effort=0.0)}
-        r.bus.write(command)
-        r.bus.read()
+        command = _holding(r)
         r.emulator._handle = late
         before = time.monotonic()
         r.bus.write(command)    # frame k: its reply comes late
@@ -405,15 +411,12 @@ def test_a_late_reply_is_stamped_when_its_own_frame_was_sent() -> None:
 
 def test_a_lost_reply_stops_shifting_the_stamps_once_it_is_overdue() -> None:
     """Replies answer the oldest frame still awaiting one, so a frame whose reply never
-    comes (lost on the bus) would leave every later reply stamped a frame early; past
-    ``_LOST_AFTER`` (0.5 s here) it no longer awaits one (planted: never given up)."""
+    comes (lost on the bus) would leave every later reply stamped a frame early; once
+    reads have ended with a frame unanswered for ``_LOST_AFTER`` (0.5 s here), one frame
+    no longer awaits a reply (planted: never given up)."""
     r = Rig([_spec(1, "AK80-9")], reply_timeout=0.05)
     try:
-        r.bus.open()
-        r.bus.set_torque(True)
-        command = {1: ActuatorCommand(position=0.1, velocity=0.0, effort=0.0)}
-        r.bus.write(command)
-        r.bus.read()
+        command = _holding(r)
         r.emulator.drop_frames(1, 1)
         r.bus.write(command)    # lost: no reply
         with pytest.raises(TransportTimeoutError):
