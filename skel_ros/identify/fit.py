@@ -735,7 +735,9 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     (:func:`_linear_part`); the best ``lag`` is the whole way from a command to the law:
     the motor's delay, one stream period (``spread``: the hardware node reaches each of a
     stream's targets when the next one comes, 0 for a trajectory, which it follows at
-    every cycle) and half a control period (``period``): a reading is stamped when the
+    every cycle; with the goals as written recorded, ``s`` is compared with those, the
+    targets the motor was sent, and ``spread`` is 0) and half a control period
+    (``period``): a reading is stamped when the
     motor measured it, and carries the law under the latest frame that reached it by
     then; with a frame every cycle, that frame left the node on average half a period
     before the instant the motor's delay reaches back to (a loop that keeps time only
@@ -749,6 +751,12 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
         return replace(law, problem="no position gain (kp) to read the held target with")
     k = parts[0].joints.index(law.joint)
     ahead = law.kd / law.kp
+    # With the goals as written, the targets the motor was sent: the node's spreading and
+    # its motion limiter (which lags a stream whose accelerations reach the limit) are
+    # in them already, and what is left is the motor's own delay.
+    written = all(p.written is not None and law.joint in p.written.joint_names for p in parts)
+    if written:
+        spread = 0.0
     signal = [p.q[:, k] + (p.tau[:, k] + law.kd * p.qd[:, k]) / law.kp for p in parts]
     # Only while the joint moves (at rest, before the commands start and after they end,
     # the node may hold what it measured), and near its command (the smaller errors, as
@@ -762,7 +770,8 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     for i, lag in enumerate(lags):
         errors = []
         for p, s, on in zip(parts, signal, moved, strict=True):
-            cmd = p.commanded(k, p.t - lag + ahead, joined=True)
+            cmd = (p.written.resample(law.joint, p.t - lag + ahead)  # type: ignore[union-attr]
+                   if written else p.commanded(k, p.t - lag + ahead, joined=True))
             ok = on & np.isfinite(cmd) & np.isfinite(s)
             errors.append(s[ok] - cmd[ok])
         e = np.concatenate(errors)

@@ -492,7 +492,8 @@ def test_a_model_mjcf_cannot_hold_costs_the_mjcf_file_only(tmp_path: Path) -> No
 
 
 def _impedance_run(delay: float, *, load: float = 0.0, lead_in: float = 0.0,
-                   jitter: float = 0.0) -> tuple[JointSeries, JointSeries]:
+                   jitter: float = 0.0, limiter: float = 0.0
+                   ) -> tuple[JointSeries, JointSeries, JointSeries]:
     """An MIT motor in impedance mode (kp 30, kd 0.8) on a 200 Hz loop, read every cycle,
     sent a 100 Hz stream of targets that its hardware node spreads over the cycles between
     two of them (each target reached one stream period after it came, straight lines,
@@ -502,14 +503,17 @@ def _impedance_run(delay: float, *, load: float = 0.0, lead_in: float = 0.0,
     cycles keep time to ``jitter`` (s, the standard deviation of each one's start). The
     joint lags its target and sags under ``load``; the readings are the law's torque at
     each read. For ``lead_in`` s the node holds the joint elsewhere (at 0.8 rad: a run's
-    first move, which its motion limiter takes slowly), whatever the stream says."""
+    first move, which its motion limiter takes slowly), whatever the stream says.
+    ``limiter``: s the node's targets trail the stream by besides (a motion limiter whose
+    acceleration bound the stream reaches). Returns the readings, the stream and the
+    goals as written (each cycle's target, stamped when its frame was sent)."""
     kp, kd, period, stream = 30.0, 0.8, 0.005, 0.01
     sent_t = np.arange(0.0, 12.0, stream)
     goals = 0.5 * np.sin(2 * np.pi * 0.4 * sent_t) + 0.2 * np.sin(2 * np.pi * 1.1 * sent_t)
     reads = np.arange(0.2, 11.8, period)
     reads += np.clip(np.random.default_rng(7).normal(0.0, jitter, reads.size), -0.002, 0.002)
     # The target of the cycle at c: the stream's straight line one stream period late.
-    target = lambda c: np.interp(c - stream, sent_t, goals)  # noqa: E731
+    target = lambda c: np.interp(c - stream - limiter, sent_t, goals)  # noqa: E731
     speed = lambda c: (target(c + 1e-4) - target(c - 1e-4)) / 2e-4  # noqa: E731
     # The frame in effect at each read: the latest one in the law by then (one sent at
     # the read itself is answered first).
@@ -525,7 +529,12 @@ def _impedance_run(delay: float, *, load: float = 0.0, lead_in: float = 0.0,
     measured = JointSeries.from_samples("real", reads, ["j"], q[:, None], v[:, None],
                                         tau[:, None])
     command = JointSeries.from_samples("command", sent_t, ["j"], goals[:, None], held=True)
-    return measured, command
+    written_q = target(reads)
+    written_q[held] = 0.8
+    nan = np.full((reads.size, 1), np.nan)
+    written = JointSeries.from_samples("written", reads, ["j"], written_q[:, None], nan, nan,
+                                       held=True)
+    return measured, command, written
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.015])
@@ -536,7 +545,7 @@ def test_an_impedance_motors_delay_is_read_from_its_known_law(delay: float) -> N
     with a first second where the node held the joint away from the stream (left out:
     the joint is far from its command; in it, the bench's quadruped knees were not
     identified, 2026-11-30 04:40)."""
-    measured, command = _impedance_run(delay, load=0.4, lead_in=1.0)
+    measured, command, _ = _impedance_run(delay, load=0.4, lead_in=1.0)
     read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
     law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
     assert not law.problem, law
@@ -556,7 +565,7 @@ def test_a_motor_on_a_loop_that_keeps_time_to_a_fraction_of_a_millisecond() -> N
     1.5 ms, inside its interval (planted: a whole period taken off, as for readings
     stamped a cycle late: 8 ms; the bench's quadruped gave 6-8 ms for 10 that way,
     2026-11-30 05:33)."""
-    measured, command = _impedance_run(0.01, load=0.4, jitter=0.0006)
+    measured, command, _ = _impedance_run(0.01, load=0.4, jitter=0.0006)
     read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
     law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
     assert not law.problem, law
@@ -564,9 +573,26 @@ def test_a_motor_on_a_loop_that_keeps_time_to_a_fraction_of_a_millisecond() -> N
     assert law.delay_interval[0] <= 0.01 <= law.delay_interval[1], law
 
 
+@pytest.mark.parametrize("delay", [0.0, 0.01])
+def test_with_the_goals_as_written_a_lagging_limiter_is_not_the_motors_delay(delay: float
+                                                                             ) -> None:
+    """The node's motion limiter trailing the stream by 20 ms (a stream whose
+    accelerations reach the hardware YAML's bound: the bench's quadruped excited at 16
+    rad/s^2 under a 20 rad/s^2 limit, 2026-11-30 14:05, trailed by 12-37 ms): against the
+    goals as written, what the motor was sent, the delay is the motor's, within a control
+    period and inside its interval (planted: against the stream, the limiter's 20 ms
+    too: the bench's 7-22 ms for 0, every interval without 0)."""
+    measured, command, written = _impedance_run(delay, load=0.4, lead_in=1.0, limiter=0.02)
+    read, _ = f.split(f.prepare("constructed", measured, command, ["j"], written=written))
+    law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
+    assert not law.problem, law
+    assert law.delay == pytest.approx(delay, abs=0.005), law
+    assert law.delay_interval[0] <= delay <= law.delay_interval[1], law
+
+
 def test_commands_the_readings_do_not_follow_give_no_delay() -> None:
     """Readings of a moving motor against commands that stay put: no lag explains them."""
-    measured, command = _impedance_run(0.0)
+    measured, command, _ = _impedance_run(0.0)
     still = JointSeries.from_samples("command", command.times, ["j"],
                                      np.zeros((command.times.size, 1)), held=True)
     read, _ = f.split(f.prepare("constructed", measured, still, ["j"]))
