@@ -340,7 +340,12 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
                   + (f"not identified ({servo['delay_not_identified']})"
                      if "delay_not_identified" in servo else
                      f"{servo['delay'] * 1e3:.0f} ms [{servo['delay_interval'][0] * 1e3:.0f}, "
-                     f"{servo['delay_interval'][1] * 1e3:.0f}]") + f"   truth {delay * 1e3:.0f} ms")
+                     f"{servo['delay_interval'][1] * 1e3:.0f}]")
+                  + ("" if "motor_delay" not in servo else
+                     f", the motor's own {servo['motor_delay'] * 1e3:.0f} ms "
+                     f"[{servo['motor_delay_interval'][0] * 1e3:.0f}, "
+                     f"{servo['motor_delay_interval'][1] * 1e3:.0f}]")
+                  + f"   truth {delay * 1e3:.0f} ms")
         elif servo:
             print(f"{joint:15} delay     {servo['delay'] * 1e3:6.0f} ms "
                   f"[{servo['delay_interval'][0] * 1e3:.0f}, "

@@ -86,7 +86,7 @@ import numpy.typing as npt
 from skel_ros.identify.regressor import PARAMETERS, STILL_SPEED, joint_regressor, moving
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
@@ -712,6 +712,10 @@ class MotorLaw:
             it, beyond what the node's own cycle adds (0 when not identified).
         delay_interval: s, the delays the readings do not tell apart from it.
         problem: why the delay is not identified ("" when it is).
+        motor_delay: s from the goal's write to the motor's law taking it, from the goals
+            as written (None: not recorded, or not identified); ``delay`` less this is
+            the hardware node's (a motion limiter that trails the stream).
+        motor_delay_interval: s, as ``delay_interval``.
     """
 
     joint: str
@@ -721,6 +725,8 @@ class MotorLaw:
     delay: float = 0.0
     delay_interval: tuple[float, float] = (math.nan, math.nan)
     problem: str = ""
+    motor_delay: float | None = None
+    motor_delay_interval: tuple[float, float] = (math.nan, math.nan)
 
 
 def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread: float, *,
@@ -735,9 +741,7 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     (:func:`_linear_part`); the best ``lag`` is the whole way from a command to the law:
     the motor's delay, one stream period (``spread``: the hardware node reaches each of a
     stream's targets when the next one comes, 0 for a trajectory, which it follows at
-    every cycle; with the goals as written recorded, ``s`` is compared with those, the
-    targets the motor was sent, and ``spread`` is 0) and half a control period
-    (``period``): a reading is stamped when the
+    every cycle) and half a control period (``period``): a reading is stamped when the
     motor measured it, and carries the law under the latest frame that reached it by
     then; with a frame every cycle, that frame left the node on average half a period
     before the instant the motor's delay reaches back to (a loop that keeps time only
@@ -746,54 +750,76 @@ def fit_law_delay(parts: Sequence[Samples], law: MotorLaw, period: float, spread
     delay comes out up to half a period long. The interval: the lags within the noise
     (as :func:`fit_servo`), widened by half a period each way (where, within its
     period, the frame in effect was sent).
+
+    With the goals as written recorded, ``s`` is compared with those too, the targets
+    the motor was sent (less only the half period): the motor's own delay
+    (:attr:`MotorLaw.motor_delay`). What the stream's comparison finds beyond it is the
+    hardware node's: a motion limiter that trails a stream reaching its bounds.
     """
     if not (law.kp > 0.0 and parts):
         return replace(law, problem="no position gain (kp) to read the held target with")
     k = parts[0].joints.index(law.joint)
     ahead = law.kd / law.kp
-    # With the goals as written, the targets the motor was sent: the node's spreading and
-    # its motion limiter (which lags a stream whose accelerations reach the limit) are
-    # in them already, and what is left is the motor's own delay.
-    written = all(p.written is not None and law.joint in p.written.joint_names for p in parts)
-    if written:
-        spread = 0.0
     signal = [p.q[:, k] + (p.tau[:, k] + law.kd * p.qd[:, k]) / law.kp for p in parts]
     # Only while the joint moves (at rest, before the commands start and after they end,
     # the node may hold what it measured), and near its command (the smaller errors, as
     # for a servo: a command far away, the run's first move to its start, reaches the
     # motor through the node's motion limiter).
     moved = [_linear_part(p, k) & moving(p.qd[:, k]) for p in parts]
-    base = 0.5 * period + spread  # the node's own part of a lag (docstring)
+
+    rows = list(zip(parts, signal, moved, strict=True))
+    search = {"ahead": ahead, "period": period, "step": step, "max_delay": max_delay}
+    delay, interval, problem = _law_lag(
+        rows, lambda p, times: p.commanded(k, times, joined=True), 0.5 * period + spread,
+        **search)
+    law = replace(law, delay=delay, delay_interval=interval, problem=problem)
+    if all(p.written is not None and law.joint in p.written.joint_names for p in parts):
+        own, own_interval, own_problem = _law_lag(
+            rows, lambda p, times: p.written.resample(law.joint, times),  # type: ignore[union-attr]
+            0.5 * period, **search)
+        if not own_problem:
+            law = replace(law, motor_delay=own, motor_delay_interval=own_interval)
+    return law
+
+
+def _law_lag(rows: Sequence[tuple[Samples, Vector, npt.NDArray[np.bool_]]],
+             commands: Callable[[Samples, Vector], Vector], base: float, *, ahead: float,
+             period: float, step: float, max_delay: float,
+             ) -> tuple[float, tuple[float, float], str]:
+    """(delay, interval, why not identified) of a law's held targets behind ``commands``.
+
+    (:func:`fit_law_delay`.) ``rows``: per part, its samples, the held target ``s`` and
+    the samples to compare; ``commands(part, times)``: the targets to compare with;
+    ``base``: s of every lag that is not the motor's.
+    """
     lags = np.arange(0.0, max_delay + base + 0.5 * step, step)
     rss = np.full(lags.size, np.inf)
     best: tuple[float, Vector, float] | None = None
     for i, lag in enumerate(lags):
         errors = []
-        for p, s, on in zip(parts, signal, moved, strict=True):
-            cmd = (p.written.resample(law.joint, p.t - lag + ahead)  # type: ignore[union-attr]
-                   if written else p.commanded(k, p.t - lag + ahead, joined=True))
+        for p, s, on in rows:
+            cmd = commands(p, p.t - lag + ahead)
             ok = on & np.isfinite(cmd) & np.isfinite(s)
             errors.append(s[ok] - cmd[ok])
         e = np.concatenate(errors)
         if e.size < 10:  # noqa: PLR2004
             continue
-        e = e - np.mean(e)  # an offset (a sag the law's readings already carry) is no lag
+        e = e - np.mean(e)  # an offset (a sag the law's readings already carry): no lag
         rss[i] = float(np.sum(e ** 2))
         if best is None or rss[i] < best[2]:
             best = (float(lag), e, rss[i])
+    none = (math.nan, math.nan)
     if best is None:
-        return replace(law, problem="too few samples with a command to fit a delay")
+        return 0.0, none, "too few samples with a command to fit a delay"
     lag, residual, r = best
     near = lags[rss <= r * (1.0 + 3.84 / _independent(residual))]
     low, high = near.min() - base - 0.5 * period, near.max() - base + 0.5 * period
     if lag >= lags[-1] - 0.5 * step:
-        return replace(law, problem=f"the best delay is the end of the range searched "
-                                    f"({max_delay:g} s)")
+        return 0.0, none, f"the best delay is the end of the range searched ({max_delay:g} s)"
     if high - low > DELAY_SPREAD + period:
-        return replace(law, problem=(f"delays from {low * 1e3:.0f} to {high * 1e3:.0f} ms "
-                                     "explain the readings as well"))
-    return replace(law, delay=max(lag - base, 0.0),
-                   delay_interval=(max(low, 0.0), max(high, 0.0)))
+        return 0.0, none, (f"delays from {low * 1e3:.0f} to {high * 1e3:.0f} ms explain the"
+                           " readings as well")
+    return max(lag - base, 0.0), (max(low, 0.0), max(high, 0.0)), ""
 
 
 def _independent(residual: Vector) -> float:

@@ -193,7 +193,11 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                               "velocity_feedforward": True, "gains_from": law.source,
                               "delay": _round(law.delay),
                               **({"delay_not_identified": law.problem} if law.problem else
-                                 {"delay_interval": [_round(v) for v in law.delay_interval]})}
+                                 {"delay_interval": [_round(v) for v in law.delay_interval]}),
+                              **({} if law.motor_delay is None else
+                                 {"motor_delay": _round(law.motor_delay),
+                                  "motor_delay_interval": [
+                                      _round(v) for v in law.motor_delay_interval]})}
         elif servo is not None:
             entry["servo"] = {"delay": _round(servo.delay),
                               "delay_interval": [_round(v) for v in servo.delay_interval],
@@ -503,7 +507,9 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
             for p in PARAMETERS]
         law = (laws or {}).get(f.joint)
         if law is not None:  # the motor's law: the hardware YAML's gains
-            cells.append("not identified" if law.problem else f"{law.delay * 1e3:.0f}")
+            cells.append(("not identified" if law.problem else f"{law.delay * 1e3:.0f}")
+                         + ("" if law.motor_delay is None else
+                            f" (the motor's own {law.motor_delay * 1e3:.0f})"))
         else:
             cells.append("&ndash;" if servo is None else f"{servo.delay * 1e3:.0f}"
                          + (" (not identified)" if servo.problem else ""))

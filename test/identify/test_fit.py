@@ -574,20 +574,27 @@ def test_a_motor_on_a_loop_that_keeps_time_to_a_fraction_of_a_millisecond() -> N
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.01])
-def test_with_the_goals_as_written_a_lagging_limiter_is_not_the_motors_delay(delay: float
-                                                                             ) -> None:
+def test_with_the_goals_as_written_the_motors_delay_is_told_from_the_nodes(delay: float
+                                                                           ) -> None:
     """The node's motion limiter trailing the stream by 20 ms (a stream whose
     accelerations reach the hardware YAML's bound: the bench's quadruped excited at 16
-    rad/s^2 under a 20 rad/s^2 limit, 2026-11-30 14:05, trailed by 12-37 ms): against the
-    goals as written, what the motor was sent, the delay is the motor's, within a control
-    period and inside its interval (planted: against the stream, the limiter's 20 ms
-    too: the bench's 7-22 ms for 0, every interval without 0)."""
+    rad/s^2 under a 20 rad/s^2 limit, 2026-11-30 14:05, trailed by 12-37 ms). Against the
+    goals as written, what the motor was sent, the motor's own delay, within a control
+    period and inside its interval (planted: against the stream, 20 ms more: the bench's
+    7-22 ms for 0, every interval without 0); against the stream, the delay from a
+    command's arrival at the node, the limiter's lag included (what a simulation that
+    takes the stream as it comes is to run)."""
     measured, command, written = _impedance_run(delay, load=0.4, lead_in=1.0, limiter=0.02)
     read, _ = f.split(f.prepare("constructed", measured, command, ["j"], written=written))
     law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
     assert not law.problem, law
-    assert law.delay == pytest.approx(delay, abs=0.005), law
-    assert law.delay_interval[0] <= delay <= law.delay_interval[1], law
+    assert law.motor_delay == pytest.approx(delay, abs=0.005), law
+    assert law.motor_delay_interval[0] <= delay <= law.motor_delay_interval[1], law
+    assert law.delay == pytest.approx(delay + 0.02, abs=0.005), law
+    # Without the goals as written: the delay from the node's arrival only.
+    read, _ = f.split(f.prepare("constructed", measured, command, ["j"]))
+    law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
+    assert law.motor_delay is None, law
 
 
 def test_commands_the_readings_do_not_follow_give_no_delay() -> None:
