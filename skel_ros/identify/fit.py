@@ -91,12 +91,37 @@ if TYPE_CHECKING:
     from skel_ros.analysis.series import JointSeries
     from skel_ros.sim.inverse_dynamics import RigidDynamics
 
-__all__ = ["BARELY_MOVED", "FIT_SHARE", "IDENTIFIABLE", "HoldCorrection", "IdentifyError",
-           "JointFit", "MotorLaw", "Samples", "ServoFit", "Solution", "blind_parameters",
-           "drive_torques", "fit_joints", "fit_law_delay", "fit_servo", "held_out_rms",
-           "hold_corrected", "hold_lengths", "mean_speed", "measured_hold", "measured_holds",
-           "mostly_noise", "predicted", "prepare",
-           "residual_torques", "solve", "split", "write_wait"]
+__all__ = [
+    "BARELY_MOVED",
+    "FIT_SHARE",
+    "IDENTIFIABLE",
+    "HoldCorrection",
+    "IdentifyError",
+    "JointFit",
+    "MotorLaw",
+    "Samples",
+    "ServoFit",
+    "Solution",
+    "blind_parameters",
+    "delayed_motors",
+    "drive_torques",
+    "fit_joints",
+    "fit_law_delay",
+    "fit_servo",
+    "held_out_rms",
+    "hold_corrected",
+    "hold_lengths",
+    "mean_speed",
+    "measured_hold",
+    "measured_holds",
+    "mostly_noise",
+    "predicted",
+    "prepare",
+    "residual_torques",
+    "solve",
+    "split",
+    "write_wait",
+]
 
 Vector = npt.NDArray[np.float64]
 
@@ -482,6 +507,20 @@ def measured_holds(holds: Mapping[str, HoldCorrection],
         out[joint] = (hold if length is None or length < hold.law_step
                       else replace(hold, period=length))
     return out
+
+
+def delayed_motors(laws: Mapping[str, MotorLaw], lengths: Mapping[str, float | None]
+                   ) -> list[str]:
+    """The joints whose motor the goals as written show applying commands late.
+
+    Their :attr:`MotorLaw.motor_delay`'s interval starts beyond half the joint's measured
+    hold (``lengths``, :func:`measured_hold`; below that, a motor without a delay, which
+    answers each frame before taking it, reads the same). Such a motor's readings fall
+    anywhere in its holds, not at their ends (:func:`hold_corrected`'s premise).
+    """
+    return [joint for joint, law in laws.items()
+            if law.motor_delay is not None and lengths.get(joint) is not None
+            and law.motor_delay_interval[0] > 0.5 * lengths[joint]]  # type: ignore[operator]
 
 
 def hold_corrected(samples: Samples, holds: Mapping[str, HoldCorrection]) -> Samples:

@@ -606,3 +606,22 @@ def test_commands_the_readings_do_not_follow_give_no_delay() -> None:
     law = f.fit_law_delay([read], f.MotorLaw("j", 30.0, 0.8, "yaml"), 0.005, 0.01)
     assert law.problem, law
     assert law.delay == 0.0, law
+
+
+def test_a_motor_the_goals_as_written_show_late_is_bounded_not_corrected() -> None:
+    """A motor whose own delay (against the goals as written) is told apart from none,
+    its interval starting beyond half a hold, applies each command late, so its readings
+    fall anywhere in a hold: ``identify`` bounds it as ``--reply-phase unknown`` does
+    (planted: corrected as if read at the hold's end, as before: the bench's quadruped
+    with its motors' 10 ms, 2026-11-30 14:13, damping 36-45 % high, none inside its
+    interval). One whose interval reaches below half a hold reads as a motor without a
+    delay would (half a hold: it answers each frame before taking it)."""
+    law = f.MotorLaw("late", 30.0, 0.8, "yaml", motor_delay=0.011,
+                     motor_delay_interval=(0.007, 0.014))
+    prompt = f.MotorLaw("prompt", 30.0, 0.8, "yaml", motor_delay=0.003,
+                        motor_delay_interval=(0.0, 0.006))
+    unwritten = f.MotorLaw("unwritten", 30.0, 0.8, "yaml", delay=0.02)
+    laws = {m.joint: m for m in (law, prompt, unwritten)}
+    holds = dict.fromkeys(laws, 0.0065)
+    assert f.delayed_motors(laws, holds) == ["late"]
+    assert f.delayed_motors(laws, {**holds, "late": None}) == []
