@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from polling import spin_until
 from sync_write_tap import CENTER, TICK, SyncWriteTap
 
 if TYPE_CHECKING:
@@ -76,12 +77,7 @@ class TappedArm:
         self.executor.add_node(self.stream)
 
     def spin_until(self, done: Callable[[], bool], what: str) -> None:
-        clock = self.stream.get_clock()
-        end = clock.now().nanoseconds + int(TIMEOUT * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.01)
+        spin_until(self.executor, done, what, TIMEOUT, step=0.01)
 
     def elbow_ticks(self, since: int = 0) -> list[int]:
         """The elbow's Goal Position (ticks) of every Sync Write from index ``since`` on."""

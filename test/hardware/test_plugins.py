@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 from skel_ros.hardware.base import ControlMode
@@ -347,12 +348,8 @@ def test_the_hardware_node_drives_a_registered_protocol(
     client.create_subscription(JointState, "joint_states", states.append, 100)
     enable = client.create_client(SetBool, "/loop_hw/enable")
 
-    def spin_until(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-        clock = client.get_clock()
-        end = clock.now().nanoseconds + int(timeout * 1e9)
-        while not done():
-            assert clock.now().nanoseconds < end, f"timed out waiting for {what}"
-            executor.spin_once(timeout_sec=0.02)
+    def spin(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+        spin_until(executor, done, what, timeout)
 
     def position(name: str) -> float:
         return float(dict(zip(states[-1].name, states[-1].position, strict=True))[name])
@@ -360,14 +357,14 @@ def test_the_hardware_node_drives_a_registered_protocol(
     try:
         emulator = node._emulators[0]
         assert type(emulator).__name__ == "LoopbackEmulator"
-        spin_until(lambda: bool(states), "joint_states")
+        spin(lambda: bool(states), "joint_states")
         reply = spin_call(executor, enable, SetBool.Request(data=True), idempotent=True)
         assert reply.success, reply.message
         assert all(torque for _, torque in emulator.devices.values())
         node.shell.intake.on_joint_command(JointState(name=["elbow"], position=[0.4]))
         # direction -1: the device goes to -0.4; /joint_states reads +0.4 back from it.
-        spin_until(lambda: abs(emulator.devices[3][0] + 0.4) < 1e-6, "the device at -0.4")
-        spin_until(lambda: abs(position("elbow") - 0.4) < 1e-6, "elbow at 0.4 in joint_states")
+        spin(lambda: abs(emulator.devices[3][0] + 0.4) < 1e-6, "the device at -0.4")
+        spin(lambda: abs(position("elbow") - 0.4) < 1e-6, "elbow at 0.4 in joint_states")
     finally:
         node.destroy_node()
         client.destroy_node()

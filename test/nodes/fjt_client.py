@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
+from polling import spin_until
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -41,11 +41,7 @@ class ActionProbe:
 
     def spin_until(self, condition: Callable[[], bool], what: str,
                    limit: float = SPIN_LIMIT) -> None:
-        deadline = time.monotonic() + limit
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.05)
+        spin_until(self.executor, condition, what, limit, step=0.05)
 
     def send(self, goal: Any) -> Goal:
         goal_obj = Goal()

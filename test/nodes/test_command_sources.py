@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,12 +102,7 @@ class Rig:
         return publish
 
     def spin_until(self, done: Callable[[], bool], what: str) -> None:
-        clock = self.listener.get_clock()
-        end = clock.now().nanoseconds + int(TIMEOUT * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.01)
+        spin_until(self.executor, done, what, TIMEOUT, step=0.01)
 
     def spin_for(self, seconds: float) -> None:
         clock = self.listener.get_clock()

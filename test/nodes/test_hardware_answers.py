@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -132,12 +133,7 @@ class _Client:
         self.estop = self.node.create_client(Trigger, f"/{NAME}/estop")
 
     def spin_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
-        clock = self.node.get_clock()
-        end = clock.now().nanoseconds + int(timeout * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
+        spin_until(self.executor, done, what, timeout)
 
     def call(self, client: Any, request: Any) -> Any:
         """The answer (``~/enable``, ``~/estop``: idempotent, asked again if lost)."""

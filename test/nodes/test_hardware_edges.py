@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -74,12 +75,7 @@ class Harness:
         return self.node._emulators[0]
 
     def spin_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
-        clock = self.client.get_clock()
-        end = clock.now().nanoseconds + int(timeout * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
+        spin_until(self.executor, done, what, timeout)
 
     def spin_for(self, seconds: float) -> None:
         clock = self.client.get_clock()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -92,13 +93,7 @@ class Probe:
         self.proc: subprocess.Popen[str] | None = None
 
     def spin_until(self, done: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-        clock = self.node.get_clock()
-        end = clock.now().nanoseconds + int(timeout * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
-            self._check_node(what)
-            self.executor.spin_once(timeout_sec=0.02)
+        spin_until(self.executor, done, what, timeout, check=lambda: self._check_node(what))
 
     def _check_node(self, what: str = "an answer") -> None:
         if self.proc is not None and self.proc.poll() is not None:

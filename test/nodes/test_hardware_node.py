@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -70,14 +71,11 @@ class Client:
 
     def spin_until(self, done: Callable[[], bool], timeout: float, what: str,
                    proc: subprocess.Popen[str] | None = None) -> None:
-        clock = self.node.get_clock()
-        end = clock.now().nanoseconds + int(timeout * 1e9)
-        while not done():
-            if clock.now().nanoseconds > end:
-                raise AssertionError(f"timed out waiting for {what}")
+        def alive() -> None:
             if proc is not None and proc.poll() is not None:
                 raise AssertionError(f"the node exited ({proc.returncode}) waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.05)
+
+        spin_until(self.executor, done, what, timeout, step=0.05, check=alive)
 
     def call(self, client: Any, request: Any) -> Any:
         """The answer (``~/enable``, ``~/estop``: idempotent, asked again if lost)."""

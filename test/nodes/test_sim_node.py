@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from polling import spin_until
 from service_call import spin_call
 
 from skel_ros.model import Kinematics, load_skel
@@ -118,11 +119,7 @@ class Probe:
 
     def spin_until(self, condition: Callable[[], bool], what: str,
                    limit: float = SPIN_LIMIT) -> None:
-        for _ in range(int(limit / 0.05)):
-            if condition():
-                return
-            self.executor.spin_once(timeout_sec=0.05)
-        pytest.fail(f"gave up waiting for {what}")
+        spin_until(self.executor, condition, what, limit, step=0.05)
 
     def latest_time(self) -> float:
         return _seconds(self.seen.joint_states[-1].header.stamp) if self.seen.joint_states \

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from polling import spin_until
 
 from skel_ros.resources import example, resolve
 
@@ -40,12 +41,7 @@ def _seconds(stamp: Any) -> float:
 
 def _spin_until(executor: Any, condition: Callable[[], bool], what: str,
                 check: Callable[[], None] = lambda: None) -> None:
-    for _ in range(int(SPIN_LIMIT / 0.05)):
-        if condition():
-            return
-        check()
-        executor.spin_once(timeout_sec=0.05)
-    pytest.fail(f"gave up waiting for {what}")
+    spin_until(executor, condition, what, SPIN_LIMIT, step=0.05, check=check)
 
 
 # ---------------------------------------------------------------- a sim-to-real session

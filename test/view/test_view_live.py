@@ -6,10 +6,10 @@ robots' nodes do; then joint states of both robots. In one rclpy context, one ex
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from polling import spin_until
 from view_recording import ARM, JOINTS
 
 if TYPE_CHECKING:
@@ -49,25 +49,22 @@ def test_the_live_view_draws_the_robots_and_colours_the_ghost_by_the_error(
             String(data=embedded_mesh_uris(urdf)))
         states[ns] = robots.create_publisher(JointState, f"/{ns}/joint_states", STATE_QOS)
 
-    def spin_until(done: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + 60
-        while not done():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            executor.spin_once(timeout_sec=0.05)
+    def spin(done: Callable[[], bool], what: str) -> None:
+        spin_until(executor, done, what, 60.0, step=0.05)
 
     server = start_server()
     try:
         view = LiveView(server, ["sim", "real"], mesh_dir=tmp_path / "meshes")
         node = ViewLiveNode(view, context=context)
         executor.add_node(node)
-        spin_until(lambda: len(view.pair.drawings) == 2, "both descriptions")
+        spin(lambda: len(view.pair.drawings) == 2, "both descriptions")
         q = {"sim": [0.2, 0.3, 0.4, 0.5], "real": [0.2, 0.3, 0.43, 0.5]}  # elbow off 0.03
 
         def heard() -> bool:
             _publish(states, q)
             return view.messages["sim"] > 0 and view.messages["real"] > 0
 
-        spin_until(heard, "joint states")
+        spin(heard, "joint states")
         sim, real = view.pair.drawings["sim"], view.pair.drawings["real"]
         assert sim.positions.tolist() == q["sim"]
         assert real.positions.tolist() == q["real"]
