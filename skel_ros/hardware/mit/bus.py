@@ -855,8 +855,8 @@ class MitBus(ActuatorBus):
     def _drain_for(self, seconds: float) -> None:
         bus = self._require_open()
         deadline = self.clock() + seconds
-        while can_transport.recv(bus, deadline, self.clock) is not None:
-            pass
+        while (msg := can_transport.recv(bus, deadline, self.clock)) is not None:
+            self._dropped(msg)
 
     def _take(self, msg: can.Message, waiting: dict[int, int], heard: _Heard) -> int | None:
         """Take one frame; the motor whose awaited replies are now complete, if any."""
@@ -919,13 +919,17 @@ class MitBus(ActuatorBus):
         """Drop the frames waiting to be received; the next read awaits none of them."""
         bus = self._require_open()
         while (msg := can_transport.recv(bus, 0.0, lambda: 1.0)) is not None:
-            data = self._reply_data(msg)
-            candidates = self._candidates(data) if data is not None else []
-            if candidates:  # a dropped reply still answered its frame
-                self._answered(self._motors[candidates[0]])
+            self._dropped(msg)
         # The replies a write left for the next read are gone (or are taken as the answers
         # of what follows): a write, then torque off (an e-stop), then a read, timed out.
         self._fresh.clear()
+
+    def _dropped(self, msg: can.Message) -> None:
+        """A frame received and dropped: if a motor's state reply, it answered its frame."""
+        data = self._reply_data(msg)
+        candidates = self._candidates(data) if data is not None else []
+        if candidates:
+            self._answered(self._motors[candidates[0]])
 
     def _reply_data(self, msg: can.Message) -> bytes | None:
         """``msg``'s data if it may be a motor's state reply, else None.
