@@ -31,6 +31,7 @@ escalates to them after its own timeouts).
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -193,7 +194,9 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
     it finds): the first SIGINT stops the node, a second one (a terminal's Ctrl-C under
     launch) waits for the cleanup. One executor thread spins the node: a robot node's
     loop has its own thread and its callbacks only hand things over (a
-    ``MultiThreadedExecutor``'s thread pool starves the loop of the GIL).
+    ``MultiThreadedExecutor``'s thread pool starves the loop of the GIL). A fatal signal
+    (SIGABRT, SIGSEGV: a native library's crash) prints every thread's Python stack to
+    stderr before the process dies (:mod:`faulthandler`).
 
     Args:
         name: The process's name (its lines start with it).
@@ -209,6 +212,10 @@ def run_node(name: str, make_node: Callable[[], Node], args: Sequence[str] | Non
     from skel_ros.nodes.errors import NodeSetupError
 
     stop = NodeStopSignal(name).install()
+    # A native crash (an abort, a segfault in a library) prints every thread's Python
+    # stack to stderr first: the one place such an exit can be diagnosed from a log.
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # stderr is no file
+        faulthandler.enable(all_threads=True)
     try:
         rclpy.init(args=None if args is None else list(args))
     except Exception as exc:  # noqa: BLE001 - unparsable --ros-args: one clear line
