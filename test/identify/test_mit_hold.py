@@ -448,3 +448,42 @@ def test_the_simulation_runs_the_motors_law_and_sags_as_it_does(
     # bench; DART's joint friction less of it: 0.0102 rad against the bench's 0.0092).
     assert held["law"] == pytest.approx(real, rel=0.15)
     assert abs(held["own"]) < 0.1 * sag
+
+
+def test_recorded_with_the_goals_as_written_a_late_motor_is_bounded_unasked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The delayed motor's recording with the goals as written (``sim-to-real
+    --record-goals``): ``identify``, not asked, measures the motor's own delay against
+    what it was sent (``motor_delay``, within a period of the truth's 7 ms, inside its
+    interval) and bounds the joint as ``--reply-phase unknown`` does, saying so: no
+    torque correction, the truth inside every interval (planted: corrected as if read at
+    the hold's end, as the test above shows the default does without the goals)."""
+    import yaml
+    from joint_state_mcap import write_run
+
+    from skel_ros.cli.main import main
+
+    truth = tmp_path / "truth.yaml"
+    truth.write_text("joints:\n  hinge: {" + ", ".join(f"{k}: {v}" for k, v in TRUTH.items())
+                     + f", delay: {DELAY}}}\n")
+    series = _readings(truth)
+    frames = [(series.times[0] + k * PERIOD, ["hinge"], [_excitation(k * PERIOD)[0]])
+              for k in range(round(DURATION / PERIOD))]
+    run = write_run(tmp_path / "run.mcap", series, frames, written=frames)
+    hardware = tmp_path / "pendulum_mit.yaml"
+    hardware.write_text(PENDULUM_MIT)
+    assert main(["identify", str(run), "--skel", str(PENDULUM), "--hardware-config",
+                 str(hardware), "--law-step", str(STEP), "-o", str(tmp_path / "out")]) == 0
+    joint = yaml.safe_load((tmp_path / "out" / "identified.yaml").read_text())["joints"][
+        "hinge"]
+    assert abs(joint["damping"]["value"] - TRUTH["damping"]) <= joint["damping"]["interval"]
+    assert "torque_correction" not in joint, joint
+    assert "hinge: the motor applies each command a delay after it came" in \
+        capsys.readouterr().out
+    servo = joint["servo"]
+    assert servo["motor_delay"] == pytest.approx(DELAY, abs=PERIOD), servo
+    low, high = servo["motor_delay_interval"]
+    assert low <= DELAY <= high, servo
+    for name, value in TRUTH.items():
+        item = joint[name]
+        assert abs(item["value"] - value) <= item["interval"], (name, joint)
