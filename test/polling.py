@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import IO
 
 
 def wait_until(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
@@ -35,3 +36,15 @@ def spin_until(executor: Any, done: Callable[[], bool], what: str, timeout: floa
         if check is not None:
             check()
         executor.spin_once(timeout_sec=step)
+
+
+def wait_for_line(stream: IO[str], text: str, lines: list[str]) -> None:
+    """Read ``stream`` until a line holds ``text`` (a process logs it once it runs).
+
+    Every line read is appended to ``lines``; the stream's end first: AssertionError.
+    """
+    for line in stream:
+        lines.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"the process ended before logging {text!r}:\n{''.join(lines)}")

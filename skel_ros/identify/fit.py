@@ -622,10 +622,10 @@ def _per_hold(samples: Samples, k: int, hold: HoldCorrection) -> tuple[Vector, .
     last_pos, last_vel = _cubic(stamps, q, v, stamps[own] - hold.law_step)
     constant = np.where(own >= 0, r[own] + kp * last_pos + kd * last_vel, np.nan)
     constant = _bridged(constant - kp * goal[:-1], writes[:-1]) + kp * goal[:-1]
-    p0, v0 = _cubic(stamps, q, v, frames[:-1])
-    p1, v1 = _cubic(stamps, q, v, frames[1:])
+    at_frames, speed_at_frames = _cubic(stamps, q, v, frames)
     per_hold = (constant - kp * _row_means(pos) - kd * _row_means(vel),
-                (p1 - p0) / length, (v1 - v0) / length, _row_means(np.sign(vel)))
+                np.diff(at_frames) / length, np.diff(speed_at_frames) / length,
+                _row_means(np.sign(vel)))
     return tuple(_grid_means(samples, frames, length, values) for values in per_hold)
 
 

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import pytest
+from polling import wait_for_line
 from service_call import spin_call
 
 if TYPE_CHECKING:
@@ -44,15 +45,6 @@ def _node(module: str, *params: str) -> list[str]:
     for p in params:
         args += ["-p", p]
     return args
-
-
-def _wait_for_line(stream: IO[str], text: str, lines: list[str]) -> None:
-    """Read ``stream`` until a line holds ``text`` (the node logs it once it runs)."""
-    for line in stream:
-        lines.append(line)
-        if text in line:
-            return
-    raise AssertionError(f"the process ended before logging {text!r}:\n{''.join(lines)}")
 
 
 def _finish(proc: subprocess.Popen[str], lines: list[str]) -> str:
@@ -118,7 +110,7 @@ def test_hardware_node_twice_interrupted_ends_cleanly_with_torque_off(
     lines: list[str] = []
     try:
         assert proc.stdout is not None
-        _wait_for_line(proc.stdout, "every bus connected", lines)
+        wait_for_line(proc.stdout, "every bus connected", lines)
         _enable()
         assert all(emulator.state(i).torque_enabled for i in ids)  # type: ignore[attr-defined]
         os.killpg(proc.pid, signal.SIGINT)
@@ -146,7 +138,7 @@ def test_launch_like_group_twice_interrupted_ends_cleanly(ros_env: dict[str, str
     try:
         for proc, ready, lines in procs.values():
             assert proc.stdout is not None
-            _wait_for_line(proc.stdout, ready, lines)
+            wait_for_line(proc.stdout, ready, lines)
         os.killpg(sim.pid, signal.SIGINT)
         time.sleep(GAP)
         for proc, _, _ in procs.values():

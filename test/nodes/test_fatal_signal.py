@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from polling import wait_for_line
 
 pytestmark = [pytest.mark.ros, pytest.mark.timeout(180)]
 
@@ -27,15 +28,10 @@ def test_an_aborted_node_prints_its_threads_stacks(ros_env: dict[str, str]) -> N
         [sys.executable, "-c", "from skel_ros.nodes.sim_node import main; main()",
          "--ros-args", "-p", f"skel_file:={ARM}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ros_env)
-    lines = []
+    lines: list[str] = []
     try:
         assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "simulating" in line:
-                break
-        else:
-            pytest.fail(f"the node ended before it ran:\n{''.join(lines)}")
+        wait_for_line(proc.stdout, "simulating", lines)
         proc.send_signal(signal.SIGABRT)
         rest, _ = proc.communicate(timeout=60)
     finally:

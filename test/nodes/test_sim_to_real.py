@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from polling import wait_for_line
 
 from skel_ros.resources import example, resolve
 
@@ -433,10 +434,7 @@ def test_ctrl_c_twice_stops_the_children(ros_env: dict[str, str], tmp_path: Path
     children: list[int] = []
     try:
         assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if moment in line:
-                break
+        wait_for_line(proc.stdout, moment, lines)
         children_file = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
         children = [int(p) for p in children_file.read_text().split()]
         assert len(children) >= 2, "".join(lines)  # the sim and hardware nodes (the player)
