@@ -12,7 +12,9 @@ Issue 29's verification. The bundled arm (``examples/arm.skel`` on
 Printed per joint and parameter: the identified value with its 95 % interval, what the
 real arm has (the truth's damping and friction; its armature plus the Dynamixel's rotor,
 which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
-percent, and whether the truth is inside the interval; the delay found against the
+percent, whether the truth is inside the interval, and "(loose)" where ``identify``
+says the recording tells the value only loosely (its interval beyond a quarter of it:
+:data:`skel_ros.identify.fit.LOOSE`); the delay found against the
 truth's, plus half a ``profile_time`` (a ramped goal's middle), plus the wait of the
 goals for the loop's cycle that wrote them (the player's 100 Hz stream is written by the
 loop's cycles, and with ``write_on_command: false`` any goal is): as ``identify``
@@ -321,8 +323,9 @@ def print_joints(found: dict, truth: dict, hardware: Path = HARDWARE) -> None:
             value, interval = item["value"], item["interval"]
             error = 100.0 * (value - real[name]) / real[name]
             inside = "yes" if abs(value - real[name]) <= interval else "NO"
+            loose = "  (loose)" if name in entry.get("loose", {}) else ""
             print(f"{joint:15} {name:9} {value:9.4g} +- {interval:<8.2g} {real[name]:9.4g} "
-                  f"{error:+6.1f}%  {inside}")
+                  f"{error:+6.1f}%  {inside}{loose}")
         servo = entry.get("servo", {})
         delay = truth.get(joint, {}).get("delay", 0.0)
         # Against goals held from one to the next (as identify fits a stream): a

@@ -9,6 +9,7 @@ report (docs/identify.md).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -638,8 +639,13 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
 
     for jf in fits:
         parts = []
+        loose = jf.loose
         for p in PARAMETERS:
-            if p in jf.intervals:
+            if p in loose:
+                parts.append(f"{p} {jf.values[p]:.4g} +- {jf.intervals[p]:.2g} (loose: "
+                             + (f"+-{100 * loose[p]:.0f} %)" if math.isfinite(loose[p])
+                                else "its interval from 0)"))
+            elif p in jf.intervals:
                 parts.append(f"{p} {jf.values[p]:.4g} +- {jf.intervals[p]:.2g}")
             else:
                 parts.append(f"{p} {jf.values[p]:.4g} (not identified: model's)")
@@ -661,3 +667,31 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
         before, after = held_rms[jf.joint]
         parts.append(f"held-out torque RMS {before:.3g} -> {after:.3g} N m")
         print(f"  {jf.joint}: " + ", ".join(parts))
+    _print_loose(fits)
+
+
+def _print_loose(fits: Sequence[JointFit]) -> None:
+    """Name the values the recording tells only loosely, and what would tell them closer.
+
+    Apart: those loose from the noise (more excitation or a longer recording narrows them)
+    and those loose from a bias bound their intervals hold (a servo's hold: its period).
+    """
+    from skel_ros.identify.fit import LOOSE
+    from skel_ros.identify.regressor import PARAMETERS
+
+    def named(*, noise: bool) -> str:
+        which = {p: [jf.joint for jf in fits
+                     if p in jf.loose and (p in jf.loose_from_noise) == noise]
+                 for p in PARAMETERS}
+        return "; ".join(f"{p} of {', '.join(joints)}" for p, joints in which.items() if joints)
+
+    head = f"note: loose (a 95 % interval wider than +-{100 * LOOSE:.0f} % of the value),"
+    if said := named(noise=True):
+        print(f"{head} from the noise: {said}. Written all the same. A recording that "
+              "excites them more tells them closer: an armature larger accelerations (bound "
+              "them higher in the hardware YAML before excite: docs/identify.md), a damping "
+              "or friction a wider range of speeds; a longer recording, every value")
+    if said := named(noise=False):
+        print(f"{head} from the phase of the servo's hold its intervals take in (notes in "
+              f"identified.yaml): {said}. Written all the same; no recording narrows that "
+              "bound, a shorter hold does (a faster control_rate)")

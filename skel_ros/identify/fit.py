@@ -38,7 +38,9 @@ are mostly noise: a drive's chatter, a load sensor). After
 solving, each fitted value gets a 95 % interval from the covariance
 ``s^2 (J^T J)^-1`` at the solution (``s^2`` the residual variance), widened for the
 residual's correlation (:func:`correlation_factor`; at least the low-pass's own: of ``n``
-filtered samples only about ``2 f_c T n`` are independent).
+filtered samples only about ``2 f_c T n`` are independent). A fitted value whose interval
+is wider than :data:`LOOSE` of it is told loosely (:attr:`JointFit.loose`): kept, and
+reported as such, not as a value the recording pins down.
 
 :func:`solve` is that check, fit and interval for any bounded linear problem: the
 payload's joint problem (:mod:`skel_ros.identify.payload`) uses it too.
@@ -95,6 +97,7 @@ __all__ = [
     "BARELY_MOVED",
     "FIT_SHARE",
     "IDENTIFIABLE",
+    "LOOSE",
     "HoldCorrection",
     "IdentifyError",
     "JointFit",
@@ -130,6 +133,12 @@ FIT_SHARE: Final = 0.7
 IDENTIFIABLE: Final = 1e-3
 """Singular values below this share of the largest mark a direction the data cannot see."""
 Z95: Final = 1.959964
+LOOSE: Final = 0.25
+"""A fitted value whose 95 % interval's half-width is more than this share of it is told
+loosely (:attr:`JointFit.loose`): one standard deviation beyond 12.8 % of it, the value
+is more likely than 4 in 10 to be more than 10 % off. On the physics bench's quadruped
+(2026-11-30) the armatures of a 60 s run at 4 rad/s^2 came with intervals of +-25 % to
++-256 % and errors of -41 to +68 %; at 16 rad/s^2, +-9 % to +-21 % and -6.1 to +8.1 %."""
 SERVO_R2: Final = 0.95
 """A servo fit explaining less of the torque's variance than this gives no delay."""
 DELAY_SPREAD: Final = 0.01
@@ -975,6 +984,8 @@ class JointFit:
         notes: what widened the intervals beyond the noise (:mod:`skel_ros.identify.
             hold_phase`).
         speed: rad/s (m/s), the mean speed of the fitted samples (NaN: none fitted).
+        bounds: parameter -> the bound on a bias its interval holds beyond the noise's
+            (:func:`~skel_ros.identify.hold_phase.widen_for_hold`).
     """
 
     joint: str
@@ -988,6 +999,33 @@ class JointFit:
     rms: float
     notes: list[str] = field(default_factory=list)
     speed: float = math.nan
+    bounds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def loose(self) -> dict[str, float]:
+        """What the recording tells only loosely: parameter -> half-width over value.
+
+        The fitted parameters whose interval is beyond :data:`LOOSE` of their value
+        (``inf`` for a value of 0).
+        """
+        return {name: _share(width, self.values[name])
+                for name, width in self.intervals.items()
+                if width > LOOSE * abs(self.values[name])}
+
+    @property
+    def loose_from_noise(self) -> set[str]:
+        """The :attr:`loose` parameters that are so from the noise.
+
+        Their interval is beyond :data:`LOOSE` without its bias bound too (:attr:`bounds`):
+        the noise's part, which more excitation narrows.
+        """
+        return {name for name in self.loose
+                if self.intervals[name] - self.bounds.get(name, 0.0)
+                > LOOSE * abs(self.values[name])}
+
+
+def _share(width: float, value: float) -> float:
+    return width / abs(value) if value else math.inf
 
 
 def mean_speed(y: Vector) -> float:

@@ -115,7 +115,7 @@ def widen_for_hold(fit: JointFit, hold: HoldCorrection, *, ramp: bool = False,
     friction = share * damping * fit.speed if math.isfinite(fit.speed) else 0.0
     bound = {"damping": damping, "armature": armature, "friction": friction}
     values, intervals, fixed = dict(fit.values), dict(fit.intervals), dict(fit.fixed)
-    notes = list(fit.notes)
+    notes, bounds = list(fit.notes), dict(fit.bounds)
     period = hold.period
     for name, extra in bound.items():
         if name not in intervals or extra <= 0.0:
@@ -129,10 +129,12 @@ def widen_for_hold(fit: JointFit, hold: HoldCorrection, *, ramp: bool = False,
             fixed[name] = why
         else:
             intervals[name] += extra
+            bounds[name] = bounds.get(name, 0.0) + extra
     notes.append(f"the reads' phase in the servo's {period * 1e3:g} ms hold: damping "
                  f"+-{damping:.2g}, armature +-{armature:.2g}, friction +-{friction:.2g}"
                  " added to the intervals")
-    return replace(fit, values=values, intervals=intervals, fixed=fixed, notes=notes)
+    return replace(fit, values=values, intervals=intervals, fixed=fixed, notes=notes,
+                   bounds=bounds)
 
 
 def not_its_servos_torque(fit: JointFit, r2: float, least: float) -> JointFit:

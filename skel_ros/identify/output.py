@@ -1,8 +1,9 @@
 """What ``skel-ros identify`` writes: identified.yaml, the fitted model, report.html.
 
 ``identified.yaml`` holds every identified value with its 95 % interval, the model's value
-it replaces, the parameters that could not be identified (and why), the delay and servo
-gains, and which values the written model file carries::
+it replaces, the parameters that could not be identified (and why), those the recording
+tells only loosely (:attr:`~skel_ros.identify.fit.JointFit.loose`; written all the same),
+the delay and servo gains, and which values the written model file carries::
 
     joints:
       elbow:
@@ -10,6 +11,8 @@ gains, and which values the written model file carries::
         damping:  {value: 0.071, interval: 0.004, model: 0.04, unit: N m s/rad}
         friction: {value: 0.041, interval: 0.002, model: 0.01, unit: N m}
         not_identified: {}
+        loose: {}              # a value told loosely: its interval's half-width over it,
+                               # where beyond a quarter (fit.LOOSE): {armature: 0.38}
         notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
         # fitted to the goals as written (sim-to-real --record-goals): write_wait, the
@@ -57,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
-from skel_ros.identify.fit import predicted
+from skel_ros.identify.fit import LOOSE, predicted
 from skel_ros.identify.regressor import PARAMETERS, UNITS
 from skel_ros.model.errors import FileLineError
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
@@ -183,6 +186,7 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                 item["interval"] = _round(f.intervals[p])
             entry[p] = item
         entry["not_identified"] = dict(f.fixed)
+        entry["loose"] = {p: _round(share) for p, share in f.loose.items()}
         if f.notes:  # what widened the intervals beyond the noise (hold_phase)
             entry["notes"] = list(f.notes)
         entry["condition_number"] = _round(f.condition)
@@ -501,8 +505,11 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
         images.append((f.joint, base64.b64encode(path.read_bytes()).decode("ascii")))
         path.unlink()
         servo = servos.get(f.joint)
+        loose = f.loose
         cells = [f.joint] + [
-            (f"{f.values[p]:.4g} &plusmn; {f.intervals[p]:.2g}" if p in f.intervals
+            (f"{f.values[p]:.4g} &plusmn; {f.intervals[p]:.2g}" + (" (loose)" if p in loose
+                                                                  else "")
+             if p in f.intervals
              else f"{f.values[p]:.4g} (model's: {html.escape(f.fixed.get(p, ''))})")
             for p in PARAMETERS]
         law = (laws or {}).get(f.joint)
@@ -524,7 +531,8 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
             "</title><style>body{font-family:sans-serif;max-width:60em;margin:auto}"
             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
             "img{max-width:100%}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p>Values with 95 % intervals; the held-out part of "
+            f"<h1>{html.escape(title)}</h1><p>Values with 95 % intervals (loose: an interval "
+            f"wider than {100 * LOOSE:.0f} % of the value); the held-out part of "
             "each recording was not fitted.</p>"
             f"<table><tr>{head}</tr>{body}</table>{plots}</body></html>\n")
     path = out_dir / "report.html"

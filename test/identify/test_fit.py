@@ -23,6 +23,8 @@ from skel_ros.cli.main import main
 from skel_ros.hardware.dynamixel.control_table import MODELS
 from skel_ros.identify import design_excitation
 from skel_ros.identify import fit as f
+from skel_ros.identify.hold_phase import widen_for_hold
+from skel_ros.identify.output import identified_document
 from skel_ros.identify.payload import PayloadFit
 from skel_ros.identify.regressor import PARAMETERS
 from skel_ros.model import load_model
@@ -154,6 +156,66 @@ def test_readings_that_are_mostly_noise_give_no_values() -> None:
     assert set(jf.fixed) == set(PARAMETERS)
     assert "mostly noise" in jf.fixed["damping"]
     assert jf.values == model["j"]
+
+
+def _swing(rate: float, seed: int) -> f.JointFit:
+    """A joint swung at ``rate`` rad/s (0.8 rad/s peak), its torque with 0.02 N m noise."""
+    n = 3000
+    t = np.arange(n) * 0.02
+    qd, qdd = 0.8 * np.sin(rate * t), 0.8 * rate * np.cos(rate * t)
+    tau = (0.004 * qdd + 0.1 * qd + 0.02 * np.sign(qd)
+           + np.random.default_rng(seed).normal(0.0, 0.02, n))
+    part = _samples(qd, qdd, tau)
+    model = {"j": {"armature": 0.0, "damping": 0.05, "friction": 0.01}}
+    (jf,) = f.fit_joints([part], [part.lowpass(tau.reshape(n, 1))], model)
+    return jf
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_value_the_recording_tells_only_loosely_is_said_to_be(seed: int) -> None:
+    # Swung slowly (0.32 rad/s^2 at most) the armature's torque is a fraction of the
+    # noise: its value is given with an interval as wide as itself, and called loose.
+    slow = _swing(0.4, seed)
+    assert set(slow.loose) == slow.loose_from_noise == {"armature"}, slow.intervals
+    assert slow.loose["armature"] > f.LOOSE
+    assert slow.fixed == {}  # given all the same (the model files carry it)
+    entry = identified_document([slow], {}, sources=["r.mcap"], model_file=Path("m.skel"),
+                                note="", held_out={})["joints"]["j"]
+    assert entry["loose"] == {"armature": pytest.approx(slow.loose["armature"], rel=1e-5)}
+    # Swung fast (4.8 rad/s^2), the same joint is told to a few percent: nothing loose.
+    fast = _swing(6.0, seed)
+    assert fast.loose == {}, fast.intervals
+    assert all(abs(fast.values[p] - v) <= 0.1 * v
+               for p, v in zip(PARAMETERS, (0.004, 0.1, 0.02), strict=True))
+
+
+def test_a_value_loose_from_a_servos_hold_is_told_from_one_loose_from_the_noise() -> None:
+    fast = _swing(6.0, 0)
+    # A bus servo's hold of 5 ms at kp 20: +-0.05 on the damping's interval, a bias bound.
+    bounded = widen_for_hold(fast, f.HoldCorrection(20.0, 0.0, 1.0, 0.005, 0.0))
+    assert "damping" in bounded.loose
+    assert "damping" not in bounded.loose_from_noise
+    assert bounded.bounds["damping"] == pytest.approx(20.0 * 0.005 / 2)
+
+
+def test_the_command_names_the_loose_values_and_what_tells_them_closer(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The bundled 20 s recording of the emulated arm: its XM430s' 5 ms hold leaves the
+    # dampings +-0.05 open (a bias bound), and 20 s leave the frictions loose from noise.
+    assert main(["identify", str(DATA / "arm_excite20_truth.mcap"), "--skel", str(ARM),
+                 "--hardware-config", str(HARDWARE), "-o", str(tmp_path)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("note: loose")]
+    doc = yaml.safe_load((tmp_path / "identified.yaml").read_text())["joints"]
+    assert "damping" in doc["shoulder_yaw"]["loose"]
+    assert "friction" in doc["shoulder_yaw"]["loose"]
+    noise = next(ln for ln in lines if "from the noise" in ln)
+    hold = next(ln for ln in lines if "from the phase of the servo's hold" in ln)
+    assert "friction of shoulder_yaw" in noise
+    assert "damping of shoulder_yaw" in hold
+    assert "bound them higher in the hardware YAML" in noise
+    assert "control_rate" in hold
+    report = (tmp_path / "report.html").read_text()
+    assert "(loose)" in report
 
 
 @pytest.fixture(scope="module")
