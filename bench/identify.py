@@ -13,7 +13,7 @@ Printed per joint and parameter: the identified value with its 95 % interval, wh
 real arm has (the truth's damping and friction; its armature plus the Dynamixel's rotor,
 which the bench adds to every joint: :mod:`skel_ros.physical.servo_law`), the error in
 percent, whether the truth is inside the interval, and "(loose)" where ``identify``
-says the recording tells the value only loosely (its interval beyond a quarter of it:
+says the recording tells the value only loosely (its interval beyond +-10 % of it:
 :data:`skel_ros.identify.fit.LOOSE`); the delay found against the
 truth's, plus half a ``profile_time`` (a ramped goal's middle), plus the wait of the
 goals for the loop's cycle that wrote them (the player's 100 Hz stream is written by the

@@ -667,10 +667,10 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
         before, after = held_rms[jf.joint]
         parts.append(f"held-out torque RMS {before:.3g} -> {after:.3g} N m")
         print(f"  {jf.joint}: " + ", ".join(parts))
-    _print_loose(fits)
+    print_loose(fits)
 
 
-def _print_loose(fits: Sequence[JointFit]) -> None:
+def print_loose(fits: Sequence[JointFit]) -> None:
     """Name the values the recording tells only loosely, and what would tell them closer.
 
     Apart: those loose from the noise (more excitation or a longer recording narrows them)

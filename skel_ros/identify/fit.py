@@ -133,12 +133,12 @@ FIT_SHARE: Final = 0.7
 IDENTIFIABLE: Final = 1e-3
 """Singular values below this share of the largest mark a direction the data cannot see."""
 Z95: Final = 1.959964
-LOOSE: Final = 0.25
+LOOSE: Final = 0.1
 """A fitted value whose 95 % interval's half-width is more than this share of it is told
-loosely (:attr:`JointFit.loose`): one standard deviation beyond 12.8 % of it, the value
-is more likely than 4 in 10 to be more than 10 % off. On the physics bench's quadruped
-(2026-11-30) the armatures of a 60 s run at 4 rad/s^2 came with intervals of +-25 % to
-+-256 % and errors of -41 to +68 %; at 16 rad/s^2, +-9 % to +-21 % and -6.1 to +8.1 %."""
+loosely (:attr:`JointFit.loose`): the recording does not pin it within +-10 %, the
+precision identification aims at. On the physics bench's quadruped (2026-11-30) the
+armatures of a 60 s run at 4 rad/s^2 came with intervals of +-25 % to +-256 % and errors
+of -41 to +68 %; at 16 rad/s^2, +-9 % to +-21 % and -6.1 to +8.1 %."""
 SERVO_R2: Final = 0.95
 """A servo fit explaining less of the torque's variance than this gives no delay."""
 DELAY_SPREAD: Final = 0.01

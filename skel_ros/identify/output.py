@@ -12,7 +12,7 @@ the delay and servo gains, and which values the written model file carries::
         friction: {value: 0.041, interval: 0.002, model: 0.01, unit: N m}
         not_identified: {}
         loose: {}              # a value told loosely: its interval's half-width over it,
-                               # where beyond a quarter (fit.LOOSE): {armature: 0.38}
+                               # where beyond 0.1 (fit.LOOSE): {armature: 0.38}
         notes: [...]           # a bus servo's joint: its hold's bound, in the intervals
         servo: {delay: 0.012, delay_interval: [0.009, 0.015], kp: 19.1, kd: 0.33}
         # fitted to the goals as written (sim-to-real --record-goals): write_wait, the
