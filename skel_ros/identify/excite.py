@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from skel_ros.identify.regressor import condition_number, joint_regressor, moving
+from skel_ros.identify.regressor import STILL_SPEED, condition_number, joint_regressor, moving
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -48,6 +48,7 @@ this fast (per s) or with this acceleration (per s^2)."""
 _GRID_PER_PERIOD: Final = 40  # samples per period of the highest harmonic (design, checks)
 _RESTARTS: Final = 2
 _MAX_EVALUATIONS: Final = 400
+_NO_RATING: Final = math.log(1e12)  # the cost of a condition number of 1e12 or more
 
 
 class ExcitationError(ValueError):
@@ -295,6 +296,11 @@ def _rated(a: Vector, b: Vector, omega: float, sample_rate: float) -> Vector:
     return joint_regressor(qd[keep], qdd[keep])
 
 
+def _peak_speed(a: Vector, b: Vector, omega: float) -> float:
+    t = np.linspace(0.0, 2.0 * math.pi / omega, _GRID_PER_PERIOD * a.size + 1)
+    return float(np.max(np.abs(_series(a, b, omega, t)[1])))
+
+
 def _regressor(joint: JointExcitation, sample_rate: float) -> Vector:
     return _rated(joint.a, joint.b, joint.omega, sample_rate)
 
@@ -319,8 +325,13 @@ def _design_joint(limits: LimitSet, name: str, centre: float, omega: float, harm
     def cost(x: Vector) -> float:
         a, b = scaled(x)
         if not np.any(a) and not np.any(b):
-            return 1e12
-        return math.log(min(condition_number(_rated(a, b, omega, sample_rate)), 1e12))
+            return _NO_RATING + 1.0
+        rated = _rated(a, b, omega, sample_rate)
+        if rated.shape[0] < 2 * rated.shape[1]:
+            # Too few samples fast enough to count: faster first (a short slide, a
+            # finger, may reach STILL_SPEED only with its upper harmonics).
+            return _NO_RATING + 1.0 - min(_peak_speed(a, b, omega) / STILL_SPEED, 1.0)
+        return math.log(min(condition_number(rated), 1e12))
 
     best = (math.inf, np.zeros(2 * (harmonics - 1)))
     for _ in range(_RESTARTS):

@@ -109,3 +109,27 @@ def test_the_command_writes_the_file_and_prints_the_condition_number(
     assert np.abs(qd[:, trajectory.joint_names.index("wrist")]).max() <= 0.8 * 4.0 + 1e-6
     assert main(["excite", "--skel", str(ARM), "-o", str(out), "--pose", "elbow"]) == 1
     assert "expected JOINT=VALUE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_short_slide_is_moved_fast_enough_to_count(seed: int) -> None:
+    """A gripper's finger (4 cm of travel, 0.1 m/s) reaches the speed identify counts from.
+
+    Identify leaves out samples slower than STILL_SPEED (a Coulomb friction's sign says
+    nothing there); the finger reaches it only with its upper harmonics. Before, every
+    random start of the design was that slow, rated alike (no samples), and the finger
+    came out with a condition number of infinity: nothing to identify it from.
+    """
+    from skel_ros.identify.regressor import STILL_SPEED
+
+    world = load_model(REPO / "examples" / "gripper_arm.urdf")
+    skel = next(s for s in world.skeletons if s.num_dofs)
+    limits = LimitSet.from_skeleton(skel)
+    excitation = design_excitation(limits, duration=20.0, seed=seed, joints=["finger_left"])
+    (finger,) = excitation.joints
+    assert math.isfinite(finger.condition)
+    t = np.linspace(0.0, excitation.duration, 20001)
+    _, qd, _ = finger.sample(t)
+    assert np.mean(np.abs(qd) >= STILL_SPEED) > 0.05  # 20 s at 50 Hz: 50 samples or more
+    trajectory = parse_trajectory_yaml(trajectory_yaml(excitation), "excite.yaml")
+    check_limits(trajectory, model_limits(world))
