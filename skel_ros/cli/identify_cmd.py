@@ -9,7 +9,6 @@ report (docs/identify.md).
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -643,8 +642,8 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
         for p in PARAMETERS:
             if p in loose:
                 parts.append(f"{p} {jf.values[p]:.4g} +- {jf.intervals[p]:.2g} (loose: "
-                             + (f"+-{100 * loose[p]:.0f} %)" if math.isfinite(loose[p])
-                                else "its interval from 0)"))
+                             + (f"+-{100 * loose[p]:.0f} %)" if loose[p] < 1.0
+                                else "its interval reaches 0)"))
             elif p in jf.intervals:
                 parts.append(f"{p} {jf.values[p]:.4g} +- {jf.intervals[p]:.2g}")
             else:

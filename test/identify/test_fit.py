@@ -208,6 +208,19 @@ def test_a_value_loose_from_a_servos_hold_is_told_from_one_loose_from_the_noise(
     assert "control_rate" in hold
 
 
+def test_a_loose_value_whose_interval_reaches_zero_is_said_so_not_as_a_share(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from skel_ros.cli.identify_cmd import _print_summary
+
+    fit = replace(_swing(6.0, 0), values={"armature": 0.004, "damping": 1.45e-15,
+                                          "friction": 0.02})
+    fit = replace(fit, intervals={**fit.intervals, "damping": 41.0})
+    _print_summary([fit], {}, {}, {"j": (1.0, 0.5)})
+    out = capsys.readouterr().out
+    assert "damping 1.45e-15 +- 41 (loose: its interval reaches 0)" in out
+    assert "%" not in out.split("damping")[1].split(",")[0]  # no share of a zero value
+
+
 def test_the_command_names_the_loose_values_and_what_tells_them_closer(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The bundled 20 s recording of the emulated arm: too short to tell its values to
