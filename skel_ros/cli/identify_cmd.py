@@ -19,7 +19,7 @@ from skel_ros.cli.paths import input_file
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from skel_ros.analysis.series import JointSeries
     from skel_ros.hardware.config import HardwareConfig
@@ -302,7 +302,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         document = identified_document(fits, servos, sources=args.recordings,
                                        model_file=model_path, note=note, held_out=held_rms,
                                        mjcf=(mjcf_path, mjcf_why), payload=payload,
-                                       holds=holds, laws=laws)
+                                       holds=holds, laws=laws, slides=dynamics.slides)
         (out / "identified.yaml").write_text(dump(document), encoding="utf-8")
         write_report(out, fits, servos, laws, held=held_parts[0], excess=held_excess[0],
                      title=f"Identified: {Path(args.skel).name}",
@@ -311,7 +311,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         print(f"error: cannot write to {out}: {exc}", file=sys.stderr)
         return 1
     _print_holds(holds, bounded)
-    _print_summary(fits, servos, laws, held_rms)
+    _print_summary(fits, servos, laws, held_rms, dynamics.slides)
     if payload is not None:
         _print_payload(payload)
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
@@ -633,7 +633,8 @@ def _print_payload(payload: Any) -> None:  # noqa: ANN401 - a PayloadFit (import
 
 
 def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any],
-                   held_rms: dict[str, tuple[float, float]]) -> None:
+                   held_rms: dict[str, tuple[float, float]], slides: Collection[str] = ()
+                   ) -> None:
     from skel_ros.identify.regressor import PARAMETERS
 
     for jf in fits:
@@ -664,7 +665,8 @@ def _print_summary(fits: list[Any], servos: dict[str, Any], laws: dict[str, Any]
                          + (f" (with the goals' {servo.wait * 1e3:.1f} ms wait for their"
                             " write)" if servo.wait else ""))
         before, after = held_rms[jf.joint]
-        parts.append(f"held-out torque RMS {before:.3g} -> {after:.3g} N m")
+        parts.append(f"held-out {'force' if jf.joint in slides else 'torque'} RMS "
+                     f"{before:.3g} -> {after:.3g} {'N' if jf.joint in slides else 'N m'}")
         print(f"  {jf.joint}: " + ", ".join(parts))
     print_loose(fits)
 

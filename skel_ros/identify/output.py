@@ -61,7 +61,7 @@ import numpy as np
 import yaml
 
 from skel_ros.identify.fit import LOOSE, predicted
-from skel_ros.identify.regressor import PARAMETERS, UNITS
+from skel_ros.identify.regressor import PARAMETERS, SLIDE_UNITS, UNITS
 from skel_ros.model.errors import FileLineError
 from skel_ros.model.yamlread import YamlLineError, key_line, load_yaml_lines
 from skel_ros.sim.gains import SimGains
@@ -166,8 +166,12 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
                         mjcf: tuple[Path | None, str] | None = None,
                         payload: PayloadFit | None = None,
                         holds: Mapping[str, HoldCorrection] | None = None,
-                        laws: Mapping[str, MotorLaw] | None = None) -> dict[str, Any]:
+                        laws: Mapping[str, MotorLaw] | None = None,
+                        slides: Collection[str] = ()) -> dict[str, Any]:
     """The content of identified.yaml (module docstring).
+
+    ``slides``: the joints that slide, whose values are in kg, N s/m and N
+    (:data:`~skel_ros.identify.regressor.SLIDE_UNITS`).
 
     ``mjcf``: :func:`write_mjcf_model`'s result; ``payload``: the identified payload;
     ``holds``: the joints whose torque readings were corrected for their MIT motor's hold
@@ -181,7 +185,7 @@ def identified_document(fits: Sequence[JointFit], servos: Mapping[str, ServoFit 
         entry: dict[str, Any] = {}
         for p in PARAMETERS:
             item: dict[str, Any] = {"value": _round(f.values[p]), "model": _round(f.model[p]),
-                                    "unit": UNITS[p]}
+                                    "unit": (SLIDE_UNITS if f.joint in slides else UNITS)[p]}
             if p in f.intervals:
                 item["interval"] = _round(f.intervals[p])
             entry[p] = item
@@ -522,7 +526,8 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
                          + (" (not identified)" if servo.problem else ""))
         cells.append(f"{_rms(measured - before):.3g} &rarr; {_rms(measured - after):.3g}")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("joint", *(f"{p} ({UNITS[p]})" for p in PARAMETERS),
+    head = "".join(f"<th>{h}</th>" for h in ("joint", *(f"{p} ({UNITS[p]}; a slide: "
+                                                         f"{SLIDE_UNITS[p]})" for p in PARAMETERS),
                                              "delay (ms)", "held-out RMS, N m"))
     body = "\n".join(rows)
     plots = "\n".join(f"<h2>{html.escape(j)}</h2><img alt='{html.escape(j)}' "

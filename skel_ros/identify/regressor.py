@@ -20,7 +20,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["PARAMETERS", "STILL_SPEED", "UNITS", "condition_number", "joint_regressor", "moving"]
+__all__ = ["PARAMETERS", "SLIDE_UNITS", "STILL_SPEED", "UNITS", "condition_number",
+           "joint_regressor", "moving"]
 
 Vector = npt.NDArray[np.float64]
 
@@ -28,6 +29,9 @@ PARAMETERS: Final = ("armature", "damping", "friction")
 """The per-joint parameters, in the regressor's column order."""
 UNITS: Final = {"armature": "kg m^2", "damping": "N m s/rad", "friction": "N m",
                 "delay": "s", "mass": "kg"}
+"""The units of each identified quantity (a hinge joint's parameters)."""
+SLIDE_UNITS: Final = {"armature": "kg", "damping": "N s/m", "friction": "N"}
+"""A slide joint's parameters' units (its motion in m, its effort in N)."""
 STILL_SPEED: Final = 0.05
 """rad/s (m/s): samples slower than this are not used (module docstring)."""
 

@@ -81,16 +81,20 @@ class RigidDynamics:
         skel = world.skeleton(skeleton)
         self._world, self._skeleton = world, skeleton
         self.names: tuple[str, ...] = tuple(d.name for d in skel.dofs)
-        addresses = {}
+        addresses, slides = {}, set()
         for joint in export.joints:
             if joint.skeleton != skeleton:
                 continue
             if joint.kind in {"hinge", "slide"}:
                 jid = mujoco.mj_name2id(self._model, mujoco.mjtObj.mjOBJ_JOINT, joint.name)
-                addresses[skel.dofs[joint.dofs[0]].name] = (
-                    int(self._model.jnt_qposadr[jid]), int(self._model.jnt_dofadr[jid]),
-                    float(joint.scale))
+                name = skel.dofs[joint.dofs[0]].name
+                addresses[name] = (int(self._model.jnt_qposadr[jid]),
+                                   int(self._model.jnt_dofadr[jid]), float(joint.scale))
+                if joint.kind == "slide":
+                    slides.add(name)
         self._addresses = addresses
+        self.slides: frozenset[str] = frozenset(slides)
+        """The DOFs that slide (their motion in m, their effort in N)."""
 
     def with_point_mass(self, body: str, mass: float, at: Sequence[float]) -> RigidDynamics:
         """The same model with a point mass ``mass`` (kg) fixed at ``at`` (m, ``body``'s frame).

@@ -221,6 +221,23 @@ def test_a_loose_value_whose_interval_reaches_zero_is_said_so_not_as_a_share(
     assert "%" not in out.split("damping")[1].split(",")[0]  # no share of a zero value
 
 
+def test_a_slide_joints_values_are_written_in_its_own_units(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from skel_ros.cli.identify_cmd import _print_summary
+
+    world = load_model(REPO / "examples" / "gripper_arm.urdf")
+    dynamics = RigidDynamics(world, next(s for s in world.skeletons if s.num_dofs).name)
+    assert dynamics.slides == {"finger_left", "finger_right"}
+    fit = _swing(6.0, 0)
+    units = {name: identified_document(
+        [fit], {}, sources=["r.mcap"], model_file=Path("m.urdf"), note="", held_out={},
+        slides=slides)["joints"]["j"] for name, slides in (("hinge", ()), ("slide", {"j"}))}
+    assert [units["slide"][p]["unit"] for p in PARAMETERS] == ["kg", "N s/m", "N"]
+    assert [units["hinge"][p]["unit"] for p in PARAMETERS] == ["kg m^2", "N m s/rad", "N m"]
+    _print_summary([fit], {}, {}, {"j": (1.0, 0.5)}, {"j"})
+    assert "held-out force RMS 1 -> 0.5 N" in capsys.readouterr().out
+
+
 def test_the_command_names_the_loose_values_and_what_tells_them_closer(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The bundled 20 s recording of the emulated arm: too short to tell its values to
