@@ -253,6 +253,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
         if skipped:
             print(f"note: not identified (only hinge and slide joints are): "
                   f"{', '.join(skipped)}")
+        _print_carried(skel, joints)
         read_parts, spreads, drivens = [], [], []
         for path in args.recordings:
             streams = read_recording(path, followers=model_followers(world), goals=True)
@@ -317,6 +318,19 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
     written = _print_files(out, model_path, note, (mjcf_path, mjcf_why))
     print(f"wrote {written} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def _print_carried(skel: Skeleton, joints: Sequence[str]) -> None:
+    """Name the mimic followers whose load the fit gives their leader's motor."""
+    from skel_ros.model.types import FollowerDrive
+
+    carried = [f"{d.name} (with {d.mimic.leader})" for d in skel.dofs
+               if d.mimic is not None and d.mimic.drive is FollowerDrive.COUPLED
+               and d.name not in joints and d.mimic.leader in joints]
+    if carried:
+        print(f"note: {', '.join(carried)}: a mimic follower moved by its leader's motor; "
+              "its links, damping and friction as the model has them are counted in the "
+              "leader's torque, and its own values are not identified")
 
 
 def _note_stamps(source: str, measured: JointSeries, joints: Sequence[str]) -> None:

@@ -7,6 +7,13 @@ model's damping, friction and limits taken out and every constraint off, so what
 is the links' own dynamics, the same in either engine. ``mujoco`` is imported when a
 :class:`RigidDynamics` is built.
 
+A mimic follower (:mod:`skel_ros.model.mimic`) not among the DOFs given moves with its
+leader (``multiplier * leader + offset``); one without an actuator of its own (a gear, a
+rack, a linkage: :attr:`~skel_ros.model.types.FollowerDrive.COUPLED`) is moved by its
+leader's motor, which then gives, by virtual work, ``multiplier`` times what the follower
+needs: its links' torque, its damping and its Coulomb friction as the model has them
+(the follower's own values are not identified: they cannot be told from the leader's).
+
 :meth:`RigidDynamics.with_point_mass` gives the same model with a point mass fixed to a
 body (a payload): inverse dynamics is linear in each body's mass, first moment and
 inertia, so differences of such models are the columns of a payload's regressor
@@ -16,11 +23,14 @@ inertia, so differences of such models are the columns of a payload's regressor
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+from skel_ros.model.mimic import couplings
+from skel_ros.model.types import FollowerDrive
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -95,6 +105,11 @@ class RigidDynamics:
         self._addresses = addresses
         self.slides: frozenset[str] = frozenset(slides)
         """The DOFs that slide (their motion in m, their effort in N)."""
+        self._followers = [_Follower(d.name, m.leader, m.multiplier, m.offset,
+                                     m.drive is FollowerDrive.COUPLED, d.damping,
+                                     d.coulomb_friction)
+                           for d, m in couplings(skel)
+                           if d.name in addresses and m.leader in addresses]
 
     def with_point_mass(self, body: str, mass: float, at: Sequence[float]) -> RigidDynamics:
         """The same model with a point mass ``mass`` (kg) fixed at ``at`` (m, ``body``'s frame).
@@ -136,7 +151,13 @@ class RigidDynamics:
             raise DynamicsError(f"no inverse dynamics for {', '.join(map(repr, missing))}: "
                                 "only hinge and slide DOFs are identified")
         model, data, mujoco = self._model, self._data, self._mujoco
-        adr = [self._addresses[n] for n in names]
+        # The followers of named leaders that are not named themselves move with them.
+        moved = [f for f in self._followers if f.leader in names and f.name not in names]
+        lead = np.array([list(names).index(f.leader) for f in moved], dtype=np.intp)
+        gain = np.array([f.multiplier for f in moved])
+        offset = np.array([f.offset for f in moved])
+        carried = np.array([f.carried for f in moved], dtype=bool)
+        adr = [self._addresses[n] for n in [*names, *(f.name for f in moved)]]
         qadr = np.array([a[0] for a in adr], dtype=np.intp)
         dadr = np.array([a[1] for a in adr], dtype=np.intp)
         scale = np.array([a[2] for a in adr])
@@ -145,9 +166,29 @@ class RigidDynamics:
         data.qvel[:] = 0.0
         data.qacc[:] = 0.0
         for k in range(q.shape[0]):
-            data.qpos[qadr] = q[k] * scale
-            data.qvel[dadr] = qd[k] * scale
-            data.qacc[dadr] = qdd[k] * scale
+            data.qpos[qadr] = np.concatenate([q[k], gain * q[k, lead] + offset]) * scale
+            data.qvel[dadr] = np.concatenate([qd[k], gain * qd[k, lead]]) * scale
+            data.qacc[dadr] = np.concatenate([qdd[k], gain * qdd[k, lead]]) * scale
             mujoco.mj_inverse(model, data)
-            out[k] = data.qfrc_inverse[dadr] * scale
+            torque = data.qfrc_inverse[dadr] * scale
+            out[k] = torque[:len(names)]
+            if carried.any():
+                speed = gain * qd[k, lead]
+                need = (torque[len(names):]
+                        + np.array([f.damping for f in moved]) * speed
+                        + np.array([f.friction for f in moved]) * np.sign(speed))
+                np.add.at(out[k], lead[carried], (gain * need)[carried])
         return out
+
+
+@dataclass(frozen=True)
+class _Follower:
+    """A mimic follower as :meth:`RigidDynamics.torques` moves it (module docstring)."""
+
+    name: str
+    leader: str
+    multiplier: float
+    offset: float
+    carried: bool  # moved by its leader's motor (no actuator of its own)
+    damping: float
+    friction: float

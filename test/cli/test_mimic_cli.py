@@ -1,14 +1,19 @@
-"""Followers (mimic joints) in what commands write: the ros2_control tag, init-hardware."""
+"""Followers (mimic joints) in what commands write and say: the ros2_control tag,
+init-hardware, identify."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from skel_ros.cli.main import main
 from skel_ros.model import load_model, world_to_urdf
 from skel_ros.ros2_control import ros2_control_urdf
+
+if TYPE_CHECKING:
+    import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,3 +55,15 @@ def test_init_hardware_maps_independent_joints_unless_asked(tmp_path: Path) -> N
     assert main(["init-hardware", model, "--protocol", "dynamixel", "-o", str(out),
                  "--include-followers"]) == 0
     assert "\n  finger_right:" in out.read_text()
+
+
+def test_identify_says_whose_load_a_follower_is(capsys: pytest.CaptureFixture[str]) -> None:
+    from skel_ros.cli.identify_cmd import _print_carried
+
+    skel = next(s for s in load_model(REPO / "examples" / "gripper_arm.urdf").skeletons
+                if s.num_dofs)
+    _print_carried(skel, ("shoulder", "elbow", "finger_left"))
+    out = capsys.readouterr().out
+    assert out.startswith("note: finger_right (with finger_left): a mimic follower moved by")
+    _print_carried(skel, ("shoulder", "elbow"))  # its leader not identified: nothing said
+    assert capsys.readouterr().out == ""
