@@ -528,7 +528,7 @@ def write_report(out_dir: Path, fits: Sequence[JointFit], servos: Mapping[str, S
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("joint", *(f"{p} ({UNITS[p]}; a slide: "
                                                          f"{SLIDE_UNITS[p]})" for p in PARAMETERS),
-                                             "delay (ms)", "held-out RMS, N m"))
+                                             "delay (ms)", "held-out RMS, N m (a slide: N)"))
     body = "\n".join(rows)
     plots = "\n".join(f"<h2>{html.escape(j)}</h2><img alt='{html.escape(j)}' "
                       f"src='data:image/png;base64,{d}'>" for j, d in images)
