@@ -265,7 +265,7 @@ def _physics_bench(args: argparse.Namespace) -> tuple[Any, dict[str, float]] | N
     if coupled:
         print(f"error: physics emulation: {coupled}", file=sys.stderr)
         return None
-    return config, {d.name: d.initial_position for d in bound.skeleton.dofs}
+    return config, bound.emulated_start()
 
 
 def _cmd_clear_faults(args: argparse.Namespace) -> int:

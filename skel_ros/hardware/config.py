@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from skel_ros.model.types import Array, Mimic, Skeleton, World
 
 __all__ = [
+    "START_INSIDE",
     "BoundConfig",
     "HardwareConfig",
     "JointMapping",
@@ -462,6 +463,11 @@ class HardwareConfig:
         return limits
 
 
+START_INSIDE: Final = 0.02
+"""The share of its range inside its nearer limit an emulated joint starts at, when the
+model's initial position is outside its limits (:meth:`BoundConfig.emulated_start`)."""
+
+
 @dataclass(frozen=True, eq=False)
 class BoundConfig:
     """A configuration checked against a skeleton.
@@ -486,6 +492,23 @@ class BoundConfig:
     unmapped: tuple[str, ...]
     couplings: tuple[tuple[str, Mimic], ...] = ()
     derived: tuple[str, ...] = ()
+
+    def emulated_start(self) -> dict[str, float]:
+        """DOF -> where emulated actuators start: the model's initial position, inside limits.
+
+        A real joint is never past its stops, and the node refuses to enable one outside
+        its limits. A model may start one there (a URDF has no initial positions: every
+        joint at 0, where the Panda's fourth joint, limited to [-3.07, -0.07], cannot
+        be): it starts :data:`START_INSIDE` of its range inside the nearer limit instead.
+        """
+        start = {}
+        for d in self.skeleton.dofs:
+            lower, upper = self.limits[d.name].bounds(LimitKind.POSITION)
+            inside = START_INSIDE * (upper - lower) if math.isfinite(upper - lower) else 0.0
+            start[d.name] = (lower + inside if d.initial_position < lower
+                             else upper - inside if d.initial_position > upper
+                             else d.initial_position)
+        return start
 
     @property
     def reported(self) -> tuple[str, ...]:

@@ -626,6 +626,9 @@ class HardwareNode(LifecycleNode):
                          physics: dict[str, Any] | None) -> Any:  # noqa: ANN401
         """Start each bus's emulator (actuators at the model's initial positions).
 
+        Each joint starts inside its limits
+        (:meth:`~skel_ros.hardware.config.BoundConfig.emulated_start`).
+
         With ``physics`` (the ``physics`` option but its joints), the physics-backed ones:
         the buses move one world of the robot (:mod:`skel_ros.physical.host`), unless
         buses of worlds apart are coupled (refused, before any starts); the log says
@@ -635,7 +638,7 @@ class HardwareNode(LifecycleNode):
         from skel_ros.physical.host import emulator_places
         from skel_ros.physical.option import emulator_options
 
-        initial = {d.name: d.initial_position for d in bound.skeleton.dofs}
+        initial = bound.emulated_start()
         buses = [(spec, config.joints_on(spec.name)) for spec in config.buses]
         buses = [(spec, maps) for spec, maps in buses if maps]
         worlds = None if physics is None else _physics_worlds(bound, buses)

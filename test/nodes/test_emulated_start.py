@@ -1,0 +1,99 @@
+"""Emulated actuators start a joint inside its limits, where a real one always is.
+
+A URDF has no initial positions: every joint starts at 0, which a joint limited to
+[-3.0, -0.07] (the Panda's fourth) cannot reach on a real robot. The emulated robot starts
+it just inside the nearer limit (``BoundConfig.emulated_start``), so the hardware node
+enables; before, it refused ("outside its limits") and the physics bench could not run
+such a robot at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from polling import spin_until
+from service_call import spin_call
+
+from skel_ros.cli.main import main
+from skel_ros.hardware.config import START_INSIDE, load_hardware_config
+from skel_ros.model import load_model
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("skel_ros.hardware.dynamixel")
+
+LOWER, UPPER = -3.0, -0.07
+URDF = f"""<robot name="bent">
+  <link name="world"/>
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"
+    ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="base_joint" type="fixed"><parent link="world"/><child link="base"/></joint>
+  <link name="forearm"><inertial><origin xyz="0.1 0 0"/><mass value="0.2"/>
+    <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="elbow" type="revolute"><parent link="base"/><child link="forearm"/>
+    <axis xyz="0 0 1"/><limit lower="{LOWER}" upper="{UPPER}" effort="3" velocity="2"/>
+  </joint>
+</robot>
+"""
+
+
+@pytest.fixture
+def bent(tmp_path: Path) -> tuple[Path, Path]:
+    model = tmp_path / "bent.urdf"
+    model.write_text(URDF, encoding="utf-8")
+    config = tmp_path / "bent.yaml"
+    assert main(["init-hardware", str(model), "--protocol", "dynamixel", "-o",
+                 str(config)]) == 0
+    return model, config
+
+
+def test_a_joint_the_model_starts_past_its_limit_starts_inside_it(bent: tuple[Path, Path]
+                                                                  ) -> None:
+    model, config = bent
+    world = load_model(model)
+    bound = load_hardware_config(config).bind(next(s for s in world.skeletons if s.num_dofs))
+    assert bound.skeleton.dof("elbow").initial_position == 0.0
+    assert bound.emulated_start() == {
+        "elbow": pytest.approx(UPPER - START_INSIDE * (UPPER - LOWER))}
+
+
+def test_the_hardware_node_enables_a_robot_its_model_starts_past_a_limit(
+        ros_env: dict[str, str], bent: tuple[Path, Path]) -> None:
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool
+
+    from skel_ros.nodes.hardware_node import HardwareNode
+
+    model, config = bent
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = client = None
+    try:
+        node = HardwareNode(context=context, node_name="bent_hw", parameter_overrides=[
+            Parameter("skel_file", value=str(model)),
+            Parameter("hardware_config", value=str(config)),
+            Parameter("emulate", value=True)])
+        client = rclpy.create_node("bent_client", context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        executor.add_node(client)
+        states: list[Any] = []
+        client.create_subscription(JointState, "joint_states", states.append, 10)
+        spin_until(executor, lambda: bool(states), "joint_states", 30.0)
+        enable = client.create_client(SetBool, "/bent_hw/enable")
+        reply = spin_call(executor, enable, SetBool.Request(data=True), idempotent=True)
+        assert reply.success, reply.message
+        position = states[-1].position[list(states[-1].name).index("elbow")]
+        assert LOWER < position < UPPER
+    finally:
+        for n in (client, node):
+            if n is not None:
+                n.destroy_node()
+        rclpy.try_shutdown(context=context)
