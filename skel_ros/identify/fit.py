@@ -117,6 +117,7 @@ __all__ = [
     "mean_speed",
     "measured_hold",
     "measured_holds",
+    "model_where_untold",
     "mostly_noise",
     "predicted",
     "prepare",
@@ -1226,19 +1227,46 @@ def _fit_joint(joint: str, y: Vector, b: Vector, measured: Vector,  # noqa: PLR0
         return JointFit(joint, prior, {}, dict.fromkeys(
             PARAMETERS, BARELY_MOVED), prior, math.inf, (), y.shape[0], math.nan)
     sol = solve(y, b, PARAMETERS, prior, (0.0,) * len(PARAMETERS), independent)
-    values, intervals, fixed = sol.values, sol.intervals, dict(sol.fixed)
-    residual = b - y @ np.array([values[p] for p in PARAMETERS])
+    residual = b - y @ np.array([sol.values[p] for p in PARAMETERS])
     rms = float(np.sqrt(np.mean(residual ** 2)))
     modelled = float(np.sqrt(np.mean((measured - residual) ** 2)))
     if sol.free and rms > modelled:
         # More of the readings is unexplained than explained: the torque readings are
         # mostly something else (a drive's chatter, a bad sensor); any value is a guess.
-        values, intervals = dict(prior), {}
-        fixed.update(dict.fromkeys(sol.free, mostly_noise(rms, modelled)))
+        fixed = {**sol.fixed, **dict.fromkeys(sol.free, mostly_noise(rms, modelled))}
+        return JointFit(joint, dict(prior), {}, fixed, prior, _condition(sol),
+                        sol.singular_values, int(y.shape[0]), rms, speed=mean_speed(y))
+    return model_where_untold(JointFit(joint, sol.values, sol.intervals, dict(sol.fixed),
+                                       prior, _condition(sol), sol.singular_values,
+                                       int(y.shape[0]), rms, speed=mean_speed(y)))
+
+
+def _condition(sol: Solution) -> float:
     sv = sol.singular_values
-    return JointFit(joint, values, intervals, fixed, prior,
-                    float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf, sv, int(y.shape[0]), rms,
-                    speed=mean_speed(y))
+    return float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf
+
+
+def model_where_untold(fit: JointFit) -> JointFit:
+    """``fit`` with each value told apart neither from 0 nor from the model's, the model's.
+
+    Such a value (its interval reaching 0 and holding the model's) is no evidence against
+    the model: written, it would replace the model's value with a guess (the Panda's
+    shoulder, sagging against its stop on weak gains, got a friction of 0.64 +- 2.6 N m
+    for the model's 0). It keeps the model's value, listed under ``fixed`` with why; the
+    others stay as fitted beside it (fitted again with it held, they would be as sure as
+    if it were known, and biased by as much as it is off).
+    """
+    untold = {p: (f"not told apart from 0 nor from the model's {fit.model[p]:.3g} (fitted "
+                  f"{fit.values[p]:.3g} +- {width:.2g}): the model's value kept, the others "
+                  "as fitted beside it")
+              for p, width in fit.intervals.items()
+              if width >= fit.values[p] and abs(fit.values[p] - fit.model[p]) <= width}
+    if not untold:
+        return fit
+    return replace(fit, values={p: fit.model[p] if p in untold else v
+                                for p, v in fit.values.items()},
+                   intervals={p: w for p, w in fit.intervals.items() if p not in untold},
+                   fixed={**fit.fixed, **untold})
 
 
 def mostly_noise(rms: float, modelled: float) -> str:

@@ -46,6 +46,7 @@ from skel_ros.identify.fit import (
     JointFit,
     blind_parameters,
     mean_speed,
+    model_where_untold,
     mostly_noise,
     solve,
 )
@@ -265,9 +266,9 @@ def _fit(blocks: Sequence[_Block], joints: Sequence[str],  # noqa: PLR0917
         intervals = {p: sol.intervals[f"{k}:{p}"] for p in PARAMETERS
                      if f"{k}:{p}" in sol.intervals}
         fixed = {p: sol.fixed[f"{k}:{p}"] for p in PARAMETERS if f"{k}:{p}" in sol.fixed}
-        fits.append(JointFit(joint, values, intervals, fixed, prior, condition,
-                             tuple(map(float, sv)), blk.y.shape[0], _rms(blk, sol, k)[0],
-                             speed=mean_speed(blk.y)))
+        fits.append(model_where_untold(JointFit(
+            joint, values, intervals, fixed, prior, condition, tuple(map(float, sv)),
+            blk.y.shape[0], _rms(blk, sol, k)[0], speed=mean_speed(blk.y))))
     return fits, _payload(sol, body, rounds)
 
 

@@ -208,6 +208,36 @@ def test_a_value_loose_from_a_servos_hold_is_told_from_one_loose_from_the_noise(
     assert "control_rate" in hold
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_value_told_from_neither_zero_nor_the_models_keeps_the_models(seed: int) -> None:
+    # No friction at all, and torque noise that leaves the friction +-0.01 N m open.
+    n = 3000
+    t = np.arange(n) * 0.02
+    qd, qdd = 0.8 * np.sin(6.0 * t), 4.8 * np.cos(6.0 * t)
+    tau = 0.004 * qdd + 0.1 * qd + np.random.default_rng(seed).normal(0.0, 0.05, n)
+    part = _samples(qd, qdd, tau)
+
+    def fitted(friction: float) -> f.JointFit:
+        model = {"j": {"armature": 0.0, "damping": 0.05, "friction": friction}}
+        (jf,) = f.fit_joints([part], [part.lowpass(tau.reshape(n, 1))], model)
+        return jf
+
+    near, far = fitted(0.005), fitted(0.5)
+    # The model's 0.005 N m is inside the interval, which reaches 0: kept, said why.
+    assert near.values["friction"] == 0.005
+    assert "friction" not in near.intervals
+    assert "not told apart from 0 nor from the model's 0.005" in near.fixed["friction"]
+    # The model's 0.5 N m is far outside it: the fitted value says the model is wrong.
+    assert far.values["friction"] < 0.02
+    assert far.intervals["friction"] > far.values["friction"]
+    assert "friction" not in far.fixed
+    # The others as fitted beside a free friction either way: the same values, intervals
+    # that hold the truth (not narrowed as if the friction were known).
+    assert near.values["damping"] == far.values["damping"]
+    assert near.intervals["damping"] == far.intervals["damping"]
+    assert abs(near.values["damping"] - 0.1) <= near.intervals["damping"]
+
+
 def test_a_loose_value_whose_interval_reaches_zero_is_said_so_not_as_a_share(
         capsys: pytest.CaptureFixture[str]) -> None:
     from skel_ros.cli.identify_cmd import _print_summary
@@ -250,9 +280,10 @@ def test_the_command_names_the_loose_values_and_what_tells_them_closer(
     interval = doc["shoulder_yaw"]["damping"]["interval"]
     assert share == pytest.approx(interval / doc["shoulder_yaw"]["damping"]["value"], rel=1e-4)
     assert f"(loose: +-{100 * share:.0f} %)" in out
-    (note,) = (ln for ln in out.splitlines() if ln.startswith("note: loose"))
-    assert "damping of shoulder_yaw, shoulder_pitch, elbow" in note
-    assert "wrist" not in note  # not identified (its readings are noise): not loose
+    notes = "\n".join(ln for ln in out.splitlines() if ln.startswith("note: loose"))
+    assert "damping of shoulder_yaw" in notes
+    assert "armature of shoulder_yaw, shoulder_pitch, elbow" in notes
+    assert "wrist" not in notes  # not identified (its readings are noise): not loose
     assert "(loose)" in (tmp_path / "report.html").read_text()
 
 
@@ -277,9 +308,14 @@ def test_a_bench_run_gives_the_truth_within_the_intervals(bench_output: tuple[in
         entry = doc["joints"][joint]
         expected = {**truth[joint], "armature": truth[joint]["armature"] + rotor}
         for name in PARAMETERS:
+            if name in entry["not_identified"]:  # 20 s: a friction may not be told
+                assert "not told apart from 0 nor from the model's" in (
+                    entry["not_identified"][name])
+                assert entry[name]["value"] == entry[name]["model"]
+                continue
             value, interval = entry[name]["value"], entry[name]["interval"]
             assert abs(value - expected[name]) <= interval, (joint, name, value, interval)
-        assert entry["not_identified"] == {}
+        assert set(entry["not_identified"]) <= {"friction"}, entry["not_identified"]
     # The wrist's XL430 reports a load that its derivative gain's chatter dominates:
     # nothing is claimed for it.
     wrist = doc["joints"]["wrist"]
