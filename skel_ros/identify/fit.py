@@ -867,8 +867,8 @@ def _law_lag(rows: Sequence[tuple[Samples, Vector, npt.NDArray[np.bool_]]],
     if lag >= lags[-1] - 0.5 * step:
         return 0.0, none, f"the best delay is the end of the range searched ({max_delay:g} s)"
     if high - low > DELAY_SPREAD + period:
-        return 0.0, none, (f"delays from {low * 1e3:.0f} to {high * 1e3:.0f} ms explain the"
-                           " readings as well")
+        return 0.0, none, (f"delays from {max(low, 0.0) * 1e3:.0f} to {high * 1e3:.0f} ms "
+                           "explain the readings as well")
     return max(lag - base, 0.0), (max(low, 0.0), max(high, 0.0)), ""
 
 
