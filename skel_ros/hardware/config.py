@@ -499,12 +499,14 @@ class BoundConfig:
         A real joint is never past its stops, and the node refuses to enable one outside
         its limits. A model may start one there (a URDF has no initial positions: every
         joint at 0, where the Panda's fourth joint, limited to [-3.07, -0.07], cannot
-        be): it starts :data:`START_INSIDE` of its range inside the nearer limit instead.
+        be): it starts :data:`START_INSIDE` of its range inside the nearer limit instead
+        (of 1 rad or m where the other limit is infinite: never on the limit itself,
+        which a measurement may read as just past it).
         """
         start = {}
         for d in self.skeleton.dofs:
             lower, upper = self.limits[d.name].bounds(LimitKind.POSITION)
-            inside = START_INSIDE * (upper - lower) if math.isfinite(upper - lower) else 0.0
+            inside = START_INSIDE * (upper - lower if math.isfinite(upper - lower) else 1.0)
             start[d.name] = (lower + inside if d.initial_position < lower
                              else upper - inside if d.initial_position > upper
                              else d.initial_position)

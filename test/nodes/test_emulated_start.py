@@ -9,6 +9,8 @@ such a robot at all.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,6 +20,7 @@ from service_call import spin_call
 from skel_ros.cli.main import main
 from skel_ros.hardware.config import START_INSIDE, load_hardware_config
 from skel_ros.model import load_model
+from skel_ros.model.limits import LimitSet
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,6 +63,11 @@ def test_a_joint_the_model_starts_past_its_limit_starts_inside_it(bent: tuple[Pa
     assert bound.skeleton.dof("elbow").initial_position == 0.0
     assert bound.emulated_start() == {
         "elbow": pytest.approx(UPPER - START_INSIDE * (UPPER - LOWER))}
+    # A limit on one side only: START_INSIDE of a radian inside it, never on it.
+    one_sided = replace(bound.skeleton, dofs=tuple(
+        replace(d, position_lower=-math.inf) for d in bound.skeleton.dofs))
+    bound = replace(bound, skeleton=one_sided, limits=LimitSet.from_skeleton(one_sided))
+    assert bound.emulated_start() == {"elbow": pytest.approx(UPPER - START_INSIDE)}
 
 
 def test_the_hardware_node_enables_a_robot_its_model_starts_past_a_limit(
