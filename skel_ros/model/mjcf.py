@@ -48,7 +48,7 @@ from skel_ros.model.errors import Location, SkelWarning
 from skel_ros.model.interchange_errors import ExportError
 from skel_ros.model.kinematics import Kinematics, joint_chain, joint_motion
 from skel_ros.model.mimic import couplings, leader_bounds
-from skel_ros.model.mjcf_masses import mass_plan
+from skel_ros.model.mjcf_masses import MASS_BOUND_RATIO, mass_plan
 from skel_ros.model.transforms import adjoint, exp_rot, inverse, matrix_to_quaternions
 from skel_ros.model.types import (
     ActuatorType,
@@ -517,6 +517,9 @@ class _Writer:
         depth: dict[str, int] = {}  # bodies from the world down to this one, itself included
         # Moving bodies MuJoCo would refuse for want of mass: folded, bounded or refused.
         plan = None if static else mass_plan(skeleton)
+        # A body this light is a placeholder (a URDF's dummy base link): its moment of
+        # inertia, if no rigid body can have it, is left out (_inertial).
+        negligible = MASS_BOUND_RATIO * sum(b.inertia.mass for b in skeleton.bodies)
         for i, (joint, body) in enumerate(zip(skeleton.joints, skeleton.bodies, strict=True)):
             # A root's free joint moves the body frame itself (MuJoCo's and DART's free
             # joints both integrate the body origin's position linearly): no offset.
@@ -569,7 +572,7 @@ class _Writer:
                 top.parent is not None and moves[top.parent])
             self.body_moves = moves[body.name]
             bound = None if plan is None else plan.bounds.get(body.name)
-            self._inertial(el, body if bound is None else self._bounded(body, bound), frame)
+            self._inertial(el, body, frame, bound, negligible)
             self._shapes(el, skeleton, body, frame, ns)
         if not static:
             self._mimics(skeleton, ns)
@@ -595,19 +598,37 @@ class _Writer:
         self._warn(bound.message, body.location)
         return dataclasses.replace(body, inertia=bound.inertia)
 
-    def _inertial(self, el: etree._Element, body: Body, frame: Array) -> None:
+    def _inertial(self, el: etree._Element, body: Body, frame: Array,
+                  bound: Bound | None = None, negligible: float = 0.0) -> None:
+        """``body``'s ``<inertial>``, with what ``bound`` adds to it.
+
+        A body of mass <= ``negligible`` whose moment of inertia no rigid body can have is
+        written as a point mass, with a warning (unless bounded: then the bound's); a
+        heavier one is refused.
+        """
+        if bound is not None:
+            body, negligible = self._bounded(body, bound), 0.0
         to_mj = inverse(frame)
         com = to_mj[:3, :3] @ np.asarray(body.inertia.com) + to_mj[:3, 3]
+        principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
+        # MuJoCo compiles only inertias a rigid body can have: positive principal moments,
+        # none larger than the sum of the other two (its own tolerance, mjEPS = 1e-14).
+        valid = principal[0] > 0.0 and principal[0] + principal[1] >= principal[2] - 1e-14
+        if np.any(body.inertia.moment) and not valid and body.inertia.mass <= negligible:
+            self._warn(f"body {body.name!r}: its moment of inertia (principal moments"
+                       f" {_vec(principal)}) is not one a rigid body can have, and MuJoCo"
+                       f" refuses it; with a mass of {body.inertia.mass:g} kg (at most"
+                       f" {MASS_BOUND_RATIO:g} of its skeleton's) it is written as a point"
+                       " mass", body.location)
+            body = dataclasses.replace(body, inertia=dataclasses.replace(
+                body.inertia, moment=np.zeros((3, 3))))
         if not np.any(body.inertia.moment):
             # A point mass, or nothing: MuJoCo takes it (a moving body needs a body welded
             # to it with inertia: mjcf_masses folds or bounds the others).
             etree.SubElement(el, "inertial", pos=_vec(com), mass=_num(body.inertia.mass),
                              diaginertia="0 0 0")
             return
-        principal = np.linalg.eigvalsh(np.asarray(body.inertia.moment, dtype=float))
-        # MuJoCo compiles only inertias a rigid body can have: positive principal moments,
-        # none larger than the sum of the other two (its own tolerance, mjEPS = 1e-14).
-        if principal[0] <= 0.0 or principal[0] + principal[1] < principal[2] - 1e-14:
+        if not valid:
             raise ExportError(
                 f"body {body.name!r}: its moment of inertia (principal moments"
                 f" {_vec(principal)}) is not one a rigid body can have, and MuJoCo refuses it",

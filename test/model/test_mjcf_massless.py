@@ -202,6 +202,33 @@ def test_massless_free_floating_body_is_refused() -> None:
     world_to_mjcf(load_skel(carried, name="f.skel"))
 
 
+def test_a_placeholder_body_with_an_inertia_no_body_has_is_a_point_mass(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """example-robot-data's Go1: its root link 'base' (1e-6 kg, every inertia entry 1e-6:
+    rank one) is welded to the trunk. MuJoCo refuses the tensor, and the export refused
+    the robot; so light a body is now a point mass (with a warning), a heavy one is not."""
+    from urdf_robots import ament_env
+
+    robots = ament_env(monkeypatch)
+    world = load_model(robots / "go1_description" / "urdf" / "go1.urdf")
+    export = world_to_mjcf(world, base_dir=tmp_path)
+    (said,) = [w for w in export.warnings if "written as a point mass" in w.message]
+    assert said.message.startswith("body 'base': its moment of inertia")
+    model = _compile(export.xml, tmp_path)
+    assert _fk_error(world, model, seed=5) < TOL
+    heavy = """<skel version="1.0"><world name="w"><skeleton name="s">
+      <body name="base"><inertia><mass>MASS</mass><moment_of_inertia><ixx>1e-6</ixx>
+        <iyy>1e-6</iyy><izz>1e-6</izz><ixy>1e-6</ixy><ixz>1e-6</ixz><iyz>1e-6</iyz>
+        </moment_of_inertia></inertia></body>
+      <body name="trunk"><inertia><mass>5</mass></inertia></body>
+      <joint type="free" name="j"><parent>world</parent><child>base</child></joint>
+      <joint type="weld" name="k"><parent>base</parent><child>trunk</child></joint>
+    </skeleton></world></skel>"""
+    world_to_mjcf(load_skel(heavy.replace("MASS", "1e-6"), name="h.skel"))
+    with pytest.raises(ExportError, match="not one a rigid body can have"):
+        world_to_mjcf(load_skel(heavy.replace("MASS", "0.5"), name="h.skel"))
+
+
 def test_soft_body_is_still_refused() -> None:
     with pytest.raises(ExportError, match="soft body"):
         world_to_mjcf(load_model(REPO / "test" / "sim" / "data" / "features.skel"))
