@@ -86,11 +86,18 @@ def robot_topics(namespaces: Iterable[str]) -> dict[str, type]:
 
 
 class _DrawnGate:
-    """Whether every link of a robot's URDF has a TF path to its root yet."""
+    """Whether every link of a robot's URDF has a TF path to its root yet.
+
+    Or to a link that hangs from a moving joint the robot's joint states never carry (a
+    hardware node's floating base, which no actuator measures: no transform of it ever
+    comes, docs/hardware.md "Honest state"), once a joint state has said which it carries.
+    """
 
     def __init__(self) -> None:
         self.links: tuple[str, ...] | None = None  # None: no description yet
         self.roots: set[str] = set()  # the links that are no joint's child
+        self.hung: dict[str, str] = {}  # link -> the moving joint it is the child of
+        self.measured: set[str] | None = None  # the joints the states carry (None: unseen)
         self.parents: dict[str, str] = {}  # TF child frame -> parent frame
         self.open = False
 
@@ -107,10 +114,18 @@ class _DrawnGate:
         self.links = tuple(str(link.get("name", "")) for link in root.findall("link"))
         children = {str(child.get("link", "")) for child in root.findall("joint/child")}
         self.roots = {name for name in self.links if name not in children}
+        self.hung = {str(child.get("link", "")): str(joint.get("name", ""))
+                     for joint in root.findall("joint")
+                     if joint.get("type") != "fixed" and (child := joint.find("child")) is not None}
         self._check()
 
     def transforms(self, msg: Any) -> None:  # noqa: ANN401 - tf2_msgs TFMessage
         self.parents.update({t.child_frame_id: t.header.frame_id for t in msg.transforms})
+        self._check()
+
+    def states(self, names: Iterable[str]) -> None:
+        """Take the joints a joint state (not recorded yet) carries."""
+        self.measured = (self.measured or set()) | set(names)
         self._check()
 
     def _check(self) -> None:
@@ -120,9 +135,22 @@ class _DrawnGate:
             frame, hops = link, 0
             while frame not in self.roots and frame in self.parents and hops <= len(self.parents):
                 frame, hops = self.parents[frame], hops + 1
-            if frame not in self.roots:
+            if frame not in self.roots and not self._unmeasured(frame):
                 return
         self.open = True
+
+    def _unmeasured(self, link: str) -> bool:
+        """Whether ``link`` hangs from a moving joint the robot's joint states never carry."""
+        joint = self.hung.get(link)
+        return joint is not None and self.measured is not None and joint not in self.measured
+
+
+def _joint_names(data: bytes) -> list[str]:
+    """The joint names of a serialized ``sensor_msgs/JointState``."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    return list(deserialize_message(data, JointState).name)
 
 
 def _embedded_description(data: bytes) -> bytes:
@@ -317,7 +345,9 @@ class McapRecorder:
         def write(data: bytes) -> None:
             now = self._clock()
             if gate is not None and not gate.open:
-                return
+                gate.states(_joint_names(data))
+                if not gate.open:
+                    return
             if any(not g.open for g in gates):
                 self._feed(gates, data)
             if described:

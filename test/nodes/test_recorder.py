@@ -326,6 +326,43 @@ def test_joint_states_are_recorded_once_the_robot_can_be_drawn(ros_env: dict[str
     assert_draws_robots(tmp_path / "run.mcap", ["sim"])
 
 
+def test_a_robot_is_drawn_from_its_links_below_a_joint_it_never_measures() -> None:
+    """A hardware node on a floating-base robot measures its legs, never its base: the
+    base's transforms never come. Its joint states are recorded once every link reaches
+    the root or a link that hangs from such a joint (before: never, and sim-to-real
+    timed out after 60 s waiting for them: example-robot-data's Go1)."""
+    from types import SimpleNamespace
+
+    from skel_ros.nodes.recorder import _DrawnGate
+
+    urdf = """<robot name="r"><link name="world"/><link name="base"/><link name="trunk"/>
+      <link name="leg"/>
+      <joint name="float_z" type="prismatic"><parent link="world"/><child link="base"/>
+      </joint>
+      <joint name="weld" type="fixed"><parent link="base"/><child link="trunk"/></joint>
+      <joint name="knee" type="revolute"><parent link="trunk"/><child link="leg"/></joint>
+    </robot>"""
+
+    def tf(*pairs: tuple[str, str]) -> Any:
+        return SimpleNamespace(transforms=[SimpleNamespace(
+            child_frame_id=child, header=SimpleNamespace(frame_id=parent))
+            for parent, child in pairs])
+
+    gate = _DrawnGate()
+    gate.describe(urdf)
+    gate.transforms(tf(("base", "trunk"), ("trunk", "leg")))
+    assert not gate.open  # which joints the states carry: not known yet
+    gate.states(["knee"])
+    assert gate.open  # float_z is never measured: the legs are drawn from the base down
+    measured = _DrawnGate()
+    measured.describe(urdf)
+    measured.transforms(tf(("base", "trunk"), ("trunk", "leg")))
+    measured.states(["float_z", "knee"])
+    assert not measured.open  # a measured joint's transform is waited for, as before
+    measured.transforms(tf(("world", "base")))
+    assert measured.open
+
+
 def test_a_live_recording_records_joint_states_once_the_robot_can_be_drawn(
         ros_env: dict[str, str], tmp_path: Path) -> None:
     """``skel-ros compare --record`` (``record_live``): a robot whose description is in
