@@ -411,19 +411,35 @@ class _Processes:
             log.close()
 
 
+def _missing_states(states: Sequence[str], counts: Mapping[str, int]) -> str:
+    """Which robots' joint states the recording still lacks, and what it has of each."""
+    lacking = []
+    for topic in (t for t in states if counts.get(t, 0) == 0):
+        described = counts.get(topic.replace("joint_states", "robot_description"), 0) > 0
+        state = ("recorded: no TF path from every link to its root yet" if described
+                 else "not recorded either")
+        lacking.append(f"{topic} (its robot_description {state})")
+    return ("joint_states from every node (recorded once its robot_description and TF are): "
+            "none yet of " + "; ".join(lacking))
+
+
 def _published(counts: Mapping[str, int], topic: str) -> Callable[[], bool]:
     """Whether a message of ``topic`` has been recorded (its publisher runs its node)."""
     return lambda: counts[topic] > 0
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str,
+def _wait(condition: Callable[[], bool], timeout: float, what: str | Callable[[], str],
           check: Callable[[], None], interrupted: threading.Event) -> None:
-    """Wait for ``condition``; KeyboardInterrupt here, and only here, on Ctrl-C."""
+    """Wait for ``condition``; KeyboardInterrupt here, and only here, on Ctrl-C.
+
+    ``what``: what is waited for, in words (or a function that says it at the timeout).
+    """
     deadline = time.monotonic() + timeout
     while not condition():
         check()
         if time.monotonic() > deadline:
-            raise RunError(f"timed out after {timeout:.0f} s waiting for {what}")
+            said = what() if callable(what) else what
+            raise RunError(f"timed out after {timeout:.0f} s waiting for {said}")
         if interrupted.wait(0.05):
             raise KeyboardInterrupt
 
@@ -510,9 +526,9 @@ def run_sim_to_real(  # noqa: C901, PLR0915 - one linear script of steps
         in_engines = ", ".join(f"/{name} in {engine}" for name, engine in sims.items())
         log(f"started the simulation node(s) ({in_engines}) and the hardware node (/real,"
             f" {real_side}); waiting for joint_states ...")
-        _wait(lambda: all(counts[f"/{name}/joint_states"] > 0 for name in (*sims, "real")),
-              config.startup_timeout, "joint_states from every node (recorded once its"
-              " robot_description and TF are)", procs.check, interrupted)
+        states = [f"/{name}/joint_states" for name in (*sims, "real")]
+        _wait(lambda: all(counts[topic] > 0 for topic in states), config.startup_timeout,
+              lambda: _missing_states(states, counts), procs.check, interrupted)
 
         def pause(seconds: float) -> None:  # spin_thread spins the executor meanwhile
             procs.check()
