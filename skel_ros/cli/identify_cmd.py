@@ -254,6 +254,7 @@ def _cmd_identify(args: argparse.Namespace) -> int:  # noqa: PLR0915
             print(f"note: not identified (only hinge and slide joints are): "
                   f"{', '.join(skipped)}")
         _print_carried(skel, joints)
+        _print_unmeasured(skel, joints, skipped)
         read_parts, spreads, drivens = [], [], []
         for path in args.recordings:
             streams = read_recording(path, followers=model_followers(world), goals=True)
@@ -331,6 +332,17 @@ def _print_carried(skel: Skeleton, joints: Sequence[str]) -> None:
         print(f"note: {', '.join(carried)}: a mimic follower moved by its leader's motor; "
               "its links, damping and friction as the model has them are counted in the "
               "leader's torque, and its own values are not identified")
+
+
+def _print_unmeasured(skel: Skeleton, joints: Sequence[str], skipped: Sequence[str]) -> None:
+    """Name the DOFs the fit takes at rest where the model starts them: not measured."""
+    still = [d.name for d in skel.dofs if d.mimic is None and d.name not in joints
+             and d.name not in skipped]
+    if still:
+        print(f"note: {', '.join(still)}: not measured (no actuator of the hardware YAML), so "
+              "taken at rest at the model's initial position in the model's torques; a "
+              "floating base so taken is right only for a robot on a stand (record it with "
+              "--fixed-base)")
 
 
 def _note_stamps(source: str, measured: JointSeries, joints: Sequence[str]) -> None:

@@ -238,6 +238,21 @@ def test_a_value_told_from_neither_zero_nor_the_models_keeps_the_models(seed: in
     assert abs(near.values["damping"] - 0.1) <= near.intervals["damping"]
 
 
+def test_a_dof_no_actuator_measures_is_said_to_be_taken_at_rest(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # A floating base (the Go1 of example-robot-data on its hardware YAML), or a joint left
+    # out: the inverse dynamics holds it where the model starts it, and the command says so.
+    from skel_ros.cli.identify_cmd import _print_unmeasured
+
+    _, skel = _world()
+    _print_unmeasured(skel, ("shoulder_yaw", "shoulder_pitch", "elbow"), ())
+    out = capsys.readouterr().out
+    assert out.startswith("note: wrist: not measured (no actuator of the hardware YAML)")
+    assert "--fixed-base" in out
+    _print_unmeasured(skel, ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist"), ())
+    assert capsys.readouterr().out == ""
+
+
 def test_a_loose_value_whose_interval_reaches_zero_is_said_so_not_as_a_share(
         capsys: pytest.CaptureFixture[str]) -> None:
     from skel_ros.cli.identify_cmd import _print_summary
