@@ -18,7 +18,7 @@ import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from polling import spin_until
@@ -324,29 +324,16 @@ joints:
 def test_the_hardware_node_drives_a_registered_protocol(
         loopback: dict[str, str], ros_env: dict[str, str], tmp_path: Path) -> None:
     rclpy = pytest.importorskip("rclpy")
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
+    from hardware_in_process import emulated_hardware
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
-
-    from skel_ros.nodes.hardware_node import HardwareNode
 
     config = tmp_path / "loopback.yaml"
     config.write_text(LOOPBACK_YAML, encoding="utf-8")
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = HardwareNode(context=context, node_name="loop_hw", parameter_overrides=[
-        Parameter("skel_file", value=str(ARM)),
-        Parameter("hardware_config", value=str(config)),
-        Parameter("emulate", value=True),
-    ])
-    client = rclpy.create_node("loop_client", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    executor.add_node(client)
-    states: list[Any] = []
-    client.create_subscription(JointState, "joint_states", states.append, 100)
-    enable = client.create_client(SetBool, "/loop_hw/enable")
+    hw = emulated_hardware(context, "loop_hw", ARM, config)
+    node, executor, states, enable = hw.node, hw.executor, hw.states, hw.enable
 
     def spin(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
         spin_until(executor, done, what, timeout)
@@ -366,6 +353,5 @@ def test_the_hardware_node_drives_a_registered_protocol(
         spin(lambda: abs(emulator.devices[3][0] + 0.4) < 1e-6, "the device at -0.4")
         spin(lambda: abs(position("elbow") - 0.4) < 1e-6, "elbow at 0.4 in joint_states")
     finally:
-        node.destroy_node()
-        client.destroy_node()
+        hw.close()
         rclpy.try_shutdown(context=context)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
+from hardware_in_process import emulated_hardware
 from polling import spin_until
 from service_call import spin_call
 
@@ -72,36 +73,18 @@ def test_a_joint_the_model_starts_past_its_limit_starts_inside_it(bent: tuple[Pa
 
 def test_the_hardware_node_enables_a_robot_its_model_starts_past_a_limit(
         ros_env: dict[str, str], bent: tuple[Path, Path]) -> None:
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
-    from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
-
-    from skel_ros.nodes.hardware_node import HardwareNode
 
     model, config = bent
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = client = None
+    hw = emulated_hardware(context, "bent_hw", model, config)
     try:
-        node = HardwareNode(context=context, node_name="bent_hw", parameter_overrides=[
-            Parameter("skel_file", value=str(model)),
-            Parameter("hardware_config", value=str(config)),
-            Parameter("emulate", value=True)])
-        client = rclpy.create_node("bent_client", context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        executor.add_node(client)
-        states: list[Any] = []
-        client.create_subscription(JointState, "joint_states", states.append, 10)
-        spin_until(executor, lambda: bool(states), "joint_states", 30.0)
-        enable = client.create_client(SetBool, "/bent_hw/enable")
-        reply = spin_call(executor, enable, SetBool.Request(data=True), idempotent=True)
+        spin_until(hw.executor, lambda: bool(hw.states), "joint_states", 30.0)
+        reply = spin_call(hw.executor, hw.enable, SetBool.Request(data=True), idempotent=True)
         assert reply.success, reply.message
-        position = states[-1].position[list(states[-1].name).index("elbow")]
+        position = hw.states[-1].position[list(hw.states[-1].name).index("elbow")]
         assert LOWER < position < UPPER
     finally:
-        for n in (client, node):
-            if n is not None:
-                n.destroy_node()
+        hw.close()
         rclpy.try_shutdown(context=context)
