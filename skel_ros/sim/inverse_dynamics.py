@@ -151,34 +151,36 @@ class RigidDynamics:
             raise DynamicsError(f"no inverse dynamics for {', '.join(map(repr, missing))}: "
                                 "only hinge and slide DOFs are identified")
         model, data, mujoco = self._model, self._data, self._mujoco
-        # The followers of named leaders that are not named themselves move with them.
+        # The followers of named leaders that are not named themselves move with them:
+        # their motion is their leaders', as extra columns of the motion given.
         moved = [f for f in self._followers if f.leader in names and f.name not in names]
         lead = np.array([list(names).index(f.leader) for f in moved], dtype=np.intp)
         gain = np.array([f.multiplier for f in moved])
         offset = np.array([f.offset for f in moved])
-        carried = np.array([f.carried for f in moved], dtype=bool)
+        q = np.hstack([q, gain * q[:, lead] + offset])
+        qd = np.hstack([qd, gain * qd[:, lead]])
+        qdd = np.hstack([qdd, gain * qdd[:, lead]])
         adr = [self._addresses[n] for n in [*names, *(f.name for f in moved)]]
         qadr = np.array([a[0] for a in adr], dtype=np.intp)
         dadr = np.array([a[1] for a in adr], dtype=np.intp)
         scale = np.array([a[2] for a in adr])
-        out = np.zeros((q.shape[0], len(names)))
+        out = np.zeros((q.shape[0], len(adr)))
         data.qpos[:] = model.qpos0
         data.qvel[:] = 0.0
         data.qacc[:] = 0.0
         for k in range(q.shape[0]):
-            data.qpos[qadr] = np.concatenate([q[k], gain * q[k, lead] + offset]) * scale
-            data.qvel[dadr] = np.concatenate([qd[k], gain * qd[k, lead]]) * scale
-            data.qacc[dadr] = np.concatenate([qdd[k], gain * qdd[k, lead]]) * scale
+            data.qpos[qadr] = q[k] * scale
+            data.qvel[dadr] = qd[k] * scale
+            data.qacc[dadr] = qdd[k] * scale
             mujoco.mj_inverse(model, data)
-            torque = data.qfrc_inverse[dadr] * scale
-            out[k] = torque[:len(names)]
-            if carried.any():
-                speed = gain * qd[k, lead]
-                need = (torque[len(names):]
-                        + np.array([f.damping for f in moved]) * speed
-                        + np.array([f.friction for f in moved]) * np.sign(speed))
-                np.add.at(out[k], lead[carried], (gain * need)[carried])
-        return out
+            out[k] = data.qfrc_inverse[dadr] * scale
+        # A follower without a motor of its own is its leader's load: multiplier times
+        # its links' torque, damping and friction.
+        for j, f in enumerate(moved, start=len(names)):
+            if f.carried:
+                need = out[:, j] + f.damping * qd[:, j] + f.friction * np.sign(qd[:, j])
+                out[:, lead[j - len(names)]] += f.multiplier * need
+        return out[:, :len(names)]
 
 
 @dataclass(frozen=True)
